@@ -1,0 +1,90 @@
+/*
+ * Interrupt controllers. The legacy 8259 PICs are remapped and masked; the local APIC
+ * provides the periodic timer (calibrated against PIT channel 2, which also calibrates the
+ * TSC) and the I/O APIC routes device interrupts (COM1). The I/O APIC is assumed at its
+ * standard address 0xfec00000 with ISA IRQs on the same pin numbers (true for QEMU and
+ * most PCs; MADT parsing comes with SMP bring-up).
+ */
+#include "apic.h"
+#include "kernel.h"
+#include "memlayout.h"
+#include "trap.h"
+#include "x86.h"
+
+#define LAPIC_PA 0xfee00000ull
+#define IOAPIC_PA 0xfec00000ull
+enum {
+    LAPIC_ID = 0x20, LAPIC_EOI = 0xb0, LAPIC_SVR = 0xf0, LAPIC_LVT_TIMER = 0x320,
+    LAPIC_TIMER_INIT = 0x380, LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3e0,
+};
+#define PIT_HZ 1193182u
+
+static volatile u32 *lapic;
+static u64 calibrated_tsc_hz;
+
+static u32 lapic_read(u32 reg) { return lapic[reg / 4]; }
+static void lapic_write(u32 reg, u32 v) { lapic[reg / 4] = v; (void)lapic_read(LAPIC_ID); }
+
+void pic_disable(void)
+{
+    /* Remap to vectors 0x20..0x2f so a spurious IRQ cannot look like an exception, then mask. */
+    outb(0x20, 0x11); outb(0xa0, 0x11);
+    outb(0x21, 0x20); outb(0xa1, 0x28);
+    outb(0x21, 0x04); outb(0xa1, 0x02);
+    outb(0x21, 0x01); outb(0xa1, 0x01);
+    outb(0x21, 0xff); outb(0xa1, 0xff);
+}
+
+void lapic_init(void)
+{
+    u64 base = rdmsr(MSR_APIC_BASE);
+    wrmsr(MSR_APIC_BASE, base | (1u << 11));           /* global enable */
+    lapic = phys_to_virt(LAPIC_PA);
+    lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);        /* software enable */
+}
+
+void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+u32 lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
+
+/* Count LAPIC timer ticks (divide by 16) and TSC ticks over 10 ms of PIT channel 2. */
+static u32 calibrate(void)
+{
+    const u32 pit_count = PIT_HZ / 100;
+    outb(0x61, (inb(0x61) & ~0x02) | 0x01);   /* gate on, speaker off */
+    outb(0x43, 0xb0);                          /* channel 2, lo/hi byte, mode 0 */
+    outb(0x42, pit_count & 0xff);
+    outb(0x42, pit_count >> 8);
+    lapic_write(LAPIC_TIMER_DIV, 0x3);
+    lapic_write(LAPIC_LVT_TIMER, 1u << 16);    /* masked, one-shot */
+    u8 gate = inb(0x61) & ~0x01;
+    outb(0x61, gate);                          /* restart the count */
+    outb(0x61, gate | 1);
+    lapic_write(LAPIC_TIMER_INIT, 0xffffffff);
+    u64 t0 = rdtsc();
+    while (!(inb(0x61) & 0x20))
+        pause();
+    u64 t1 = rdtsc();
+    u32 elapsed = 0xffffffff - lapic_read(LAPIC_TIMER_CUR);
+    lapic_write(LAPIC_TIMER_INIT, 0);
+    calibrated_tsc_hz = (t1 - t0) * 100;
+    return elapsed * 100;                      /* LAPIC timer ticks per second */
+}
+
+void lapic_timer_start(u32 hz)
+{
+    u32 per_sec = calibrate();
+    lapic_write(LAPIC_TIMER_DIV, 0x3);
+    lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17));   /* periodic */
+    lapic_write(LAPIC_TIMER_INIT, MAX(per_sec / hz, 1u));
+}
+
+u64 tsc_hz(void) { return calibrated_tsc_hz; }
+
+void ioapic_route(u32 irq, u8 vector, u32 apic_id)
+{
+    volatile u32 *io = phys_to_virt(IOAPIC_PA);
+    io[0] = 0x10 + 2 * irq;
+    io[4] = vector;                 /* edge, active high, fixed, physical, unmasked */
+    io[0] = 0x10 + 2 * irq + 1;
+    io[4] = apic_id << 24;
+}

@@ -1,0 +1,162 @@
+/*
+ * Kernel entry and exit: interrupt/exception stubs, the syscall entry, the common return
+ * path, and the context switch. Every entry builds a struct trapframe (kernel/include/trap.h)
+ * on the current thread's kernel stack. The kernel itself runs with interrupts disabled; they
+ * are taken only in user mode and in the idle loop.
+ */
+#include "cpu_offsets.h"
+
+#define SAVE_REGS       \
+    pushq %rax;         \
+    pushq %rbx;         \
+    pushq %rcx;         \
+    pushq %rdx;         \
+    pushq %rsi;         \
+    pushq %rdi;         \
+    pushq %rbp;         \
+    pushq %r8;          \
+    pushq %r9;          \
+    pushq %r10;         \
+    pushq %r11;         \
+    pushq %r12;         \
+    pushq %r13;         \
+    pushq %r14;         \
+    pushq %r15
+
+#define RESTORE_REGS    \
+    popq %r15;          \
+    popq %r14;          \
+    popq %r13;          \
+    popq %r12;          \
+    popq %r11;          \
+    popq %r10;          \
+    popq %r9;           \
+    popq %r8;           \
+    popq %rbp;          \
+    popq %rdi;          \
+    popq %rsi;          \
+    popq %rdx;          \
+    popq %rcx;          \
+    popq %rbx;          \
+    popq %rax
+
+    .text
+/* Vectors that push an error code: 8, 10-14, 17, 21, 29, 30. Others push a zero. */
+.macro VECTOR n
+    .align 16
+vector_\n:
+    .if (\n == 8) || (\n >= 10 && \n <= 14) || (\n == 17) || (\n == 21) || (\n == 29) || (\n == 30)
+    .else
+    pushq $0
+    .endif
+    pushq $\n
+    jmp trap_common
+.endm
+
+    .globl trap_vectors
+    .align 16
+trap_vectors_start:
+.altmacro
+.set i, 0
+.rept 256
+    VECTOR %i
+    .set i, i + 1
+.endr
+
+/* Table of the 256 stub addresses, used by idt_init(). */
+    .section .rodata
+    .align 8
+trap_vectors:
+.macro VECADDR n
+    .quad vector_\n
+.endm
+.set i, 0
+.rept 256
+    VECADDR %i
+    .set i, i + 1
+.endr
+    .text
+
+trap_common:
+    testb $3, 24(%rsp)          /* cs of the interrupted context (after vector, error, rip) */
+    jz 1f
+    swapgs
+1:  cld
+    SAVE_REGS
+    movq %rsp, %rdi
+    call trap
+    /* fall through */
+
+    .globl trap_return
+trap_return:
+    RESTORE_REGS
+    addq $16, %rsp              /* vector, error */
+    testb $3, 8(%rsp)
+    jz 2f
+    swapgs
+2:  iretq
+
+/*
+ * syscall: rcx = user rip, r11 = user rflags, IF already cleared by SFMASK.
+ * Builds the same trapframe as an interrupt from user mode, then returns with sysret
+ * (or iret when the frame's rip is not canonical, to avoid the sysret #GP in ring 0).
+ */
+    .globl syscall_entry
+syscall_entry:
+    swapgs
+    movq %rsp, %gs:CPU_USER_RSP
+    movq %gs:CPU_KERNEL_RSP, %rsp
+    pushq $0x23                 /* ss */
+    pushq %gs:CPU_USER_RSP      /* rsp */
+    pushq %r11                  /* rflags */
+    pushq $0x2b                 /* cs */
+    pushq %rcx                  /* rip */
+    pushq $0                    /* error */
+    pushq $256                  /* vector: VEC_SYSCALL */
+    cld
+    SAVE_REGS
+    movq %rsp, %rdi
+    call syscall_dispatch
+    /* sysret needs a canonical rip and must go back to ring 3 with the original selectors */
+    movq 17*8(%rsp), %rcx       /* rip */
+    movq %rcx, %rax
+    sarq $47, %rax
+    jz 3f
+    jmp trap_return
+3:  RESTORE_REGS
+    movq 16(%rsp), %rcx         /* rip */
+    movq 32(%rsp), %r11         /* rflags */
+    movq 40(%rsp), %rsp         /* user rsp */
+    swapgs
+    sysretq
+
+/*
+ * void swtch(u64 *save_rsp, u64 new_rsp): save callee-saved registers on the current
+ * stack, store its rsp, load the new one and restore. A new thread's stack is prepared
+ * so that the final ret lands in thread_start.
+ */
+    .globl swtch
+swtch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+
+/* First code a new thread runs: finish the switch, then leave through its trapframe. */
+    .globl thread_start
+thread_start:
+    call thread_first_run
+    jmp trap_return
+
+    .section .note.GNU-stack, "", @progbits

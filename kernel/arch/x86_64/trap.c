@@ -1,0 +1,120 @@
+/*
+ * The IDT and the common trap handler. Exceptions in user mode kill the thread with a
+ * one-line report; exceptions in kernel mode panic, except page faults inside the
+ * fault-safe user-copy routine, which make that copy return an error.
+ */
+#include "apic.h"
+#include "console.h"
+#include "cpu.h"
+#include "kernel.h"
+#include "sched.h"
+#include "trap.h"
+#include "x86.h"
+
+struct idt_entry {
+    u16 off_lo, sel;
+    u8 ist, type;
+    u16 off_mid;
+    u32 off_hi, zero;
+} __attribute__((packed));
+
+static struct idt_entry idt[256];
+extern const u64 trap_vectors[256];
+extern char usercopy_begin[], usercopy_end[], usercopy_fault[];
+extern bool smap_enabled;
+
+static const char *const exception_names[32] = {
+    "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range", "invalid opcode",
+    "device not available", "double fault", "coprocessor overrun", "invalid TSS",
+    "segment not present", "stack fault", "general protection fault", "page fault", "reserved",
+    "x87 FP error", "alignment check", "machine check", "SIMD FP error", "virtualization",
+    "control protection", "reserved", "reserved", "reserved", "reserved", "reserved",
+    "reserved", "hypervisor injection", "VMM communication", "security", "reserved",
+};
+
+const char *trap_name(u64 v) { return v < 32 ? exception_names[v] : "interrupt"; }
+
+void idt_init(void)
+{
+    for (int v = 0; v < 256; v++) {
+        u64 a = trap_vectors[v];
+        idt[v] = (struct idt_entry){
+            .off_lo = a & 0xffff, .sel = SEL_KCODE, .ist = v == 8 ? 1 : 0, .type = 0x8e,
+            .off_mid = (a >> 16) & 0xffff, .off_hi = (u32)(a >> 32),
+        };
+    }
+    struct {
+        u16 limit;
+        u64 base;
+    } __attribute__((packed)) ptr = {sizeof(idt) - 1, (u64)idt};
+    __asm__ volatile("lidt %0" ::"m"(ptr));
+}
+
+static void describe_page_fault(char *buf, size_t n, u64 err)
+{
+    ksnprintf(buf, n, " (%s, %s%s)", err & 2 ? "write" : (err & 16 ? "exec" : "read"),
+              err & 1 ? "protection" : "not present", err & 8 ? ", reserved bit" : "");
+}
+
+/* One line for the user and the tests: task, thread, cause, rip, fault address. */
+static void kill_faulting_thread(struct trapframe *tf)
+{
+    struct thread *t = current_thread();
+    struct task *task = t->task;
+    char detail[64] = "";
+    u64 addr = tf->vector == 14 ? read_cr2() : 0;
+    if (tf->vector == 14)
+        describe_page_fault(detail, sizeof(detail), tf->error);
+    printk("ondol: killed task %d (%s) thread %d: %s%s rip=%#lx addr=%#lx\n", task->id, task->name,
+           t->tid, trap_name(tf->vector), detail, (unsigned long)tf->rip, (unsigned long)addr);
+    thread_exit(KILLED_STATUS_BASE + (int)tf->vector);
+}
+
+static void exception(struct trapframe *tf)
+{
+    if (!tf_from_user(tf)) {
+        u64 rip = tf->rip;
+        if (tf->vector == 14 && rip >= (u64)usercopy_begin && rip < (u64)usercopy_end) {
+            tf->rip = (u64)usercopy_fault;
+            return;
+        }
+        panic_trap(tf, trap_name(tf->vector));
+    }
+    kill_faulting_thread(tf);
+}
+
+void trap(struct trapframe *tf)
+{
+    if (smap_enabled)
+        __asm__ volatile("clac");
+    bool took_lock = !kernel_lock_held();
+    if (took_lock)
+        kernel_lock();
+    switch (tf->vector) {
+    case VEC_TIMER:
+        lapic_eoi();
+        sched_tick();
+        break;
+    case VEC_COM1:
+        console_irq();
+        lapic_eoi();
+        break;
+    case VEC_SPURIOUS:
+        break;
+    case 2:
+        printk("ondol: NMI received (ignored)\n");
+        break;
+    default:
+        if (tf->vector < 32)
+            exception(tf);
+        else if (tf->vector >= 0x20 && tf->vector < 0x30)
+            break;    /* spurious IRQ from the masked legacy PIC */
+        else
+            printk("ondol: unexpected interrupt %lu\n", (unsigned long)tf->vector);
+        break;
+    }
+    if (tf_from_user(tf))
+        sched_kernel_exit_checks();
+    if (took_lock)
+        kernel_unlock();
+}

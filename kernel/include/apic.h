@@ -1,0 +1,13 @@
+/* Local APIC (timer, EOI), I/O APIC (device interrupts), legacy PIC and PIT. */
+#ifndef APIC_H
+#define APIC_H
+#include "types.h"
+
+void pic_disable(void);
+void lapic_init(void);
+void lapic_eoi(void);
+u32 lapic_id(void);
+void lapic_timer_start(u32 hz);       /* calibrates against the PIT first */
+u64 tsc_hz(void);                      /* calibrated TSC frequency */
+void ioapic_route(u32 irq, u8 vector, u32 apic_id);
+#endif

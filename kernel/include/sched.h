@@ -1,0 +1,103 @@
+/* Threads, tasks, the scheduler and wait queues. */
+#ifndef SCHED_H
+#define SCHED_H
+#include <ondol/abi.h>
+#include "mm.h"
+#include "trap.h"
+#include "types.h"
+
+#define KSTACK_PAGES 2
+#define KSTACK_SIZE (KSTACK_PAGES * PAGE_SIZE)
+#define WAIT_FOREVER UINT64_MAX
+#define WAIT_KILLED  (-1000)          /* internal: the waiter's task is being torn down */
+
+enum thread_state { T_READY = TS_READY, T_RUNNING = TS_RUNNING, T_BLOCKED = TS_BLOCKED,
+                    T_SLEEPING = TS_SLEEPING, T_ZOMBIE = TS_ZOMBIE };
+
+struct thread;
+struct waitq {
+    struct thread *head, *tail;
+};
+
+struct task;
+
+struct thread {
+    int tid;
+    enum thread_state state;
+    int prio;
+    struct task *task;                 /* NULL for kernel threads (idle) */
+    u64 kstack;                        /* lowest address of the kernel stack */
+    u64 ksp;                           /* saved stack pointer while switched out */
+    u32 slice_left;
+    u64 ticks;                         /* timer ticks spent running */
+    bool killed;                       /* exit at the next kernel exit or wake-up */
+    bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
+    int exit_status;
+    /* exactly one of: ready queue, wait queue, nothing */
+    struct thread *q_next, *q_prev;
+    struct waitq *waiting_on;
+    int wait_result;
+    /* sleep / timeout list */
+    struct thread *sleep_next, *sleep_prev;
+    bool sleeping;
+    u64 wake_tick;
+    struct waitq joiners;
+    struct thread *task_next;          /* all threads of the task */
+};
+
+struct task {
+    int id;
+    char name[NAME_LEN];
+    struct aspace *as;
+    struct task *parent;
+    struct thread *threads;            /* list through task_next, zombies included */
+    int live_threads;
+    bool exiting, privileged, zombie;
+    int exit_status;
+    struct waitq child_exit;           /* the parent waits here for any child */
+    u64 entry, stack_top;
+};
+
+/* Big kernel lock: the kernel is non-preemptive and serialised (see docs/architecture.md). */
+void kernel_lock(void);
+void kernel_unlock(void);
+bool kernel_lock_held(void);
+
+/* sched.c */
+void sched_init(void);
+__attribute__((noreturn)) void sched_start(void);
+void schedule(void);
+void make_ready(struct thread *t);
+struct thread *current_thread(void);
+void sched_set_priority(struct thread *t, int prio);
+void sched_tick(void);
+void sched_kernel_exit_checks(void);        /* resched / killed, before returning to user */
+extern u64 slice_ticks;
+
+/* waitq / sleeping */
+int waitq_sleep(struct waitq *q, u64 timeout_ticks);   /* 0, E_TIMEOUT, or WAIT_KILLED */
+void waitq_wake_all(struct waitq *q, int result);
+bool waitq_wake_one(struct waitq *q, int result);
+int thread_sleep(u64 ticks);
+void thread_wake(struct thread *t, int result);           /* from any blocked state */
+
+/* thread.c */
+struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
+struct thread *thread_create_kernel(void (*fn)(void), int prio, const char *why);
+__attribute__((noreturn)) void thread_exit(int status);
+struct thread *thread_lookup(int tid);
+int thread_join(int tid, int *status);
+void thread_free(struct thread *t);
+int thread_count(void);
+struct thread *thread_at(int index);      /* for ps: NULL for an empty slot */
+void thread_first_run(void);
+
+/* task.c */
+long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged);
+long task_wait(struct task *parent, int id, int *status);
+void task_thread_exited(struct thread *t);
+void task_kill(struct task *task, int status);
+struct task *task_lookup(int id);
+u64 task_count(void);
+u64 ticks_now(void);
+#endif

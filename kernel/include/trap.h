@@ -1,0 +1,27 @@
+/* Trap frames and the trap entry points. */
+#ifndef TRAP_H
+#define TRAP_H
+#include "types.h"
+
+/* Layout must match the push order in arch/x86_64/entry.S. */
+struct trapframe {
+    u64 r15, r14, r13, r12, r11, r10, r9, r8;
+    u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    u64 vector, error;
+    u64 rip, cs, rflags, rsp, ss;
+};
+
+#define VEC_TIMER     32
+#define VEC_COM1      36
+#define VEC_SPURIOUS  255
+#define VEC_SYSCALL   256   /* pseudo vector recorded in frames built by syscall entry */
+
+void idt_init(void);
+void trap(struct trapframe *tf);
+void syscall_dispatch(struct trapframe *tf);
+const char *trap_name(u64 vector);
+static inline bool tf_from_user(const struct trapframe *tf) { return (tf->cs & 3) == 3; }
+
+/* entry.S */
+extern void trap_return(void);            /* pops a trapframe at rsp and returns to it */
+#endif

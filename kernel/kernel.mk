@@ -1,0 +1,56 @@
+# Kernel build fragment (included by the top-level Makefile, run at the repository root).
+KERNEL_CC ?= gcc
+KERNEL_GCC_INCLUDE := $(shell $(KERNEL_CC) -print-file-name=include)
+KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
+	-isystem $(KERNEL_GCC_INCLUDE) -Ikernel/include -Ikernel/arch/x86_64 \
+	-Ilib/libc/include -Ilib/include -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
+	-fno-pie -fno-stack-protector -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
+KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T kernel/arch/x86_64/linker.ld
+
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/arch/x86_64/*.c kernel/arch/x86_64/*.S) \
+	$(LIBC_KERNEL_SRCS)
+KERNEL_OBJS := $(patsubst %,$(BUILD)/kernel/%.o,$(KERNEL_SRCS))
+
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \
+	git diff --quiet HEAD 2>/dev/null || echo -dirty)
+
+# The commit id goes into one small generated header, rewritten only when it changes.
+$(BUILD)/kernel/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define ONDOL_COMMIT "$(COMMIT)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/kernel/kernel/main.c.o: $(BUILD)/kernel/version.h
+$(BUILD)/kernel/kernel/main.c.o: KERNEL_EXTRA := -include $(BUILD)/kernel/version.h
+
+$(BUILD)/kernel/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(KERNEL_CC) $(KERNEL_CFLAGS) $(KERNEL_EXTRA) -MMD -MP -c $< -o $@
+
+$(BUILD)/kernel/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(KERNEL_CC) $(KERNEL_CFLAGS) -D__ASSEMBLER__ -MMD -MP -c $< -o $@
+
+-include $(KERNEL_OBJS:.o=.d)
+
+# Two links: the first without symbols, whose `nm` output becomes the .ksyms table of the
+# second. .ksyms follows .data, so function addresses match and the check below proves it.
+$(BUILD)/kernel/ksyms0.o: tools/gen_ksyms.py
+	@mkdir -p $(dir $@)
+	python3 tools/gen_ksyms.py /dev/null > $(BUILD)/kernel/ksyms0.S
+	$(KERNEL_CC) -c $(BUILD)/kernel/ksyms0.S -o $@
+
+$(BUILD)/ondol.elf: $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o kernel/arch/x86_64/linker.ld tools/gen_ksyms.py
+	ld $(KERNEL_LDFLAGS) -o $(BUILD)/kernel/pass1.elf $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o
+	nm $(BUILD)/kernel/pass1.elf | python3 tools/gen_ksyms.py - > $(BUILD)/kernel/ksyms.S
+	$(KERNEL_CC) -c $(BUILD)/kernel/ksyms.S -o $(BUILD)/kernel/ksyms.o
+	ld $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/kernel/ksyms.o
+	@nm $(BUILD)/kernel/pass1.elf | grep -i ' t ' > $(BUILD)/kernel/pass1.syms
+	@nm $@ | grep -i ' t ' > $(BUILD)/kernel/pass2.syms
+	@cmp -s $(BUILD)/kernel/pass1.syms $(BUILD)/kernel/pass2.syms || \
+		{ echo "ondol: code moved between the two kernel links"; exit 1; }
+
+$(BUILD)/ondol.bin: $(BUILD)/ondol.elf
+	objcopy -O binary $< $@

@@ -1,0 +1,168 @@
+/*
+ * Threads: creation (user and kernel), exit, join, and the thread table. A thread id
+ * carries a generation in its upper bits (id = generation << 12 | slot), so a stale id
+ * never names a newer thread that reuses the slot.
+ */
+#include "cpu.h"
+#include "kernel.h"
+#include "memlayout.h"
+#include "sched.h"
+
+#define SLOT_BITS 12
+#define MAX_THREADS (1 << SLOT_BITS)
+#define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
+
+static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
+static struct thread *table[MAX_THREADS];
+static u32 generation[MAX_THREADS];
+static int nthreads;
+static int next_slot = 1;
+
+extern void thread_start(void);
+
+static int slot_alloc(struct thread *t)
+{
+    for (int i = 0; i < MAX_THREADS - 1; i++) {
+        int s = (next_slot + i) % MAX_THREADS;
+        if (s == 0 || table[s])
+            continue;
+        table[s] = t;
+        generation[s] = (generation[s] + 1) & 0x7ffff;
+        if (generation[s] == 0)
+            generation[s] = 1;
+        next_slot = s + 1;
+        nthreads++;
+        return (int)(generation[s] << SLOT_BITS) | s;
+    }
+    return -1;
+}
+
+struct thread *thread_lookup(int tid)
+{
+    if (tid <= 0)
+        return NULL;
+    struct thread *t = table[tid & (MAX_THREADS - 1)];
+    return t && t->tid == tid ? t : NULL;
+}
+
+int thread_count(void) { return nthreads; }
+struct thread *thread_at(int i) { return i >= 0 && i < MAX_THREADS ? table[i] : NULL; }
+
+/* A TCB and kernel stack; the stack starts with a canary and ends with `frame_bytes` free. */
+static struct thread *thread_alloc(int prio)
+{
+    struct thread *t = kobj_alloc(&thread_cache);
+    if (!t)
+        return NULL;
+    u64 pa = frame_alloc_contig(KSTACK_PAGES);
+    if (!pa) {
+        kobj_free(&thread_cache, t);
+        return NULL;
+    }
+    t->kstack = (u64)phys_to_virt(pa);
+    *(u64 *)t->kstack = STACK_CANARY;
+    t->tid = slot_alloc(t);
+    if (t->tid < 0) {
+        frame_free_contig(pa, KSTACK_PAGES);
+        kobj_free(&thread_cache, t);
+        return NULL;
+    }
+    t->prio = prio;
+    return t;
+}
+
+void thread_free(struct thread *t)
+{
+    if (*(u64 *)t->kstack != STACK_CANARY)
+        panic("kernel stack overflow in thread %d", t->tid);
+    table[t->tid & (MAX_THREADS - 1)] = NULL;
+    nthreads--;
+    frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
+    kobj_free(&thread_cache, t);
+}
+
+/* Lay out the initial switch frame so swtch() "returns" into `resume`. */
+static void prepare_switch_frame(struct thread *t, u64 top, void (*resume)(void))
+{
+    u64 *sp = (u64 *)top;
+    *--sp = (u64)resume;                      /* return address of swtch */
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;                            /* rbp rbx r12 r13 r14 r15 */
+    t->ksp = (u64)sp;
+}
+
+struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio)
+{
+    struct thread *t = thread_alloc(prio);
+    if (!t)
+        return NULL;
+    t->task = task;
+    u64 top = t->kstack + KSTACK_SIZE;
+    struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));
+    memset(tf, 0, sizeof(*tf));
+    tf->rip = entry;
+    tf->cs = SEL_UCODE;
+    tf->rflags = RFLAGS_IF | 0x2;
+    tf->rsp = user_sp;
+    tf->ss = SEL_UDATA;
+    tf->rdi = arg0;
+    tf->rsi = arg1;
+    prepare_switch_frame(t, (u64)tf, thread_start);
+    t->task_next = task->threads;
+    task->threads = t;
+    task->live_threads++;
+    make_ready(t);
+    return t;
+}
+
+struct thread *thread_create_kernel(void (*fn)(void), int prio, const char *why)
+{
+    struct thread *t = thread_alloc(prio < 0 ? 0 : prio);
+    if (!t)
+        return NULL;
+    (void)why;
+    t->prio = prio;
+    prepare_switch_frame(t, t->kstack + KSTACK_SIZE - 16, fn);
+    return t;
+}
+
+/* The current thread stops. Its stack is freed after the switch away (cpu->dead) unless it
+ * stays a zombie for a joiner; task.c decides and tears the task down with its last thread. */
+void thread_exit(int status)
+{
+    struct thread *t = current_thread();
+    t->exit_status = status;
+    t->state = T_ZOMBIE;
+    waitq_wake_all(&t->joiners, 0);
+    task_thread_exited(t);
+    schedule();
+    panic("zombie thread %d ran again", t->tid);
+}
+
+int thread_join(int tid, int *status)
+{
+    struct thread *self = current_thread();
+    struct thread *t = thread_lookup(tid);
+    if (!t || t->task != self->task)
+        return E_SRCH;
+    if (t == self)
+        return E_DEADLK;
+    while (t->state != T_ZOMBIE) {
+        int r = waitq_sleep(&t->joiners, WAIT_FOREVER);
+        if (r == WAIT_KILLED)
+            return E_DEAD;
+        t = thread_lookup(tid);              /* another joiner may have reaped it */
+        if (!t)
+            return E_SRCH;
+    }
+    while (t->on_cpu)
+        pause();                             /* SMP: it may still be leaving its stack */
+    *status = t->exit_status;
+    /* unlink from the task's list */
+    struct thread **pp = &self->task->threads;
+    while (*pp != t)
+        pp = &(*pp)->task_next;
+    *pp = t->task_next;
+    thread_free(t);
+    return 0;
+}

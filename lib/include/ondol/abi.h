@@ -1,0 +1,112 @@
+/*
+ * The ondol system-call ABI, shared by the kernel and user space.
+ * docs/syscalls.md is the prose version of this file; keep them in step.
+ *
+ * Calling convention (x86-64 `syscall` instruction):
+ *   rax = call number, arguments in rdi, rsi, rdx, r10, r8, r9,
+ *   result in rax (>= 0 success, < 0 one of the E_* codes below).
+ *   rcx and r11 are clobbered by the instruction; all other registers are preserved.
+ */
+#ifndef ONDOL_ABI_H
+#define ONDOL_ABI_H
+
+#include <stdint.h>
+
+/* ---- call numbers ---------------------------------------------------------------- */
+#define SYS_NULL           0  /* ()                              -> 0                  */
+#define SYS_EXIT           1  /* (int status)                    task exits; no return */
+#define SYS_CONSOLE_WRITE  2  /* (const char *buf, size_t len)   -> bytes written      */
+#define SYS_CONSOLE_READ   3  /* (char *buf, size_t len)         -> bytes read (>= 1)  */
+#define SYS_SPAWN          4  /* (const char *prog, const char *const *argv, int argc,
+                                  unsigned flags)                -> task id            */
+#define SYS_TASK_WAIT      5  /* (int task, int *status)         -> task id            */
+#define SYS_THREAD_CREATE  6  /* (void (*entry)(void *), void *stack_top, void *arg,
+                                  int prio)                      -> thread id          */
+#define SYS_THREAD_EXIT    7  /* (int status)                    no return             */
+#define SYS_THREAD_JOIN    8  /* (int tid, int *status)          -> 0                  */
+#define SYS_YIELD          9  /* ()                              -> 0                  */
+#define SYS_SLEEP         10  /* (uint64_t ticks)                -> 0                  */
+#define SYS_VM_MAP        11  /* (size_t len, unsigned prot)     -> user address       */
+#define SYS_VM_UNMAP      12  /* (void *addr, size_t len)        -> 0                  */
+#define SYS_SELF          13  /* (struct self_info *out)         -> thread id          */
+#define SYS_PS            14  /* (struct ps_entry *out, int max) -> entries written    */
+#define SYS_MEMINFO       15  /* (struct meminfo *out)           -> 0                  */
+#define SYS_TIME          16  /* (struct time_info *out)         -> 0                  */
+#define SYS_POWEROFF      17  /* ()  privileged                  no return             */
+#define SYS_RESULT_WRITE  18  /* (const char *buf, size_t len)   -> bytes (to COM2)    */
+#define SYS_SET_PRIORITY  19  /* (int tid, int prio)             -> 0                  */
+#define SYS_KOPT          20  /* (const char *key, char *buf, size_t len) -> value len */
+#define NSYSCALLS         21
+
+/* ---- error codes (negated in rax) -------------------------------------------------- */
+#define E_NOSYS    (-1)   /* unknown call number                          */
+#define E_FAULT    (-2)   /* bad user pointer (unmapped, kernel, no access) */
+#define E_INVAL    (-3)   /* bad argument value                            */
+#define E_NOMEM    (-4)   /* out of memory (frames or kernel objects)      */
+#define E_SRCH     (-5)   /* no such thread or task (bad handle / tid)     */
+#define E_NOENT    (-6)   /* no such program in the boot archive / option  */
+#define E_PERM     (-7)   /* not permitted                                 */
+#define E_TIMEOUT  (-8)   /* timeout expired                               */
+#define E_DEAD     (-9)   /* partner died                                  */
+#define E_DEADLK   (-10)  /* would wait for itself                          */
+#define E_2BIG     (-11)  /* argument too large (argv, buffer)              */
+
+/* ---- flags and limits ---------------------------------------------------------------- */
+#define SPAWN_PRIVILEGED  0x1u   /* child may call privileged calls (caller must be) */
+#define PROT_READ   0x1u
+#define PROT_WRITE  0x2u
+#define PROT_EXEC   0x4u
+
+#define PRIO_MIN      0
+#define PRIO_MAX      255
+#define PRIO_DEFAULT  100
+#define PRIO_INHERIT  (-1)       /* thread_create: same priority as the caller */
+
+#define SPAWN_MAX_ARGS     16
+#define SPAWN_MAX_ARGLEN   256   /* total bytes of all argument strings */
+#define NAME_LEN           16
+#define USER_SPACE_END     0x0000800000000000ull
+#define SLEEP_FOREVER      UINT64_MAX
+
+/* Exit status of a task killed for a fault: KILLED_STATUS_BASE + exception vector. */
+#define KILLED_STATUS_BASE 128
+
+struct self_info {
+    int32_t tid;          /* calling thread   */
+    int32_t task;         /* calling task     */
+    int32_t prio;         /* thread priority  */
+    int32_t cpu;          /* cpu it runs on   */
+};
+
+enum thread_state_abi {
+    TS_READY = 0, TS_RUNNING = 1, TS_BLOCKED = 2, TS_SLEEPING = 3, TS_ZOMBIE = 4,
+};
+
+struct ps_entry {
+    int32_t  tid;
+    int32_t  task;
+    int32_t  prio;
+    int32_t  state;       /* enum thread_state_abi */
+    uint64_t ticks;       /* timer ticks spent running */
+    char     name[NAME_LEN];
+};
+
+struct meminfo {
+    uint64_t frames_total;     /* usable 4 KiB frames found in the memory map */
+    uint64_t frames_free;
+    uint64_t kernel_frames;    /* frames used by the kernel image + boot archive */
+    uint64_t tasks;            /* live kernel objects, by type */
+    uint64_t threads;
+    uint64_t aspaces;
+    uint64_t kobj_bytes;       /* bytes of kernel-object memory in use */
+    uint64_t kobj_frames;      /* frames held by the kernel-object allocator */
+};
+
+struct time_info {
+    uint64_t ticks;            /* timer ticks since boot */
+    uint64_t hz;               /* ticks per second */
+    uint64_t tsc;              /* raw time-stamp counter */
+    uint64_t tsc_hz;           /* calibrated TSC frequency (0 if unknown) */
+};
+
+#endif

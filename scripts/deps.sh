@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install what building, running and testing ondol needs, on a fresh Debian 12 machine.
+# Idempotent and quiet when everything is already there. Uses sudo when not root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command -> Debian package providing it
+need=(
+  "gcc:gcc" "make:make" "ld:binutils" "qemu-system-x86_64:qemu-system-x86"
+  "grub-mkrescue:grub-common" "xorriso:xorriso" "mformat:mtools" "tar:tar"
+  "python3:python3" "git:git" "cpio:cpio"
+)
+missing=()
+for pair in "${need[@]}"; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair##*:}")
+done
+# grub-mkrescue needs the BIOS platform files, which live in grub-pc-bin.
+[ -d /usr/lib/grub/i386-pc ] || missing+=(grub-pc-bin)
+# python3 -m venv needs ensurepip (python3-venv on Debian).
+python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "ondol: installing ${missing[*]} (apt-get)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# Python venv for the host tools and tests (pytest, matplotlib, rich).
+stamp=.venv/.requirements
+if [ ! -x .venv/bin/python ] || ! cmp -s tools/requirements.txt "$stamp"; then
+  echo "ondol: creating the Python venv (.venv) from tools/requirements.txt"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+  cp tools/requirements.txt "$stamp"
+fi

@@ -1,0 +1,950 @@
+/*
+ * Host tests of the cachesim model (tools/cacheplugin minus the QEMU glue), fed with
+ * synthetic access streams whose exact outcome follows from the geometry.
+ *
+ *   model_test --list        names of all cases
+ *   model_test NAME...       run those cases (all if none); exit 1 if any fails
+ *   model_test --json        print the JSON line of a small fixed window (for pytest)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "config.h"
+#include "counters.h"
+#include "hier.h"
+#include "insntab.h"
+#include "iphys.h"
+#include "sim.h"
+#include "tlb.h"
+#include "x86dec.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            printf("  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);        \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                               \
+    do {                                                                             \
+        unsigned long long a_ = (unsigned long long)(a);                             \
+        unsigned long long b_ = (unsigned long long)(b);                             \
+        if (a_ != b_) {                                                              \
+            printf("  %s:%d: %s == %llu, expected %s == %llu\n", __FILE__, __LINE__,  \
+                   #a, a_, #b, b_);                                                  \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+
+#define USER_BASE 0x400000ull
+#define KTEXT 0xFFFFFFFF80000000ull
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static struct config preset(const char *name)
+{
+    struct config c;
+    if (config_preset(&c, name) != 0) {
+        printf("no preset %s\n", name);
+        exit(2);
+    }
+    return c;
+}
+
+struct rig {
+    struct hier h;
+    struct counters c;
+};
+
+static void rig_init(struct rig *r, const struct hier_config *hc)
+{
+    memset(&r->c, 0, sizeof(r->c));
+    if (hier_init(&r->h, hc) != 0) {
+        printf("hier_init failed\n");
+        exit(2);
+    }
+}
+
+/* A loop of `passes` over [base, base + bytes) with loads (or stores) every `stride`;
+ * virtual = physical + USER_BASE for user arrays. */
+static void sweep(struct rig *r, uint64_t paddr, uint64_t bytes, unsigned stride,
+                  unsigned passes, bool store)
+{
+    for (unsigned p = 0; p < passes; p++)
+        for (uint64_t off = 0; off < bytes; off += stride)
+            hier_data(&r->h, &r->c, 1, USER_BASE + paddr + off, paddr + off, 4, store);
+}
+
+static void touch_pages(struct rig *r, uint64_t vbase, unsigned n, uint64_t vstride)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t va = vbase + i * vstride;
+        hier_data(&r->h, &r->c, 1, va, 0x1000000 + (va & 0xFFFFFFF), 4, false);
+    }
+}
+
+/* ---- caches ------------------------------------------------------------------------ */
+
+static void t_small_array(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    sweep(&r, 0x100000, 4096, 4, 10, false);
+    CHECK_EQ(r.c.v[CTR_L1D_ACC], 10 * 1024);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 4096 / 32);   /* compulsory misses only */
+    CHECK_EQ(r.c.v[CTR_L2_ACC], 4096 / 32);
+    CHECK_EQ(r.c.v[CTR_L2_MISS], 4096 / 32);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 1);
+    CHECK_EQ(r.c.v[CTR_LOADS], 10 * 1024);
+    hier_free(&r.h);
+
+    cfg = preset("modern");
+    rig_init(&r, &cfg.hier);
+    sweep(&r, 0x100000, 16384, 8, 5, false);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 16384 / 64);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 4);
+    hier_free(&r.h);
+}
+
+static void t_large_array(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    /* 512 KiB > 256 KiB L2: with LRU a cyclic sweep misses on every line, every pass. */
+    sweep(&r, 0x200000, 512 * 1024, 8, 3, false);
+    uint64_t lines = 512 * 1024 / 32;
+    CHECK_EQ(r.c.v[CTR_L1D_ACC], 3 * 512 * 1024 / 8);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 3 * lines);
+    CHECK_EQ(r.c.v[CTR_L2_ACC], 3 * lines);
+    CHECK_EQ(r.c.v[CTR_L2_MISS], 3 * lines);
+    CHECK_EQ(r.c.v[CTR_L1D_WB], 0);
+    /* 128 pages cycling through 16 sets of 4 ways: every page misses every pass. */
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 3 * 128);
+    hier_free(&r.h);
+
+    /* Between L1 and L2: 64 KiB misses L1 every pass but stays in L2. */
+    rig_init(&r, &cfg.hier);
+    sweep(&r, 0x200000, 64 * 1024, 32, 4, false);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 4 * 2048);
+    CHECK_EQ(r.c.v[CTR_L2_MISS], 2048);
+    hier_free(&r.h);
+}
+
+static void t_lru_order(void)
+{
+    struct cache k;
+    struct victim v;
+    struct cache_geom g = {64, 32, 2, REPL_LRU, WRITE_BACK}; /* one set, two ways */
+    const uint64_t A = 10, B = 20, C = 30;
+
+    CHECK(cache_init(&k, &g, 1) == 0);
+    CHECK(!cache_lookup(&k, A, false));
+    cache_fill(&k, A, false, &v);
+    CHECK(!cache_lookup(&k, B, false));
+    cache_fill(&k, B, false, &v);
+    CHECK(cache_lookup(&k, A, false)); /* A is now most recent */
+    CHECK(!cache_lookup(&k, C, false));
+    cache_fill(&k, C, false, &v);
+    CHECK(v.valid && v.line == B);     /* LRU evicts B */
+    CHECK(cache_contains(&k, A) && !cache_contains(&k, B));
+    cache_free(&k);
+
+    g.repl = REPL_FIFO;
+    CHECK(cache_init(&k, &g, 1) == 0);
+    cache_fill(&k, A, false, &v);
+    cache_fill(&k, B, false, &v);
+    CHECK(cache_lookup(&k, A, false)); /* a hit does not reorder FIFO */
+    cache_fill(&k, C, false, &v);
+    CHECK(v.valid && v.line == A);
+    CHECK(!cache_contains(&k, A) && cache_contains(&k, B));
+    cache_free(&k);
+
+    /* 4-way LRU: touch 0..3, re-touch 0, then 4 must evict 1, 5 must evict 2. */
+    struct cache_geom g4 = {128, 32, 4, REPL_LRU, WRITE_BACK};
+    CHECK(cache_init(&k, &g4, 1) == 0);
+    for (uint64_t l = 0; l < 4; l++)
+        cache_fill(&k, l, false, &v);
+    CHECK(cache_lookup(&k, 0, false));
+    cache_fill(&k, 4, false, &v);
+    CHECK_EQ(v.line, 1);
+    cache_fill(&k, 5, false, &v);
+    CHECK_EQ(v.line, 2);
+    cache_free(&k);
+}
+
+static unsigned random_misses(uint64_t seed)
+{
+    struct cache k;
+    struct victim v;
+    struct cache_geom g = {256, 32, 8, REPL_RANDOM, WRITE_BACK}; /* one set, 8 ways */
+    unsigned misses = 0;
+    cache_init(&k, &g, seed);
+    for (unsigned i = 0; i < 2000; i++) {
+        uint64_t line = (i * 7u) % 11u; /* 11 lines cycling through 8 ways */
+        if (!cache_lookup(&k, line, false)) {
+            misses++;
+            cache_fill(&k, line, false, &v);
+        }
+    }
+    cache_free(&k);
+    return misses;
+}
+
+static void t_random_repl(void)
+{
+    unsigned a = random_misses(5), b = random_misses(5);
+    CHECK_EQ(a, b);                 /* reproducible for a seed */
+    CHECK(a > 11 && a < 2000);      /* some hits, some capacity misses */
+    /* LRU on the same cyclic stream misses every time: random must do better. */
+    CHECK(a < 1900);
+}
+
+static void t_write_back_vs_through(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+
+    /* Two stores per line over 8 KiB (the whole L1D), then loads of another 8 KiB that
+     * map to the same sets. */
+    rig_init(&r, &cfg.hier);
+    sweep(&r, 0x100000, 8192, 16, 1, true);
+    sweep(&r, 0x300000, 8192, 32, 1, false);
+    CHECK_EQ(r.c.v[CTR_STORES], 512);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 512);
+    CHECK_EQ(r.c.v[CTR_L1D_WB], 256);                /* every dirty line written back */
+    CHECK_EQ(r.c.v[CTR_L2_ACC], 256 + 256 + 256);    /* fills A, fills B, write-backs */
+    hier_free(&r.h);
+
+    cfg.hier.l1d.write = WRITE_THROUGH;
+    rig_init(&r, &cfg.hier);
+    sweep(&r, 0x100000, 8192, 16, 1, true);
+    sweep(&r, 0x300000, 8192, 32, 1, false);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 512);
+    CHECK_EQ(r.c.v[CTR_L1D_WB], 0);                  /* nothing dirty to write back */
+    /* every store goes to L2 (512) + fills of A (256) + fills of B (256) */
+    CHECK_EQ(r.c.v[CTR_L2_ACC], 512 + 256 + 256);
+    hier_free(&r.h);
+}
+
+static struct hier_config tiny_hier(bool inclusive)
+{
+    struct config cfg = preset("pentiumpro");
+    cfg.hier.l1i = (struct cache_geom){256, 32, 2, REPL_LRU, WRITE_BACK}; /* 4 sets */
+    cfg.hier.l1d = (struct cache_geom){256, 32, 2, REPL_LRU, WRITE_BACK};
+    cfg.hier.l2 = (struct cache_geom){512, 32, 1, REPL_LRU, WRITE_BACK};  /* 16 sets, DM */
+    cfg.hier.l2_inclusive = inclusive;
+    return cfg.hier;
+}
+
+static void load_at(struct rig *r, uint64_t paddr)
+{
+    hier_data(&r->h, &r->c, 1, USER_BASE + paddr, paddr, 4, false);
+}
+
+static void t_inclusive(void)
+{
+    const uint64_t X = 0, Y = 512; /* same L1 set (0) and same L2 set (0) */
+    for (int incl = 0; incl <= 1; incl++) {
+        struct hier_config hc = tiny_hier(incl);
+        struct rig r;
+        rig_init(&r, &hc);
+        load_at(&r, X);
+        load_at(&r, Y);   /* L2 evicts X; L1 (2-way) keeps both unless inclusive */
+        load_at(&r, X);
+        CHECK_EQ(r.c.v[CTR_L1D_MISS], incl ? 3 : 2);
+        CHECK_EQ(r.c.v[CTR_BACKINV], incl ? 2 : 0); /* X, then Y when X returns */
+        CHECK(cache_contains(&r.h.outer[0], X >> 5));
+        hier_free(&r.h);
+    }
+    /* Inclusion also reaches the instruction cache. */
+    struct hier_config hc = tiny_hier(true);
+    struct rig r;
+    rig_init(&r, &hc);
+    hier_fetch(&r.h, &r.c, 1, USER_BASE + X, X, 4);
+    CHECK(cache_contains(&r.h.l1i, X >> 5));
+    load_at(&r, Y);
+    CHECK(!cache_contains(&r.h.l1i, X >> 5));
+    hier_fetch(&r.h, &r.c, 1, USER_BASE + X, X, 4);
+    CHECK_EQ(r.c.v[CTR_L1I_MISS], 2);
+    hier_free(&r.h);
+}
+
+static void t_inclusive_dirty(void)
+{
+    /* A dirty L1 line dropped by inclusion leaves with the L2 victim as a write-back. */
+    struct hier_config hc = tiny_hier(true);
+    struct rig r;
+    rig_init(&r, &hc);
+    hier_data(&r.h, &r.c, 1, USER_BASE, 0, 4, true); /* X dirty in L1D */
+    load_at(&r, 512);
+    CHECK_EQ(r.c.v[CTR_L2_WB], 1);
+    CHECK_EQ(r.c.v[CTR_L1D_WB], 0);
+    hier_free(&r.h);
+}
+
+static void t_straddle(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    hier_data(&r.h, &r.c, 1, USER_BASE + 30, 30, 4, false);  /* bytes 30..33: two lines */
+    CHECK_EQ(r.c.v[CTR_L1D_ACC], 2);
+    CHECK_EQ(r.c.v[CTR_DTLB_ACC], 1);
+    hier_data(&r.h, &r.c, 1, USER_BASE + 4094, 4094, 4, false); /* crosses a page */
+    CHECK_EQ(r.c.v[CTR_DTLB_ACC], 3);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 2);
+    hier_fetch(&r.h, &r.c, 1, USER_BASE + 62, 62, 5);         /* instruction over a line */
+    CHECK_EQ(r.c.v[CTR_L1I_ACC], 2);
+    CHECK_EQ(r.c.v[CTR_ITLB_ACC], 1);
+    hier_free(&r.h);
+}
+
+static void t_l2_off(void)
+{
+    struct config cfg = preset("pentiumpro");
+    char a0[] = "l2=off";
+    char *argv[] = {a0};
+    char err[128];
+    CHECK(config_parse(&cfg, 1, argv, err, sizeof(err)) == 0);
+    CHECK(!cfg.hier.l2_on);
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    CHECK_EQ(r.h.n_outer, 0);
+    sweep(&r, 0x100000, 64 * 1024, 32, 2, false);
+    CHECK_EQ(r.c.v[CTR_L1D_MISS], 2 * 2048);
+    CHECK_EQ(r.c.v[CTR_L2_ACC], 0);
+    struct levels lv = {0, 0, 0};
+    /* 4096 instructions-free misses at lat_mem each */
+    CHECK_EQ((uint64_t)counters_stall_cycles(&r.c, &cfg.pen, &lv),
+             (uint64_t)(4096 * cfg.pen.lat_mem + r.c.v[CTR_WALKS] * cfg.pen.lat_walk));
+    hier_free(&r.h);
+}
+
+static void t_l3(void)
+{
+    struct config cfg = preset("pentiumpro");
+    char a0[] = "l3_size=1M", a1[] = "l3_line=32", a2[] = "l3_assoc=8";
+    char *argv[] = {a0, a1, a2};
+    char err[128];
+    CHECK(config_parse(&cfg, 3, argv, err, sizeof(err)) == 0);
+    CHECK(cfg.hier.l3_on);
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    CHECK_EQ(r.h.n_outer, 2);
+    /* 512 KiB: too big for L2, fits L3: misses L2 every pass, L3 only the first. */
+    sweep(&r, 0x200000, 512 * 1024, 32, 3, false);
+    CHECK_EQ(r.c.v[CTR_L2_MISS], 3 * 16384);
+    CHECK_EQ(r.c.v[CTR_L3_ACC], 3 * 16384);
+    CHECK_EQ(r.c.v[CTR_L3_MISS], 16384);
+    hier_free(&r.h);
+}
+
+/* ---- TLBs -------------------------------------------------------------------------- */
+
+static void t_tlb_fit(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    for (int pass = 0; pass < 5; pass++)
+        touch_pages(&r, USER_BASE, 64, 4096); /* 64 pages = DTLB entries */
+    CHECK_EQ(r.c.v[CTR_DTLB_ACC], 5 * 64);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 64);
+    CHECK_EQ(r.c.v[CTR_WALKS], 64);
+    CHECK_EQ(r.c.v[CTR_WALK_REFS], 64 * 4);
+    hier_free(&r.h);
+}
+
+static void t_tlb_set_conflict(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    /* 16 sets: pages 16 apart share a set. 4 fit the 4 ways; 5 thrash under LRU. */
+    rig_init(&r, &cfg.hier);
+    for (int pass = 0; pass < 3; pass++)
+        touch_pages(&r, USER_BASE, 4, 16 * 4096);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 4);
+    hier_free(&r.h);
+    rig_init(&r, &cfg.hier);
+    for (int pass = 0; pass < 3; pass++)
+        touch_pages(&r, USER_BASE, 5, 16 * 4096);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 15);
+    hier_free(&r.h);
+}
+
+static void t_stlb(void)
+{
+    struct config cfg = preset("modern");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    /* 256 pages: thrash the 64-entry DTLB, fit the 1536-entry STLB. */
+    for (int pass = 0; pass < 3; pass++)
+        touch_pages(&r, USER_BASE, 256, 4096);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 3 * 256);
+    CHECK_EQ(r.c.v[CTR_STLB_ACC], 3 * 256);
+    CHECK_EQ(r.c.v[CTR_STLB_MISS], 256);
+    CHECK_EQ(r.c.v[CTR_WALKS], 256);
+    hier_free(&r.h);
+}
+
+static void t_kernel_large_pages(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    /* 1 MiB of kernel data in one 2 MiB page: one miss; walk one level shorter. */
+    for (uint64_t off = 0; off < (1 << 20); off += 4096)
+        hier_data(&r.h, &r.c, 0, KTEXT + 0x200000 + off, 0x200000 + off, 8, false);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 1);
+    CHECK_EQ(r.c.v[CTR_WALK_REFS], 3);
+    hier_free(&r.h);
+
+    cfg.hier.kpage_shift = 12;
+    rig_init(&r, &cfg.hier);
+    for (uint64_t off = 0; off < (1 << 20); off += 4096)
+        hier_data(&r.h, &r.c, 0, KTEXT + 0x200000 + off, 0x200000 + off, 8, false);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 256);
+    hier_free(&r.h);
+}
+
+static void touch_mixed(struct rig *r)
+{
+    touch_pages(r, USER_BASE, 10, 4096);
+    for (int i = 0; i < 3; i++)
+        hier_data(&r->h, &r->c, 1, KTEXT + (uint64_t)i * 0x200000, (uint64_t)i * 0x200000,
+                  8, false);
+}
+
+static void t_cr3_flush(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    touch_mixed(&r);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 13);
+    hier_cr3_write(&r.h, &r.c);
+    CHECK_EQ(tlb_count_valid(&r.h.dtlb), 3);   /* only the global kernel entries stay */
+    touch_mixed(&r);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 23);        /* user pages again, kernel pages hit */
+    CHECK_EQ(r.c.v[CTR_TLB_FLUSHES], 1);
+    hier_free(&r.h);
+}
+
+static void t_invlpg(void)
+{
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    touch_mixed(&r);
+    hier_invlpg(&r.h, &r.c, USER_BASE + 3 * 4096 + 123);
+    CHECK_EQ(tlb_count_valid(&r.h.dtlb), 12);
+    touch_mixed(&r);
+    CHECK_EQ(r.c.v[CTR_DTLB_MISS], 14);        /* exactly one page was dropped */
+    hier_invlpg(&r.h, &r.c, KTEXT + 0x200000 + 5); /* global 2 MiB entry goes too */
+    CHECK_EQ(tlb_count_valid(&r.h.dtlb), 12);
+    hier_invlpg_unknown(&r.h, &r.c);           /* no address: all non-global go */
+    CHECK_EQ(tlb_count_valid(&r.h.dtlb), 2);
+    CHECK_EQ(r.c.v[CTR_INVLPG], 3);
+    hier_free(&r.h);
+}
+
+static void t_tlb_asid(void)
+{
+    struct tlb t;
+    struct tlb_geom g = {16, 4, REPL_LRU};
+    CHECK(tlb_init(&t, &g, 1) == 0);
+    struct tlb_page p1 = {.vpn = 0x400, .shift = 12, .asid = 1, .global = false};
+    struct tlb_page p2 = p1;
+    p2.asid = 2;
+    tlb_fill(&t, &p1);
+    CHECK(tlb_lookup(&t, &p1));
+    CHECK(!tlb_lookup(&t, &p2));               /* same page, other address space */
+    struct tlb_page k = {.vpn = 0x7FFFFFFFF, .shift = 21, .asid = 1, .global = true};
+    tlb_fill(&t, &k);
+    k.asid = 2;
+    CHECK(tlb_lookup(&t, &k));                 /* global: any address space */
+    struct tlb_page small = {.vpn = 0x7FFFFFFFF, .shift = 12, .asid = 1, .global = true};
+    CHECK(!tlb_lookup(&t, &small));            /* page size is part of the key */
+    tlb_free(&t);
+}
+
+/* ---- attribution and windows ----------------------------------------------------------- */
+
+static struct insn_desc kinsn = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 3,
+                                 .kernel = 1};
+static struct insn_desc uinsn = {.vaddr = USER_BASE, .paddr = 0x900000, .size = 2};
+
+static void run(struct sim *s, unsigned vcpu, struct insn_desc *d, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        sim_insn(s, vcpu, d);
+}
+
+static void define(struct sim *s, unsigned vcpu, unsigned asid, unsigned kind,
+                   const char *name)
+{
+    sim_marker(s, vcpu, MK_DEF_BEGIN, asid);
+    sim_marker(s, vcpu, MK_DEF_KIND, kind);
+    for (const char *p = name; *p; p++)
+        sim_marker(s, vcpu, MK_DEF_CHAR, (unsigned char)*p);
+    sim_marker(s, vcpu, MK_DEF_END, 0);
+}
+
+static struct sim *new_sim(const char *p, unsigned nvcpus, FILE *out)
+{
+    struct config cfg = preset(p);
+    struct sim *s = sim_create(&cfg, nvcpus, out);
+    if (!s) {
+        printf("sim_create failed\n");
+        exit(2);
+    }
+    return s;
+}
+
+static uint64_t task_ctr(struct sim *s, unsigned kind, const char *name, int ctr)
+{
+    struct task_total *t = domains_find(&s->dom, (uint8_t)kind, name);
+    return t ? t->c.v[ctr] : UINT64_MAX;
+}
+
+static void t_attribution(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    define(s, 0, 1, 1, "fs");
+    define(s, 0, 2, 2, "sh");
+    sim_marker(s, 0, MK_WIN_BEGIN, 7);
+    run(s, 0, &kinsn, 100);
+    sim_marker(s, 0, MK_SWITCH, 1);
+    run(s, 0, &uinsn, 50);
+    for (int i = 0; i < 20; i++)
+        sim_data(s, 0, &uinsn, USER_BASE + 0x10000 + i * 64, 0xA00000 + i * 64, 8, false);
+    sim_marker(s, 0, MK_SWITCH, 2);
+    run(s, 0, &uinsn, 30);
+    /* the kernel copying from user memory: a kernel event, whatever the address */
+    sim_data(s, 0, &kinsn, USER_BASE + 0x20000, 0xB00000, 8, false);
+    sim_marker(s, 0, MK_SWITCH, 0);
+    run(s, 0, &kinsn, 10);
+    sim_marker(s, 0, MK_WIN_END, 7);
+
+    struct counters *k = s->v[0].kind_tot;
+    CHECK_EQ(k[DK_KERNEL].v[CTR_INSNS], 110);
+    CHECK_EQ(k[DK_SERVER].v[CTR_INSNS], 50);
+    CHECK_EQ(k[DK_USER].v[CTR_INSNS], 30);
+    CHECK_EQ(k[DK_UNKNOWN].v[CTR_INSNS], 0);
+    CHECK_EQ(k[DK_SERVER].v[CTR_LOADS], 20);
+    CHECK_EQ(k[DK_KERNEL].v[CTR_LOADS], 1);
+    CHECK_EQ(k[DK_KERNEL].v[CTR_AS_SWITCHES], 3);
+    CHECK_EQ(task_ctr(s, DK_SERVER, "fs", CTR_INSNS), 50);
+    CHECK_EQ(task_ctr(s, DK_USER, "sh", CTR_INSNS), 30);
+    CHECK_EQ(task_ctr(s, DK_SERVER, "fs", CTR_L1D_MISS), 20);
+    /* every instruction fetch and its misses land in the same domain */
+    CHECK_EQ(k[DK_SERVER].v[CTR_L1I_ACC], 50);
+    CHECK_EQ(k[DK_USER].v[CTR_L1I_MISS], 0);   /* same line the server already fetched */
+    CHECK_EQ(k[DK_SERVER].v[CTR_L1I_MISS], 1);
+    sim_destroy(s);
+}
+
+static void t_undefined_asid(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    sim_marker(s, 0, MK_WIN_BEGIN, 1);
+    sim_marker(s, 0, MK_SWITCH, 9);
+    run(s, 0, &uinsn, 5);
+    sim_marker(s, 0, MK_WIN_END, 1);
+    CHECK_EQ(s->v[0].kind_tot[DK_UNKNOWN].v[CTR_INSNS], 5);
+    CHECK_EQ(task_ctr(s, DK_UNKNOWN, "asid:9", CTR_INSNS), 5);
+    sim_destroy(s);
+}
+
+static void t_redefine(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    define(s, 0, 1, 2, "a");
+    sim_marker(s, 0, MK_WIN_BEGIN, 1);
+    sim_marker(s, 0, MK_SWITCH, 1);
+    run(s, 0, &uinsn, 10);
+    define(s, 0, 1, 1, "b");     /* task a died, asid 1 recycled for server b */
+    run(s, 0, &uinsn, 20);
+    define(s, 0, 1, 1, "b");     /* an identical definition changes nothing */
+    run(s, 0, &uinsn, 1);
+    sim_marker(s, 0, MK_WIN_END, 1);
+    CHECK_EQ(task_ctr(s, DK_USER, "a", CTR_INSNS), 10);
+    CHECK_EQ(task_ctr(s, DK_SERVER, "b", CTR_INSNS), 21);
+    CHECK_EQ(s->v[0].kind_tot[DK_USER].v[CTR_INSNS], 10);
+    CHECK_EQ(s->v[0].kind_tot[DK_SERVER].v[CTR_INSNS], 21);
+    sim_destroy(s);
+}
+
+static void t_windows(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    run(s, 0, &kinsn, 100);                   /* before any window: not counted */
+    sim_marker(s, 0, MK_WIN_BEGIN, 1);
+    run(s, 0, &kinsn, 5);
+    sim_marker(s, 0, MK_WIN_BEGIN, 2);        /* restart */
+    run(s, 0, &kinsn, 7);
+    sim_marker(s, 0, MK_WIN_END, 2);
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_INSNS], 7);
+    CHECK_EQ(s->window, 2);
+    CHECK(!s->open);
+    run(s, 0, &kinsn, 9);                     /* after the end: not counted */
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_INSNS], 7);
+    sim_marker(s, 0, MK_WIN_END, 3);          /* end without begin */
+    CHECK_EQ(s->bad_markers, 1);
+    CHECK_EQ(s->windows_done, 1);
+    /* The model kept running between windows: the line is warm. */
+    sim_marker(s, 0, MK_WIN_BEGIN, 4);
+    run(s, 0, &kinsn, 1);
+    sim_marker(s, 0, MK_WIN_END, 4);
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_L1I_MISS], 0);
+    sim_destroy(s);
+}
+
+static void t_markers_not_counted(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    uint64_t mb = s->cfg.marker_base;
+    CHECK(sim_marker_access(s, 0, mb + (5ull << 12) + 3, false)); /* window 3 begins */
+    CHECK(s->open && s->window == 3);
+    CHECK(sim_marker_access(s, 0, mb + 0xFFFF, false));           /* cmd 15: unknown */
+    CHECK(!sim_marker_access(s, 0, mb + 0x10000, false));         /* past the region */
+    CHECK(!sim_marker_access(s, 0, mb - 1, false));
+    CHECK(sim_marker_access(s, 0, mb + (6ull << 12) + 3, false));
+    CHECK(!s->open);
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_L1D_ACC], 0);
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_LOADS], 0);
+    CHECK_EQ(s->markers, 3);
+    CHECK_EQ(s->bad_markers, 1);
+    sim_destroy(s);
+}
+
+static void t_invlpg_hint(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    struct insn_desc inv = kinsn;
+    inv.kind = INSN_INVLPG;
+    for (int i = 0; i < 10; i++)
+        sim_data(s, 0, &uinsn, USER_BASE + i * 4096ull, 0x800000 + i * 4096ull, 4, false);
+    uint64_t va = 0x00007F1234567000ull;
+    sim_data(s, 0, &uinsn, va, 0x700000, 4, false);
+    CHECK_EQ(tlb_count_valid(&s->v[0].h.dtlb), 11);
+    sim_marker(s, 0, MK_INVLPG_LO, (va >> 12) & 0xFFF);
+    sim_marker(s, 0, MK_INVLPG_MID, (va >> 24) & 0xFFF);
+    sim_marker(s, 0, MK_INVLPG_HI, (va >> 36) & 0xFFF);
+    sim_invlpg(s, 0, &inv);
+    CHECK_EQ(tlb_count_valid(&s->v[0].h.dtlb), 10);
+    CHECK_EQ(s->invlpg_nohint, 0);
+    sim_invlpg(s, 0, &inv);                   /* the hint is used up: flush */
+    CHECK_EQ(tlb_count_valid(&s->v[0].h.dtlb), 0);
+    CHECK_EQ(s->invlpg_nohint, 1);
+    /* a kernel-half hint is sign-extended */
+    sim_data(s, 0, &kinsn, KTEXT + 0x400000, 0x400000, 4, false);
+    uint64_t kva = KTEXT + 0x400000;
+    sim_marker(s, 0, MK_INVLPG_LO, (kva >> 12) & 0xFFF);
+    sim_marker(s, 0, MK_INVLPG_MID, (kva >> 24) & 0xFFF);
+    sim_marker(s, 0, MK_INVLPG_HI, (kva >> 36) & 0xFFF);
+    sim_invlpg(s, 0, &inv);
+    CHECK_EQ(tlb_count_valid(&s->v[0].h.dtlb), 0);
+    sim_destroy(s);
+}
+
+static void t_vcpus(void)
+{
+    struct sim *s = new_sim("pentiumpro", 2, NULL);
+    sim_marker(s, 0, MK_WIN_BEGIN, 1);
+    run(s, 0, &kinsn, 10);
+    run(s, 1, &kinsn, 4);                     /* private caches: vCPU 1 misses too */
+    sim_marker(s, 1, MK_WIN_END, 1);
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_INSNS], 10);
+    CHECK_EQ(s->v[1].kind_tot[DK_KERNEL].v[CTR_INSNS], 4);
+    CHECK_EQ(s->v[0].kind_tot[DK_KERNEL].v[CTR_L1I_MISS], 1);
+    CHECK_EQ(s->v[1].kind_tot[DK_KERNEL].v[CTR_L1I_MISS], 1);
+    sim_destroy(s);
+}
+
+/* ---- decoding, addresses, configuration, arithmetic ------------------------------------ */
+
+static enum insn_kind classify(const char *hex)
+{
+    uint8_t b[16];
+    size_t n = 0;
+    for (const char *p = hex; p[0] && p[1] && n < sizeof(b); p += 2) {
+        if (*p == ' ')
+            p--, p++;
+        unsigned v;
+        sscanf(p, "%2x", &v);
+        b[n++] = (uint8_t)v;
+    }
+    return x86_classify(b, n);
+}
+
+static void t_x86dec(void)
+{
+    CHECK_EQ(classify("0f22d8"), INSN_MOV_CR3);     /* mov %rax,%cr3 */
+    CHECK_EQ(classify("410f22d8"), INSN_MOV_CR3);   /* mov %r8,%cr3 (REX.B) */
+    CHECK_EQ(classify("0f22df"), INSN_MOV_CR3);     /* mov %rdi,%cr3 */
+    CHECK_EQ(classify("440f22d8"), INSN_PLAIN);     /* REX.R: cr11 */
+    CHECK_EQ(classify("0f22c0"), INSN_PLAIN);       /* mov %rax,%cr0 */
+    CHECK_EQ(classify("0f22e0"), INSN_PLAIN);       /* mov %rax,%cr4 */
+    CHECK_EQ(classify("0f20d8"), INSN_PLAIN);       /* mov %cr3,%rax (a read) */
+    CHECK_EQ(classify("0f0138"), INSN_INVLPG);      /* invlpg (%rax) */
+    CHECK_EQ(classify("0f017f10"), INSN_INVLPG);    /* invlpg 0x10(%rdi) */
+    CHECK_EQ(classify("410f013c24"), INSN_INVLPG);  /* invlpg (%r12) */
+    CHECK_EQ(classify("0f01f8"), INSN_PLAIN);       /* swapgs */
+    CHECK_EQ(classify("0f01f9"), INSN_PLAIN);       /* rdtscp */
+    CHECK_EQ(classify("0f0110"), INSN_PLAIN);       /* lgdt (%rax): /2 */
+    CHECK_EQ(classify("0f22"), INSN_PLAIN);         /* truncated */
+    CHECK_EQ(classify("90"), INSN_PLAIN);
+    CHECK_EQ(classify("660f22d8"), INSN_MOV_CR3);   /* with a legacy prefix */
+}
+
+static void t_iphys(void)
+{
+    struct iphys ip;
+    const uint64_t host = 0x7f0000000000ull; /* host address of guest physical 0 */
+    iphys_init(&ip, KTEXT, 0xFFFFFFFFC0000000ull);
+    CHECK_EQ(iphys_resolve(&ip, 0x100000, host + 0x100000), 0x100000); /* not calibrated */
+    CHECK(!ip.calibrated);
+    CHECK_EQ(ip.fallbacks, 1);
+    CHECK_EQ(iphys_resolve(&ip, KTEXT + 0x105000, host + 0x105000), 0x105000);
+    CHECK(ip.calibrated);
+    /* user code at an unrelated virtual address, in frame 0x3456000 */
+    CHECK_EQ(iphys_resolve(&ip, 0x400123, host + 0x3456123), 0x3456123);
+    CHECK_EQ(ip.conflicts, 0);
+    /* kernel text that disagrees with the calibration is counted */
+    iphys_resolve(&ip, KTEXT + 0x2000, host + 0x9000);
+    CHECK_EQ(ip.conflicts, 1);
+    /* no host pointer: identity fallback */
+    CHECK_EQ(iphys_resolve(&ip, 0x5000, 0), 0x5000);
+    /* a host pointer far from guest RAM (another block): fallback */
+    CHECK_EQ(iphys_resolve(&ip, 0x6000, 0x10), 0x6000);
+}
+
+static void t_config(void)
+{
+    struct config c = preset("pentiumpro");
+    CHECK_EQ(c.hier.l1i.size, 8192);
+    CHECK_EQ(c.hier.l1i.assoc, 2);
+    CHECK_EQ(c.hier.l1d.assoc, 4);
+    CHECK_EQ(c.hier.l1d.line, 32);
+    CHECK_EQ(c.hier.l2.size, 256 * 1024);
+    CHECK_EQ(c.hier.l2.assoc, 4);
+    CHECK_EQ(c.hier.itlb.entries, 32);
+    CHECK_EQ(c.hier.itlb.assoc, 4);
+    CHECK_EQ(c.hier.dtlb.entries, 64);
+    CHECK_EQ(c.hier.dtlb.assoc, 4);
+    CHECK(!c.hier.stlb_on && !c.hier.l3_on && c.hier.l2_on);
+    c = preset("modern");
+    CHECK_EQ(c.hier.l1i.size, 32768);
+    CHECK_EQ(c.hier.l1d.assoc, 8);
+    CHECK_EQ(c.hier.l2.size, 1024 * 1024);
+    CHECK_EQ(c.hier.l2.assoc, 16);
+    CHECK_EQ(c.hier.l2.line, 64);
+    CHECK_EQ(c.hier.itlb.entries, 64);
+    CHECK_EQ(c.hier.dtlb.entries, 64);
+    CHECK_EQ(c.hier.stlb.entries, 1536);
+    CHECK(c.hier.stlb_on);
+
+    char err[128];
+    char a0[] = "preset=modern", a1[] = "l1d_size=16k", a2[] = "repl=fifo",
+         a3[] = "l2_write=through", a4[] = "lat_mem=99.5", a5[] = "out=/tmp/x",
+         a6[] = "kpage=4k", a7[] = "stlb=off", a8[] = "stlb_entries=512";
+    char *ok[] = {a1, a2, a0, a3, a4, a5, a6, a7, a8};
+    CHECK(config_parse(&c, 9, ok, err, sizeof(err)) == 0);
+    CHECK_EQ(c.hier.l1d.size, 16384);
+    CHECK_EQ(c.hier.l1d.assoc, 8);             /* from the preset, wherever it appears */
+    CHECK_EQ(c.hier.l2.repl, REPL_FIFO);
+    CHECK_EQ(c.hier.l2.write, WRITE_THROUGH);
+    CHECK(c.pen.lat_mem == 99.5);
+    CHECK(strcmp(c.out, "/tmp/x") == 0);
+    CHECK_EQ(c.hier.kpage_shift, 12);
+    CHECK(!c.hier.stlb_on);                    /* explicit off beats implied on */
+
+    char b0[] = "bogus=1";
+    char *bad1[] = {b0};
+    CHECK(config_parse(&c, 1, bad1, err, sizeof(err)) != 0);
+    CHECK(strstr(err, "bogus") != NULL);
+    char b1[] = "l1d_size=3000";
+    char *bad2[] = {b1};
+    CHECK(config_parse(&c, 1, bad2, err, sizeof(err)) != 0);
+    char b2[] = "preset=vax";
+    char *bad3[] = {b2};
+    CHECK(config_parse(&c, 1, bad3, err, sizeof(err)) != 0);
+    char b3[] = "l2_assoc=x";
+    char *bad4[] = {b3};
+    CHECK(config_parse(&c, 1, bad4, err, sizeof(err)) != 0);
+    char b4[] = "novalue";
+    char *bad5[] = {b4};
+    CHECK(config_parse(&c, 1, bad5, err, sizeof(err)) != 0);
+
+    uint64_t v;
+    CHECK(config_parse_size("32k", &v) == 0 && v == 32768);
+    CHECK(config_parse_size("1M", &v) == 0 && v == 1048576);
+    CHECK(config_parse_size("0x1000", &v) == 0 && v == 4096);
+    CHECK(config_parse_size("12q", &v) != 0);
+}
+
+static void t_cycles(void)
+{
+    struct counters c = {0};
+    struct penalties p = {.cpi = 1.0, .lat_l2 = 6, .lat_l3 = 20, .lat_mem = 35,
+                          .lat_stlb = 9, .lat_walk = 15};
+    c.v[CTR_INSNS] = 1000;
+    c.v[CTR_L1I_MISS] = 10;
+    c.v[CTR_L1D_MISS] = 20;
+    c.v[CTR_L2_MISS] = 5;
+    c.v[CTR_L3_MISS] = 2;
+    c.v[CTR_ITLB_MISS] = 3;
+    c.v[CTR_DTLB_MISS] = 4;
+    c.v[CTR_WALKS] = 2;
+    struct levels l2only = {1, 0, 0}, none = {0, 0, 0}, all = {1, 1, 1};
+    /* 1000 + 30*6 + 5*(35-6) + 2*15 */
+    CHECK_EQ((uint64_t)counters_cycles(&c, &p, &l2only), 1000 + 180 + 145 + 30);
+    /* 1000 + 30*35 + 2*15 */
+    CHECK_EQ((uint64_t)counters_cycles(&c, &p, &none), 1000 + 1050 + 30);
+    /* 1000 + 30*6 + 5*(20-6) + 2*(35-20) + 7*9 + 2*15 */
+    CHECK_EQ((uint64_t)counters_cycles(&c, &p, &all), 1000 + 180 + 70 + 30 + 63 + 30);
+    p.cpi = 0.5;
+    CHECK_EQ((uint64_t)counters_cycles(&c, &p, &none), 500 + 1050 + 30);
+}
+
+static void t_insntab(void)
+{
+    struct insntab t;
+    insntab_init(&t);
+    struct insn_desc a = {.vaddr = 1, .paddr = 2, .size = 3}, b = a;
+    b.kind = INSN_MOV_CR3;
+    const struct insn_desc *pa = insntab_intern(&t, &a);
+    const struct insn_desc *pb = insntab_intern(&t, &b);
+    CHECK(pa && pb && pa != pb);
+    for (uint64_t i = 0; i < 100000; i++) {   /* force several resizes */
+        struct insn_desc d = {.vaddr = i * 3, .paddr = i, .size = 4};
+        insntab_intern(&t, &d);
+    }
+    CHECK(insntab_intern(&t, &a) == pa);      /* stable addresses, deduplicated */
+    CHECK(insntab_intern(&t, &b) == pb);
+    CHECK_EQ(t.count, 100002);
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+static void json_scenario(FILE *out)
+{
+    struct sim *s = new_sim("pentiumpro", 2, out);
+    define(s, 0, 3, 1, "fs\"q");               /* a name that needs escaping */
+    define(s, 0, 4, 2, "init");
+    sim_marker(s, 0, MK_WIN_BEGIN, 42);
+    run(s, 0, &kinsn, 20);
+    sim_marker(s, 0, MK_SWITCH, 3);
+    run(s, 0, &uinsn, 7);
+    sim_data(s, 0, &uinsn, USER_BASE + 64, 0x900040, 4, true);
+    sim_marker(s, 1, MK_SWITCH, 4);
+    run(s, 1, &uinsn, 3);
+    sim_marker(s, 0, MK_WIN_END, 42);
+    sim_marker(s, 0, MK_WIN_BEGIN, 43);        /* left open: written at finish */
+    run(s, 0, &kinsn, 1);
+    sim_finish(s);
+    sim_destroy(s);
+}
+
+static void t_deterministic_output(void)
+{
+    char *buf[2];
+    size_t len[2];
+    for (int i = 0; i < 2; i++) {
+        FILE *f = open_memstream(&buf[i], &len[i]);
+        json_scenario(f);
+        fclose(f);
+    }
+    CHECK(len[0] > 100 && len[0] == len[1] && memcmp(buf[0], buf[1], len[0]) == 0);
+    free(buf[0]);
+    free(buf[1]);
+}
+
+/* ---- driver -------------------------------------------------------------------------------- */
+
+struct tcase {
+    const char *name;
+    void (*fn)(void);
+};
+
+static const struct tcase cases[] = {
+    {"small_array", t_small_array},
+    {"large_array", t_large_array},
+    {"lru_order", t_lru_order},
+    {"random_repl", t_random_repl},
+    {"write_back_vs_through", t_write_back_vs_through},
+    {"inclusive", t_inclusive},
+    {"inclusive_dirty", t_inclusive_dirty},
+    {"straddle", t_straddle},
+    {"l2_off", t_l2_off},
+    {"l3", t_l3},
+    {"tlb_fit", t_tlb_fit},
+    {"tlb_set_conflict", t_tlb_set_conflict},
+    {"stlb", t_stlb},
+    {"kernel_large_pages", t_kernel_large_pages},
+    {"cr3_flush", t_cr3_flush},
+    {"invlpg", t_invlpg},
+    {"tlb_asid", t_tlb_asid},
+    {"attribution", t_attribution},
+    {"undefined_asid", t_undefined_asid},
+    {"redefine", t_redefine},
+    {"windows", t_windows},
+    {"markers_not_counted", t_markers_not_counted},
+    {"invlpg_hint", t_invlpg_hint},
+    {"vcpus", t_vcpus},
+    {"x86dec", t_x86dec},
+    {"iphys", t_iphys},
+    {"config", t_config},
+    {"cycles", t_cycles},
+    {"insntab", t_insntab},
+    {"deterministic_output", t_deterministic_output},
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static int run_case(const struct tcase *t)
+{
+    int before = failures;
+    t->fn();
+    printf("%s %s\n", failures == before ? "ok" : "FAIL", t->name);
+    return failures == before;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--list")) {
+        for (size_t i = 0; i < NCASES; i++)
+            printf("%s\n", cases[i].name);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--json")) {
+        json_scenario(stdout);
+        return 0;
+    }
+    int bad = 0;
+    for (size_t i = 0; i < NCASES; i++) {
+        bool wanted = argc == 1;
+        for (int a = 1; a < argc; a++)
+            wanted |= !strcmp(argv[a], cases[i].name);
+        if (wanted && !run_case(&cases[i]))
+            bad = 1;
+    }
+    for (int a = 1; a < argc; a++) {
+        bool known = false;
+        for (size_t i = 0; i < NCASES; i++)
+            known |= !strcmp(argv[a], cases[i].name);
+        if (!known) {
+            printf("unknown case %s\n", argv[a]);
+            bad = 1;
+        }
+    }
+    return bad;
+}

@@ -1,0 +1,5 @@
+"""Shared pytest configuration: make tests/ importable as a package root."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,0 +1,100 @@
+"""`ondol compare` and `ondol report`."""
+import json
+
+import pytest
+
+from ondol import OndolError, benchmarks, compare, plot, report, results
+from ondol.cli import main
+
+
+def doc(name="ipc", mode="icount", medians=None, key=("scenario", "threads")):
+    medians = medians or {("busy", 0): 400, ("busy", 30): 1000}
+    rows = [{"test": "pingpong", "scenario": s, "threads": t, "dts": "on",
+             "unit": results.TSC_UNITS[mode], "median": m, "min": m, "max": m * 2, "n": 5}
+            for (s, t), m in medians.items()]
+    return {"benchmark": name, "description": "test", "commit": "abc", "qemu": "7.2",
+            "mode": mode, "options": {"hz": "100"}, "cache": None, "date": "today",
+            "host": {"name": "h"}, "paper": "P1.table2", "key": list(key), "boots": [],
+            "results": rows}
+
+
+def test_ratios_match_rows_by_key():
+    a = doc()
+    b = doc(medians={("busy", 30): 1500, ("busy", 0): 200, ("busy", 60): 7})
+    columns, rows, warnings = compare.compare(a, b)
+    assert columns == ["scenario", "threads", "A median", "B median", "B/A"]
+    ratios = {(r["scenario"], r["threads"]): r["B/A"] for r in rows}
+    assert ratios == {("busy", 0): 0.5, ("busy", 30): 1.5, ("busy", 60): None}
+    assert warnings == []
+
+
+def test_key_is_inferred_when_not_recorded():
+    a, b = doc(), doc(medians={("busy", 0): 800, ("busy", 30): 1000})
+    del a["key"]
+    assert compare.key_fields(a) == ["test", "scenario", "threads", "dts"]
+    assert compare.compare(a, b)[1][0]["B/A"] == 2.0
+
+
+def test_mixed_modes_are_flagged():
+    warnings = compare.compare(doc(), doc(mode="tsc"))[2]
+    assert any("mode differs" in w for w in warnings)
+    assert any("different units" in w for w in warnings)
+
+
+def test_compare_command_prints_ratios(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(doc()))
+    b.write_text(json.dumps(doc(medians={("busy", 0): 1000, ("busy", 30): 2500})))
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "2.5" in out and "1,000" in out
+
+
+def test_compare_rejects_non_result_files(tmp_path, capsys):
+    bad = tmp_path / "x.json"
+    bad.write_text("[1]")
+    assert main(["compare", str(bad), str(tmp_path / "missing.json")]) == 1
+    assert "is not an ondol result file" in capsys.readouterr().err
+
+
+def test_report_has_results_plots_and_paper_numbers(tmp_path):
+    for d in (doc(), doc(name="null", key=("test",), medians={("busy", 0): 120})):
+        d["paper"] = None if d["benchmark"] == "null" else d["paper"]
+        results.write(d, tmp_path)
+        plot.draw(d, benchmarks.get(d["benchmark"]).plot, tmp_path)
+    (tmp_path / "unrelated.json").write_text('{"not": "a result"}')
+
+    html = report.write(tmp_path).read_text()
+    assert html.count('src="data:image/png;base64,') == 2
+    assert 'href="ipc.svg"' in html and 'href="null.svg"' in html
+    assert "P1: IPC with direct thread switching" in html
+    assert "1,133,000,000" in html and "1,186" in html  # P1 Table 2, no DTS / DTS at 200
+    assert "122,732" in html and "1,151.92" in html     # P0 Table 2 and throughput
+    assert "49,852" in html and "10,986" in html        # P2 Table 2, P3 copy to user
+    assert "1.5x throughput" in html                    # P4
+    assert "No paper published a comparable number" in html
+    assert "instructions (icount)" in html
+
+
+def test_report_without_results_is_an_error(tmp_path):
+    with pytest.raises(OndolError, match="no result files"):
+        report.write(tmp_path)
+
+
+def test_papers_tables_are_rectangular_and_referenced_tables_exist():
+    papers = report.load_papers()
+    assert sorted(papers) == ["P0", "P1", "P2", "P3", "P4"]
+    for paper in papers.values():
+        for table in paper["tables"]:
+            assert all(len(row) == len(table["columns"]) for row in table["rows"]), table["id"]
+    for bench in benchmarks.BENCHMARKS:
+        if bench.paper:
+            pid, _, tid = bench.paper.partition(".")
+            assert tid in [t["id"] for t in papers[pid]["tables"]], bench.name
+
+
+def test_plot_refuses_rows_without_the_plotted_field(tmp_path):
+    d = doc()
+    del d["results"][1]["threads"]
+    with pytest.raises(OndolError, match="a result row has no 'threads' field"):
+        plot.draw(d, benchmarks.get("ipc").plot, tmp_path)

@@ -1,0 +1,88 @@
+"""QEMU command construction and the cache plugin glue."""
+import json
+
+import pytest
+
+from ondol import OndolError, cache, qemu
+
+IMAGES = dict(kernel="k.bin", initrd="fs.tar", results="out.jsonl")
+
+
+def test_command_has_the_documented_machine_and_serial_ports():
+    cmd = qemu.command("qemu", qemu.Machine(**IMAGES, options={"hz": "100", "run": "a,b"},
+                                             icount=False))
+    assert cmd[:5] == ["qemu", "-machine", "pc", "-cpu", "max"]
+    assert cmd[cmd.index("-append") + 1] == "hz=100 run=a,b"
+    serials = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-serial"]
+    assert serials == ["stdio", "file:out.jsonl"]
+    assert "-icount" not in cmd and "-plugin" not in cmd
+
+
+def test_icount_and_plugin_flags_are_added():
+    cmd = qemu.command("qemu", qemu.Machine(**IMAGES, icount=True, plugin=("-plugin", "x")))
+    assert cmd[cmd.index("-icount") + 1] == "shift=0,sleep=off"
+    assert "-seed" in cmd and "-rtc" in cmd
+    assert cmd[-2:] == ["-plugin", "x"]
+
+
+def test_options_with_spaces_are_refused():
+    with pytest.raises(OndolError, match="no spaces"):
+        qemu.append_line({"run": "a b"})
+
+
+def test_missing_qemu_is_an_error(monkeypatch):
+    monkeypatch.setenv("ONDOL_QEMU", "/nonexistent/qemu")
+    with pytest.raises(OndolError, match=r"QEMU not found \(/nonexistent/qemu\)"):
+        qemu.find()
+
+
+def test_version_of_the_fake(fake_qemu):
+    assert qemu.version(qemu.find()) == "7.2.22 (fake)"
+
+
+@pytest.mark.parametrize("spec, args", [
+    ("ppro", ["preset=ppro"]),
+    ("l2=off, ppro", ["preset=ppro", "l2=off"]),
+    ("l1d_size=32768,l1d_assoc=8", ["l1d_size=32768", "l1d_assoc=8"]),
+])
+def test_cache_spec_parsing(spec, args):
+    assert cache.parse_spec(spec) == args
+
+
+@pytest.mark.parametrize("spec", ["", "ppro,modern", "out=x", "=3"])
+def test_bad_cache_specs(spec):
+    with pytest.raises(OndolError, match="bad cache spec"):
+        cache.parse_spec(spec)
+
+
+def test_cache_qemu_args(tmp_path):
+    with pytest.raises(OndolError, match="cache plugin not built"):
+        cache.qemu_args("ppro", tmp_path, tmp_path / "o", tmp_path / "l")
+    plugin = tmp_path / cache.PLUGIN
+    plugin.parent.mkdir(parents=True)
+    plugin.write_bytes(b"")
+    args = cache.qemu_args("ppro,l2=off", tmp_path, tmp_path / "o,1", tmp_path / "l")
+    assert args == ("-plugin", f"{plugin},preset=ppro,l2=off,out={tmp_path}/o,,1",
+                    "-d", "plugin", "-D", f"{tmp_path}/l")
+
+
+def test_read_windows_accepts_lines_or_an_array(tmp_path):
+    path = tmp_path / "w.json"
+    assert cache.read_windows(path) == []
+    path.write_text('{"window": 1}\n\n{"window": 2}\n')
+    assert cache.read_windows(path) == [{"window": 1}, {"window": 2}]
+    path.write_text(json.dumps([{"window": 1}]))
+    assert cache.read_windows(path) == [{"window": 1}]
+    path.write_text('{"window": 1}\n{oops\n')
+    with pytest.raises(OndolError, match="not JSON.*line 2"):
+        cache.read_windows(path)
+
+
+def test_merge_matches_windows_to_rows_by_shared_key_fields():
+    rows = [{"test": "a", "median": 1}, {"test": "b", "median": 2}]
+    windows = [{"test": "a", "l1i_misses": 5}, {"test": "a", "l1i_misses": 6},
+               {"test": "c", "l1i_misses": 7}, {"other": 1}]
+    unmatched = cache.merge(rows, windows, ("test",))
+    assert rows[0]["cache"] == [windows[0], windows[1]]
+    assert "cache" not in rows[1]
+    assert unmatched == [windows[2], windows[3]]

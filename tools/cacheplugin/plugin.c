@@ -1,0 +1,174 @@
+/*
+ * QEMU glue: turns TCG plugin callbacks (API v1, QEMU 7.2) into calls on the model.
+ *
+ * At translation time each instruction gets an interned descriptor (virtual and
+ * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG),
+ * an exec callback and a memory callback. Nothing here allocates per executed
+ * instruction or per access.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "insntab.h"
+#include "qemu_plugin_api.h"
+#include "sim.h"
+#include "x86dec.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+static struct sim *sim;
+static FILE *out;
+static struct insntab descs;
+static unsigned n_vcpus;
+/* Translation runs on several threads under MTTCG; descriptors and iphys are shared. */
+static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- execution-time callbacks ---------------------------------------------------- */
+
+static void on_insn(unsigned int vcpu, void *udata)
+{
+    if (vcpu < n_vcpus)
+        sim_insn(sim, vcpu, udata);
+}
+
+static void on_mov_cr3(unsigned int vcpu, void *udata)
+{
+    if (vcpu < n_vcpus) {
+        sim_insn(sim, vcpu, udata);
+        sim_cr3_write(sim, vcpu, udata);
+    }
+}
+
+static void on_invlpg(unsigned int vcpu, void *udata)
+{
+    if (vcpu < n_vcpus) {
+        sim_insn(sim, vcpu, udata);
+        sim_invlpg(sim, vcpu, udata);
+    }
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                   void *udata)
+{
+    if (vcpu >= n_vcpus)
+        return;
+    bool store = qemu_plugin_mem_is_store(info);
+    if (sim_marker_access(sim, vcpu, vaddr, store))
+        return;
+    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+    /* Device (MMIO/port-mapped) accesses bypass the caches. */
+    if (!hw || qemu_plugin_hwaddr_is_io(hw))
+        return;
+    unsigned size = 1u << qemu_plugin_mem_size_shift(info);
+    sim_data(sim, vcpu, udata, vaddr, qemu_plugin_hwaddr_phys_addr(hw), size, store);
+}
+
+/* ---- translation ------------------------------------------------------------------- */
+
+static const struct insn_desc *describe(const struct qemu_plugin_insn *insn)
+{
+    struct insn_desc d = {0};
+    size_t size = qemu_plugin_insn_size(insn);
+
+    d.vaddr = qemu_plugin_insn_vaddr(insn);
+    d.size = (uint8_t)(size ? size : 1);
+    d.kernel = d.vaddr >= KERNEL_HALF_START;
+    d.kind = (uint8_t)x86_classify(qemu_plugin_insn_data(insn), size);
+    uint64_t haddr = (uint64_t)(uintptr_t)qemu_plugin_insn_haddr(insn);
+    d.paddr = iphys_resolve(&sim->ip, d.vaddr, haddr);
+    return insntab_intern(&descs, &d);
+}
+
+static void instrument(struct qemu_plugin_insn *insn, const struct insn_desc *d)
+{
+    qemu_plugin_vcpu_udata_cb_t cb = on_insn;
+    if (d->kind == INSN_MOV_CR3)
+        cb = on_mov_cr3;
+    else if (d->kind == INSN_INVLPG)
+        cb = on_invlpg;
+    void *ud = (void *)d;
+    qemu_plugin_register_vcpu_insn_exec_cb(insn, cb, QEMU_PLUGIN_CB_NO_REGS, ud);
+    qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+                                     QEMU_PLUGIN_MEM_RW, ud);
+}
+
+static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+    (void)id;
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    pthread_mutex_lock(&xlate_lock);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        const struct insn_desc *d = describe(insn);
+        if (d)
+            instrument(insn, d);
+    }
+    pthread_mutex_unlock(&xlate_lock);
+}
+
+/* ---- install / exit ----------------------------------------------------------------- */
+
+static void at_exit(qemu_plugin_id_t id, void *udata)
+{
+    (void)id;
+    (void)udata;
+    sim_finish(sim);
+    if (out && out != stderr)
+        fclose(out);
+    out = NULL;
+}
+
+static void complain(const char *msg)
+{
+    char line[640];
+    snprintf(line, sizeof(line), "cachesim: %s\n", msg);
+    qemu_plugin_outs(line);
+    fputs(line, stderr); /* qemu_plugin_outs needs -d plugin to be visible */
+}
+
+static int open_output(const struct config *cfg)
+{
+    if (!cfg->out[0]) {
+        out = stderr;
+        return 0;
+    }
+    out = fopen(cfg->out, "a");
+    if (!out) {
+        char msg[600];
+        snprintf(msg, sizeof(msg), "cannot open out=%s: %s", cfg->out, strerror(errno));
+        complain(msg);
+        return -1;
+    }
+    return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+                                           int argc, char **argv)
+{
+    struct config cfg;
+    char err[256];
+
+    if (!info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
+        complain("needs qemu-system-x86_64 (system emulation)");
+        return -1;
+    }
+    if (config_parse(&cfg, argc, argv, err, sizeof(err)) != 0) {
+        complain(err);
+        return -1;
+    }
+    if (open_output(&cfg) != 0)
+        return -1;
+    n_vcpus = info->system.max_vcpus > 0 ? (unsigned)info->system.max_vcpus : 1;
+    sim = sim_create(&cfg, n_vcpus, out);
+    if (!sim) {
+        complain("out of memory");
+        return -1;
+    }
+    insntab_init(&descs);
+    qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_translate);
+    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    return 0;
+}

@@ -1,0 +1,39 @@
+# Make fragment for the cachesim TCG plugin, included by the top-level Makefile (run from
+# the repository root). Builds $(BUILD)/tools/cachesim.so with the host compiler.
+# Also usable alone:  make -f tools/cacheplugin/plugin.mk [BUILD=dir] cacheplugin
+#
+# The model sources (everything but plugin.c) also build the host test program of
+# tests/cachemodel; CACHESIM_MODEL_SRCS lists them for that purpose.
+
+BUILD ?= build
+HOSTCC ?= gcc
+
+# Keep whatever default goal the including Makefile has already chosen.
+cachesim_saved_goal := $(.DEFAULT_GOAL)
+
+CACHESIM_DIR := tools/cacheplugin
+CACHESIM_MODEL_SRCS := $(addprefix $(CACHESIM_DIR)/,cache.c tlb.c hier.c counters.c \
+	domains.c config.c sim.c report.c x86dec.c iphys.c insntab.c)
+CACHESIM_SRCS := $(CACHESIM_MODEL_SRCS) $(CACHESIM_DIR)/plugin.c
+CACHESIM_OBJDIR := $(BUILD)/tools/cacheplugin
+CACHESIM_OBJS := $(patsubst $(CACHESIM_DIR)/%.c,$(CACHESIM_OBJDIR)/%.o,$(CACHESIM_SRCS))
+CACHESIM_SO := $(BUILD)/tools/cachesim.so
+# -fvisibility=hidden is required, not cosmetic: QEMU's executable exports symbols such
+# as tlb_init and cache_init, which would otherwise interpose on the plugin's own.
+CACHESIM_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -fPIC \
+	-fvisibility=hidden -MMD -MP
+
+.PHONY: cacheplugin
+cacheplugin: $(CACHESIM_SO)
+
+$(CACHESIM_SO): $(CACHESIM_OBJS)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) -shared -fPIC -o $@ $^ -lpthread
+
+$(CACHESIM_OBJDIR)/%.o: $(CACHESIM_DIR)/%.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(CACHESIM_CFLAGS) -c -o $@ $<
+
+-include $(CACHESIM_OBJS:.o=.d)
+
+.DEFAULT_GOAL := $(cachesim_saved_goal)

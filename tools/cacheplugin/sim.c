@@ -1,0 +1,311 @@
+/*
+ * Attribution, markers and windows around the per-vCPU hierarchies.
+ *
+ * Every event is charged to the domain of the instruction that caused it: the kernel if
+ * the instruction's virtual address is in the kernel half, otherwise the address space
+ * the kernel last announced with a switch marker. Counters live in per-vCPU slots (one
+ * per asid plus the kernel), so the hot path is two pointer loads and no locking. Slots
+ * are folded into per-task totals when an asid is redefined and when a window ends.
+ * The model itself runs all the time (caches stay warm between windows); only counting
+ * is gated by windows.
+ */
+#include "sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* ---- setup ------------------------------------------------------------------------ */
+
+static int vcpu_init(struct vcpu *v, const struct hier_config *hc, unsigned index)
+{
+    struct hier_config c = *hc;
+    c.seed = hc->seed + 16ull * index;  /* distinct, reproducible random streams */
+    if (hier_init(&v->h, &c) != 0)
+        return -1;
+    v->slots = calloc(NSLOT, sizeof(*v->slots));
+    v->used = calloc(NSLOT, sizeof(*v->used));
+    v->is_used = calloc(NSLOT, sizeof(*v->is_used));
+    if (!v->slots || !v->used || !v->is_used)
+        return -1;
+    v->kctr = v->uctr = &v->sink;
+    return 0;
+}
+
+static void vcpu_free(struct vcpu *v)
+{
+    hier_free(&v->h);
+    free(v->slots);
+    free(v->used);
+    free(v->is_used);
+}
+
+struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
+{
+    struct sim *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->cfg = *cfg;
+    s->lv = (struct levels){cfg->hier.l2_on, cfg->hier.l3_on, cfg->hier.stlb_on};
+    s->nvcpus = nvcpus ? nvcpus : 1;
+    s->out = out;
+    domains_init(&s->dom);
+    uint64_t kend = cfg->marker_base > cfg->ktext_base ? cfg->marker_base
+                                                       : cfg->ktext_base + (1ull << 30);
+    iphys_init(&s->ip, cfg->ktext_base, kend);
+    pthread_mutex_init(&s->lock, NULL);
+    s->v = calloc(s->nvcpus, sizeof(*s->v));
+    if (!s->v)
+        goto fail;
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        if (vcpu_init(&s->v[i], &cfg->hier, i) != 0)
+            goto fail;
+    return s;
+fail:
+    sim_destroy(s);
+    return NULL;
+}
+
+void sim_destroy(struct sim *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; s->v && i < s->nvcpus; i++)
+        vcpu_free(&s->v[i]);
+    free(s->v);
+    domains_free(&s->dom);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* ---- hot path --------------------------------------------------------------------- */
+
+static struct counters *charge(struct vcpu *v, const struct insn_desc *d)
+{
+    return d->kernel ? v->kctr : v->uctr;
+}
+
+void sim_insn(struct sim *s, unsigned vcpu, const struct insn_desc *d)
+{
+    struct vcpu *v = &s->v[vcpu];
+    struct counters *c = charge(v, d);
+    c->v[CTR_INSNS]++;
+    hier_fetch(&v->h, c, v->asid, d->vaddr, d->paddr, d->size);
+}
+
+void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
+              uint64_t paddr, unsigned size, bool store)
+{
+    struct vcpu *v = &s->v[vcpu];
+    hier_data(&v->h, charge(v, d), v->asid, vaddr, paddr, size, store);
+}
+
+void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d)
+{
+    struct vcpu *v = &s->v[vcpu];
+    hier_cr3_write(&v->h, charge(v, d));
+}
+
+void sim_invlpg(struct sim *s, unsigned vcpu, const struct insn_desc *d)
+{
+    struct vcpu *v = &s->v[vcpu];
+    if (v->hint_parts == 7) {
+        hier_invlpg(&v->h, charge(v, d), v->hint);
+    } else {
+        s->invlpg_nohint++;
+        hier_invlpg_unknown(&v->h, charge(v, d));
+    }
+    v->hint_parts = 0;
+}
+
+/* ---- slots and folding -------------------------------------------------------------- */
+
+static struct counters *use_slot(struct vcpu *v, unsigned idx)
+{
+    if (!v->is_used[idx]) {
+        v->is_used[idx] = 1;
+        v->used[v->nused++] = (uint16_t)idx;
+    }
+    return &v->slots[idx];
+}
+
+static void point_counters(struct sim *s, struct vcpu *v)
+{
+    if (s->open) {
+        v->kctr = use_slot(v, 0);
+        v->uctr = use_slot(v, 1u + v->asid);
+    } else {
+        v->kctr = v->uctr = &v->sink;
+    }
+}
+
+/* Moves one slot's counts into the per-kind and per-task totals of the window. */
+static void fold_slot(struct sim *s, struct vcpu *v, unsigned idx)
+{
+    struct counters *c = &v->slots[idx];
+    if (counters_is_zero(c))
+        return;
+    if (idx == 0) {
+        counters_add(&v->kind_tot[DK_KERNEL], c);
+    } else {
+        struct task_total *t = domains_task(&s->dom, idx - 1);
+        if (t)
+            counters_add(&t->c, c);
+        counters_add(&v->kind_tot[t ? t->kind : DK_UNKNOWN], c);
+    }
+    memset(c, 0, sizeof(*c));
+}
+
+static void fold_all(struct sim *s)
+{
+    for (unsigned i = 0; i < s->nvcpus; i++) {
+        struct vcpu *v = &s->v[i];
+        for (unsigned k = 0; k < v->nused; k++)
+            fold_slot(s, v, v->used[k]);
+    }
+}
+
+/* ---- windows ------------------------------------------------------------------------ */
+
+static void reset_vcpu_window(struct vcpu *v)
+{
+    for (unsigned k = 0; k < v->nused; k++) {
+        memset(&v->slots[v->used[k]], 0, sizeof(struct counters));
+        v->is_used[v->used[k]] = 0;
+    }
+    v->nused = 0;
+    memset(v->kind_tot, 0, sizeof(v->kind_tot));
+}
+
+static void window_begin(struct sim *s, unsigned id)
+{
+    /* A begin while a window is open restarts it (windows do not nest). */
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        reset_vcpu_window(&s->v[i]);
+    domains_clear_totals(&s->dom);
+    s->open = true;
+    s->window = id;
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        point_counters(s, &s->v[i]);
+}
+
+static void window_close(struct sim *s, unsigned end_id, bool complete)
+{
+    fold_all(s);
+    if (s->out)
+        report_window(s->out, s, end_id, complete);
+    s->open = false;
+    s->windows_done++;
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        point_counters(s, &s->v[i]);
+}
+
+void sim_finish(struct sim *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->open)
+        window_close(s, s->window, false);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- markers ------------------------------------------------------------------------ */
+
+static void switch_asid(struct sim *s, struct vcpu *v, unsigned asid)
+{
+    v->kctr->v[CTR_AS_SWITCHES]++;
+    v->asid = (uint16_t)asid;
+    if (s->open)
+        v->uctr = use_slot(v, 1u + asid);
+}
+
+/* A (re)definition: whatever ran under the asid so far stays with its old identity. */
+static void commit_definition(struct sim *s, struct pending_def *d)
+{
+    d->name[d->len] = 0;
+    if (domains_same(&s->dom, d->asid, d->kind, d->name))
+        return;
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        fold_slot(s, &s->v[i], 1u + d->asid);
+    domains_define(&s->dom, d->asid, d->kind, d->name);
+}
+
+static void definition_marker(struct sim *s, struct vcpu *v, unsigned cmd, unsigned payload)
+{
+    struct pending_def *d = &v->def;
+    switch (cmd) {
+    case MK_DEF_BEGIN:
+        *d = (struct pending_def){.active = true, .asid = payload, .kind = DK_UNKNOWN};
+        break;
+    case MK_DEF_KIND:
+        d->kind = domains_kind_from_payload(payload);
+        break;
+    case MK_DEF_CHAR:
+        if (d->len < TASK_NAME_MAX && payload >= 0x20 && payload < 0x7F)
+            d->name[d->len++] = (char)payload;
+        break;
+    default: /* MK_DEF_END */
+        if (d->active) {
+            pthread_mutex_lock(&s->lock);
+            commit_definition(s, d);
+            pthread_mutex_unlock(&s->lock);
+        }
+        d->active = false;
+        break;
+    }
+}
+
+static void window_marker(struct sim *s, unsigned cmd, unsigned payload)
+{
+    pthread_mutex_lock(&s->lock);
+    if (cmd == MK_WIN_BEGIN)
+        window_begin(s, payload);
+    else if (s->open)
+        window_close(s, payload, true);
+    else
+        s->bad_markers++; /* an end without a begin */
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void hint_marker(struct vcpu *v, unsigned cmd, unsigned payload)
+{
+    uint64_t part = (uint64_t)payload;
+    if (cmd == MK_INVLPG_LO) {
+        v->hint = part << 12;
+        v->hint_parts = 1;
+    } else if (cmd == MK_INVLPG_MID) {
+        v->hint |= part << 24;
+        v->hint_parts |= 2;
+    } else {
+        v->hint |= part << 36;
+        v->hint_parts |= 4;
+        if (v->hint & (1ull << 47))
+            v->hint |= 0xFFFF000000000000ull; /* canonical kernel-half address */
+    }
+}
+
+void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload)
+{
+    struct vcpu *v = &s->v[vcpu];
+    s->markers++;
+    if (cmd == MK_SWITCH)
+        switch_asid(s, v, payload % NASID);
+    else if (cmd >= MK_DEF_BEGIN && cmd <= MK_DEF_END)
+        definition_marker(s, v, cmd, payload);
+    else if (cmd == MK_WIN_BEGIN || cmd == MK_WIN_END)
+        window_marker(s, cmd, payload);
+    else if (cmd >= MK_INVLPG_LO && cmd <= MK_INVLPG_HI)
+        hint_marker(v, cmd, payload);
+    else
+        s->bad_markers++;
+}
+
+bool sim_marker_access(struct sim *s, unsigned vcpu, uint64_t vaddr, bool store)
+{
+    uint64_t off = vaddr - s->cfg.marker_base;
+    if (off >= MARKER_SPAN)
+        return false;
+    if (!store)
+        sim_marker(s, vcpu, (unsigned)(off >> 12), (unsigned)(off & 0xFFF));
+    return true;
+}

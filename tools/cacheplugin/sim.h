@@ -1,0 +1,100 @@
+/*
+ * The whole modelled machine: one hierarchy per vCPU, domain attribution, the marker
+ * protocol and measurement windows. QEMU-free, so the host tests drive it directly with
+ * synthetic streams; plugin.c only translates QEMU callbacks into these calls.
+ */
+#ifndef CACHESIM_SIM_H
+#define CACHESIM_SIM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "counters.h"
+#include "domains.h"
+#include "hier.h"
+#include "iphys.h"
+
+#define MARKER_SPAN 0x10000ull  /* 16 commands x 4 KiB */
+
+/* Marker commands: one-byte load from marker_base + (cmd << 12) + payload. */
+enum marker_cmd {
+    MK_SWITCH = 0,      /* address-space switch; payload = asid (0 = none) */
+    MK_DEF_BEGIN = 1,   /* begin defining asid = payload */
+    MK_DEF_KIND = 2,    /* 1 = server, 2 = user task */
+    MK_DEF_CHAR = 3,    /* one byte of the name */
+    MK_DEF_END = 4,
+    MK_WIN_BEGIN = 5,   /* payload = window id */
+    MK_WIN_END = 6,
+    /* Optional extension (see README): the address of the next INVLPG, 12 bits each. */
+    MK_INVLPG_LO = 7,   /* vaddr bits 12..23 (starts a new hint) */
+    MK_INVLPG_MID = 8,  /* bits 24..35 */
+    MK_INVLPG_HI = 9,   /* bits 36..47; the hint is complete */
+};
+
+/* What the translator learnt about one guest instruction. */
+struct insn_desc {
+    uint64_t vaddr;
+    uint64_t paddr;
+    uint8_t size;
+    uint8_t kernel;     /* vaddr in the kernel half */
+    uint8_t kind;       /* enum insn_kind */
+};
+
+#define NSLOT (1 + NASID)  /* slot 0: kernel; slot 1 + a: user half under asid a */
+
+struct pending_def {
+    bool active;
+    unsigned asid;
+    uint8_t kind;
+    unsigned len;
+    char name[TASK_NAME_MAX + 1];
+};
+
+struct vcpu {
+    struct hier h;
+    uint16_t asid;
+    struct counters *kctr, *uctr;   /* where events go now: slots, or sink when closed */
+    struct counters sink;
+    struct counters *slots;         /* [NSLOT] */
+    uint16_t *used;                 /* slots touched in this window */
+    uint8_t *is_used;
+    unsigned nused;
+    struct counters kind_tot[NDKIND];  /* window totals by kind, filled by folding */
+    struct pending_def def;
+    uint64_t hint;
+    unsigned hint_parts;            /* bit i: part MK_INVLPG_LO + i seen */
+};
+
+struct sim {
+    struct config cfg;
+    struct levels lv;
+    unsigned nvcpus;
+    struct vcpu *v;
+    struct domains dom;
+    struct iphys ip;                /* used by the translator; reported per window */
+    pthread_mutex_t lock;           /* windows and definitions (rare, cross-vCPU) */
+    bool open;
+    unsigned window;
+    uint64_t windows_done;
+    uint64_t markers, bad_markers, invlpg_nohint;
+    FILE *out;                      /* JSON lines; not owned */
+};
+
+struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out);
+void sim_destroy(struct sim *s);
+
+void sim_insn(struct sim *s, unsigned vcpu, const struct insn_desc *d);
+void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
+              uint64_t paddr, unsigned size, bool store);
+/* Returns true (and acts on it) if vaddr is a marker access; markers are never counted. */
+bool sim_marker_access(struct sim *s, unsigned vcpu, uint64_t vaddr, bool store);
+void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload);
+void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d);
+void sim_invlpg(struct sim *s, unsigned vcpu, const struct insn_desc *d);
+/* At exit: writes a still-open window, marked incomplete. */
+void sim_finish(struct sim *s);
+
+#endif

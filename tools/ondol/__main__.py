@@ -1,0 +1,5 @@
+import sys
+
+from ondol.cli import main
+
+sys.exit(main())

@@ -1,0 +1,132 @@
+"""Running a registered benchmark: boot each configuration, collect and combine its rows."""
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from ondol import OndolError, boot, cache, project, qemu
+from ondol.benchmarks import Benchmark, Config
+from ondol.progress import BenchProgress
+from ondol.results import document, label_unit, mode_name
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked for on the command line."""
+    options: dict[str, str]
+    icount: bool | None
+    runs: int
+    cache: str | None
+    timeout: float | None
+    results_dir: Path
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Everything one boot needs besides its configuration."""
+    bench: Benchmark
+    request: Request
+    top: Path
+    binary: str
+    kernel: Path
+    initrd: Path
+    mode: str
+
+
+@dataclass
+class _Boot:
+    record: dict
+    rows: list[dict]
+    unmatched_windows: list[dict]
+
+
+def run(bench: Benchmark, request: Request, top: Path, binary: str) -> dict:
+    """Boot every configuration `request.runs` times and return the result document."""
+    if "run" in request.options:
+        raise OndolError("run= is set by the benchmark; it cannot be given with --opt")
+    kernel, initrd = project.kernel_images(top)
+    icount = bench.icount if request.icount is None else request.icount
+    ctx = _Context(bench, request, top, binary, kernel, initrd, mode_name(icount))
+    (request.results_dir / "logs").mkdir(parents=True, exist_ok=True)
+
+    boots, rows, windows = [], [], []
+    total = len(bench.configs) * request.runs
+    with BenchProgress(bench.name, total) as progress:
+        for index, config in enumerate(bench.configs):
+            config_rows = []
+            for attempt in range(request.runs):
+                progress.boot_started(config.label)
+                done = _boot(ctx, index, config, attempt, progress)
+                progress.boot_done()
+                boots.append(done.record)
+                config_rows.append(done.rows)
+                windows += done.unmatched_windows
+            rows += combine_runs(config_rows, bench.key)
+
+    return document(benchmark=bench.name, description=bench.description, paper=bench.paper,
+                    key=bench.key, commit=project.commit(top), qemu=qemu.version(binary),
+                    mode=ctx.mode, cache=request.cache, host=project.host(), boots=boots,
+                    rows=rows, cache_windows=windows)
+
+
+def _boot(ctx: _Context, index: int, config: Config, attempt: int,
+          progress: BenchProgress) -> _Boot:
+    request, bench = ctx.request, ctx.bench
+    logs = request.results_dir / "logs"
+    stem = f"{bench.name}-{index:02d}" + (f"-r{attempt}" if request.runs > 1 else "")
+    stream_path, log = logs / f"{stem}.jsonl", logs / f"{stem}.log"
+    windows_path = logs / f"{stem}.cache.jsonl"
+    options = {**config.options, **request.options, "run": config.command.replace(" ", ",")}
+    plugin = ()
+    if request.cache:
+        windows_path.unlink(missing_ok=True)
+        plugin = cache.qemu_args(request.cache, ctx.top, windows_path,
+                                 logs / f"{stem}.plugin.log")
+    machine = qemu.Machine(kernel=ctx.kernel, initrd=ctx.initrd, results=stream_path,
+                           options=options, icount=ctx.mode == "icount", plugin=plugin)
+    timeout = request.timeout or bench.timeout
+    stream = boot.headless(qemu.command(ctx.binary, machine), stream_path, log, timeout,
+                           progress.guest)
+
+    ours = [r for r in stream.results if r["bench"] == bench.name]
+    rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]
+    if not rows:
+        raise OndolError(f"guest reported no {bench.name!r} results "
+                         f"(stream: {project.display(stream_path)})")
+    unmatched = cache.merge(rows, cache.read_windows(windows_path), bench.key)
+    hello = stream.hello or {}
+    record = {"config": config.label, "run": attempt,
+              "options": {**options, **hello.get("options", {})},
+              "guest": {k: v for k, v in hello.items() if k not in ("type", "options")},
+              "log": str(log.relative_to(request.results_dir)),
+              "stream": str(stream_path.relative_to(request.results_dir))}
+    return _Boot(record, rows, unmatched)
+
+
+def combine_runs(runs: list[list[dict]], key: tuple[str, ...]) -> list[dict]:
+    """One row per key over repeated boots of one configuration.
+
+    The median is the median of the runs' medians (each run's is kept in "run_medians"),
+    min and max are the extremes, n is the total sample count. Other fields come from the
+    first run, except a "cache" field that differs between runs, which becomes a list.
+    """
+    if len(runs) == 1:
+        return runs[0]
+    groups: dict[tuple, list[dict]] = {}
+    for row in (r for rows in runs for r in rows):
+        groups.setdefault(tuple(row.get(k) for k in key), []).append(row)
+    return [_combine(group) for group in groups.values()]
+
+
+def _combine(group: list[dict]) -> dict:
+    row = dict(group[0])
+    for field, reduce in (("median", statistics.median), ("min", min), ("max", max),
+                          ("n", sum)):
+        values = [r[field] for r in group if field in r]
+        if values:
+            row[field] = reduce(values)
+    if "median" in row:
+        row["run_medians"] = [r.get("median") for r in group]
+    caches = [r["cache"] for r in group if "cache" in r]
+    if caches and any(c != caches[0] for c in caches):
+        row["cache"] = caches
+    return row

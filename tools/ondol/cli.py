@@ -1,0 +1,138 @@
+"""Command-line entry point: argument parsing and the four commands."""
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ondol import OndolError, benchmarks, boot, cache, project, qemu, report, results
+from ondol import bench as bench_runner
+from ondol import compare as comparing
+from ondol.table import rows_table
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except OndolError as exc:
+        print(f"ondol: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ondol: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ondol", description="Build, boot and measure ondol.")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="build and boot ondol on this terminal")
+    _boot_options(run)
+    run.add_argument("--icount", action="store_true", help="deterministic icount mode")
+    run.set_defaults(func=cmd_run)
+
+    bench = sub.add_parser("bench", help="run a registered benchmark headless")
+    bench.add_argument("name", help="benchmark name (see tools/ondol/benchmarks.py)")
+    _boot_options(bench)
+    bench.add_argument("--icount", action=argparse.BooleanOptionalAction, default=None,
+                       help="icount mode on/off (default: the benchmark's)")
+    bench.add_argument("--runs", type=int, default=1, help="boots per configuration")
+    bench.add_argument("--timeout", type=float, help="seconds per boot (default: the "
+                       "benchmark's)")
+    bench.set_defaults(func=cmd_bench)
+
+    comp = sub.add_parser("compare", help="ratios B/A of the medians of two result files")
+    comp.add_argument("a", type=Path, metavar="A.json")
+    comp.add_argument("b", type=Path, metavar="B.json")
+    comp.set_defaults(func=cmd_compare)
+
+    rep = sub.add_parser("report", help="write results/report.html")
+    _results_option(rep)
+    rep.set_defaults(func=cmd_report)
+    return parser
+
+
+def _boot_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE",
+                        help="kernel option (repeatable)")
+    parser.add_argument("--cache", metavar="SPEC",
+                        help="load the cache model plugin: a preset and/or key=value pairs")
+    parser.add_argument("--no-build", action="store_true", help="do not run make first")
+    _results_option(parser)
+
+
+def _results_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", type=Path, metavar="DIR",
+                        help="results directory (default: results/ in the repository)")
+
+
+def _parse_opts(items: list[str]) -> dict[str, str]:
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise OndolError(f"bad --opt {item!r}: expected key=value")
+        options[key] = value
+    return options
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Path, Path, str]:
+    """Repository root, results directory and QEMU binary; builds unless --no-build."""
+    top = project.root()
+    directory = args.results or top / "results"
+    binary = qemu.find()
+    if not args.no_build:
+        project.build(top, directory / "logs" / "make.log")
+    return top, directory, binary
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    top, directory, binary = _prepare(args)
+    kernel, initrd = project.kernel_images(top)
+    directory.mkdir(parents=True, exist_ok=True)
+    stream = directory / "run.jsonl"
+    plugin = ()
+    if args.cache:
+        plugin = cache.qemu_args(args.cache, top, directory / "run.cache.jsonl",
+                                 directory / "run.plugin.log")
+    machine = qemu.Machine(kernel=kernel, initrd=initrd, results=stream,
+                           options=_parse_opts(args.opt), icount=args.icount, plugin=plugin,
+                           interactive=True)
+    status = boot.interactive(qemu.command(binary, machine))
+    print(f"ondol: result stream in {project.display(stream)}", file=sys.stderr)
+    return status
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    bench = benchmarks.get(args.name)
+    if args.runs < 1:
+        raise OndolError("--runs must be at least 1")
+    options = _parse_opts(args.opt)
+    top, directory, binary = _prepare(args)
+    request = bench_runner.Request(options=options, icount=args.icount, runs=args.runs,
+                                   cache=args.cache, timeout=args.timeout,
+                                   results_dir=directory)
+    doc = bench_runner.run(bench, request, top, binary)
+    from ondol import plot  # matplotlib takes ~0.4 s to import; only bench needs it
+    written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory)]
+    columns = list(bench.columns) + ["unit"] * any("unit" in r for r in doc["results"])
+    title = f"{bench.name}: {bench.description} (mode {doc['mode']})"
+    Console().print(rows_table(title, columns, doc["results"]))
+    print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    a, b = results.load(args.a), results.load(args.b)
+    columns, rows, warnings = comparing.compare(a, b)
+    Console().print(rows_table(f"{args.b} / {args.a}", columns, rows))
+    for warning in warnings:
+        print(f"ondol: note: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    directory = args.results or project.root() / "results"
+    print(f"wrote {project.display(report.write(directory))}", file=sys.stderr)
+    return 0
