@@ -126,9 +126,10 @@ void schedule(void)
     struct cpu *c = this_cpu();
     struct thread *prev = c->current;
     c->need_resched = false;
-    if (prev->state == T_RUNNING && prev != c->idle) {
+    if (prev->state == T_RUNNING) {
         prev->state = T_READY;
-        rq_push(prev);
+        if (prev != c->idle)          /* idle is never queued: it runs when nothing else can */
+            rq_push(prev);
     }
     int p = rq_highest();
     struct thread *next = p >= 0 ? rq_head[p] : c->idle;

@@ -130,7 +130,6 @@ def test_boot_icount_returns_results(icount_run, peer_build):
         assert 1 <= r["timer_overhead"] <= 20
     assert (res["linux_pipe_roundtrip"]["median"] > res["linux_futex_handoff"]["median"]
             > 10 * res["linux_null_syscall"]["median"])
-    assert icount_run.wall_s < 60
     assert "peer: done, status 0" in icount_run.console
     assert Path(icount_run.workdir, "results.jsonl").is_file()
 

@@ -90,8 +90,8 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
     ours = [r for r in stream.results if r["bench"] == bench.name]
     rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]
     if not rows:
-        raise OndolError(f"guest reported no {bench.name!r} results "
-                         f"(stream: {project.display(stream_path)})")
+        raise OndolError(f"guest reported no {bench.name!r} results (stream: "
+                         f"{project.display(stream_path)}; log: {project.display(log)})")
     unmatched = cache.merge(rows, cache.read_windows(windows_path), bench.key)
     hello = stream.hello or {}
     record = {"config": config.label, "run": attempt,

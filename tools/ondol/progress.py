@@ -12,24 +12,27 @@ class BenchProgress:
 
     def __init__(self, name: str, boots: int):
         self._console = Console(stderr=True)
+        self._live = self._console.is_terminal
         self._name, self._total, self._started = name, boots, 0
         self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
                                   BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                   console=self._console, transient=True,
-                                  disable=not self._console.is_terminal)
+                                  disable=not self._live)
         self._boots = self._progress.add_task(f"{name}: boots", total=boots)
         self._guest = self._progress.add_task("", total=None, visible=False)
 
     def __enter__(self) -> "BenchProgress":
-        self._progress.start()
+        if self._live:
+            self._progress.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self._progress.stop()
+        if self._live:
+            self._progress.stop()
 
     def boot_started(self, label: str) -> None:
         self._started += 1
-        if not self._console.is_terminal:
+        if not self._live:
             self._console.print(f"{self._name} [{self._started}/{self._total}] {label}",
                                 highlight=False)
         self._progress.reset(self._guest, description=f"  {label}", total=None,

@@ -1,0 +1,269 @@
+"""User programs and the shell, driven through the serial console of a booted ondol.
+
+Needs build/ondol.bin and build/bootfs.tar (`make`). Each test boots its own guest
+with tests/qemu_harness.py and powers it off with `halt`.
+"""
+import re
+
+import pytest
+
+from qemu_harness import PROMPT, boot, run_to_halt
+
+KILL_LINE = (r"ondol: killed task (?P<task>\d+) \((?P<name>[^)]*)\) thread (?P<thread>\d+): "
+             r"(?P<cause>[^\n]*?) rip=(?P<rip>0x[0-9a-f]+|0) addr=(?P<addr>0x[0-9a-f]+|0)\n")
+USER_IMAGE = (0x400000, 0x800000)           # where user programs are linked and loaded
+STACK_TOP = 0x00007ffffffff000              # kernel/include/memlayout.h USER_STACK_TOP
+STACK_SIZE = 256 * 1024                     # USER_STACK_SIZE; one guard page below it
+
+
+@pytest.fixture
+def shell():
+    s = boot(lifetime=600)
+    try:
+        yield s
+        assert s.halt() == 0, "halt did not power off cleanly"
+    finally:
+        s.close()
+
+
+def meminfo(s):
+    out = s.cmd("meminfo")
+    m = re.search(r"frames:\s+total (\d+) \(\d+ KiB\)\s+free (\d+) \(\d+ KiB\)", out)
+    o = re.search(r"objects: tasks (\d+)\s+threads (\d+)\s+aspaces (\d+)", out)
+    k = re.search(r"kobj:\s+(\d+) bytes in use", out)
+    assert m and o and k, out
+    return {"total": int(m[1]), "free": int(m[2]), "tasks": int(o[1]), "threads": int(o[2]),
+            "aspaces": int(o[3]), "kobj_bytes": int(k[1])}
+
+
+def check_hello(out, *args):
+    assert "hello from ondol" in out, out
+    assert f"argc={len(args) + 1}" in out, out
+    assert "argv[0]=hello" in out, out
+    for i, a in enumerate(args, 1):
+        assert f"argv[{i}]={a}\n" in out, out
+
+
+# ---- shell basics ------------------------------------------------------------------------
+
+def test_hello_with_args(shell):
+    check_hello(shell.cmd("hello one two three"), "one", "two", "three")
+    check_hello(shell.cmd("run hello via-run"), "via-run")
+    check_hello(shell.cmd("   hello    spaced\targs  "), "spaced", "args")
+
+
+def test_unknown_program(shell):
+    out = shell.cmd("nosuchprog x y")
+    assert "sh: nosuchprog: not found" in out
+    assert "sh: nope: not found" in shell.cmd("run nope")
+    check_hello(shell.cmd("hello"))
+
+
+def test_nonzero_exit_status_is_reported(shell):
+    out = shell.cmd("faulttest")
+    assert "usage: faulttest" in out and "[exit 2]" in out
+    assert "[exit" not in shell.cmd("true")
+    assert "[exit" not in shell.cmd("hello")
+
+
+def test_builtins(shell):
+    assert shell.cmd("echo a  b c").strip() == "a b c"
+    assert "meminfo" in shell.cmd("help")
+    ps = shell.cmd("ps")
+    rows = [l.split() for l in ps.splitlines()[1:] if l.strip()]
+    names = {r[-1]: r for r in rows}
+    assert "init" in names and "sh" in names, ps
+    assert names["sh"][3] == "running", ps          # the shell runs ps itself
+    assert names["init"][3] == "blocked", ps        # init waits for the shell
+    m = meminfo(shell)
+    assert 0 < m["free"] <= m["total"]
+    assert m["tasks"] == 2 and m["threads"] >= 2 and m["aspaces"] == 2, m
+
+
+def test_too_many_arguments(shell):
+    out = shell.cmd("hello " + " ".join(str(i) for i in range(20)))
+    assert "too many arguments" in out and "hello from ondol" not in out
+    check_hello(shell.cmd("hello " + " ".join(str(i) for i in range(15))),
+                *[str(i) for i in range(15)])
+
+
+# ---- line editing ------------------------------------------------------------------------
+
+def test_backspace_editing(shell):
+    # "hellp", DEL, "o" -> "hello"; " xy", BS (0x08), "z" -> " xz"
+    shell.send("hellp\x7fo xy\x08z\r")
+    shell.expect(r"\x08 \x08o xy\x08 \x08z\n", timeout=10)     # erase echoes
+    out = shell.output
+    shell.expect(re.escape(PROMPT), timeout=30)
+    check_hello(shell.output[len(out):], "xz")
+    # backspace on an empty line does nothing; erase a whole word and retype
+    shell.send("\x7f\x7fhello abc\x7f\x7f\x7fdef\r")
+    shell.expect(r"argv\[1\]=def\n", timeout=30)
+    shell.expect(re.escape(PROMPT), timeout=30)
+
+
+def test_escape_sequences_and_control_chars_ignored(shell):
+    # arrow keys (CSI), F1 (SS3), a CSI with parameters, Tab and Ctrl-A are dropped
+    shell.send("\x1b[Ahel\x1bOPlo\x1b[1;5C\t\x01 q\r")
+    shell.expect(r"argv\[1\]=q\n", timeout=30)
+    shell.expect(re.escape(PROMPT), timeout=30)
+    assert "argv[2]" not in shell.output
+    # Ctrl-C drops the line; "\r\n" is a single Enter (no extra prompt)
+    shell.send("faulttest null\x03")
+    shell.expect(r"\^C\n" + re.escape(PROMPT), timeout=10)
+    out = shell.cmd("echo one")
+    assert out.strip() == "one"
+    shell.send("echo two\r\n")
+    shell.expect(r"two\n" + re.escape(PROMPT), timeout=10)
+    out = shell.cmd("echo three")
+    assert out.strip() == "three", out
+    assert "killed" not in shell.output
+
+
+# ---- faults ------------------------------------------------------------------------------
+
+FAULTS = {
+    # mode: (cause text in the kernel's line, exception vector)
+    "null": ("page fault", 14),
+    "div0": ("divide error", 0),
+    "cli": ("general protection", 13),
+    "hlt": ("general protection", 13),
+    "cr3": ("general protection", 13),
+    "stack": ("page fault", 14),
+    "ud": ("invalid opcode", 6),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(FAULTS))
+def test_fault_kills_program(shell, mode):
+    cause, vector = FAULTS[mode]
+    out = shell.cmd(f"faulttest {mode}")
+    m = re.search(KILL_LINE, out)
+    assert m, f"no kill report:\n{out}"
+    assert m["name"] == "faulttest", out
+    assert cause in m["cause"], out
+    rip = int(m["rip"], 16)
+    assert USER_IMAGE[0] <= rip < USER_IMAGE[1], f"rip {rip:#x} not in the program: {out}"
+    addr = int(m["addr"], 16)
+    if mode == "null":
+        assert addr == 0 and "write" in m["cause"], out
+    if mode == "stack":
+        guard = STACK_TOP - STACK_SIZE
+        assert guard - 4096 <= addr < guard, f"fault at {addr:#x}, guard page below {guard:#x}"
+    assert f"(vector {vector}), status {128 + vector}]" in out, out
+    assert "survived" not in out
+    # the kernel and the shell are fine afterwards
+    check_hello(shell.cmd("hello after"), "after")
+    m = meminfo(shell)
+    assert m["tasks"] == 2 and m["aspaces"] == 2, m
+
+
+def test_bad_pointers_are_refused(shell):
+    out = shell.cmd("faulttest badptr")
+    assert "badptr kernel=-2 unmapped=-2 noncanon=-2" in out, out
+    assert "[exit" not in out and "killed" not in out
+    check_hello(shell.cmd("hello"))
+
+
+def test_fault_leaves_no_leak(shell):
+    shell.cmd("faulttest null")              # warm-up (first use of some kernel caches)
+    before = meminfo(shell)
+    for mode in sorted(FAULTS):
+        shell.cmd(f"faulttest {mode}")
+    after = meminfo(shell)
+    assert before == after
+
+
+# ---- scheduling --------------------------------------------------------------------------
+
+def test_schedtest_preempt(shell):
+    out = shell.cmd("schedtest preempt", timeout=120)
+    m = re.search(r"preempt ok spinner=(\d+) main=(\d+)", out)
+    assert m, out
+    assert int(m[1]) > 0 and int(m[2]) > 0
+    check_hello(shell.cmd("hello"))
+
+
+def test_schedtest_prio(shell):
+    out = shell.cmd("schedtest prio", timeout=60)
+    assert "prio order: H M L" in out, out
+    assert "prio ok" in out
+    assert "[exit" not in out
+
+
+# ---- stress and fuzz ---------------------------------------------------------------------
+
+def _stress(shell, mode, count):
+    out = shell.cmd(f"stress {mode} {count}", timeout=600)
+    assert "stress LEAK" not in out, out
+    assert re.search(rf"stress ok mode={mode} count={count}\b", out), out
+    before = re.search(r"before: (.*)\n", out)[1]
+    after = re.search(r"after : (.*)\n", out)[1]
+    assert before == after, out
+    return out
+
+
+def test_stress_threads(shell):
+    out = _stress(shell, "threads", 10000)
+    assert re.search(r"ran=(\d+)", out) and int(re.search(r"ran=(\d+)", out)[1]) >= 10000
+
+
+def test_stress_tasks(shell):
+    _stress(shell, "tasks", 1000)
+    check_hello(shell.cmd("hello"))
+
+
+def test_fuzz(shell):
+    before = meminfo(shell)
+    out = shell.cmd("fuzz 1 200000", timeout=900)
+    assert "fuzz done seed=1 n=200000" in out, out[-3000:]
+    assert "fuzz: 0 violations" in out, out[-3000:]
+    assert "fuzz: 200000/200000 calls" in out
+    assert not re.search(r"ondol: killed task \d+ \(fuzz\)", out), "the fuzzer was killed"
+    assert "panic" not in out.lower()
+    # the histogram has a row per call number, and invalid numbers gave E_NOSYS
+    inv = re.search(r"^\(invalid\)\s+0\s+(\d+)(\s+0){11}$", out, re.M)
+    assert inv and int(inv[1]) > 0, out[-3000:]
+    check_hello(shell.cmd("hello still", timeout=60), "still")
+    after = meminfo(shell)
+    assert before == after, "kernel resources differ after the fuzzer exited"
+
+
+# ---- startup modes, init, halt -------------------------------------------------------------
+
+def test_halt_exits_qemu_with_status_0():
+    with boot() as s:
+        s.cmd("hello")
+        assert s.halt() == 0
+        assert "powering off" in s.output
+
+
+def test_run_option_runs_commands_and_powers_off():
+    status, out, _ = run_to_halt({"run": "hello,a,b;echo,x,y;nosuch"}, timeout=60)
+    assert status == 0, out
+    assert f"{PROMPT}hello a b\n" in out
+    check_hello(out, "a", "b")
+    assert f"{PROMPT}echo x y\nx y\n" in out
+    assert f"{PROMPT}nosuch\nsh: nosuch: not found\n" in out
+    # nothing interactive happened: the last command is followed by the power-off
+    assert out.rstrip().endswith("powering off") or "powering off" in out.splitlines()[-1]
+
+
+def test_run_option_then_shell():
+    with boot({"run": "echo,scripted", "then": "shell"}) as s:
+        out = s.cmd("echo interactive")
+        assert out.strip() == "interactive"
+        assert f"{PROMPT}echo scripted\nscripted\n" in s.output
+        assert s.halt() == 0
+
+
+def test_init_restarts_the_shell():
+    with boot({"run": "echo,once", "then": "shell"}) as s:
+        s.cmd("echo ready")
+        s.send("exit 3\r")
+        s.expect(r"init: sh exited with status 3, restarting it\n", timeout=30)
+        s.expect(re.escape(PROMPT), timeout=30)
+        check_hello(s.cmd("hello again"), "again")
+        # the restarted shell is interactive only: the run= script did not run again
+        assert s.output.count("\nonce\n") == 1, s.output
+        assert s.halt() == 0
