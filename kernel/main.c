@@ -4,6 +4,7 @@
 #include "console.h"
 #include "cpu.h"
 #include "kernel.h"
+#include "ipc.h"
 #include "marker.h"
 #include "memlayout.h"
 #include "options.h"
@@ -37,9 +38,9 @@ static void banner(void)
     printk("\nondol %s (%s) x86_64, booted by %s\n", ondol_version, ONDOL_COMMIT,
            bi.loader[0] ? bi.loader : "multiboot");
     printk("cpu: %s \"%s\" features: %s\n", cpu_features.vendor, cpu_features.brand, feats);
-    printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks\n",
+    printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
            (unsigned long)mib, (unsigned long)(frames_kernel() * 4), (unsigned long)(tsc_hz() / 1000),
-           (unsigned long)timer_hz, (unsigned long)slice_ticks);
+           (unsigned long)timer_hz, (unsigned long)slice_ticks, ipc_dts ? "on" : "off");
     printk("options:");
     for (int i = 0; i < options_count(); i++) {
         const char *k, *v;
@@ -116,6 +117,7 @@ void kmain(u32 magic, u64 info_pa)
     cpus[0].apic_id = lapic_id();
 
     markers_on = opt_get_bool("markers", true);
+    ipc_dts = opt_get_bool("dts", true);
     timer_hz = (u64)opt_get_int("hz", 100, 10, 10000);
     slice_ticks = (u64)opt_get_int("slice", 1, 1, 1000);
     lapic_timer_start((u32)timer_hz);

@@ -61,7 +61,16 @@ static void rq_remove(struct thread *t)
         rq_bitmap[p / 64] &= ~(1ull << (p % 64));
 }
 
-static int rq_highest(void)
+int rq_highest_prio(void);
+static int rq_highest(void) { return rq_highest_prio(); }
+
+void rq_add(struct thread *t)
+{
+    t->state = T_READY;
+    rq_push(t);
+}
+
+int rq_highest_prio(void)
 {
     for (int w = ARRAY_SIZE(rq_bitmap) - 1; w >= 0; w--)
         if (rq_bitmap[w])
@@ -108,15 +117,35 @@ static void finish_switch(struct cpu *c, struct thread *prev)
     }
 }
 
+extern void thread_start(void);
+
+/* A switch frame just below a thread's trapframe: swtch() "returns" into thread_start,
+ * which leaves the kernel through the frame. Built only when the thread is switched to,
+ * because while it ran, its stack below tf held live kernel frames. */
+static u64 continuation_from_tf(struct thread *t)
+{
+    u64 *sp = (u64 *)t->tf;
+    *--sp = (u64)thread_start;
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;
+    return (u64)sp;
+}
+
 static void switch_to(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
+    u64 discard;
     c->current = next;
     next->on_cpu = true;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
+    if (next->resume_via_tf) {
+        next->resume_via_tf = false;
+        next->ksp = continuation_from_tf(next);
+    }
     if (next->task)
         aspace_switch(next->task->as);
-    swtch(&prev->ksp, next->ksp);
+    /* A thread blocked without a continuation is never resumed on this stack. */
+    swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
     /* back on prev's stack: whoever switched to us left its own thread in `prev` slot */
     finish_switch(c, c->switched_from);
 }
@@ -144,13 +173,20 @@ void schedule(void)
     switch_to(prev, next);
 }
 
-/* Called by thread_start (entry.S) on a new thread's first run. */
+/* Called by thread_start (entry.S) when a thread without a kernel continuation runs. */
 void thread_first_run(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c, c->switched_from);
+}
+
+/* Last kernel step of every system call (entry.S exit_to_user), on the returning thread's
+ * own stack, just before its registers are restored. */
+void kernel_exit_to_user(struct trapframe *tf)
+{
+    (void)tf;
     sched_kernel_exit_checks();
-    kernel_unlock();          /* we leave for user mode through trap_return */
+    kernel_unlock();
 }
 
 static void idle_loop(void)
@@ -244,15 +280,31 @@ static void waitq_remove(struct waitq *q, struct thread *t)
     t->waiting_on = NULL;
 }
 
-/* Wake a blocked or sleeping thread with `result` as the value its wait returns. */
+void thread_unblock(struct thread *t)
+{
+    if (t->waiting_on)
+        waitq_remove(t->waiting_on, t);
+    sleep_remove(t);
+}
+
+void sleep_until(struct thread *t, u64 timeout)
+{
+    if (timeout != WAIT_FOREVER)
+        sleep_add(t, ticks + timeout);
+}
+
+/* Wake a blocked or sleeping thread with `result` as the value its wait returns. A thread
+ * blocked without a kernel continuation (IPC) gets the result straight in its rax. */
 void thread_wake(struct thread *t, int result)
 {
     if (t->state != T_BLOCKED && t->state != T_SLEEPING)
         return;
-    if (t->waiting_on)
-        waitq_remove(t->waiting_on, t);
-    sleep_remove(t);
+    thread_unblock(t);
     t->wait_result = result;
+    if (t->resume_via_tf) {
+        t->tf->rax = (u64)(i64)result;
+        t->ipc_state = 0;
+    }
     make_ready(t);
 }
 

@@ -14,6 +14,8 @@
 #include "power.h"
 #include "sched.h"
 #include "usercopy.h"
+#include "ipc.h"
+#include "marker.h"
 
 typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
 
@@ -250,6 +252,43 @@ static long sys_kopt(u64 ukey, u64 ubuf, u64 len)
     return (long)vlen;
 }
 
+/* Runtime mechanism switches, for benchmarks; the boot-time option of the same name sets
+ * the initial value (docs/options.md). */
+static long sys_kset(u64 ukey, u64 uvalue)
+{
+    if (!self_task()->privileged)
+        return E_PERM;
+    char key[32], value[32];
+    long r = copyin_str(key, ukey, sizeof(key));
+    if (r >= 0)
+        r = copyin_str(value, uvalue, sizeof(value));
+    if (r < 0)
+        return r;
+    bool on = !strcmp(value, "on") || !strcmp(value, "1");
+    if (!on && strcmp(value, "off") && strcmp(value, "0"))
+        return E_INVAL;
+    if (!strcmp(key, "dts"))
+        ipc_dts = on;
+    else if (!strcmp(key, "markers"))
+        markers_on = on;
+    else
+        return E_NOENT;
+    return 0;
+}
+
+static long sys_measure(u64 op, u64 arg)
+{
+    if (arg > 0xfff)
+        return E_INVAL;
+    if (op == MEASURE_WINDOW_BEGIN)
+        marker(MARK_WINDOW_BEGIN, (unsigned)arg);
+    else if (op == MEASURE_WINDOW_END)
+        marker(MARK_WINDOW_END, (unsigned)arg);
+    else
+        return E_INVAL;
+    return 0;
+}
+
 #define H(f) ((syscall_fn)(void (*)(void))(f))
 static const syscall_fn handlers[NSYSCALLS] = {
     [SYS_NULL] = H(sys_null),
@@ -273,16 +312,21 @@ static const syscall_fn handlers[NSYSCALLS] = {
     [SYS_RESULT_WRITE] = H(sys_result_write),
     [SYS_SET_PRIORITY] = H(sys_set_priority),
     [SYS_KOPT] = H(sys_kopt),
+    [SYS_KSET] = H(sys_kset),
+    [SYS_MEASURE] = H(sys_measure),
 };
 
-void syscall_dispatch(struct trapframe *tf)
+/* Returns the trapframe to leave the kernel through (entry.S): the caller's own, or after
+ * an IPC direct switch the partner's. Exit checks and unlocking follow in exit_to_user. */
+struct trapframe *syscall_dispatch(struct trapframe *tf)
 {
     kernel_lock();
     u64 n = tf->rax;
+    if (n >= SYS_IPC_FIRST && n <= SYS_IPC_LAST)
+        return ipc_syscall(tf);
     long r = E_NOSYS;
     if (n < NSYSCALLS && handlers[n])
         r = handlers[n](tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
     tf->rax = (u64)r;
-    sched_kernel_exit_checks();
-    kernel_unlock();
+    return tf;
 }

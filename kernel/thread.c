@@ -6,6 +6,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "memlayout.h"
+#include "ipc.h"
 #include "sched.h"
 
 #define SLOT_BITS 12
@@ -18,7 +19,6 @@ static u32 generation[MAX_THREADS];
 static int nthreads;
 static int next_slot = 1;
 
-extern void thread_start(void);
 
 static int slot_alloc(struct thread *t)
 {
@@ -107,7 +107,8 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     tf->ss = SEL_UDATA;
     tf->rdi = arg0;
     tf->rsi = arg1;
-    prepare_switch_frame(t, (u64)tf, thread_start);
+    t->tf = tf;
+    t->resume_via_tf = true;             /* first run: leave through tf */
     t->task_next = task->threads;
     task->threads = t;
     task->live_threads++;
@@ -133,6 +134,7 @@ void thread_exit(int status)
     struct thread *t = current_thread();
     t->exit_status = status;
     t->state = T_ZOMBIE;
+    ipc_thread_exited(t);
     waitq_wake_all(&t->joiners, 0);
     task_thread_exited(t);
     schedule();

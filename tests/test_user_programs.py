@@ -49,7 +49,7 @@ def check_hello(out, *args):
 def test_hello_with_args(shell):
     check_hello(shell.cmd("hello one two three"), "one", "two", "three")
     check_hello(shell.cmd("run hello via-run"), "via-run")
-    check_hello(shell.cmd("   hello    spaced\targs  "), "spaced", "args")
+    check_hello(shell.cmd("   hello    spaced   args  "), "spaced", "args")
 
 
 def test_unknown_program(shell):
@@ -77,7 +77,9 @@ def test_builtins(shell):
     assert names["init"][3] == "blocked", ps        # init waits for the shell
     m = meminfo(shell)
     assert 0 < m["free"] <= m["total"]
-    assert m["tasks"] == 2 and m["threads"] >= 2 and m["aspaces"] == 2, m
+    assert m["tasks"] >= 2 and m["threads"] >= 3 and m["aspaces"] >= 2, m   # init, sh (+ idle)
+    # a program's task, thread and address space exist only while it runs
+    assert meminfo(shell) == m
 
 
 def test_too_many_arguments(shell):
@@ -137,6 +139,7 @@ FAULTS = {
 @pytest.mark.parametrize("mode", sorted(FAULTS))
 def test_fault_kills_program(shell, mode):
     cause, vector = FAULTS[mode]
+    before = meminfo(shell)
     out = shell.cmd(f"faulttest {mode}")
     m = re.search(KILL_LINE, out)
     assert m, f"no kill report:\n{out}"
@@ -154,8 +157,9 @@ def test_fault_kills_program(shell, mode):
     assert "survived" not in out
     # the kernel and the shell are fine afterwards
     check_hello(shell.cmd("hello after"), "after")
-    m = meminfo(shell)
-    assert m["tasks"] == 2 and m["aspaces"] == 2, m
+    after = meminfo(shell)
+    for key in ("tasks", "threads", "aspaces", "kobj_bytes"):
+        assert before[key] == after[key], (key, before, after)
 
 
 def test_bad_pointers_are_refused(shell):
@@ -182,6 +186,13 @@ def test_schedtest_preempt(shell):
     assert m, out
     assert int(m[1]) > 0 and int(m[2]) > 0
     check_hello(shell.cmd("hello"))
+
+
+@pytest.mark.xfail(reason="kernel bug: the SSE/x87 register state is not saved and restored "
+                          "on context switches (reported to the lead)", strict=False)
+def test_schedtest_fpu_state_survives_preemption(shell):
+    out = shell.cmd("schedtest fpu", timeout=120)
+    assert re.search(r"fpu ok rounds=\d+ switches=[1-9]", out), out
 
 
 def test_schedtest_prio(shell):
@@ -235,7 +246,8 @@ def test_halt_exits_qemu_with_status_0():
     with boot() as s:
         s.cmd("hello")
         assert s.halt() == 0
-        assert "powering off" in s.output
+        s._reader.join(timeout=5)          # everything QEMU printed has been read
+        assert "ondol: powering off" in s.output
 
 
 def test_run_option_runs_commands_and_powers_off():
@@ -246,7 +258,8 @@ def test_run_option_runs_commands_and_powers_off():
     assert f"{PROMPT}echo x y\nx y\n" in out
     assert f"{PROMPT}nosuch\nsh: nosuch: not found\n" in out
     # nothing interactive happened: the last command is followed by the power-off
-    assert out.rstrip().endswith("powering off") or "powering off" in out.splitlines()[-1]
+    tail = out.split("sh: nosuch: not found\n", 1)[1]
+    assert "ondol: powering off" in tail and PROMPT not in tail, tail
 
 
 def test_run_option_then_shell():

@@ -32,11 +32,17 @@
  *   SYS_CONSOLE_WRITE           lengths capped at 64 (keeps the console readable)
  *   SYS_RESULT_WRITE            lengths capped at 64, and 0 for readable buffers, so no
  *                               garbage reaches the JSON result stream on COM2
- *   SYS_POWEROFF                called: the fuzzer must run unprivileged (the shell
- *                               spawns programs that way), so it must get E_PERM
+ *   SYS_POWEROFF, SYS_KSET      called: the fuzzer must run unprivileged (the shell
+ *                               spawns programs that way), so they must give E_PERM
+ *   SYS_IPC_*                   made through their own register convention (message words
+ *                               in r8-r10, r12-r15, rbx, which receives overwrite); the
+ *                               timeout is forced to [0, 2] ticks (never IPC_FOREVER) so no
+ *                               send, receive or call blocks for long; the flag bits and
+ *                               partners are random (often invalid, sometimes IPC_ANY or
+ *                               ourselves); SYS_IPC_UTCB registers random descriptors
  *
  * Checks: every result must be >= 0 or one of the E_* codes; unknown call numbers must
- * give E_NOSYS; SYS_POWEROFF must give E_PERM. Prints progress every 50,000 calls, a
+ * give E_NOSYS; SYS_POWEROFF and SYS_KSET must give E_PERM. Prints progress every 50,000 calls, a
  * histogram of results per call number, and "fuzz done seed=S n=N"; exits 1 if a check
  * failed (the first few failures are printed).
  */
@@ -114,6 +120,52 @@ static uint64_t invalid_entry(void)
     default: return 0x8000000000000000ull | r64();
     }
 }
+
+#ifdef SYS_IPC_FIRST
+/* An IPC call with message words MR0..MR7 in r8, r9, r10, r12, r13, r14, r15, rbx; the
+ * kernel may overwrite all of them (receives), and rdi/rsi/rdx too for all we assume. */
+static long ipc_raw(uint64_t n, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t mr[IPC_MRS])
+{
+    register uint64_t r8 __asm__("r8") = mr[0];
+    register uint64_t r9 __asm__("r9") = mr[1];
+    register uint64_t r10 __asm__("r10") = mr[2];
+    register uint64_t r12 __asm__("r12") = mr[3];
+    register uint64_t r13 __asm__("r13") = mr[4];
+    register uint64_t r14 __asm__("r14") = mr[5];
+    register uint64_t r15 __asm__("r15") = mr[6];
+    uint64_t rbx = mr[7];
+    uint64_t rax = n;
+    __asm__ volatile("syscall"
+                     : "+a"(rax), "+D"(a0), "+S"(a1), "+d"(a2), "+r"(r8), "+r"(r9), "+r"(r10),
+                       "+r"(r12), "+r"(r13), "+r"(r14), "+r"(r15), "+b"(rbx)
+                     :
+                     : "rcx", "r11", "memory");
+    mr[0] = r8;
+    mr[1] = r9;
+    mr[2] = r10;
+    mr[3] = r12;
+    mr[4] = r13;
+    mr[5] = r14;
+    mr[6] = r15;
+    mr[7] = rbx;
+    return (long)rax;
+}
+
+static int is_ipc(uint64_t n) { return n >= SYS_IPC_FIRST && n <= SYS_IPC_LAST; }
+
+/* An IPC partner: mostly junk, sometimes IPC_ANY, ourselves or a small id. */
+static uint64_t ipc_partner(void)
+{
+    switch (below(5)) {
+    case 0: return (uint64_t)(int64_t)IPC_ANY;
+    case 1: return (uint64_t)sys_self(NULL);
+    case 2: return below(1 << 14);
+    default: return arg();
+    }
+}
+#else
+static int is_ipc(uint64_t n) { (void)n; return 0; }
+#endif
 
 static int bucket(long r)
 {
@@ -235,16 +287,52 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
             a[1] = 0;
         break;
     default:
+#ifdef SYS_IPC_FIRST
+        if (is_ipc(n) && n != SYS_IPC_UTCB && n != SYS_IPC_GRANT) {
+            a[0] = ipc_partner();
+            a[1] = ipc_partner();
+            uint64_t flags = below(4) == 0 ? r64() >> 32 : below(4);   /* bits 32.. */
+            uint64_t x = below(100);
+            uint64_t timeout = x < 90 ? 0 : x < 98 ? 1 : 2;         /* never IPC_FOREVER */
+            a[2] = flags << 32 | timeout;
+        }
+#endif
         break;
     }
     return n;
 }
 
-static const char *const call_names[NSYSCALLS + 1] = {
-    "null", "exit", "console_write", "console_read", "spawn", "task_wait", "thread_create",
-    "thread_exit", "thread_join", "yield", "sleep", "vm_map", "vm_unmap", "self", "ps",
-    "meminfo", "time", "poweroff", "result_write", "set_priority", "kopt", "(invalid)",
+static const char *const known_names[] = {
+    [SYS_NULL] = "null", [SYS_EXIT] = "exit", [SYS_CONSOLE_WRITE] = "console_write",
+    [SYS_CONSOLE_READ] = "console_read", [SYS_SPAWN] = "spawn", [SYS_TASK_WAIT] = "task_wait",
+    [SYS_THREAD_CREATE] = "thread_create", [SYS_THREAD_EXIT] = "thread_exit",
+    [SYS_THREAD_JOIN] = "thread_join", [SYS_YIELD] = "yield", [SYS_SLEEP] = "sleep",
+    [SYS_VM_MAP] = "vm_map", [SYS_VM_UNMAP] = "vm_unmap", [SYS_SELF] = "self", [SYS_PS] = "ps",
+    [SYS_MEMINFO] = "meminfo", [SYS_TIME] = "time", [SYS_POWEROFF] = "poweroff",
+    [SYS_RESULT_WRITE] = "result_write", [SYS_SET_PRIORITY] = "set_priority",
+    [SYS_KOPT] = "kopt",
+#ifdef SYS_IPC_FIRST
+    [SYS_IPC_SEND] = "ipc_send", [SYS_IPC_RECV] = "ipc_recv", [SYS_IPC_CALL] = "ipc_call",
+    [SYS_IPC_REPLY_RECV] = "ipc_reply_recv", [SYS_IPC_UTCB] = "ipc_utcb",
+    [SYS_IPC_GRANT] = "ipc_grant",
+#endif
+#ifdef SYS_KSET
+    [SYS_KSET] = "kset",
+#endif
+#ifdef SYS_MEASURE
+    [SYS_MEASURE] = "measure",
+#endif
 };
+
+static const char *call_name(int c, char *buf, size_t size)
+{
+    if (c == NSYSCALLS)
+        return "(invalid)";
+    if ((size_t)c < sizeof known_names / sizeof known_names[0] && known_names[c] != NULL)
+        return known_names[c];
+    snprintf(buf, size, "call %d", c);
+    return buf;
+}
 
 int main(int argc, char **argv)
 {
@@ -273,8 +361,19 @@ int main(int argc, char **argv)
         int unmap_idx;
         uint64_t unmap_keep = 0;
         uint64_t n = draw(a, &unmap_idx, &unmap_keep);
-        long r = syscall6((long)n, (long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4],
-                          (long)a[5]);
+        long r;
+#ifdef SYS_IPC_FIRST
+        if (is_ipc(n)) {
+            uint64_t mr[IPC_MRS];
+            for (int i = 0; i < IPC_MRS; i++)
+                mr[i] = arg();
+            r = ipc_raw(n, a[0], a[1], a[2], mr);
+        } else
+#endif
+        {
+            r = syscall6((long)n, (long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4],
+                         (long)a[5]);
+        }
 
         counts[n < NSYSCALLS ? n : NSYSCALLS][bucket(r)]++;
         if (r < 0 && r < E_2BIG)
@@ -283,6 +382,10 @@ int main(int argc, char **argv)
             violation(n, a, r, "unknown call number did not give E_NOSYS");
         if (n == SYS_POWEROFF && r != E_PERM)
             violation(n, a, r, "unprivileged poweroff did not give E_PERM");
+#ifdef SYS_KSET
+        if (n == SYS_KSET && r != E_PERM)
+            violation(n, a, r, "unprivileged kset did not give E_PERM");
+#endif
         if (n == SYS_VM_MAP && r >= 0)
             track_map((uint64_t)r, a[0]);
         if (n == SYS_VM_UNMAP && unmap_idx >= 0 && r == 0) {
@@ -312,7 +415,8 @@ int main(int argc, char **argv)
             sum += counts[c][b];
         if (sum == 0)
             continue;
-        printf("%-14s", call_names[c]);
+        char nbuf[16];
+        printf("%-14s", call_name(c, nbuf, sizeof nbuf));
         for (int b = 0; b < NBUCKETS; b++)
             printf(b == 0 ? " %8llu" : " %7llu", (unsigned long long)counts[c][b]);
         printf("\n");

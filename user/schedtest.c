@@ -13,6 +13,13 @@
  *          H (140) in that order (none can run yet: main outranks them), then blocks
  *          joining them. Each thread appends its letter to a shared array, so strict
  *          priority scheduling gives "H M L". Prints "prio order: ..." and "prio ok".
+ *
+ * fpu      Two threads at the same priority each fill xmm0..xmm15 with their own
+ *          pattern, spin long enough to be preempted several times (without touching
+ *          the vector registers), then store and check them. Preemption switches to the
+ *          other thread, which loads different values: unless the kernel saves and
+ *          restores the SSE state per thread, a thread finds the other's pattern.
+ *          Prints "fpu ok rounds=<n> switches=<n>" or "fpu FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -123,16 +130,102 @@ static int prio(void)
     return 0;
 }
 
+#define FPU_ROUNDS 4
+#define FPU_SPIN (8u << 20)
+
+struct fpu_arg {
+    uint64_t pattern;
+    volatile uint64_t counter;        /* incremented by the spin loop */
+    volatile uint64_t *other;         /* the other thread's counter */
+    int bad_regs;
+    int switched_rounds;
+};
+
+/* Fills all 16 xmm registers with `pattern` (register i gets pattern + i in both halves),
+ * spins `spin` times incrementing *counter, then stores the registers to `out`. */
+static void xmm_round(uint64_t pattern, volatile uint64_t *counter, uint64_t spin,
+                      uint64_t out[16][2])
+{
+#define FILL(n) "movq %%rax, %%xmm" #n "\n\tpunpcklqdq %%xmm" #n ", %%xmm" #n "\n\tincq %%rax\n\t"
+#define STORE(n) "movdqu %%xmm" #n ", " #n "*16(%[out])\n\t"
+    __asm__ volatile(
+        "movq %[pat], %%rax\n\t"
+        FILL(0) FILL(1) FILL(2) FILL(3) FILL(4) FILL(5) FILL(6) FILL(7)
+        FILL(8) FILL(9) FILL(10) FILL(11) FILL(12) FILL(13) FILL(14) FILL(15)
+        "1:\n\t"
+        "incq (%[cnt])\n\t"
+        "decq %[spin]\n\t"
+        "jnz 1b\n\t"
+        STORE(0) STORE(1) STORE(2) STORE(3) STORE(4) STORE(5) STORE(6) STORE(7)
+        STORE(8) STORE(9) STORE(10) STORE(11) STORE(12) STORE(13) STORE(14) STORE(15)
+        : [spin] "+r"(spin)
+        : [pat] "r"(pattern), [cnt] "r"(counter), [out] "r"(out)
+        : "rax", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#undef FILL
+#undef STORE
+}
+
+static int fpu_thread(void *p)
+{
+    struct fpu_arg *a = p;
+    for (int round = 0; round < FPU_ROUNDS; round++) {
+        uint64_t regs[16][2];
+        uint64_t other_before = *a->other;
+        xmm_round(a->pattern, &a->counter, FPU_SPIN, regs);
+        if (*a->other != other_before)
+            a->switched_rounds++;          /* the other thread ran meanwhile */
+        for (int i = 0; i < 16; i++) {
+            if (regs[i][0] != a->pattern + (uint64_t)i || regs[i][1] != a->pattern + (uint64_t)i)
+                a->bad_regs++;
+        }
+    }
+    return 0;
+}
+
+static int fpu(void)
+{
+    static struct fpu_arg args[2];
+    args[0].pattern = 0x1111111100000000ull;
+    args[1].pattern = 0x2222222200000000ull;
+    args[0].other = &args[1].counter;
+    args[1].other = &args[0].counter;
+    struct thread t[2];
+    for (int i = 0; i < 2; i++) {
+        int r = thread_start(&t[i], fpu_thread, &args[i], PRIO_INHERIT, 16 * 1024);
+        if (r < 0) {
+            printf("fpu FAIL: thread_start: %d\n", r);
+            return 1;
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        thread_join(&t[i], NULL);
+    int bad = args[0].bad_regs + args[1].bad_regs;
+    int switched = args[0].switched_rounds + args[1].switched_rounds;
+    if (bad != 0) {
+        printf("fpu FAIL: %d xmm registers corrupted across %d preempted rounds\n", bad, switched);
+        return 1;
+    }
+    if (switched == 0) {
+        printf("fpu FAIL: the threads never interleaved (no preemption?)\n");
+        return 1;
+    }
+    printf("fpu ok rounds=%d switches=%d\n", 2 * FPU_ROUNDS, switched);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: schedtest preempt|prio\n");
+        printf("usage: schedtest preempt|prio|fpu\n");
         return 2;
     }
     if (strcmp(argv[1], "preempt") == 0)
         return preempt();
     if (strcmp(argv[1], "prio") == 0)
         return prio();
+    if (strcmp(argv[1], "fpu") == 0)
+        return fpu();
     printf("schedtest: unknown mode %s\n", argv[1]);
     return 2;
 }

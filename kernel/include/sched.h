@@ -43,6 +43,21 @@ struct thread {
     u64 wake_tick;
     struct waitq joiners;
     struct thread *task_next;          /* all threads of the task */
+
+    struct trapframe *tf;              /* user registers, at the top of the kernel stack */
+    bool resume_via_tf;                /* switched out with no kernel continuation: it
+                                          resumes by leaving the kernel through tf */
+    /* IPC state; docs/ipc.md maps these to P1's TCB fields */
+    u8 ipc_state;                      /* IPC_IDLE / IPC_SENDING / IPC_RECEIVING */
+    bool ipc_call;                     /* the pending send is the first half of a call */
+    int send_to;                       /* P1 sbtid: receiver this blocked sender waits for */
+    int recv_from;                     /* P1 rbtid: sender this receiver waits for (0 = any) */
+    int rwtid;                         /* P1 rwtid: who satisfied the last receive-from-any */
+    int reply_to;                      /* one-shot reply right: the last sender received */
+    u64 utcb;                          /* user address of struct ipc_utcb, or 0 */
+    u64 ipc_flags;                     /* IPC_SEND_BUF / IPC_RECV_BUF of the pending op */
+    struct waitq senders;              /* senders blocked on this thread, FIFO */
+    struct waitq receivers;            /* receivers waiting for a message from this thread */
 };
 
 struct task {
@@ -56,6 +71,8 @@ struct task {
     int exit_status;
     struct waitq child_exit;           /* the parent waits here for any child */
     u64 entry, stack_top;
+    int grants[32];                    /* threads this task may send to (docs/ipc.md) */
+    int ngrants;
 };
 
 /* Big kernel lock: the kernel is non-preemptive and serialised (see docs/architecture.md). */
@@ -80,6 +97,10 @@ void waitq_wake_all(struct waitq *q, int result);
 bool waitq_wake_one(struct waitq *q, int result);
 int thread_sleep(u64 ticks);
 void thread_wake(struct thread *t, int result);           /* from any blocked state */
+void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
+int rq_highest_prio(void);
+void rq_add(struct thread *t);
+void sleep_until(struct thread *t, u64 timeout_ticks);
 
 /* thread.c */
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);

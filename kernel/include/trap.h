@@ -18,7 +18,8 @@ struct trapframe {
 
 void idt_init(void);
 void trap(struct trapframe *tf);
-void syscall_dispatch(struct trapframe *tf);
+struct trapframe *syscall_dispatch(struct trapframe *tf);
+void kernel_exit_to_user(struct trapframe *tf);
 const char *trap_name(u64 vector);
 static inline bool tf_from_user(const struct trapframe *tf) { return (tf->cs & 3) == 3; }
 

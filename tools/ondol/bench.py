@@ -44,6 +44,7 @@ def run(bench: Benchmark, request: Request, top: Path, binary: str) -> dict:
     if "run" in request.options:
         raise OndolError("run= is set by the benchmark; it cannot be given with --opt")
     kernel, initrd = project.kernel_images(top)
+    qemu_version = qemu.version(binary)
     icount = bench.icount if request.icount is None else request.icount
     ctx = _Context(bench, request, top, binary, kernel, initrd, mode_name(icount))
     (request.results_dir / "logs").mkdir(parents=True, exist_ok=True)
@@ -63,7 +64,7 @@ def run(bench: Benchmark, request: Request, top: Path, binary: str) -> dict:
             rows += combine_runs(config_rows, bench.key)
 
     return document(benchmark=bench.name, description=bench.description, paper=bench.paper,
-                    key=bench.key, commit=project.commit(top), qemu=qemu.version(binary),
+                    key=bench.key, commit=project.commit(top), qemu=qemu_version,
                     mode=ctx.mode, cache=request.cache, host=project.host(), boots=boots,
                     rows=rows, cache_windows=windows)
 

@@ -13,8 +13,9 @@ POLL_SECONDS = 0.05
 def interactive(cmd: list[str]) -> int:
     """Run QEMU attached to the terminal and return its exit status.
 
-    Ctrl-C reaches QEMU too (same process group); we keep waiting so QEMU can restore
-    the terminal before we exit.
+    On a terminal QEMU takes raw mode and Ctrl-C goes to the guest. Where a SIGINT does
+    reach us, it reached QEMU too (same process group): keep waiting for QEMU to finish
+    rather than leave it running.
     """
     proc = _start(cmd)
     while True:
@@ -33,7 +34,7 @@ def headless(cmd: list[str], stream_path: Path, log: Path, timeout: float,
     with open(log, "wb") as out:
         proc = _start(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
     try:
-        _follow(proc, tail, timeout, log)
+        _follow(proc, tail, timeout)
     except OndolError as exc:
         raise _with_log(exc, log) from None
     finally:
@@ -51,9 +52,8 @@ def headless(cmd: list[str], stream_path: Path, log: Path, timeout: float,
 
 
 def _with_log(exc: OndolError, log: Path) -> OndolError:
-    """The error, pointing at the console log too (unless it already does)."""
-    text = str(exc)
-    return exc if "(log: " in text else OndolError(f"{text} (log: {display(log)})")
+    """The error, pointing at the console log, where the guest says what it was doing."""
+    return OndolError(f"{exc} (log: {display(log)})")
 
 
 def _start(cmd: list[str], **kwargs) -> subprocess.Popen:
@@ -63,11 +63,11 @@ def _start(cmd: list[str], **kwargs) -> subprocess.Popen:
         raise OndolError(f"cannot run {cmd[0]}: {exc.strerror}") from None
 
 
-def _follow(proc: subprocess.Popen, tail: "_Tail", timeout: float, log: Path) -> None:
+def _follow(proc: subprocess.Popen, tail: "_Tail", timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while proc.poll() is None:
         if time.monotonic() > deadline:
-            raise OndolError(f"guest timed out after {timeout:g} s (log: {display(log)})")
+            raise OndolError(f"guest timed out after {timeout:g} s")
         tail.poll()
         time.sleep(POLL_SECONDS)
 

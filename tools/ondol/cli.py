@@ -108,6 +108,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bench = benchmarks.get(args.name)
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise OndolError("--timeout must be positive")
     options = _parse_opts(args.opt)
     top, directory, binary = _prepare(args)
     request = bench_runner.Request(options=options, icount=args.icount, runs=args.runs,
@@ -116,9 +118,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     doc = bench_runner.run(bench, request, top, binary)
     from ondol import plot  # matplotlib takes ~0.4 s to import; only bench needs it
     written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory)]
-    columns = list(bench.columns) + ["unit"] * any("unit" in r for r in doc["results"])
-    title = f"{bench.name}: {bench.description} (mode {doc['mode']})"
-    Console().print(rows_table(title, columns, doc["results"]))
+    found = results.units(doc["results"])
+    columns = list(bench.columns) + ["unit"] * (len(found) > 1)
+    caption = f"mode {doc['mode']}" + (f"; values in {found[0]}" if len(found) == 1 else "")
+    Console().print(rows_table(f"{bench.name}: {bench.description}", columns,
+                               doc["results"], caption))
     print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
     return 0
 

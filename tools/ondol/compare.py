@@ -1,4 +1,5 @@
 """Comparing two result documents row by row: ratios B/A of the medians."""
+from ondol.results import units
 
 # Row fields that are measurements, not part of what identifies a row.
 MEASUREMENTS = {"median", "min", "max", "n", "unit", "cache", "run_medians", "run"}
@@ -39,8 +40,8 @@ def _warnings(a: dict, b: dict) -> list[str]:
     for field in ("benchmark", "mode", "cache"):
         if a.get(field) != b.get(field):
             notes.append(f"{field} differs: A {a.get(field)}, B {b.get(field)}")
-    units = {str(r.get("unit")) for r in a["results"] + b["results"]}
-    if len(units) > 1:
-        notes.append(f"rows use different units ({', '.join(sorted(units))}); "
+    found = units(a["results"] + b["results"])
+    if len(found) > 1:
+        notes.append(f"rows use different units ({', '.join(found)}); "
                      "ratios across them mean little")
     return notes

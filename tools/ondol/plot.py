@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from ondol import OndolError  # noqa: E402
 from ondol.benchmarks import Plot  # noqa: E402
+from ondol.results import units  # noqa: E402
 
 # Reproducible SVG bytes: no random ids, no creation date.
 matplotlib.rcParams["svg.hashsalt"] = "ondol"
@@ -28,7 +29,7 @@ def draw(doc: dict, spec: Plot, directory: Path) -> tuple[Path, Path]:
     if spec.logy:
         ax.set_yscale("log")
     ax.set_xlabel(spec.x)
-    ax.set_ylabel(f"{spec.y} [{_unit(rows)}]")
+    ax.set_ylabel(f"{spec.y} [{', '.join(units(rows)) or 'no unit reported'}]")
     ax.set_title(f"{doc['benchmark']}: {doc.get('description', '')}\n"
                  f"mode {doc['mode']}, commit {doc['commit'][:12]}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
@@ -38,11 +39,6 @@ def draw(doc: dict, spec: Plot, directory: Path) -> tuple[Path, Path]:
     fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
     return png, svg
-
-
-def _unit(rows: list[dict]) -> str:
-    units = sorted({str(r["unit"]) for r in rows if "unit" in r})
-    return ", ".join(units) or "no unit reported"
 
 
 def _span(rows: list[dict], y: str) -> list[list[float]] | None:

@@ -7,11 +7,17 @@ from pathlib import Path
 
 from ondol import OndolError
 from ondol.compare import key_fields
-from ondol.results import is_result_file, load
+from ondol.results import load_directory, units
 from ondol.table import fmt
 
 PAPERS = Path(__file__).parent / "data" / "papers.json"
-STATS = ("median", "min", "max", "n", "unit")
+STATS = ("median", "min", "max", "n")
+
+UNITS_NOTE = ("<p>Units: ondol runs under QEMU TCG. In icount mode its time stamp counter "
+              "advances once per guest instruction, so its numbers are instructions; "
+              "without icount they are TSC ticks of emulated time. The papers report "
+              "hardware cycles on their machines. Compare shapes and ratios, not "
+              "absolute values.</p>")
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }
@@ -32,12 +38,12 @@ def load_papers() -> dict:
 
 def write(directory: Path) -> Path:
     """Write report.html for the result files in `directory`; an error if there are none."""
-    docs = [load(p) for p in sorted(directory.glob("*.json")) if is_result_file(p)]
+    docs = load_directory(directory)
     if not docs:
         raise OndolError(f"no result files in {directory}; run ./ondol bench NAME first")
     papers = load_papers()
     body = [f"<h1>ondol results</h1><p class=meta>generated "
-            f"{datetime.now(timezone.utc).isoformat(timespec='seconds')}</p>"]
+            f"{datetime.now(timezone.utc).isoformat(timespec='seconds')}</p>", UNITS_NOTE]
     body += [_benchmark(doc, directory, papers) for doc in docs]
     body.append("<h2>Published numbers</h2>")
     body += [_paper(pid, paper) for pid, paper in papers.items()]
@@ -50,9 +56,11 @@ def write(directory: Path) -> Path:
 
 def _benchmark(doc: dict, directory: Path, papers: dict) -> str:
     rows = doc["results"]
+    found = units(rows)
     columns = key_fields(doc) + [s for s in STATS if any(s in r for r in rows)]
-    ours = _table(f"ondol ({doc['mode']})", columns, [[r.get(c) for c in columns]
-                                                      for r in rows])
+    columns += ["unit"] * (len(found) > 1)
+    caption = f"ondol, mode {doc['mode']}" + (f" [{found[0]}]" if len(found) == 1 else "")
+    ours = _table(caption, columns, [[r.get(c) for c in columns] for r in rows])
     return (f"<h2>{escape(doc['benchmark'])}: {escape(doc.get('description', ''))}</h2>"
             f"<p class=meta>{_meta(doc)}</p><div class=side><div>{ours}"
             f"{_plot(doc['benchmark'], directory)}</div>"

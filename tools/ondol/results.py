@@ -22,6 +22,11 @@ def label_unit(row: dict, mode: str) -> dict:
     return row
 
 
+def units(rows: list[dict]) -> list[str]:
+    """The distinct units the rows are measured in."""
+    return sorted({str(r["unit"]) for r in rows if "unit" in r})
+
+
 def common_options(boots: list[dict]) -> dict:
     """The kernel options every boot ran with (those that vary live in the boots)."""
     if not boots:
@@ -84,9 +89,12 @@ def load(path: Path) -> dict:
     return doc
 
 
-def is_result_file(path: Path) -> bool:
-    try:
-        load(path)
-    except OndolError:
-        return False
-    return True
+def load_directory(directory: Path) -> list[dict]:
+    """Every result document in `directory`, by file name; other JSON files are skipped."""
+    docs = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            docs.append(load(path))
+        except OndolError:
+            continue
+    return docs

@@ -18,11 +18,17 @@ def fmt(value) -> str:
     return str(value)
 
 
-def rows_table(title: str, columns: list[str], rows: list[dict]) -> Table:
-    table = Table(title=title)
-    numeric = {c for c in columns if all(isinstance(r.get(c), (int, float)) for r in rows)}
-    for column in columns:
-        table.add_column(column, justify="right" if column in numeric else "left")
-    for row in rows:
-        table.add_row(*(fmt(row.get(c)) for c in columns))
+def rows_table(title: str, columns: list[str], rows: list[dict],
+               caption: str | None = None) -> Table:
+    """A table of `columns`; numbers are never cut short, text may wrap."""
+    table = Table(title=title, caption=caption)
+    cells = [[fmt(row.get(c)) for c in columns] for row in rows]
+    for i, column in enumerate(columns):
+        if all(isinstance(r.get(column), (int, float)) for r in rows):
+            width = max([len(column)] + [len(line[i]) for line in cells])
+            table.add_column(column, justify="right", no_wrap=True, min_width=width)
+        else:
+            table.add_column(column)
+    for line in cells:
+        table.add_row(*line)
     return table

@@ -116,14 +116,27 @@ syscall_entry:
     cld
     SAVE_REGS
     movq %rsp, %rdi
-    call syscall_dispatch
-    /* sysret needs a canonical rip and must go back to ring 3 with the original selectors */
+    call syscall_dispatch       /* returns the frame to leave through: after a direct */
+    movq %rax, %rsp             /* IPC switch it is the partner's, on the partner's stack */
+    /* fall through */
+
+/*
+ * Leave the kernel through the trapframe at rsp: run the exit checks (reschedule, killed)
+ * on this thread's own stack, release the kernel lock, then sysret for frames built by
+ * syscall entry (when rip is canonical: sysret to a non-canonical rip faults in ring 0)
+ * and iret otherwise.
+ */
+    .globl exit_to_user
+exit_to_user:
+    movq %rsp, %rdi
+    call kernel_exit_to_user
+    cmpq $256, 15*8(%rsp)       /* vector */
+    jne trap_return
     movq 17*8(%rsp), %rcx       /* rip */
     movq %rcx, %rax
     sarq $47, %rax
-    jz 3f
-    jmp trap_return
-3:  RESTORE_REGS
+    jnz trap_return
+    RESTORE_REGS
     movq 16(%rsp), %rcx         /* rip */
     movq 32(%rsp), %r11         /* rflags */
     movq 40(%rsp), %rsp         /* user rsp */
@@ -153,10 +166,11 @@ swtch:
     popq %rbp
     ret
 
-/* First code a new thread runs: finish the switch, then leave through its trapframe. */
+/* A thread switched to without a kernel continuation (new, or blocked in IPC) starts
+ * here with rsp at its trapframe: finish the switch, then leave through the frame. */
     .globl thread_start
 thread_start:
     call thread_first_run
-    jmp trap_return
+    jmp exit_to_user
 
     .section .note.GNU-stack, "", @progbits

@@ -36,7 +36,18 @@
 #define SYS_RESULT_WRITE  18  /* (const char *buf, size_t len)   -> bytes (to COM2)    */
 #define SYS_SET_PRIORITY  19  /* (int tid, int prio)             -> 0                  */
 #define SYS_KOPT          20  /* (const char *key, char *buf, size_t len) -> value len */
-#define NSYSCALLS         21
+/* IPC (docs/ipc.md). These use their own register convention, see IPC_* below. */
+#define SYS_IPC_SEND       21 /* (dest, timeout|flags; msg in MRs)           -> 0          */
+#define SYS_IPC_RECV       22 /* (from|IPC_ANY, timeout|flags)              -> sender tid */
+#define SYS_IPC_CALL       23 /* (dest, timeout|flags; msg in MRs)           -> dest tid   */
+#define SYS_IPC_REPLY_RECV 24 /* (to|0, from|IPC_ANY, timeout|flags)         -> sender tid */
+#define SYS_IPC_UTCB       25 /* (struct ipc_utcb *)  register the long-message descriptor */
+#define SYS_IPC_GRANT      26 /* (int task, int tid)  let `task` send to thread `tid`      */
+#define SYS_KSET           27 /* (const char *key, const char *value) privileged runtime switch */
+#define SYS_MEASURE        28 /* (unsigned op, unsigned arg) cache-model window begin/end   */
+#define NSYSCALLS          29
+#define SYS_IPC_FIRST      SYS_IPC_SEND
+#define SYS_IPC_LAST       SYS_IPC_GRANT
 
 /* ---- error codes (negated in rax) -------------------------------------------------- */
 #define E_NOSYS    (-1)   /* unknown call number                          */
@@ -50,6 +61,31 @@
 #define E_DEAD     (-9)   /* partner died                                  */
 #define E_DEADLK   (-10)  /* would wait for itself                          */
 #define E_2BIG     (-11)  /* argument too large (argv, buffer)              */
+
+/* ---- IPC register convention (docs/ipc.md) -------------------------------------------
+ * rax = call number; rdi = partner (dest / from / to); rsi = second partner (reply_recv's
+ * `from`); rdx = timeout in ticks (bits 0-31) | flags (bits 32-63);
+ * message words MR0..MR7 in r8, r9, r10, r12, r13, r14, r15, rbx (in for sends, out for
+ * receives). Result in rax: the partner's tid (receives, call) or 0 (send), or an error. */
+#define IPC_ANY           (-1)
+#define IPC_MRS           8
+#define IPC_POLL          0u
+#define IPC_FOREVER       0xffffffffu
+#define IPC_SEND_BUF      (1ull << 32)   /* send the UTCB's send_buf/send_len along */
+#define IPC_RECV_BUF      (1ull << 33)   /* accept a buffer into the UTCB's recv_buf/recv_cap */
+#define IPC_BUF_MAX       4096
+
+/* Long-message descriptor, registered once per thread with SYS_IPC_UTCB. */
+struct ipc_utcb {
+    const void *send_buf;
+    uint64_t send_len;         /* <= IPC_BUF_MAX */
+    void *recv_buf;
+    uint64_t recv_cap;         /* <= IPC_BUF_MAX */
+    uint64_t recv_len;         /* written by the kernel on a receive */
+};
+
+#define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
+#define MEASURE_WINDOW_END   2
 
 /* ---- flags and limits ---------------------------------------------------------------- */
 #define SPAWN_PRIVILEGED  0x1u   /* child may call privileged calls (caller must be) */
