@@ -12,6 +12,7 @@
 #include "ipc.h"
 #include "kernel.h"
 #include "memlayout.h"
+#include "pcnt.h"
 #include "usercopy.h"
 
 bool ipc_dts = true;
@@ -217,6 +218,8 @@ static struct trapframe *block_current(struct thread *t, struct waitq *q, u64 ti
 static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
 {
     struct cpu *c = this_cpu();
+    if (pcnt_probes_on)
+        pcnt_abort(PROBE_SYSCALL);
     cur->resume_via_tf = true;
     cur->on_cpu = false;
     next->resume_via_tf = false;
@@ -226,6 +229,7 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
     c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     aspace_switch(next->task->as);
+    fpu_switch(cur, next);
     return next->tf;
 }
 
@@ -492,9 +496,14 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     switch (tf->rax) {
     case SYS_IPC_CALL:
     case SYS_IPC_REPLY_RECV: {
+        pcnt_probe_start(PROBE_IPC_FAST, tf->rax);
         struct trapframe *fast = fastpath(cur, tf);
-        if (fast)
+        if (fast) {
+            pcnt_probe_stop(PROBE_IPC_FAST);
+            pcnt_abort(PROBE_SYSCALL);        /* the syscall now ends in another thread */
             return fast;
+        }
+        pcnt_abort(PROBE_IPC_FAST);
         ipc_slowpath_hits++;
         if (tf->rax == SYS_IPC_CALL)
             return do_send(cur, a, tf->rdx, true);

@@ -8,6 +8,7 @@
 #include "marker.h"
 #include "memlayout.h"
 #include "options.h"
+#include "pcnt.h"
 #include "sched.h"
 #include "trap.h"
 #include "x86.h"
@@ -111,6 +112,7 @@ void kmain(u32 magic, u64 info_pa)
     vm_init(bi.max_phys);
     cpu_init(&cpus[0], 0);
     kernel_lock();
+    fpu_init_template();
     idt_init();
     pic_disable();
     lapic_init();
@@ -121,6 +123,7 @@ void kmain(u32 magic, u64 info_pa)
     timer_hz = (u64)opt_get_int("hz", 100, 10, 10000);
     slice_ticks = (u64)opt_get_int("slice", 1, 1, 1000);
     lapic_timer_start((u32)timer_hz);
+    pcnt_init();
     banner();
     result_stream_hello();
     if (bi.max_phys > (16ull << 30))

@@ -4,6 +4,7 @@
  * on the second), then a halt. Under QEMU the machine powers off so a test sees the end.
  */
 #include <stdarg.h>
+#include "console.h"
 #include "kernel.h"
 #include "memlayout.h"
 #include "power.h"
@@ -65,6 +66,8 @@ static volatile int panicking;
 
 __attribute__((noreturn)) static void panic_stop(void)
 {
+    static const char record[] = "\n{\"type\":\"panic\",\"message\":\"kernel panic (see console)\"}\n";
+    serial_write(COM2, record, sizeof(record) - 1);
     printk("ondol: kernel panic; system halted\n");
     power_off_or_halt();
 }

@@ -7,6 +7,7 @@
 #include "apic.h"
 #include "cpu.h"
 #include "kernel.h"
+#include "pcnt.h"
 #include "sched.h"
 
 static struct thread *rq_head[PRIO_MAX + 1], *rq_tail[PRIO_MAX + 1];
@@ -103,11 +104,33 @@ void sched_set_priority(struct thread *t, int prio)
         this_cpu()->need_resched = true;
 }
 
+/* ---- x87/SSE state -------------------------------------------------------------------
+ * The kernel itself never touches these registers (-mgeneral-regs-only), so user state
+ * stays live in the CPU until a switch to another user thread saves it. */
+static struct fpu_state fpu_template;
+
+void fpu_init_template(void)
+{
+    u32 mxcsr = 0x1f80;                 /* all SSE exceptions masked, round to nearest */
+    __asm__ volatile("fninit; ldmxcsr %0; fxsave %1" : : "m"(mxcsr), "m"(fpu_template));
+}
+
+void fpu_init_thread(struct thread *t) { t->fpu = fpu_template; }
+
+void fpu_switch(struct thread *prev, struct thread *next)
+{
+    if (prev->task)
+        __asm__ volatile("fxsave %0" : "=m"(prev->fpu));
+    if (next->task)
+        __asm__ volatile("fxrstor %0" : : "m"(next->fpu));
+}
+
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
 
 static void finish_switch(struct cpu *c, struct thread *prev)
 {
+    pcnt_probe_stop(PROBE_CTXSW);
     if (prev)
         prev->on_cpu = false;
     if (c->dead) {
@@ -144,6 +167,12 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     if (next->task)
         aspace_switch(next->task->as);
+    fpu_switch(prev, next);
+    if (pcnt_probes_on) {
+        pcnt_abort(PROBE_SYSCALL);
+        pcnt_abort(PROBE_IPC_SLOW);
+        pcnt_start(PROBE_CTXSW, (u64)next->tid);
+    }
     /* A thread blocked without a continuation is never resumed on this stack. */
     swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
     /* back on prev's stack: whoever switched to us left its own thread in `prev` slot */
@@ -185,6 +214,7 @@ void thread_first_run(void)
 void kernel_exit_to_user(struct trapframe *tf)
 {
     (void)tf;
+    pcnt_probe_stop(PROBE_SYSCALL);
     sched_kernel_exit_checks();
     kernel_unlock();
 }
@@ -290,7 +320,7 @@ void thread_unblock(struct thread *t)
 void sleep_until(struct thread *t, u64 timeout)
 {
     if (timeout != WAIT_FOREVER)
-        sleep_add(t, ticks + timeout);
+        sleep_add(t, ticks + MIN(timeout, UINT64_MAX - ticks));   /* saturate, never wrap */
 }
 
 /* Wake a blocked or sleeping thread with `result` as the value its wait returns. A thread
@@ -324,7 +354,7 @@ int waitq_sleep(struct waitq *q, u64 timeout)
     q->tail = t;
     t->waiting_on = q;
     if (timeout != WAIT_FOREVER)
-        sleep_add(t, ticks + timeout);
+        sleep_add(t, ticks + MIN(timeout, UINT64_MAX - ticks));
     t->state = T_BLOCKED;
     t->wait_result = 0;
     schedule();
@@ -355,7 +385,7 @@ int thread_sleep(u64 n)
     if (t->killed)
         return WAIT_KILLED;
     if (n != WAIT_FOREVER)
-        sleep_add(t, ticks + n);
+        sleep_add(t, ticks + MIN(n, UINT64_MAX - ticks));
     t->state = T_SLEEPING;
     schedule();
     return t->killed ? WAIT_KILLED : 0;

@@ -16,6 +16,7 @@
 #include "usercopy.h"
 #include "ipc.h"
 #include "marker.h"
+#include "pcnt.h"
 
 typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
 
@@ -289,6 +290,8 @@ static long sys_measure(u64 op, u64 arg)
     return 0;
 }
 
+static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c) { return pcnt_syscall(cmd, a, b, c); }
+
 #define H(f) ((syscall_fn)(void (*)(void))(f))
 static const syscall_fn handlers[NSYSCALLS] = {
     [SYS_NULL] = H(sys_null),
@@ -314,6 +317,7 @@ static const syscall_fn handlers[NSYSCALLS] = {
     [SYS_KOPT] = H(sys_kopt),
     [SYS_KSET] = H(sys_kset),
     [SYS_MEASURE] = H(sys_measure),
+    [SYS_PCNT] = H(sys_pcnt),
 };
 
 /* Returns the trapframe to leave the kernel through (entry.S): the caller's own, or after
@@ -322,6 +326,7 @@ struct trapframe *syscall_dispatch(struct trapframe *tf)
 {
     kernel_lock();
     u64 n = tf->rax;
+    pcnt_probe_start(PROBE_SYSCALL, n);
     if (n >= SYS_IPC_FIRST && n <= SYS_IPC_LAST)
         return ipc_syscall(tf);
     long r = E_NOSYS;

@@ -109,6 +109,7 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     tf->rsi = arg1;
     t->tf = tf;
     t->resume_via_tf = true;             /* first run: leave through tf */
+    fpu_init_thread(t);
     t->task_next = task->threads;
     task->threads = t;
     task->live_threads++;

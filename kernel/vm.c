@@ -222,8 +222,10 @@ static void unmap_page(struct aspace *as, u64 va)
     frame_free(*path[0] & PTE_ADDR);
     *path[0] = 0;
     as->pages--;
-    if (read_cr3() == as->pml4_pa)
+    if (read_cr3() == as->pml4_pa) {
+        marker_invlpg(va);
         invlpg(va);
+    }
     for (int level = 1; level <= 3; level++) {      /* PT, PD, then PDPT */
         u64 *child = table(*path[level]);
         if (!table_empty(child))

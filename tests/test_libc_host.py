@@ -37,7 +37,7 @@ def test_libc_host_unit_tests(test_binary):
     print(r.stdout)
     assert r.returncode == 0, f"failures:\n{r.stdout}\n{r.stderr[-5000:]}"
     groups = dict(re.findall(r"^(\w+)\s+(\d+) checks\s+0 failed$", r.stdout, re.M))
-    for group in ("fmt", "string", "ctype", "strtol", "rand", "malloc", "total"):
+    for group in ("fmt", "string", "ctype", "strtol", "rand", "json", "malloc", "total"):
         assert group in groups, f"group {group} missing or failed:\n{r.stdout}"
         assert int(groups[group]) > 0
     assert int(groups["fmt"]) > 10000  # the combinatorial format comparison really ran

@@ -43,7 +43,8 @@
  *
  * Checks: every result must be >= 0 or one of the E_* codes; unknown call numbers must
  * give E_NOSYS; SYS_POWEROFF and SYS_KSET must give E_PERM. Prints progress every 50,000 calls, a
- * histogram of results per call number, and "fuzz done seed=S n=N"; exits 1 if a check
+ * histogram of results per call number, and "fuzz done seed=S n=N", and sends a result
+ * line {"type":"result","bench":"fuzz",...} to the result stream; exits 1 if a check
  * failed (the first few failures are printed).
  */
 #include <stdint.h>
@@ -51,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ondol/result.h>
 #include <ondol/sys.h>
 
 #define SCRATCH_SIZE (64 * 1024)
@@ -422,6 +424,13 @@ int main(int argc, char **argv)
         printf("\n");
     }
     printf("fuzz: %llu violations\n", (unsigned long long)violations);
+    uint64_t invalid = 0;
+    for (int b = 0; b < NBUCKETS; b++)
+        invalid += counts[NSYSCALLS][b];
+    result_printf("{\"type\":\"result\",\"bench\":\"fuzz\",\"test\":\"syscalls\","
+                  "\"seed\":%llu,\"n\":%llu,\"invalid_numbers\":%llu,\"violations\":%llu}",
+                  (unsigned long long)seed, (unsigned long long)total,
+                  (unsigned long long)invalid, (unsigned long long)violations);
     printf("fuzz done seed=%llu n=%llu\n", (unsigned long long)seed, (unsigned long long)total);
     return violations ? 1 : 0;
 }

@@ -157,7 +157,9 @@ int main(int argc, char **argv)
     }
     if (leaks)
         return 1;
-    printf("stress ok mode=%s count=%ld ran=%llu\n", mode, count,
-           (unsigned long long)ran);
+    if (threads)
+        printf("stress ok mode=%s count=%ld ran=%llu\n", mode, count, (unsigned long long)ran);
+    else
+        printf("stress ok mode=%s count=%ld\n", mode, count);
     return 0;
 }

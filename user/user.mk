@@ -11,4 +11,6 @@ $(BUILD)/user/bin/%: $(BUILD)/user/obj/%.o $(LIBC_CRT0) $(LIBC_A) user/user.ld
 	@mkdir -p $(dir $@)
 	ld $(USER_LDFLAGS) -o $@ $(LIBC_CRT0) $< $(LIBC_A) $(shell $(USER_CC) -print-libgcc-file-name)
 
+.SECONDARY: $(patsubst user/%.c,$(BUILD)/user/obj/%.o,$(USER_PROG_SRCS))
+
 -include $(patsubst user/%.c,$(BUILD)/user/obj/%.d,$(USER_PROG_SRCS))

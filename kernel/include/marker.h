@@ -16,6 +16,9 @@ enum marker_cmd {
     MARK_DEFINE_END = 4,
     MARK_WINDOW_BEGIN = 5,  /* payload = window id */
     MARK_WINDOW_END = 6,
+    MARK_INVLPG_LO = 7,     /* the next invlpg's page number, bits 12-23 of the address */
+    MARK_INVLPG_MID = 8,    /* bits 24-35 */
+    MARK_INVLPG_HI = 9,     /* bits 36-47 */
 };
 
 enum { DOMAIN_SERVER = 1, DOMAIN_USER = 2 };
@@ -29,5 +32,11 @@ static inline void marker(unsigned cmd, unsigned payload)
 }
 
 static inline void marker_asid_switch(int asid) { marker(MARK_ASID, (unsigned)asid); }
+static inline void marker_invlpg(u64 va)
+{
+    marker(MARK_INVLPG_LO, (unsigned)(va >> 12));
+    marker(MARK_INVLPG_MID, (unsigned)(va >> 24));
+    marker(MARK_INVLPG_HI, (unsigned)(va >> 36));
+}
 void marker_define(int asid, int domain, const char *name);
 #endif

@@ -21,7 +21,13 @@ struct waitq {
 
 struct task;
 
+/* x87/SSE state as saved by fxsave: 512 bytes, 16-byte aligned. */
+struct fpu_state {
+    u8 bytes[512];
+} __attribute__((aligned(16)));
+
 struct thread {
+    struct fpu_state fpu;              /* first: keeps the 16-byte alignment fxsave needs */
     int tid;
     enum thread_state state;
     int prio;
@@ -79,6 +85,11 @@ struct task {
 void kernel_lock(void);
 void kernel_unlock(void);
 bool kernel_lock_held(void);
+
+/* fpu.c-style helpers (sched.c): eager save/restore on every switch */
+void fpu_init_template(void);
+void fpu_switch(struct thread *prev, struct thread *next);
+void fpu_init_thread(struct thread *t);
 
 /* sched.c */
 void sched_init(void);

@@ -48,7 +48,7 @@ HOST_CC ?= gcc
 # Sanitizer flags, probed once and cached in a file (empty if unsupported).
 LIBC_HOST_SAN_FILE := $(BUILD)/host/sanitize.flags
 LIBC_HOST_SAN = $$(cat $(LIBC_HOST_SAN_FILE))
-LIBC_HOST_TESTED := string fmt ctype stdlib snprintf malloc
+LIBC_HOST_TESTED := string fmt ctype stdlib snprintf malloc json
 LIBC_HOST_OBJS := $(patsubst %,$(BUILD)/host/libc/%.o,$(LIBC_HOST_TESTED))
 LIBC_HOST_CFLAGS = -std=c11 -O1 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
 	-isystem $(USER_GCC_INCLUDE) -Ilib/libc/include -Ilib/include \

@@ -477,6 +477,34 @@ static void t_tlb_asid(void)
     tlb_free(&t);
 }
 
+static void t_fetch_memo(void)
+{
+    /* Repeat fetches take a shortcut; everything that can change the answer must
+     * still be seen: CR3 writes, INVLPG, another address space, another page. */
+    struct config cfg = preset("pentiumpro");
+    struct rig r;
+    rig_init(&r, &cfg.hier);
+    for (int i = 0; i < 3; i++)
+        hier_fetch(&r.h, &r.c, 1, USER_BASE + 4 * i, 0x800000 + 4 * i, 4);
+    CHECK_EQ(r.c.v[CTR_ITLB_ACC], 3);
+    CHECK_EQ(r.c.v[CTR_L1I_ACC], 3);
+    CHECK_EQ(r.c.v[CTR_ITLB_MISS], 1);
+    CHECK_EQ(r.c.v[CTR_L1I_MISS], 1);
+    hier_cr3_write(&r.h, &r.c);
+    hier_fetch(&r.h, &r.c, 1, USER_BASE, 0x800000, 4);
+    CHECK_EQ(r.c.v[CTR_ITLB_MISS], 2);
+    hier_invlpg(&r.h, &r.c, USER_BASE);
+    hier_fetch(&r.h, &r.c, 1, USER_BASE, 0x800000, 4);
+    CHECK_EQ(r.c.v[CTR_ITLB_MISS], 3);
+    hier_fetch(&r.h, &r.c, 2, USER_BASE, 0x800000, 4);   /* other asid, same page */
+    CHECK_EQ(r.c.v[CTR_ITLB_MISS], 4);
+    hier_fetch(&r.h, &r.c, 2, USER_BASE + 4096, 0x801000, 4);
+    CHECK_EQ(r.c.v[CTR_ITLB_MISS], 5);
+    CHECK_EQ(r.c.v[CTR_L1I_MISS], 2);
+    CHECK_EQ(r.c.v[CTR_L1I_ACC], 7);
+    hier_free(&r.h);
+}
+
 /* ---- attribution and windows ----------------------------------------------------------- */
 
 static struct insn_desc kinsn = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 3,
@@ -893,6 +921,7 @@ static const struct tcase cases[] = {
     {"cr3_flush", t_cr3_flush},
     {"invlpg", t_invlpg},
     {"tlb_asid", t_tlb_asid},
+    {"fetch_memo", t_fetch_memo},
     {"attribution", t_attribution},
     {"undefined_asid", t_undefined_asid},
     {"redefine", t_redefine},

@@ -64,6 +64,8 @@ void ondol_srand(unsigned seed);
 uint64_t ondol_rand64(uint64_t *state);
 void ondol_qsort(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *));
 
+int result_json_string(char *buf, int size, const char *s);
+
 int ondol_snprintf(char *buf, size_t size, const char *fmt, ...);
 int ondol_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 

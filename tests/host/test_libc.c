@@ -542,6 +542,36 @@ static void test_rand_qsort(void)
     end();
 }
 
+/* ---- JSON strings --------------------------------------------------------------- */
+
+static void test_json(void)
+{
+    begin("json");
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        { "", "\"\"" },
+        { "plain text", "\"plain text\"" },
+        { "quote\" back\\slash", "\"quote\\\" back\\\\slash\"" },
+        { "line\nbreak\ttab\x01\x7f", "\"line\\nbreak\\u0009tab\\u0001\\u007f\"" },
+        { "\xc3\xa9t\xc3\xa9", "\"\xc3\xa9t\xc3\xa9\"" },   /* UTF-8 passes through */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        int n = result_json_string(buf, sizeof buf, cases[i].in);
+        CHECK(n == (int)strlen(cases[i].out) && strcmp(buf, cases[i].out) == 0,
+              "json %zu: got %s (%d), want %s", i, buf, n, cases[i].out);
+        /* truncation keeps the full length and terminates */
+        char small[5];
+        memset(small, '#', sizeof small);
+        int m = result_json_string(small, sizeof small, cases[i].in);
+        CHECK(m == n && small[strnlen(small, sizeof small - 1)] == '\0' &&
+                  strncmp(small, cases[i].out, strlen(small)) == 0,
+              "json %zu truncated", i);
+    }
+    end();
+}
+
 /* ---- malloc ---------------------------------------------------------------------- */
 
 #define SLOTS 512
@@ -720,6 +750,7 @@ int main(void)
     test_ctype();
     test_strtol();
     test_rand_qsort();
+    test_json();
     test_malloc();
     printf("total      %7ld checks  %ld failed\n", total_checks, total_fails);
     return total_fails == 0 ? 0 : 1;

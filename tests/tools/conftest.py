@@ -15,12 +15,6 @@ sys.path.insert(0, str(TOOLS))
 HERE = Path(__file__).resolve().parent
 
 
-def pytest_configure(config):
-    # matplotlib 3.9's log-scale tick labels use pyparsing APIs that pyparsing 3.3 deprecates.
-    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:matplotlib")
-    config.addinivalue_line("filterwarnings", "ignore::DeprecationWarning:pyparsing")
-
-
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
     """A repository root with (empty) kernel images, used through ONDOL_ROOT."""

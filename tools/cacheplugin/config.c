@@ -277,6 +277,8 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
         x->stlb_set = true;
         return parse_bool(v, &c->hier.stlb_on) ? 1 : 0;
     }
+    if (!strcmp(key, "always"))
+        return parse_bool(v, &c->always) ? 1 : 0;
     if (!strcmp(key, "inclusive"))
         return parse_bool(v, &c->hier.l2_inclusive) ? 1 : 0;
     if (!strcmp(key, "repl"))

@@ -5,6 +5,7 @@
 #ifndef CACHESIM_CONFIG_H
 #define CACHESIM_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ struct config {
     uint64_t marker_base;   /* 16 pages of markers start here */
     uint64_t ktext_base;    /* kernel text: virtual = ktext_base + physical */
     char out[512];          /* JSON lines file; empty: standard error */
+    bool always;            /* count from the start (window 0) without a begin marker */
 };
 
 /* Fills cfg from a named preset ("pentiumpro", "modern"); -1 if unknown. */

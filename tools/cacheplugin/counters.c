@@ -44,7 +44,7 @@ int counters_is_zero(const struct counters *c)
     return 1;
 }
 
-/* Latency of whatever serves a miss of the level below `from` ("l2", "l3", or memory). */
+/* Latency of the first level present among L2 (if l2), L3 (if l3) and memory. */
 static double next_latency(int l2, int l3, const struct penalties *p)
 {
     if (l2)

@@ -133,6 +133,7 @@ static void translate(struct hier *h, struct counters *c, struct tlb *l1, int ac
 
 void hier_cr3_write(struct hier *h, struct counters *c)
 {
+    h->memo_valid = false;
     c->v[CTR_TLB_FLUSHES]++;
     tlb_flush_nonglobal(&h->itlb);
     tlb_flush_nonglobal(&h->dtlb);
@@ -142,6 +143,7 @@ void hier_cr3_write(struct hier *h, struct counters *c)
 
 void hier_invlpg(struct hier *h, struct counters *c, uint64_t vaddr)
 {
+    h->memo_valid = false;
     c->v[CTR_INVLPG]++;
     tlb_invalidate_addr(&h->itlb, vaddr);
     tlb_invalidate_addr(&h->dtlb, vaddr);
@@ -151,6 +153,7 @@ void hier_invlpg(struct hier *h, struct counters *c, uint64_t vaddr)
 
 void hier_invlpg_unknown(struct hier *h, struct counters *c)
 {
+    h->memo_valid = false;
     c->v[CTR_INVLPG]++;
     tlb_flush_nonglobal(&h->itlb);
     tlb_flush_nonglobal(&h->dtlb);
@@ -182,6 +185,7 @@ static bool drop_range(struct cache *k, struct counters *c, uint64_t addr, uint3
 static bool back_invalidate(struct hier *h, struct counters *c, unsigned i, uint64_t addr,
                             uint32_t len)
 {
+    h->memo_valid = false;
     bool dirty = drop_range(&h->l1i, c, addr, len);
     dirty |= drop_range(&h->l1d, c, addr, len);
     for (unsigned j = 0; j < i; j++)
@@ -265,8 +269,24 @@ static void l1_range(struct hier *h, struct counters *c, struct cache *k, int ct
 void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,
                 uint64_t vaddr, uint64_t paddr, unsigned size)
 {
+    uint64_t line = paddr >> h->l1i.line_shift;
+    uint64_t page = vaddr >> 12;
+    bool simple = ((paddr + size - 1) >> h->l1i.line_shift) == line &&
+                  ((vaddr + size - 1) >> 12) == page;
+
+    if (simple && h->memo_valid && line == h->memo_line && page == h->memo_page &&
+        asid == h->memo_asid) {
+        c->v[CTR_ITLB_ACC]++;
+        c->v[CTR_L1I_ACC]++;
+        return;
+    }
     translate(h, c, &h->itlb, CTR_ITLB_ACC, asid, vaddr, size);
     l1_range(h, c, &h->l1i, CTR_L1I_ACC, paddr, size, false);
+    /* Set after the slow path: its own fills may have invalidated an older memo. */
+    h->memo_valid = simple;
+    h->memo_line = line;
+    h->memo_page = page;
+    h->memo_asid = asid;
 }
 
 void hier_data(struct hier *h, struct counters *c, uint16_t asid,

@@ -40,6 +40,13 @@ struct hier {
     bool has_stlb;
     unsigned kpage_shift;
     unsigned walk_refs;
+    /* The last fetch's L1 I line and 4 KiB page: fetching there again is a hit in both
+     * the L1 I and the ITLB that changes no state, so it only needs counting. Cleared by
+     * anything that could remove that line or page (back-invalidation, CR3, INVLPG). */
+    bool memo_valid;
+    uint16_t memo_asid;
+    uint64_t memo_line;
+    uint64_t memo_page;
 };
 
 const char *hier_config_check(const struct hier_config *cfg);

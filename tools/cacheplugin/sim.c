@@ -16,6 +16,8 @@
 
 #include "report.h"
 
+static void window_begin(struct sim *s, unsigned id);
+
 /* ---- setup ------------------------------------------------------------------------ */
 
 static int vcpu_init(struct vcpu *v, const struct hier_config *hc, unsigned index)
@@ -61,6 +63,8 @@ struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
     for (unsigned i = 0; i < s->nvcpus; i++)
         if (vcpu_init(&s->v[i], &cfg->hier, i) != 0)
             goto fail;
+    if (cfg->always)
+        window_begin(s, 0);
     return s;
 fail:
     sim_destroy(s);

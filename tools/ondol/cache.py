@@ -1,7 +1,7 @@
 """The cache/TLB model plugin (tools/cacheplugin): its QEMU arguments and its output.
 
 A spec is a comma-separated list: at most one bare preset name and any number of key=value
-pairs, e.g. "ppro", "ppro,l2=off" or "l1d_size=32768,l1d_assoc=8". The plugin writes one
+pairs, e.g. "pentiumpro", "modern,l3=off" or "pentiumpro,seed=2". The plugin writes one
 JSON object per measurement window to the file named by its out= argument (JSON lines, or
 one JSON array). Windows are matched to result rows by the key fields both carry.
 """

@@ -9,6 +9,8 @@ void power_off_or_halt(void)
     cli();
     outw(0x604, 0x2000);       /* SLP_EN with SLP_TYP 0: QEMU's soft power off */
     outw(0xb004, 0x2000);
+    for (int i = 0; i < 10000000; i++)   /* QEMU stops the CPU a little after the write */
+        pause();
     printk("ondol: power off is not supported here; it is now safe to turn the machine off\n");
     for (;;)
         hlt();

@@ -7,6 +7,7 @@
 #include "console.h"
 #include "cpu.h"
 #include "kernel.h"
+#include "pcnt.h"
 #include "sched.h"
 #include "trap.h"
 #include "x86.h"
@@ -75,7 +76,9 @@ static void exception(struct trapframe *tf)
     if (!tf_from_user(tf)) {
         u64 rip = tf->rip;
         if (tf->vector == 14 && rip >= (u64)usercopy_begin && rip < (u64)usercopy_end) {
+            pcnt_probe_start(PROBE_PAGEFAULT, read_cr2());
             tf->rip = (u64)usercopy_fault;
+            pcnt_probe_stop(PROBE_PAGEFAULT);
             return;
         }
         panic_trap(tf, trap_name(tf->vector));
@@ -90,6 +93,8 @@ void trap(struct trapframe *tf)
     bool took_lock = !kernel_lock_held();
     if (took_lock)
         kernel_lock();
+    if (tf->vector >= 32 && tf->vector < 256)
+        pcnt_irqs[this_cpu()->id]++;          /* P3's filter drops samples spanning one */
     switch (tf->vector) {
     case VEC_TIMER:
         lapic_eoi();

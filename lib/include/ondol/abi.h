@@ -45,7 +45,8 @@
 #define SYS_IPC_GRANT      26 /* (int task, int tid)  let `task` send to thread `tid`      */
 #define SYS_KSET           27 /* (const char *key, const char *value) privileged runtime switch */
 #define SYS_MEASURE        28 /* (unsigned op, unsigned arg) cache-model window begin/end   */
-#define NSYSCALLS          29
+#define SYS_PCNT           29 /* (unsigned cmd, a, b, c) the pcnt counter facility (P3)     */
+#define NSYSCALLS          30
 #define SYS_IPC_FIRST      SYS_IPC_SEND
 #define SYS_IPC_LAST       SYS_IPC_GRANT
 
@@ -61,6 +62,7 @@
 #define E_DEAD     (-9)   /* partner died                                  */
 #define E_DEADLK   (-10)  /* would wait for itself                          */
 #define E_2BIG     (-11)  /* argument too large (argv, buffer)              */
+#define E_NOTSUP   (-12)  /* not supported on this machine (e.g. no PMU)    */
 
 /* ---- IPC register convention (docs/ipc.md) -------------------------------------------
  * rax = call number; rdi = partner (dest / from / to); rsi = second partner (reply_recv's
@@ -82,6 +84,46 @@ struct ipc_utcb {
     void *recv_buf;
     uint64_t recv_cap;         /* <= IPC_BUF_MAX */
     uint64_t recv_len;         /* written by the kernel on a receive */
+};
+
+/* ---- pcnt (docs/measuring.md): P3's counter slots ----------------------------------- */
+enum pcnt_cmd {
+    PCNT_DUMP = 1,       /* (struct pcnt_slot_info *out, int max, int cpu) -> slots written */
+    PCNT_CLEAR = 2,      /* ()  every slot INIT and zeroed; the overhead slot re-measured     */
+    PCNT_SET_EVENT = 3,  /* (int ev0, int ev1, unsigned modes) -> 0 or E_NOTSUP            */
+    PCNT_GET_EVENT = 4,  /* (struct pcnt_events *out)                                      */
+    PCNT_LIST = 5,       /* (char *buf, size_t len) -> bytes: "probe NAME SLOT" / "event NAME ID" lines */
+    PCNT_START = 6,      /* (int slot, uint64_t para)  from user code                       */
+    PCNT_STOP = 7,       /* (int slot)                                                      */
+    PCNT_REPEAT = 8,     /* (int slot, int on)  each start/stop pair becomes a sample        */
+    PCNT_PROBES = 9,     /* (int on)  enable the named kernel probe points                   */
+};
+enum pcnt_status { PCNT_INIT = 0, PCNT_RUNNING = 1, PCNT_SET = 2, PCNT_FAIL = 3 };
+enum pcnt_event {
+    PCNT_EV_NONE = 0, PCNT_EV_INSTRUCTIONS = 1, PCNT_EV_CYCLES = 2, PCNT_EV_LLC_REFS = 3,
+    PCNT_EV_LLC_MISSES = 4, PCNT_EV_BRANCH_MISSES = 5, PCNT_EV_BRANCHES = 6, PCNT_NEVENTS = 7,
+};
+#define PCNT_MODE_USER   1u
+#define PCNT_MODE_KERNEL 2u
+#define PCNT_RING        64      /* samples kept per slot for the median */
+
+struct pcnt_slot_info {
+    uint32_t slot, status;
+    uint64_t para;
+    uint64_t tsc, ev[2];         /* last start..stop deltas, raw */
+    uint64_t tsc_net, ev_net[2]; /* minus the overhead slot's values (0 for slot 0) */
+    /* repeated mode */
+    uint32_t repeat, ring_len;
+    uint64_t count, dropped, min, max, sum;
+    uint64_t ring[PCNT_RING];    /* the latest samples (TSC deltas, raw) */
+    char name[16];               /* probe name, or "" */
+};
+
+struct pcnt_events {
+    int32_t ev[2];
+    uint32_t modes;
+    uint32_t supported;          /* 1 when the CPU has architectural PMU counters */
+    uint32_t pmu_version, pmu_counters;
 };
 
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */

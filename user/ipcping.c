@@ -1,0 +1,109 @@
+/*
+ * ipcping MODE N: call / reply_recv ping-pong, checking every reply, and the median
+ * round trip in TSC ticks (under icount: instructions).
+ *   ipcping threads N   two threads of one task
+ *   ipcping tasks N     two tasks (the server is `ipcping serve PARENT_TID`)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ondol/ipc.h>
+#include <ondol/sys.h>
+#include <ondol/thread.h>
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+#define QUIT UINT64_MAX
+
+/* The server: every message's first word comes back plus one, until QUIT. */
+static int serve(void *arg)
+{
+    (void)arg;
+    struct ipc_msg m = {{0}};
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    for (;;) {
+        if (from < 0) {
+            printf("ipcping: server receive failed: %ld\n", from);
+            return 1;
+        }
+        if (m.w[0] == QUIT) {
+            ipc_reply_recv((int)from, 0, &m, IPC_POLL);   /* release the client, then exit */
+            return 0;
+        }
+        m.w[0] += 1;
+        from = ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int ping(int server, int n)
+{
+    uint64_t *t = malloc(sizeof(uint64_t) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        struct ipc_msg m = {{(uint64_t)i, 2, 3, 4, 5, 6, 7, 8}};
+        uint64_t t0 = rdtsc();
+        long r = ipc_call(server, &m, IPC_FOREVER);
+        t[i] = rdtsc() - t0;
+        if (r != server || m.w[0] != (uint64_t)i + 1 || m.w[7] != 8) {
+            printf("ipcping: bad reply %ld (w0=%llu) at %d\n", r, (unsigned long long)m.w[0], i);
+            return 1;
+        }
+    }
+    struct ipc_msg quit = {{QUIT}};
+    ipc_call(server, &quit, IPC_FOREVER);
+    qsort(t, (size_t)n, sizeof(uint64_t), cmp_u64);
+    printf("ipcping ok n=%d median=%llu min=%llu max=%llu\n", n, (unsigned long long)t[n / 2],
+           (unsigned long long)t[0], (unsigned long long)t[n - 1]);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[1], "serve")) {
+        struct ipc_msg m = {{0}};
+        long r = ipc_send(atoi(argv[2]), &m, IPC_FOREVER);   /* tell the parent our tid */
+        if (r < 0)
+            printf("ipcping: hello to parent failed: %ld\n", r);
+        return serve(NULL);
+    }
+    if (argc < 3) {
+        printf("usage: ipcping threads|tasks N\n");
+        return 2;
+    }
+    int n = atoi(argv[2]);
+    if (!strcmp(argv[1], "threads")) {
+        struct thread th;
+        long tid = thread_start(&th, serve, NULL, PRIO_INHERIT, 0);
+        if (tid < 0)
+            return 1;
+        int r = ping((int)tid, n);
+        thread_join(&th, NULL);
+        return r;
+    }
+    char me[16];
+    snprintf(me, sizeof(me), "%ld", sys_self(NULL));
+    const char *args[] = {"ipcping", "serve", me};
+    long task = sys_spawn("ipcping", args, 3, 0);
+    if (task < 0 || ipc_grant((int)task, (int)sys_self(NULL)) < 0) {
+        printf("ipcping: spawn/grant failed: %ld\n", task);
+        return 1;
+    }
+    struct ipc_msg m = {{0}};
+    long server = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    if (server < 0)
+        return 1;
+    int r = ping((int)server, n);
+    int status;
+    sys_task_wait((int)task, &status);
+    return r;
+}

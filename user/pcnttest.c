@@ -1,0 +1,113 @@
+/*
+ * pcnttest MODE — exercises the pcnt system call for tests/test_pcnt.py.
+ *   states    every slot transition of P3's state machine, printed as "name=STATUS"
+ *   overhead  a measured region vs the overhead slot: raw, net and slot 0
+ *   repeat    repeated-measurement mode: 200 samples with count/dropped/min/median/max
+ *   errors    bad pointers, commands, slots and events -> the documented error codes
+ */
+#include <stdio.h>
+#include <string.h>
+#include <ondol/sys.h>
+
+static const char *const names[] = {"INIT", "RUNNING", "SET", "FAIL"};
+static struct pcnt_slot_info slots[16];
+
+static long pcnt(unsigned cmd, long a, long b, long c) { return SC4(SYS_PCNT, cmd, a, b, c); }
+
+static const char *status_of(int slot)
+{
+    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    return names[slots[slot].status & 3];
+}
+
+static void states(void)
+{
+    pcnt(PCNT_CLEAR, 0, 0, 0);
+    printf("clear=%s\n", status_of(8));
+    pcnt(PCNT_START, 8, 42, 0);
+    const char *st = status_of(8);     /* refreshes slots[] before it is read below */
+    printf("start=%s para=%llu\n", st, (unsigned long long)slots[8].para);
+    pcnt(PCNT_STOP, 8, 0, 0);
+    printf("stop=%s\n", status_of(8));
+    pcnt(PCNT_START, 8, 7, 0);
+    printf("start_on_set=%s\n", status_of(8));
+    pcnt(PCNT_STOP, 8, 0, 0);
+    printf("stop_on_set=%s\n", status_of(8));
+    pcnt(PCNT_STOP, 9, 0, 0);
+    printf("stop_on_init=%s\n", status_of(9));
+    pcnt(PCNT_START, 9, 0, 0);
+    printf("start_on_fail=%s\n", status_of(9));
+    pcnt(PCNT_START, 10, 0, 0);
+    pcnt(PCNT_START, 10, 0, 0);
+    printf("start_on_running=%s\n", status_of(10));
+    pcnt(PCNT_CLEAR, 0, 0, 0);
+    st = status_of(8);
+    printf("after_clear=%s,%s,%s\n", st, names[slots[9].status & 3], names[slots[10].status & 3]);
+}
+
+static void overhead(void)
+{
+    pcnt(PCNT_CLEAR, 0, 0, 0);
+    pcnt(PCNT_START, 5, 20, 0);
+    volatile uint64_t x = 0;
+    for (int i = 0; i < 1000; i++)
+        x += (uint64_t)i;
+    pcnt(PCNT_STOP, 5, 0, 0);
+    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    printf("slot0=%llu raw=%llu net=%llu status=%s\n", (unsigned long long)slots[0].tsc,
+           (unsigned long long)slots[5].tsc, (unsigned long long)slots[5].tsc_net,
+           names[slots[5].status & 3]);
+}
+
+static void repeat(void)
+{
+    pcnt(PCNT_CLEAR, 0, 0, 0);
+    pcnt(PCNT_REPEAT, 6, 1, 0);
+    for (int i = 0; i < 200; i++) {
+        pcnt(PCNT_START, 6, (uint64_t)i, 0);
+        pcnt(PCNT_STOP, 6, 0, 0);
+    }
+    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    const struct pcnt_slot_info *s = &slots[6];
+    printf("count=%llu dropped=%llu ring=%u min=%llu max=%llu sum=%llu status=%s\n",
+           (unsigned long long)s->count, (unsigned long long)s->dropped, s->ring_len,
+           (unsigned long long)s->min, (unsigned long long)s->max, (unsigned long long)s->sum,
+           names[s->status & 3]);
+}
+
+static void errors(void)
+{
+    printf("dump_kernel=%ld\n", pcnt(PCNT_DUMP, (long)0xffffffff80100000ull, 16, 0));
+    printf("dump_unmapped=%ld\n", pcnt(PCNT_DUMP, 0x10000000, 16, 0));
+    printf("dump_toomany=%ld\n", pcnt(PCNT_DUMP, (long)slots, 1000, 0));
+    printf("dump_badcpu=%ld\n", pcnt(PCNT_DUMP, (long)slots, 16, 99));
+    printf("get_null=%ld\n", pcnt(PCNT_GET_EVENT, 0, 0, 0));
+    printf("list_kernel=%ld\n", pcnt(PCNT_LIST, (long)0xffff800000000000ull, 64, 0));
+    printf("bad_cmd=%ld\n", pcnt(999, 0, 0, 0));
+    printf("start_slot0=%ld\n", pcnt(PCNT_START, 0, 0, 0));
+    printf("start_slot99=%ld\n", pcnt(PCNT_START, 99, 0, 0));
+    printf("set_bad_event=%ld\n", pcnt(PCNT_SET_EVENT, 77, 1, PCNT_MODE_USER));
+    printf("set_bad_mode=%ld\n", pcnt(PCNT_SET_EVENT, 1, 2, 0));
+    printf("set_event=%ld\n", pcnt(PCNT_SET_EVENT, PCNT_EV_INSTRUCTIONS, PCNT_EV_CYCLES, PCNT_MODE_USER));
+    struct pcnt_events ev;
+    pcnt(PCNT_GET_EVENT, (long)&ev, 0, 0);
+    printf("supported=%u ev0=%d ev1=%d\n", ev.supported, ev.ev[0], ev.ev[1]);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "states"))
+        states();
+    else if (!strcmp(mode, "overhead"))
+        overhead();
+    else if (!strcmp(mode, "repeat"))
+        repeat();
+    else if (!strcmp(mode, "errors"))
+        errors();
+    else {
+        printf("usage: pcnttest states|overhead|repeat|errors\n");
+        return 2;
+    }
+    return 0;
+}
