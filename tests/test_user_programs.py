@@ -187,8 +187,6 @@ def test_schedtest_preempt(shell):
     check_hello(shell.cmd("hello"))
 
 
-@pytest.mark.xfail(reason="kernel bug: the SSE/x87 register state is not saved and restored "
-                          "on context switches (reported to the lead)", strict=False)
 def test_schedtest_fpu_state_survives_preemption(shell):
     out = shell.cmd("schedtest fpu", timeout=120)
     assert re.search(r"fpu ok rounds=\d+ switches=[1-9]", out), out
