@@ -5,6 +5,8 @@ KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc 
 	-isystem $(KERNEL_GCC_INCLUDE) -Ikernel/include -Ikernel/arch/x86_64 \
 	-Ilib/libc/include -Ilib/include -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
 	-fno-pie -fno-stack-protector -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
+PCNT_SLOTS ?= 16
+KERNEL_CFLAGS += -DPCNT_SLOTS=$(PCNT_SLOTS)
 KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T kernel/arch/x86_64/linker.ld
 
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/arch/x86_64/*.c kernel/arch/x86_64/*.S) \

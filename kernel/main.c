@@ -42,6 +42,7 @@ static void banner(void)
     printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
            (unsigned long)mib, (unsigned long)(frames_kernel() * 4), (unsigned long)(tsc_hz() / 1000),
            (unsigned long)timer_hz, (unsigned long)slice_ticks, ipc_dts ? "on" : "off");
+    printk("build: pcnt slots %d\n", PCNT_SLOTS);
     printk("options:");
     for (int i = 0; i < options_count(); i++) {
         const char *k, *v;
@@ -58,11 +59,11 @@ static void result_stream_hello(void)
     int n = ksnprintf(buf, sizeof(buf),
                       "{\"type\":\"hello\",\"kernel\":\"ondol\",\"version\":\"%s\",\"commit\":\"%s\","
                       "\"mem_mib\":%lu,\"tsc_hz\":%lu,\"timer_hz\":%lu,\"cpu\":{\"vendor\":\"%s\","
-                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s},\"options\":{",
+                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s},\"build\":{\"pcnt_slots\":%d},\"options\":{",
                       ondol_version, ONDOL_COMMIT, (unsigned long)(frames_total() * PAGE_SIZE >> 20),
                       (unsigned long)tsc_hz(), (unsigned long)timer_hz, cpu_features.vendor,
                       cpu_features.pmu ? "true" : "false", cpu_features.smep ? "true" : "false",
-                      cpu_features.smap ? "true" : "false");
+                      cpu_features.smap ? "true" : "false", PCNT_SLOTS);
     for (int i = 0; i < options_count() && n < (int)sizeof(buf) - 80; i++) {
         const char *k, *v;
         options_at(i, &k, &v);
