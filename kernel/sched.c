@@ -12,6 +12,7 @@
 
 static struct thread *rq_head[PRIO_MAX + 1], *rq_tail[PRIO_MAX + 1];
 static u64 rq_bitmap[(PRIO_MAX + 1) / 64];
+static u64 rq_words;                 /* bit w set when rq_bitmap[w] != 0: O(1) lookup */
 static struct thread *sleepers;      /* unsorted; scanned each tick */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
@@ -44,6 +45,7 @@ static void rq_push(struct thread *t)
         rq_head[p] = t;
     rq_tail[p] = t;
     rq_bitmap[p / 64] |= 1ull << (p % 64);
+    rq_words |= 1ull << (p / 64);
 }
 
 static void rq_remove(struct thread *t)
@@ -58,8 +60,11 @@ static void rq_remove(struct thread *t)
     else
         rq_tail[p] = t->q_prev;
     t->q_next = t->q_prev = NULL;
-    if (!rq_head[p])
+    if (!rq_head[p]) {
         rq_bitmap[p / 64] &= ~(1ull << (p % 64));
+        if (!rq_bitmap[p / 64])
+            rq_words &= ~(1ull << (p / 64));
+    }
 }
 
 int rq_highest_prio(void);
@@ -73,10 +78,10 @@ void rq_add(struct thread *t)
 
 int rq_highest_prio(void)
 {
-    for (int w = ARRAY_SIZE(rq_bitmap) - 1; w >= 0; w--)
-        if (rq_bitmap[w])
-            return w * 64 + 63 - __builtin_clzll(rq_bitmap[w]);
-    return -1;
+    if (!rq_words)
+        return -1;
+    int w = 63 - __builtin_clzll(rq_words);
+    return w * 64 + 63 - __builtin_clzll(rq_bitmap[w]);
 }
 
 struct thread *current_thread(void) { return this_cpu()->current; }
