@@ -164,29 +164,32 @@ static long check_buffers(struct thread *t, u64 flags)
     return 0;
 }
 
-/* Deliver s's message to r: words, buffer, and who sent it. Returns the receiver's result:
- * s's tid, or E_2BIG / E_FAULT when the buffer did not fit or the receiver's pages went. */
+/* Deliver s's message to r: words, buffer, and who sent it. Returns the result of both
+ * sides: s's tid, or E_2BIG / E_FAULT when the buffer did not fit or pages went away
+ * while the partner was blocked. A failed message is not delivered: the receiver learns
+ * no sender and gets no reply right, and the sender gets the same error (callers do). */
 static long transfer(struct thread *s, struct thread *r)
 {
     copy_mrs(s->tf, r->tf);
+    if (r->ipc_flags & IPC_RECV_BUF) {
+        u64 len = 0;
+        if (s->ipc_flags & IPC_SEND_BUF) {
+            struct ipc_utcb su, ru;
+            if (!utcb_read(s, &su) || !utcb_read(r, &ru))
+                return E_FAULT;
+            if (su.send_len > ru.recv_cap)
+                return E_2BIG;
+            if (!range_ok(s->task->as, (u64)su.send_buf, su.send_len, false) ||
+                !range_ok(r->task->as, (u64)ru.recv_buf, su.send_len, true))
+                return E_FAULT;
+            copy_between(s->task->as, (u64)su.send_buf, r->task->as, (u64)ru.recv_buf,
+                         su.send_len);
+            len = su.send_len;
+        }
+        utcb_set_recv_len(r, len);
+    }
     r->rwtid = s->tid;
     r->reply_to = s->tid;
-    if (!(r->ipc_flags & IPC_RECV_BUF))
-        return s->tid;
-    u64 len = 0;
-    if (s->ipc_flags & IPC_SEND_BUF) {
-        struct ipc_utcb su, ru;
-        if (!utcb_read(s, &su) || !utcb_read(r, &ru))
-            return E_FAULT;
-        if (su.send_len > ru.recv_cap)
-            return E_2BIG;
-        if (!range_ok(s->task->as, (u64)su.send_buf, su.send_len, false) ||
-            !range_ok(r->task->as, (u64)ru.recv_buf, su.send_len, true))
-            return E_FAULT;
-        copy_between(s->task->as, (u64)su.send_buf, r->task->as, (u64)ru.recv_buf, su.send_len);
-        len = su.send_len;
-    }
-    utcb_set_recv_len(r, len);
     return s->tid;
 }
 
@@ -314,13 +317,14 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
     u64 timeout = timeout_of(rdx);
     if (d->ipc_state == IPC_RECEIVING && (d->recv_from == 0 || d->recv_from == s->tid)) {
         thread_unblock(d);
-        d->tf->rax = (u64)transfer(s, d);
-        if (call) {                            /* now wait for the reply from d only */
+        long res = transfer(s, d);
+        d->tf->rax = (u64)res;
+        if (call && res >= 0) {                /* now wait for the reply from d only */
             s->ipc_state = IPC_RECEIVING;
             s->recv_from = d->tid;
             return wake_partner(s, d, true, &d->receivers, WAIT_FOREVER);
         }
-        s->tf->rax = 0;
+        s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
         return wake_partner(s, d, false, NULL, 0);
     }
     if (timeout == 0) {
@@ -351,8 +355,9 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
     struct thread *s = find_sender(r, from);
     if (s) {
         thread_unblock(s);
-        r->tf->rax = (u64)transfer(s, r);
-        if (s->ipc_call) {                     /* the caller now waits for our reply */
+        long res = transfer(s, r);
+        r->tf->rax = (u64)res;
+        if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
             s->ipc_state = IPC_RECEIVING;
             s->recv_from = r->tid;
             s->waiting_on = NULL;
@@ -366,7 +371,7 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
             s->waiting_on = &r->receivers;
             return r->tf;
         }
-        s->tf->rax = 0;
+        s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
         return wake_partner(r, s, false, NULL, 0);
     }
     u64 timeout = timeout_of(rdx);

@@ -7,51 +7,21 @@
 #include "boot.h"
 #include "cpu.h"
 #include "elf.h"
+#include "idtable.h"
 #include "kernel.h"
 #include "marker.h"
 #include "memlayout.h"
 #include "sched.h"
 
-#define SLOT_BITS 10
-#define MAX_TASKS (1 << SLOT_BITS)
-
 static struct kcache task_cache = KCACHE_INIT("task", sizeof(struct task));
-static struct task *table[MAX_TASKS];
-static u32 generation[MAX_TASKS];
-static u64 ntasks;
-static int next_slot = 1;
+IDTABLE(tasks, 10);
 
-static int slot_alloc(struct task *t)
-{
-    for (int i = 0; i < MAX_TASKS - 1; i++) {
-        int s = (next_slot + i) % MAX_TASKS;
-        if (s == 0 || table[s])
-            continue;
-        table[s] = t;
-        generation[s] = (generation[s] + 1) & 0x1fffff;
-        if (generation[s] == 0)
-            generation[s] = 1;
-        next_slot = s + 1;
-        ntasks++;
-        return (int)(generation[s] << SLOT_BITS) | s;
-    }
-    return -1;
-}
-
-struct task *task_lookup(int id)
-{
-    if (id <= 0)
-        return NULL;
-    struct task *t = table[id & (MAX_TASKS - 1)];
-    return t && t->id == id ? t : NULL;
-}
-
-u64 task_count(void) { return ntasks; }
+struct task *task_lookup(int id) { return idtable_get(&tasks, id); }
+u64 task_count(void) { return (u64)tasks.count; }
 
 static void task_free(struct task *t)
 {
-    table[t->id & (MAX_TASKS - 1)] = NULL;
-    ntasks--;
+    idtable_free(&tasks, t->id);
     kobj_free(&task_cache, t);
 }
 
@@ -89,7 +59,7 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
     struct task *t = kobj_alloc(&task_cache);
     if (!t)
         return E_NOMEM;
-    t->id = slot_alloc(t);
+    t->id = idtable_alloc(&tasks, t);
     t->as = t->id > 0 ? aspace_create() : NULL;
     if (!t->as) {
         if (t->id > 0)
@@ -120,8 +90,8 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
 /* Children of a dying task lose their parent; zombies among them are freed now. */
 static void orphan_children(struct task *dying)
 {
-    for (int i = 1; i < MAX_TASKS; i++) {
-        struct task *c = table[i];
+    for (int i = 1; i < idtable_capacity(&tasks); i++) {
+        struct task *c = idtable_at(&tasks, i);
         if (!c || c->parent != dying)
             continue;
         c->parent = NULL;
@@ -182,8 +152,8 @@ long task_wait(struct task *parent, int id, int *status)
 {
     for (;;) {
         bool have_child = false;
-        for (int i = 1; i < MAX_TASKS; i++) {
-            struct task *c = table[i];
+        for (int i = 1; i < idtable_capacity(&tasks); i++) {
+            struct task *c = idtable_at(&tasks, i);
             if (!c || c->parent != parent || (id != -1 && c->id != id))
                 continue;
             have_child = true;

@@ -6,47 +6,21 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "memlayout.h"
+#include "idtable.h"
 #include "ipc.h"
 #include "sched.h"
 
-#define SLOT_BITS 12
-#define MAX_THREADS (1 << SLOT_BITS)
 #define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
 
 static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
-static struct thread *table[MAX_THREADS];
-static u32 generation[MAX_THREADS];
-static int nthreads;
-static int next_slot = 1;
+IDTABLE(threads, 12);
 
-
-static int slot_alloc(struct thread *t)
+struct thread *thread_lookup(int tid) { return idtable_get(&threads, tid); }
+int thread_count(void) { return threads.count; }
+struct thread *thread_at(int slot)
 {
-    for (int i = 0; i < MAX_THREADS - 1; i++) {
-        int s = (next_slot + i) % MAX_THREADS;
-        if (s == 0 || table[s])
-            continue;
-        table[s] = t;
-        generation[s] = (generation[s] + 1) & 0x7ffff;
-        if (generation[s] == 0)
-            generation[s] = 1;
-        next_slot = s + 1;
-        nthreads++;
-        return (int)(generation[s] << SLOT_BITS) | s;
-    }
-    return -1;
+    return slot >= 0 && slot < idtable_capacity(&threads) ? idtable_at(&threads, slot) : NULL;
 }
-
-struct thread *thread_lookup(int tid)
-{
-    if (tid <= 0)
-        return NULL;
-    struct thread *t = table[tid & (MAX_THREADS - 1)];
-    return t && t->tid == tid ? t : NULL;
-}
-
-int thread_count(void) { return nthreads; }
-struct thread *thread_at(int i) { return i >= 0 && i < MAX_THREADS ? table[i] : NULL; }
 
 /* A TCB and kernel stack; the stack starts with a canary and ends with `frame_bytes` free. */
 static struct thread *thread_alloc(int prio)
@@ -61,7 +35,7 @@ static struct thread *thread_alloc(int prio)
     }
     t->kstack = (u64)phys_to_virt(pa);
     *(u64 *)t->kstack = STACK_CANARY;
-    t->tid = slot_alloc(t);
+    t->tid = idtable_alloc(&threads, t);
     if (t->tid < 0) {
         frame_free_contig(pa, KSTACK_PAGES);
         kobj_free(&thread_cache, t);
@@ -75,8 +49,7 @@ void thread_free(struct thread *t)
 {
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
-    table[t->tid & (MAX_THREADS - 1)] = NULL;
-    nthreads--;
+    idtable_free(&threads, t->tid);
     frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
     kobj_free(&thread_cache, t);
 }

@@ -1,0 +1,33 @@
+/* Generation-tagged id tables (idtable.h). */
+#include "idtable.h"
+
+int idtable_alloc(struct idtable *t, void *obj)
+{
+    int cap = 1 << t->bits;
+    u32 max_gen = (u32)(0x7fffffff >> t->bits);
+    for (int i = 0; i < cap - 1; i++) {
+        int s = (t->next + i) % cap;
+        if (s == 0 || t->objs[s])
+            continue;
+        t->objs[s] = obj;
+        t->gens[s] = t->gens[s] % max_gen + 1;        /* 1..max_gen, never 0 */
+        t->next = s + 1;
+        t->count++;
+        return (int)(t->gens[s] << t->bits) | s;
+    }
+    return -1;
+}
+
+void *idtable_get(struct idtable *t, int id)
+{
+    if (id <= 0)
+        return NULL;
+    int s = id & ((1 << t->bits) - 1);
+    return t->objs[s] && (int)(t->gens[s] << t->bits | (u32)s) == id ? t->objs[s] : NULL;
+}
+
+void idtable_free(struct idtable *t, int id)
+{
+    t->objs[id & ((1 << t->bits) - 1)] = NULL;
+    t->count--;
+}

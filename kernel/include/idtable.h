@@ -1,0 +1,25 @@
+/* Tables of objects named by ids that carry a generation: id = generation << bits | slot,
+ * so a stale id never names a newer object that reuses the slot. Used for threads and
+ * tasks. Ids are always > 0 and fit in an int. */
+#ifndef IDTABLE_H
+#define IDTABLE_H
+#include "types.h"
+
+struct idtable {
+    int bits;                 /* slot bits: capacity is 1 << bits, slot 0 unused */
+    void **objs;
+    u32 *gens;
+    int next, count;
+};
+
+#define IDTABLE(name, b)                                                   \
+    static void *name##_objs[1 << (b)];                                    \
+    static u32 name##_gens[1 << (b)];                                      \
+    static struct idtable name = {(b), name##_objs, name##_gens, 1, 0}
+
+int idtable_alloc(struct idtable *t, void *obj);        /* new id, or -1 when full */
+void *idtable_get(struct idtable *t, int id);             /* slot's object, if id is current */
+void idtable_free(struct idtable *t, int id);
+static inline void *idtable_at(struct idtable *t, int slot) { return t->objs[slot]; }
+static inline int idtable_capacity(struct idtable *t) { return 1 << t->bits; }
+#endif
