@@ -445,7 +445,8 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
         if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
             return NULL;
         p = thread_lookup((int)MIN(tf->rdi, 0x7fffffffull));
-        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid || p->ipc_flags)
+        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid || p->ipc_flags ||
+            (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
             return NULL;
     }
     if (p->prio < cur->prio || p->prio < rq_highest_prio() || p->sleeping)
@@ -463,10 +464,9 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
     p->tf->rax = (u64)cur->tid;
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
-    if (is_call)
-        p->reply_to = cur->tid;
-    else if (cur->reply_to == p->tid)
-        cur->reply_to = 0;
+    p->reply_to = cur->tid;
+    if (cur->reply_to == p->tid)
+        cur->reply_to = 0;                     /* the reply right is one-shot */
     /* the current thread: now receiving (the reply from p, or from anyone) */
     cur->ipc_state = IPC_RECEIVING;
     cur->ipc_flags = 0;
@@ -478,6 +478,8 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
         if (p->receivers.tail) p->receivers.tail->q_next = cur; else p->receivers.head = cur;
         p->receivers.tail = cur;
         cur->waiting_on = &p->receivers;
+    } else if ((u32)tf->rdx != IPC_FOREVER) {
+        sleep_until(cur, (u32)tf->rdx);         /* reply_recv's receive timeout */
     }
     cur->state = T_BLOCKED;
     return direct_switch(cur, p);
@@ -497,7 +499,7 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     struct thread *cur = current_thread();
     int a = (int)(i64)tf->rdi, b = (int)(i64)tf->rsi;
     if ((i64)tf->rdi != IPC_ANY && tf->rdi > 0x7fffffffull)
-        a = 0;    /* no thread has this id */
+        a = -2;   /* no thread has this id (and it is not reply_recv's "no reply", 0) */
     switch (tf->rax) {
     case SYS_IPC_CALL:
     case SYS_IPC_REPLY_RECV: {

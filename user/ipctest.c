@@ -587,6 +587,8 @@ static int p2_fn(void *p)
         sys_sleep(1);
     msg_make(&a->m, TAG_CALL);
     a->res = ipc_call(a->child, &a->m, IPC_FOREVER);
+    while (go2 != 2)              /* stay alive: the child checks its right to us */
+        sys_sleep(1);
     return 0;
 }
 
@@ -656,7 +658,9 @@ static void test_perm(void)
           "reply_recv to a thread merely waiting to receive from the caller, without a right: "
           "%ld, expected E_PERM", child_rr);
     int st = -1;
-    CHECK(sys_task_wait((int)task, &st) == task && st == 0, "permchild exit status %d", st);
+    long w = sys_task_wait((int)task, &st);
+    CHECK(w == task && st == 0, "permchild: task_wait %ld, exit status %d", w, st);
+    go2 = 2;
     join(&t2);
     CHECK(a2.res == child && a2.m.w[0] == TAG_REPLY, "call answered with the reply right: r=%ld w0=%llx",
           a2.res, (unsigned long long)a2.m.w[0]);

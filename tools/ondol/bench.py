@@ -1,5 +1,6 @@
 """Running a registered benchmark: boot each configuration, collect and combine its rows."""
 import statistics
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,10 +64,22 @@ def run(bench: Benchmark, request: Request, top: Path, binary: str) -> dict:
                 windows += done.unmatched_windows
             rows += combine_runs(config_rows, bench.key)
 
-    return document(benchmark=bench.name, description=bench.description, paper=bench.paper,
-                    key=bench.key, commit=project.commit(top), qemu=qemu_version,
-                    mode=ctx.mode, cache=request.cache, host=project.host(), boots=boots,
-                    rows=rows, cache_windows=windows)
+    doc = document(benchmark=bench.name, description=bench.description, paper=bench.paper,
+                   key=bench.key, commit=project.commit(top), qemu=qemu_version,
+                   mode=ctx.mode, cache=request.cache, host=project.host(), boots=boots,
+                   rows=rows, cache_windows=windows)
+    if request.cache:
+        doc["plugin_overhead"] = plugin_overhead(boots)
+    return doc
+
+
+def plugin_overhead(boots: list[dict]) -> dict:
+    """Wall time with the cache plugin against the same boots without it (one reference
+    boot per configuration), so the model's cost is on record; no bound is implied."""
+    with_plugin = sum(b["wall_s"] for b in boots if b["run"] == 0)
+    without = sum(b["reference_wall_s"] for b in boots if "reference_wall_s" in b)
+    return {"wall_s_with_plugin": round(with_plugin, 3), "wall_s_without": round(without, 3),
+            "ratio": round(with_plugin / without, 2) if without else None}
 
 
 def _boot(ctx: _Context, index: int, config: Config, attempt: int,
@@ -85,8 +98,10 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
     machine = qemu.Machine(kernel=ctx.kernel, initrd=ctx.initrd, results=stream_path,
                            options=options, icount=ctx.mode == "icount", plugin=plugin)
     timeout = request.timeout or bench.timeout
+    started = time.monotonic()
     stream = boot.headless(qemu.command(ctx.binary, machine), stream_path, log, timeout,
                            progress.guest)
+    wall = time.monotonic() - started
 
     ours = [r for r in stream.results if r["bench"] == bench.name]
     rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]
@@ -99,8 +114,23 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
               "options": {**options, **hello.get("options", {})},
               "guest": {k: v for k, v in hello.items() if k not in ("type", "options")},
               "log": str(log.relative_to(request.results_dir)),
-              "stream": str(stream_path.relative_to(request.results_dir))}
+              "stream": str(stream_path.relative_to(request.results_dir)),
+              "wall_s": round(wall, 3)}
+    if request.cache and attempt == 0:
+        record["reference_wall_s"] = round(_reference_wall(ctx, machine, stem, timeout), 3)
     return _Boot(record, rows, unmatched)
+
+
+def _reference_wall(ctx: _Context, machine: qemu.Machine, stem: str, timeout: float) -> float:
+    """The same boot without the cache plugin, timed (its results are not used)."""
+    logs = ctx.request.results_dir / "logs"
+    plain = qemu.Machine(kernel=machine.kernel, initrd=machine.initrd,
+                         results=logs / f"{stem}.noplugin.jsonl", options=machine.options,
+                         icount=machine.icount, plugin=())
+    started = time.monotonic()
+    boot.headless(qemu.command(ctx.binary, plain), plain.results, logs / f"{stem}.noplugin.log",
+                  timeout)
+    return time.monotonic() - started
 
 
 def combine_runs(runs: list[list[dict]], key: tuple[str, ...]) -> list[dict]:

@@ -123,6 +123,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     caption = f"mode {doc['mode']}" + (f"; values in {found[0]}" if len(found) == 1 else "")
     Console().print(rows_table(f"{bench.name}: {bench.description}", columns,
                                doc["results"], caption))
+    if "plugin_overhead" in doc:
+        o = doc["plugin_overhead"]
+        print(f"cache model overhead: {o['ratio']}x wall time ({o['wall_s_with_plugin']} s with "
+              f"the plugin, {o['wall_s_without']} s without)", file=sys.stderr)
     print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
     return 0
 
