@@ -64,8 +64,136 @@ class Benchmark:
 
 STATS = ("median", "min", "max", "n")
 
-# The P1 Table 2 points; the guest command is settled by the IPC issue.
+# ---- ipc: P1 (IPC with direct thread switching), see docs/ipc.md --------------------------
+# Table 2: one-way send -> recv latency against the number of other busy threads.
 IPC_THREADS = (0, 30, 60, 90, 120, 150, 180, 200)
+# Table 1: what the other threads do; P1 does not give their number, 50 is our choice.
+IPC_TABLE1_OTHERS = 50
+IPC_SCENARIOS = {"busy_wait": "busy_wait", "sleep_busy": "sleep & busy_wait", "sleep": "sleep"}
+# Samples per row (after warm-up). The one-way rows boot with hz=10000 (a time slice of
+# 100 us, 1e5 instructions under icount): without DTS a sample waits one slice per busy
+# thread, and with DTS the sender waits as long between samples, so a slower tick would
+# need far fewer samples to finish in minutes.
+IPC_N = 1000
+IPC_ONEWAY_HZ = "10000"
+IPC_PEER_N = 2000
+IPC_PEER_TESTS = {"pipe": "linux pipe procs", "futex": "linux futex threads",
+                  "futex_proc": "linux futex procs"}
+
+
+def _ipc_configs() -> tuple[Config, ...]:
+    configs = []
+    for dts in ("on", "off"):
+        configs.append(Config(command=f"ipcbench roundtrip {IPC_N * 2}", options={"dts": dts},
+                              params={"table": "round trip", "dts": dts}))
+    for dts in ("on", "off"):
+        configs.append(Config(command=f"ipcbench table1 {IPC_TABLE1_OTHERS} {IPC_N}",
+                              options={"dts": dts, "hz": IPC_ONEWAY_HZ},
+                              params={"table": "P1 table 1", "dts": dts}))
+    for dts in ("on", "off"):
+        for threads in IPC_THREADS:
+            configs.append(Config(command=f"ipcbench busy {threads} {IPC_N}",
+                                  options={"dts": dts, "hz": IPC_ONEWAY_HZ},
+                                  params={"table": "P1 table 2", "dts": dts,
+                                          "threads": threads}))
+    return tuple(configs)
+
+
+def _p1_tables() -> dict:
+    import json
+    from pathlib import Path
+    papers = json.loads((Path(__file__).parent / "data" / "papers.json").read_text())
+    return {t["id"]: t for t in papers["papers"]["P1"]["tables"]}
+
+
+def _p1_value(row: dict, tables: dict) -> float | None:
+    """P1's ARM-kernel number (cycles) for the configuration of an ondol row, if any."""
+    dts_on = row.get("dts") == "on"
+    if row.get("table") == "P1 table 1" and row.get("scenario") in IPC_SCENARIOS:
+        table = tables["table1"]
+        column = table["columns"].index("ARM-kernel-DTS" if dts_on else "ARM-kernel (no DTS)")
+        label = IPC_SCENARIOS[row["scenario"]]
+        return next((r[column] for r in table["rows"] if r[0] == label), None)
+    if row.get("table") == "P1 table 2" and str(row.get("threads")) in tables["table2"]["columns"]:
+        table = tables["table2"]
+        column = table["columns"].index(str(row["threads"]))
+        label = "DTS" if dts_on else "no DTS"
+        return next((r[column] for r in table["rows"] if r[0] == label), None)
+    return None
+
+
+def _series(row: dict) -> str:
+    """The plot line a row belongs to: Table 2's two lines; Table 1's three scenarios
+    stacked at x = 50 threads; the round trips stacked at x = 0."""
+    if row.get("kernel") == "linux":
+        return "round trips, Linux"
+    if row.get("table") == "P1 table 2":
+        return f"table 2, DTS {row.get('dts')}"
+    if row.get("table") == "P1 table 1":
+        return f"table 1 (3 scenarios), DTS {row.get('dts')}"
+    return "round trips, ondol"
+
+
+def _run_mode() -> str | None:
+    """The mode ("icount" or "tsc") of the `ondol bench` run calling us, read from the
+    runner's context (bench._boot's `ctx`); None when there is none."""
+    import inspect
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            mode = getattr(frame.f_locals.get("ctx"), "mode", None)
+            if mode in ("icount", "tsc"):
+                return mode
+            frame = frame.f_back
+        return None
+    finally:
+        del frame
+
+
+def _peer_rows(mode: str) -> list[dict]:
+    """The Linux peer's round trips (tools/ondol/peer.py), booted once in the same mode;
+    none (with a note on stderr) when the peer is switched off or cannot run."""
+    import os
+    import sys
+    if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
+        return []
+    from ondol import peer
+    try:
+        records = peer.run_peer(list(IPC_PEER_TESTS), IPC_PEER_N, icount=mode == "icount")
+    except peer.PeerError as exc:
+        print(f"ondol: note: no Linux peer rows for ipc: {exc}", file=sys.stderr)
+        return []
+    rows = []
+    by_test = {peer.TESTS[short]: label for short, label in IPC_PEER_TESTS.items()}
+    for rec in peer.results(records):
+        if rec.get("test") not in by_test:
+            continue
+        row = {k: v for k, v in rec.items() if k not in ("type", "modes")}
+        row.update({"bench": "ipc", "table": "round trip", "test": "roundtrip",
+                    "peer_test": rec["test"], "scenario": by_test[rec["test"]],
+                    "threads": 0, "dts": "n/a", "kernel": "linux"})
+        rows.append(row)
+    return rows
+
+
+def ipc_rows(results: list[dict], config: Config) -> list[dict]:
+    """Guest rows plus the config's params, P1's number for the same point (`p1_cycles`,
+    ARM cycles: compare shapes, not values) and the plot series; the first round-trip
+    boot also runs the Linux peer and adds its rows."""
+    tables = _p1_tables()
+    rows = []
+    for guest in results:
+        row = {**config.params, **guest}
+        row["p1_cycles"] = _p1_value(row, tables)
+        rows.append(row)
+    if config.params.get("table") == "round trip" and config.params.get("dts") == "on":
+        for row in _peer_rows(_run_mode() or "icount"):
+            row["p1_cycles"] = None
+            rows.append(row)
+    for row in rows:
+        row["series"] = _series(row)
+    return rows
+
 
 BENCHMARKS = (
     Benchmark(
@@ -80,15 +208,14 @@ BENCHMARKS = (
     ),
     Benchmark(
         name="ipc",
-        description="IPC send-to-receive latency with other busy threads, DTS on and off",
-        configs=tuple(Config(command=f"ipcbench busy {threads}", options={"dts": dts},
-                             params={"dts": dts, "threads": threads})
-                      for dts in ("off", "on") for threads in IPC_THREADS),
+        description="IPC latency as in P1: round trips, one-way vs other threads, DTS on/off",
+        configs=_ipc_configs(),
         key=("test", "scenario", "threads", "dts"),
-        columns=("scenario", "dts", "threads", *STATS),
-        plot=Plot(kind="line", x="threads", series="dts", logy=True),
+        columns=("test", "scenario", "threads", "dts", *STATS, "p1_cycles"),
+        plot=Plot(kind="line", x="threads", series="series", logy=True),
         paper="P1.table2",
         timeout=900.0,
+        rows=ipc_rows,
     ),
 )
 

@@ -1,0 +1,324 @@
+/*
+ * ipcbench: P1's IPC experiment (docs/ipc.md, shared/docs/papers.md P1). Rows go to the
+ * result stream (COM2) for `./ondol bench ipc`; a summary goes to the console.
+ *
+ *   ipcbench roundtrip [N]        call/reply_recv round trips between two tasks and between
+ *                                 two threads of one task, nothing else running; N samples
+ *   ipcbench table1 [OTHERS] [N]  one-way send -> recv with OTHERS other threads that
+ *                                 busy_wait, sleep & busy_wait, or sleep (P1 Table 1)
+ *   ipcbench busy OTHERS [N]      one-way send -> recv with OTHERS busy_wait threads
+ *                                 (one point of P1 Table 2)
+ *   ipcbench serve                the server task of `roundtrip` (started by it)
+ *
+ * Measured as in P1: the time stamp counter is read just before the IPC call and just
+ * after the matching receive returns in the partner (one-way), or just after the call
+ * returns (round trip). Under QEMU icount the TSC counts guest instructions, otherwise it
+ * follows (emulated) time; rows say "unit":"tsc" and the host labels them for the mode.
+ *
+ * One-way protocol: the receiver R loops in ipc_recv(S). The sender S (the main thread)
+ * reads the TSC, puts it in word 0 and sends with a zero timeout, so a sample is only
+ * taken when R is already waiting; if R is not back in its receive yet, S yields and
+ * retries with a fresh timestamp. After a send S waits (yielding) until R has recorded the
+ * sample. With DTS the send switches straight to R; without it R is queued behind every
+ * other ready thread, which is what the scenarios vary:
+ *   busy_wait   every other thread spins
+ *   sleep_busy  half of them spin, the other half sleep 1-3 ticks in a loop
+ *   sleep       every other thread sleeps 1-3 ticks in a loop
+ * All threads (S, R, others) run at the default priority.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ondol/ipc.h>
+#include <ondol/result.h>
+#include <ondol/sys.h>
+#include <ondol/thread.h>
+
+#define OTHER_STACK (8 * 1024)
+#define MAX_OTHERS 1000
+#define STOP_WORD 0x53544f50ull              /* "STOP" */
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- configuration reported in every row --------------------------------------------- */
+static char dts[8] = "on";
+static uint64_t hz, slice = 1;
+
+static void read_config(void)
+{
+    char v[16];
+    if (sys_kopt("dts", v, sizeof(v)) >= 0)
+        strcpy(dts, !strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") ? "off" : "on");
+    if (sys_kopt("slice", v, sizeof(v)) > 0 && atoi(v) > 0)
+        slice = (uint64_t)atoi(v);
+    struct time_info ti;
+    sys_time(&ti);
+    hz = ti.hz;
+}
+
+static long progress_done, progress_total;
+
+static void progress(long step)
+{
+    progress_done += step;
+    result_printf("{\"type\":\"progress\",\"bench\":\"ipc\",\"done\":%ld,\"total\":%ld}",
+                  progress_done, progress_total);
+}
+
+/* Sorts the samples and writes one result row. */
+static void emit(const char *test, const char *scenario, int threads, uint64_t *t, int n, int warmup)
+{
+    qsort(t, (size_t)n, sizeof(uint64_t), cmp_u64);
+    result_printf("{\"type\":\"result\",\"bench\":\"ipc\",\"test\":\"%s\",\"scenario\":\"%s\","
+                  "\"threads\":%d,\"dts\":\"%s\",\"unit\":\"tsc\",\"median\":%llu,\"min\":%llu,"
+                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu}",
+                  test, scenario, threads, dts, (unsigned long long)t[n / 2],
+                  (unsigned long long)t[0], (unsigned long long)t[n - 1], n, warmup,
+                  (unsigned long long)hz, (unsigned long long)slice);
+    printf("ipcbench %s %s threads=%d dts=%s: median %llu min %llu max %llu n %d (TSC)\n", test,
+           scenario, threads, dts, (unsigned long long)t[n / 2], (unsigned long long)t[0],
+           (unsigned long long)t[n - 1], n);
+}
+
+static int failed(const char *what, long r)
+{
+    printf("ipcbench: %s failed: %ld\n", what, r);
+    result_printf("{\"type\":\"end\",\"bench\":\"ipc\",\"status\":1,\"error\":\"%s (%ld)\"}", what, r);
+    return 1;
+}
+
+/* ---- round trip --------------------------------------------------------------------- */
+/* Answers every call with word 0 + 1 until it gets STOP_WORD. */
+static int server(void *arg)
+{
+    (void)arg;
+    struct ipc_msg m = {{0}};
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    while (from > 0) {
+        int stop = m.w[0] == STOP_WORD;
+        m.w[0] += 1;
+        if (stop) {
+            ipc_send((int)from, &m, IPC_FOREVER);
+            return 0;
+        }
+        from = ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER);
+    }
+    printf("ipcbench: server receive failed: %ld\n", from);
+    return 1;
+}
+
+/* Time `warm + n` calls to `srv`; the samples after the warm-up go to t. */
+static long round_trips(int srv, uint64_t *t, int n, int warm)
+{
+    for (int i = 0; i < warm + n; i++) {
+        struct ipc_msg m = {{(uint64_t)i, 1, 2, 3, 4, 5, 6, 7}};
+        uint64_t t0 = rdtsc();
+        long r = ipc_call(srv, &m, IPC_FOREVER);
+        uint64_t t1 = rdtsc();
+        if (r != srv || m.w[0] != (uint64_t)i + 1 || m.w[7] != 7)
+            return r < 0 ? r : E_INVAL;
+        if (i >= warm)
+            t[i - warm] = t1 - t0;
+        if ((i + 1) % 500 == 0)
+            progress(500);
+    }
+    struct ipc_msg m = {{STOP_WORD}};
+    return ipc_call(srv, &m, IPC_FOREVER) == srv ? 0 : E_INVAL;
+}
+
+static int tid_of_task(int task)
+{
+    static struct ps_entry ps[256];
+    for (int tries = 0; tries < 1000; tries++) {
+        long n = sys_ps(ps, 256);
+        for (long k = 0; k < n; k++)
+            if (ps[k].task == task && ps[k].state != TS_ZOMBIE)
+                return ps[k].tid;
+        sys_yield();
+    }
+    return 0;
+}
+
+static int roundtrip(int n)
+{
+    const int warm = 200;
+    uint64_t *t = malloc(sizeof(uint64_t) * (size_t)n);
+    if (!t)
+        return failed("malloc", E_NOMEM);
+    progress_total = 2L * (warm + n);
+
+    const char *argv[] = {"ipcbench", "serve"};
+    long task = sys_spawn("ipcbench", argv, 2, 0);
+    if (task < 0)
+        return failed("spawn", task);
+    int srv = tid_of_task((int)task);
+    if (!srv)
+        return failed("server thread", E_SRCH);
+    long r = round_trips(srv, t, n, warm);
+    int status = -1;
+    sys_task_wait((int)task, &status);
+    if (r < 0 || status != 0)
+        return failed("roundtrip tasks", r < 0 ? r : status);
+    emit("roundtrip", "tasks", 0, t, n, warm);
+
+    struct thread th;
+    int tid = thread_start(&th, server, NULL, PRIO_INHERIT, 0);
+    if (tid < 0)
+        return failed("thread_start", tid);
+    r = round_trips(tid, t, n, warm);
+    thread_join(&th, &status);
+    if (r < 0 || status != 0)
+        return failed("roundtrip threads", r < 0 ? r : status);
+    emit("roundtrip", "threads", 0, t, n, warm);
+    free(t);
+    return 0;
+}
+
+/* ---- one way, with other threads ----------------------------------------------------- */
+enum { BUSY, SLEEPY };
+static volatile int stop_others;
+static volatile uint64_t spins;
+
+static int busy_fn(void *arg)
+{
+    (void)arg;
+    while (!stop_others)
+        spins++;
+    return 0;
+}
+
+static int sleepy_fn(void *arg)
+{
+    uint64_t ticks = 1 + (uint64_t)(uintptr_t)arg % 3;
+    while (!stop_others)
+        sys_sleep(ticks);
+    return 0;
+}
+
+struct receiver {
+    int sender, n, warm;
+    uint64_t *t;
+    volatile int received;
+    long err;
+};
+
+static int receiver_fn(void *arg)
+{
+    struct receiver *a = arg;
+    for (int i = 0; i < a->warm + a->n; i++) {
+        struct ipc_msg m = {{0}};
+        long from = ipc_recv(a->sender, &m, IPC_FOREVER);
+        uint64_t t1 = rdtsc();
+        if (from != a->sender || m.w[1] != (uint64_t)i) {
+            a->err = from < 0 ? from : E_INVAL;
+            return 1;
+        }
+        if (i >= a->warm)
+            a->t[i - a->warm] = t1 - m.w[0];
+        a->received = i + 1;
+    }
+    return 0;
+}
+
+static int oneway(const char *scenario, int others, int n, int warm)
+{
+    uint64_t *t = malloc(sizeof(uint64_t) * (size_t)n);
+    struct thread *ot = malloc(sizeof(struct thread) * (size_t)(others ? others : 1));
+    if (!t || !ot)
+        return failed("malloc", E_NOMEM);
+    struct receiver rc = {thread_self(), n, warm, t, 0, 0};
+    struct thread rt;
+    int rtid = thread_start(&rt, receiver_fn, &rc, PRIO_INHERIT, 0);
+    if (rtid < 0)
+        return failed("thread_start receiver", rtid);
+    stop_others = 0;
+    for (int i = 0; i < others; i++) {
+        int kind = !strcmp(scenario, "busy_wait") ? BUSY
+                 : !strcmp(scenario, "sleep") ? SLEEPY : (i % 2 ? SLEEPY : BUSY);
+        int tid = thread_start(&ot[i], kind == BUSY ? busy_fn : sleepy_fn, (void *)(uintptr_t)i,
+                               PRIO_INHERIT, OTHER_STACK);
+        if (tid < 0)
+            return failed("thread_start other", tid);
+    }
+    long step = (warm + n) / 10 > 0 ? (warm + n) / 10 : 1;
+    for (int i = 0; i < warm + n; i++) {
+        for (;;) {
+            struct ipc_msg m = {{0, (uint64_t)i}};
+            m.w[0] = rdtsc();
+            long r = ipc_send(rtid, &m, IPC_POLL);
+            if (r == 0)
+                break;
+            if (r != E_TIMEOUT || rc.err)
+                return failed("send", r != E_TIMEOUT ? r : rc.err);
+            sys_yield();                     /* R is not back in its receive yet */
+        }
+        while (rc.received <= i && !rc.err)
+            sys_yield();                     /* without DTS: let R (and the others) run */
+        if ((i + 1) % step == 0)
+            progress(step);
+    }
+    stop_others = 1;
+    int status = 0;
+    thread_join(&rt, &status);
+    for (int i = 0; i < others; i++)
+        thread_join(&ot[i], NULL);
+    if (rc.err || status != 0)
+        return failed("receiver", rc.err ? rc.err : status);
+    emit("oneway", scenario, others, t, n, warm);
+    free(t);
+    free(ot);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    read_config();
+    const char *mode = argc > 1 ? argv[1] : "";
+    int status;
+    if (!strcmp(mode, "serve")) {
+        return server(NULL);
+    } else if (!strcmp(mode, "roundtrip")) {
+        int n = argc > 2 ? atoi(argv[2]) : 2000;
+        status = roundtrip(n < 10 ? 10 : n);
+    } else if (!strcmp(mode, "table1")) {
+        int others = argc > 2 ? atoi(argv[2]) : 50;
+        int n = argc > 3 ? atoi(argv[3]) : 1000;
+        if (others < 0 || others > MAX_OTHERS || n < 1)
+            return failed("arguments", E_INVAL);
+        static const char *const scen[] = {"busy_wait", "sleep_busy", "sleep"};
+        int warm = n >= 100 ? 20 : 2;
+        progress_total = 3L * (warm + n);
+        status = 0;
+        for (int s = 0; s < 3 && !status; s++)
+            status = oneway(scen[s], others, n, warm);
+    } else if (!strcmp(mode, "busy")) {
+        int others = argc > 2 ? atoi(argv[2]) : 0;
+        int n = argc > 3 ? atoi(argv[3]) : 1000;
+        if (others < 0 || others > MAX_OTHERS || n < 1)
+            return failed("arguments", E_INVAL);
+        int warm = n >= 100 ? 20 : 2;
+        progress_total = warm + n;
+        status = oneway("busy_wait", others, n, warm);
+    } else {
+        printf("usage: ipcbench roundtrip [N] | table1 [OTHERS] [N] | busy OTHERS [N]\n");
+        return 2;
+    }
+    if (status)
+        return status;        /* failed() already wrote the end line */
+    result_printf("{\"type\":\"end\",\"bench\":\"ipc\",\"status\":0}");
+    return 0;
+}
