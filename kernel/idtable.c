@@ -18,14 +18,6 @@ int idtable_alloc(struct idtable *t, void *obj)
     return -1;
 }
 
-void *idtable_get(struct idtable *t, int id)
-{
-    if (id <= 0)
-        return NULL;
-    int s = id & ((1 << t->bits) - 1);
-    return t->objs[s] && (int)(t->gens[s] << t->bits | (u32)s) == id ? t->objs[s] : NULL;
-}
-
 void idtable_free(struct idtable *t, int id)
 {
     t->objs[id & ((1 << t->bits) - 1)] = NULL;

@@ -18,20 +18,8 @@ static volatile u64 ticks;
 u64 slice_ticks = 1;
 
 /* ---- big kernel lock -------------------------------------------------------------- */
-static struct spinlock bkl;
-static volatile int bkl_owner = -1;
-
-void kernel_lock(void)
-{
-    spin_lock(&bkl);
-    bkl_owner = this_cpu()->id;
-}
-void kernel_unlock(void)
-{
-    bkl_owner = -1;
-    spin_unlock(&bkl);
-}
-bool kernel_lock_held(void) { return bkl_owner == this_cpu()->id; }
+struct spinlock kernel_bkl;
+volatile int kernel_bkl_owner = -1;
 
 /* ---- ready queues ------------------------------------------------------------------ */
 static void rq_push(struct thread *t)
@@ -122,13 +110,7 @@ void fpu_init_template(void)
 
 void fpu_init_thread(struct thread *t) { t->fpu = fpu_template; }
 
-void fpu_switch(struct thread *prev, struct thread *next)
-{
-    if (prev->task)
-        __asm__ volatile("fxsave %0" : "=m"(prev->fpu));
-    if (next->task)
-        __asm__ volatile("fxrstor %0" : : "m"(next->fpu));
-}
+
 
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);

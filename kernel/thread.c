@@ -13,9 +13,10 @@
 #define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
 
 static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
-IDTABLE(threads, 12);
+#define THREAD_ID_BITS 12
+IDTABLE(threads, THREAD_ID_BITS);
 
-struct thread *thread_lookup(int tid) { return idtable_get(&threads, tid); }
+struct thread *thread_lookup(int tid) { return idtable_lookup(&threads, tid, THREAD_ID_BITS); }
 int thread_count(void) { return threads.count; }
 struct thread *thread_at(int slot)
 {

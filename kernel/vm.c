@@ -159,13 +159,10 @@ void aspace_destroy(struct aspace *as)
     kobj_free(&aspace_cache, as);
 }
 
-void aspace_switch(struct aspace *as)
+void aspace_load(u64 pml4_pa, int asid)
 {
-    u64 pa = as ? as->pml4_pa : kernel_pml4_pa;
-    if (read_cr3() == pa)
-        return;
-    marker_asid_switch(as ? as->asid : 0);
-    write_cr3(pa);
+    marker_asid_switch(asid);
+    write_cr3(pml4_pa);
 }
 
 int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags)

@@ -60,5 +60,9 @@ static inline struct cpu *this_cpu(void)
 
 void cpu_detect_features(void);
 void cpu_init(struct cpu *c, int id);   /* GDT, TSS, GS base, syscall MSRs, CR4 bits */
-void cpu_set_kernel_stack(struct cpu *c, u64 top);
+static inline void cpu_set_kernel_stack(struct cpu *c, u64 top)
+{
+    c->tss.rsp0 = top;
+    c->kernel_rsp = top;
+}
 #endif

@@ -18,7 +18,15 @@ struct idtable {
     static struct idtable name = {(b), name##_objs, name##_gens, 1, 0}
 
 int idtable_alloc(struct idtable *t, void *obj);        /* new id, or -1 when full */
-void *idtable_get(struct idtable *t, int id);             /* slot's object, if id is current */
+/* The slot's object, if `id` is its current id. `bits` must equal t->bits; passing it as
+ * a constant lets the hot lookups (threads, on every IPC) compile to a few instructions. */
+static inline void *idtable_lookup(struct idtable *t, int id, int bits)
+{
+    int s = id & ((1 << bits) - 1);
+    void *obj = t->objs[s];
+    return id > 0 && obj && (int)(t->gens[s] << bits | (u32)s) == id ? obj : NULL;
+}
+static inline void *idtable_get(struct idtable *t, int id) { return idtable_lookup(t, id, t->bits); }
 void idtable_free(struct idtable *t, int id);
 static inline void *idtable_at(struct idtable *t, int slot) { return t->objs[slot]; }
 static inline int idtable_capacity(struct idtable *t) { return 1 << t->bits; }

@@ -39,13 +39,22 @@ struct aspace {
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
-void aspace_switch(struct aspace *as);    /* NULL: kernel-only tables */
+void aspace_load(u64 pml4_pa, int asid);    /* marker + CR3 load */
+extern u64 kernel_pml4_pa;
+/* Switch page tables if they differ (NULL: kernel-only tables). */
+static inline void aspace_switch(struct aspace *as)
+{
+    u64 pa = as ? as->pml4_pa : kernel_pml4_pa;
+    u64 cr3;
+    __asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
+    if (cr3 != pa)
+        aspace_load(pa, as ? as->asid : 0);
+}
 int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags);   /* 0 or E_NOMEM/E_INVAL */
 int vm_alloc_range(struct aspace *as, u64 va, u64 len, u64 flags);
 int vm_unmap_range(struct aspace *as, u64 va, u64 len);          /* frees the frames */
 u64 vm_lookup(struct aspace *as, u64 va, u64 *flags);             /* phys of page, 0 if none */
 u64 pte_flags_for_prot(unsigned prot);
-extern u64 kernel_pml4_pa;
 extern u64 marker_zero_frame;
 
 /* ---- kernel objects (kobj.c): fixed-size caches with accounting ---- */

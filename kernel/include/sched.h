@@ -2,6 +2,7 @@
 #ifndef SCHED_H
 #define SCHED_H
 #include <ondol/abi.h>
+#include "cpu.h"
 #include "mm.h"
 #include "trap.h"
 #include "types.h"
@@ -81,14 +82,24 @@ struct task {
     int ngrants;
 };
 
-/* Big kernel lock: the kernel is non-preemptive and serialised (see docs/architecture.md). */
-void kernel_lock(void);
-void kernel_unlock(void);
-bool kernel_lock_held(void);
+/* Big kernel lock: the kernel is non-preemptive and serialised (see docs/architecture.md).
+ * Inline: it is taken and released on every system call. */
+extern struct spinlock kernel_bkl;
+extern volatile int kernel_bkl_owner;
+static inline void kernel_lock(void)
+{
+    spin_lock(&kernel_bkl);
+    kernel_bkl_owner = this_cpu()->id;
+}
+static inline void kernel_unlock(void)
+{
+    kernel_bkl_owner = -1;
+    spin_unlock(&kernel_bkl);
+}
+static inline bool kernel_lock_held(void) { return kernel_bkl_owner == this_cpu()->id; }
 
 /* fpu.c-style helpers (sched.c): eager save/restore on every switch */
 void fpu_init_template(void);
-void fpu_switch(struct thread *prev, struct thread *next);
 void fpu_init_thread(struct thread *t);
 
 /* sched.c */
@@ -132,4 +143,13 @@ void task_kill(struct task *task, int status);
 struct task *task_lookup(int id);
 u64 task_count(void);
 u64 ticks_now(void);
+/* Eager x87/SSE switch: the kernel never touches these registers (-mgeneral-regs-only),
+ * so a user thread's state stays live in the CPU until another user thread runs. */
+static inline void fpu_switch(struct thread *prev, struct thread *next)
+{
+    if (prev->task)
+        __asm__ volatile("fxsave %0" : "=m"(prev->fpu));
+    if (next->task)
+        __asm__ volatile("fxrstor %0" : : "m"(next->fpu));
+}
 #endif

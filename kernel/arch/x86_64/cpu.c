@@ -95,12 +95,6 @@ static void gdt_load(struct cpu *c)
     __asm__ volatile("ltr %w0" ::"r"(SEL_TSS));
 }
 
-void cpu_set_kernel_stack(struct cpu *c, u64 top)
-{
-    c->tss.rsp0 = top;
-    c->kernel_rsp = top;
-}
-
 void cpu_init(struct cpu *c, int id)
 {
     c->self = c;
