@@ -3,6 +3,8 @@
 
 BUILD := build
 export BUILD
+# Quiet build: `make V=1` shows every command.
+Q := $(if $(V),,@)
 
 QEMU ?= qemu-system-x86_64
 QEMU_MEM ?= 256M
@@ -50,16 +52,18 @@ fuzz: deps
 # ---- boot archive and ISO --------------------------------------------------------------
 $(BUILD)/bootfs.tar: $(USER_PROGS)
 	@mkdir -p $(dir $@)
-	tar --format=ustar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+	@echo '  TAR     $@'
+	$(Q)tar --format=ustar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
 		-C $(BUILD)/user/bin -cf $@ $(notdir $(USER_PROGS))
 
 iso: $(BUILD)/ondol.iso
 
 $(BUILD)/ondol.iso: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar tools/grub.cfg
 	@mkdir -p $(BUILD)/iso/boot/grub
-	cp $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/iso/boot/
-	cp tools/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
-	grub-mkrescue -o $@ $(BUILD)/iso 2>$(BUILD)/grub-mkrescue.log || \
+	@echo '  ISO     $@'
+	$(Q)cp $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/iso/boot/
+	$(Q)cp tools/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
+	$(Q)grub-mkrescue -o $@ $(BUILD)/iso 2>$(BUILD)/grub-mkrescue.log || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
 clean:

@@ -27,13 +27,21 @@ FORCE:
 $(BUILD)/kernel/kernel/main.c.o: $(BUILD)/kernel/version.h
 $(BUILD)/kernel/kernel/main.c.o: KERNEL_EXTRA := -include $(BUILD)/kernel/version.h
 
-$(BUILD)/kernel/%.c.o: %.c
+# Objects depend on the flags, so `make PCNT_SLOTS=32` rebuilds instead of mixing.
+$(BUILD)/kernel/flags.txt: FORCE
 	@mkdir -p $(dir $@)
-	$(KERNEL_CC) $(KERNEL_CFLAGS) $(KERNEL_EXTRA) -MMD -MP -c $< -o $@
+	@echo '$(KERNEL_CFLAGS)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-$(BUILD)/kernel/%.S.o: %.S
+$(BUILD)/kernel/%.c.o: %.c $(BUILD)/kernel/flags.txt
 	@mkdir -p $(dir $@)
-	$(KERNEL_CC) $(KERNEL_CFLAGS) -D__ASSEMBLER__ -MMD -MP -c $< -o $@
+	@echo '  CC      $@'
+	$(Q)$(KERNEL_CC) $(KERNEL_CFLAGS) $(KERNEL_EXTRA) -MMD -MP -c $< -o $@
+
+$(BUILD)/kernel/%.S.o: %.S $(BUILD)/kernel/flags.txt
+	@mkdir -p $(dir $@)
+	@echo '  AS      $@'
+	$(Q)$(KERNEL_CC) $(KERNEL_CFLAGS) -D__ASSEMBLER__ -MMD -MP -c $< -o $@
 
 -include $(KERNEL_OBJS:.o=.d)
 
@@ -41,18 +49,22 @@ $(BUILD)/kernel/%.S.o: %.S
 # second. .ksyms follows .data, so function addresses match and the check below proves it.
 $(BUILD)/kernel/ksyms0.o: tools/gen_ksyms.py
 	@mkdir -p $(dir $@)
-	python3 tools/gen_ksyms.py /dev/null > $(BUILD)/kernel/ksyms0.S
-	$(KERNEL_CC) -c $(BUILD)/kernel/ksyms0.S -o $@
+	$(Q)python3 tools/gen_ksyms.py /dev/null > $(BUILD)/kernel/ksyms0.S
+	$(Q)$(KERNEL_CC) -c $(BUILD)/kernel/ksyms0.S -o $@
 
 $(BUILD)/ondol.elf: $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o kernel/arch/x86_64/linker.ld tools/gen_ksyms.py
-	ld $(KERNEL_LDFLAGS) -o $(BUILD)/kernel/pass1.elf $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o
-	nm $(BUILD)/kernel/pass1.elf | python3 tools/gen_ksyms.py - > $(BUILD)/kernel/ksyms.S
-	$(KERNEL_CC) -c $(BUILD)/kernel/ksyms.S -o $(BUILD)/kernel/ksyms.o
-	ld $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/kernel/ksyms.o
+	@echo '  LD1     $@'
+	$(Q)ld $(KERNEL_LDFLAGS) -o $(BUILD)/kernel/pass1.elf $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o
+	@echo '  KSYMS   $@'
+	$(Q)nm $(BUILD)/kernel/pass1.elf | python3 tools/gen_ksyms.py - > $(BUILD)/kernel/ksyms.S
+	$(Q)$(KERNEL_CC) -c $(BUILD)/kernel/ksyms.S -o $(BUILD)/kernel/ksyms.o
+	@echo '  LD      $@'
+	$(Q)ld $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS) $(BUILD)/kernel/ksyms.o
 	@nm $(BUILD)/kernel/pass1.elf | grep -i ' t ' > $(BUILD)/kernel/pass1.syms
 	@nm $@ | grep -i ' t ' > $(BUILD)/kernel/pass2.syms
 	@cmp -s $(BUILD)/kernel/pass1.syms $(BUILD)/kernel/pass2.syms || \
 		{ echo "ondol: code moved between the two kernel links"; exit 1; }
 
 $(BUILD)/ondol.bin: $(BUILD)/ondol.elf
-	objcopy -O binary $< $@
+	@echo '  OBJCOPY $@'
+	$(Q)objcopy -O binary $< $@

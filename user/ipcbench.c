@@ -2,8 +2,13 @@
  * ipcbench: P1's IPC experiment (docs/ipc.md, shared/docs/papers.md P1). Rows go to the
  * result stream (COM2) for `./ondol bench ipc`; a summary goes to the console.
  *
- *   ipcbench roundtrip [N]        call/reply_recv round trips between two tasks and between
- *                                 two threads of one task, nothing else running; N samples
+ *   ipcbench roundtrip [N] [OTHERS]  call/reply_recv round trips between two tasks and
+ *                                 between two threads of one task; N samples; OTHERS busy
+ *                                 threads in the client task (default 0: nothing else runs)
+ *   ipcbench cacheroundtrip [N] [OTHERS]  the same as bench "ipc-cache": each measured loop
+ *                                 is a cache-model window (SYS_MEASURE; 1 = tasks,
+ *                                 2 = threads) and rows carry "window" and "ipcs", so
+ *                                 `./ondol bench ipc-cache --cache ...` attaches the counts
  *   ipcbench table1 [OTHERS] [N]  one-way send -> recv with OTHERS other threads that
  *                                 busy_wait, sleep & busy_wait, or sleep (P1 Table 1)
  *   ipcbench busy OTHERS [N]      one-way send -> recv with OTHERS busy_wait threads
@@ -80,15 +85,22 @@ static void progress(long step)
 }
 
 /* Sorts the samples and writes one result row. */
+static const char *bench_name = "ipc";    /* "ipc-cache" when rows carry cache windows */
+static int cache_windows;                   /* cacheroundtrip: measured loops are windows */
+static int window;                          /* the measured loop's cache-model window, or 0 */
+
 static void emit(const char *test, const char *scenario, int threads, uint64_t *t, int n, int warmup)
 {
     qsort(t, (size_t)n, sizeof(uint64_t), cmp_u64);
-    result_printf("{\"type\":\"result\",\"bench\":\"ipc\",\"test\":\"%s\",\"scenario\":\"%s\","
+    char win[32] = "";
+    if (window)
+        snprintf(win, sizeof(win), ",\"window\":%d,\"ipcs\":%d", window, n);
+    result_printf("{\"type\":\"result\",\"bench\":\"%s\",\"test\":\"%s\",\"scenario\":\"%s\","
                   "\"threads\":%d,\"dts\":\"%s\",\"unit\":\"tsc\",\"median\":%llu,\"min\":%llu,"
-                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu}",
-                  test, scenario, threads, dts, (unsigned long long)t[n / 2],
+                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu%s}",
+                  bench_name, test, scenario, threads, dts, (unsigned long long)t[n / 2],
                   (unsigned long long)t[0], (unsigned long long)t[n - 1], n, warmup,
-                  (unsigned long long)hz, (unsigned long long)slice);
+                  (unsigned long long)hz, (unsigned long long)slice, win);
     printf("ipcbench %s %s threads=%d dts=%s: median %llu min %llu max %llu n %d (TSC)\n", test,
            scenario, threads, dts, (unsigned long long)t[n / 2], (unsigned long long)t[0],
            (unsigned long long)t[n - 1], n);
@@ -97,7 +109,8 @@ static void emit(const char *test, const char *scenario, int threads, uint64_t *
 static int failed(const char *what, long r)
 {
     printf("ipcbench: %s failed: %ld\n", what, r);
-    result_printf("{\"type\":\"end\",\"bench\":\"ipc\",\"status\":1,\"error\":\"%s (%ld)\"}", what, r);
+    result_printf("{\"type\":\"end\",\"bench\":\"%s\",\"status\":1,\"error\":\"%s (%ld)\"}",
+                  bench_name, what, r);
     return 1;
 }
 
@@ -121,10 +134,13 @@ static int server(void *arg)
     return 1;
 }
 
-/* Time `warm + n` calls to `srv`; the samples after the warm-up go to t. */
+/* Time `warm + n` calls to `srv`; the samples after the warm-up go to t. The measured
+ * calls form one cache-model window (a no-op without the plugin). */
 static long round_trips(int srv, uint64_t *t, int n, int warm)
 {
     for (int i = 0; i < warm + n; i++) {
+        if (i == warm && window)
+            SC2(SYS_MEASURE, MEASURE_WINDOW_BEGIN, window);
         struct ipc_msg m = {{(uint64_t)i, 1, 2, 3, 4, 5, 6, 7}};
         uint64_t t0 = rdtsc();
         long r = ipc_call(srv, &m, IPC_FOREVER);
@@ -136,6 +152,8 @@ static long round_trips(int srv, uint64_t *t, int n, int warm)
         if ((i + 1) % 500 == 0)
             progress(500);
     }
+    if (window)
+        SC2(SYS_MEASURE, MEASURE_WINDOW_END, window);
     struct ipc_msg m = {{STOP_WORD}};
     return ipc_call(srv, &m, IPC_FOREVER) == srv ? 0 : E_INVAL;
 }
@@ -153,9 +171,12 @@ static int tid_of_task(int task)
     return 0;
 }
 
-static int roundtrip(int n)
+static volatile int stop_others;
+static int busy_fn(void *arg);
+
+static int roundtrip(int n, int others)
 {
-    const int warm = 200;
+    const int warm = others ? 2 : 200;   /* with DTS off, each busy thread costs a slice */
     uint64_t *t = malloc(sizeof(uint64_t) * (size_t)n);
     if (!t)
         return failed("malloc", E_NOMEM);
@@ -168,29 +189,39 @@ static int roundtrip(int n)
     int srv = tid_of_task((int)task);
     if (!srv)
         return failed("server thread", E_SRCH);
+    struct thread *ot = malloc(sizeof(struct thread) * (size_t)(others ? others : 1));
+    stop_others = 0;
+    for (int i = 0; i < others; i++)
+        if (!ot || thread_start(&ot[i], busy_fn, (void *)(uintptr_t)i, PRIO_INHERIT, OTHER_STACK) < 0)
+            return failed("thread_start other", E_NOMEM);
+    window = cache_windows ? 1 : 0;
     long r = round_trips(srv, t, n, warm);
     int status = -1;
     sys_task_wait((int)task, &status);
     if (r < 0 || status != 0)
         return failed("roundtrip tasks", r < 0 ? r : status);
-    emit("roundtrip", "tasks", 0, t, n, warm);
+    emit("roundtrip", "tasks", others, t, n, warm);
 
     struct thread th;
     int tid = thread_start(&th, server, NULL, PRIO_INHERIT, 0);
     if (tid < 0)
         return failed("thread_start", tid);
+    window = window ? 2 : 0;
     r = round_trips(tid, t, n, warm);
     thread_join(&th, &status);
     if (r < 0 || status != 0)
         return failed("roundtrip threads", r < 0 ? r : status);
-    emit("roundtrip", "threads", 0, t, n, warm);
+    emit("roundtrip", "threads", others, t, n, warm);
+    stop_others = 1;
+    for (int i = 0; i < others; i++)
+        thread_join(&ot[i], NULL);
+    free(ot);
     free(t);
     return 0;
 }
 
 /* ---- one way, with other threads ----------------------------------------------------- */
 enum { BUSY, SLEEPY };
-static volatile int stop_others;
 static volatile uint64_t spins;
 
 static int busy_fn(void *arg)
@@ -291,9 +322,16 @@ int main(int argc, char **argv)
     int status;
     if (!strcmp(mode, "serve")) {
         return server(NULL);
-    } else if (!strcmp(mode, "roundtrip")) {
+    } else if (!strcmp(mode, "roundtrip") || !strcmp(mode, "cacheroundtrip")) {
         int n = argc > 2 ? atoi(argv[2]) : 2000;
-        status = roundtrip(n < 10 ? 10 : n);
+        int others = argc > 3 ? atoi(argv[3]) : 0;
+        if (others < 0 || others > MAX_OTHERS)
+            return failed("arguments", E_INVAL);
+        if (!strcmp(mode, "cacheroundtrip")) {
+            bench_name = "ipc-cache";
+            cache_windows = 1;
+        }
+        status = roundtrip(n < 10 ? 10 : n, others);
     } else if (!strcmp(mode, "table1")) {
         int others = argc > 2 ? atoi(argv[2]) : 50;
         int n = argc > 3 ? atoi(argv[3]) : 1000;
@@ -314,11 +352,12 @@ int main(int argc, char **argv)
         progress_total = warm + n;
         status = oneway("busy_wait", others, n, warm);
     } else {
-        printf("usage: ipcbench roundtrip [N] | table1 [OTHERS] [N] | busy OTHERS [N]\n");
+        printf("usage: ipcbench roundtrip|cacheroundtrip [N] [OTHERS] | table1 [OTHERS] [N] | "
+               "busy OTHERS [N]\n");
         return 2;
     }
     if (status)
         return status;        /* failed() already wrote the end line */
-    result_printf("{\"type\":\"end\",\"bench\":\"ipc\",\"status\":0}");
+    result_printf("{\"type\":\"end\",\"bench\":\"%s\",\"status\":0}", bench_name);
     return 0;
 }

@@ -5,11 +5,13 @@ USER_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T user/user.ld
 
 $(BUILD)/user/obj/%.o: user/%.c
 	@mkdir -p $(dir $@)
-	$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
+	@echo '  CC      $@'
+	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/user/bin/%: $(BUILD)/user/obj/%.o $(LIBC_CRT0) $(LIBC_A) user/user.ld
 	@mkdir -p $(dir $@)
-	ld $(USER_LDFLAGS) -o $@ $(LIBC_CRT0) $< $(LIBC_A) $(shell $(USER_CC) -print-libgcc-file-name)
+	@echo '  LD      $@'
+	$(Q)ld $(USER_LDFLAGS) -o $@ $(LIBC_CRT0) $< $(LIBC_A) $(shell $(USER_CC) -print-libgcc-file-name)
 
 .SECONDARY: $(patsubst user/%.c,$(BUILD)/user/obj/%.o,$(USER_PROG_SRCS))
 

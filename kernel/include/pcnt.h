@@ -31,6 +31,9 @@ struct pcnt_slot {
 enum pcnt_probe { PROBE_SYSCALL = 1, PROBE_CTXSW, PROBE_IPC_FAST, PROBE_IPC_SLOW,
                   PROBE_PAGEFAULT, PROBE_COUNT };
 
+_Static_assert(PCNT_SLOTS >= PROBE_COUNT + 1 && PCNT_SLOTS <= 64,
+               "PCNT_SLOTS: room for slot 0, the probes and at least one user slot; at most 64");
+
 extern struct pcnt_slot pcnt_pool[MAX_CPUS][PCNT_SLOTS];
 extern u64 pcnt_irqs[MAX_CPUS];       /* interrupts taken, for the sample filter */
 extern bool pcnt_probes_on;

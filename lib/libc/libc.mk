@@ -23,20 +23,24 @@ LIBC_CRT0 := $(BUILD)/user/crt0.o
 
 $(LIBC_A): $(LIBC_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	$(USER_AR) rcs $@ $^
+	$(Q)rm -f $@
+	@echo '  AR      $@'
+	$(Q)$(USER_AR) rcs $@ $^
 
 $(BUILD)/user/libc/%.c.o: lib/libc/src/%.c
 	@mkdir -p $(dir $@)
-	$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
+	@echo '  CC      $@'
+	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/user/libc/%.S.o: lib/libc/src/%.S
 	@mkdir -p $(dir $@)
-	$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
+	@echo '  CC      $@'
+	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBC_CRT0): lib/libc/src/crt0.S
 	@mkdir -p $(dir $@)
-	$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
+	@echo '  CC      $@'
+	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(LIBC_OBJS:.o=.d) $(LIBC_CRT0:.o=.d)
 
@@ -66,14 +70,17 @@ $(LIBC_HOST_SAN_FILE):
 
 $(BUILD)/host/libc/%.o: lib/libc/src/%.c tests/host/ondol_rename.h | $(LIBC_HOST_SAN_FILE)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(LIBC_HOST_CFLAGS) -MMD -MP -c $< -o $@
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) $(LIBC_HOST_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/host/%.o: tests/host/%.c | $(LIBC_HOST_SAN_FILE)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(LIBC_HOST_TEST_CFLAGS) -MMD -MP -c $< -o $@
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) $(LIBC_HOST_TEST_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/host/test_libc: $(BUILD)/host/test_libc.o $(BUILD)/host/host_sysdep.o $(LIBC_HOST_OBJS)
-	$(HOST_CC) $(LIBC_HOST_SAN) -o $@ $^
+	@echo '  HOSTLD  $@'
+	$(Q)$(HOST_CC) $(LIBC_HOST_SAN) -o $@ $^
 
 -include $(LIBC_HOST_OBJS:.o=.d) $(BUILD)/host/test_libc.d $(BUILD)/host/host_sysdep.d
 

@@ -71,6 +71,7 @@ class FakeQemu:
 def fake_qemu(tmp_path, monkeypatch):
     directory = tmp_path / "fakeqemu"
     directory.mkdir()
+    monkeypatch.setenv("ONDOL_PEER", "off")   # fake benchmark runs never boot the real peer
     return FakeQemu(directory, monkeypatch)
 
 

@@ -61,23 +61,6 @@ def test_without_icount_the_unit_is_tsc_ticks(scratch, fake_qemu):
     assert "-icount" not in fake_qemu.calls()[0]
 
 
-def test_ipc_boots_each_configuration(scratch, fake_qemu):
-    fake_qemu.stream({"type": "result", "bench": "ipc", "test": "send_recv",
-                      "scenario": "busy_wait", "unit": "tsc", "median": 1000,
-                      "min": 900, "max": 5000, "n": 10, "cmd": "${run}", "dts_seen": "${dts}"},
-                     {"type": "end", "bench": "ipc", "status": 0})
-    assert bench("ipc") == 0
-    doc = load(scratch, "ipc")
-    assert len(fake_qemu.calls()) == len(doc["boots"]) == 16
-    by_config = {(r["dts"], r["threads"]): r for r in doc["results"]}
-    assert set(by_config) == {(d, t) for d in ("off", "on")
-                              for t in (0, 30, 60, 90, 120, 150, 180, 200)}
-    assert by_config[("on", 30)]["cmd"] == "ipcbench,busy,30"
-    assert by_config[("on", 30)]["dts_seen"] == "on"
-    assert "dts" not in doc["options"]  # varies between boots
-    assert (scratch / "results" / "ipc.png").stat().st_size > 0
-
-
 def test_runs_are_combined_per_key(scratch, fake_qemu):
     fake_qemu.stream(NULL_ROW, {**NULL_ROW, "test": "other", "median": 10}, END)
     assert bench("null", "--runs", "3") == 0

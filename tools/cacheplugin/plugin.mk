@@ -28,11 +28,13 @@ cacheplugin: $(CACHESIM_SO)
 
 $(CACHESIM_SO): $(CACHESIM_OBJS)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) -shared -fPIC -o $@ $^ -lpthread
+	@echo '  HOSTLD  $@'
+	$(Q)$(HOSTCC) -shared -fPIC -o $@ $^ -lpthread
 
 $(CACHESIM_OBJDIR)/%.o: $(CACHESIM_DIR)/%.c
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(CACHESIM_CFLAGS) -c -o $@ $<
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOSTCC) $(CACHESIM_CFLAGS) -c -o $@ $<
 
 -include $(CACHESIM_OBJS:.o=.d)
 

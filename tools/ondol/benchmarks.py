@@ -220,6 +220,35 @@ BENCHMARKS = (
 )
 
 
+def _ipc_cache_configs() -> tuple[Config, ...]:
+    """Issue 5's first use: round trips with 0 and 200 busy threads, DTS on and off, each
+    measured loop a cache-model window. DTS off with 200 busy threads costs 400 slices per
+    round trip, so that point takes only a few samples (n is recorded in every row)."""
+    configs = []
+    for dts in ("on", "off"):
+        for others in (0, 200):
+            n = 4 if (dts == "off" and others) else 500
+            configs.append(Config(command=f"ipcbench cacheroundtrip {n} {others}",
+                                  options={"dts": dts, "hz": "10000"},
+                                  params={"dts": dts, "threads": others}))
+    return tuple(configs)
+
+
+BENCHMARKS = BENCHMARKS + (
+    Benchmark(
+        name="ipc-cache",
+        description="IPC round trips as cache-model windows (use --cache PRESET): misses per IPC "
+                    "by domain",
+        configs=_ipc_cache_configs(),
+        key=("test", "scenario", "threads", "dts"),
+        columns=("test", "scenario", "threads", "dts", *STATS),
+        plot=Plot(kind="line", x="threads", series="dts", logy=True),
+        paper=None,
+        timeout=1800.0,
+    ),
+)
+
+
 def get(name: str) -> Benchmark:
     for bench in BENCHMARKS:
         if bench.name == name:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ondol import OndolError, benchmarks, boot, cache, project, qemu, report, results
+from ondol import OndolError, benchmarks, boot, cache, cachetable, project, qemu, report, results
 from ondol import bench as bench_runner
 from ondol import compare as comparing
 from ondol.table import rows_table
@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("a", type=Path, metavar="A.json")
     comp.add_argument("b", type=Path, metavar="B.json")
     comp.set_defaults(func=cmd_compare)
+
+    ctab = sub.add_parser("cache-table",
+                          help="per-domain cache-model figures of a result file, as Markdown")
+    ctab.add_argument("file", type=Path, metavar="NAME.json")
+    ctab.set_defaults(func=cmd_cache_table)
 
     rep = sub.add_parser("report", help="write results/report.html")
     _results_option(rep)
@@ -123,6 +128,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     caption = f"mode {doc['mode']}" + (f"; values in {found[0]}" if len(found) == 1 else "")
     Console().print(rows_table(f"{bench.name}: {bench.description}", columns,
                                doc["results"], caption))
+    per_domain = cachetable.domain_rows(doc["results"], bench.key)
+    if per_domain:
+        per_ipc = any(r["insns/IPC"] is not None for r in per_domain)
+        Console().print(rows_table(f"{bench.name}: cache model {doc['cache']} by domain",
+                                   cachetable.columns(bench.key, per_ipc), per_domain,
+                                   "counts exact for the model; cycles modelled"))
     if "plugin_overhead" in doc:
         o = doc["plugin_overhead"]
         print(f"cache model overhead: {o['ratio']}x wall time ({o['wall_s_with_plugin']} s with "
@@ -137,6 +148,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     Console().print(rows_table(f"{args.b} / {args.a}", columns, rows))
     for warning in warnings:
         print(f"ondol: note: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_cache_table(args: argparse.Namespace) -> int:
+    print(cachetable.markdown(results.load(args.file)))
     return 0
 
 

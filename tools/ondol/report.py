@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
 
-from ondol import OndolError
+from ondol import OndolError, cachetable
 from ondol.compare import key_fields
 from ondol.results import load_directory, units
 from ondol.table import fmt
@@ -61,6 +61,13 @@ def _benchmark(doc: dict, directory: Path, papers: dict) -> str:
     columns += ["unit"] * (len(found) > 1)
     caption = f"ondol, mode {doc['mode']}" + (f" [{found[0]}]" if len(found) == 1 else "")
     ours = _table(caption, columns, [[r.get(c) for c in columns] for r in rows])
+    per_domain = cachetable.domain_rows(rows, tuple(key_fields(doc)))
+    if per_domain:
+        per_ipc = any(r["insns/IPC"] is not None for r in per_domain)
+        cols = cachetable.columns(tuple(key_fields(doc)), per_ipc)
+        ours += _table(f"cache model {doc.get('cache')} by domain (P0's metric: misses per "
+                       f"{'IPC' if per_ipc else 'instruction'}; cycles modelled)", cols,
+                       [[r.get(c) for c in cols] for r in per_domain])
     return (f"<h2>{escape(doc['benchmark'])}: {escape(doc.get('description', ''))}</h2>"
             f"<p class=meta>{_meta(doc)}</p><div class=side><div>{ours}"
             f"{_plot(doc['benchmark'], directory)}</div>"
