@@ -41,3 +41,11 @@ def test_markdown_has_both_tables():
     assert text.count("| test | dts | domain |") == 2
     assert "| roundtrip | on | kernel | 200 | 4 | 1 | 0.4 | 0 | 0.2 | 1.5 |" in text
     assert cachetable.markdown({"results": [{"test": "x"}]}).startswith("(no cache windows")
+
+
+def test_ipc_cache_benchmark_covers_issue_5_first_use():
+    from ondol import benchmarks
+    bench = benchmarks.get("ipc-cache")
+    points = {(c.params["dts"], c.params["threads"]) for c in bench.configs}
+    assert points == {("on", 0), ("on", 200), ("off", 0), ("off", 200)}
+    assert all(c.command.startswith("ipcbench cacheroundtrip ") for c in bench.configs)

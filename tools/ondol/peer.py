@@ -89,7 +89,7 @@ TESTS = {
 #: seconds; a boot plus a few thousand samples takes ~10-20 s under TCG here
 DEFAULT_TIMEOUT = 300.0
 
-#: QEMU flags shared with ondol's harness (docs/HELPER-CONTEXT.md)
+#: QEMU flags shared with ondol's harness (docs/measuring.md, "Units")
 BASE_FLAGS = ["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1",
               "-display", "none", "-no-reboot"]
 ICOUNT_FLAGS = ["-icount", "shift=0,sleep=off", "-seed", "1",

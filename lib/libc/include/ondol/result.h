@@ -1,5 +1,5 @@
 /*
- * Machine-readable result lines (COM2, see docs/HELPER-CONTEXT.md "result stream").
+ * Machine-readable result lines (COM2, see docs/measuring.md, "The result stream").
  * result_printf() formats one line (a '\n' is appended when missing) and sends it
  * with a single SYS_RESULT_WRITE, so lines from different programs never interleave.
  * A line longer than RESULT_LINE_MAX - 1 bytes is not sent; the call returns E_2BIG.
