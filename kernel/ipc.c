@@ -16,7 +16,6 @@
 #include "usercopy.h"
 
 bool ipc_dts = true;
-u64 ipc_fastpath_hits, ipc_slowpath_hits;
 
 /* ---- message words ------------------------------------------------------------------ */
 static void copy_mrs(const struct trapframe *from, struct trapframe *to)
@@ -430,7 +429,8 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
 /* ---- fastpath ---------------------------------------------------------------------------
  * call / reply_recv with registers only, the partner already waiting for us, DTS on and no
  * priority conflict: move eight words and switch, touching as little as possible. */
-static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
+static inline __attribute__((always_inline)) struct trapframe *fastpath(struct thread *cur,
+                                                                   struct trapframe *tf)
 {
     if (!ipc_dts || (tf->rdx >> 32) != 0 || cur->task->as == NULL)
         return NULL;
@@ -451,7 +451,6 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
     }
     if (p->prio < cur->prio || p->prio < rq_highest_prio() || p->sleeping)
         return NULL;
-    ipc_fastpath_hits++;
     /* the partner: off its queue, message in, running next */
     if (p->waiting_on) {
         struct waitq *q = p->waiting_on;
@@ -485,6 +484,21 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
     return direct_switch(cur, p);
 }
 
+/* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
+ * check for the facility). */
+static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *tf)
+{
+    pcnt_start(PROBE_IPC_FAST, tf->rax);
+    struct trapframe *fast = fastpath(cur, tf);
+    if (fast) {
+        pcnt_stop(PROBE_IPC_FAST);
+        pcnt_abort(PROBE_SYSCALL);            /* the syscall now ends in another thread */
+    } else {
+        pcnt_abort(PROBE_IPC_FAST);
+    }
+    return fast;
+}
+
 /* ---- entry ---------------------------------------------------------------------------- */
 static long sys_ipc_utcb(struct thread *t, u64 addr)
 {
@@ -503,15 +517,9 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     switch (tf->rax) {
     case SYS_IPC_CALL:
     case SYS_IPC_REPLY_RECV: {
-        pcnt_probe_start(PROBE_IPC_FAST, tf->rax);
-        struct trapframe *fast = fastpath(cur, tf);
-        if (fast) {
-            pcnt_probe_stop(PROBE_IPC_FAST);
-            pcnt_abort(PROBE_SYSCALL);        /* the syscall now ends in another thread */
+        struct trapframe *fast = pcnt_probes_on ? fastpath_probed(cur, tf) : fastpath(cur, tf);
+        if (fast)
             return fast;
-        }
-        pcnt_abort(PROBE_IPC_FAST);
-        ipc_slowpath_hits++;
         if (tf->rax == SYS_IPC_CALL)
             return do_send(cur, a, tf->rdx, true);
         if ((i64)tf->rsi != IPC_ANY && tf->rsi > 0x7fffffffull)

@@ -11,8 +11,8 @@
 #include "sched.h"
 
 static struct thread *rq_head[PRIO_MAX + 1], *rq_tail[PRIO_MAX + 1];
-static u64 rq_bitmap[(PRIO_MAX + 1) / 64];
-static u64 rq_words;                 /* bit w set when rq_bitmap[w] != 0: O(1) lookup */
+u64 rq_bitmap[(PRIO_MAX + 1) / 64];
+u64 rq_words;                        /* bit w set when rq_bitmap[w] != 0: O(1) lookup */
 static struct thread *sleepers;      /* unsorted; scanned each tick */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
@@ -55,8 +55,6 @@ static void rq_remove(struct thread *t)
     }
 }
 
-int rq_highest_prio(void);
-static int rq_highest(void) { return rq_highest_prio(); }
 
 void rq_add(struct thread *t)
 {
@@ -64,13 +62,6 @@ void rq_add(struct thread *t)
     rq_push(t);
 }
 
-int rq_highest_prio(void)
-{
-    if (!rq_words)
-        return -1;
-    int w = 63 - __builtin_clzll(rq_words);
-    return w * 64 + 63 - __builtin_clzll(rq_bitmap[w]);
-}
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
@@ -92,7 +83,7 @@ void sched_set_priority(struct thread *t, int prio)
     } else {
         t->prio = prio;
     }
-    int top = rq_highest();
+    int top = rq_highest_prio();
     if (top > current_thread()->prio)
         this_cpu()->need_resched = true;
 }
@@ -176,7 +167,7 @@ void schedule(void)
         if (prev != c->idle)          /* idle is never queued: it runs when nothing else can */
             rq_push(prev);
     }
-    int p = rq_highest();
+    int p = rq_highest_prio();
     struct thread *next = p >= 0 ? rq_head[p] : c->idle;
     if (p >= 0)
         rq_remove(next);
@@ -211,7 +202,7 @@ static void idle_loop(void)
     struct cpu *c = this_cpu();
     finish_switch(c, c->switched_from);
     for (;;) {
-        if (rq_highest() >= 0) {
+        if (rq_highest_prio() >= 0) {
             schedule();
             continue;
         }

@@ -13,14 +13,14 @@
 #define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
 
 static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
-#define THREAD_ID_BITS 12
-IDTABLE(threads, THREAD_ID_BITS);
+static void *thread_objs[1 << THREAD_ID_BITS];
+static u32 thread_gens[1 << THREAD_ID_BITS];
+struct idtable thread_ids = {THREAD_ID_BITS, thread_objs, thread_gens, 1, 0};
 
-struct thread *thread_lookup(int tid) { return idtable_lookup(&threads, tid, THREAD_ID_BITS); }
-int thread_count(void) { return threads.count; }
+int thread_count(void) { return thread_ids.count; }
 struct thread *thread_at(int slot)
 {
-    return slot >= 0 && slot < idtable_capacity(&threads) ? idtable_at(&threads, slot) : NULL;
+    return slot >= 0 && slot < idtable_capacity(&thread_ids) ? idtable_at(&thread_ids, slot) : NULL;
 }
 
 /* A TCB and kernel stack; the stack starts with a canary and ends with `frame_bytes` free. */
@@ -36,7 +36,7 @@ static struct thread *thread_alloc(int prio)
     }
     t->kstack = (u64)phys_to_virt(pa);
     *(u64 *)t->kstack = STACK_CANARY;
-    t->tid = idtable_alloc(&threads, t);
+    t->tid = idtable_alloc(&thread_ids, t);
     if (t->tid < 0) {
         frame_free_contig(pa, KSTACK_PAGES);
         kobj_free(&thread_cache, t);
@@ -50,7 +50,7 @@ void thread_free(struct thread *t)
 {
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
-    idtable_free(&threads, t->tid);
+    idtable_free(&thread_ids, t->tid);
     frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
     kobj_free(&thread_cache, t);
 }

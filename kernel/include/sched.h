@@ -3,6 +3,7 @@
 #define SCHED_H
 #include <ondol/abi.h>
 #include "cpu.h"
+#include "idtable.h"
 #include "mm.h"
 #include "trap.h"
 #include "types.h"
@@ -120,7 +121,15 @@ bool waitq_wake_one(struct waitq *q, int result);
 int thread_sleep(u64 ticks);
 void thread_wake(struct thread *t, int result);           /* from any blocked state */
 void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
-int rq_highest_prio(void);
+/* The highest priority with a ready thread, or -1: inline for the IPC priority rule. */
+extern u64 rq_words, rq_bitmap[(PRIO_MAX + 1) / 64];
+static inline int rq_highest_prio(void)
+{
+    if (!rq_words)
+        return -1;
+    int w = 63 - __builtin_clzll(rq_words);
+    return w * 64 + 63 - __builtin_clzll(rq_bitmap[w]);
+}
 void rq_add(struct thread *t);
 void sleep_until(struct thread *t, u64 timeout_ticks);
 
@@ -128,7 +137,13 @@ void sleep_until(struct thread *t, u64 timeout_ticks);
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
 struct thread *thread_create_kernel(void (*fn)(void), int prio, const char *why);
 __attribute__((noreturn)) void thread_exit(int status);
-struct thread *thread_lookup(int tid);
+/* Thread ids: inline because every IPC looks its partner up. */
+#define THREAD_ID_BITS 12
+extern struct idtable thread_ids;
+static inline struct thread *thread_lookup(int tid)
+{
+    return idtable_lookup(&thread_ids, tid, THREAD_ID_BITS);
+}
 int thread_join(int tid, int *status);
 void thread_free(struct thread *t);
 int thread_count(void);
