@@ -99,8 +99,8 @@ def test_deterministic_mode_repeats_exactly():
 
 
 def test_ipc_round_trip_instruction_bound():
-    # Regression bound under icount (exact counts): measured 707 instructions per
+    # Regression bound under icount (exact counts): measured 638 instructions per
     # cross-task call/reply_recv round trip with DTS on (x87/SSE state saved on each
-    # switch), including rdtsc and the user-side stubs. Bound: measured + ~7.5 %.
+    # switch), including rdtsc and the user-side stubs. Bound: measured + ~7 %.
     m = re.search(r"median=(\d+)", run_icount("ipcping tasks 1000"))
-    assert m and int(m.group(1)) <= 760
+    assert m and int(m.group(1)) <= 685

@@ -126,12 +126,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     found = results.units(doc["results"])
     columns = list(bench.columns) + ["unit"] * (len(found) > 1)
     caption = f"mode {doc['mode']}" + (f"; values in {found[0]}" if len(found) == 1 else "")
-    Console().print(rows_table(f"{bench.name}: {bench.description}", columns,
+    console = _console()
+    console.print(rows_table(f"{bench.name}: {bench.description}", columns,
                                doc["results"], caption))
     per_domain = cachetable.domain_rows(doc["results"], bench.key)
     if per_domain:
         per_ipc = any(r["insns/IPC"] is not None for r in per_domain)
-        Console().print(rows_table(f"{bench.name}: cache model {doc['cache']} by domain",
+        console.print(rows_table(f"{bench.name}: cache model {doc['cache']} by domain",
                                    cachetable.columns(bench.key, per_ipc), per_domain,
                                    "counts exact for the model; cycles modelled"))
     if "plugin_overhead" in doc:
@@ -142,10 +143,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _console() -> Console:
+    """rich's console; when the output is a file or pipe (logs, CI), wide enough that the
+    tables keep their numbers instead of folding them into 80 columns."""
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     a, b = results.load(args.a), results.load(args.b)
     columns, rows, warnings = comparing.compare(a, b)
-    Console().print(rows_table(f"{args.b} / {args.a}", columns, rows))
+    _console().print(rows_table(f"{args.b} / {args.a}", columns, rows))
     for warning in warnings:
         print(f"ondol: note: {warning}", file=sys.stderr)
     return 0
