@@ -68,8 +68,11 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
             kobj_free(&task_cache, t);
         return E_NOMEM;
     }
-    size_t n = strnlen(prog, NAME_LEN - 1);
-    memcpy(t->name, prog, n);
+    /* As on Unix, the task is named by argv[0] (the program when there is none): a
+     * program can start copies of itself under names that ps and the cache model show. */
+    const char *name = argc > 0 && argv[0][0] ? argv[0] : prog;
+    size_t n = strnlen(name, NAME_LEN - 1);
+    memcpy(t->name, name, n);
     t->parent = parent;
     t->privileged = privileged;
     u64 sp, uargv;

@@ -182,7 +182,7 @@ static int roundtrip(int n, int others)
         return failed("malloc", E_NOMEM);
     progress_total = 2L * (warm + n);
 
-    const char *argv[] = {"ipcbench", "serve"};
+    const char *argv[] = {"ipcserver", "serve"};   /* named apart from the client */
     long task = sys_spawn("ipcbench", argv, 2, 0);
     if (task < 0)
         return failed("spawn", task);

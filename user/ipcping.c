@@ -92,7 +92,7 @@ int main(int argc, char **argv)
     }
     char me[16];
     snprintf(me, sizeof(me), "%ld", sys_self(NULL));
-    const char *args[] = {"ipcping", "serve", me};
+    const char *args[] = {"ipcping-srv", "serve", me};
     long task = sys_spawn("ipcping", args, 3, 0);
     if (task < 0 || ipc_grant((int)task, (int)sys_self(NULL)) < 0) {
         printf("ipcping: spawn/grant failed: %ld\n", task);
