@@ -198,16 +198,8 @@ static long transfer(struct thread *s, struct thread *r)
  * returns the frame to leave through when the thread is not actually switched away. */
 static struct trapframe *block_current(struct thread *t, struct waitq *q, u64 timeout)
 {
-    if (q) {
-        t->q_next = NULL;
-        t->q_prev = q->tail;
-        if (q->tail)
-            q->tail->q_next = t;
-        else
-            q->head = t;
-        q->tail = t;
-        t->waiting_on = q;
-    }
+    if (q)
+        waitq_append(q, t);
     sleep_until(t, timeout);
     t->state = T_BLOCKED;
     t->resume_via_tf = true;
@@ -243,16 +235,8 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
 {
     partner->ipc_state = IPC_IDLE;
     if (cur_blocks) {
-        if (cur_q) {
-            cur->q_next = NULL;
-            cur->q_prev = cur_q->tail;
-            if (cur_q->tail)
-                cur_q->tail->q_next = cur;
-            else
-                cur_q->head = cur;
-            cur_q->tail = cur;
-            cur->waiting_on = cur_q;
-        }
+        if (cur_q)
+            waitq_append(cur_q, cur);
         sleep_until(cur, cur_timeout);
         cur->state = T_BLOCKED;
     }
@@ -359,15 +343,7 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
         if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
             s->ipc_state = IPC_RECEIVING;
             s->recv_from = r->tid;
-            s->waiting_on = NULL;
-            s->q_next = NULL;
-            s->q_prev = r->receivers.tail;
-            if (r->receivers.tail)
-                r->receivers.tail->q_next = s;
-            else
-                r->receivers.head = s;
-            r->receivers.tail = s;
-            s->waiting_on = &r->receivers;
+            waitq_append(&r->receivers, s);
             return r->tf;
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
@@ -452,13 +428,8 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct t
     if (p->prio < cur->prio || p->prio < rq_highest_prio() || p->sleeping)
         return NULL;
     /* the partner: off its queue, message in, running next */
-    if (p->waiting_on) {
-        struct waitq *q = p->waiting_on;
-        if (p->q_prev) p->q_prev->q_next = p->q_next; else q->head = p->q_next;
-        if (p->q_next) p->q_next->q_prev = p->q_prev; else q->tail = p->q_prev;
-        p->q_next = p->q_prev = NULL;
-        p->waiting_on = NULL;
-    }
+    if (p->waiting_on)
+        waitq_remove(p->waiting_on, p);        /* not sleeping (checked above) */
     copy_mrs(tf, p->tf);
     p->tf->rax = (u64)cur->tid;
     p->ipc_state = IPC_IDLE;
@@ -471,13 +442,9 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct t
     cur->ipc_flags = 0;
     cur->ipc_call = false;
     cur->recv_from = is_call ? p->tid : 0;
-    if (is_call) {
-        cur->q_next = NULL;
-        cur->q_prev = p->receivers.tail;
-        if (p->receivers.tail) p->receivers.tail->q_next = cur; else p->receivers.head = cur;
-        p->receivers.tail = cur;
-        cur->waiting_on = &p->receivers;
-    } else if ((u32)tf->rdx != IPC_FOREVER) {
+    if (is_call)
+        waitq_append(&p->receivers, cur);
+    else if ((u32)tf->rdx != IPC_FOREVER) {
         sleep_until(cur, (u32)tf->rdx);         /* reply_recv's receive timeout */
     }
     cur->state = T_BLOCKED;

@@ -274,20 +274,6 @@ static void sleep_remove(struct thread *t)
     t->sleep_next = t->sleep_prev = NULL;
 }
 
-static void waitq_remove(struct waitq *q, struct thread *t)
-{
-    if (t->q_prev)
-        t->q_prev->q_next = t->q_next;
-    else
-        q->head = t->q_next;
-    if (t->q_next)
-        t->q_next->q_prev = t->q_prev;
-    else
-        q->tail = t->q_prev;
-    t->q_next = t->q_prev = NULL;
-    t->waiting_on = NULL;
-}
-
 void thread_unblock(struct thread *t)
 {
     if (t->waiting_on)
@@ -323,14 +309,7 @@ int waitq_sleep(struct waitq *q, u64 timeout)
         return WAIT_KILLED;
     if (timeout == 0)
         return E_TIMEOUT;
-    t->q_next = NULL;
-    t->q_prev = q->tail;
-    if (q->tail)
-        q->tail->q_next = t;
-    else
-        q->head = t;
-    q->tail = t;
-    t->waiting_on = q;
+    waitq_append(q, t);
     if (timeout != WAIT_FOREVER)
         sleep_add(t, ticks + MIN(timeout, UINT64_MAX - ticks));
     t->state = T_BLOCKED;

@@ -41,23 +41,11 @@
 #include <ondol/result.h>
 #include <ondol/sys.h>
 #include <ondol/thread.h>
+#include <ondol/timing.h>
 
 #define OTHER_STACK (8 * 1024)
 #define MAX_OTHERS 1000
 #define STOP_WORD 0x53544f50ull              /* "STOP" */
-
-static uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* ---- configuration reported in every row --------------------------------------------- */
 static char dts[8] = "on";
@@ -91,7 +79,7 @@ static int window;                          /* the measured loop's cache-model w
 
 static void emit(const char *test, const char *scenario, int threads, uint64_t *t, int n, int warmup)
 {
-    qsort(t, (size_t)n, sizeof(uint64_t), cmp_u64);
+    sort_u64(t, (size_t)n);
     char win[32] = "";
     if (window)
         snprintf(win, sizeof(win), ",\"window\":%d,\"ipcs\":%d", window, n);

@@ -10,13 +10,7 @@
 #include <ondol/ipc.h>
 #include <ondol/sys.h>
 #include <ondol/thread.h>
-
-static uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
-}
+#include <ondol/timing.h>
 
 #define QUIT UINT64_MAX
 
@@ -40,12 +34,6 @@ static int serve(void *arg)
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int ping(int server, int n)
 {
     uint64_t *t = malloc(sizeof(uint64_t) * (size_t)n);
@@ -61,7 +49,7 @@ static int ping(int server, int n)
     }
     struct ipc_msg quit = {{QUIT}};
     ipc_call(server, &quit, IPC_FOREVER);
-    qsort(t, (size_t)n, sizeof(uint64_t), cmp_u64);
+    sort_u64(t, (size_t)n);
     printf("ipcping ok n=%d median=%llu min=%llu max=%llu\n", n, (unsigned long long)t[n / 2],
            (unsigned long long)t[0], (unsigned long long)t[n - 1]);
     return 0;

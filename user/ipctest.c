@@ -38,6 +38,7 @@
 #include <ondol/ipc.h>
 #include <ondol/sys.h>
 #include <ondol/thread.h>
+#include <ondol/timing.h>
 
 #define STACK (16 * 1024)
 #define PAGE 4096
@@ -84,13 +85,6 @@ static uint64_t now(void)
     struct time_info ti;
     sys_time(&ti);
     return ti.ticks;
-}
-
-static uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
 }
 
 static struct ps_entry ps_buf[1024];

@@ -7,19 +7,7 @@
 #include <stdlib.h>
 #include <ondol/result.h>
 #include <ondol/sys.h>
-
-static uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+#include <ondol/timing.h>
 
 int main(int argc, char **argv)
 {
@@ -40,7 +28,7 @@ int main(int argc, char **argv)
         if (i % (n / 10) == 0)
             result_printf("{\"type\":\"progress\",\"bench\":\"null\",\"done\":%d,\"total\":%d}", i, n);
     }
-    qsort(t, (size_t)n, sizeof(uint64_t), cmp_u64);
+    sort_u64(t, (size_t)n);
     result_printf("{\"type\":\"result\",\"bench\":\"null\",\"test\":\"syscall\",\"unit\":\"tsc\","
                   "\"median\":%llu,\"min\":%llu,\"max\":%llu,\"n\":%d,\"timer_overhead\":%llu}",
                   (unsigned long long)t[n / 2], (unsigned long long)t[0], (unsigned long long)t[n - 1], n,

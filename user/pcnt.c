@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ondol/sys.h>
+#include <ondol/timing.h>
 
 #define NSLOTS 16
 
@@ -39,19 +40,13 @@ static int read_slots(void)
     return (int)n;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static uint64_t ring_median(const struct pcnt_slot_info *s)
 {
     uint64_t tmp[PCNT_RING];
     if (s->ring_len == 0)
         return 0;
     memcpy(tmp, s->ring, sizeof(tmp));
-    qsort(tmp, s->ring_len, sizeof(uint64_t), cmp_u64);
+    sort_u64(tmp, s->ring_len);
     return tmp[s->ring_len / 2];
 }
 
@@ -81,13 +76,6 @@ static int dump(void)
     if (!ev.supported || !(ev.ev[0] || ev.ev[1]))
         printf("(events: %s)\n", ev.supported ? "none selected" : "not supported on this CPU: no architectural PMU");
     return 0;
-}
-
-static uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
 }
 
 static int stat(int argc, char **argv)

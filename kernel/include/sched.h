@@ -121,6 +121,33 @@ bool waitq_wake_one(struct waitq *q, int result);
 int thread_sleep(u64 ticks);
 void thread_wake(struct thread *t, int result);           /* from any blocked state */
 void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
+
+/* Wait queues are FIFO lists through q_next/q_prev; a thread is on at most one. */
+static inline void waitq_append(struct waitq *q, struct thread *t)
+{
+    t->q_next = NULL;
+    t->q_prev = q->tail;
+    if (q->tail)
+        q->tail->q_next = t;
+    else
+        q->head = t;
+    q->tail = t;
+    t->waiting_on = q;
+}
+
+static inline void waitq_remove(struct waitq *q, struct thread *t)
+{
+    if (t->q_prev)
+        t->q_prev->q_next = t->q_next;
+    else
+        q->head = t->q_next;
+    if (t->q_next)
+        t->q_next->q_prev = t->q_prev;
+    else
+        q->tail = t->q_prev;
+    t->q_next = t->q_prev = NULL;
+    t->waiting_on = NULL;
+}
 /* The highest priority with a ready thread, or -1: inline for the IPC priority rule. */
 extern u64 rq_words, rq_bitmap[(PRIO_MAX + 1) / 64];
 static inline int rq_highest_prio(void)
