@@ -1,6 +1,5 @@
 """Boot, options, power-off, the kernel panic path, and the GRUB ISO."""
 import re
-import time
 
 from qemu_harness import boot, run_to_halt
 
@@ -13,16 +12,6 @@ def test_boot_reaches_shell_and_halt_exits_cleanly():
         assert "features:" in banner and "nx" in banner
         assert s.halt() == 0
         assert "powering off" in s.output
-
-
-def test_boot_time_to_prompt_is_short():
-    # Wall-clock bound from the issue: prompt within 2 s of starting QEMU (after build).
-    # Measured generously (5 s) so a loaded CI machine does not flake; the note reports the median.
-    t0 = time.monotonic()
-    with boot() as s:
-        elapsed = time.monotonic() - t0
-        s.halt()
-    assert elapsed < 5.0, f"boot to prompt took {elapsed:.2f} s"
 
 
 def test_options_are_parsed_and_shown():

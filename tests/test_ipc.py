@@ -7,7 +7,6 @@ wrong value would be easy to miss. Each test boots its own QEMU with `run=...`, 
 fails the test at its boot timeout instead of stalling the run.
 """
 import re
-import time
 
 import pytest
 
@@ -99,15 +98,14 @@ def test_priority_rule_and_direct_switch(dts):
 
 @pytest.mark.parametrize("dts", ["on", "off"])
 def test_storm_a_million_messages_64_threads(dts):
-    t0 = time.monotonic()
+    # No wall-clock assertion (timing goals live in benchmarks): the boot's timeout catches a
+    # hang; about 4 s on the development machine.
     out = ipctest("storm 48 16 20834", dts, timeout=150)
-    elapsed = time.monotonic() - t0
     m = re.search(r"storm threads=(\d+) messages=(\d+) replies=(\d+) ticks=\d+ tsc=\d+ errors=(\d+)", out)
     assert m, out[-2000:]
     threads, messages, replies, errors = map(int, m.groups())
     assert threads >= 64 and messages >= 1_000_000 and errors == 0
     assert replies == 48 * (20834 // 2)      # every call's reply arrived and checked out
-    assert elapsed < 60, f"storm took {elapsed:.1f} s"
 
 
 def test_storm_across_tasks():

@@ -236,6 +236,16 @@ def _ipc_cache_configs() -> tuple[Config, ...]:
 
 BENCHMARKS = BENCHMARKS + (
     Benchmark(
+        name="boot",
+        description="power-on to the first user program (the banner's work, init, the shell)",
+        configs=(Config(command="boottime"),),
+        key=("test",),
+        columns=("test", *STATS),
+        plot=Plot(kind="bar", x="test"),
+        paper=None,
+        timeout=120.0,
+    ),
+    Benchmark(
         name="ipc-cache",
         description="IPC round trips as cache-model windows (use --cache PRESET): misses per IPC "
                     "by domain",
