@@ -15,16 +15,14 @@
 #include <ondol/result.h>
 #include <ondol/sys.h>
 
+#include "cache_window.h"
+
 static long sweep(const volatile uint8_t *base, uint64_t loads, uint64_t stride,
                   uint64_t passes, uint64_t window, long *end_rc)
 {
     long begin_rc, rc_end;
     __asm__ volatile(
-        "mov %[nr], %%eax\n\t"
-        "mov %[op_begin], %%edi\n\t"
-        "mov %[win], %%rsi\n\t"
-        "syscall\n\t"                       /* the window opens in the kernel */
-        "mov %%rax, %%r13\n\t"
+        WINDOW_OPEN
         "1:\n\t"
         "mov %[base], %%rdi\n\t"
         "mov %[loads], %%rcx\n\t"
@@ -35,17 +33,10 @@ static long sweep(const volatile uint8_t *base, uint64_t loads, uint64_t stride,
         "jnz 2b\n\t"
         "dec %[passes]\n\t"
         "jnz 1b\n\t"
-        "mov %[nr], %%eax\n\t"
-        "mov %[op_end], %%edi\n\t"
-        "mov %[win], %%rsi\n\t"
-        "syscall\n\t"                       /* ... and closes there */
-        "mov %%rax, %[rc_end]\n\t"
-        "mov %%r13, %[begin_rc]"
-        : [passes] "+r"(passes), [begin_rc] "=r"(begin_rc), [rc_end] "=r"(rc_end)
-        : [base] "r"(base), [loads] "r"(loads), [stride] "r"(stride), [win] "r"(window),
-          [nr] "i"(SYS_MEASURE), [op_begin] "i"(MEASURE_WINDOW_BEGIN),
-          [op_end] "i"(MEASURE_WINDOW_END)
-        : "rax", "rcx", "rdi", "rsi", "r11", "r13", "memory", "cc");
+        WINDOW_CLOSE
+        : [passes] "+r"(passes), WINDOW_OUTPUTS
+        : [base] "r"(base), [loads] "r"(loads), [stride] "r"(stride), WINDOW_INPUTS
+        : WINDOW_CLOBBERS);
     *end_rc = rc_end;
     return begin_rc;
 }

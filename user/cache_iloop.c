@@ -17,6 +17,8 @@
 #include <ondol/result.h>
 #include <ondol/sys.h>
 
+#include "cache_window.h"
+
 #define SMALL_NOPS 2048
 #define LARGE_NOPS 16384
 #define STR_(x) #x
@@ -27,29 +29,17 @@
     static long name(uint64_t passes, uint64_t window, long *end_rc)                 \
     {                                                                                \
         long begin_rc, rc_end;                                                       \
-        __asm__ volatile("mov %[nr], %%eax\n\t"                                      \
-                         "mov %[op_begin], %%edi\n\t"                                \
-                         "mov %[win], %%rsi\n\t"                                     \
-                         "syscall\n\t"                                               \
-                         "mov %%rax, %%r13\n\t"                                      \
+        __asm__ volatile(WINDOW_OPEN                                                 \
                          "jmp 1f\n\t"                                                \
                          ".balign 64\n\t"                                            \
                          "1:\n\t"                                                    \
                          ".rept " STR(nops) "\n\tnop\n\t.endr\n\t"                   \
                          "dec %[passes]\n\t"                                         \
                          "jnz 1b\n\t"                                                \
-                         "mov %[nr], %%eax\n\t"                                      \
-                         "mov %[op_end], %%edi\n\t"                                  \
-                         "mov %[win], %%rsi\n\t"                                     \
-                         "syscall\n\t"                                               \
-                         "mov %%rax, %[rc_end]\n\t"                                  \
-                         "mov %%r13, %[begin_rc]"                                    \
-                         : [passes] "+r"(passes), [begin_rc] "=r"(begin_rc),         \
-                           [rc_end] "=r"(rc_end)                                     \
-                         : [win] "r"(window), [nr] "i"(SYS_MEASURE),                 \
-                           [op_begin] "i"(MEASURE_WINDOW_BEGIN),                     \
-                           [op_end] "i"(MEASURE_WINDOW_END)                          \
-                         : "rax", "rcx", "rdi", "rsi", "r11", "r13", "memory", "cc");\
+                         WINDOW_CLOSE                                                \
+                         : [passes] "+r"(passes), WINDOW_OUTPUTS                     \
+                         : WINDOW_INPUTS                                             \
+                         : WINDOW_CLOBBERS);                                         \
         *end_rc = rc_end;                                                            \
         return begin_rc;                                                             \
     }

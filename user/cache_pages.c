@@ -14,6 +14,8 @@
 #include <ondol/result.h>
 #include <ondol/sys.h>
 
+#include "cache_window.h"
+
 #define PAGE 4096u
 
 static long touch_pages(const volatile uint8_t *base, uint64_t npages, uint64_t passes,
@@ -21,11 +23,7 @@ static long touch_pages(const volatile uint8_t *base, uint64_t npages, uint64_t 
 {
     long begin_rc, rc_end;
     __asm__ volatile(
-        "mov %[nr], %%eax\n\t"
-        "mov %[op_begin], %%edi\n\t"
-        "mov %[win], %%rsi\n\t"
-        "syscall\n\t"
-        "mov %%rax, %%r13\n\t"
+        WINDOW_OPEN
         "1:\n\t"
         "mov %[base], %%rdi\n\t"
         "mov %[npages], %%rcx\n\t"
@@ -36,17 +34,10 @@ static long touch_pages(const volatile uint8_t *base, uint64_t npages, uint64_t 
         "jnz 2b\n\t"
         "dec %[passes]\n\t"
         "jnz 1b\n\t"
-        "mov %[nr], %%eax\n\t"
-        "mov %[op_end], %%edi\n\t"
-        "mov %[win], %%rsi\n\t"
-        "syscall\n\t"
-        "mov %%rax, %[rc_end]\n\t"
-        "mov %%r13, %[begin_rc]"
-        : [passes] "+r"(passes), [begin_rc] "=r"(begin_rc), [rc_end] "=r"(rc_end)
-        : [base] "r"(base), [npages] "r"(npages), [win] "r"(window), [page] "i"(PAGE),
-          [nr] "i"(SYS_MEASURE), [op_begin] "i"(MEASURE_WINDOW_BEGIN),
-          [op_end] "i"(MEASURE_WINDOW_END)
-        : "rax", "rcx", "rdi", "rsi", "r11", "r13", "memory", "cc");
+        WINDOW_CLOSE
+        : [passes] "+r"(passes), WINDOW_OUTPUTS
+        : [base] "r"(base), [npages] "r"(npages), [page] "i"(PAGE), WINDOW_INPUTS
+        : WINDOW_CLOBBERS);
     *end_rc = rc_end;
     return begin_rc;
 }

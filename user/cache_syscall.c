@@ -12,30 +12,22 @@
 #include <ondol/result.h>
 #include <ondol/sys.h>
 
+#include "cache_window.h"
+
 static long null_calls(uint64_t n, uint64_t window, long *end_rc)
 {
     long begin_rc, rc_end;
     __asm__ volatile(
-        "mov %[nr], %%eax\n\t"
-        "mov %[op_begin], %%edi\n\t"
-        "mov %[win], %%rsi\n\t"
-        "syscall\n\t"
-        "mov %%rax, %%r13\n\t"
+        WINDOW_OPEN
         "1:\n\t"
         "mov %[null], %%eax\n\t"
         "syscall\n\t"
         "dec %[n]\n\t"
         "jnz 1b\n\t"
-        "mov %[nr], %%eax\n\t"
-        "mov %[op_end], %%edi\n\t"
-        "mov %[win], %%rsi\n\t"
-        "syscall\n\t"
-        "mov %%rax, %[rc_end]\n\t"
-        "mov %%r13, %[begin_rc]"
-        : [n] "+r"(n), [begin_rc] "=r"(begin_rc), [rc_end] "=r"(rc_end)
-        : [win] "r"(window), [null] "i"(SYS_NULL), [nr] "i"(SYS_MEASURE),
-          [op_begin] "i"(MEASURE_WINDOW_BEGIN), [op_end] "i"(MEASURE_WINDOW_END)
-        : "rax", "rcx", "rdi", "rsi", "r11", "r13", "memory", "cc");
+        WINDOW_CLOSE
+        : [n] "+r"(n), WINDOW_OUTPUTS
+        : [null] "i"(SYS_NULL), WINDOW_INPUTS
+        : WINDOW_CLOBBERS);
     *end_rc = rc_end;
     return begin_rc;
 }

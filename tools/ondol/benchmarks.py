@@ -195,31 +195,6 @@ def ipc_rows(results: list[dict], config: Config) -> list[dict]:
     return rows
 
 
-BENCHMARKS = (
-    Benchmark(
-        name="null",
-        description="null system call round trip",
-        configs=(Config(command="nullbench"),),
-        key=("test",),
-        columns=("test", *STATS),
-        plot=Plot(kind="bar", x="test"),
-        paper=None,
-        timeout=120.0,
-    ),
-    Benchmark(
-        name="ipc",
-        description="IPC latency as in P1: round trips, one-way vs other threads, DTS on/off",
-        configs=_ipc_configs(),
-        key=("test", "scenario", "threads", "dts"),
-        columns=("test", "scenario", "threads", "dts", *STATS, "p1_cycles"),
-        plot=Plot(kind="line", x="threads", series="series", logy=True),
-        paper="P1.table2",
-        timeout=900.0,
-        rows=ipc_rows,
-    ),
-)
-
-
 def _ipc_cache_configs() -> tuple[Config, ...]:
     """Issue 5's first use: round trips with 0 and 200 busy threads, DTS on and off, each
     measured loop a cache-model window. DTS off with 200 busy threads costs 400 slices per
@@ -234,17 +209,28 @@ def _ipc_cache_configs() -> tuple[Config, ...]:
     return tuple(configs)
 
 
-BENCHMARKS = BENCHMARKS + (
+def _one_row(name: str, description: str, command: str) -> Benchmark:
+    """A benchmark whose guest program reports a single row from a single boot."""
+    return Benchmark(name=name, description=description, configs=(Config(command=command),),
+                     key=("test",), columns=("test", *STATS), plot=Plot(kind="bar", x="test"),
+                     paper=None, timeout=120.0)
+
+
+BENCHMARKS = (
+    _one_row("null", "null system call round trip", "nullbench"),
     Benchmark(
-        name="boot",
-        description="power-on to the first user program (the banner's work, init, the shell)",
-        configs=(Config(command="boottime"),),
-        key=("test",),
-        columns=("test", *STATS),
-        plot=Plot(kind="bar", x="test"),
-        paper=None,
-        timeout=120.0,
+        name="ipc",
+        description="IPC latency as in P1: round trips, one-way vs other threads, DTS on/off",
+        configs=_ipc_configs(),
+        key=("test", "scenario", "threads", "dts"),
+        columns=("test", "scenario", "threads", "dts", *STATS, "p1_cycles"),
+        plot=Plot(kind="line", x="threads", series="series", logy=True),
+        paper="P1.table2",
+        timeout=900.0,
+        rows=ipc_rows,
     ),
+    _one_row("boot", "power-on to the first user program (the banner's work, init, the shell)",
+             "boottime"),
     Benchmark(
         name="ipc-cache",
         description="IPC round trips as cache-model windows (use --cache PRESET): misses per IPC "
