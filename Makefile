@@ -50,6 +50,7 @@ fuzz: deps
 	@.venv/bin/python tests/fuzz_campaign.py --seed $(SEED) --n $(N)
 
 # ---- boot archive and ISO --------------------------------------------------------------
+# Every program of user/, bench/ and tests/guest/ (user/user.mk), flat, by program name.
 $(BUILD)/bootfs.tar: $(USER_PROGS)
 	@mkdir -p $(dir $@)
 	@echo '  TAR     $@'

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make fuzz SEED=... N=...`: a long random-syscall campaign against one booted kernel.
 
-Boots ondol, runs the user-space fuzzer (user/fuzz.c) with the given seed and call count,
+Boots ondol, runs the user-space fuzzer (tests/guest/fuzz.c) with the given seed and call count,
 then checks that the kernel is still up: the shell answers, a fresh program runs, and
 meminfo still reports. Exit status 0 only when all of that holds.
 """

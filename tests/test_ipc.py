@@ -1,7 +1,7 @@
 """Synchronous IPC (docs/ipc.md): semantics, the DTS priority rule, a message storm, and the
 fastpath round-trip cost under icount.
 
-The checks run in the guest (user/ipctest.c prints "FAIL ..." for every broken expectation
+The checks run in the guest (tests/guest/ipctest/ prints "FAIL ..." for every broken expectation
 and "ipctest MODE ok" at the end); the host re-checks the numbers the guest prints where a
 wrong value would be easy to miss. Each test boots its own QEMU with `run=...`, so a hang
 fails the test at its boot timeout instead of stalling the run.
@@ -76,7 +76,7 @@ def test_long_messages_page_crossing_bad_pointers_2big(dts):
     ipctest("buf", dts)
 
 
-# Expected event orders (see prio_case in user/ipctest.c): 'a'/'b' before/after the main
+# Expected event orders (see prio_case in tests/guest/ipctest/prio.c): 'a'/'b' before/after the main
 # thread's IPC to L (priority 50, blocked receiving), 'L' when L gets the message, 'H' when
 # the other ready thread runs.
 PRIO_EXPECTED = {

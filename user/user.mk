@@ -1,18 +1,43 @@
-# User programs: every user/NAME.c becomes $(BUILD)/user/bin/NAME, a static ELF at 0x400000.
-USER_PROG_SRCS := $(wildcard user/*.c)
-USER_PROGS := $(patsubst user/%.c,$(BUILD)/user/bin/%,$(USER_PROG_SRCS))
+# Programs of the boot archive, collected from one folder per role (see each folder's README):
+#   user/          system and example programs
+#   bench/         benchmark programs
+#   tests/guest/   in-guest test checkers, driven by the pytest files in tests/
+# In each folder, DIR/NAME.c is a one-file program and every DIR/NAME/*.c together make a
+# multi-file program; either way the result is $(BUILD)/user/bin/NAME, a static ELF at
+# 0x400000. NAME is the program's name in the archive, so it must be unique across folders.
+USER_PROG_DIRS := user bench tests/guest
 USER_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T user/user.ld
 
-$(BUILD)/user/obj/%.o: user/%.c
+USER_ONE_FILE_SRCS := $(foreach d,$(USER_PROG_DIRS),$(wildcard $(d)/*.c))
+USER_MULTI_FILE_DIRS := $(sort $(patsubst %/,%,$(dir $(foreach d,$(USER_PROG_DIRS),$(wildcard $(d)/*/*.c)))))
+USER_PROG_NAMES := $(notdir $(basename $(USER_ONE_FILE_SRCS)) $(USER_MULTI_FILE_DIRS))
+USER_PROGS := $(addprefix $(BUILD)/user/bin/,$(USER_PROG_NAMES))
+USER_PROG_SRCS := $(USER_ONE_FILE_SRCS) $(foreach d,$(USER_MULTI_FILE_DIRS),$(wildcard $(d)/*.c))
+USER_PROG_OBJS := $(patsubst %.c,$(BUILD)/user/obj/%.o,$(USER_PROG_SRCS))
+
+ifneq ($(words $(USER_PROG_NAMES)),$(words $(sort $(USER_PROG_NAMES))))
+$(error two user programs share a name: $(sort $(USER_PROG_NAMES)))
+endif
+
+# Objects mirror the source tree: tests/guest/ipctest/main.c -> $(BUILD)/user/obj/tests/guest/ipctest/main.o
+$(BUILD)/user/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/user/bin/%: $(BUILD)/user/obj/%.o $(LIBC_CRT0) $(LIBC_A) user/user.ld
-	@mkdir -p $(dir $@)
-	@echo '  LD      $@'
-	$(Q)ld $(USER_LDFLAGS) -o $@ $(LIBC_CRT0) $< $(LIBC_A) $(shell $(USER_CC) -print-libgcc-file-name)
+# user_program NAME, OBJECTS: link one program (crt0 first, libc and libgcc last).
+define user_program
+$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(LIBC_A) user/user.ld
+	@mkdir -p $$(dir $$@)
+	@echo '  LD      $$@'
+	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(2) $(LIBC_A) $$(shell $(USER_CC) -print-libgcc-file-name)
+endef
 
-.SECONDARY: $(patsubst user/%.c,$(BUILD)/user/obj/%.o,$(USER_PROG_SRCS))
+$(foreach s,$(USER_ONE_FILE_SRCS),$(eval $(call user_program,$(notdir $(s:.c=)),\
+	$(BUILD)/user/obj/$(s:.c=.o))))
+$(foreach d,$(USER_MULTI_FILE_DIRS),$(eval $(call user_program,$(notdir $(d)),\
+	$(patsubst %.c,$(BUILD)/user/obj/%.o,$(wildcard $(d)/*.c)))))
 
--include $(patsubst user/%.c,$(BUILD)/user/obj/%.d,$(USER_PROG_SRCS))
+.SECONDARY: $(USER_PROG_OBJS)
+
+-include $(USER_PROG_OBJS:.o=.d)

@@ -1,9 +1,9 @@
-"""Guest validation of the cache model on ondol itself: the user/cache_* programs open a
+"""Guest validation of the cache model on ondol itself: the tests/guest/cache_* programs open a
 measurement window with SYS_MEASURE around a loop whose behaviour follows from the
 geometry, and these tests compare the plugin's JSON with what the loop must do.
 
 Each program reports the exact number of user instructions its assembly loop executes
-(see the comment at the top of each user/cache_*.c); the model must count exactly that
+(see the comment at the top of each tests/guest/cache_*.c); the model must count exactly that
 many for the task. Needs `make` (build/ondol.bin and the programs in build/bootfs.tar)."""
 import json
 import tarfile
