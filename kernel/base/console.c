@@ -1,9 +1,10 @@
 /* The console: COM1 output with newline translation, and a small input ring filled by the
  * COM1 receive interrupt, read by SYS_CONSOLE_READ. No echo or line editing here: the shell
  * does that in user space. */
+#include "arch.h"
 #include "console.h"
-#include "sched.h"
 #include "spinlock.h"
+#include "waitq.h"
 
 #define INPUT_SIZE 1024
 

@@ -2,8 +2,8 @@
 #ifndef KERNEL_H
 #define KERNEL_H
 #include <stdarg.h>
-#include "types.h"
 #include <string.h>
+#include "types.h"
 
 int printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int vprintk(const char *fmt, va_list ap);

@@ -4,12 +4,10 @@
  * on the second), then a halt. Under QEMU the machine powers off so a test sees the end.
  */
 #include <stdarg.h>
+#include "arch.h"
 #include "console.h"
 #include "kernel.h"
 #include "memlayout.h"
-#include "power.h"
-#include "trap.h"
-#include "x86.h"
 
 struct ksym {
     u64 addr;

@@ -1,7 +1,7 @@
 /* What the boot loader handed us, and the boot archive of user programs. */
 #ifndef BOOT_H
 #define BOOT_H
-#include "mm.h"
+#include "pmm.h"
 
 #define MAX_MEM_REGIONS 32
 

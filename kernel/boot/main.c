@@ -1,17 +1,18 @@
 /* Boot: from the multiboot hand-off to the first user task. */
-#include "apic.h"
+#include "arch.h"
 #include "boot.h"
 #include "console.h"
-#include "cpu.h"
-#include "kernel.h"
 #include "ipc.h"
+#include "kernel.h"
+#include "klock.h"
 #include "marker.h"
 #include "memlayout.h"
 #include "options.h"
 #include "pcnt.h"
+#include "pmm.h"
 #include "sched.h"
-#include "trap.h"
-#include "x86.h"
+#include "task.h"
+#include "vm.h"
 
 #ifndef ONDOL_COMMIT
 #define ONDOL_COMMIT "unknown"

@@ -4,6 +4,8 @@
 #include "elf.h"
 #include "kernel.h"
 #include "memlayout.h"
+#include "pmm.h"
+#include "vm.h"
 
 struct elf64_ehdr {
     u8 ident[16];

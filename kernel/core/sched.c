@@ -4,11 +4,15 @@
  * kernel is non-preemptive: switches happen only at explicit points (blocking, yield, and
  * just before returning to user mode).
  */
-#include "apic.h"
-#include "cpu.h"
+#include "arch.h"
 #include "kernel.h"
+#include "klock.h"
 #include "pcnt.h"
 #include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "vm.h"
+#include "waitq.h"
 
 static struct thread *rq_head[PRIO_MAX + 1], *rq_tail[PRIO_MAX + 1];
 u64 rq_bitmap[(PRIO_MAX + 1) / 64];
@@ -16,10 +20,6 @@ u64 rq_words;                        /* bit w set when rq_bitmap[w] != 0: O(1) l
 static struct thread *sleepers;      /* unsorted; scanned each tick */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
-
-/* ---- big kernel lock -------------------------------------------------------------- */
-struct spinlock kernel_bkl;
-volatile int kernel_bkl_owner = -1;
 
 /* ---- ready queues ------------------------------------------------------------------ */
 static void rq_push(struct thread *t)
@@ -55,13 +55,11 @@ static void rq_remove(struct thread *t)
     }
 }
 
-
 void rq_add(struct thread *t)
 {
     t->state = T_READY;
     rq_push(t);
 }
-
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
@@ -87,21 +85,6 @@ void sched_set_priority(struct thread *t, int prio)
     if (top > current_thread()->prio)
         this_cpu()->need_resched = true;
 }
-
-/* ---- x87/SSE state -------------------------------------------------------------------
- * The kernel itself never touches these registers (-mgeneral-regs-only), so user state
- * stays live in the CPU until a switch to another user thread saves it. */
-static struct fpu_state fpu_template;
-
-void fpu_init_template(void)
-{
-    u32 mxcsr = 0x1f80;                 /* all SSE exceptions masked, round to nearest */
-    __asm__ volatile("fninit; ldmxcsr %0; fxsave %1" : : "m"(mxcsr), "m"(fpu_template));
-}
-
-void fpu_init_thread(struct thread *t) { t->fpu = fpu_template; }
-
-
 
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
@@ -145,7 +128,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     if (next->task)
         aspace_switch(next->task->as);
-    fpu_switch(prev, next);
+    thread_fpu_switch(prev, next);
     if (pcnt_probes_on) {
         pcnt_abort(PROBE_SYSCALL);
         pcnt_abort(PROBE_IPC_SLOW);
@@ -207,7 +190,7 @@ static void idle_loop(void)
             continue;
         }
         kernel_unlock();
-        __asm__ volatile("sti; hlt; cli" ::: "memory");
+        wait_for_interrupt();
         kernel_lock();
     }
 }
@@ -246,7 +229,7 @@ void sched_kernel_exit_checks(void)
     }
 }
 
-/* ---- sleeping, timeouts, wait queues ----------------------------------------------------- */
+/* ---- sleeping and timeouts ----------------------------------------------------- */
 u64 ticks_now(void) { return ticks; }
 
 static void sleep_add(struct thread *t, u64 wake_tick)
@@ -302,36 +285,6 @@ void thread_wake(struct thread *t, int result)
     make_ready(t);
 }
 
-int waitq_sleep(struct waitq *q, u64 timeout)
-{
-    struct thread *t = current_thread();
-    if (t->killed)
-        return WAIT_KILLED;
-    if (timeout == 0)
-        return E_TIMEOUT;
-    waitq_append(q, t);
-    if (timeout != WAIT_FOREVER)
-        sleep_add(t, ticks + MIN(timeout, UINT64_MAX - ticks));
-    t->state = T_BLOCKED;
-    t->wait_result = 0;
-    schedule();
-    return t->killed ? WAIT_KILLED : t->wait_result;
-}
-
-bool waitq_wake_one(struct waitq *q, int result)
-{
-    if (!q->head)
-        return false;
-    thread_wake(q->head, result);
-    return true;
-}
-
-void waitq_wake_all(struct waitq *q, int result)
-{
-    while (q->head)
-        thread_wake(q->head, result);
-}
-
 int thread_sleep(u64 n)
 {
     struct thread *t = current_thread();
@@ -341,8 +294,7 @@ int thread_sleep(u64 n)
     }
     if (t->killed)
         return WAIT_KILLED;
-    if (n != WAIT_FOREVER)
-        sleep_add(t, ticks + MIN(n, UINT64_MAX - ticks));
+    sleep_until(t, n);
     t->state = T_SLEEPING;
     schedule();
     return t->killed ? WAIT_KILLED : 0;

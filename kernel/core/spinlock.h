@@ -2,8 +2,8 @@
  * spin_lock is enough for most state; the irqsave forms are for code the idle loop reaches. */
 #ifndef SPINLOCK_H
 #define SPINLOCK_H
+#include "arch.h"
 #include "types.h"
-#include "x86.h"
 
 struct spinlock {
     volatile u32 locked;

@@ -4,19 +4,24 @@
  * yields a result or an error code, never a kernel fault.
  */
 #include <ondol/abi.h>
-#include "apic.h"
+#include "arch.h"
 #include "boot.h"
 #include "console.h"
-#include "cpu.h"
+#include "ipc.h"
 #include "kernel.h"
+#include "klock.h"
+#include "kobj.h"
+#include "marker.h"
 #include "memlayout.h"
 #include "options.h"
-#include "power.h"
-#include "sched.h"
-#include "usercopy.h"
-#include "ipc.h"
-#include "marker.h"
 #include "pcnt.h"
+#include "pmm.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "usercopy.h"
+#include "vm.h"
+#include "waitq.h"
 
 typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
 

@@ -4,14 +4,19 @@
  * its memory is released at once, and the task object stays as a zombie holding the exit
  * status until the parent collects it with task_wait (or at once if it has no parent).
  */
+#include "arch.h"
 #include "boot.h"
-#include "cpu.h"
 #include "elf.h"
 #include "idtable.h"
 #include "kernel.h"
+#include "kobj.h"
 #include "marker.h"
 #include "memlayout.h"
 #include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "vm.h"
+#include "waitq.h"
 
 static struct kcache task_cache = KCACHE_INIT("task", sizeof(struct task));
 IDTABLE(tasks, 10);

@@ -3,12 +3,17 @@
  * carries a generation in its upper bits (id = generation << 12 | slot), so a stale id
  * never names a newer thread that reuses the slot.
  */
-#include "cpu.h"
-#include "kernel.h"
-#include "memlayout.h"
+#include "arch.h"
 #include "idtable.h"
 #include "ipc.h"
+#include "kernel.h"
+#include "kobj.h"
+#include "memlayout.h"
+#include "pmm.h"
 #include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "waitq.h"
 
 #define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
 
@@ -83,7 +88,7 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     tf->rsi = arg1;
     t->tf = tf;
     t->resume_via_tf = true;             /* first run: leave through tf */
-    fpu_init_thread(t);
+    fpu_init(&t->fpu);
     t->task_next = task->threads;
     task->threads = t;
     task->live_threads++;

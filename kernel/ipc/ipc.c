@@ -8,12 +8,17 @@
  * mode through the partner's frame instead of the caller's, with no stack switch in C.
  */
 #include <ondol/abi.h>
-#include "cpu.h"
+#include "arch.h"
 #include "ipc.h"
 #include "kernel.h"
 #include "memlayout.h"
 #include "pcnt.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
 #include "usercopy.h"
+#include "vm.h"
+#include "waitq.h"
 
 bool ipc_dts = true;
 
@@ -223,7 +228,7 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
     c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     aspace_switch(next->task->as);
-    fpu_switch(cur, next);
+    thread_fpu_switch(cur, next);
     return next->tf;
 }
 

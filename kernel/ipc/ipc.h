@@ -1,8 +1,8 @@
 /* Synchronous IPC with direct thread switching (docs/ipc.md). */
 #ifndef IPC_H
 #define IPC_H
-#include "sched.h"
-#include "trap.h"
+#include "arch.h"
+#include "thread.h"
 
 enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
 

@@ -7,9 +7,8 @@
 #ifndef PCNT_H
 #define PCNT_H
 #include <ondol/abi.h>
-#include "cpu.h"
+#include "arch.h"
 #include "types.h"
-#include "x86.h"
 
 #ifndef PCNT_SLOTS
 #define PCNT_SLOTS 16            /* build option: make PCNT_SLOTS=32 */

@@ -5,8 +5,9 @@
  * shows the per-type counts.
  */
 #include "kernel.h"
+#include "kobj.h"
 #include "memlayout.h"
-#include "mm.h"
+#include "pmm.h"
 
 struct slab {
     struct kcache *cache;

@@ -5,7 +5,8 @@
  */
 #include "kernel.h"
 #include "memlayout.h"
-#include "mm.h"
+#include "pmm.h"
+#include "spinlock.h"
 
 #define PMM_MAX_PHYS (16ull << 30)
 #define NFRAMES (PMM_MAX_PHYS / PAGE_SIZE)

@@ -5,12 +5,13 @@
  * mappings are global (G) and use 2 MiB pages; user mappings use 4 KiB pages, never global.
  */
 #include <ondol/abi.h>
-#include "cpu.h"
+#include "arch.h"
 #include "kernel.h"
+#include "kobj.h"
 #include "marker.h"
 #include "memlayout.h"
-#include "mm.h"
-#include "x86.h"
+#include "pmm.h"
+#include "vm.h"
 
 u64 kernel_pml4_pa;
 u64 marker_zero_frame;

@@ -43,6 +43,8 @@ static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }
 static inline void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
 static inline void pause(void) { __asm__ volatile("pause"); }
+/* Idle: take pending interrupts, sleep until the next one, return with them off again. */
+static inline void wait_for_interrupt(void) { __asm__ volatile("sti; hlt; cli" ::: "memory"); }
 static inline u64 read_rflags(void)
 {
     u64 f;

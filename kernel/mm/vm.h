@@ -1,23 +1,10 @@
-/* Physical frames, page tables, kernel objects. */
-#ifndef MM_H
-#define MM_H
-#include "types.h"
+/* Page tables and address spaces (vm.c). */
+#ifndef VM_H
+#define VM_H
+#include "arch.h"
 #include "spinlock.h"
+#include "types.h"
 
-/* ---- physical frames (pmm.c) ---- */
-struct mem_region {
-    u64 base, len;
-};
-void pmm_init(const struct mem_region *usable, int n, const struct mem_region *reserved, int nres);
-u64 frame_alloc(void);              /* zeroed 4 KiB frame, physical address; 0 when out */
-u64 frame_alloc_contig(size_t n);   /* n contiguous zeroed frames; 0 when out */
-void frame_free(u64 pa);
-void frame_free_contig(u64 pa, size_t n);
-u64 frames_total(void);
-u64 frames_free(void);
-u64 frames_kernel(void);
-
-/* ---- page tables (vm.c) ---- */
 #define PTE_P    (1ull << 0)
 #define PTE_W    (1ull << 1)
 #define PTE_U    (1ull << 2)
@@ -45,9 +32,7 @@ extern u64 kernel_pml4_pa;
 static inline void aspace_switch(struct aspace *as)
 {
     u64 pa = as ? as->pml4_pa : kernel_pml4_pa;
-    u64 cr3;
-    __asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
-    if (cr3 != pa)
+    if (read_cr3() != pa)
         aspace_load(pa, as ? as->asid : 0);
 }
 int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags);   /* 0 or E_NOMEM/E_INVAL */
@@ -56,19 +41,4 @@ int vm_unmap_range(struct aspace *as, u64 va, u64 len);          /* frees the fr
 u64 vm_lookup(struct aspace *as, u64 va, u64 *flags);             /* phys of page, 0 if none */
 u64 pte_flags_for_prot(unsigned prot);
 extern u64 marker_zero_frame;
-
-/* ---- kernel objects (kobj.c): fixed-size caches with accounting ---- */
-struct kcache {
-    const char *name;
-    size_t size;
-    u64 in_use, pages;
-    void *partial;            /* pages with free objects */
-    struct spinlock lock;
-};
-#define KCACHE_INIT(n, sz) {.name = (n), .size = (sz)}
-void *kobj_alloc(struct kcache *c);      /* zeroed object or NULL */
-void kobj_free(struct kcache *c, void *p);
-u64 kobj_bytes_in_use(void);
-u64 kobj_frames(void);
-void kobj_register(struct kcache *c);
 #endif
