@@ -1,5 +1,5 @@
 /* The boot archive: a ustar file (built by the Makefile) whose entries are user programs. */
-#include "boot.h"
+#include "bootfs.h"
 #include "kernel.h"
 
 #define MAX_FILES 128

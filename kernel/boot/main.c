@@ -1,6 +1,7 @@
 /* Boot: from the multiboot hand-off to the first user task. */
 #include "arch.h"
-#include "boot.h"
+#include "bootfs.h"
+#include "multiboot.h"
 #include "console.h"
 #include "ipc.h"
 #include "kernel.h"

@@ -1,5 +1,5 @@
 /* Multiboot v1 information: command line, memory map, the boot archive module. */
-#include "boot.h"
+#include "multiboot.h"
 #include "kernel.h"
 #include "memlayout.h"
 

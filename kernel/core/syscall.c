@@ -5,7 +5,6 @@
  */
 #include <ondol/abi.h>
 #include "arch.h"
-#include "boot.h"
 #include "console.h"
 #include "ipc.h"
 #include "kernel.h"

@@ -5,7 +5,7 @@
  * status until the parent collects it with task_wait (or at once if it has no parent).
  */
 #include "arch.h"
-#include "boot.h"
+#include "bootfs.h"
 #include "elf.h"
 #include "idtable.h"
 #include "kernel.h"

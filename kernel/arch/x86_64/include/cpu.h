@@ -5,7 +5,7 @@
 
 #define MAX_CPUS 16
 
-/* GDT selectors; the order is fixed by syscall/sysret (see gdt.c). */
+/* GDT selectors; the order is fixed by syscall/sysret (see gdt_load in cpu.c). */
 #define SEL_KCODE  0x08
 #define SEL_KDATA  0x10
 #define SEL_UDATA  0x23   /* 0x20 | RPL 3 */

@@ -1,6 +1,6 @@
-/* What the boot loader handed us, and the boot archive of user programs. */
-#ifndef BOOT_H
-#define BOOT_H
+/* What the boot loader handed us (multiboot.c). */
+#ifndef MULTIBOOT_H
+#define MULTIBOOT_H
 #include "pmm.h"
 
 #define MAX_MEM_REGIONS 32
@@ -15,10 +15,4 @@ struct boot_info {
 };
 
 void multiboot_parse(u32 magic, u64 info_pa, struct boot_info *bi);
-
-/* Boot archive: a ustar file with one ELF program per entry (bootfs.c). */
-void bootfs_init(const void *archive, u64 len);
-const void *bootfs_find(const char *name, u64 *size);
-int bootfs_count(void);
-const char *bootfs_name(int i);
 #endif
