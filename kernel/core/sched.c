@@ -198,7 +198,7 @@ static void idle_loop(void)
 void sched_init(void)
 {
     struct cpu *c = this_cpu();
-    c->idle = thread_create_kernel(idle_loop, -1, "idle");
+    c->idle = thread_create_kernel(idle_loop, -1);
     ASSERT(c->idle);
 }
 

@@ -28,7 +28,8 @@ struct thread *thread_at(int slot)
     return slot >= 0 && slot < idtable_capacity(&thread_ids) ? idtable_at(&thread_ids, slot) : NULL;
 }
 
-/* A TCB and kernel stack; the stack starts with a canary and ends with `frame_bytes` free. */
+/* A TCB and its kernel stack (KSTACK_PAGES frames), with a canary in the stack's lowest word
+ * that thread_free checks for overflow. NULL when memory or thread ids run out. */
 static struct thread *thread_alloc(int prio)
 {
     struct thread *t = kobj_alloc(&thread_cache);
@@ -96,12 +97,11 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     return t;
 }
 
-struct thread *thread_create_kernel(void (*fn)(void), int prio, const char *why)
+struct thread *thread_create_kernel(void (*fn)(void), int prio)
 {
     struct thread *t = thread_alloc(prio < 0 ? 0 : prio);
     if (!t)
         return NULL;
-    (void)why;
     t->prio = prio;
     prepare_switch_frame(t, t->kstack + KSTACK_SIZE - 16, fn);
     return t;

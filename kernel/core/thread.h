@@ -62,7 +62,8 @@ struct thread {
 };
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
-struct thread *thread_create_kernel(void (*fn)(void), int prio, const char *why);
+/* A kernel thread (no task) that starts in fn; prio -1 is below every user priority (idle). */
+struct thread *thread_create_kernel(void (*fn)(void), int prio);
 __attribute__((noreturn)) void thread_exit(int status);
 int thread_join(int tid, int *status);
 void thread_free(struct thread *t);
