@@ -1,15 +1,22 @@
 # Kernel build fragment (included by the top-level Makefile, run at the repository root).
 KERNEL_CC ?= gcc
 KERNEL_GCC_INCLUDE := $(shell $(KERNEL_CC) -print-file-name=include)
+KERNEL_ARCH := x86_64
+# One folder per subsystem (docs/architecture.md); a module's header sits beside its .c and
+# every folder is on the include path, so sources include a header by its name alone.
+# Portable code reaches the architecture only through arch.h (tests/test_layers.py).
+KERNEL_DIRS := $(filter-out kernel/arch,$(patsubst %/,%,$(wildcard kernel/*/)))
+KERNEL_ARCH_DIR := kernel/arch/$(KERNEL_ARCH)
 KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
-	-isystem $(KERNEL_GCC_INCLUDE) -Ikernel/include -Ikernel/arch/x86_64 \
+	-isystem $(KERNEL_GCC_INCLUDE) $(addprefix -I,$(KERNEL_DIRS)) -I$(KERNEL_ARCH_DIR)/include \
 	-Ilib/libc/include -Ilib/include -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
 	-fno-pie -fno-stack-protector -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
 PCNT_SLOTS ?= 16
 KERNEL_CFLAGS += -DPCNT_SLOTS=$(PCNT_SLOTS)
-KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T kernel/arch/x86_64/linker.ld
+KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T $(KERNEL_ARCH_DIR)/linker.ld
 
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/arch/x86_64/*.c kernel/arch/x86_64/*.S) \
+KERNEL_SRCS := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)) $(KERNEL_ARCH_DIR)/*.c \
+	$(KERNEL_ARCH_DIR)/*.S) \
 	$(LIBC_KERNEL_SRCS)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/kernel/%.o,$(KERNEL_SRCS))
 
@@ -24,8 +31,8 @@ $(BUILD)/kernel/version.h: FORCE
 .PHONY: FORCE
 FORCE:
 
-$(BUILD)/kernel/kernel/main.c.o: $(BUILD)/kernel/version.h
-$(BUILD)/kernel/kernel/main.c.o: KERNEL_EXTRA := -include $(BUILD)/kernel/version.h
+$(BUILD)/kernel/kernel/boot/main.c.o: $(BUILD)/kernel/version.h
+$(BUILD)/kernel/kernel/boot/main.c.o: KERNEL_EXTRA := -include $(BUILD)/kernel/version.h
 
 # Objects depend on the flags, so `make PCNT_SLOTS=32` rebuilds instead of mixing.
 $(BUILD)/kernel/flags.txt: FORCE
@@ -52,7 +59,7 @@ $(BUILD)/kernel/ksyms0.o: tools/gen_ksyms.py
 	$(Q)python3 tools/gen_ksyms.py /dev/null > $(BUILD)/kernel/ksyms0.S
 	$(Q)$(KERNEL_CC) -c $(BUILD)/kernel/ksyms0.S -o $@
 
-$(BUILD)/ondol.elf: $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o kernel/arch/x86_64/linker.ld tools/gen_ksyms.py
+$(BUILD)/ondol.elf: $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o $(KERNEL_ARCH_DIR)/linker.ld tools/gen_ksyms.py
 	@echo '  LD1     $@'
 	$(Q)ld $(KERNEL_LDFLAGS) -o $(BUILD)/kernel/pass1.elf $(KERNEL_OBJS) $(BUILD)/kernel/ksyms0.o
 	@echo '  KSYMS   $@'

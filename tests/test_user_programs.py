@@ -12,7 +12,7 @@ from qemu_harness import PROMPT, boot, run_to_halt
 KILL_LINE = (r"ondol: killed task (?P<task>\d+) \((?P<name>[^)]*)\) thread (?P<thread>\d+): "
              r"(?P<cause>[^\n]*?) rip=(?P<rip>0x[0-9a-f]+|0) addr=(?P<addr>0x[0-9a-f]+|0)\n")
 USER_IMAGE = (0x400000, 0x800000)           # where user programs are linked and loaded
-STACK_TOP = 0x00007ffffffff000              # kernel/include/memlayout.h USER_STACK_TOP
+STACK_TOP = 0x00007ffffffff000              # kernel/mm/memlayout.h USER_STACK_TOP
 STACK_SIZE = 256 * 1024                     # USER_STACK_SIZE; one guard page below it
 
 

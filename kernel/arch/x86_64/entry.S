@@ -1,6 +1,6 @@
 /*
  * Kernel entry and exit: interrupt/exception stubs, the syscall entry, the common return
- * path, and the context switch. Every entry builds a struct trapframe (kernel/include/trap.h)
+ * path, and the context switch. Every entry builds a struct trapframe (arch/x86_64/include/trap.h)
  * on the current thread's kernel stack. The kernel itself runs with interrupts disabled; they
  * are taken only in user mode and in the idle loop.
  */

@@ -1,5 +1,5 @@
 /* 16550 UART driver, polled output, interrupt-driven input. */
-#include "console.h"
+#include "serial.h"
 #include "x86.h"
 
 enum { THR = 0, RBR = 0, DLL = 0, IER = 1, DLM = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5 };

@@ -8,7 +8,9 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "pcnt.h"
+#include "klock.h"
 #include "sched.h"
+#include "task.h"
 #include "trap.h"
 #include "x86.h"
 

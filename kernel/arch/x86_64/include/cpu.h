@@ -1,0 +1,68 @@
+/* Per-CPU state, reached through the GS base while in the kernel. */
+#ifndef CPU_H
+#define CPU_H
+#include "types.h"
+
+#define MAX_CPUS 16
+
+/* GDT selectors; the order is fixed by syscall/sysret (see gdt_load in cpu.c). */
+#define SEL_KCODE  0x08
+#define SEL_KDATA  0x10
+#define SEL_UDATA  0x23   /* 0x20 | RPL 3 */
+#define SEL_UCODE  0x2b   /* 0x28 | RPL 3 */
+#define SEL_TSS    0x30
+
+struct tss {
+    u32 reserved0;
+    u64 rsp0, rsp1, rsp2;
+    u64 reserved1;
+    u64 ist[7];
+    u64 reserved2;
+    u16 reserved3;
+    u16 iomap_base;
+} __attribute__((packed));
+
+struct thread;
+
+struct cpu {
+    /* The first three fields are used by entry.S at fixed offsets. */
+    struct cpu *self;          /* gs:0  */
+    u64 kernel_rsp;            /* gs:8  top of the current thread's kernel stack */
+    u64 user_rsp;              /* gs:16 scratch for syscall entry */
+    struct thread *current;    /* gs:24 */
+    int id;
+    u32 apic_id;
+    struct thread *idle;
+    struct thread *dead;       /* exited thread whose stack is freed after the switch */
+    struct thread *switched_from;  /* the thread we last switched away from */
+    bool need_resched;
+    u64 gdt[9];
+    struct tss tss;
+    u8 df_stack[4096] __attribute__((aligned(16)));
+};
+
+struct cpu_features {
+    char vendor[13];
+    char brand[49];
+    bool nx, smep, smap, pge, pdpe1gb, apic, x2apic, pcid, invariant_tsc, pmu;
+    u32 pmu_version, pmu_counters;
+};
+
+extern struct cpu cpus[MAX_CPUS];
+extern struct cpu_features cpu_features;
+
+static inline struct cpu *this_cpu(void)
+{
+    struct cpu *c;
+    __asm__ volatile("movq %%gs:0, %0" : "=r"(c));
+    return c;
+}
+
+void cpu_detect_features(void);
+void cpu_init(struct cpu *c, int id);   /* GDT, TSS, GS base, syscall MSRs, CR4 bits */
+static inline void cpu_set_kernel_stack(struct cpu *c, u64 top)
+{
+    c->tss.rsp0 = top;
+    c->kernel_rsp = top;
+}
+#endif

@@ -1,0 +1,18 @@
+/* What the boot loader handed us (multiboot.c). */
+#ifndef MULTIBOOT_H
+#define MULTIBOOT_H
+#include "pmm.h"
+
+#define MAX_MEM_REGIONS 32
+
+struct boot_info {
+    char cmdline[1024];
+    struct mem_region usable[MAX_MEM_REGIONS];
+    int nusable;
+    u64 max_phys;              /* end of the highest usable region */
+    u64 archive_pa, archive_len;
+    char loader[48];
+};
+
+void multiboot_parse(u32 magic, u64 info_pa, struct boot_info *bi);
+#endif

@@ -1,0 +1,34 @@
+/* The scheduler (sched.c): ready queues, switching, ticks, sleeping and waking threads. */
+#ifndef SCHED_H
+#define SCHED_H
+#include <ondol/abi.h>
+#include "thread.h"
+#include "types.h"
+
+void sched_init(void);
+__attribute__((noreturn)) void sched_start(void);
+void schedule(void);
+void make_ready(struct thread *t);
+struct thread *current_thread(void);
+void sched_set_priority(struct thread *t, int prio);
+void sched_tick(void);
+void sched_kernel_exit_checks(void);        /* resched / killed, before returning to user */
+extern u64 slice_ticks;
+u64 ticks_now(void);
+
+int thread_sleep(u64 ticks);                /* 0 or WAIT_KILLED; 0 ticks: just yield */
+void thread_wake(struct thread *t, int result);           /* from any blocked state */
+void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
+
+/* The highest priority with a ready thread, or -1: inline for the IPC priority rule. */
+extern u64 rq_words, rq_bitmap[(PRIO_MAX + 1) / 64];
+static inline int rq_highest_prio(void)
+{
+    if (!rq_words)
+        return -1;
+    int w = 63 - __builtin_clzll(rq_words);
+    return w * 64 + 63 - __builtin_clzll(rq_bitmap[w]);
+}
+void rq_add(struct thread *t);
+void sleep_until(struct thread *t, u64 timeout_ticks);    /* no-op for WAIT_FOREVER */
+#endif

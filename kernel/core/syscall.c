@@ -1,0 +1,341 @@
+/*
+ * System calls (ABI in lib/include/ondol/abi.h and docs/syscalls.md). Each handler checks
+ * every argument and reaches user memory only through usercopy.c, so any argument value
+ * yields a result or an error code, never a kernel fault.
+ */
+#include <ondol/abi.h>
+#include "arch.h"
+#include "console.h"
+#include "ipc.h"
+#include "kernel.h"
+#include "klock.h"
+#include "kobj.h"
+#include "marker.h"
+#include "memlayout.h"
+#include "options.h"
+#include "pcnt.h"
+#include "pmm.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "usercopy.h"
+#include "vm.h"
+#include "waitq.h"
+
+typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
+
+static struct task *self_task(void) { return current_thread()->task; }
+
+static long sys_null(void) { return 0; }
+
+static long sys_exit(u64 status)
+{
+    task_kill(self_task(), (int)status);
+    thread_exit((int)status);
+}
+
+/* Copy user bytes through a small bounce buffer to a sink (COM1 or COM2). */
+static long write_to(u64 ubuf, u64 len, void (*sink)(const char *, size_t))
+{
+    if (!user_range_ok(ubuf, len))
+        return E_FAULT;
+    char chunk[256];
+    for (u64 done = 0; done < len;) {
+        size_t n = MIN(len - done, sizeof(chunk));
+        if (copyin(chunk, ubuf + done, n))
+            return E_FAULT;
+        sink(chunk, n);
+        done += n;
+    }
+    return (long)len;
+}
+
+static long sys_console_write(u64 buf, u64 len) { return write_to(buf, len, console_write); }
+
+static void result_sink(const char *s, size_t n) { serial_write(COM2, s, n); }
+static long sys_result_write(u64 buf, u64 len) { return write_to(buf, len, result_sink); }
+
+static long sys_console_read(u64 buf, u64 len)
+{
+    if (!user_range_ok(buf, len))
+        return E_FAULT;
+    char chunk[128];
+    size_t n = console_read(chunk, MIN(len, sizeof(chunk)));
+    if (copyout(buf, chunk, n))
+        return E_FAULT;
+    return (long)n;
+}
+
+static long sys_spawn(u64 uprog, u64 uargv, u64 argc, u64 flags)
+{
+    char prog[64];
+    long r = copyin_str(prog, uprog, sizeof(prog));
+    if (r < 0)
+        return r;
+    if (argc > SPAWN_MAX_ARGS || (flags & ~(u64)SPAWN_PRIVILEGED))
+        return argc > SPAWN_MAX_ARGS ? E_2BIG : E_INVAL;
+    if ((flags & SPAWN_PRIVILEGED) && !self_task()->privileged)
+        return E_PERM;
+    u64 ptrs[SPAWN_MAX_ARGS];
+    if (copyin(ptrs, uargv, argc * sizeof(u64)))
+        return E_FAULT;
+    char strings[SPAWN_MAX_ARGLEN];
+    char *argv[SPAWN_MAX_ARGS];
+    size_t used = 0;
+    for (u64 i = 0; i < argc; i++) {
+        r = copyin_str(strings + used, ptrs[i], sizeof(strings) - used);
+        if (r < 0)
+            return r;
+        argv[i] = strings + used;
+        used += (size_t)r + 1;
+    }
+    return task_spawn(self_task(), prog, argv, (int)argc, flags & SPAWN_PRIVILEGED);
+}
+
+static long sys_task_wait(u64 id, u64 ustatus)
+{
+    if ((i64)id != -1 && (id == 0 || id > 0x7fffffff))
+        return E_SRCH;
+    if (ustatus && !user_range_ok(ustatus, sizeof(int)))
+        return E_FAULT;
+    int status = 0;
+    long r = task_wait(self_task(), (int)id, &status);
+    if (r > 0 && ustatus && copyout(ustatus, &status, sizeof(status)))
+        return E_FAULT;
+    return r;
+}
+
+static long sys_thread_create(u64 entry, u64 stack_top, u64 arg, u64 prio)
+{
+    struct thread *self = current_thread();
+    if ((i64)prio == PRIO_INHERIT)
+        prio = (u64)self->prio;
+    if (prio > PRIO_MAX)
+        return E_INVAL;
+    if (!user_range_ok(entry, 1) || !user_range_ok(stack_top - 1, 1) || (stack_top & 7))
+        return E_FAULT;
+    struct thread *t = thread_create(self_task(), entry, stack_top, arg, 0, (int)prio);
+    return t ? t->tid : E_NOMEM;
+}
+
+static long sys_thread_exit(u64 status) { thread_exit((int)status); }
+
+static long sys_thread_join(u64 tid, u64 ustatus)
+{
+    if (tid > 0x7fffffff)
+        return E_SRCH;
+    if (ustatus && !user_range_ok(ustatus, sizeof(int)))
+        return E_FAULT;
+    int status = 0;
+    long r = thread_join((int)tid, &status);
+    if (r == 0 && ustatus && copyout(ustatus, &status, sizeof(status)))
+        return E_FAULT;
+    return r;
+}
+
+static long sys_yield(void)
+{
+    schedule();
+    return 0;
+}
+
+static long sys_sleep(u64 ticks)
+{
+    int r = thread_sleep(ticks == SLEEP_FOREVER ? WAIT_FOREVER : ticks);
+    return r == WAIT_KILLED ? E_DEAD : 0;
+}
+
+static long sys_vm_map(u64 len, u64 prot)
+{
+    if (len == 0 || len > (1ull << 32) || (prot & ~(u64)(PROT_READ | PROT_WRITE | PROT_EXEC)))
+        return E_INVAL;
+    struct aspace *as = self_task()->as;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    if (as->map_next + len > USER_STACK_TOP - USER_STACK_SIZE - (1ull << 30))
+        return E_NOMEM;
+    u64 va = as->map_next;
+    int err = vm_alloc_range(as, va, len, pte_flags_for_prot((unsigned)prot));
+    if (err)
+        return err;
+    as->map_next += len + PAGE_SIZE;       /* an unmapped guard page between mappings */
+    return (long)va;
+}
+
+static long sys_vm_unmap(u64 addr, u64 len)
+{
+    if ((addr & (PAGE_SIZE - 1)) || len == 0 || addr < USER_MAP_BASE || !user_range_ok(addr, len) ||
+        addr + len > self_task()->as->map_next)
+        return E_INVAL;
+    return vm_unmap_range(self_task()->as, addr, ALIGN_UP(len, PAGE_SIZE));
+}
+
+static long sys_self(u64 uout)
+{
+    struct thread *t = current_thread();
+    struct self_info info = {t->tid, t->task->id, t->prio, this_cpu()->id};
+    if (uout && copyout(uout, &info, sizeof(info)))
+        return E_FAULT;
+    return t->tid;
+}
+
+static long sys_ps(u64 uout, u64 max)
+{
+    if (max > 4096 || !user_range_ok(uout, max * sizeof(struct ps_entry)))
+        return max > 4096 ? E_INVAL : E_FAULT;
+    u64 n = 0;
+    for (int i = 0; n < max && i < 4096; i++) {
+        struct thread *t = thread_at(i);
+        if (!t)
+            continue;
+        struct ps_entry e = {.tid = t->tid, .task = t->task ? t->task->id : 0, .prio = t->prio,
+                             .state = t->state, .ticks = t->ticks};
+        memcpy(e.name, t->task ? t->task->name : "idle", NAME_LEN);
+        e.name[NAME_LEN - 1] = 0;
+        if (copyout(uout + n * sizeof(e), &e, sizeof(e)))
+            return E_FAULT;
+        n++;
+    }
+    return (long)n;
+}
+
+extern u64 kobj_count_of(const char *name);
+
+static long sys_meminfo(u64 uout)
+{
+    struct meminfo m = {
+        .frames_total = frames_total(), .frames_free = frames_free(),
+        .kernel_frames = frames_kernel(), .tasks = task_count(),
+        .threads = (u64)thread_count(), .aspaces = kobj_count_of("aspace"),
+        .kobj_bytes = kobj_bytes_in_use(), .kobj_frames = kobj_frames(),
+    };
+    return copyout(uout, &m, sizeof(m));
+}
+
+static long sys_time(u64 uout)
+{
+    extern u64 timer_hz;
+    struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz()};
+    return copyout(uout, &ti, sizeof(ti));
+}
+
+static long sys_poweroff(void)
+{
+    if (!self_task()->privileged)
+        return E_PERM;
+    printk("ondol: powering off\n");
+    power_off_or_halt();
+}
+
+static long sys_set_priority(u64 tid, u64 prio)
+{
+    if (prio > PRIO_MAX)
+        return E_INVAL;
+    struct thread *t = tid == 0 ? current_thread() : thread_lookup((int)MIN(tid, 0x7fffffffull));
+    if (!t || t->state == T_ZOMBIE)
+        return E_SRCH;
+    if (t->task != self_task() && !self_task()->privileged)
+        return E_PERM;
+    sched_set_priority(t, (int)prio);
+    return 0;
+}
+
+static long sys_kopt(u64 ukey, u64 ubuf, u64 len)
+{
+    char key[64];
+    long r = copyin_str(key, ukey, sizeof(key));
+    if (r < 0)
+        return r;
+    const char *v = opt_get(key);
+    if (!v)
+        return E_NOENT;
+    size_t vlen = strlen(v);
+    if (len > 0) {
+        size_t n = MIN(vlen, len - 1);
+        if (copyout(ubuf, v, n) || copyout(ubuf + n, "", 1))
+            return E_FAULT;
+    }
+    return (long)vlen;
+}
+
+/* Runtime mechanism switches, for benchmarks; the boot-time option of the same name sets
+ * the initial value (docs/options.md). */
+static long sys_kset(u64 ukey, u64 uvalue)
+{
+    if (!self_task()->privileged)
+        return E_PERM;
+    char key[32], value[32];
+    long r = copyin_str(key, ukey, sizeof(key));
+    if (r >= 0)
+        r = copyin_str(value, uvalue, sizeof(value));
+    if (r < 0)
+        return r;
+    bool on = !strcmp(value, "on") || !strcmp(value, "1");
+    if (!on && strcmp(value, "off") && strcmp(value, "0"))
+        return E_INVAL;
+    if (!strcmp(key, "dts"))
+        ipc_dts = on;
+    else if (!strcmp(key, "markers"))
+        markers_on = on;
+    else
+        return E_NOENT;
+    return 0;
+}
+
+static long sys_measure(u64 op, u64 arg)
+{
+    if (arg > 0xfff)
+        return E_INVAL;
+    if (op == MEASURE_WINDOW_BEGIN)
+        marker(MARK_WINDOW_BEGIN, (unsigned)arg);
+    else if (op == MEASURE_WINDOW_END)
+        marker(MARK_WINDOW_END, (unsigned)arg);
+    else
+        return E_INVAL;
+    return 0;
+}
+
+static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c) { return pcnt_syscall(cmd, a, b, c); }
+
+#define H(f) ((syscall_fn)(void (*)(void))(f))
+static const syscall_fn handlers[NSYSCALLS] = {
+    [SYS_NULL] = H(sys_null),
+    [SYS_EXIT] = H(sys_exit),
+    [SYS_CONSOLE_WRITE] = H(sys_console_write),
+    [SYS_CONSOLE_READ] = H(sys_console_read),
+    [SYS_SPAWN] = H(sys_spawn),
+    [SYS_TASK_WAIT] = H(sys_task_wait),
+    [SYS_THREAD_CREATE] = H(sys_thread_create),
+    [SYS_THREAD_EXIT] = H(sys_thread_exit),
+    [SYS_THREAD_JOIN] = H(sys_thread_join),
+    [SYS_YIELD] = H(sys_yield),
+    [SYS_SLEEP] = H(sys_sleep),
+    [SYS_VM_MAP] = H(sys_vm_map),
+    [SYS_VM_UNMAP] = H(sys_vm_unmap),
+    [SYS_SELF] = H(sys_self),
+    [SYS_PS] = H(sys_ps),
+    [SYS_MEMINFO] = H(sys_meminfo),
+    [SYS_TIME] = H(sys_time),
+    [SYS_POWEROFF] = H(sys_poweroff),
+    [SYS_RESULT_WRITE] = H(sys_result_write),
+    [SYS_SET_PRIORITY] = H(sys_set_priority),
+    [SYS_KOPT] = H(sys_kopt),
+    [SYS_KSET] = H(sys_kset),
+    [SYS_MEASURE] = H(sys_measure),
+    [SYS_PCNT] = H(sys_pcnt),
+};
+
+/* Returns the trapframe to leave the kernel through (entry.S): the caller's own, or after
+ * an IPC direct switch the partner's. Exit checks and unlocking follow in exit_to_user. */
+struct trapframe *syscall_dispatch(struct trapframe *tf)
+{
+    kernel_lock();
+    u64 n = tf->rax;
+    pcnt_probe_start(PROBE_SYSCALL, n);
+    if (n >= SYS_IPC_FIRST && n <= SYS_IPC_LAST)
+        return ipc_syscall(tf);
+    long r = E_NOSYS;
+    if (n < NSYSCALLS && handlers[n])
+        r = handlers[n](tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
+    tf->rax = (u64)r;
+    return tf;
+}

@@ -1,0 +1,180 @@
+/*
+ * Tasks: an address space plus threads, created from an ELF program in the boot archive.
+ * A task ends when its last thread exits (or on SYS_EXIT, which kills the other threads);
+ * its memory is released at once, and the task object stays as a zombie holding the exit
+ * status until the parent collects it with task_wait (or at once if it has no parent).
+ */
+#include "arch.h"
+#include "bootfs.h"
+#include "elf.h"
+#include "idtable.h"
+#include "kernel.h"
+#include "kobj.h"
+#include "marker.h"
+#include "memlayout.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "vm.h"
+#include "waitq.h"
+
+static struct kcache task_cache = KCACHE_INIT("task", sizeof(struct task));
+IDTABLE(tasks, 10);
+
+struct task *task_lookup(int id) { return idtable_get(&tasks, id); }
+u64 task_count(void) { return (u64)tasks.count; }
+
+static void task_free(struct task *t)
+{
+    idtable_free(&tasks, t->id);
+    kobj_free(&task_cache, t);
+}
+
+/* The initial stack: argument strings at the top, then argv[], 16-byte aligned. */
+static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out, u64 *argv_out)
+{
+    int err = vm_alloc_range(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
+                             pte_flags_for_prot(PROT_READ | PROT_WRITE));
+    if (err)
+        return err;
+    u64 sp = USER_STACK_TOP;
+    u64 ptrs[SPAWN_MAX_ARGS + 1];
+    for (int i = argc - 1; i >= 0; i--) {
+        size_t len = strlen(argv[i]) + 1;
+        sp -= len;
+        if ((err = copy_to_aspace(t->as, sp, argv[i], len)))
+            return err;
+        ptrs[i] = sp;
+    }
+    ptrs[argc] = 0;
+    sp = ALIGN_DOWN(sp, 16) - ALIGN_UP((u64)(argc + 1) * 8, 16);
+    if ((err = copy_to_aspace(t->as, sp, ptrs, (u64)(argc + 1) * 8)))
+        return err;
+    *argv_out = sp;
+    *sp_out = sp;
+    return 0;
+}
+
+long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged)
+{
+    u64 size;
+    const void *image = bootfs_find(prog, &size);
+    if (!image)
+        return E_NOENT;
+    struct task *t = kobj_alloc(&task_cache);
+    if (!t)
+        return E_NOMEM;
+    t->id = idtable_alloc(&tasks, t);
+    t->as = t->id > 0 ? aspace_create() : NULL;
+    if (!t->as) {
+        if (t->id > 0)
+            task_free(t);
+        else
+            kobj_free(&task_cache, t);
+        return E_NOMEM;
+    }
+    /* As on Unix, the task is named by argv[0] (the program when there is none): a
+     * program can start copies of itself under names that ps and the cache model show. */
+    const char *name = argc > 0 && argv[0][0] ? argv[0] : prog;
+    size_t n = strnlen(name, NAME_LEN - 1);
+    memcpy(t->name, name, n);
+    t->parent = parent;
+    t->privileged = privileged;
+    u64 sp, uargv;
+    int err = elf_load(t->as, image, size, &t->entry);
+    if (!err)
+        err = setup_stack(t, argv, argc, &sp, &uargv);
+    struct thread *main = err ? NULL : thread_create(t, t->entry, sp, (u64)argc, uargv, PRIO_DEFAULT);
+    if (!main) {
+        aspace_destroy(t->as);
+        task_free(t);
+        return err ? err : E_NOMEM;
+    }
+    t->stack_top = USER_STACK_TOP;
+    marker_define(t->as->asid, DOMAIN_USER, t->name);
+    return t->id;
+}
+
+/* Children of a dying task lose their parent; zombies among them are freed now. */
+static void orphan_children(struct task *dying)
+{
+    for (int i = 1; i < idtable_capacity(&tasks); i++) {
+        struct task *c = idtable_at(&tasks, i);
+        if (!c || c->parent != dying)
+            continue;
+        c->parent = NULL;
+        if (c->zombie)
+            task_free(c);
+    }
+}
+
+/* Called by thread_exit for every exiting thread, with the thread already a zombie. */
+void task_thread_exited(struct thread *t)
+{
+    struct task *task = t->task;
+    if (!task->exiting)
+        task->exit_status = t->exit_status;
+    if (--task->live_threads > 0)
+        return;
+    /* Last thread: free the other (zombie) threads and the memory. Our own stack is in use,
+     * so it goes to cpu->dead and is freed right after the switch away. */
+    for (struct thread *z = task->threads, *next; z; z = next) {
+        next = z->task_next;
+        if (z == t)
+            continue;
+        while (z->on_cpu)
+            pause();
+        thread_free(z);
+    }
+    task->threads = NULL;
+    this_cpu()->dead = t;
+    aspace_destroy(task->as);
+    task->as = NULL;
+    task->zombie = true;
+    orphan_children(task);
+    if (task->parent) {
+        waitq_wake_all(&task->parent->child_exit, 0);
+    } else {
+        printk("ondol: task %d (%s) exited with status %d\n", task->id, task->name, task->exit_status);
+        task_free(task);
+    }
+}
+
+/* Make every other thread of the task exit; the caller then exits itself. */
+void task_kill(struct task *task, int status)
+{
+    struct thread *self = current_thread();
+    if (!task->exiting) {
+        task->exiting = true;
+        task->exit_status = status;
+    }
+    for (struct thread *t = task->threads; t; t = t->task_next) {
+        if (t == self || t->state == T_ZOMBIE)
+            continue;
+        t->killed = true;
+        thread_wake(t, WAIT_KILLED);
+    }
+}
+
+long task_wait(struct task *parent, int id, int *status)
+{
+    for (;;) {
+        bool have_child = false;
+        for (int i = 1; i < idtable_capacity(&tasks); i++) {
+            struct task *c = idtable_at(&tasks, i);
+            if (!c || c->parent != parent || (id != -1 && c->id != id))
+                continue;
+            have_child = true;
+            if (c->zombie) {
+                int cid = c->id;
+                *status = c->exit_status;
+                task_free(c);
+                return cid;
+            }
+        }
+        if (!have_child)
+            return E_SRCH;
+        if (waitq_sleep(&parent->child_exit, WAIT_FOREVER) == WAIT_KILLED)
+            return E_DEAD;
+    }
+}

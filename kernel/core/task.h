@@ -1,0 +1,30 @@
+/* Tasks (task.c): an address space plus threads, spawned from a boot-archive program. */
+#ifndef TASK_H
+#define TASK_H
+#include <ondol/abi.h>
+#include "thread.h"
+#include "types.h"
+#include "vm.h"
+
+struct task {
+    int id;
+    char name[NAME_LEN];
+    struct aspace *as;
+    struct task *parent;
+    struct thread *threads;            /* list through task_next, zombies included */
+    int live_threads;
+    bool exiting, privileged, zombie;
+    int exit_status;
+    struct waitq child_exit;           /* the parent waits here for any child */
+    u64 entry, stack_top;
+    int grants[32];                    /* threads this task may send to (docs/ipc.md) */
+    int ngrants;
+};
+
+long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged);
+long task_wait(struct task *parent, int id, int *status);
+void task_thread_exited(struct thread *t);
+void task_kill(struct task *task, int status);
+struct task *task_lookup(int id);
+u64 task_count(void);
+#endif

@@ -1,0 +1,150 @@
+/*
+ * Threads: creation (user and kernel), exit, join, and the thread table. A thread id
+ * carries a generation in its upper bits (id = generation << 12 | slot), so a stale id
+ * never names a newer thread that reuses the slot.
+ */
+#include "arch.h"
+#include "idtable.h"
+#include "ipc.h"
+#include "kernel.h"
+#include "kobj.h"
+#include "memlayout.h"
+#include "pmm.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "waitq.h"
+
+#define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
+
+static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
+static void *thread_objs[1 << THREAD_ID_BITS];
+static u32 thread_gens[1 << THREAD_ID_BITS];
+struct idtable thread_ids = {THREAD_ID_BITS, thread_objs, thread_gens, 1, 0};
+
+int thread_count(void) { return thread_ids.count; }
+struct thread *thread_at(int slot)
+{
+    return slot >= 0 && slot < idtable_capacity(&thread_ids) ? idtable_at(&thread_ids, slot) : NULL;
+}
+
+/* A TCB and its kernel stack (KSTACK_PAGES frames), with a canary in the stack's lowest word
+ * that thread_free checks for overflow. NULL when memory or thread ids run out. */
+static struct thread *thread_alloc(int prio)
+{
+    struct thread *t = kobj_alloc(&thread_cache);
+    if (!t)
+        return NULL;
+    u64 pa = frame_alloc_contig(KSTACK_PAGES);
+    if (!pa) {
+        kobj_free(&thread_cache, t);
+        return NULL;
+    }
+    t->kstack = (u64)phys_to_virt(pa);
+    *(u64 *)t->kstack = STACK_CANARY;
+    t->tid = idtable_alloc(&thread_ids, t);
+    if (t->tid < 0) {
+        frame_free_contig(pa, KSTACK_PAGES);
+        kobj_free(&thread_cache, t);
+        return NULL;
+    }
+    t->prio = prio;
+    return t;
+}
+
+void thread_free(struct thread *t)
+{
+    if (*(u64 *)t->kstack != STACK_CANARY)
+        panic("kernel stack overflow in thread %d", t->tid);
+    idtable_free(&thread_ids, t->tid);
+    frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
+    kobj_free(&thread_cache, t);
+}
+
+/* Lay out the initial switch frame so swtch() "returns" into `resume`. */
+static void prepare_switch_frame(struct thread *t, u64 top, void (*resume)(void))
+{
+    u64 *sp = (u64 *)top;
+    *--sp = (u64)resume;                      /* return address of swtch */
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;                            /* rbp rbx r12 r13 r14 r15 */
+    t->ksp = (u64)sp;
+}
+
+struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio)
+{
+    struct thread *t = thread_alloc(prio);
+    if (!t)
+        return NULL;
+    t->task = task;
+    u64 top = t->kstack + KSTACK_SIZE;
+    struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));
+    memset(tf, 0, sizeof(*tf));
+    tf->rip = entry;
+    tf->cs = SEL_UCODE;
+    tf->rflags = RFLAGS_IF | 0x2;
+    tf->rsp = user_sp;
+    tf->ss = SEL_UDATA;
+    tf->rdi = arg0;
+    tf->rsi = arg1;
+    t->tf = tf;
+    t->resume_via_tf = true;             /* first run: leave through tf */
+    fpu_init(&t->fpu);
+    t->task_next = task->threads;
+    task->threads = t;
+    task->live_threads++;
+    make_ready(t);
+    return t;
+}
+
+struct thread *thread_create_kernel(void (*fn)(void), int prio)
+{
+    struct thread *t = thread_alloc(prio < 0 ? 0 : prio);
+    if (!t)
+        return NULL;
+    t->prio = prio;
+    prepare_switch_frame(t, t->kstack + KSTACK_SIZE - 16, fn);
+    return t;
+}
+
+/* The current thread stops. Its stack is freed after the switch away (cpu->dead) unless it
+ * stays a zombie for a joiner; task.c decides and tears the task down with its last thread. */
+void thread_exit(int status)
+{
+    struct thread *t = current_thread();
+    t->exit_status = status;
+    t->state = T_ZOMBIE;
+    ipc_thread_exited(t);
+    waitq_wake_all(&t->joiners, 0);
+    task_thread_exited(t);
+    schedule();
+    panic("zombie thread %d ran again", t->tid);
+}
+
+int thread_join(int tid, int *status)
+{
+    struct thread *self = current_thread();
+    struct thread *t = thread_lookup(tid);
+    if (!t || t->task != self->task)
+        return E_SRCH;
+    if (t == self)
+        return E_DEADLK;
+    while (t->state != T_ZOMBIE) {
+        int r = waitq_sleep(&t->joiners, WAIT_FOREVER);
+        if (r == WAIT_KILLED)
+            return E_DEAD;
+        t = thread_lookup(tid);              /* another joiner may have reaped it */
+        if (!t)
+            return E_SRCH;
+    }
+    while (t->on_cpu)
+        pause();                             /* SMP: it may still be leaving its stack */
+    *status = t->exit_status;
+    /* unlink from the task's list */
+    struct thread **pp = &self->task->threads;
+    while (*pp != t)
+        pp = &(*pp)->task_next;
+    *pp = t->task_next;
+    thread_free(t);
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* Threads (thread.c): the TCB, creation, exit, join and the thread-id table. */
+#ifndef THREAD_H
+#define THREAD_H
+#include <ondol/abi.h>
+#include "arch.h"
+#include "idtable.h"
+#include "types.h"
+
+#define KSTACK_PAGES 2
+#define KSTACK_SIZE (KSTACK_PAGES * PAGE_SIZE)
+
+enum thread_state { T_READY = TS_READY, T_RUNNING = TS_RUNNING, T_BLOCKED = TS_BLOCKED,
+                    T_SLEEPING = TS_SLEEPING, T_ZOMBIE = TS_ZOMBIE };
+
+struct thread;
+struct task;
+
+/* A FIFO of threads linked through their q_next/q_prev; the operations are in waitq.h.
+ * Defined here because every thread embeds wait queues (joiners, IPC senders/receivers). */
+struct waitq {
+    struct thread *head, *tail;
+};
+
+struct thread {
+    struct fpu_state fpu;              /* first: keeps the 16-byte alignment fpu_save needs */
+    int tid;
+    enum thread_state state;
+    int prio;
+    struct task *task;                 /* NULL for kernel threads (idle) */
+    u64 kstack;                        /* lowest address of the kernel stack */
+    u64 ksp;                           /* saved stack pointer while switched out */
+    u32 slice_left;
+    u64 ticks;                         /* timer ticks spent running */
+    bool killed;                       /* exit at the next kernel exit or wake-up */
+    bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
+    int exit_status;
+    /* exactly one of: ready queue, wait queue, nothing */
+    struct thread *q_next, *q_prev;
+    struct waitq *waiting_on;
+    int wait_result;
+    /* sleep / timeout list */
+    struct thread *sleep_next, *sleep_prev;
+    bool sleeping;
+    u64 wake_tick;
+    struct waitq joiners;
+    struct thread *task_next;          /* all threads of the task */
+
+    struct trapframe *tf;              /* user registers, at the top of the kernel stack */
+    bool resume_via_tf;                /* switched out with no kernel continuation: it
+                                          resumes by leaving the kernel through tf */
+    /* IPC state; docs/ipc.md maps these to P1's TCB fields */
+    u8 ipc_state;                      /* IPC_IDLE / IPC_SENDING / IPC_RECEIVING */
+    bool ipc_call;                     /* the pending send is the first half of a call */
+    int send_to;                       /* P1 sbtid: receiver this blocked sender waits for */
+    int recv_from;                     /* P1 rbtid: sender this receiver waits for (0 = any) */
+    int rwtid;                         /* P1 rwtid: who satisfied the last receive-from-any */
+    int reply_to;                      /* one-shot reply right: the last sender received */
+    u64 utcb;                          /* user address of struct ipc_utcb, or 0 */
+    u64 ipc_flags;                     /* IPC_SEND_BUF / IPC_RECV_BUF of the pending op */
+    struct waitq senders;              /* senders blocked on this thread, FIFO */
+    struct waitq receivers;            /* receivers waiting for a message from this thread */
+};
+
+struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
+/* A kernel thread (no task) that starts in fn; prio -1 is below every user priority (idle). */
+struct thread *thread_create_kernel(void (*fn)(void), int prio);
+__attribute__((noreturn)) void thread_exit(int status);
+int thread_join(int tid, int *status);
+void thread_free(struct thread *t);
+int thread_count(void);
+struct thread *thread_at(int index);      /* for ps: NULL for an empty slot */
+void thread_first_run(void);
+
+/* Thread ids: inline because every IPC looks its partner up. */
+#define THREAD_ID_BITS 12
+extern struct idtable thread_ids;
+static inline struct thread *thread_lookup(int tid)
+{
+    return idtable_lookup(&thread_ids, tid, THREAD_ID_BITS);
+}
+
+/* Eager x87/SSE switch between two threads; kernel threads (no task) have no user state. */
+static inline void thread_fpu_switch(struct thread *prev, struct thread *next)
+{
+    if (prev->task)
+        fpu_save(&prev->fpu);
+    if (next->task)
+        fpu_restore(&next->fpu);
+}
+#endif

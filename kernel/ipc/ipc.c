@@ -1,0 +1,563 @@
+/*
+ * Synchronous IPC in the L4 style, with P1's direct thread switching (docs/ipc.md).
+ *
+ * A thread blocked in IPC keeps no kernel continuation: everything it will see when it
+ * resumes (message words, partner tid or error in rax) is written into its saved user
+ * registers (t->tf) by whoever completes its operation, and it resumes by leaving the
+ * kernel through that frame. That makes a direct switch cheap: the kernel returns to user
+ * mode through the partner's frame instead of the caller's, with no stack switch in C.
+ */
+#include <ondol/abi.h>
+#include "arch.h"
+#include "ipc.h"
+#include "kernel.h"
+#include "memlayout.h"
+#include "pcnt.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "usercopy.h"
+#include "vm.h"
+#include "waitq.h"
+
+bool ipc_dts = true;
+
+/* ---- id arguments -------------------------------------------------------------------------
+ * Thread and task ids are positive ints; a register holds 64 bits. A larger value saturates
+ * to ID_MAX instead of being truncated into some other, possibly live, id. */
+#define ID_MAX 0x7fffffffull
+
+static inline int id_arg(u64 reg) { return (int)MIN(reg, ID_MAX); }
+
+/* A register that holds neither an id nor IPC_ANY. */
+static inline bool id_arg_invalid(u64 reg) { return (i64)reg != IPC_ANY && reg > ID_MAX; }
+
+/* ---- message words ------------------------------------------------------------------ */
+static void copy_mrs(const struct trapframe *from, struct trapframe *to)
+{
+    to->r8 = from->r8;
+    to->r9 = from->r9;
+    to->r10 = from->r10;
+    to->r12 = from->r12;
+    to->r13 = from->r13;
+    to->r14 = from->r14;
+    to->r15 = from->r15;
+    to->rbx = from->rbx;
+}
+
+static u64 timeout_of(u64 rdx)
+{
+    u32 t = (u32)rdx;
+    return t == IPC_FOREVER ? WAIT_FOREVER : t;
+}
+
+/* ---- access control ---------------------------------------------------------------------
+ * A task may send to: its own threads; threads of tasks it created; threads it was granted
+ * (SYS_IPC_GRANT); and, once, the thread whose message it received last (reply right). */
+static bool granted(const struct task *t, int tid)
+{
+    for (int i = 0; i < t->ngrants; i++)
+        if (t->grants[i] == tid)
+            return true;
+    return false;
+}
+
+static bool may_send(const struct thread *s, const struct thread *d)
+{
+    return d->task == s->task || d->task->parent == s->task || s->reply_to == d->tid ||
+           granted(s->task, d->tid);
+}
+
+static long grant(struct task *to, int tid)
+{
+    if (granted(to, tid))
+        return 0;
+    if (to->ngrants == (int)ARRAY_SIZE(to->grants))
+        return E_NOMEM;
+    to->grants[to->ngrants++] = tid;
+    return 0;
+}
+
+/* SYS_IPC_GRANT(task, tid): the owner of thread `tid` may let any task send to it; a task
+ * holding a right may pass it on to its own children. */
+static long sys_ipc_grant(u64 task_id, u64 tid)
+{
+    struct thread *self = current_thread();
+    struct task *to = task_lookup(id_arg(task_id));
+    struct thread *d = thread_lookup(id_arg(tid));
+    if (!to || !d || d->state == T_ZOMBIE)
+        return E_SRCH;
+    bool owner = d->task == self->task;
+    bool delegate = granted(self->task, d->tid) && to->parent == self->task;
+    if (!owner && !delegate)
+        return E_PERM;
+    return grant(to, d->tid);
+}
+
+/* ---- long messages ---------------------------------------------------------------------
+ * One copy, straight from the sender's pages to the receiver's through PHYSMAP, page by
+ * page, after checking every page is mapped user (and writable on the receiving side). */
+static bool page_ok(struct aspace *as, u64 va, bool write, u64 *pa)
+{
+    u64 flags;
+    *pa = vm_lookup(as, ALIGN_DOWN(va, PAGE_SIZE), &flags);
+    return *pa && (flags & PTE_U) && (!write || (flags & PTE_W));
+}
+
+static bool range_ok(struct aspace *as, u64 va, u64 len, bool write)
+{
+    if (!user_range_ok(va, len))
+        return false;
+    for (u64 p = ALIGN_DOWN(va, PAGE_SIZE); p < va + len; p += PAGE_SIZE) {
+        u64 pa;
+        if (!page_ok(as, p, write, &pa))
+            return false;
+    }
+    return true;
+}
+
+/* One side of a copy: user memory of an address space, or kernel memory when as is NULL. */
+struct span {
+    struct aspace *as;
+    u64 addr;
+};
+
+static struct span user_span(struct aspace *as, u64 va) { return (struct span){as, va}; }
+static struct span kernel_span(void *p) { return (struct span){NULL, (u64)p}; }
+
+/* Where the span's next byte is in the kernel, and how many bytes follow it contiguously
+ * (to the end of its page for user memory). NULL when the user page is not mapped user,
+ * or not writable for a write. */
+static u8 *span_bytes(struct span s, bool write, u64 *contig)
+{
+    if (!s.as) {
+        *contig = UINT64_MAX;
+        return (u8 *)s.addr;
+    }
+    u64 pa, off = s.addr & (PAGE_SIZE - 1);
+    *contig = PAGE_SIZE - off;
+    return page_ok(s.as, s.addr, write, &pa) ? (u8 *)phys_to_virt(pa) + off : NULL;
+}
+
+/* Copy len bytes page by page: the one walk for long messages and UTCB reads and writes.
+ * Callers check the user ranges first (range_ok), so a page is missing here only if that
+ * check was skipped; the copy then stops, with a prefix copied, and returns false.
+ * Always inline: transfer() runs on every slow-path message, and with the loop inline its
+ * register use, and so the measured DTS-off round trip (docs/ipc.md), stays as it was. */
+static inline __attribute__((always_inline)) bool copy_spans(struct span dst, struct span src,
+                                                            u64 len)
+{
+    while (len > 0) {
+        u64 dn, sn;
+        u8 *d = span_bytes(dst, true, &dn);
+        const u8 *s = span_bytes(src, false, &sn);
+        if (!d || !s)
+            return false;
+        u64 n = MIN(len, MIN(dn, sn));
+        memcpy(d, s, n);
+        dst.addr += n;
+        src.addr += n;
+        len -= n;
+    }
+    return true;
+}
+
+/* A thread's UTCB, if it has one mapped user and writable (whole). */
+static bool utcb_ok(struct thread *t)
+{
+    return t->utcb && range_ok(t->task->as, t->utcb, sizeof(struct ipc_utcb), true);
+}
+
+/* Read a thread's UTCB (its own address space, through PHYSMAP so any thread can). */
+static bool utcb_read(struct thread *t, struct ipc_utcb *u)
+{
+    return utcb_ok(t) && copy_spans(kernel_span(u), user_span(t->task->as, t->utcb), sizeof(*u));
+}
+
+/* Tell a receiver how many buffer bytes arrived (its UTCB's recv_len); nothing when its
+ * UTCB is gone or unmapped by now. */
+static void utcb_set_recv_len(struct thread *t, u64 len)
+{
+    u64 va = t->utcb + offsetof(struct ipc_utcb, recv_len);
+    if (utcb_ok(t))
+        copy_spans(user_span(t->task->as, va), kernel_span(&len), sizeof(len));
+}
+
+/* Check the buffers named by an operation's flags before it starts: 0, or E_FAULT / E_2BIG
+ * for the thread that passed them. */
+static long check_buffers(struct thread *t, u64 flags)
+{
+    if (!(flags & (IPC_SEND_BUF | IPC_RECV_BUF)))
+        return 0;
+    struct ipc_utcb u;
+    if (!utcb_read(t, &u))
+        return E_FAULT;
+    if ((flags & IPC_SEND_BUF) && (u.send_len > IPC_BUF_MAX ||
+                                   !range_ok(t->task->as, (u64)u.send_buf, u.send_len, false)))
+        return u.send_len > IPC_BUF_MAX ? E_2BIG : E_FAULT;
+    if ((flags & IPC_RECV_BUF) && (u.recv_cap > IPC_BUF_MAX ||
+                                   !range_ok(t->task->as, (u64)u.recv_buf, u.recv_cap, true)))
+        return u.recv_cap > IPC_BUF_MAX ? E_2BIG : E_FAULT;
+    return 0;
+}
+
+/* Deliver s's message to r: words, buffer, and who sent it. Returns the result of both
+ * sides: s's tid, or E_2BIG / E_FAULT when the buffer did not fit or pages went away
+ * while the partner was blocked. A failed message is not delivered: the receiver learns
+ * no sender and gets no reply right, and the sender gets the same error (callers do). */
+static long transfer(struct thread *s, struct thread *r)
+{
+    copy_mrs(s->tf, r->tf);
+    if (r->ipc_flags & IPC_RECV_BUF) {
+        u64 len = 0;
+        if (s->ipc_flags & IPC_SEND_BUF) {
+            struct ipc_utcb su, ru;
+            if (!utcb_read(s, &su) || !utcb_read(r, &ru))
+                return E_FAULT;
+            if (su.send_len > ru.recv_cap)
+                return E_2BIG;
+            if (!range_ok(s->task->as, (u64)su.send_buf, su.send_len, false) ||
+                !range_ok(r->task->as, (u64)ru.recv_buf, su.send_len, true))
+                return E_FAULT;
+            copy_spans(user_span(r->task->as, (u64)ru.recv_buf),
+                       user_span(s->task->as, (u64)su.send_buf), su.send_len);
+            len = su.send_len;
+        }
+        utcb_set_recv_len(r, len);
+    }
+    r->rwtid = s->tid;
+    r->reply_to = s->tid;
+    return s->tid;
+}
+
+/* ---- blocking and switching --------------------------------------------------------------- */
+
+/* Run another thread, leaving t (the current thread, already blocked) without a kernel
+ * continuation. Never returns: t resumes later by leaving the kernel through t->tf, where
+ * whoever completes or aborts its operation has written the result. */
+static inline __attribute__((always_inline, noreturn)) void switch_away_blocked(struct thread *t)
+{
+    t->resume_via_tf = true;
+    schedule();
+    panic("ipc: blocked thread %d resumed on a stale stack", t->tid);
+}
+
+/* Block the current thread in IPC, on q if not NULL, for at most timeout ticks. Never
+ * returns (switch_away_blocked). */
+static __attribute__((noreturn)) void block_current(struct thread *t, struct waitq *q, u64 timeout)
+{
+    if (q)
+        waitq_append(q, t);
+    sleep_until(t, timeout);
+    t->state = T_BLOCKED;
+    switch_away_blocked(t);
+}
+
+/* Switch from `cur` straight to `next` without the scheduler, returning the frame to
+ * leave through. `next` must be blocked without a continuation (always true in IPC). */
+static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
+{
+    struct cpu *c = this_cpu();
+    if (pcnt_probes_on)
+        pcnt_abort(PROBE_SYSCALL);
+    cur->resume_via_tf = true;
+    cur->on_cpu = false;
+    next->resume_via_tf = false;
+    next->state = T_RUNNING;
+    next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
+    next->on_cpu = true;
+    c->current = next;
+    cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
+    aspace_switch(next->task->as);
+    thread_fpu_switch(cur, next);
+    return next->tf;
+}
+
+/* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
+ * or continues. DTS on: run the partner at once unless a higher-priority thread is ready
+ * (the L4 rule); DTS off: queue it and let the scheduler choose. */
+static struct trapframe *wake_partner(struct thread *cur, struct thread *partner, bool cur_blocks,
+                                      struct waitq *cur_q, u64 cur_timeout)
+{
+    partner->ipc_state = IPC_IDLE;
+    if (cur_blocks) {
+        if (cur_q)
+            waitq_append(cur_q, cur);
+        sleep_until(cur, cur_timeout);
+        cur->state = T_BLOCKED;
+    }
+    if (ipc_dts) {
+        int top = rq_highest_prio();
+        int cur_prio = cur_blocks ? -1 : cur->prio;
+        if (partner->prio >= top && partner->prio >= cur_prio) {
+            if (!cur_blocks)
+                rq_add(cur);
+            return direct_switch(cur, partner);
+        }
+    }
+    make_ready(partner);
+    if (cur_blocks)
+        switch_away_blocked(cur);
+    return cur->tf;
+}
+
+/* ---- the operations --------------------------------------------------------------------- */
+static struct thread *find_sender(struct thread *r, int from)
+{
+    for (struct thread *s = r->senders.head; s; s = s->q_next)
+        if (from == IPC_ANY || s->tid == from)
+            return s;
+    return NULL;
+}
+
+static long lookup_partner(int tid, struct thread **out)
+{
+    struct thread *t = thread_lookup(tid);
+    if (!t || !t->task)
+        return E_SRCH;
+    if (t->state == T_ZOMBIE)
+        return E_DEAD;
+    *out = t;
+    return 0;
+}
+
+/* send (call = false) or call (call = true) from the current thread. */
+static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
+{
+    struct thread *d;
+    long err = lookup_partner(dest, &d);
+    if (!err && d == s)
+        err = E_DEADLK;
+    if (!err && !may_send(s, d))
+        err = E_PERM;
+    if (!err)
+        err = check_buffers(s, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
+    if (err) {
+        s->tf->rax = (u64)err;
+        return s->tf;
+    }
+    if (s->reply_to == d->tid)
+        s->reply_to = 0;                       /* the reply right is one-shot */
+    s->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
+    s->ipc_call = call;
+    u64 timeout = timeout_of(rdx);
+    if (d->ipc_state == IPC_RECEIVING && (d->recv_from == 0 || d->recv_from == s->tid)) {
+        thread_unblock(d);
+        long res = transfer(s, d);
+        d->tf->rax = (u64)res;
+        if (call && res >= 0) {                /* now wait for the reply from d only */
+            s->ipc_state = IPC_RECEIVING;
+            s->recv_from = d->tid;
+            return wake_partner(s, d, true, &d->receivers, WAIT_FOREVER);
+        }
+        s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
+        return wake_partner(s, d, false, NULL, 0);
+    }
+    if (timeout == 0) {
+        s->tf->rax = (u64)E_TIMEOUT;
+        return s->tf;
+    }
+    s->ipc_state = IPC_SENDING;
+    s->send_to = d->tid;
+    block_current(s, &d->senders, timeout);
+}
+
+static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
+{
+    struct thread *f = NULL;
+    long err = 0;
+    if (from != IPC_ANY) {
+        err = lookup_partner(from, &f);
+        if (!err && f == r)
+            err = E_DEADLK;
+    }
+    if (!err)
+        err = check_buffers(r, rdx & IPC_RECV_BUF);
+    if (err) {
+        r->tf->rax = (u64)err;
+        return r->tf;
+    }
+    r->ipc_flags = rdx & IPC_RECV_BUF;
+    struct thread *s = find_sender(r, from);
+    if (s) {
+        thread_unblock(s);
+        long res = transfer(s, r);
+        r->tf->rax = (u64)res;
+        if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
+            s->ipc_state = IPC_RECEIVING;
+            s->recv_from = r->tid;
+            waitq_append(&r->receivers, s);
+            return r->tf;
+        }
+        s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
+        return wake_partner(r, s, false, NULL, 0);
+    }
+    u64 timeout = timeout_of(rdx);
+    if (timeout == 0) {
+        r->tf->rax = (u64)E_TIMEOUT;
+        return r->tf;
+    }
+    r->ipc_state = IPC_RECEIVING;
+    r->recv_from = from == IPC_ANY ? 0 : from;
+    block_current(r, f ? &f->receivers : NULL, timeout);
+}
+
+/* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
+static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
+{
+    if (to == 0)
+        return do_recv(r, from, rdx);
+    struct thread *c;
+    long err = lookup_partner(to, &c);
+    if (!err && (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid))
+        err = E_SRCH;                          /* not waiting for a reply from us */
+    if (!err && !may_send(r, c))
+        err = E_PERM;
+    if (!err)
+        err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
+    if (err) {
+        r->tf->rax = (u64)err;
+        return r->tf;
+    }
+    r->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
+    if (r->reply_to == c->tid)
+        r->reply_to = 0;
+    thread_unblock(c);
+    u64 saved = r->ipc_flags;
+    r->ipc_flags = saved & IPC_SEND_BUF;
+    c->tf->rax = (u64)transfer(r, c);
+    r->ipc_flags = saved & IPC_RECV_BUF;
+    /* Receive phase: a sender already queued is taken at once; the client stays ready. */
+    struct thread *s = find_sender(r, from);
+    if (s || timeout_of(rdx) == 0) {
+        make_ready(c);
+        c->ipc_state = IPC_IDLE;
+        return do_recv(r, from, rdx & ~(u64)IPC_SEND_BUF);
+    }
+    struct thread *f = NULL;
+    if (from != IPC_ANY && (lookup_partner(from, &f) || f == r)) {
+        make_ready(c);
+        c->ipc_state = IPC_IDLE;
+        return do_recv(r, from, rdx);          /* reports the error */
+    }
+    r->ipc_state = IPC_RECEIVING;
+    r->recv_from = from == IPC_ANY ? 0 : from;
+    return wake_partner(r, c, true, f ? &f->receivers : NULL, timeout_of(rdx));
+}
+
+/* ---- fastpath ---------------------------------------------------------------------------
+ * call / reply_recv with registers only, the partner already waiting for us, DTS on and no
+ * priority conflict: move eight words and switch, touching as little as possible. */
+static inline __attribute__((always_inline)) struct trapframe *fastpath(struct thread *cur,
+                                                                   struct trapframe *tf)
+{
+    if (!ipc_dts || (tf->rdx >> 32) != 0 || cur->task->as == NULL)
+        return NULL;
+    struct thread *p;
+    bool is_call = tf->rax == SYS_IPC_CALL;
+    if (is_call) {
+        p = thread_lookup(id_arg(tf->rdi));
+        if (!p || p == cur || p->ipc_state != IPC_RECEIVING ||
+            (p->recv_from != 0 && p->recv_from != cur->tid) || p->ipc_flags || !may_send(cur, p))
+            return NULL;
+    } else {
+        if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
+            return NULL;
+        p = thread_lookup(id_arg(tf->rdi));
+        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid || p->ipc_flags ||
+            (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
+            return NULL;
+    }
+    if (p->prio < cur->prio || p->prio < rq_highest_prio() || p->sleeping)
+        return NULL;
+    /* the partner: off its queue, message in, running next */
+    if (p->waiting_on)
+        waitq_remove(p->waiting_on, p);        /* not sleeping (checked above) */
+    copy_mrs(tf, p->tf);
+    p->tf->rax = (u64)cur->tid;
+    p->ipc_state = IPC_IDLE;
+    p->rwtid = cur->tid;
+    p->reply_to = cur->tid;
+    if (cur->reply_to == p->tid)
+        cur->reply_to = 0;                     /* the reply right is one-shot */
+    /* the current thread: now receiving (the reply from p, or from anyone) */
+    cur->ipc_state = IPC_RECEIVING;
+    cur->ipc_flags = 0;
+    cur->ipc_call = false;
+    cur->recv_from = is_call ? p->tid : 0;
+    if (is_call)
+        waitq_append(&p->receivers, cur);
+    else if ((u32)tf->rdx != IPC_FOREVER) {
+        sleep_until(cur, (u32)tf->rdx);         /* reply_recv's receive timeout */
+    }
+    cur->state = T_BLOCKED;
+    return direct_switch(cur, p);
+}
+
+/* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
+ * check for the facility). */
+static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *tf)
+{
+    pcnt_start(PROBE_IPC_FAST, tf->rax);
+    struct trapframe *fast = fastpath(cur, tf);
+    if (fast) {
+        pcnt_stop(PROBE_IPC_FAST);
+        pcnt_abort(PROBE_SYSCALL);            /* the syscall now ends in another thread */
+    } else {
+        pcnt_abort(PROBE_IPC_FAST);
+    }
+    return fast;
+}
+
+/* ---- entry ---------------------------------------------------------------------------- */
+static long sys_ipc_utcb(struct thread *t, u64 addr)
+{
+    if (addr && !range_ok(t->task->as, addr, sizeof(struct ipc_utcb), true))
+        return E_FAULT;
+    t->utcb = addr;
+    return 0;
+}
+
+struct trapframe *ipc_syscall(struct trapframe *tf)
+{
+    struct thread *cur = current_thread();
+    int a = (int)(i64)tf->rdi, b = (int)(i64)tf->rsi;
+    if (id_arg_invalid(tf->rdi))
+        a = -2;   /* no thread has this id (and it is not reply_recv's "no reply", 0) */
+    switch (tf->rax) {
+    case SYS_IPC_CALL:
+    case SYS_IPC_REPLY_RECV: {
+        struct trapframe *fast = pcnt_probes_on ? fastpath_probed(cur, tf) : fastpath(cur, tf);
+        if (fast)
+            return fast;
+        if (tf->rax == SYS_IPC_CALL)
+            return do_send(cur, a, tf->rdx, true);
+        if (id_arg_invalid(tf->rsi))
+            b = 0;
+        return do_reply_recv(cur, a, b, tf->rdx);
+    }
+    case SYS_IPC_SEND:
+        return do_send(cur, a, tf->rdx, false);
+    case SYS_IPC_RECV:
+        if (a == 0) {
+            tf->rax = (u64)E_SRCH;
+            return tf;
+        }
+        return do_recv(cur, a, tf->rdx);
+    case SYS_IPC_UTCB:
+        tf->rax = (u64)sys_ipc_utcb(cur, tf->rdi);
+        return tf;
+    case SYS_IPC_GRANT:
+        tf->rax = (u64)sys_ipc_grant(tf->rdi, tf->rsi);
+        return tf;
+    }
+    tf->rax = (u64)E_NOSYS;
+    return tf;
+}
+
+/* A thread is exiting: everyone blocked on it learns that it died. */
+void ipc_thread_exited(struct thread *t)
+{
+    waitq_wake_all(&t->senders, E_DEAD);
+    waitq_wake_all(&t->receivers, E_DEAD);
+}

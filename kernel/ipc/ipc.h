@@ -1,0 +1,12 @@
+/* Synchronous IPC with direct thread switching (docs/ipc.md). */
+#ifndef IPC_H
+#define IPC_H
+#include "arch.h"
+#include "thread.h"
+
+enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
+
+extern bool ipc_dts;                           /* option dts=on|off, SYS_KSET at run time */
+struct trapframe *ipc_syscall(struct trapframe *tf);
+void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
+#endif

@@ -1,0 +1,106 @@
+/*
+ * pcnt: P3's counter facility, generalised (docs/measuring.md). Per-CPU pools of slots;
+ * pcnt_start/pcnt_stop are inline, lock-free and run with interrupts off (the kernel runs
+ * with them off anyway), so they can sit on hot paths. Slot 0 measures the facility's own
+ * start+stop overhead, which dumps subtract.
+ */
+#ifndef PCNT_H
+#define PCNT_H
+#include <ondol/abi.h>
+#include "arch.h"
+#include "types.h"
+
+#ifndef PCNT_SLOTS
+#define PCNT_SLOTS 16            /* build option: make PCNT_SLOTS=32 */
+#endif
+
+struct pcnt_slot {
+    u64 tsc0, ev0[2];            /* values at start */
+    u64 tsc, ev[2];              /* deltas at the last stop */
+    u64 para;
+    u32 status;
+    u32 repeat;
+    u64 irqs_at_start;
+    u64 count, dropped, min, max, sum;
+    u64 ring[PCNT_RING];
+    u32 ring_len, ring_pos;
+};
+
+/* Named kernel probe points, each with its own slot. */
+enum pcnt_probe { PROBE_SYSCALL = 1, PROBE_CTXSW, PROBE_IPC_FAST, PROBE_IPC_SLOW,
+                  PROBE_PAGEFAULT, PROBE_COUNT };
+
+_Static_assert(PCNT_SLOTS >= PROBE_COUNT + 1 && PCNT_SLOTS <= 64,
+               "PCNT_SLOTS: room for slot 0, the probes and at least one user slot; at most 64");
+
+extern struct pcnt_slot pcnt_pool[MAX_CPUS][PCNT_SLOTS];
+extern u64 pcnt_irqs[MAX_CPUS];       /* interrupts taken, for the sample filter */
+extern bool pcnt_probes_on;
+extern int pcnt_nevents;              /* programmable counters in use (0 without a PMU) */
+
+static inline u64 pcnt_read_pmc(int i) { return rdmsr(0xc1 + (u32)i); }   /* IA32_PMCi */
+
+static inline void pcnt_start(int id, u64 para)
+{
+    struct pcnt_slot *s = &pcnt_pool[this_cpu()->id][id];
+    if (s->status != PCNT_INIT) {
+        if (s->status != PCNT_SET)
+            s->status = PCNT_FAIL;
+        return;
+    }
+    s->para = para;
+    s->status = PCNT_RUNNING;
+    s->irqs_at_start = pcnt_irqs[this_cpu()->id];
+    for (int i = 0; i < pcnt_nevents; i++)
+        s->ev0[i] = pcnt_read_pmc(i);
+    s->tsc0 = rdtsc();
+}
+
+void pcnt_record_sample(struct pcnt_slot *s, int cpu);
+
+static inline void pcnt_stop(int id)
+{
+    u64 now = rdtsc();
+    int cpu = this_cpu()->id;
+    struct pcnt_slot *s = &pcnt_pool[cpu][id];
+    if (s->status != PCNT_RUNNING) {
+        if (s->status != PCNT_SET)
+            s->status = PCNT_FAIL;
+        return;
+    }
+    s->tsc = now - s->tsc0;
+    for (int i = 0; i < pcnt_nevents; i++)
+        s->ev[i] = pcnt_read_pmc(i) - s->ev0[i];
+    if (s->repeat)
+        pcnt_record_sample(s, cpu);    /* back to INIT for the next sample */
+    else
+        s->status = PCNT_SET;
+}
+
+static inline void pcnt_probe_start(enum pcnt_probe p, u64 para)
+{
+    if (pcnt_probes_on)
+        pcnt_start(p, para);
+}
+/* Probes stop only what they started: a probe region may begin before probes were
+ * switched on, or in another thread (direct switches), and that is not a misuse. */
+static inline void pcnt_probe_stop(enum pcnt_probe p)
+{
+    if (pcnt_probes_on && pcnt_pool[this_cpu()->id][p].status == PCNT_RUNNING)
+        pcnt_stop(p);
+}
+
+/* A measured region that blocked across a thread switch is dropped, not failed. */
+static inline void pcnt_abort(int id)
+{
+    int cpu = this_cpu()->id;
+    struct pcnt_slot *s = &pcnt_pool[cpu][id];
+    if (s->status == PCNT_RUNNING && s->repeat) {
+        s->status = PCNT_INIT;
+        s->dropped++;
+    }
+}
+
+void pcnt_init(void);
+long pcnt_syscall(u64 cmd, u64 a, u64 b, u64 c);
+#endif

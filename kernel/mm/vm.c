@@ -1,0 +1,261 @@
+/*
+ * Page tables. The kernel half (PML4 entries 256..511) is built once by vm_init and shared
+ * by every address space: each new PML4 copies those entries, and since all of them point
+ * to tables that exist from boot, later kernel mappings show up everywhere. Kernel-half
+ * mappings are global (G) and use 2 MiB pages; user mappings use 4 KiB pages, never global.
+ */
+#include <ondol/abi.h>
+#include "arch.h"
+#include "kernel.h"
+#include "kobj.h"
+#include "marker.h"
+#include "memlayout.h"
+#include "pmm.h"
+#include "vm.h"
+
+u64 kernel_pml4_pa;
+u64 marker_zero_frame;
+static struct kcache aspace_cache = KCACHE_INIT("aspace", sizeof(struct aspace));
+static u64 asid_bitmap[4096 / 64];
+static struct spinlock asid_lock;
+
+static u64 *table(u64 pa) { return phys_to_virt(pa & PTE_ADDR); }
+
+static u64 nx(void) { return cpu_features.nx ? PTE_NX : 0; }
+
+/* Walk to the PTE for va, allocating intermediate tables when create is set. */
+static u64 *walk(u64 pml4_pa, u64 va, bool create, u64 table_flags)
+{
+    u64 *t = table(pml4_pa);
+    for (int level = 3; level > 0; level--) {
+        u64 *e = &t[(va >> (12 + 9 * level)) & 511];
+        if (!(*e & PTE_P)) {
+            if (!create)
+                return NULL;
+            u64 pa = frame_alloc();
+            if (!pa)
+                return NULL;
+            *e = pa | table_flags;
+        }
+        if (*e & PTE_PS)
+            return NULL;    /* large page: not walkable to 4 KiB */
+        t = table(*e);
+    }
+    return &t[(va >> 12) & 511];
+}
+
+static u64 *kernel_pd_for(u64 pml4_pa, u64 va)
+{
+    u64 *pml4 = table(pml4_pa);
+    u64 *pdpt = table(pml4[(va >> 39) & 511]);
+    u64 *e = &pdpt[(va >> 30) & 511];
+    if (!(*e & PTE_P)) {
+        u64 pa = frame_alloc();
+        ASSERT(pa);
+        *e = pa | PTE_P | PTE_W;
+    }
+    return table(*e);
+}
+
+void vm_init(u64 max_phys)
+{
+    kernel_pml4_pa = frame_alloc();
+    ASSERT(kernel_pml4_pa);
+    u64 *pml4 = table(kernel_pml4_pa);
+    for (int i = 256; i < 512; i++) {   /* every kernel-half PDPT exists from the start */
+        u64 pa = frame_alloc();
+        ASSERT(pa);
+        pml4[i] = pa | PTE_P | PTE_W;
+    }
+    u64 g = cpu_features.pge ? PTE_G : 0;
+    /* PHYSMAP: all of RAM and the low 4 GiB (device MMIO lives in [3 GiB, 4 GiB): uncached). */
+    u64 physmap_end = ALIGN_UP(MAX(max_phys, 4ull << 30), 2ull << 20);
+    for (u64 pa = 0; pa < physmap_end; pa += 2ull << 20) {
+        u64 va = PHYSMAP_BASE + pa;
+        u64 *pd = kernel_pd_for(kernel_pml4_pa, va);
+        u64 cache = (pa >= (3ull << 30) && pa < (4ull << 30)) ? PTE_PCD | PTE_PWT : 0;
+        pd[(va >> 21) & 511] = pa | PTE_P | PTE_W | PTE_PS | g | nx() | cache;
+    }
+    /* Kernel image: the first 1 GiB of physical memory at KERNEL_VMA (2 MiB pages). */
+    for (u64 pa = 0; pa < (1ull << 30); pa += 2ull << 20) {
+        u64 va = KERNEL_VMA + pa;
+        u64 *pd = kernel_pd_for(kernel_pml4_pa, va);
+        pd[(va >> 21) & 511] = pa | PTE_P | PTE_W | PTE_PS | g;
+    }
+    /* Marker window: 16 read-only 4 KiB pages, all backed by one zero frame. */
+    marker_zero_frame = frame_alloc();
+    ASSERT(marker_zero_frame);
+    for (u64 off = 0; off < MARKER_SIZE; off += PAGE_SIZE) {
+        u64 *pte = walk(kernel_pml4_pa, MARKER_BASE + off, true, PTE_P | PTE_W);
+        ASSERT(pte);
+        *pte = marker_zero_frame | PTE_P | g | nx();
+    }
+    write_cr3(kernel_pml4_pa);
+    asid_bitmap[0] |= 1;   /* asid 0 is the kernel */
+}
+
+static int asid_alloc(void)
+{
+    spin_lock(&asid_lock);
+    for (int i = 1; i < 4096; i++) {
+        if (!(asid_bitmap[i / 64] & (1ull << (i % 64)))) {
+            asid_bitmap[i / 64] |= 1ull << (i % 64);
+            spin_unlock(&asid_lock);
+            return i;
+        }
+    }
+    spin_unlock(&asid_lock);
+    return -1;
+}
+
+static void asid_free(int asid)
+{
+    spin_lock(&asid_lock);
+    asid_bitmap[asid / 64] &= ~(1ull << (asid % 64));
+    spin_unlock(&asid_lock);
+}
+
+struct aspace *aspace_create(void)
+{
+    struct aspace *as = kobj_alloc(&aspace_cache);
+    if (!as)
+        return NULL;
+    as->pml4_pa = frame_alloc();
+    as->asid = asid_alloc();
+    if (!as->pml4_pa || as->asid < 0) {
+        if (as->pml4_pa)
+            frame_free(as->pml4_pa);
+        if (as->asid > 0)
+            asid_free(as->asid);
+        kobj_free(&aspace_cache, as);
+        return NULL;
+    }
+    memcpy(table(as->pml4_pa) + 256, table(kernel_pml4_pa) + 256, 256 * sizeof(u64));
+    as->map_next = USER_MAP_BASE;
+    return as;
+}
+
+/* Free every user page and table below `t` at `level` (3 = PML4 ... 0 = PT). */
+static void free_level(u64 pa, int level)
+{
+    u64 *t = table(pa);
+    int n = level == 3 ? 256 : 512;
+    for (int i = 0; i < n; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (level > 0)
+            free_level(t[i] & PTE_ADDR, level - 1);
+        else
+            frame_free(t[i] & PTE_ADDR);
+    }
+    frame_free(pa);
+}
+
+void aspace_destroy(struct aspace *as)
+{
+    if (read_cr3() == as->pml4_pa)
+        aspace_switch(NULL);
+    free_level(as->pml4_pa, 3);
+    asid_free(as->asid);
+    kobj_free(&aspace_cache, as);
+}
+
+void aspace_load(u64 pml4_pa, int asid)
+{
+    marker_asid_switch(asid);
+    write_cr3(pml4_pa);
+}
+
+int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags)
+{
+    if (va >= USER_TOP || (va & (PAGE_SIZE - 1)))
+        return E_INVAL;
+    u64 *pte = walk(as->pml4_pa, va, true, PTE_P | PTE_W | PTE_U);
+    if (!pte)
+        return E_NOMEM;
+    if (*pte & PTE_P)
+        return E_INVAL;
+    *pte = pa | flags | PTE_P | PTE_U;
+    as->pages++;
+    return 0;
+}
+
+int vm_alloc_range(struct aspace *as, u64 va, u64 len, u64 flags)
+{
+    for (u64 off = 0; off < len; off += PAGE_SIZE) {
+        u64 pa = frame_alloc();
+        int err = pa ? vm_map_page(as, va + off, pa, flags) : E_NOMEM;
+        if (err) {
+            if (pa)
+                frame_free(pa);
+            vm_unmap_range(as, va, off);
+            return err;
+        }
+    }
+    return 0;
+}
+
+static bool table_empty(const u64 *t)
+{
+    for (int i = 0; i < 512; i++)
+        if (t[i])
+            return false;
+    return true;
+}
+
+/* Unmap one user page; page-table pages left empty are freed too, so that map/unmap
+ * cycles return the frame count exactly to where it was. */
+static void unmap_page(struct aspace *as, u64 va)
+{
+    u64 *path[4];
+    u64 *t = table(as->pml4_pa);
+    for (int level = 3; level >= 0; level--) {
+        u64 *e = &t[(va >> (12 + 9 * level)) & 511];
+        path[level] = e;
+        if (!(*e & PTE_P))
+            return;
+        if (level > 0)
+            t = table(*e);
+    }
+    frame_free(*path[0] & PTE_ADDR);
+    *path[0] = 0;
+    as->pages--;
+    if (read_cr3() == as->pml4_pa) {
+        marker_invlpg(va);
+        invlpg(va);
+    }
+    for (int level = 1; level <= 3; level++) {      /* PT, PD, then PDPT */
+        u64 *child = table(*path[level]);
+        if (!table_empty(child))
+            break;
+        frame_free(*path[level] & PTE_ADDR);
+        *path[level] = 0;
+    }
+}
+
+int vm_unmap_range(struct aspace *as, u64 va, u64 len)
+{
+    for (u64 off = 0; off < len; off += PAGE_SIZE)
+        unmap_page(as, va + off);
+    return 0;
+}
+
+u64 vm_lookup(struct aspace *as, u64 va, u64 *flags)
+{
+    u64 *pte = walk(as->pml4_pa, va, false, 0);
+    if (!pte || !(*pte & PTE_P))
+        return 0;
+    if (flags)
+        *flags = *pte & ~PTE_ADDR;
+    return *pte & PTE_ADDR;
+}
+
+u64 pte_flags_for_prot(unsigned prot)
+{
+    u64 f = 0;
+    if (prot & PROT_WRITE)
+        f |= PTE_W;
+    if (!(prot & PROT_EXEC))
+        f |= nx();
+    return f;
+}

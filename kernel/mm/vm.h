@@ -1,0 +1,44 @@
+/* Page tables and address spaces (vm.c). */
+#ifndef VM_H
+#define VM_H
+#include "arch.h"
+#include "spinlock.h"
+#include "types.h"
+
+#define PTE_P    (1ull << 0)
+#define PTE_W    (1ull << 1)
+#define PTE_U    (1ull << 2)
+#define PTE_PWT  (1ull << 3)
+#define PTE_PCD  (1ull << 4)
+#define PTE_PS   (1ull << 7)
+#define PTE_G    (1ull << 8)
+#define PTE_NX   (1ull << 63)
+#define PTE_ADDR 0x000ffffffffff000ull
+
+struct aspace {
+    u64 pml4_pa;
+    int asid;                 /* small id for the cache model; 0 = kernel */
+    u64 map_next;             /* next free address in the vm_map area */
+    u64 pages;                /* user pages mapped */
+    struct spinlock lock;
+};
+
+void vm_init(u64 max_phys);
+struct aspace *aspace_create(void);
+void aspace_destroy(struct aspace *as);
+void aspace_load(u64 pml4_pa, int asid);    /* marker + CR3 load */
+extern u64 kernel_pml4_pa;
+/* Switch page tables if they differ (NULL: kernel-only tables). */
+static inline void aspace_switch(struct aspace *as)
+{
+    u64 pa = as ? as->pml4_pa : kernel_pml4_pa;
+    if (read_cr3() != pa)
+        aspace_load(pa, as ? as->asid : 0);
+}
+int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags);   /* 0 or E_NOMEM/E_INVAL */
+int vm_alloc_range(struct aspace *as, u64 va, u64 len, u64 flags);
+int vm_unmap_range(struct aspace *as, u64 va, u64 len);          /* frees the frames */
+u64 vm_lookup(struct aspace *as, u64 va, u64 *flags);             /* phys of page, 0 if none */
+u64 pte_flags_for_prot(unsigned prot);
+extern u64 marker_zero_frame;
+#endif
