@@ -209,7 +209,6 @@ static long sys_meminfo(u64 uout)
 
 static long sys_time(u64 uout)
 {
-    extern u64 timer_hz;
     struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz()};
     return copyout(uout, &ti, sizeof(ti));
 }
@@ -253,8 +252,8 @@ static long sys_kopt(u64 ukey, u64 ubuf, u64 len)
     return (long)vlen;
 }
 
-/* Runtime mechanism switches, for benchmarks; the boot-time option of the same name sets
- * the initial value (docs/options.md). */
+/* Run-time mechanism switches for benchmarks: the options of scope RUN in options.def
+ * (the boot-time value is their initial one; docs/options.md). Privileged. */
 static long sys_kset(u64 ukey, u64 uvalue)
 {
     if (!self_task()->privileged)
@@ -265,16 +264,7 @@ static long sys_kset(u64 ukey, u64 uvalue)
         r = copyin_str(value, uvalue, sizeof(value));
     if (r < 0)
         return r;
-    bool on = !strcmp(value, "on") || !strcmp(value, "1");
-    if (!on && strcmp(value, "off") && strcmp(value, "0"))
-        return E_INVAL;
-    if (!strcmp(key, "dts"))
-        ipc_dts = on;
-    else if (!strcmp(key, "markers"))
-        markers_on = on;
-    else
-        return E_NOENT;
-    return 0;
+    return options_set(key, value);
 }
 
 static long sys_measure(u64 op, u64 arg)
