@@ -59,7 +59,7 @@ static void banner(void)
  * and "settings" hold the values in force (options.def), "options" the words given. */
 static void result_stream_hello(void)
 {
-    char buf[1024], build[128], settings[256], given[512];
+    char buf[1536], build[128], settings[256], given[512];   /* 16 KiB boot stack */
     options_format(build, sizeof(build), OPT_SCOPES(BUILD), true);
     options_format(settings, sizeof(settings), OPT_SCOPES(BOOT) | OPT_SCOPES(RUN), true);
     options_format_given(given, sizeof(given), true);

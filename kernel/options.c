@@ -42,7 +42,8 @@ struct opt_value {
      OPT_BUILT_##scope(var)},
 #define OPT_INT(key, lo, hi, def, scope, var, doc) OPT_ROW(key, NULL, def, INT, lo, hi, scope, var)
 #define OPT_BOOL(key, def, scope, var, doc) OPT_ROW(key, NULL, def, BOOL, 0, 1, scope, var)
-#define OPT_ENUM(key, values, def, scope, var, doc) OPT_ROW(key, values, def, ENUM, 0, 0, scope, var)
+#define OPT_ENUM(key, values, def, scope, var, doc) \
+    OPT_ROW(key, values, def, ENUM, 0, 0, scope, var)
 #define OPT_STR(key, def, scope, var, doc) OPT_ROW(key, NULL, def, STR, 0, 0, scope, var)
 static const struct option table[] = {
 #include "options.def"
