@@ -52,7 +52,7 @@ static void banner(void)
     printk("build: %s\n", line);
     printk("options: %s\n", options_format_given(line, sizeof(line), false) ? line : "(none)");
     options_format(line, sizeof(line), OPT_SCOPES(BOOT) | OPT_SCOPES(RUN), false);
-    printk("in force: %s\n", line);
+    printk("settings: %s\n", line);
 }
 
 /* The first line of the machine-readable stream on COM2 (see docs/measuring.md): "build"
