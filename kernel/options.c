@@ -101,13 +101,13 @@ static int enum_index(const char *values, const char *word)
 static bool parse_int(const struct option *o, const char *s, u64 *out, char *why, size_t n)
 {
     u64 v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9') {
-            ksnprintf(why, n, "is not a number");
-            return false;
-        }
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++)
         if (v <= (u64)o->max)       /* stop growing once out of range: no overflow */
             v = v * 10 + (u64)(*p - '0');
+    if (p == s || *p) {
+        ksnprintf(why, n, "is not a number");
+        return false;
     }
     if (v < (u64)o->min || v > (u64)o->max) {
         ksnprintf(why, n, "out of range [%ld, %ld]", o->min, o->max);
@@ -124,10 +124,6 @@ static bool parse_value(const struct option *o, const char *s, struct opt_value 
     v->s = s;
     switch (o->type) {
     case OPT_TYPE_INT:
-        if (!*s) {
-            ksnprintf(why, n, "is not a number");
-            return false;
-        }
         return parse_int(o, s, &v->n, why, n);
     case OPT_TYPE_BOOL: {
         int i = enum_index("off|on|0|1|no|yes|false|true", s);

@@ -214,6 +214,7 @@ def test_given_values_set_the_variables_and_are_recorded_as_given(options_exe):
 @pytest.mark.parametrize("word, message", [
     ("hz=fast", "option hz=fast is not a number; using 100"),
     ("hz=5", "option hz=5 out of range [10, 10000]; using 100"),
+    ("hz=", "option hz= is not a number; using 100"),
     ("hz=" + "9" * 25, "option hz=" + "9" * 25 + " out of range [10, 10000]; using 100"),
     ("dts=maybe", "option dts=maybe is not on/off; using on"),
     ("selftest=boom", "option selftest=boom is not one of none|panic; using none"),
