@@ -13,7 +13,7 @@ ARGS ?=
 QEMU_FLAGS := -machine pc -cpu max -m $(QEMU_MEM) -smp 1 -display none -no-reboot \
 	-kernel $(BUILD)/ondol.bin -initrd $(BUILD)/bootfs.tar
 
-.PHONY: all run test debug fuzz iso clean deps distclean
+.PHONY: all run test debug fuzz iso clean deps distclean docs
 all: kernel-and-archive
 
 include lib/libc/libc.mk
@@ -42,6 +42,10 @@ debug: deps
 test: deps
 	@$(MAKE) --no-print-directory all
 	@.venv/bin/python -m pytest tests -q -n 2 -p tests.summary $(PYTEST_ARGS)
+
+# Tables in docs/ generated from the declarations (docs/options.md); tests check them.
+docs:
+	@cd tools && ../.venv/bin/python -m ondol.options --write
 
 SEED ?= 1
 N ?= 1000000

@@ -10,9 +10,8 @@ import re
 
 import pytest
 
+from ondol.abi import E_DEAD, E_TIMEOUT
 from qemu_harness import run_to_halt
-
-E_TIMEOUT, E_DEAD = -8, -9
 
 
 def ipctest(mode: str, dts: str = "on", timeout: float = 90, **options) -> str:

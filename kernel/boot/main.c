@@ -19,7 +19,12 @@
 #define ONDOL_COMMIT "unknown"
 #endif
 const char ondol_version[] = "0.1";
+
+/* Option variables (kernel/boot/options.def) used here. */
 u64 timer_hz;
+const char *init_program;
+int selftest_mode;
+enum { SELFTEST_NONE, SELFTEST_PANIC };   /* the order of selftest's values */
 
 static struct boot_info bi;
 extern char __image_start[], __kernel_end[];
@@ -44,56 +49,46 @@ static void banner(void)
     printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
            (unsigned long)mib, (unsigned long)(frames_kernel() * 4), (unsigned long)(tsc_hz() / 1000),
            (unsigned long)timer_hz, (unsigned long)slice_ticks, ipc_dts ? "on" : "off");
-    printk("build: pcnt slots %d\n", PCNT_SLOTS);
-    printk("options:");
-    for (int i = 0; i < options_count(); i++) {
-        const char *k, *v;
-        options_at(i, &k, &v);
-        printk(" %s=%s", k, v);
-    }
-    printk("%s\n", options_count() ? "" : " (none)");
+    char line[512];
+    options_format(line, sizeof(line), OPT_SCOPES(BUILD), false);
+    printk("build: %s\n", line);
+    printk("options: %s\n", options_format_given(line, sizeof(line), false) ? line : "(none)");
+    options_format(line, sizeof(line), OPT_SCOPES(BOOT) | OPT_SCOPES(RUN), false);
+    printk("settings: %s\n", line);
 }
 
-/* The first line of the machine-readable stream on COM2 (see docs/measuring.md). */
+/* The first line of the machine-readable stream on COM2 (see docs/measuring.md): "build"
+ * and "settings" hold the values in force (options.def), "options" the words given. */
 static void result_stream_hello(void)
 {
-    char buf[1024];
+    char buf[1536], build[128], settings[256], given[512];   /* 16 KiB boot stack */
+    options_format(build, sizeof(build), OPT_SCOPES(BUILD), true);
+    options_format(settings, sizeof(settings), OPT_SCOPES(BOOT) | OPT_SCOPES(RUN), true);
+    options_format_given(given, sizeof(given), true);
     int n = ksnprintf(buf, sizeof(buf),
                       "{\"type\":\"hello\",\"kernel\":\"ondol\",\"version\":\"%s\",\"commit\":\"%s\","
                       "\"mem_mib\":%lu,\"tsc_hz\":%lu,\"timer_hz\":%lu,\"cpu\":{\"vendor\":\"%s\","
-                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s},\"build\":{\"pcnt_slots\":%d},\"options\":{",
+                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s},\"build\":{%s},\"settings\":{%s},"
+                      "\"options\":{%s}}\n",
                       ondol_version, ONDOL_COMMIT, (unsigned long)(frames_total() * PAGE_SIZE >> 20),
                       (unsigned long)tsc_hz(), (unsigned long)timer_hz, cpu_features.vendor,
                       cpu_features.pmu ? "true" : "false", cpu_features.smep ? "true" : "false",
-                      cpu_features.smap ? "true" : "false", PCNT_SLOTS);
-    for (int i = 0; i < options_count() && n < (int)sizeof(buf) - 80; i++) {
-        const char *k, *v;
-        options_at(i, &k, &v);
-        /* option text never contains quotes or backslashes worth escaping: drop them */
-        n += ksnprintf(buf + n, sizeof(buf) - n, "%s\"%s\":\"", i ? "," : "", k);
-        for (const char *p = v; *p && n < (int)sizeof(buf) - 8; p++)
-            if (*p != '"' && *p != '\\')
-                buf[n++] = *p;
-        buf[n++] = '"';
-    }
-    n += ksnprintf(buf + n, sizeof(buf) - n, "}}\n");
-    serial_write(COM2, buf, (size_t)n);
+                      cpu_features.smap ? "true" : "false", build, settings, given);
+    serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
 static void start_init(void)
 {
-    const char *prog = opt_get("init");
-    if (!prog)
-        prog = "init";
+    const char *prog = init_program;
     char *argv[] = {(char *)prog};
     long r = task_spawn(NULL, prog, argv, 1, true);
     if (r < 0)
         panic("cannot start %s: error %ld (boot archive has %d programs)", prog, r, bootfs_count());
 }
 
-__attribute__((noinline)) static void selftest(const char *what)
+__attribute__((noinline)) static void selftest(int what)
 {
-    if (!strcmp(what, "panic")) {
+    if (what == SELFTEST_PANIC) {
         printk("selftest: dereferencing a bad kernel pointer on purpose\n");
         *(volatile u64 *)0xffff900000000000ull = 1;
     }
@@ -121,10 +116,6 @@ void kmain(u32 magic, u64 info_pa)
     lapic_init();
     cpus[0].apic_id = lapic_id();
 
-    markers_on = opt_get_bool("markers", true);
-    ipc_dts = opt_get_bool("dts", true);
-    timer_hz = (u64)opt_get_int("hz", 100, 10, 10000);
-    slice_ticks = (u64)opt_get_int("slice", 1, 1, 1000);
     lapic_timer_start((u32)timer_hz);
     pcnt_init();
     banner();
@@ -138,8 +129,8 @@ void kmain(u32 magic, u64 info_pa)
     serial_init(COM1, true);
     ioapic_route(4, VEC_COM1, cpus[0].apic_id);
 
-    if (opt_get("selftest"))
-        selftest(opt_get("selftest"));
+    if (selftest_mode != SELFTEST_NONE)
+        selftest(selftest_mode);
     sched_init();
     start_init();
     sched_start();

@@ -10,6 +10,7 @@ import tarfile
 
 import pytest
 
+from ondol.abi import E_NOSYS
 from qemu_harness import BUILD, run_to_halt
 
 PROGRAMS = ["cache_dloop", "cache_iloop", "cache_pages", "cache_syscall", "cache_spin"]
@@ -55,7 +56,7 @@ def run_suite(plugin_so, tmp_path, suite, plugin_args="", options=None):
     results = {r["window"]: r for r in records if r.get("bench") == "cachemodel"}
     assert set(results) == set(suite), console[-3000:]
     for r in results.values():
-        if r["measure_rc"] == -1:
+        if r["measure_rc"] == E_NOSYS:
             pytest.fail("the kernel has no SYS_MEASURE (E_NOSYS)")
         assert r["measure_rc"] == 0 and r["measure_end_rc"] == 0, r
     text = out.read_text() if out.exists() else ""

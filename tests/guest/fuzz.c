@@ -58,7 +58,7 @@
 #define SCRATCH_SIZE (64 * 1024)
 #define MAX_TRACKED 16
 #define NUM_RANGE (NSYSCALLS + 8)
-#define NBUCKETS 13           /* ok, E_NOSYS .. E_2BIG (11 codes), other */
+#define NBUCKETS (E_COUNT + 2) /* ok, one per E_* code (E_NOSYS first), other */
 #define KERNEL_ADDR 0xffffffff80000000ull
 #define PHYSMAP_ADDR 0xffff800000000000ull
 #define NONCANON_ADDR 0x0000800000000000ull
@@ -123,7 +123,6 @@ static uint64_t invalid_entry(void)
     }
 }
 
-#ifdef SYS_IPC_FIRST
 /* An IPC call with message words MR0..MR7 in r8, r9, r10, r12, r13, r14, r15, rbx; the
  * kernel may overwrite all of them (receives), and rdi/rsi/rdx too for all we assume. */
 static long ipc_raw(uint64_t n, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t mr[IPC_MRS])
@@ -165,16 +164,13 @@ static uint64_t ipc_partner(void)
     default: return arg();
     }
 }
-#else
-static int is_ipc(uint64_t n) { (void)n; return 0; }
-#endif
 
 static int bucket(long r)
 {
     if (r >= 0)
         return 0;
-    if (r >= E_2BIG)
-        return (int)-r;          /* E_NOSYS (-1) -> 1 ... E_2BIG (-11) -> 11 */
+    if (r >= -E_COUNT)
+        return (int)-r;          /* E_NOSYS (-1) -> 1 ... the last code -> E_COUNT */
     return NBUCKETS - 1;
 }
 
@@ -289,7 +285,6 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
             a[1] = 0;
         break;
     default:
-#ifdef SYS_IPC_FIRST
         if (is_ipc(n) && n != SYS_IPC_UTCB && n != SYS_IPC_GRANT) {
             a[0] = ipc_partner();
             a[1] = ipc_partner();
@@ -298,39 +293,34 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
             uint64_t timeout = x < 90 ? 0 : x < 98 ? 1 : 2;         /* never IPC_FOREVER */
             a[2] = flags << 32 | timeout;
         }
-#endif
         break;
     }
     return n;
 }
 
-static const char *const known_names[] = {
-    [SYS_NULL] = "null", [SYS_EXIT] = "exit", [SYS_CONSOLE_WRITE] = "console_write",
-    [SYS_CONSOLE_READ] = "console_read", [SYS_SPAWN] = "spawn", [SYS_TASK_WAIT] = "task_wait",
-    [SYS_THREAD_CREATE] = "thread_create", [SYS_THREAD_EXIT] = "thread_exit",
-    [SYS_THREAD_JOIN] = "thread_join", [SYS_YIELD] = "yield", [SYS_SLEEP] = "sleep",
-    [SYS_VM_MAP] = "vm_map", [SYS_VM_UNMAP] = "vm_unmap", [SYS_SELF] = "self", [SYS_PS] = "ps",
-    [SYS_MEMINFO] = "meminfo", [SYS_TIME] = "time", [SYS_POWEROFF] = "poweroff",
-    [SYS_RESULT_WRITE] = "result_write", [SYS_SET_PRIORITY] = "set_priority",
-    [SYS_KOPT] = "kopt",
-#ifdef SYS_IPC_FIRST
-    [SYS_IPC_SEND] = "ipc_send", [SYS_IPC_RECV] = "ipc_recv", [SYS_IPC_CALL] = "ipc_call",
-    [SYS_IPC_REPLY_RECV] = "ipc_reply_recv", [SYS_IPC_UTCB] = "ipc_utcb",
-    [SYS_IPC_GRANT] = "ipc_grant",
-#endif
-#ifdef SYS_KSET
-    [SYS_KSET] = "kset",
-#endif
-#ifdef SYS_MEASURE
-    [SYS_MEASURE] = "measure",
-#endif
+/* Call names from <ondol/syscalls.def>; numbers without a call print as "call N". */
+#define SYSCALL(num, NAME, name, ...) [SYS_##NAME] = #name,
+#define SYSCALL_NORETURN SYSCALL
+#define SYSCALL_IPC SYSCALL
+static const char *const known_names[NSYSCALLS] = {
+#include <ondol/syscalls.def>
 };
+#undef SYSCALL
+#undef SYSCALL_NORETURN
+#undef SYSCALL_IPC
+
+/* Histogram column titles: the E_* names from <ondol/errors.def>, in code order. */
+#define ERROR(NAME, value, meaning) #NAME,
+static const char *const error_names[E_COUNT] = {
+#include <ondol/errors.def>
+};
+#undef ERROR
 
 static const char *call_name(int c, char *buf, size_t size)
 {
     if (c == NSYSCALLS)
         return "(invalid)";
-    if ((size_t)c < sizeof known_names / sizeof known_names[0] && known_names[c] != NULL)
+    if (known_names[c] != NULL)
         return known_names[c];
     snprintf(buf, size, "call %d", c);
     return buf;
@@ -364,30 +354,25 @@ int main(int argc, char **argv)
         uint64_t unmap_keep = 0;
         uint64_t n = draw(a, &unmap_idx, &unmap_keep);
         long r;
-#ifdef SYS_IPC_FIRST
         if (is_ipc(n)) {
             uint64_t mr[IPC_MRS];
             for (int i = 0; i < IPC_MRS; i++)
                 mr[i] = arg();
             r = ipc_raw(n, a[0], a[1], a[2], mr);
-        } else
-#endif
-        {
+        } else {
             r = syscall6((long)n, (long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4],
                          (long)a[5]);
         }
 
         counts[n < NSYSCALLS ? n : NSYSCALLS][bucket(r)]++;
-        if (r < 0 && r < E_2BIG)
+        if (r < -E_COUNT)
             violation(n, a, r, "result is not an E_* code");
         if (n >= NSYSCALLS && r != E_NOSYS)
             violation(n, a, r, "unknown call number did not give E_NOSYS");
         if (n == SYS_POWEROFF && r != E_PERM)
             violation(n, a, r, "unprivileged poweroff did not give E_PERM");
-#ifdef SYS_KSET
         if (n == SYS_KSET && r != E_PERM)
             violation(n, a, r, "unprivileged kset did not give E_PERM");
-#endif
         if (n == SYS_VM_MAP && r >= 0)
             track_map((uint64_t)r, a[0]);
         if (n == SYS_VM_UNMAP && unmap_idx >= 0 && r == 0) {
@@ -408,9 +393,10 @@ int main(int argc, char **argv)
     }
 
     printf("\nfuzz: results per call (ok = >= 0)\n");
-    printf("%-14s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "call", "ok",
-           "NOSYS", "FAULT", "INVAL", "NOMEM", "SRCH", "NOENT", "PERM", "TMOUT", "DEAD",
-           "DEADLK", "2BIG", "other");
+    printf("%-14s %8s", "call", "ok");
+    for (int e = 0; e < E_COUNT; e++)
+        printf(" %7s", error_names[e]);
+    printf(" %7s\n", "other");
     for (int c = 0; c <= NSYSCALLS; c++) {
         uint64_t sum = 0;
         for (int b = 0; b < NBUCKETS; b++)

@@ -1,6 +1,8 @@
 /*
  * The ondol system-call ABI, shared by the kernel and user space.
- * docs/syscalls.md is the prose version of this file; keep them in step.
+ * The call list is syscalls.def and the error list errors.def (one line each); the
+ * structs, flags and limits are here. docs/syscalls.md is the prose version; tests check
+ * that its tables match the two lists.
  *
  * Calling convention (x86-64 `syscall` instruction):
  *   rax = call number, arguments in rdi, rsi, rdx, r10, r8, r9,
@@ -12,57 +14,36 @@
 
 #include <stdint.h>
 
-/* ---- call numbers ---------------------------------------------------------------- */
-#define SYS_NULL           0  /* ()                              -> 0                  */
-#define SYS_EXIT           1  /* (int status)                    task exits; no return */
-#define SYS_CONSOLE_WRITE  2  /* (const char *buf, size_t len)   -> bytes written      */
-#define SYS_CONSOLE_READ   3  /* (char *buf, size_t len)         -> bytes read (>= 1)  */
-#define SYS_SPAWN          4  /* (const char *prog, const char *const *argv, int argc,
-                                  unsigned flags)                -> task id            */
-#define SYS_TASK_WAIT      5  /* (int task, int *status)         -> task id            */
-#define SYS_THREAD_CREATE  6  /* (void (*entry)(void *), void *stack_top, void *arg,
-                                  int prio)                      -> thread id          */
-#define SYS_THREAD_EXIT    7  /* (int status)                    no return             */
-#define SYS_THREAD_JOIN    8  /* (int tid, int *status)          -> 0                  */
-#define SYS_YIELD          9  /* ()                              -> 0                  */
-#define SYS_SLEEP         10  /* (uint64_t ticks)                -> 0                  */
-#define SYS_VM_MAP        11  /* (size_t len, unsigned prot)     -> user address       */
-#define SYS_VM_UNMAP      12  /* (void *addr, size_t len)        -> 0                  */
-#define SYS_SELF          13  /* (struct self_info *out)         -> thread id          */
-#define SYS_PS            14  /* (struct ps_entry *out, int max) -> entries written    */
-#define SYS_MEMINFO       15  /* (struct meminfo *out)           -> 0                  */
-#define SYS_TIME          16  /* (struct time_info *out)         -> 0                  */
-#define SYS_POWEROFF      17  /* ()  privileged                  no return             */
-#define SYS_RESULT_WRITE  18  /* (const char *buf, size_t len)   -> bytes (to COM2)    */
-#define SYS_SET_PRIORITY  19  /* (int tid, int prio)             -> 0                  */
-#define SYS_KOPT          20  /* (const char *key, char *buf, size_t len) -> value len */
-/* IPC (docs/ipc.md). These use their own register convention, see IPC_* below. */
-#define SYS_IPC_SEND       21 /* (dest, timeout|flags; msg in MRs)           -> 0          */
-#define SYS_IPC_RECV       22 /* (from|IPC_ANY, timeout|flags)              -> sender tid */
-#define SYS_IPC_CALL       23 /* (dest, timeout|flags; msg in MRs)           -> dest tid   */
-#define SYS_IPC_REPLY_RECV 24 /* (to|0, from|IPC_ANY, timeout|flags)         -> sender tid */
-#define SYS_IPC_UTCB       25 /* (struct ipc_utcb *)  register the long-message descriptor */
-#define SYS_IPC_GRANT      26 /* (int task, int tid)  let `task` send to thread `tid`      */
-#define SYS_KSET           27 /* (const char *key, const char *value) privileged runtime switch */
-#define SYS_MEASURE        28 /* (unsigned op, unsigned arg) cache-model window begin/end   */
-#define SYS_PCNT           29 /* (unsigned cmd, a, b, c) the pcnt counter facility (P3)     */
-#define NSYSCALLS          30
+/* ---- call numbers: one enumerator per line of syscalls.def ----------------------- */
+#define SYSCALL(num, NAME, ...) SYS_##NAME = (num),
+#define SYSCALL_NORETURN SYSCALL
+#define SYSCALL_IPC SYSCALL
+enum syscall_number {
+#include <ondol/syscalls.def>
+};
+#undef SYSCALL
+#define SYSCALL(...) +1
+enum { NSYSCALLS = 0
+#include <ondol/syscalls.def>
+};
+#undef SYSCALL
+#undef SYSCALL_NORETURN
+#undef SYSCALL_IPC
+/* IPC calls (docs/ipc.md) use their own register convention, see IPC_* below. */
 #define SYS_IPC_FIRST      SYS_IPC_SEND
 #define SYS_IPC_LAST       SYS_IPC_GRANT
 
-/* ---- error codes (negated in rax) -------------------------------------------------- */
-#define E_NOSYS    (-1)   /* unknown call number                          */
-#define E_FAULT    (-2)   /* bad user pointer (unmapped, kernel, no access) */
-#define E_INVAL    (-3)   /* bad argument value                            */
-#define E_NOMEM    (-4)   /* out of memory (frames or kernel objects)      */
-#define E_SRCH     (-5)   /* no such thread or task (bad handle / tid)     */
-#define E_NOENT    (-6)   /* no such program in the boot archive / option  */
-#define E_PERM     (-7)   /* not permitted                                 */
-#define E_TIMEOUT  (-8)   /* timeout expired                               */
-#define E_DEAD     (-9)   /* partner died                                  */
-#define E_DEADLK   (-10)  /* would wait for itself                          */
-#define E_2BIG     (-11)  /* argument too large (argv, buffer)              */
-#define E_NOTSUP   (-12)  /* not supported on this machine (e.g. no PMU)    */
+/* ---- error codes (negated in rax): one enumerator per line of errors.def ------------ */
+#define ERROR(NAME, value, meaning) E_##NAME = (value),
+enum error_code {
+#include <ondol/errors.def>
+};
+#undef ERROR
+#define ERROR(...) +1
+enum { E_COUNT = 0           /* E_NOSYS (-1) .. -E_COUNT are the valid codes */
+#include <ondol/errors.def>
+};
+#undef ERROR
 
 /* ---- IPC register convention (docs/ipc.md) -------------------------------------------
  * rax = call number; rdi = partner (dest / from / to); rsi = second partner (reply_recv's

@@ -8,10 +8,9 @@
 /*
  * First instructions of a new thread. The kernel enters here with rdi = the arg given
  * to SYS_THREAD_CREATE, which is a pointer to the start block {fn, arg} at the top of
- * the new stack. Align the stack, call fn(arg), end the thread with its return value.
+ * the new stack. Align the stack, call fn(arg), end the thread with its return value
+ * (through a C function: the call number is an enumerator, which asm text cannot name).
  */
-#define STR_(x) #x
-#define STR(x) STR_(x)
 __asm__(".text\n"
         ".globl __libc_thread_entry\n"
         ".type __libc_thread_entry, @function\n"
@@ -22,11 +21,12 @@ __asm__(".text\n"
         "    movq 8(%rdi), %rdi\n"
         "    call *%rax\n"
         "    movl %eax, %edi\n"
-        "    movl $" STR(SYS_THREAD_EXIT) ", %eax\n"
-        "    syscall\n"
+        "    call __libc_thread_exit\n"
         "    ud2\n"
         ".size __libc_thread_entry, . - __libc_thread_entry\n");
 
+__attribute__((noreturn, used)) void __libc_thread_exit(int status);
+void __libc_thread_exit(int status) { sys_thread_exit(status); }
 void __libc_thread_entry(void *start_block);
 
 int thread_start_on(struct thread *t, thread_fn fn, void *arg, int prio, void *stack,

@@ -25,40 +25,28 @@ static inline long syscall6(long n, long a, long b, long c, long d, long e, long
 #define SC3(n, a, b, c)    syscall6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define SC4(n, a, b, c, d) syscall6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 
-static inline long sys_null(void) { return SC0(SYS_NULL); }
-static inline __attribute__((noreturn)) void sys_exit(int status)
-{
-    SC1(SYS_EXIT, status);
-    __builtin_unreachable();
-}
-static inline long sys_console_write(const char *buf, size_t len) { return SC2(SYS_CONSOLE_WRITE, buf, len); }
-static inline long sys_console_read(char *buf, size_t len) { return SC2(SYS_CONSOLE_READ, buf, len); }
-static inline long sys_spawn(const char *prog, const char *const *argv, int argc, unsigned flags)
-{
-    return SC4(SYS_SPAWN, prog, argv, argc, flags);
-}
-static inline long sys_task_wait(int task, int *status) { return SC2(SYS_TASK_WAIT, task, status); }
-static inline long sys_thread_create(void (*entry)(void *), void *stack_top, void *arg, int prio)
-{
-    return SC4(SYS_THREAD_CREATE, entry, stack_top, arg, prio);
-}
-static inline __attribute__((noreturn)) void sys_thread_exit(int status)
-{
-    SC1(SYS_THREAD_EXIT, status);
-    __builtin_unreachable();
-}
-static inline long sys_thread_join(int tid, int *status) { return SC2(SYS_THREAD_JOIN, tid, status); }
-static inline long sys_yield(void) { return SC0(SYS_YIELD); }
-static inline long sys_sleep(uint64_t ticks) { return SC1(SYS_SLEEP, ticks); }
-static inline long sys_vm_map(size_t len, unsigned prot) { return SC2(SYS_VM_MAP, len, prot); }
-static inline long sys_vm_unmap(void *addr, size_t len) { return SC2(SYS_VM_UNMAP, addr, len); }
-static inline long sys_self(struct self_info *out) { return SC1(SYS_SELF, out); }
-static inline long sys_ps(struct ps_entry *out, int max) { return SC2(SYS_PS, out, max); }
-static inline long sys_meminfo(struct meminfo *out) { return SC1(SYS_MEMINFO, out); }
-static inline long sys_time(struct time_info *out) { return SC1(SYS_TIME, out); }
-static inline long sys_poweroff(void) { return SC0(SYS_POWEROFF); }
-static inline long sys_result_write(const char *buf, size_t len) { return SC2(SYS_RESULT_WRITE, buf, len); }
-static inline long sys_set_priority(int tid, int prio) { return SC2(SYS_SET_PRIORITY, tid, prio); }
-static inline long sys_kopt(const char *key, char *buf, size_t len) { return SC3(SYS_KOPT, key, buf, len); }
+/* SC(n, args...): syscall6 with up to six arguments cast to long, the rest zero. */
+#define SC(n, ...) SC_PAD_((n) __VA_OPT__(,) __VA_ARGS__, 0, 0, 0, 0, 0, 0)
+#define SC_PAD_(n, a, b, c, d, e, f, ...) \
+    syscall6(n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#define SC_CALL_(n, ...) SC(n, __VA_ARGS__)   /* expands a parenthesised argument list */
+#define SC_ARGS_(...) __VA_ARGS__
+
+/* One stub per line of <ondol/syscalls.def>: long sys_<name>(parameters), returning the
+ * kernel's result (>= 0, or an E_* code); the no-return calls never come back. IPC calls
+ * have their own convention and wrappers in <ondol/ipc.h>. */
+#define SYSCALL(num, NAME, name, params, args, result) \
+    static inline long sys_##name params { return SC_CALL_(SYS_##NAME, SC_ARGS_ args); }
+#define SYSCALL_NORETURN(num, NAME, name, params, args, result)  \
+    static inline __attribute__((noreturn)) void sys_##name params \
+    {                                                           \
+        SC_CALL_(SYS_##NAME, SC_ARGS_ args);                    \
+        __builtin_unreachable();                                \
+    }
+#define SYSCALL_IPC(...)
+#include <ondol/syscalls.def>
+#undef SYSCALL
+#undef SYSCALL_NORETURN
+#undef SYSCALL_IPC
 
 #endif
