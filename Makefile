@@ -8,10 +8,13 @@ Q := $(if $(V),,@)
 
 QEMU ?= qemu-system-x86_64
 QEMU_MEM ?= 256M
+QEMU_EXTRA ?=
 ARGS ?=
-# Debian 12 / QEMU 7.2: -cpu max gives NX, SMEP, SMAP; TCG only (no KVM here).
-QEMU_FLAGS := -machine pc -cpu max -m $(QEMU_MEM) -smp 1 -display none -no-reboot \
-	-kernel $(BUILD)/ondol.bin -initrd $(BUILD)/bootfs.tar
+# The QEMU command line is written once, in tools/qemucmd.py (docs/debugging.md); run and
+# debug only choose the variant. `QEMU_EXTRA='-d int -D qemu.log'` appends flags verbatim.
+QEMU_BOOT = python3 tools/qemucmd.py --qemu $(QEMU) --memory $(QEMU_MEM) --build $(BUILD) \
+	--append "$(ARGS)"
+QEMU_TAIL = $(if $(QEMU_EXTRA),-- $(QEMU_EXTRA))
 
 .PHONY: all run test debug fuzz iso clean deps distclean docs
 all: kernel-and-archive
@@ -31,13 +34,13 @@ deps:
 run: deps
 	@$(MAKE) --no-print-directory all
 	@echo "ondol: booting in QEMU (type 'halt' to power off, Ctrl-A X to kill QEMU)"
-	@$(QEMU) $(QEMU_FLAGS) -append "$(ARGS)" -serial mon:stdio -serial file:$(BUILD)/com2.jsonl
+	@$(QEMU_BOOT) $(QEMU_TAIL)
 
 debug: deps
 	@$(MAKE) --no-print-directory all
 	@echo "ondol: QEMU waits for gdb on localhost:1234; in another terminal run:"
 	@echo "    gdb -x tools/gdbinit $(BUILD)/ondol.elf"
-	@$(QEMU) $(QEMU_FLAGS) -append "$(ARGS)" -serial mon:stdio -serial file:$(BUILD)/com2.jsonl -s -S
+	@$(QEMU_BOOT) --gdb $(QEMU_TAIL)
 
 test: deps
 	@$(MAKE) --no-print-directory all

@@ -7,14 +7,16 @@
 
 Every QEMU started here is killed after `lifetime` seconds at the latest, so a hung guest
 fails a test instead of stalling the run. COM1 is the console; COM2 (the machine-readable
-result stream) goes to a file, read with `s.results()`.
+result stream) goes to a file, read with `s.results()`. The QEMU command line itself comes
+from tools/qemucmd.py (`qemu_command` below picks the test variant); `qemucmd` is importable
+from here for other test helpers.
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -23,29 +25,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 PROMPT = "ondol$ "
-QEMU = os.environ.get("ONDOL_QEMU", "qemu-system-x86_64")
+# The command line comes from tools/qemucmd.py; tools/ may not be on the path when this
+# file is imported by a script (tests/fuzz_campaign.py), so put it there.
+if str(ROOT / "tools") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tools"))
+import qemucmd  # noqa: E402
 
 
 class GuestError(AssertionError):
     """The guest did not do what the test waited for; carries the console log."""
 
 
-def qemu_command(options: dict | None = None, *, icount: bool = False, iso: bool = False,
-                 mem: str = "256M", com2: str | None = None, extra: list[str] | None = None) -> list[str]:
-    """The QEMU command line used by tests (and mirrored by tools/ondol/qemu.py)."""
-    cmd = [QEMU, "-machine", "pc", "-cpu", "max", "-m", mem, "-smp", "1", "-display", "none",
-           "-no-reboot"]
+def qemu_command(options: dict | None = None, *, iso: bool = False, com2: str | None = None,
+                 **knobs) -> list[str]:
+    """The QEMU command of a test boot: console on stdio (a pipe), COM2 into `com2` or
+    nowhere, ondol from build/ (or its GRUB image with `iso`). `knobs` are those of
+    tools/qemucmd.py (icount=True, plugin=qemucmd.Plugin(...), memory=..., extra=[...])."""
+    ports = dict(com1="stdio", com2=f"file:{com2}" if com2 else "null")
     if iso:
-        cmd += ["-cdrom", str(BUILD / "ondol.iso"), "-boot", "d"]
-    else:
-        append = " ".join(f"{k}={v}" for k, v in (options or {}).items())
-        cmd += ["-kernel", str(BUILD / "ondol.bin"), "-initrd", str(BUILD / "bootfs.tar"),
-                "-append", append]
-    if icount:
-        cmd += ["-icount", "shift=0,sleep=off", "-seed", "1",
-                "-rtc", "base=2024-01-01T00:00:00,clock=vm"]
-    cmd += ["-serial", "stdio", "-serial", f"file:{com2}" if com2 else "null"]
-    return cmd + (extra or [])
+        return qemucmd.ondol_iso(BUILD / "ondol.iso", **ports, **knobs)
+    return qemucmd.ondol(BUILD / "ondol.bin", BUILD / "bootfs.tar",
+                         qemucmd.append_line(options or {}), **ports, **knobs)
 
 
 class Session:

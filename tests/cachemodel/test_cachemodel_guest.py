@@ -17,11 +17,10 @@ NPAGES = 20
 USER_PASS_INSNS = 2 + NPAGES * 4 + 1          # mov, mov, 20 x (load, add, dec, jnz), ret
 
 
-def run_guest(plugin_so, guest_bin, tmp_path, args=""):
+def run_guest(plugin_so, guest_bin, tmp_path, *args):
     out = tmp_path / "windows.jsonl"
-    arg = f"{plugin_so},out={out}" + (f",{args}" if args else "")
-    p = subprocess.run(qemu_guest_cmd(guest_bin, arg), capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(qemu_guest_cmd(guest_bin, plugin_so, f"out={out}", *args),
+                       capture_output=True, text=True, timeout=120)
     assert p.returncode == 1, p.stderr
     text = out.read_text()
     return text, {w["window"]: w for w in map(json.loads, text.splitlines())}

@@ -50,7 +50,7 @@ def test_default_goal_is_left_alone(tmp_path):
 
 def test_loads_and_writes_windows(env_ok, plugin_so, guest_bin, tmp_path):
     out = tmp_path / "w.jsonl"
-    p = subprocess.run(qemu_guest_cmd(guest_bin, f"{plugin_so},out={out}"),
+    p = subprocess.run(qemu_guest_cmd(guest_bin, plugin_so, f"out={out}"),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 1, p.stderr     # isa-debug-exit(0) -> status 1
     lines = [json.loads(l) for l in out.read_text().splitlines()]
@@ -64,9 +64,8 @@ def test_loads_and_writes_windows(env_ok, plugin_so, guest_bin, tmp_path):
     ("preset=vax", "unknown preset"),
     ("out=/nonexistent-dir/x.jsonl", "cannot open"),
 ])
-def test_bad_arguments_refuse_to_load(env_ok, plugin_so, arg, message):
-    p = subprocess.run([QEMU, "-machine", "pc", "-nodefaults", "-display", "none",
-                        "-plugin", f"{plugin_so},{arg}"],
+def test_bad_arguments_refuse_to_load(env_ok, plugin_so, guest_bin, arg, message):
+    p = subprocess.run(qemu_guest_cmd(guest_bin, plugin_so, arg),
                        capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
     assert message in p.stderr

@@ -11,7 +11,7 @@ import tarfile
 import pytest
 
 from ondol.abi import E_NOSYS
-from qemu_harness import BUILD, run_to_halt
+from qemu_harness import BUILD, qemucmd, run_to_halt
 
 PROGRAMS = ["cache_dloop", "cache_iloop", "cache_pages", "cache_syscall", "cache_spin"]
 
@@ -44,14 +44,14 @@ def ondol_ok():
         pytest.skip(f"run `make` first (ondol.bin / bootfs.tar without {missing})")
 
 
-def run_suite(plugin_so, tmp_path, suite, plugin_args="", options=None):
+def run_suite(plugin_so, tmp_path, suite, *plugin_args, options=None):
     """Boots ondol deterministically with the plugin; returns (results by window,
     plugin windows by id, raw plugin output)."""
     out = tmp_path / "cachesim.jsonl"
     run = ";".join(f"{cmd},{wid}" for wid, cmd in suite.items())
-    arg = f"{plugin_so},out={out}" + (f",{plugin_args}" if plugin_args else "")
+    args = (f"out={out}", *plugin_args)
     status, console, records = run_to_halt({"run": run, **(options or {})}, timeout=300,
-                                           icount=True, extra=["-plugin", arg])
+                                           icount=True, plugin=qemucmd.Plugin(plugin_so, args))
     assert status == 0, console[-3000:]
     results = {r["window"]: r for r in records if r.get("bench") == "cachemodel"}
     assert set(results) == set(suite), console[-3000:]

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# peer.py imports tools/qemucmd.py, the QEMU command line it shares with ondol.
+sys.path.insert(0, str(REPO / "tools"))
 
 
 def _load_peer():

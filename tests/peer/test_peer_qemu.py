@@ -10,6 +10,7 @@ import pytest
 
 
 def test_qemu_argv_matches_ondol_harness(peer, peer_build, tmp_path):
+    import qemucmd
     c, r = tmp_path / "c.log", tmp_path / "r.jsonl"
     argv = peer.qemu_argv(peer_build, "console=ttyS0 peer=pipe", False, c, r)
     joined = " ".join(argv)
@@ -17,14 +18,17 @@ def test_qemu_argv_matches_ondol_harness(peer, peer_build, tmp_path):
     for flags in ("-machine pc", "-cpu max", "-m 256M", "-smp 1", "-display none",
                   "-no-reboot"):
         assert flags in joined
+    # Like for like: the peer's machine is exactly the one ondol boots on.
+    ondol = qemucmd.ondol("k", "i")
+    assert argv[:argv.index("-kernel")] == [peer.QEMU] + ondol[1:ondol.index("-kernel")]
     assert argv[argv.index("-kernel") + 1] == str(peer_build.vmlinuz)
     assert argv[argv.index("-initrd") + 1] == str(peer_build.initramfs)
     assert argv[argv.index("-append") + 1] == "console=ttyS0 peer=pipe"
     serials = [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"]
     assert serials == [f"file:{c}", f"file:{r}"]  # COM1 console, COM2 results
     assert "-icount" not in argv and "-seed" not in argv
-    icount = peer.qemu_argv(peer_build, "x", True, c, r)
-    assert icount[:len(argv) - 2] == argv[:len(argv) - 2] or "-icount" in icount
+    icount = peer.qemu_argv(peer_build, "console=ttyS0 peer=pipe", True, c, r)
+    assert icount == argv + list(qemucmd.ICOUNT_FLAGS)
     assert ("-icount shift=0,sleep=off -seed 1 -rtc base=2024-01-01T00:00:00,clock=vm"
             in " ".join(icount))
 

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+import qemucmd
 from ondol import OndolError, cache, qemu
 
 IMAGES = dict(kernel="k.bin", initrd="fs.tar", results="out.jsonl")
@@ -19,10 +20,13 @@ def test_command_has_the_documented_machine_and_serial_ports():
 
 
 def test_icount_and_plugin_flags_are_added():
-    cmd = qemu.command("qemu", qemu.Machine(**IMAGES, icount=True, plugin=("-plugin", "x")))
+    plugin = qemucmd.Plugin("m.so", ("a=1",), "p.log")
+    cmd = qemu.command("qemu", qemu.Machine(**IMAGES, icount=True, plugin=plugin,
+                                             interactive=True))
     assert cmd[cmd.index("-icount") + 1] == "shift=0,sleep=off"
     assert "-seed" in cmd and "-rtc" in cmd
-    assert cmd[-2:] == ["-plugin", "x"]
+    assert cmd[-6:] == ["-plugin", "m.so,a=1", "-d", "plugin", "-D", "p.log"]
+    assert cmd[cmd.index("-serial") + 1] == "mon:stdio"
 
 
 def test_options_with_spaces_are_refused():
@@ -55,15 +59,15 @@ def test_bad_cache_specs(spec):
         cache.parse_spec(spec)
 
 
-def test_cache_qemu_args(tmp_path):
+def test_cache_plugin(tmp_path):
     with pytest.raises(OndolError, match="cache plugin not built"):
-        cache.qemu_args("ppro", tmp_path, tmp_path / "o", tmp_path / "l")
-    plugin = tmp_path / cache.PLUGIN
-    plugin.parent.mkdir(parents=True)
-    plugin.write_bytes(b"")
-    args = cache.qemu_args("ppro,l2=off", tmp_path, tmp_path / "o,1", tmp_path / "l")
-    assert args == ("-plugin", f"{plugin},preset=ppro,l2=off,out={tmp_path}/o,,1",
-                    "-d", "plugin", "-D", f"{tmp_path}/l")
+        cache.plugin("ppro", tmp_path, tmp_path / "o", tmp_path / "l")
+    so = tmp_path / cache.PLUGIN
+    so.parent.mkdir(parents=True)
+    so.write_bytes(b"")
+    plugin = cache.plugin("ppro,l2=off", tmp_path, tmp_path / "o,1", tmp_path / "l")
+    assert plugin.flags() == ["-plugin", f"{so},preset=ppro,l2=off,out={tmp_path}/o,,1",
+                              "-d", "plugin", "-D", f"{tmp_path}/l"]
 
 
 def test_read_windows_accepts_lines_or_an_array(tmp_path):

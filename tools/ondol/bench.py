@@ -90,11 +90,11 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
     stream_path, log = logs / f"{stem}.jsonl", logs / f"{stem}.log"
     windows_path = logs / f"{stem}.cache.jsonl"
     options = {**config.options, **request.options, "run": config.command.replace(" ", ",")}
-    plugin = ()
+    plugin = None
     if request.cache:
         windows_path.unlink(missing_ok=True)
-        plugin = cache.qemu_args(request.cache, ctx.top, windows_path,
-                                 logs / f"{stem}.plugin.log")
+        plugin = cache.plugin(request.cache, ctx.top, windows_path,
+                              logs / f"{stem}.plugin.log")
     machine = qemu.Machine(kernel=ctx.kernel, initrd=ctx.initrd, results=stream_path,
                            options=options, icount=ctx.mode == "icount", plugin=plugin)
     timeout = request.timeout or bench.timeout
@@ -126,7 +126,7 @@ def _reference_wall(ctx: _Context, machine: qemu.Machine, stem: str, timeout: fl
     logs = ctx.request.results_dir / "logs"
     plain = qemu.Machine(kernel=machine.kernel, initrd=machine.initrd,
                          results=logs / f"{stem}.noplugin.jsonl", options=machine.options,
-                         icount=machine.icount, plugin=())
+                         icount=machine.icount)
     started = time.monotonic()
     boot.headless(qemu.command(ctx.binary, plain), plain.results, logs / f"{stem}.noplugin.log",
                   timeout)

@@ -1,4 +1,4 @@
-"""The cache/TLB model plugin (tools/cacheplugin): its QEMU arguments and its output.
+"""The cache/TLB model plugin (tools/cacheplugin): how to load it, and its output.
 
 A spec is a comma-separated list: at most one bare preset name and any number of key=value
 pairs, e.g. "pentiumpro", "modern,l3=off" or "pentiumpro,seed=2". The plugin writes one
@@ -8,6 +8,7 @@ one JSON array). Windows are matched to result rows by the key fields both carry
 import json
 from pathlib import Path
 
+import qemucmd
 from ondol import OndolError
 
 PLUGIN = Path("build/tools/cachesim.so")
@@ -29,18 +30,12 @@ def parse_spec(spec: str) -> list[str]:
     return presets + pairs
 
 
-def qemu_args(spec: str, top: Path, out: Path, log: Path) -> tuple[str, ...]:
-    """-plugin/-d/-D arguments loading the model with `spec`, writing windows to `out`."""
-    plugin = top / PLUGIN
-    if not plugin.is_file():
-        raise OndolError(f"cache plugin not built: {plugin} is missing (run make)")
-    args = [_escape(str(plugin)), *parse_spec(spec), f"out={_escape(str(out))}"]
-    return ("-plugin", ",".join(args), "-d", "plugin", "-D", str(log))
-
-
-def _escape(value: str) -> str:
-    """QEMU option syntax doubles commas inside a value."""
-    return value.replace(",", ",,")
+def plugin(spec: str, top: Path, out: Path, log: Path) -> qemucmd.Plugin:
+    """The model loaded with `spec`, writing windows to `out` and its messages to `log`."""
+    path = top / PLUGIN
+    if not path.is_file():
+        raise OndolError(f"cache plugin not built: {path} is missing (run make)")
+    return qemucmd.Plugin(path, (*parse_spec(spec), f"out={qemucmd.escape(str(out))}"), log)
 
 
 def read_windows(path: Path) -> list[dict]:

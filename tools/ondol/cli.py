@@ -97,10 +97,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     kernel, initrd = project.kernel_images(top)
     directory.mkdir(parents=True, exist_ok=True)
     stream = directory / "run.jsonl"
-    plugin = ()
+    plugin = None
     if args.cache:
-        plugin = cache.qemu_args(args.cache, top, directory / "run.cache.jsonl",
-                                 directory / "run.plugin.log")
+        plugin = cache.plugin(args.cache, top, directory / "run.cache.jsonl",
+                              directory / "run.plugin.log")
     machine = qemu.Machine(kernel=kernel, initrd=initrd, results=stream,
                            options=_parse_opts(args.opt), icount=args.icount, plugin=plugin,
                            interactive=True)

@@ -34,7 +34,7 @@ raw=False, build=None, workdir=None) -> PeerRun``
     console text (for reports and for measuring boot time).
 
 ``qemu_argv(build, append, icount, console_log, results_log) -> list[str]``
-    The exact QEMU command line used (same flags as ondol's harness).
+    The exact QEMU command line used (tools/qemucmd.py: the same machine as ondol's).
 
 ``results(records) -> list[dict]``
     The ``"type": "result"`` records.
@@ -52,7 +52,6 @@ noisy).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -60,6 +59,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence, Union
+
+import qemucmd  # tools/qemucmd.py: the one QEMU command line
 
 __all__ = [
     "PeerError",
@@ -76,7 +77,7 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "peer" / "build-initramfs.sh"
-QEMU = os.environ.get("ONDOL_QEMU", "qemu-system-x86_64")
+QEMU = qemucmd.binary()
 
 #: short name (as written in ``peer=``) -> test name in the result record
 TESTS = {
@@ -89,11 +90,6 @@ TESTS = {
 #: seconds; a boot plus a few thousand samples takes ~10-20 s under TCG here
 DEFAULT_TIMEOUT = 300.0
 
-#: QEMU flags shared with ondol's harness (docs/measuring.md, "Units")
-BASE_FLAGS = ["-machine", "pc", "-cpu", "max", "-m", "256M", "-smp", "1",
-              "-display", "none", "-no-reboot"]
-ICOUNT_FLAGS = ["-icount", "shift=0,sleep=off", "-seed", "1",
-                "-rtc", "base=2024-01-01T00:00:00,clock=vm"]
 #: kernel command line before the ``peer=`` request; panic=-1 turns a guest
 #: panic into a reboot, which -no-reboot turns into a QEMU exit.
 BASE_APPEND = "console=ttyS0 quiet panic=-1"
@@ -169,15 +165,10 @@ def _short_names(test: Union[str, Sequence[str]]) -> list:
 
 def qemu_argv(build: PeerBuild, append: str, icount: bool,
               console_log: Path, results_log: Path) -> list:
-    """The QEMU command that boots the peer (COM1 -> console_log, COM2 -> results_log)."""
-    argv = [QEMU] + BASE_FLAGS + [
-        "-kernel", str(build.vmlinuz), "-initrd", str(build.initramfs),
-        "-append", append,
-        "-serial", f"file:{console_log}", "-serial", f"file:{results_log}",
-    ]
-    if icount:
-        argv += ICOUNT_FLAGS
-    return argv
+    """The QEMU command that boots the peer (COM1 -> console_log, COM2 -> results_log): the
+    machine and icount flags are ondol's own (tools/qemucmd.py), so counts compare."""
+    return qemucmd.peer(build.vmlinuz, build.initramfs, append, console_log, results_log,
+                        qemu=QEMU, icount=icount)
 
 
 def _parse(path: Path) -> list:

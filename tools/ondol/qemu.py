@@ -1,18 +1,12 @@
-"""Finding QEMU and building its command line: the one place that knows QEMU's flags."""
-import os
+"""Finding QEMU and the command of one ondol boot; the flags themselves are written once,
+in tools/qemucmd.py (shared with `make run`, the tests and the Linux peer)."""
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import qemucmd
 from ondol import OndolError
-
-DEFAULT_BINARY = "qemu-system-x86_64"
-
-# Deterministic mode: one instruction per virtual ns (so the TSC counts instructions), no
-# idle warping by host time, and fixed seed and clock so repeated boots are byte-identical.
-ICOUNT_FLAGS = ["-icount", "shift=0,sleep=off", "-seed", "1",
-                "-rtc", "base=2024-01-01T00:00:00,clock=vm"]
 
 
 @dataclass(frozen=True)
@@ -21,22 +15,22 @@ class Machine:
 
     COM1 is QEMU's stdio, which the caller connects to the terminal or a log file; on a
     terminal (`interactive`) the QEMU monitor shares it (Ctrl-A C; Ctrl-A X quits), as in
-    `make run`. `plugin` holds extra QEMU arguments that load a TCG plugin (ondol.cache).
+    `make run`. `plugin` loads a TCG plugin (ondol.cache makes it).
     """
     kernel: Path
     initrd: Path
     results: Path
     options: dict[str, str] = field(default_factory=dict)
     icount: bool = True
-    plugin: tuple[str, ...] = ()
+    plugin: qemucmd.Plugin | None = None
     interactive: bool = False
-    memory: str = "256M"
+    memory: str = qemucmd.DEFAULT_MEMORY
     smp: int = 1
 
 
 def find() -> str:
     """The QEMU binary: $ONDOL_QEMU if set, else qemu-system-x86_64 on PATH."""
-    wanted = os.environ.get("ONDOL_QEMU") or DEFAULT_BINARY
+    wanted = qemucmd.binary()
     found = shutil.which(wanted)
     if not found:
         raise OndolError(f"QEMU not found ({wanted}); run scripts/deps.sh or set ONDOL_QEMU")
@@ -56,22 +50,18 @@ def version(binary: str) -> str:
     return first.removeprefix("QEMU emulator version ").strip()
 
 
+
 def append_line(options: dict[str, str]) -> str:
     """Kernel options as the -append string; values may not contain spaces."""
-    for key, value in options.items():
-        if not key or " " in key + value or "=" in key:
-            raise OndolError(f"bad kernel option {key}={value!r}: no spaces allowed "
-                             "(commas stand for spaces in run=)")
-    return " ".join(f"{k}={v}" for k, v in options.items())
+    try:
+        return qemucmd.append_line(options)
+    except ValueError as exc:
+        raise OndolError(str(exc)) from None
 
 
 def command(binary: str, machine: Machine) -> list[str]:
-    cmd = [binary, "-machine", "pc", "-cpu", "max", "-m", machine.memory,
-           "-smp", str(machine.smp), "-display", "none", "-no-reboot",
-           "-kernel", str(machine.kernel), "-initrd", str(machine.initrd),
-           "-append", append_line(machine.options),
-           "-serial", "mon:stdio" if machine.interactive else "stdio",
-           "-serial", f"file:{machine.results}"]
-    if machine.icount:
-        cmd += ICOUNT_FLAGS
-    return cmd + list(machine.plugin)
+    """The QEMU command booting `machine` with `binary`."""
+    return qemucmd.ondol(machine.kernel, machine.initrd, append_line(machine.options),
+                         com1="mon:stdio" if machine.interactive else "stdio",
+                         com2=f"file:{machine.results}", qemu=binary, memory=machine.memory,
+                         smp=machine.smp, icount=machine.icount, plugin=machine.plugin)

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""The QEMU command line, written once.
+
+Every boot takes its command from here: `make run` and `make debug` (through the command
+line at the bottom), the test harness (tests/qemu_harness.py), the `./ondol` CLI
+(tools/ondol/qemu.py), the Linux peer (tools/ondol/peer.py) and the cache-model tests
+(tests/cachemodel/cachesim_env.py). A caller picks a variant by what it boots --
+`ondol()`, `ondol_iso()`, `peer()`, `bare_guest()` -- and adds knobs by keyword
+(`Knobs`): memory, icount, a TCG plugin, the gdb stub, extra flags. Every variant starts
+with the same `machine_flags()`, so ondol and the Linux peer run on the same virtual
+machine and their counts compare like for like.
+
+Standard library only, so the Makefile runs it with plain python3. Run
+`python3 tools/qemucmd.py --help` for the command line; `--print` shows the command
+instead of running it. docs/debugging.md says how to add a variant.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_BINARY = "qemu-system-x86_64"
+BINARY_VARIABLE = "ONDOL_QEMU"
+DEFAULT_MEMORY = "256M"
+
+# Deterministic mode: one instruction per virtual ns (so the TSC counts instructions), no
+# idle warping by host time, and fixed seed and clock so repeated boots are byte-identical.
+ICOUNT_FLAGS = ("-icount", "shift=0,sleep=off", "-seed", "1",
+                "-rtc", "base=2024-01-01T00:00:00,clock=vm")
+# QEMU stops before the first instruction and serves gdb on localhost:1234.
+GDB_FLAGS = ("-s", "-S")
+# A port write of v makes QEMU exit with status 2v+1: how bare test guests end.
+DEBUG_EXIT_DEVICE = ("-device", "isa-debug-exit,iobase=0xf4,iosize=0x04")
+
+
+def binary() -> str:
+    """The QEMU binary: $ONDOL_QEMU if set and not empty, else qemu-system-x86_64."""
+    return os.environ.get(BINARY_VARIABLE) or DEFAULT_BINARY
+
+
+def escape(value: str) -> str:
+    """QEMU's option syntax: a comma inside a value is written twice."""
+    return value.replace(",", ",,")
+
+
+def append_line(options: dict[str, str]) -> str:
+    """Kernel options as one -append string. The kernel splits words at spaces, so a key or
+    value with a space (or a key with "=") cannot be passed: ValueError."""
+    for key, value in options.items():
+        if not key or " " in key + value or "=" in key:
+            raise ValueError(f"bad kernel option {key}={value!r}: no spaces allowed "
+                             "(commas stand for spaces in run=)")
+    return " ".join(f"{key}={value}" for key, value in options.items())
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A TCG plugin: the shared object, its key=value arguments, and the file its messages
+    go to (`-d plugin -D LOG`; without a log QEMU drops them)."""
+    path: str | Path
+    args: tuple[str, ...] = ()
+    log: str | Path | None = None
+
+    def flags(self) -> list[str]:
+        spec = ",".join([escape(str(self.path)), *self.args])
+        logging = ["-d", "plugin", "-D", str(self.log)] if self.log is not None else []
+        return ["-plugin", spec, *logging]
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """What every variant may change. `qemu` overrides `binary()`; `extra` is appended last,
+    verbatim (e.g. `-d int,cpu_reset -D qemu.log`)."""
+    qemu: str | None = None
+    memory: str = DEFAULT_MEMORY
+    smp: int = 1
+    icount: bool = False
+    plugin: Plugin | None = None
+    gdb: bool = False
+    extra: tuple[str, ...] = ()
+
+
+def machine_flags(knobs: Knobs) -> list[str]:
+    """The virtual machine itself, the same for every guest. Debian 12 / QEMU 7.2, TCG only:
+    `-cpu max` gives NX, SMEP and SMAP; no display; a guest reboot ends QEMU instead."""
+    return ["-machine", "pc", "-cpu", "max", "-m", knobs.memory, "-smp", str(knobs.smp),
+            "-display", "none", "-no-reboot"]
+
+
+def _assemble(load: list[str], serials: list[str], knobs: Knobs) -> list[str]:
+    """Binary, machine, what to load, serial ports in COM order, then the knobs' flags."""
+    cmd = [knobs.qemu or binary(), *machine_flags(knobs), *load]
+    for port in serials:
+        cmd += ["-serial", port]
+    if knobs.icount:
+        cmd += ICOUNT_FLAGS
+    if knobs.plugin is not None:
+        cmd += knobs.plugin.flags()
+    if knobs.gdb:
+        cmd += GDB_FLAGS
+    return cmd + list(knobs.extra)
+
+
+def ondol(kernel: str | Path, initrd: str | Path, append: str = "", *, com1: str = "stdio",
+          com2: str = "null", **knobs) -> list[str]:
+    """ondol loaded by QEMU's multiboot loader (the boot archive is the module), with the
+    kernel options `append` (`append_line()` makes it from a dict).
+
+    COM1 is the console: "stdio" for pipes and logs, "mon:stdio" on a terminal (the QEMU
+    monitor shares it: Ctrl-A C, Ctrl-A X quits). COM2 is the result stream, usually
+    "file:PATH". Both take any QEMU character device.
+    """
+    load = ["-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
+    return _assemble(load, [com1, com2], Knobs(**knobs))
+
+
+def ondol_iso(iso: str | Path, *, com1: str = "stdio", com2: str = "null",
+              **knobs) -> list[str]:
+    """ondol booted from its GRUB image as a CD, as a real PC boots it (no kernel options:
+    GRUB's menu entry gives them)."""
+    return _assemble(["-cdrom", str(iso), "-boot", "d"], [com1, com2], Knobs(**knobs))
+
+
+def peer(vmlinuz: str | Path, initramfs: str | Path, append: str, console_log: str | Path,
+         results_log: str | Path, **knobs) -> list[str]:
+    """The Linux peer (tools/peer/): Debian's kernel with the peer initramfs, COM1 (kernel
+    and /init messages) into `console_log`, COM2 (its result records) into `results_log`."""
+    load = ["-kernel", str(vmlinuz), "-initrd", str(initramfs), "-append", append]
+    return _assemble(load, [f"file:{console_log}", f"file:{results_log}"], Knobs(**knobs))
+
+
+def bare_guest(image: str | Path, **knobs) -> list[str]:
+    """A tiny multiboot test image (tests/cachemodel/guest/) on a machine without default
+    devices: no serial ports, only the debug-exit port through which the guest ends QEMU."""
+    knobs.setdefault("memory", "64M")
+    load = ["-nodefaults", *DEBUG_EXIT_DEVICE, "-kernel", str(image)]
+    return _assemble(load, [], Knobs(**knobs))
+
+
+# ---- command line: `make run` and `make debug` ----------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="qemucmd.py", description="Boot ondol in QEMU on this terminal (COM1 with the "
+        "QEMU monitor; COM2 into a file), as `make run` does.")
+    p.add_argument("--print", action="store_true", help="print the command, do not run it")
+    p.add_argument("--qemu", help=f"QEMU binary (default ${BINARY_VARIABLE} or {DEFAULT_BINARY})")
+    p.add_argument("--build", default="build", help="directory with ondol.bin, bootfs.tar, ondol.iso")
+    p.add_argument("--append", default="", help="kernel options, 'key=value ...'")
+    p.add_argument("--iso", action="store_true", help="boot build/ondol.iso through GRUB")
+    p.add_argument("--memory", default=DEFAULT_MEMORY, help="guest RAM, e.g. 512M")
+    p.add_argument("--icount", action="store_true", help="deterministic mode")
+    p.add_argument("--gdb", action="store_true", help="wait for gdb on localhost:1234")
+    p.add_argument("--com2", help="COM2 destination (default file:BUILD/com2.jsonl)")
+    p.add_argument("extra", nargs="*", help="after --: more QEMU flags, verbatim")
+    return p
+
+
+def _command_from(args: argparse.Namespace) -> list[str]:
+    build = Path(args.build)
+    ports = dict(com1="mon:stdio", com2=args.com2 or f"file:{build / 'com2.jsonl'}")
+    knobs = dict(qemu=args.qemu, memory=args.memory, icount=args.icount, gdb=args.gdb,
+                 extra=tuple(args.extra))
+    if args.iso:
+        return ondol_iso(build / "ondol.iso", **ports, **knobs)
+    return ondol(build / "ondol.bin", build / "bootfs.tar", args.append, **ports, **knobs)
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    cmd = _command_from(args)
+    if args.print:
+        print(shlex.join(cmd))
+        return 0
+    try:
+        os.execvp(cmd[0], cmd)  # QEMU takes over this process and its terminal
+    except OSError as exc:
+        print(f"qemucmd: cannot run {cmd[0]}: {exc.strerror}", file=sys.stderr)
+    return 127
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
