@@ -24,7 +24,7 @@ def line(*series, axes="twin") -> Figure:
 
 def test_published_row_gives_the_columns_as_numeric_x():
     got = points(Published("P1 DTS", "P1.table2", row="DTS"), line(), [], report.load_papers())
-    assert got.published and got.label == "P1 DTS [cycles]"
+    assert got.published and (got.label, got.unit) == ("P1 DTS", "cycles")
     assert got.x == [0, 30, 60, 90, 120, 150, 180, 200]
     assert got.y == [378, 843, 1025, 1104, 1146, 1128, 1153, 1186]
 
@@ -36,13 +36,14 @@ def test_published_column_skips_missing_values():
 
 
 def test_ours_selects_rows_by_fields_sorts_by_x_and_spans_min_max():
-    rows = [{"table": "T", "dts": "on", "threads": 30, "median": 5, "min": 4, "max": 9},
+    rows = [{"table": "T", "dts": "on", "threads": 30, "median": 5, "min": 4, "max": 9,
+             "unit": "instructions (icount)"},
             {"table": "T", "dts": "on", "threads": 0, "median": 3, "min": 3, "max": 3},
             {"table": "T", "dts": "off", "threads": 0, "median": 7, "min": 7, "max": 7},
             {"table": "T", "dts": "on", "threads": 60, "median": 1, "min": 1, "max": 1,
              "kernel": "linux"}]
     got = points(Ours("on", {"table": "T", "dts": "on", "kernel": None}), line(), rows, {})
-    assert not got.published
+    assert not got.published and got.unit == "instructions (icount)"
     assert (got.x, got.y) == ([0, 30], [3, 5])
     assert got.span == ([0, 1], [0, 4])
 
@@ -80,8 +81,8 @@ def test_p1_figures_draw_every_series_from_a_real_run():
     assert all(p.x == list(benchmarks.IPC_THREADS) for p in table2)
 
 
-def test_legend_sits_outside_the_axes():
-    fig_spec = benchmarks.get("ipc").figures[0]
+@pytest.mark.parametrize("fig_spec", benchmarks.get("ipc").figures, ids=lambda f: f.id)
+def test_legend_sits_outside_the_axes_and_each_axis_names_its_unit(fig_spec):
     fig = plot._paper_figure(fig_spec, ipc_rows(), report.load_papers())
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -89,6 +90,23 @@ def test_legend_sits_outside_the_axes():
     box = legend.get_window_extent(renderer)
     for ax in fig.axes:
         assert not box.overlaps(ax.get_window_extent(renderer)), "legend over the data"
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    plot.plt.close(fig)
+    if fig_spec.axes == "twin":
+        assert labels == ["paper [cycles]", "ondol [instructions (icount)]"]
+    else:
+        assert labels == ["instructions (icount)"]
+
+
+def test_a_run_without_rows_for_a_series_still_draws_the_others():
+    """P1's round trips absent (a partial run): the figure keeps the Linux series."""
+    fig_spec = [f for f in benchmarks.get("ipc").figures if f.id == "ipc-roundtrip"][0]
+    rows = [r for r in ipc_rows() if r.get("kernel") == "linux"]
+    fig = plot._paper_figure(fig_spec, rows, report.load_papers())
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["Linux (peer)"]
+    assert [p.get_facecolor() for p in fig.axes[0].patches][0][:3] == \
+        plot.matplotlib.colors.to_rgb("C2")     # its own colour, not the first series'
     plot.plt.close(fig)
 
 

@@ -3,7 +3,7 @@ figure with ondol's results beside the paper's published numbers.
 
 A benchmark lists its figures in its `figures` field (tools/ondol/benchmarks.py); the
 report (report.py) and `./ondol bench` (plot.py) draw every declared figure without
-knowing any of them, so a new benchmark adds a figure by declaring it here-shaped:
+knowing any of them, so a new benchmark adds a figure just by declaring it:
 
 - `Ours`: a series from the result rows: the rows whose fields equal `where` (a missing
   field equals None), x from the figure's `x` field (renamed through `x_names`, so ondol's
@@ -52,9 +52,10 @@ class Figure:
 
 @dataclass(frozen=True)
 class Points:
-    """One series ready to draw: x values, y values and (below, above) error spans."""
+    """One series ready to draw: x values, y values, (below, above) error spans, unit."""
     label: str
     published: bool
+    unit: str
     x: list
     y: list[float]
     span: tuple[list[float], list[float]] | None = None
@@ -74,7 +75,8 @@ def points(series: Ours | Published, figure: Figure, rows: list[dict],
     if all("min" in r and "max" in r for r in chosen):
         span = ([max(0, r[series.y] - r["min"]) for r in chosen],
                 [max(0, r["max"] - r[series.y]) for r in chosen])
-    return Points(series.label, False,
+    unit = ", ".join(sorted({str(r["unit"]) for r in chosen if "unit" in r}))
+    return Points(series.label, False, unit or "no unit reported",
                   [series.x_names.get(r[figure.x], r[figure.x]) for r in chosen],
                   [r[series.y] for r in chosen], span)
 
@@ -88,8 +90,7 @@ def _published(series: Published, papers: dict) -> Points:
         column = table["columns"].index(series.column)
         pairs = ((r[0], r[column]) for r in table["rows"])
     kept = [(_number(x), y) for x, y in pairs if y is not None]
-    return Points(f"{series.label} [{table['unit']}]", True,
-                  [x for x, _ in kept], [y for _, y in kept])
+    return Points(series.label, True, table["unit"], [x for x, _ in kept], [y for _, y in kept])
 
 
 def paper_table(papers: dict, ref: str) -> dict:

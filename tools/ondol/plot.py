@@ -79,14 +79,11 @@ OURS_STYLE = {"linestyle": "-", "marker": "o"}
 
 
 def figure_svg(spec: Figure, rows: list[dict], papers: dict) -> str:
-    """The figure as SVG text. Its ids are salted with the figure's id, so several SVGs can
-    sit inline in one page and a redraw of the same data gives the same bytes."""
+    """The figure as SVG text, for the report to inline."""
     fig = _paper_figure(spec, rows, papers)
-    out = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": spec.id}):
-        fig.savefig(out, format="svg", metadata={"Date": None})
+    text = _svg_text(fig, spec.id)
     plt.close(fig)
-    return out.getvalue()
+    return text
 
 
 def draw_figures(doc: dict, figures: tuple[Figure, ...], papers: dict,
@@ -95,29 +92,40 @@ def draw_figures(doc: dict, figures: tuple[Figure, ...], papers: dict,
     written = []
     for spec in figures:
         svg, png = directory / f"{spec.id}.svg", directory / f"{spec.id}.png"
-        svg.write_text(figure_svg(spec, doc["results"], papers))
         fig = _paper_figure(spec, doc["results"], papers)
+        svg.write_text(_svg_text(fig, spec.id))
         fig.savefig(png, dpi=120)
         plt.close(fig)
         written += [png, svg]
     return written
 
 
+def _svg_text(fig, salt: str) -> str:
+    """SVG without a date, its ids salted with the figure's id: several figures can sit
+    inline in one page, and a redraw of the same data gives the same bytes."""
+    out = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": salt}):
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()
+
+
 def _paper_figure(spec: Figure, rows: list[dict], papers: dict):
-    """The figure's series that have points (a run may lack some configurations)."""
-    drawn = [p for p in (points(s, spec, rows, papers) for s in spec.series) if p.y]
+    """Every declared series that has points (a run may lack some configurations), in
+    the colour its place among the paper's or ondol's series gives it."""
+    every = [points(s, spec, rows, papers) for s in spec.series]
+    colours = [f"C{sum(q.published == p.published for q in every[:i])}"
+               for i, p in enumerate(every)]
+    drawn = [(p, colour) for p, colour in zip(every, colours) if p.y]
     fig, ax = plt.subplots(figsize=(7.5, 5), layout="constrained")
     if not drawn:
         ax.text(0.5, 0.5, "no result rows for this figure's series", ha="center",
                 transform=ax.transAxes)
-    twin = spec.axes == "twin" and len({p.published for p in drawn}) == 2
+    twin = spec.axes == "twin" and len({p.published for p, _ in drawn}) == 2
     axis_of = {True: ax, False: ax.twinx() if twin else ax}
-    categories = list(dict.fromkeys(x for p in drawn for x in p.x))
-    colour = {True: 0, False: 0}
-    for index, series in enumerate(drawn):
-        style = {**(PAPER_STYLE if series.published else OURS_STYLE),
-                 "color": f"C{colour[series.published]}", "label": series.label}
-        colour[series.published] += 1
+    categories = list(dict.fromkeys(x for p, _ in drawn for x in p.x))
+    for index, (series, colour) in enumerate(drawn):
+        style = {**(PAPER_STYLE if series.published else OURS_STYLE), "color": colour,
+                 "label": series.label + (f" [{series.unit}]" if twin else "")}
         target = axis_of[series.published]
         if spec.kind == "line":
             target.errorbar(series.x, series.y, yerr=series.span, capsize=3, **style)
@@ -126,7 +134,7 @@ def _paper_figure(spec: Figure, rows: list[dict], papers: dict):
     for axis in set(axis_of.values()):
         axis.set_yscale("log" if spec.logy and drawn else "linear")
     ax.set_xlabel(spec.xlabel)
-    _label_axes(axis_of, drawn, rows, twin)
+    _label_axes(axis_of, [p for p, _ in drawn], twin)
     ax.set_title(textwrap.fill(spec.title, 75), fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     handles = [h for axis in dict.fromkeys(axis_of.values())
@@ -147,12 +155,10 @@ def _grouped_bars(axis, series, categories: list, index: int, count: int, style:
     axis.set_xticks(range(len(categories)), [textwrap.fill(str(c), 14) for c in categories])
 
 
-def _label_axes(axis_of: dict, drawn: list, rows: list[dict], twin: bool) -> None:
-    ours_unit = ", ".join(units(rows)) or "no unit reported"
-    paper_units = sorted({p.label.rsplit("[", 1)[-1].rstrip("]") for p in drawn if p.published})
-    if twin:
-        axis_of[True].set_ylabel(f"paper [{', '.join(paper_units)}]")
-        axis_of[False].set_ylabel(f"ondol [{ours_unit}]")
-    else:
-        axis_of[True].set_ylabel(", ".join(paper_units) if all(p.published for p in drawn)
-                                 else ours_unit)
+def _label_axes(axis_of: dict, drawn: list, twin: bool) -> None:
+    """Each y axis names the units of the series on it."""
+    for published, axis in axis_of.items():
+        found = sorted({p.unit for p in drawn if p.published == published})
+        if found:
+            who = ("paper" if published else "ondol") if twin else ""
+            axis.set_ylabel(f"{who} [{', '.join(found)}]" if who else ", ".join(found))
