@@ -5,6 +5,7 @@ import re
 import pytest
 
 from ondol import OndolError, benchmarks, compare, plot, report, results
+from ondol.figure import Figure, Ours, Published
 from ondol.cli import main
 
 
@@ -110,3 +111,25 @@ def test_plot_refuses_rows_without_the_plotted_field(tmp_path):
     del d["results"][1]["threads"]
     with pytest.raises(OndolError, match="a result row has no 'threads' field"):
         plot.draw(d, benchmarks.get("ipc").plot, tmp_path)
+
+
+def test_a_new_benchmark_adds_its_figure_by_declaring_it(tmp_path, monkeypatch):
+    """No report code knows the figure: declaring it on the benchmark is enough."""
+    figure = Figure(id="p2-calls", paper="P2", title="Calls per function", caption="c",
+                    kind="bar", x="function", xlabel="function", axes="twin",
+                    series=(Published("P2", "P2.table2", column="calls"),
+                            Ours("ondol", {"test": "calls"}, y="count")))
+    bench = benchmarks.Benchmark(name="alloc", description="d", configs=(), key=("function",),
+                                 columns=("function", "count"),
+                                 plot=benchmarks.Plot(kind="bar", x="function"),
+                                 paper="P2.table2", figures=(figure,))
+    monkeypatch.setattr(benchmarks, "BENCHMARKS", (*benchmarks.BENCHMARKS, bench))
+    d = doc(name="alloc")
+    d["paper"] = "P2.table2"
+    d["results"] = [{"test": "calls", "function": f, "count": c, "unit": "calls"}
+                    for f, c in (("malloc", 900), ("free", 800))]
+    results.write(d, tmp_path)
+    html = report.write(tmp_path).read_text()
+    p2 = html[html.index('<section id="P2">'):html.index('<section id="P3">')]
+    assert '<figure id="p2-calls"><svg' in p2 and "Calls per function" in p2
+    assert "No ondol results for this paper yet" not in p2
