@@ -15,7 +15,7 @@ knowing any of them, so a new benchmark adds a figure just by declaring it:
   "twin" puts the paper's series on a left y axis in the paper's unit and ours on a right
   one in ours (for cycles vs icount instructions), "shared" puts every series on one axis
   (same unit). `title` says what the reader should see; `caption` how to read it (units,
-  which axis is which).
+  which axis is which). `paper` ("P1") is the report section the figure goes in.
 """
 from dataclasses import dataclass, field
 

@@ -75,9 +75,11 @@ def _section_of(doc: dict) -> str | None:
 
 def _paper_section(pid: str, paper: dict, docs: list[dict], papers: dict,
                    directory: Path) -> tuple[str, str, str]:
+    """A paper's figures (from any benchmark that declares one for it), ondol's tables for
+    the benchmarks that compare with it, its published tables, then the conditions."""
     ours = [doc for doc in docs if _section_of(doc) == pid]
-    parts = [_figure_html(fig, doc, papers) for doc in ours
-             for fig in _figures_of(doc)]
+    parts = [_figure_html(fig, doc, papers) for doc in docs
+             for fig in _figures_of(doc) if fig.paper == pid]
     parts += [_plot(doc["benchmark"], directory) for doc in ours if not _figures_of(doc)]
     if not ours:
         parts.append("<p>No ondol results for this paper yet: its benchmark arrives with "
