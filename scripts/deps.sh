@@ -19,13 +19,23 @@ done
 # python3 -m venv needs ensurepip (python3-venv on Debian).
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "ondol: installing ${missing[*]} (apt-get)"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+
+# Headless Chromium renders results/report.html for its test and `./ondol report --png`.
+# Optional: without it only that test skips (saying why), so a failed install is a note.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "ondol: installing chromium (apt-get)"
+  { $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      chromium; } >/dev/null 2>&1 ||
+    echo "ondol: note: chromium could not be installed; the report's browser test will skip"
 fi
 
 # Python venv for the host tools and tests (pytest, matplotlib, rich).

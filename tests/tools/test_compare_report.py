@@ -1,9 +1,11 @@
 """`ondol compare` and `ondol report`."""
 import json
+import re
 
 import pytest
 
 from ondol import OndolError, benchmarks, compare, plot, report, results
+from ondol.figure import Figure, Ours, Published
 from ondol.cli import main
 
 
@@ -57,24 +59,33 @@ def test_compare_rejects_non_result_files(tmp_path, capsys):
     assert "is not an ondol result file" in capsys.readouterr().err
 
 
-def test_report_has_results_plots_and_paper_numbers(tmp_path):
+def test_report_has_sections_figures_tables_and_paper_numbers(tmp_path):
     for d in (doc(), doc(name="null", key=("test",), medians={("busy", 0): 120})):
         d["paper"] = None if d["benchmark"] == "null" else d["paper"]
         for row in d["results"]:
             row["series"] = "dts on"        # the ipc plot groups its lines by this field
+            row["table"] = "P1 table 2"     # P1's Table 2 figure selects these rows
         results.write(d, tmp_path)
         plot.draw(d, benchmarks.get(d["benchmark"]).plot, tmp_path)
     (tmp_path / "unrelated.json").write_text('{"not": "a result"}')
 
     html = report.write(tmp_path).read_text()
-    assert html.count('src="data:image/png;base64,') == 2
-    assert 'href="ipc.svg"' in html and 'href="null.svg"' in html
-    assert "P1: IPC with direct thread switching" in html
-    assert "1,133,000,000" in html and "1,186" in html  # P1 Table 2, no DTS / DTS at 200
+    sections = re.findall(r'<section id="([^"]+)"><h2>', html)
+    assert sections == ["P0", "P1", "P2", "P3", "P4", "other"]
+    p1 = html[html.index('<section id="P1">'):html.index('<section id="P2">')]
+    # P1: the declared figures inline, first; then the tables; the conditions last.
+    figures = re.findall(r'<figure id="([^"]+)"><svg', p1)
+    assert figures == [f.id for f in benchmarks.get("ipc").figures]
+    assert p1.index("<figure") < p1.index("<table") < p1.index("Conditions of ipc.json")
+    assert "with DTS the one-way IPC latency stays flat" in p1
+    assert "data:image/png" not in html and "<?xml" not in html
+    other = html[html.index('<section id="other">'):]
+    assert '<figure id="plot-null"><svg' in other    # no figure declared: the generic plot
+    assert "No ondol results for this paper yet" in html  # P0, P2, P3, P4
+    assert "1,133,000,000" in p1 and "1,186" in p1      # P1 Table 2, no DTS / DTS at 200
     assert "122,732" in html and "1,151.92" in html     # P0 Table 2 and throughput
     assert "49,852" in html and "10,986" in html        # P2 Table 2, P3 copy to user
     assert "1.5x throughput" in html                    # P4
-    assert "No paper published a comparable number" in html
     assert "instructions (icount)" in html
 
 
@@ -100,3 +111,25 @@ def test_plot_refuses_rows_without_the_plotted_field(tmp_path):
     del d["results"][1]["threads"]
     with pytest.raises(OndolError, match="a result row has no 'threads' field"):
         plot.draw(d, benchmarks.get("ipc").plot, tmp_path)
+
+
+def test_a_new_benchmark_adds_its_figure_by_declaring_it(tmp_path, monkeypatch):
+    """No report code knows the figure: declaring it on the benchmark is enough."""
+    figure = Figure(id="p2-calls", paper="P2", title="Calls per function", caption="c",
+                    kind="bar", x="function", xlabel="function", axes="twin",
+                    series=(Published("P2", "P2.table2", column="calls"),
+                            Ours("ondol", {"test": "calls"}, y="count")))
+    bench = benchmarks.Benchmark(name="alloc", description="d", configs=(), key=("function",),
+                                 columns=("function", "count"),
+                                 plot=benchmarks.Plot(kind="bar", x="function"),
+                                 paper="P2.table2", figures=(figure,))
+    monkeypatch.setattr(benchmarks, "BENCHMARKS", (*benchmarks.BENCHMARKS, bench))
+    d = doc(name="alloc")
+    d["paper"] = "P2.table2"
+    d["results"] = [{"test": "calls", "function": f, "count": c, "unit": "calls"}
+                    for f, c in (("malloc", 900), ("free", 800))]
+    results.write(d, tmp_path)
+    html = report.write(tmp_path).read_text()
+    p2 = html[html.index('<section id="P2">'):html.index('<section id="P3">')]
+    assert '<figure id="p2-calls"><svg' in p2 and "Calls per function" in p2
+    assert "No ondol results for this paper yet" not in p2

@@ -103,6 +103,8 @@ def test_bench_ipc_boots_every_configuration_and_adds_the_peer_once(scratch, fak
     assert {r["unit"] for r in ondol_rows} == {unit}
     assert all("series" in r and "p1_cycles" in r for r in doc["results"])
     assert (scratch / "results" / "ipc.png").stat().st_size > 0
+    for fig in benchmarks.get("ipc").figures:     # P1's figures, declared beside the bench
+        assert (scratch / "results" / f"{fig.id}.svg").read_text().count("<path") > 20
 
 
 def test_peer_failure_is_a_note_not_an_error(scratch, fake_qemu, monkeypatch, capsys):

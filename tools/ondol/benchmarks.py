@@ -13,6 +13,8 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
   x value); `logy` for a log-scale y axis. Error bars span the rows' min..max.
 - `paper`: "P<n>.<table id>" of the table in data/papers.json the results sit beside,
   or None when no paper published a comparable number.
+- `figures`: the paper figures the report draws from these results, the paper's series
+  beside ours (`Figure`, see figure.py); declared next to the benchmark, below.
 - Optional: `icount` (default mode), `timeout` (seconds per boot) and `rows`, a function
   (guest result rows of this bench, Config) -> table rows, for benchmarks whose guest rows
   need reshaping.
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ondol import OndolError
+from ondol.figure import Figure, Ours, Published
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Benchmark:
     columns: tuple[str, ...]
     plot: Plot
     paper: str | None
+    figures: tuple[Figure, ...] = ()
     icount: bool = True
     timeout: float = 300.0
     rows: Callable[[list[dict], Config], list[dict]] = with_params
@@ -195,6 +199,50 @@ def ipc_rows(results: list[dict], config: Config) -> list[dict]:
     return rows
 
 
+# P1's figures. P1 counts Cortex-A8 cycles, ondol icount instructions: two y axes.
+IPC_FIGURES = (
+    Figure(
+        id="p1-table2", paper="P1", kind="line", x="threads", logy=True,
+        xlabel="other threads, all busy (busy_wait)",
+        title="P1 Table 2: with DTS the one-way IPC latency stays flat; without it, it grows "
+              "by one time slice per busy thread",
+        caption="One-way send -> receive latency against the number of other busy threads. "
+                "P1's points (dashed, hollow squares) are Cortex-A8 cycles on the left axis; "
+                "ondol's (solid, dots; error bars min..max) are instructions under QEMU icount "
+                "on the right axis with a 100 us slice. Both axes are logarithmic; compare "
+                "the shapes, not the values.",
+        series=(Published("P1, DTS", "P1.table2", row="DTS"),
+                Published("P1, no DTS", "P1.table2", row="no DTS"),
+                Ours("ondol, DTS", {"table": "P1 table 2", "dts": "on"}),
+                Ours("ondol, no DTS", {"table": "P1 table 2", "dts": "off"}))),
+    Figure(
+        id="p1-table1", paper="P1", kind="bar", x="scenario", logy=True,
+        xlabel=f"what the other threads do ({IPC_TABLE1_OTHERS} of them in ondol)",
+        title="P1 Table 1: DTS keeps the latency at the cost of the IPC whatever the other "
+              "threads do; without DTS, every spinning thread costs a time slice",
+        caption="One-way send -> receive latency by what the other threads do. P1's "
+                "ARM-kernel bars (hatched) are Cortex-A8 cycles on the left axis, ondol's "
+                "(solid) instructions under QEMU icount on the right axis; logarithmic.",
+        series=(Published("P1 ARM-kernel-DTS", "P1.table1", column="ARM-kernel-DTS"),
+                Published("P1 ARM-kernel (no DTS)", "P1.table1", column="ARM-kernel (no DTS)"),
+                Ours("ondol, DTS", {"table": "P1 table 1", "dts": "on"},
+                     x_names=IPC_SCENARIOS),
+                Ours("ondol, no DTS", {"table": "P1 table 1", "dts": "off"},
+                     x_names=IPC_SCENARIOS))),
+    Figure(
+        id="ipc-roundtrip", paper="P1", kind="bar", x="scenario", axes="shared", logy=True,
+        xlabel="round trip (call + reply), nothing else running",
+        title="Round trips in the same emulator: an ondol IPC round trip costs a small "
+              "fraction of a Linux pipe or futex hand-off",
+        caption="Call + reply round trips, instructions under QEMU icount for both kernels "
+                "(one axis, logarithmic). P1 published no round trips; the Linux peer runs "
+                "in the same QEMU, in the same mode.",
+        series=(Ours("ondol, DTS", {"table": "round trip", "dts": "on", "kernel": None}),
+                Ours("ondol, no DTS", {"table": "round trip", "dts": "off", "kernel": None}),
+                Ours("Linux (peer)", {"table": "round trip", "kernel": "linux"}))),
+)
+
+
 def _ipc_cache_configs() -> tuple[Config, ...]:
     """Issue 5's first use: round trips with 0 and 200 busy threads, DTS on and off, each
     measured loop a cache-model window. DTS off with 200 busy threads costs 400 slices per
@@ -226,6 +274,7 @@ BENCHMARKS = (
         columns=("test", "scenario", "threads", "dts", *STATS, "p1_cycles"),
         plot=Plot(kind="line", x="threads", series="series", logy=True),
         paper="P1.table2",
+        figures=IPC_FIGURES,
         timeout=900.0,
         rows=ipc_rows,
     ),

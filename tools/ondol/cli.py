@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="write results/report.html")
     _results_option(rep)
+    rep.add_argument("--png", action="store_true",
+                     help="also save a screenshot of the page, rendered by headless "
+                          "Chromium, as report.png")
     rep.set_defaults(func=cmd_report)
     return parser
 
@@ -122,7 +125,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                    results_dir=directory)
     doc = bench_runner.run(bench, request, top, binary)
     from ondol import plot  # matplotlib takes ~0.4 s to import; only bench needs it
-    written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory)]
+    written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory),
+               *plot.draw_figures(doc, bench.figures, report.load_papers(), directory)]
     found = results.units(doc["results"])
     columns = list(bench.columns) + ["unit"] * (len(found) > 1)
     caption = f"mode {doc['mode']}" + (f"; values in {found[0]}" if len(found) == 1 else "")
@@ -166,5 +170,10 @@ def cmd_cache_table(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     directory = args.results or project.root() / "results"
-    print(f"wrote {project.display(report.write(directory))}", file=sys.stderr)
+    page = report.write(directory)
+    written = [page]
+    if args.png:
+        from ondol import browser
+        written.append(browser.screenshot(page, directory / "report.png"))
+    print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
     return 0
