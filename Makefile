@@ -17,6 +17,7 @@ QEMU_FLAGS := -machine pc -cpu max -m $(QEMU_MEM) -smp 1 -display none -no-reboo
 all: kernel-and-archive
 
 include lib/libc/libc.mk
+include tools/idlgen/idlgen.mk
 include kernel/kernel.mk
 include user/user.mk
 -include tools/cacheplugin/plugin.mk

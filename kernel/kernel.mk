@@ -2,7 +2,7 @@
 KERNEL_CC ?= gcc
 KERNEL_GCC_INCLUDE := $(shell $(KERNEL_CC) -print-file-name=include)
 KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
-	-isystem $(KERNEL_GCC_INCLUDE) -Ikernel/include -Ikernel/arch/x86_64 \
+	-isystem $(KERNEL_GCC_INCLUDE) -Ikernel/include -Ikernel/arch/x86_64 -Ikernel/srv -I$(GEN) \
 	-Ilib/libc/include -Ilib/include -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
 	-fno-pie -fno-stack-protector -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
 PCNT_SLOTS ?= 16
@@ -10,7 +10,7 @@ KERNEL_CFLAGS += -DPCNT_SLOTS=$(PCNT_SLOTS)
 KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T kernel/arch/x86_64/linker.ld
 
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/arch/x86_64/*.c kernel/arch/x86_64/*.S) \
-	$(LIBC_KERNEL_SRCS)
+	$(LIBC_KERNEL_SRCS) $(wildcard kernel/srv/*.c servers/*/*.c) $(GEN_KERNEL_SRCS)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/kernel/%.o,$(KERNEL_SRCS))
 
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \
@@ -33,7 +33,7 @@ $(BUILD)/kernel/flags.txt: FORCE
 	@echo '$(KERNEL_CFLAGS)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-$(BUILD)/kernel/%.c.o: %.c $(BUILD)/kernel/flags.txt
+$(BUILD)/kernel/%.c.o: %.c $(BUILD)/kernel/flags.txt | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(KERNEL_CC) $(KERNEL_CFLAGS) $(KERNEL_EXTRA) -MMD -MP -c $< -o $@

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "pcnt.h"
 #include "sched.h"
+#include "srv.h"
 #include "trap.h"
 #include "x86.h"
 
@@ -139,6 +140,7 @@ void kmain(u32 magic, u64 info_pa)
     if (opt_get("selftest"))
         selftest(opt_get("selftest"));
     sched_init();
+    srv_start();
     start_init();
     sched_start();
 }

@@ -17,6 +17,7 @@
 #include "ipc.h"
 #include "marker.h"
 #include "pcnt.h"
+#include "srv.h"
 
 typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
 
@@ -292,6 +293,8 @@ static long sys_measure(u64 op, u64 arg)
 
 static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c) { return pcnt_syscall(cmd, a, b, c); }
 
+static long sys_srv_lookup(u64 iface) { return srv_lookup(iface); }
+
 #define H(f) ((syscall_fn)(void (*)(void))(f))
 static const syscall_fn handlers[NSYSCALLS] = {
     [SYS_NULL] = H(sys_null),
@@ -318,6 +321,7 @@ static const syscall_fn handlers[NSYSCALLS] = {
     [SYS_KSET] = H(sys_kset),
     [SYS_MEASURE] = H(sys_measure),
     [SYS_PCNT] = H(sys_pcnt),
+    [SYS_SRV_LOOKUP] = H(sys_srv_lookup),
 };
 
 /* Returns the trapframe to leave the kernel through (entry.S): the caller's own, or after

@@ -46,7 +46,9 @@
 #define SYS_KSET           27 /* (const char *key, const char *value) privileged runtime switch */
 #define SYS_MEASURE        28 /* (unsigned op, unsigned arg) cache-model window begin/end   */
 #define SYS_PCNT           29 /* (unsigned cmd, a, b, c) the pcnt counter facility (P3)     */
-#define NSYSCALLS          30
+#define SYS_SRV_LOOKUP    30  /* (unsigned iface) -> IPC destination of the interface's server
+                                  (docs/servers.md); grants the right to call it */
+#define NSYSCALLS          31
 #define SYS_IPC_FIRST      SYS_IPC_SEND
 #define SYS_IPC_LAST       SYS_IPC_GRANT
 
