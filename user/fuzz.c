@@ -324,6 +324,9 @@ static const char *const known_names[] = {
 #ifdef SYS_MEASURE
     [SYS_MEASURE] = "measure",
 #endif
+#ifdef SYS_SRV_LOOKUP
+    [SYS_SRV_LOOKUP] = "srv_lookup",
+#endif
 };
 
 static const char *call_name(int c, char *buf, size_t size)
