@@ -114,3 +114,22 @@ def test_generated_echo_round_trips_when_built_hosted(tmp_path):
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     assert run.stdout.strip() == "ok" and run.returncode == 0, run.stdout
+
+
+FREESTANDING = {"stddef.h", "stdint.h", "stdbool.h", "stdarg.h", "limits.h", "stdalign.h",
+                "stdnoreturn.h", "float.h", "iso646.h"}
+
+
+def test_server_sources_include_only_the_runtime_and_generated_headers():
+    """A server is compiled into the kernel as well as into a task: it may include
+    <ondol/srv.h>, its generated headers and freestanding C headers, nothing else."""
+    generated = {f"{p.stem}{suffix}" for p in (REPO / "interfaces").glob("*.idl")
+                 for suffix in (".h", "_server.h")}
+    sources = sorted((REPO / "servers").glob("*/*.[ch]"))
+    assert sources
+    for src in sources:
+        for line in src.read_text().splitlines():
+            if line.startswith("#include"):
+                name = line.split()[1].strip('<>"')
+                assert name == "ondol/srv.h" or name in generated or name in FREESTANDING, \
+                    f"{src.relative_to(REPO)}: {line}"
