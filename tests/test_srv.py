@@ -38,10 +38,14 @@ def test_mk_and_ik_give_the_same_answers():
     assert "echosrv" in mk and "echosrv" not in ik
 
 
-def test_unknown_placement_falls_back_to_mk():
-    out, _ = echo_boot("kernel")
-    assert "option echo=kernel is not mk or ik; using mk" in out
-    assert "echosrv" in out and "echocli check ok" in out
+def test_without_the_option_no_server_runs():
+    """Boots that do not ask for a server run exactly as before: no task, no answer."""
+    status, out, _ = run_to_halt({"run": "ps;echocli,check"}, timeout=90)
+    assert status == 0 and "echosrv" not in out
+    assert "FAIL echocli: cannot connect to echo: -6" in out          # E_NOENT
+    status, out, _ = run_to_halt({"echo": "kernel", "run": "echocli,check"}, timeout=90)
+    assert "option echo=kernel is not mk or ik; server not started" in out
+    assert "cannot connect to echo: -6" in out
 
 
 # Exact costs under icount (instructions, client's rdtsc around the stub), measured when

@@ -2,7 +2,8 @@
  * The kernel's table of server interfaces (docs/servers.md). The list comes from
  * tools/idlgen (srv_ik_table.c: every interface in interfaces/, with the dispatch linked
  * into the kernel). At boot each interface NAME gets its placement from the option
- * NAME=mk|ik (default mk):
+ * NAME=mk|ik; without it the server is not started (a lookup gives E_NOENT), so boots that
+ * do not ask for a server run exactly as before.
  *   MK  the kernel spawns the program NAMEsrv from the boot archive and names its main
  *       thread as the interface's destination; a lookup grants the caller a send right.
  *   IK  the destination is the reserved thread id `iface << THREAD_ID_BITS` (slot 0, which
@@ -18,8 +19,9 @@ extern const struct srv_iface *const srv_ifaces[];
 extern const int srv_nifaces;
 
 #define MAX_SERVERS 16
+enum where { SRV_OFF, SRV_MK, SRV_IK };
 static struct placement {
-    bool ik;
+    enum where where;
     int tid;                                 /* MK: the server's main thread, 0 if none */
 } placements[MAX_SERVERS];
 
@@ -31,12 +33,15 @@ static int index_of(u64 iface)
     return -1;
 }
 
-static bool wants_ik(const char *name)
+static enum where placement_option(const char *name)
 {
     const char *v = opt_get(name);
-    if (v && strcmp(v, "ik") && strcmp(v, "mk"))
-        printk("ondol: option %s=%s is not mk or ik; using mk\n", name, v);
-    return v && !strcmp(v, "ik");
+    if (!v)
+        return SRV_OFF;
+    if (!strcmp(v, "mk") || !strcmp(v, "ik"))
+        return v[0] == 'm' ? SRV_MK : SRV_IK;
+    printk("ondol: option %s=%s is not mk or ik; server not started\n", name, v);
+    return SRV_OFF;
 }
 
 /* The MK server of `s`: a user task named after the program; its main thread's id. */
@@ -58,20 +63,20 @@ void srv_start(void)
     if (srv_nifaces > MAX_SERVERS)
         panic("srv: %d interfaces, room for %d", srv_nifaces, MAX_SERVERS);
     for (int i = 0; i < srv_nifaces; i++) {
-        placements[i].ik = wants_ik(srv_ifaces[i]->name);
-        if (!placements[i].ik)
+        placements[i].where = placement_option(srv_ifaces[i]->name);
+        if (placements[i].where == SRV_MK)
             placements[i].tid = spawn_server(srv_ifaces[i]);
     }
 }
 
 /* SYS_SRV_LOOKUP(iface): the IPC destination that serves `iface`. E_NOENT for an unknown
- * interface, E_DEAD when its MK server failed to start or has exited. */
+ * or unplaced interface, E_DEAD when its MK server failed to start or has exited. */
 long srv_lookup(u64 iface)
 {
     int i = index_of(iface);
-    if (i < 0)
+    if (i < 0 || placements[i].where == SRV_OFF)
         return E_NOENT;
-    if (placements[i].ik)
+    if (placements[i].where == SRV_IK)
         return (long)(iface << THREAD_ID_BITS);
     struct thread *t = thread_lookup(placements[i].tid);
     if (!t || t->state == T_ZOMBIE)
@@ -84,5 +89,5 @@ const struct srv_iface *srv_ik_server(int dest)
 {
     bool slot0 = dest > 0 && !(dest & ((1 << THREAD_ID_BITS) - 1));
     int i = slot0 ? index_of((u64)dest >> THREAD_ID_BITS) : -1;
-    return i >= 0 && placements[i].ik ? srv_ifaces[i] : NULL;
+    return i >= 0 && placements[i].where == SRV_IK ? srv_ifaces[i] : NULL;
 }
