@@ -20,6 +20,7 @@ QEMU_TAIL = $(if $(QEMU_EXTRA),-- $(QEMU_EXTRA))
 all: kernel-and-archive
 
 include lib/libc/libc.mk
+include tools/idlgen/idlgen.mk
 include kernel/kernel.mk
 include user/user.mk
 -include tools/cacheplugin/plugin.mk

@@ -3,7 +3,9 @@
 user/user.mk collects programs from the folders in USER_PROG_DIRS: DIR/NAME.c and DIR/NAME/
 (a folder of .c files) both become the program NAME. Every program in build/bootfs.tar must
 come from exactly one of those folders and be listed in that folder's README table, and a
-README must not list a program that no longer exists.
+README must not list a program that no longer exists. The MK servers (servers/NAME/, built
+from one source as the program NAMEsrv and into the kernel; docs/servers.md) are the
+archive's only other programs.
 """
 import re
 import tarfile
@@ -30,6 +32,11 @@ def programs_in(folder: str) -> set[str]:
     return one_file | multi_file
 
 
+def server_programs() -> set[str]:
+    """NAMEsrv for every server folder servers/NAME/ with sources."""
+    return {f"{p.name}srv" for p in (ROOT / "servers").iterdir() if p.is_dir() and any(p.glob("*.c"))}
+
+
 def listed_in_readme(folder: str) -> set[str]:
     """Program names in the README's `| program | ...` table: the first word of each row's
     first cell, written `NAME ARGS`."""
@@ -51,7 +58,7 @@ def test_archive_holds_exactly_the_programs_of_the_folders():
     with tarfile.open(BOOTFS) as tar:
         archived = sorted(tar.getnames())
     by_folder = {folder: programs_in(folder) for folder in program_dirs()}
-    everything = [name for names in by_folder.values() for name in names]
+    everything = [name for names in by_folder.values() for name in names] + sorted(server_programs())
     assert len(everything) == len(set(everything)), f"a name in two folders: {by_folder}"
     assert archived == sorted(everything)
 

@@ -20,10 +20,10 @@ $(error two user programs share a name: $(sort $(USER_PROG_NAMES)))
 endif
 
 # Objects mirror the source tree: tests/guest/ipctest/main.c -> $(BUILD)/user/obj/tests/guest/ipctest/main.o
-$(BUILD)/user/obj/%.o: %.c
+$(BUILD)/user/obj/%.o: %.c | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
 
 # user_program NAME, OBJECTS: link one program (crt0 first, libc and libgcc last).
 define user_program
@@ -41,3 +41,25 @@ $(foreach d,$(USER_MULTI_FILE_DIRS),$(eval $(call user_program,$(notdir $(d)),\
 .SECONDARY: $(USER_PROG_OBJS)
 
 -include $(USER_PROG_OBJS:.o=.d)
+
+# MK servers (docs/servers.md): servers/NAME/*.c with the generated dispatch and main and
+# the MK runtime (lib/srv/mk.c) become the program NAMEsrv in the boot archive.
+SERVER_PROGS := $(patsubst %,$(BUILD)/user/bin/%srv,$(SERVER_NAMES))
+USER_PROGS += $(SERVER_PROGS)
+server_objs = $(patsubst %,$(BUILD)/user/srvobj/%.o,$(wildcard servers/$(1)/*.c) \
+	$(GEN)/$(1)_server.c $(GEN)/$(1)_mk.c lib/srv/mk.c)
+
+$(BUILD)/user/srvobj/%.c.o: %.c | $(IDL_STAMP)
+	@mkdir -p $(dir $@)
+	@echo '  CC      $@'
+	$(Q)$(USER_CC) $(USER_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
+
+define server_prog
+$(BUILD)/user/bin/$(1)srv: $(call server_objs,$(1)) $(LIBC_CRT0) $(LIBC_A) user/user.ld
+	@mkdir -p $$(dir $$@)
+	@echo '  LD      $$@'
+	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(call server_objs,$(1)) $(LIBC_A) \
+		$$(shell $(USER_CC) -print-libgcc-file-name)
+endef
+$(foreach s,$(SERVER_NAMES),$(eval $(call server_prog,$(s))))
+-include $(foreach s,$(SERVER_NAMES),$(patsubst %.o,%.d,$(call server_objs,$(s))))

@@ -12,6 +12,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "sched.h"
+#include "srv.h"
 #include "task.h"
 #include "vm.h"
 
@@ -132,6 +133,7 @@ void kmain(u32 magic, u64 info_pa)
     if (selftest_mode != SELFTEST_NONE)
         selftest(selftest_mode);
     sched_init();
+    srv_start();
     start_init();
     sched_start();
 }

@@ -16,6 +16,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "sched.h"
+#include "srv.h"
 #include "task.h"
 #include "thread.h"
 #include "usercopy.h"
@@ -285,6 +286,8 @@ static long sys_measure(u64 op, u64 arg)
 }
 
 static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c) { return pcnt_syscall(cmd, a, b, c); }
+
+static long sys_srv_lookup(u64 iface) { return srv_lookup(iface); }
 
 /* The handler table, one entry per line of syscalls.def: sys_<name> for ordinary calls;
  * IPC numbers stay NULL because syscall_dispatch hands them to ipc_syscall first. */

@@ -14,6 +14,7 @@
 #include "memlayout.h"
 #include "pcnt.h"
 #include "sched.h"
+#include "srv.h"
 #include "task.h"
 #include "thread.h"
 #include "usercopy.h"
@@ -68,7 +69,7 @@ static bool may_send(const struct thread *s, const struct thread *d)
            granted(s->task, d->tid);
 }
 
-static long grant(struct task *to, int tid)
+long ipc_grant_right(struct task *to, int tid)
 {
     if (granted(to, tid))
         return 0;
@@ -91,7 +92,7 @@ static long sys_ipc_grant(u64 task_id, u64 tid)
     bool delegate = granted(self->task, d->tid) && to->parent == self->task;
     if (!owner && !delegate)
         return E_PERM;
-    return grant(to, d->tid);
+    return ipc_grant_right(to, d->tid);
 }
 
 /* ---- long messages ---------------------------------------------------------------------
@@ -321,6 +322,24 @@ static long lookup_partner(int tid, struct thread **out)
     return 0;
 }
 
+/* A call to an id that no thread has: E_SRCH, unless the id names an in-kernel server
+ * (docs/servers.md). Then the caller's buffers get the checks of a call to a thread, and
+ * the server's dispatch runs as a function call on this stack; the caller never blocks.
+ * Like any call it returns the destination in rax and the reply in its MRs. Cold, out of
+ * line, and it re-reads the destination from the frame rather than keep it live through
+ * do_send: the IPC paths between threads keep their exact instruction counts. */
+static __attribute__((noinline, cold)) struct trapframe *call_no_thread(struct thread *c, u64 rdx)
+{
+    int dest = c->tf->rdi > 0x7fffffffull ? -1 : (int)c->tf->rdi;   /* re-read: see above */
+    const struct srv_iface *srv = srv_ik_server(dest);
+    u64 flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
+    long err = srv ? check_buffers(c, flags) : E_SRCH;
+    if (!err)
+        err = srv_ik_call(srv, c, flags);
+    c->tf->rax = (u64)(err ? err : dest);
+    return c->tf;
+}
+
 /* send (call = false) or call (call = true) from the current thread. */
 static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
 {
@@ -333,6 +352,8 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
     if (!err)
         err = check_buffers(s, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
     if (err) {
+        if (err == E_SRCH && call)
+            return call_no_thread(s, rdx);
         s->tf->rax = (u64)err;
         return s->tf;
     }

@@ -9,4 +9,5 @@ enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
 extern bool ipc_dts;                           /* option dts=on|off, SYS_KSET at run time */
 struct trapframe *ipc_syscall(struct trapframe *tf);
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
+long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
 #endif

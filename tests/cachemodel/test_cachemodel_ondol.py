@@ -119,12 +119,13 @@ def test_array_twice_the_l2_misses_every_line_every_pass(ppro, modern):
 
 def test_instruction_loop_smaller_and_larger_than_l1i(ppro, modern):
     small = task(ppro[1][14], "cache_iloop")
-    # 2 KiB of code = 64 lines, once. The model is physically indexed and its state lives
-    # across tasks, so a few of those lines may still be cached from the same program's
-    # previous run in the same frames, or the window's own syscall line may survive the
-    # kernel's exit path: how many depends on the kernel's code layout (62 after the
-    # issue-8 reorganisation, 63-64 before). Far fewer would mean the loop was not run.
-    assert 64 - 4 <= small["l1i_misses"] <= 64 + 4
+    # 2 KiB of code = 64 lines, once (8 passes would be 512). A few lines can hit before
+    # they were ever run here: the window's own syscall shares the first line, and the
+    # previous program's code sat in the same physical frames (the model tags lines by
+    # physical address); how many survive the kernel's exit and spawn paths depends on
+    # the kernel's code layout (63 at first, 62 after the kernel's reorganisation,
+    # 61 with the server runtime linked in)
+    assert 64 - 8 <= small["l1i_misses"] <= 64 + 4
     large = task(ppro[1][15], "cache_iloop")
     assert 8 * 512 <= large["l1i_misses"] <= 8 * 512 + 16   # 16 KiB through 8 KiB, 8 times
     assert large["l2_misses"] <= 512 + 16                   # ... but it fits in L2

@@ -257,6 +257,17 @@ def _ipc_cache_configs() -> tuple[Config, ...]:
     return tuple(configs)
 
 
+# ---- rpc: the echo server in MK and IK placement, see docs/servers.md ----------------------
+RPC_N = 1000
+RPC_PLACEMENTS = ("mk", "ik")
+
+
+def rpc_rows(results: list[dict], config: Config) -> list[dict]:
+    """Guest rows plus `call` ("mk ping"), one bar per placement and call."""
+    return [{**config.params, **row, "call": f"{row['placement']} {row['test']}"}
+            for row in results]
+
+
 def _one_row(name: str, description: str, command: str) -> Benchmark:
     """A benchmark whose guest program reports a single row from a single boot."""
     return Benchmark(name=name, description=description, configs=(Config(command=command),),
@@ -277,6 +288,19 @@ BENCHMARKS = (
         figures=IPC_FIGURES,
         timeout=900.0,
         rows=ipc_rows,
+    ),
+    Benchmark(
+        name="rpc",
+        description="echo server round trips, MK (user task, IPC) vs IK (in the kernel): "
+                    "registers only (ping) and a 64-byte buffer each way (reverse64)",
+        configs=tuple(Config(command=f"echocli bench {RPC_N}", options={"echo": p},
+                             params={"placement": p}) for p in RPC_PLACEMENTS),
+        key=("test", "placement"),
+        columns=("test", "placement", *STATS),
+        plot=Plot(kind="bar", x="call"),
+        paper=None,
+        timeout=120.0,
+        rows=rpc_rows,
     ),
     _one_row("boot", "power-on to the first user program (the banner's work, init, the shell)",
              "boottime"),

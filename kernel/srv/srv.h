@@ -1,0 +1,17 @@
+/* Servers in MK or IK placement (docs/servers.md): the kernel's table of interfaces,
+ * started at boot (MK) or served by a direct call (IK). */
+#ifndef KSRV_H
+#define KSRV_H
+#include "thread.h"
+
+void srv_start(void);                       /* boot: read NAME=mk|ik, spawn the MK servers */
+long srv_lookup(u64 iface);                 /* SYS_SRV_LOOKUP */
+struct srv_iface;
+/* IK: the in-kernel server that IPC destination `dest` names (a thread id no thread can
+ * have), or NULL. */
+const struct srv_iface *srv_ik_server(int dest);
+/* IK: run client c's call to `s` on c's kernel stack (kernel/srv/ik.c). The IPC code has
+ * checked the buffers `flags` names (IPC_SEND_BUF / IPC_RECV_BUF) in c's UTCB. Reply words
+ * go to c's frame; returns 0, or E_FAULT when c's memory changed under the copy. */
+long srv_ik_call(const struct srv_iface *s, struct thread *c, u64 flags);
+#endif

@@ -1,0 +1,73 @@
+/*
+ * The server runtime (docs/servers.md): the only header server code includes, besides the
+ * headers tools/idlgen generates and freestanding C headers. The same server source is
+ * built two ways and does not know which:
+ *   MK  a user task; srv_serve() (lib/srv/mk.c) runs a reply_recv loop around the dispatch.
+ *   IK  linked into the kernel; a call arrives through the IPC slow path and the dispatch
+ *       runs on the caller's kernel stack (kernel/srv/ik.c): no thread or address-space
+ *       switch.
+ * A boot option NAME=mk|ik chooses the placement; clients use one binary for both.
+ *
+ * Message layout of a call (both placements): word 0 is the label (op, interface, the
+ * capacity of the caller's reply buffer), words 1..7 the op's u64 arguments, and one
+ * optional byte buffer each way in the UTCB buffers. The reply: word 0 the result (0 or
+ * E_*), words 1..7 the u64 results, and the reply buffer.
+ */
+#ifndef ONDOL_SRV_H
+#define ONDOL_SRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ondol/abi.h>
+
+/* The label word: op in bits 0-15, interface in 16-31, reply capacity in 32-63. */
+#define SRV_LABEL(iface, op, cap) \
+    ((uint64_t)(op) | (uint64_t)(iface) << 16 | (uint64_t)(cap) << 32)
+static inline unsigned srv_label_op(uint64_t label) { return label & 0xffff; }
+static inline unsigned srv_label_iface(uint64_t label) { return (label >> 16) & 0xffff; }
+static inline size_t srv_label_cap(uint64_t label)
+{
+    uint64_t cap = label >> 32;
+    return cap < IPC_BUF_MAX ? (size_t)cap : IPC_BUF_MAX;
+}
+
+/* One call as the server sees it. The runtime fills it in; the dispatch passes its parts
+ * to the op; the op writes reply words and the reply buffer. */
+struct srv_call {
+    uint64_t w[IPC_MRS];     /* in: label, arguments; out: result, results */
+    const void *in;          /* request buffer, in_len bytes (in_len 0 when none was sent) */
+    size_t in_len;
+    void *out;               /* reply buffer: the op writes up to out_cap bytes, sets out_len */
+    size_t out_cap, out_len;
+    int client;              /* the calling thread's id */
+};
+
+/* An interface as the runtimes see it (generated: NAME_iface in NAME_server.c). */
+struct srv_iface {
+    unsigned id;
+    const char *name;
+    long (*dispatch)(struct srv_call *c);    /* 0 or E_*; E_NOSYS for an unknown op */
+};
+
+/* The thread that made the call: its identity for access checks (the UNIX server's
+ * process lookup). */
+static inline int srv_client(const struct srv_call *c) { return c->client; }
+
+/* One request, the step both runtimes share: dispatch if the label names this interface
+ * (else E_NOSYS), then put the result in word 0. An error reply carries no buffer, and a
+ * reply buffer longer than the caller's capacity is E_2BIG, in both placements. */
+static inline void srv_handle(const struct srv_iface *s, struct srv_call *c)
+{
+    c->out_len = 0;
+    long r = srv_label_iface(c->w[0]) == s->id ? s->dispatch(c) : E_NOSYS;
+    if (r >= 0 && c->out_len > c->out_cap)
+        r = E_2BIG;
+    if (r < 0)
+        c->out_len = 0;
+    c->w[0] = (uint64_t)r;
+}
+
+/* MK: serve `s` in the calling thread forever (the task's main, generated NAME_mk.c). */
+int srv_serve(const struct srv_iface *s);
+
+#endif
