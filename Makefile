@@ -23,6 +23,7 @@ include lib/libc/libc.mk
 include kernel/kernel.mk
 include user/user.mk
 -include tools/cacheplugin/plugin.mk
+include tools/rootfs/rootfs.mk
 
 .PHONY: kernel-and-archive
 kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc \
