@@ -57,10 +57,13 @@ static void test_tty(void)
 	VAL("FIONREAD on console", ioctl(fd, FIONREAD, &n), 0);
 	pid_t pg;
 	ERR("TIOCGPGRP not controlling tty", ioctl(fd, TIOCGPGRP, &pg), ENOTTY);
+	pg = getpgrp();
+	ERR("TIOCSPGRP not controlling tty", ioctl(fd, TIOCSPGRP, &pg), ENOTTY);
 	ERR("TCGETS bad pointer", ioctl(fd, TCGETS, LT_BADPTR), EFAULT);
 	ERR("unknown tty ioctl", ioctl(fd, 0x5499, 0), ENOTTY);
 	close(fd);
 	ERR("ioctl bad fd", ioctl(999, TCGETS, &t), EBADF);
+	ERR("open /dev/tty without controlling tty", open("/dev/tty", O_RDWR), ENXIO);
 }
 
 /* The first line of FILE that starts with PREFIX, without its newline, or "" */

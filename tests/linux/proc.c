@@ -4,10 +4,12 @@
  * program again (argv[0], found through /proc/self/exe) with "child-exec" arguments. */
 #include "lt.h"
 #include <fcntl.h>
+#include <elf.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -202,6 +204,30 @@ static void test_orphan(void)
 	close(answer[1]);
 }
 
+/* The auxiliary vector execve gave this program, checked against its own ELF file. */
+static void test_auxv(const char *self)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[16];
+	int fd = open(self, O_RDONLY);
+	int ok = read(fd, &eh, sizeof eh) == sizeof eh && eh.e_phnum <= 16 &&
+		 pread(fd, ph, eh.e_phnum * sizeof ph[0], eh.e_phoff) == (long)(eh.e_phnum * sizeof ph[0]);
+	close(fd);
+	lt_true("own ELF headers readable", ok);
+	VAL("AT_PAGESZ", getauxval(AT_PAGESZ), 4096);
+	VAL("AT_UID", getauxval(AT_UID), 0);
+	VAL("AT_EUID", getauxval(AT_EUID), 0);
+	VAL("AT_GID", getauxval(AT_GID), 0);
+	VAL("AT_PHENT", getauxval(AT_PHENT), sizeof(Elf64_Phdr));
+	lt_true("AT_ENTRY is e_entry", getauxval(AT_ENTRY) == eh.e_entry);
+	lt_true("AT_PHNUM is e_phnum", getauxval(AT_PHNUM) == eh.e_phnum);
+	lt_true("AT_PHDR shows the program headers",
+		ok && getauxval(AT_PHDR) && !memcmp((void *)getauxval(AT_PHDR), ph, eh.e_phnum * sizeof ph[0]));
+	lt_true("AT_RANDOM points at 16 bytes", getauxval(AT_RANDOM) != 0);
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	lt_true("AT_EXECFN is the executed path", fn && !strcmp(fn, self));
+}
+
 /* A non-root child limited to 4 processes forks until fork fails; it reports whether
  * the failure was EAGAIN, then kills its own process group. */
 static void test_limits(void)
@@ -248,6 +274,7 @@ int main(int argc, char **argv)
 	if (readlink("/proc/self/exe", self, sizeof self - 1) < 0)
 		strcpy(self, argv[0]);
 	test_ids();
+	test_auxv(self);
 	test_wait();
 	test_fork_memory();
 	test_exec(self);

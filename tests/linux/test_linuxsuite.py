@@ -144,3 +144,4 @@ def test_run_cached_calls_the_target_once_per_content(tmp_path):
     archive.write_bytes(b"two")
     assert linuxsuite.run_cached("fake", target, archive, tmp_path) != first
     assert calls == [b"one", b"two"]
+    assert len(list((tmp_path / "linuxsuite" / "cache").glob("fake-*.txt"))) == 1

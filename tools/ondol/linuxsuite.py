@@ -188,12 +188,14 @@ def cache_key(target: Target, archive: Path) -> str:
 
 def run_cached(name: str, target: Target, archive: Path, build: Path) -> str:
     """TARGET's frames for ARCHIVE, from build/linuxsuite/cache/ when the same inputs
-    ran before."""
+    ran before. Only the newest result per NAME is kept."""
     cache = build / "linuxsuite" / "cache" / f"{name}-{cache_key(target, archive)}.txt"
     if cache.exists():
         return cache.read_text()
     text = target(archive, build)
     cache.parent.mkdir(parents=True, exist_ok=True)
+    for stale in cache.parent.glob(f"{name}-*.txt"):  # results of older inputs
+        stale.unlink()
     cache.write_text(text)
     return text
 
