@@ -22,6 +22,7 @@ Results are cached under build/linuxsuite/cache/ by a hash of everything they de
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import subprocess
@@ -30,10 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: qemucmd
-sys.path.insert(0, str(Path(__file__).resolve().parent))      # tools/ondol: rootfs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: qemucmd, ondol
 import qemucmd  # noqa: E402
-import rootfs  # noqa: E402
+
+if __package__:
+    from . import rootfs
+else:  # run as a script: tools/ondol/ is sys.path[0]
+    import rootfs
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "tests" / "linux"
@@ -144,9 +148,9 @@ def peer_initrd(archive: Path, build: Path) -> Path:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def peer_kernel() -> Path:
-    """Debian's stock kernel, fetched by the peer's build script."""
-    sys.path.insert(0, str(REPO / "tools"))
+    """Debian's stock kernel, fetched by the peer's build script (once per process)."""
     from ondol import peer
     try:
         return peer.build_peer().vmlinuz

@@ -13,6 +13,7 @@ Standard library only (the Makefile runs it with plain python3):
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import subprocess
 import sys
@@ -47,9 +48,10 @@ class Entry:
     data: bytes = b""
 
 
+@functools.lru_cache(maxsize=None)
 def busybox_path() -> Path:
     """Debian's static busybox, fetched by the peer's build script (cached under
-    build/peer/)."""
+    build/peer/; the script runs once per process)."""
     p = subprocess.run([str(PEER_SCRIPT)], capture_output=True, text=True)
     if p.returncode != 0:
         raise RootfsError(f"peer build failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -144,11 +146,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Build build/rootfs/ and build/rootfs.cpio.")
     parser.add_argument("--build", default=str(REPO / "build"), help="output directory")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import linuxsuite  # the suite's files (compiled programs, scripts, ELF corpus)
+    import linuxsuite  # tools/ondol/ is sys.path[0]: the suite's files go in the archive
     try:
-        archive = assemble(linuxsuite.suite_entries(Path(args.build)), Path(args.build))
-    except (RootfsError, linuxsuite.SuiteError) as e:
+        archive = linuxsuite.rootfs_archive(Path(args.build))
+    except linuxsuite.SuiteError as e:
         print(f"rootfs: {e}", file=sys.stderr)
         return 1
     print(archive)
