@@ -133,15 +133,20 @@ def test_compare_reports_missing_programs_and_lines():
 def test_run_cached_calls_the_target_once_per_content(tmp_path):
     calls = []
 
-    def target(archive, build):
+    def run(archive, build):
         calls.append(archive.read_bytes())
         return f"@@pass 1\n@@done {len(calls)}\n"
 
+    kernel = tmp_path / "kernel"
+    kernel.write_bytes(b"k1")
+    fake = linuxsuite.Target("fake", run, lambda: [kernel])
     archive = tmp_path / "a.cpio"
     archive.write_bytes(b"one")
-    first = linuxsuite.run_cached("fake", target, archive, tmp_path)
-    assert linuxsuite.run_cached("fake", target, archive, tmp_path) == first
+    first = linuxsuite.run_cached(fake, archive, tmp_path)
+    assert linuxsuite.run_cached(fake, archive, tmp_path) == first
     archive.write_bytes(b"two")
-    assert linuxsuite.run_cached("fake", target, archive, tmp_path) != first
-    assert calls == [b"one", b"two"]
+    assert linuxsuite.run_cached(fake, archive, tmp_path) != first
+    kernel.write_bytes(b"k2")
+    linuxsuite.run_cached(fake, archive, tmp_path)
+    assert calls == [b"one", b"two", b"two"]
     assert len(list((tmp_path / "linuxsuite" / "cache").glob("fake-*.txt"))) == 1

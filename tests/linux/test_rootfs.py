@@ -87,8 +87,12 @@ def test_tree_matches_archive(built):
 
 
 def test_make_rootfs_target(tmp_path):
-    """`make rootfs` builds the archive (plain python3, no venv)."""
-    p = subprocess.run(["make", "--no-print-directory", "rootfs", f"BUILD={tmp_path}"],
+    """`make rootfs` runs tools/ondol/rootfs.py with plain python3 (no venv), which builds
+    the archive into the build directory it is given."""
+    dry = subprocess.run(["make", "-n", "--no-print-directory", "rootfs", f"BUILD={tmp_path}"],
+                         cwd=rootfs.REPO, capture_output=True, text=True)
+    assert f"python3 tools/ondol/rootfs.py --build {tmp_path}" in dry.stdout
+    p = subprocess.run(["python3", "tools/ondol/rootfs.py", "--build", str(tmp_path)],
                        cwd=rootfs.REPO, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "rootfs.cpio").read_bytes()[:6] == b"070701"

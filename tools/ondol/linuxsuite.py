@@ -1,22 +1,21 @@
 """The differential suite (tests/linux/): build it, run it on a target, compare targets.
 
-A *target* is a function that runs the whole suite from a root archive and returns the
-frames each program produced: `target(archive: Path, build: Path) -> str`, the text that
-tests/linux/run.sh writes (`@@pass N`, then per program `@@begin NAME`, its output,
-`@@end NAME STATUS`). Today there is one target, `peer_target` (Debian's Linux in the same
-QEMU as ondol); ondol's MK and IK forms will be two more functions of the same shape that
-boot ondol with the same archive. `parse()` turns the text into `Outcome`s per pass, and
-`compare()` lists the lines where two targets differ, minus the known differences of
-tests/linux/differences.txt.
+A `Target` is a system the suite runs on: a name, a function
+`run(archive: Path, build: Path) -> str` that runs the whole suite from the root archive and
+returns the frames tests/linux/run.sh wrote (`@@pass N`, then per program `@@begin NAME`,
+its output, `@@end NAME STATUS`), and the files besides the archive that its result depends
+on. Today there is one, `PEER` (Debian's Linux in the same QEMU as ondol); ondol's MK and IK
+forms will be two more, booting ondol with `unix=mk|ik` and the same archive. `parse()` turns
+frames into `Outcome`s per pass, and `compare()` lists the lines where two targets differ,
+minus the known differences of tests/linux/differences.txt.
 
     build = Path("build")
     archive = rootfs_archive(build)                 # build/rootfs.cpio with the suite
-    text = run_cached("linux", peer_target, archive, build)
-    passes = parse(text)                            # [ {name: Outcome}, ... ]
+    passes = parse(run_cached(PEER, archive, build))  # [ {name: Outcome}, ... ]
     problems = compare(passes[0], other[0], load_differences())
 
 Results are cached under build/linuxsuite/cache/ by a hash of everything they depend on
-(the archive with the programs and scripts, the target's kernel, this file), so a second
+(the archive with the programs and scripts, the target's inputs, this file), so a second
 `make test` does not boot the peer again. docs/unix.md describes how to add a case.
 """
 from __future__ import annotations
@@ -46,11 +45,18 @@ CFLAGS = ["-static", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
 PEER_APPEND = "console=ttyS0 quiet panic=-1"
 PEER_TIMEOUT = 900.0
 
-Target = Callable[[Path, Path], str]
-
-
 class SuiteError(Exception):
     """Building or running the suite failed; str(e) is one line."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A system the suite runs on. `run(archive, build)` returns the frames; `inputs()`
+    lists the files besides the archive that the result depends on (its kernel...), which
+    the cache key covers."""
+    name: str
+    run: Callable[[Path, Path], str]
+    inputs: Callable[[], list]
 
 
 @dataclass(frozen=True)
@@ -158,7 +164,7 @@ def peer_kernel() -> Path:
         raise SuiteError(str(e)) from None
 
 
-def peer_target(archive: Path, build: Path) -> str:
+def peer_frames(archive: Path, build: Path) -> str:
     """Boot the Linux peer once (icount mode) on ARCHIVE; return its frames (two passes)."""
     initrd = peer_initrd(archive, build)
     work = build / "linuxsuite" / "peer-run"
@@ -178,27 +184,27 @@ def peer_target(archive: Path, build: Path) -> str:
     return text
 
 
+PEER = Target("linux", peer_frames, lambda: [peer_kernel(), SRC / "peer-init"])
+
+
 def cache_key(target: Target, archive: Path) -> str:
-    """A hash of what a target's result depends on: the archive, this runner, and for the
-    peer its kernel and /init."""
+    """A hash of what a target's result depends on: the archive, this runner and the
+    target's inputs."""
     h = hashlib.sha256()
-    h.update(archive.read_bytes())
-    h.update(Path(__file__).read_bytes())
-    if target is peer_target:
-        h.update(peer_kernel().read_bytes())
-        h.update((SRC / "peer-init").read_bytes())
+    for path in [archive, Path(__file__), *target.inputs()]:
+        h.update(Path(path).read_bytes())
     return h.hexdigest()[:20]
 
 
-def run_cached(name: str, target: Target, archive: Path, build: Path) -> str:
+def run_cached(target: Target, archive: Path, build: Path) -> str:
     """TARGET's frames for ARCHIVE, from build/linuxsuite/cache/ when the same inputs
-    ran before. Only the newest result per NAME is kept."""
-    cache = build / "linuxsuite" / "cache" / f"{name}-{cache_key(target, archive)}.txt"
+    ran before. Only the newest result per target is kept."""
+    cache = build / "linuxsuite" / "cache" / f"{target.name}-{cache_key(target, archive)}.txt"
     if cache.exists():
         return cache.read_text()
-    text = target(archive, build)
+    text = target.run(archive, build)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    for stale in cache.parent.glob(f"{name}-*.txt"):  # results of older inputs
+    for stale in cache.parent.glob(f"{target.name}-*.txt"):  # results of older inputs
         stale.unlink()
     cache.write_text(text)
     return text
@@ -211,7 +217,7 @@ def suite_on_peer(build: Path) -> list[dict[str, Outcome]]:
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        return parse(run_cached("linux", peer_target, rootfs_archive(build), build))
+        return parse(run_cached(PEER, rootfs_archive(build), build))
 
 
 # ---- results ----------------------------------------------------------------------------
@@ -286,4 +292,4 @@ def compare(a: dict[str, Outcome], b: dict[str, Outcome],
 
 if __name__ == "__main__":
     b = REPO / "build"
-    print(run_cached("linux", peer_target, rootfs_archive(b), b), end="")
+    print(run_cached(PEER, rootfs_archive(b), b), end="")
