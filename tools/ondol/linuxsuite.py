@@ -45,6 +45,7 @@ CFLAGS = ["-static", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
 PEER_APPEND = "console=ttyS0 quiet panic=-1"
 PEER_TIMEOUT = 900.0
 
+
 class SuiteError(Exception):
     """Building or running the suite failed; str(e) is one line."""
 
