@@ -24,6 +24,7 @@ include tools/idlgen/idlgen.mk
 include kernel/kernel.mk
 include user/user.mk
 -include tools/cacheplugin/plugin.mk
+include tools/rootfs/rootfs.mk
 
 .PHONY: kernel-and-archive
 kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc \

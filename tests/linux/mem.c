@@ -1,0 +1,107 @@
+/* mem: brk, mmap (anonymous private and shared, file private read-only), munmap,
+ * mprotect, madvise. Faults are caught with a SIGSEGV handler and reported as text. */
+#include "lt.h"
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+static sigjmp_buf fault_jump;
+
+static void escape(int sig) { siglongjmp(fault_jump, sig); }
+
+/* "ok" if writing one byte at P works, else "SIGSEGV". */
+static const char *try_write(volatile char *p)
+{
+	if (sigsetjmp(fault_jump, 1))
+		return "SIGSEGV";
+	*p = 1;
+	return "ok";
+}
+
+static void test_brk(void)
+{
+	uintptr_t cur = syscall(SYS_brk, 0);
+	lt_true("brk query nonzero", cur != 0);
+	uintptr_t grown = syscall(SYS_brk, cur + 65536);
+	lt_true("brk grow", grown == cur + 65536);
+	lt_str("brk new memory writable", try_write((char *)cur + 65535), "ok");
+	VAL("brk new memory zeroed", ((char *)cur)[100], 0);
+	lt_true("brk shrink", (uintptr_t)syscall(SYS_brk, cur) == cur);
+	lt_true("brk below start refused", (uintptr_t)syscall(SYS_brk, 4096) == cur);
+}
+
+static void test_mmap(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	lt_true("mmap anonymous", p != MAP_FAILED);
+	VAL("mmap memory zeroed", p[4096], 0);
+	lt_true("mmap page aligned", ((uintptr_t)p & 4095) == 0);
+	p[0] = 'a';
+	pid_t c = fork();
+	if (c == 0) {
+		p[0] = 'c';
+		_exit(0);
+	}
+	waitpid(c, NULL, 0);
+	VAL("private mapping copied on fork", p[0], 'a');
+	char *s = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	s[0] = 'a';
+	c = fork();
+	if (c == 0) {
+		s[0] = 'c';
+		_exit(0);
+	}
+	waitpid(c, NULL, 0);
+	VAL("shared mapping seen after fork", s[0], 'c');
+	VAL("munmap", munmap(p, 8192), 0);
+	lt_str("access after munmap", try_write(p), "SIGSEGV");
+	ERR("mmap length 0", (long)mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), EINVAL);
+	ERR("mmap neither private nor shared", (long)mmap(NULL, 4096, PROT_READ, MAP_ANONYMOUS, -1, 0), EINVAL);
+	ERR("mmap bad fd", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 999, 0), EBADF);
+	ERR("mmap unaligned offset", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 0, 1), EINVAL);
+	ERR("munmap unaligned", munmap((char *)s + 1, 4096), EINVAL);
+	VAL("munmap unmapped range", munmap((void *)0x200000000000, 4096), 0);
+	int fd = open("mapped", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	write(fd, "file contents", 13);
+	char *f = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	lt_true("mmap file private read-only", f != MAP_FAILED);
+	lt_str("mmap file data", strncmp(f, "file contents", 13) ? "differs" : "file contents", "file contents");
+	VAL("mmap file tail zeroed", f[13], 0);
+	close(fd);
+	fd = open("mapped", O_RDONLY);
+	ERR("mmap shared writable on read-only fd", (long)mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, 0), EACCES);
+	close(fd);
+}
+
+static void test_protect(void)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	VAL("mprotect read-only", mprotect(p, 4096, PROT_READ), 0);
+	lt_str("write to read-only page", try_write(p), "SIGSEGV");
+	VAL("mprotect read-write", mprotect(p, 4096, PROT_READ | PROT_WRITE), 0);
+	lt_str("write after mprotect back", try_write(p), "ok");
+	ERR("mprotect unaligned", syscall(SYS_mprotect, p + 1, 4096, PROT_READ), EINVAL);
+	ERR("mprotect bad prot", mprotect(p, 4096, 0x100), EINVAL);
+	ERR("mprotect unmapped", mprotect((void *)0x200000000000, 4096, PROT_READ), ENOMEM);
+	VAL("madvise DONTNEED", madvise(p, 4096, MADV_DONTNEED), 0);
+	VAL("madvise DONTNEED zeroes private page", p[0], 0);
+	VAL("madvise NORMAL", madvise(p, 4096, MADV_NORMAL), 0);
+	ERR("madvise bad advice", madvise(p, 4096, 12345), EINVAL);
+}
+
+int main(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = escape;
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGSEGV, &sa, NULL);
+	test_brk();
+	test_mmap();
+	test_protect();
+	return lt_done();
+}

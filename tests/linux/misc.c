@@ -1,0 +1,162 @@
+/* misc: arch_prctl, getrandom, clocks and sleeps, ids (one root user), uname, sysinfo,
+ * rlimits, sched_yield, sched_getaffinity, prctl names, set_robust_list, rseq, reboot
+ * argument checks, an unknown system call, and threads (clone through pthreads, futex,
+ * set_tid_address). Times are compared, never printed. */
+#include "lt.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+
+static void test_arch_random(void)
+{
+	unsigned long fs = 0;
+	VAL("arch_prctl ARCH_GET_FS", syscall(SYS_arch_prctl, ARCH_GET_FS, &fs), 0);
+	lt_true("FS base is the thread pointer", fs == (unsigned long)pthread_self());
+	VAL("arch_prctl ARCH_SET_FS same value", syscall(SYS_arch_prctl, ARCH_SET_FS, fs), 0);
+	ERR("arch_prctl bad code", syscall(SYS_arch_prctl, 0x9999, 0), EINVAL);
+	ERR("arch_prctl GET_FS bad pointer", syscall(SYS_arch_prctl, ARCH_GET_FS, LT_BADPTR), EFAULT);
+	unsigned char buf[64];
+	VAL("getrandom 64 bytes", syscall(SYS_getrandom, buf, 64, 0), 64);
+	ERR("getrandom bad flags", syscall(SYS_getrandom, buf, 8, 0x100), EINVAL);
+	ERR("getrandom bad buffer", syscall(SYS_getrandom, LT_BADPTR, 8, 0), EFAULT);
+}
+
+static void test_time(void)
+{
+	struct timespec a, b;
+	VAL("clock_gettime MONOTONIC", clock_gettime(CLOCK_MONOTONIC, &a), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	lt_true("MONOTONIC does not go back", b.tv_sec > a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec >= a.tv_nsec));
+	VAL("clock_gettime REALTIME", clock_gettime(CLOCK_REALTIME, &a), 0);
+	lt_true("REALTIME after 2020", a.tv_sec > 1577836800);
+	ERR("clock_gettime bad clock", syscall(SYS_clock_gettime, 12345, &a), EINVAL);
+	ERR("clock_gettime bad pointer", syscall(SYS_clock_gettime, CLOCK_MONOTONIC, LT_BADPTR), EFAULT);
+	struct timeval tv;
+	VAL("gettimeofday", syscall(SYS_gettimeofday, &tv, NULL), 0);
+	lt_true("gettimeofday agrees with time", labs((long)syscall(SYS_time, NULL) - tv.tv_sec) <= 1);
+	struct timespec nap = {0, 1000000};
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	VAL("nanosleep 1 ms", nanosleep(&nap, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	lt_true("nanosleep slept at least 1 ms", (b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec >= 1000000);
+	ERR("nanosleep bad nsec", syscall(SYS_nanosleep, &(struct timespec){0, 1000000000}, NULL), EINVAL);
+	ERR("nanosleep negative", syscall(SYS_nanosleep, &(struct timespec){-1, 0}, NULL), EINVAL);
+	VAL("clock_nanosleep relative", clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	VAL("clock_nanosleep absolute past", clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &a, NULL), 0);
+	VAL("clock_nanosleep bad clock", clock_nanosleep(12345, 0, &nap, NULL), EINVAL);
+}
+
+static void test_ids_system(void)
+{
+	VAL("getuid", getuid(), 0);
+	VAL("geteuid", geteuid(), 0);
+	VAL("getgid", getgid(), 0);
+	VAL("getegid", getegid(), 0);
+	struct utsname u;
+	VAL("uname", uname(&u), 0);
+	lt_str("uname machine", u.machine, "x86_64");
+	ERR("uname bad pointer", syscall(SYS_uname, LT_BADPTR), EFAULT);
+	struct sysinfo si;
+	VAL("sysinfo", sysinfo(&si), 0);
+	lt_true("sysinfo totalram > freeram > 0", si.totalram > si.freeram && si.freeram > 0);
+	struct rlimit rl;
+	VAL("getrlimit NOFILE", getrlimit(RLIMIT_NOFILE, &rl), 0);
+	lt_true("soft <= hard", rl.rlim_cur <= rl.rlim_max);
+	struct rlimit set = {64, rl.rlim_max}, back;
+	VAL("prlimit64 set NOFILE", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &set, &back), 0);
+	getrlimit(RLIMIT_NOFILE, &back);
+	VAL("prlimit64 new soft limit", back.rlim_cur, 64);
+	ERR("getrlimit bad resource", getrlimit(999, &rl), EINVAL);
+	VAL("sched_yield", sched_yield(), 0);
+	cpu_set_t cpus;
+	CPU_ZERO(&cpus);
+	lt_true("sched_getaffinity", syscall(SYS_sched_getaffinity, 0, sizeof cpus, &cpus) > 0);
+	VAL("sched_getaffinity CPU 0", CPU_ISSET(0, &cpus), 1);
+	ERR("sched_getaffinity tiny mask", syscall(SYS_sched_getaffinity, 0, 1, &cpus), EINVAL);
+	char name[16] = {0};
+	VAL("prctl PR_SET_NAME", prctl(PR_SET_NAME, "lt-name-test"), 0);
+	VAL("prctl PR_GET_NAME", prctl(PR_GET_NAME, name), 0);
+	lt_str("prctl name read back", name, "lt-name-test");
+	ERR("prctl bad option", prctl(99999, 0), EINVAL);
+	VAL("set_robust_list", syscall(SYS_set_robust_list, NULL, 24), 0);
+	ERR("set_robust_list bad length", syscall(SYS_set_robust_list, NULL, 7), EINVAL);
+	ERR("reboot bad magic", syscall(SYS_reboot, 1, 2, 3, NULL), EINVAL);
+	ERR("unknown system call 1000", syscall(1000), ENOSYS);
+	ERR("rseq bad length", syscall(SYS_rseq, NULL, 1, 0, 0), EINVAL);
+}
+
+static int futex_word;
+static int counter;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *add_many(void *arg)
+{
+	for (int i = 0; i < 1000; i++) {
+		pthread_mutex_lock(&lock);
+		counter++;
+		pthread_mutex_unlock(&lock);
+	}
+	return arg;
+}
+
+static void *wake_later(void *arg)
+{
+	__atomic_store_n(&futex_word, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &futex_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return arg;
+}
+
+static void *report_tid(void *arg)
+{
+	*(long *)arg = syscall(SYS_gettid);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, add_many, NULL);
+	void *ret = (void *)1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], &ret);
+	VAL("4 threads x 1000 locked increments", counter, 4000);
+	lt_true("thread return value", ret == NULL);
+	long tid = 0;
+	pthread_create(&t[0], NULL, report_tid, &tid);
+	pthread_join(t[0], NULL);
+	lt_true("thread has its own tid", tid > 0 && tid != getpid());
+	pthread_create(&t[0], NULL, wake_later, NULL);
+	while (!__atomic_load_n(&futex_word, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &futex_word, FUTEX_WAIT, 0, NULL, NULL, 0);
+	pthread_join(t[0], NULL);
+	VAL("futex wait woken", futex_word, 1);
+	ERR("futex wait value differs", syscall(SYS_futex, &futex_word, FUTEX_WAIT, 0, NULL, NULL, 0), EAGAIN);
+	ERR("futex wait timeout", syscall(SYS_futex, &futex_word, FUTEX_WAIT, 1, &(struct timespec){0, 1000000}, NULL, 0), ETIMEDOUT);
+	VAL("futex wake nobody", syscall(SYS_futex, &futex_word, FUTEX_WAKE, 1, NULL, NULL, 0), 0);
+	ERR("futex bad op", syscall(SYS_futex, &futex_word, 99, 0, NULL, NULL, 0), ENOSYS);
+	ERR("futex unaligned", syscall(SYS_futex, (char *)&futex_word + 1, FUTEX_WAIT, 0, NULL, NULL, 0), EINVAL);
+	lt_true("set_tid_address returns tid", syscall(SYS_set_tid_address, &futex_word) == getpid());
+}
+
+int main(void)
+{
+	test_arch_random();
+	test_time();
+	test_ids_system();
+	test_threads();
+	return lt_done();
+}

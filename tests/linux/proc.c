@@ -1,0 +1,285 @@
+/* proc: getpid, getppid, gettid, fork, vfork, clone (fork-style), execve, exit,
+ * exit_group, wait4, waitid, WNOHANG, ECHILD, process groups and sessions, orphans,
+ * process limits. Pids are never printed: only relations between them. execve runs this
+ * program again (argv[0], found through /proc/self/exe) with "child-exec" arguments. */
+#include "lt.h"
+#include <fcntl.h>
+#include <elf.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+/* The child half of the execve cases: report argv/envp, then exit 7. */
+static int exec_child(int argc, char **argv)
+{
+	const char *e = getenv("LT_ENV");
+	printf("exec argc %d argv[2] %s env %s\n", argc, argv[2], e ? e : "(none)");
+	printf("exec fd 3 cloexec closed: %s\n", fcntl(3, F_GETFD) == -1 ? "yes" : "no");
+	fflush(stdout);
+	return 7;
+}
+
+/* Fork a child that runs FN and exit with its value; return the wait status. */
+static int run_child(int (*fn)(void))
+{
+	int st = -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(fn());
+	waitpid(pid, &st, 0);
+	return st;
+}
+
+static int ret_42(void) { return 42; }
+static int exit_group_3(void) { syscall(SYS_exit_group, 3); return 0; }
+static int die_by_abort(void) { signal(SIGABRT, SIG_DFL); abort(); }
+
+static void test_ids(void)
+{
+	pid_t me = getpid();
+	lt_true("getpid positive", me > 0);
+	lt_true("gettid equals getpid in main thread", syscall(SYS_gettid) == me);
+	int p[2];
+	pipe(p);
+	pid_t child = fork();
+	if (child == 0) {
+		char ok = getppid() == me ? 'y' : 'n';
+		write(p[1], &ok, 1);
+		_exit(0);
+	}
+	char got = '?';
+	read(p[0], &got, 1);
+	lt_true("child getppid is parent", got == 'y');
+	lt_true("fork returns child pid", child > 0 && child != me);
+	int st;
+	lt_true("wait4 returns the child", wait4(child, &st, 0, NULL) == child);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_wait(void)
+{
+	int st = run_child(ret_42);
+	lt_true("WIFEXITED", WIFEXITED(st));
+	VAL("WEXITSTATUS", WEXITSTATUS(st), 42);
+	st = run_child(exit_group_3);
+	VAL("exit_group status", WEXITSTATUS(st), 3);
+	st = run_child(die_by_abort);
+	lt_true("WIFSIGNALED after abort", WIFSIGNALED(st));
+	VAL("WTERMSIG after abort", WTERMSIG(st), SIGABRT);
+	ERR("wait4 no children", wait4(-1, &st, 0, NULL), ECHILD);
+	ERR("wait4 WNOHANG no children", wait4(-1, &st, WNOHANG, NULL), ECHILD);
+	int p[2];
+	pipe(p);
+	pid_t c = fork();
+	if (c == 0) {
+		char b;
+		read(p[0], &b, 1);
+		_exit(5);
+	}
+	VAL("wait4 WNOHANG running child", wait4(c, &st, WNOHANG, NULL), 0);
+	write(p[1], "x", 1);
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	VAL("waitid WEXITED", waitid(P_PID, c, &si, WEXITED), 0);
+	VAL("waitid si_code", si.si_code, CLD_EXITED);
+	VAL("waitid si_status", si.si_status, 5);
+	lt_true("waitid si_pid", si.si_pid == c);
+	ERR("waitid bad options", waitid(P_ALL, 0, &si, 0), EINVAL);
+	ERR("wait4 bad options", wait4(-1, &st, 0x1000, NULL), EINVAL);
+	ERR("wait4 non-child pid", wait4(1, &st, 0, NULL), ECHILD);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_fork_memory(void)
+{
+	static volatile int shared_var = 1;
+	pid_t c = fork();
+	if (c == 0) {
+		shared_var = 2;
+		_exit(shared_var);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	VAL("fork child wrote its copy", WEXITSTATUS(st), 2);
+	VAL("fork parent copy unchanged", shared_var, 1);
+	volatile int borrowed = 1;
+	c = vfork();
+	if (c == 0) {
+		borrowed = 9;
+		_exit(0);
+	}
+	waitpid(c, &st, 0);
+	VAL("vfork shares memory until exit", borrowed, 9);
+	c = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (c == 0)
+		_exit(11);
+	waitpid(c, &st, 0);
+	VAL("clone fork-style exit status", WEXITSTATUS(st), 11);
+	ERR("clone CLONE_THREAD without CLONE_SIGHAND", syscall(SYS_clone, CLONE_THREAD, 0, 0, 0, 0), EINVAL);
+}
+
+static void test_exec(const char *self)
+{
+	int st;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd != 3)
+		dup2(fd, 3), fcntl(3, F_SETFD, FD_CLOEXEC);
+	pid_t c = fork();
+	if (c == 0) {
+		char *argv[] = {(char *)self, "child-exec", "two", NULL};
+		char *envp[] = {"LT_ENV=seen", NULL};
+		execve(self, argv, envp);
+		_exit(99);
+	}
+	waitpid(c, &st, 0);
+	VAL("execve child exit status", WEXITSTATUS(st), 7);
+	char *none[] = {"x", NULL};
+	ERR("execve missing", execve("/nonexistent", none, none), ENOENT);
+	ERR("execve directory", execve("/", none, none), EACCES);
+	ERR("execve bad path pointer", execve(LT_BADPTR, none, none), EFAULT);
+	int f = open("notexec", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	write(f, "data", 4);
+	close(f);
+	ERR("execve without x permission", execve("notexec", none, none), EACCES);
+	chmod("notexec", 0755);
+	ERR("execve not an executable", execve("notexec", none, none), ENOEXEC);
+	close(3);
+}
+
+static void test_groups(void)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		pid_t me = getpid();
+		int ok = setpgid(0, 0) == 0 && getpgid(0) == me && getpgrp() == me;
+		ok = ok && setsid() == -1 && errno == EPERM;
+		_exit(ok ? 0 : 1);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	VAL("setpgid/getpgid own group, setsid as leader EPERM", WEXITSTATUS(st), 0);
+	c = fork();
+	if (c == 0) {
+		pid_t sid = setsid();
+		int ok = sid == getpid() && getsid(0) == sid && getpgid(0) == sid;
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(c, &st, 0);
+	VAL("setsid new session", WEXITSTATUS(st), 0);
+	ERR("setpgid negative pgid", setpgid(0, -1), EINVAL);
+	ERR("getpgid missing process", getpgid(999999), ESRCH);
+	ERR("getsid missing process", getsid(999999), ESRCH);
+}
+
+static void test_orphan(void)
+{
+	int go[2], answer[2];
+	pipe(go);
+	pipe(answer);
+	pid_t c = fork();
+	if (c == 0) {
+		if (fork() == 0) {
+			char b;
+			read(go[0], &b, 1); /* the parent has been reaped by now */
+			char ok = getppid() == 1 ? 'y' : 'n';
+			write(answer[1], &ok, 1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	waitpid(c, NULL, 0);
+	write(go[1], "g", 1);
+	char got = '?';
+	read(answer[0], &got, 1);
+	lt_true("orphan adopted by init", got == 'y');
+	close(go[0]);
+	close(go[1]);
+	close(answer[0]);
+	close(answer[1]);
+}
+
+/* The auxiliary vector execve gave this program, checked against its own ELF file. */
+static void test_auxv(const char *self)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[16];
+	int fd = open(self, O_RDONLY);
+	int ok = read(fd, &eh, sizeof eh) == sizeof eh && eh.e_phnum <= 16 &&
+		 pread(fd, ph, eh.e_phnum * sizeof ph[0], eh.e_phoff) == (long)(eh.e_phnum * sizeof ph[0]);
+	close(fd);
+	lt_true("own ELF headers readable", ok);
+	VAL("AT_PAGESZ", getauxval(AT_PAGESZ), 4096);
+	VAL("AT_UID", getauxval(AT_UID), 0);
+	VAL("AT_EUID", getauxval(AT_EUID), 0);
+	VAL("AT_GID", getauxval(AT_GID), 0);
+	VAL("AT_PHENT", getauxval(AT_PHENT), sizeof(Elf64_Phdr));
+	lt_true("AT_ENTRY is e_entry", getauxval(AT_ENTRY) == eh.e_entry);
+	lt_true("AT_PHNUM is e_phnum", getauxval(AT_PHNUM) == eh.e_phnum);
+	lt_true("AT_PHDR shows the program headers",
+		ok && getauxval(AT_PHDR) && !memcmp((void *)getauxval(AT_PHDR), ph, eh.e_phnum * sizeof ph[0]));
+	lt_true("AT_RANDOM points at 16 bytes", getauxval(AT_RANDOM) != 0);
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	lt_true("AT_EXECFN is the executed path", fn && !strcmp(fn, self));
+}
+
+/* A non-root child limited to 4 processes forks until fork fails; it reports whether
+ * the failure was EAGAIN, then kills its own process group. */
+static void test_limits(void)
+{
+	int p[2];
+	pipe(p);
+	pid_t c = fork();
+	if (c == 0) {
+		struct rlimit rl = {4, 4};
+		setpgid(0, 0);
+		setrlimit(RLIMIT_NPROC, &rl);
+		if (setuid(1000) != 0) /* root ignores RLIMIT_NPROC */
+			_exit(2);
+		char verdict = 'n';
+		for (int i = 0; i < 10; i++) {
+			pid_t g = fork();
+			if (g == 0) {
+				pause();
+				_exit(0);
+			}
+			if (g < 0) {
+				verdict = errno == EAGAIN ? 'y' : 'e';
+				break;
+			}
+		}
+		write(p[1], &verdict, 1);
+		kill(0, SIGKILL);
+		_exit(0);
+	}
+	char got = '?';
+	read(p[0], &got, 1);
+	waitpid(c, NULL, 0);
+	lt_true("RLIMIT_NPROC stops fork with EAGAIN", got == 'y');
+	ERR("setrlimit soft above hard", setrlimit(RLIMIT_NOFILE, &(struct rlimit){10, 5}), EINVAL);
+	close(p[0]);
+	close(p[1]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "child-exec"))
+		return exec_child(argc, argv);
+	char self[256] = {0};
+	if (readlink("/proc/self/exe", self, sizeof self - 1) < 0)
+		strcpy(self, argv[0]);
+	test_ids();
+	test_auxv(self);
+	test_wait();
+	test_fork_memory();
+	test_exec(self);
+	test_groups();
+	test_orphan();
+	test_limits();
+	return lt_done();
+}
