@@ -127,6 +127,7 @@ struct netstack {
     uint64_t rand;
     uint16_t ip_id, next_port;
     uint32_t accept_seq;
+    unsigned nsocks;                /* 1 + highest socket index in use: loops stop here */
     struct net_stats st;
     struct mbuf_pool pool;
     struct arp_entry arp[NET_ARP_ENTRIES];

@@ -46,7 +46,7 @@ void net_tick(struct netstack *s, uint64_t now_ms)
     if (now_ms > s->now)
         s->now = now_ms;
     arp_timer(s);
-    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+    for (unsigned i = 0; i < s->nsocks; i++) {
         struct sock *tp = &s->socks[i];
         if (tp->used && tp->type == NET_SOCK_STREAM && tcp_next_timer(tp) <= s->now)
             tcp_timers(s, tp);
@@ -56,7 +56,7 @@ void net_tick(struct netstack *s, uint64_t now_ms)
 uint64_t net_next_timer(const struct netstack *s)
 {
     uint64_t t = arp_next_timer(s);
-    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+    for (unsigned i = 0; i < s->nsocks; i++) {
         const struct sock *tp = &s->socks[i];
         if (tp->used && tp->type == NET_SOCK_STREAM) {
             uint64_t x = tcp_next_timer(tp);

@@ -53,6 +53,8 @@ struct sock *sock_alloc(struct netstack *s, int type)
         so->parent = -1;
         so->rto = TCP_RTO_INIT;
         so->snd_mss = 536;
+        if (i + 1 > s->nsocks)
+            s->nsocks = i + 1;
         return so;
     }
     return 0;
@@ -65,6 +67,8 @@ void sock_free(struct netstack *s, struct sock *tp)
     mbuf_free_chain(&s->pool, tp->reass);
     tp->reass = 0;
     tp->used = 0;
+    while (s->nsocks && !s->socks[s->nsocks - 1].used)
+        s->nsocks--;
 }
 
 /* The connection is over. A socket the application still holds stays, CLOSED, so it
@@ -99,7 +103,7 @@ struct sock *tcp_lookup(struct netstack *s, uint32_t lip, uint16_t lport, uint32
                         uint16_t rport)
 {
     struct sock *listener = 0;
-    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+    for (unsigned i = 0; i < s->nsocks; i++) {
         struct sock *so = &s->socks[i];
         if (!so->used || so->type != NET_SOCK_STREAM || so->lport != lport)
             continue;

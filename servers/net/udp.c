@@ -7,7 +7,7 @@
 
 static struct sock *udp_lookup(struct netstack *s, uint16_t port)
 {
-    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+    for (unsigned i = 0; i < s->nsocks; i++) {
         struct sock *so = &s->socks[i];
         if (so->used && so->type == NET_SOCK_DGRAM && so->lport == port)
             return so;

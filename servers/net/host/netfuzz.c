@@ -235,7 +235,8 @@ int main(int argc, char **argv)
         for (int sd = 0; sd < NET_MAX_SOCKETS; sd++)
             net_abort(p.st[i], sd);
     uint64_t until = p.now + 600000;
-    while (p.now < until && (net_sockets_in_use(p.st[0]) || net_sockets_in_use(p.st[1]) ||
+    while (p.now < until && (net_next_timer(p.st[0]) != UINT64_MAX ||     /* ARP queues too */
+                             net_next_timer(p.st[1]) != UINT64_MAX ||
                              link_next_due(&p.link) != UINT64_MAX))
         pair_step(&p, 1000);
     const struct net_stats *st = net_stats(p.st[1]);
