@@ -13,7 +13,7 @@ NET_HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iservers/net
 NET_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 NET_HOST_BINS := $(addprefix $(BUILD)/net/,nettest netfuzz nethost netcost)
 
-.PHONY: net net-fuzz
+.PHONY: net net-fuzz net-cost
 net: $(BUILD)/net/libnet.a $(NET_HOST_BINS)
 
 $(BUILD)/net/free/%.o: servers/net/%.c $(NET_HDRS)
@@ -41,3 +41,7 @@ $(eval $(call net_host_prog,netcost,servers/net/host/netcost.c,-fno-optimize-sib
 # A long fuzz campaign: make net-fuzz SEED=1 N=10000000
 net-fuzz: $(BUILD)/net/netfuzz
 	$(BUILD)/net/netfuzz $(SEED) $(N)
+
+# P3's per-layer instruction counts of the hosted stack (the table in docs/net.md)
+net-cost: $(BUILD)/net/netcost
+	python3 servers/net/host/netcost.py
