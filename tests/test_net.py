@@ -33,7 +33,7 @@ def built():
     return NET
 
 
-GROUPS = ("handshake", "rst", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
+GROUPS = ("handshake", "rst", "rststates", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
           "many", "udp")
 
 

@@ -241,6 +241,125 @@ static void test_close_states(void)
     end();
 }
 
+
+/* A TCP segment to stack `to` on connection tp's 4-tuple (as its peer would send it), with
+ * `opt` option bytes; `bad` 1 spoils the checksum, 2 the header length. */
+static void inject_tcp(struct pair *p, int to, const struct sock *tp, uint32_t seq, uint32_t ack,
+                       uint8_t flags, const uint8_t *opt, unsigned optlen, int bad)
+{
+    uint8_t f[14 + 20 + 20 + 40] = {0};
+    memcpy(f, p->nif[to].mac, 6);
+    memcpy(f + 6, p->nif[!to].mac, 6);
+    put16(f + 12, ETHERTYPE_IP);
+    uint8_t *ih = f + 14, *th = f + 34;
+    unsigned tlen = 20 + optlen;
+    ih[0] = 0x45; put16(ih + 2, (uint16_t)(20 + tlen)); ih[8] = 64; ih[9] = IPPROTO_TCP;
+    put32(ih + 12, tp->rip); put32(ih + 16, tp->lip);
+    put16(ih + 10, cksum_fold(cksum_add(0, ih, 20)));
+    put16(th, tp->rport); put16(th + 2, tp->lport);
+    put32(th + 4, seq); put32(th + 8, ack);
+    th[12] = (uint8_t)((bad == 2 ? 15 : tlen / 4) << 4);
+    th[13] = flags;
+    put16(th + 14, 1000);
+    if (optlen)
+        memcpy(th + 20, opt, optlen);
+    put16(th + 16, cksum_fold(cksum_add(cksum_pseudo(tp->rip, tp->lip, IPPROTO_TCP, (uint16_t)tlen),
+                                        th, tlen)) ^ (bad == 1 ? 0x5a5a : 0));
+    net_input(p->st[to], f, 34 + tlen);
+}
+
+/* Bring a connection to `state` on side 0 (A) and return A's socket. */
+static int reach_state(struct pair *p, const char *state, int *b)
+{
+    int a;
+    if (!connect_pair(p, (uint16_t)(1000 + p->now % 1000), &a, b, 0))
+        return -1;
+    if (!strcmp(state, "ESTABLISHED"))
+        return a;
+    if (!strcmp(state, "CLOSE_WAIT") || !strcmp(state, "LAST_ACK")) {
+        net_shutdown_write(p->st[1], *b);
+        RUN_UNTIL(p, !strcmp(net_state_name(p->st[0], a), "CLOSE_WAIT"), 5000);
+        if (!strcmp(state, "LAST_ACK")) {
+            p->link.p.loss_pm = 1000;        /* the FIN's ACK never arrives */
+            net_shutdown_write(p->st[0], a);
+            RUN_UNTIL(p, 0, 10);
+        }
+        return a;
+    }
+    if (!strcmp(state, "FIN_WAIT_1")) {
+        p->link.p.loss_pm = 1000;
+        net_shutdown_write(p->st[0], a);
+        RUN_UNTIL(p, 0, 10);
+        return a;
+    }
+    net_shutdown_write(p->st[0], a);
+    RUN_UNTIL(p, !strcmp(net_state_name(p->st[0], a), "FIN_WAIT_2"), 5000);
+    if (!strcmp(state, "TIME_WAIT")) {
+        net_shutdown_write(p->st[1], *b);
+        RUN_UNTIL(p, !strcmp(net_state_name(p->st[0], a), "TIME_WAIT"), 5000);
+    }
+    return a;
+}
+
+static void test_rst_every_state(void)
+{
+    begin("rststates");
+    static const char *const states[] = {"ESTABLISHED", "FIN_WAIT_1", "FIN_WAIT_2",
+                                         "CLOSE_WAIT", "LAST_ACK", "TIME_WAIT"};
+    for (unsigned i = 0; i < sizeof states / sizeof states[0]; i++) {
+        struct pair p;
+        pair_init(&p, &clean, 1500);
+        int b, a = reach_state(&p, states[i], &b);
+        CHECK(a >= 0 && !strcmp(net_state_name(p.st[0], a), states[i]));
+        struct sock *tp = tcb(&p, 0, a);
+        uint64_t ch = p.st[0]->st.tcp_challenge_ack;
+        inject_tcp(&p, 0, tp, tp->rcv_nxt + 100, 0, TH_RST, 0, 0, 0);   /* in window, not exact */
+        CHECK(!strcmp(net_state_name(p.st[0], a), states[i]));
+        CHECK(p.st[0]->st.tcp_challenge_ack == ch + 1);
+        inject_tcp(&p, 0, tp, tp->rcv_nxt, 0, TH_RST, 0, 0, 0);         /* exact: reset */
+        CHECK(!strcmp(net_state_name(p.st[0], a), "CLOSED"));
+        p.link.p.loss_pm = 0;
+        net_abort(p.st[1], b);
+        CHECK(drain(&p));
+        pair_free(&p);
+    }
+    /* SYN in a synchronized state: challenge ACK, connection kept (RFC 5961 4) */
+    struct pair p;
+    pair_init(&p, &clean, 1500);
+    int a, b;
+    CHECK(connect_pair(&p, 80, &a, &b, 0));
+    struct sock *tp = tcb(&p, 0, a);
+    inject_tcp(&p, 0, tp, tp->rcv_nxt + 5, 0, TH_SYN, 0, 0, 0);
+    CHECK(!strcmp(net_state_name(p.st[0], a), "ESTABLISHED") && p.st[0]->st.tcp_challenge_ack == 1);
+    /* bad checksum, bad header length, malformed options: dropped or ignored, counted */
+    uint64_t bad = p.st[0]->st.tcp_bad_cksum, drop = p.st[0]->st.rx_drop_tcp;
+    inject_tcp(&p, 0, tp, tp->rcv_nxt, tp->snd_una, TH_ACK | TH_FIN, 0, 0, 1);
+    inject_tcp(&p, 0, tp, tp->rcv_nxt, tp->snd_una, TH_ACK | TH_FIN, 0, 0, 2);
+    CHECK(p.st[0]->st.tcp_bad_cksum == bad + 1 && p.st[0]->st.rx_drop_tcp == drop + 1);
+    CHECK(!strcmp(net_state_name(p.st[0], a), "ESTABLISHED"));
+    static const uint8_t junk[8] = {2, 0, 3, 99, 8, 1, 0, 0};    /* zero length, overlong */
+    inject_tcp(&p, 0, tp, tp->rcv_nxt, tp->snd_una, TH_ACK, junk, sizeof junk, 0);
+    CHECK(!strcmp(net_state_name(p.st[0], a), "ESTABLISHED"));
+    /* an old duplicate segment is ACKed and does not move rcv_nxt */
+    uint32_t rn = tp->rcv_nxt;
+    inject_tcp(&p, 0, tp, rn - 10, tp->snd_una, TH_ACK, 0, 0, 0);
+    CHECK(tp->rcv_nxt == rn);
+    /* an ACK for data never sent is answered with an ACK and ignored */
+    uint32_t una = tp->snd_una;
+    inject_tcp(&p, 0, tp, rn, una + 5000, TH_ACK, 0, 0, 0);
+    CHECK(tp->snd_una == una);
+    /* RST to a closed port answers RST; RST to it answers nothing */
+    struct sock ghost = *tp;
+    ghost.lport = 4444;
+    uint64_t rsts = p.st[0]->st.tcp_rst_sent;
+    inject_tcp(&p, 0, &ghost, 1, 0, TH_SYN, 0, 0, 0);
+    inject_tcp(&p, 0, &ghost, 1, 0, TH_RST, 0, 0, 0);
+    CHECK(p.st[0]->st.tcp_rst_sent == rsts + 1);
+    CHECK(drain(&p));
+    pair_free(&p);
+    end();
+}
+
 static unsigned count_b_frames;
 static void count_tap(struct pair *p, int from, const uint8_t *frame, size_t len)
 {
@@ -549,6 +668,7 @@ int main(void)
 {
     test_handshake();
     test_refused_and_reset();
+    test_rst_every_state();
     test_close_states();
     test_delack_nagle();
     test_bulk();
