@@ -36,7 +36,11 @@ def namespaces_unavailable():
     r = run("ip", "netns", "add", name, check=False)
     if r.returncode != 0:
         return f"cannot create a network namespace: {r.stderr.strip()}"
+    tap = run("ip", "netns", "exec", name, "ip", "tuntap", "add", "dev", "probe0", "mode", "tap",
+              check=False)
     run("ip", "netns", "del", name, check=False)
+    if tap.returncode != 0:
+        return f"cannot create a tap device (/dev/net/tun): {tap.stderr.strip()}"
     return None
 
 

@@ -2,6 +2,7 @@
 # MK/IK server, it is built:
 #   $(BUILD)/net/libnet.a   freestanding, with the user-space flags: proves the stack needs
 #                           nothing beyond freestanding C and memcpy & co.
+#   $(BUILD)/net/ik/*.o     the same files with the kernel's flags (the IK form compiles)
 #   $(BUILD)/net/nettest    two-stack unit tests over a simulated link (ASan + UBSan)
 #   $(BUILD)/net/netfuzz    seeded random-frame fuzz of the input path (ASan + UBSan)
 #   $(BUILD)/net/nethost    the stack on a Linux tap device (tests against the host's stack)
@@ -12,9 +13,16 @@ NET_FREE_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/free/%.o,$(NET_SRCS))
 NET_HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iservers/net
 NET_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 NET_HOST_BINS := $(addprefix $(BUILD)/net/,nettest netfuzz nethost netcost)
+# IK form: the same files compile with the kernel's flags (not linked into it yet)
+NET_IK_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/ik/%.o,$(NET_SRCS))
 
 .PHONY: net net-fuzz net-cost
-net: $(BUILD)/net/libnet.a $(NET_HOST_BINS)
+net: $(BUILD)/net/libnet.a $(NET_IK_OBJS) $(NET_HOST_BINS)
+
+$(BUILD)/net/ik/%.o: servers/net/%.c $(NET_HDRS)
+	@mkdir -p $(dir $@)
+	@echo '  CC      $@'
+	$(Q)$(KERNEL_CC) $(KERNEL_CFLAGS) -c $< -o $@
 
 $(BUILD)/net/free/%.o: servers/net/%.c $(NET_HDRS)
 	@mkdir -p $(dir $@)

@@ -448,11 +448,10 @@ static void test_bulk(void)
     end();
 }
 
-static void test_impaired(void)
+static void impaired_seeds(uint64_t first, uint64_t last, uint64_t *fast, uint64_t *rexmt,
+                           uint64_t *ooo)
 {
-    begin("impaired");
-    uint64_t fast = 0, rexmt = 0, ooo = 0;
-    for (uint64_t seed = 1; seed <= 8; seed++) {
+    for (uint64_t seed = first; seed <= last; seed++) {
         struct link_params lp = {20, 10, 30, 3, 4, seed};
         struct pair p;
         pair_init(&p, &lp, 1500);
@@ -461,12 +460,19 @@ static void test_impaired(void)
         CHECK(transfer(&p, seed & 1, (seed & 1) ? b : a, (seed & 1) ? a : b, 300000, seed));
         CHECK(drain(&p));
         for (int i = 0; i < 2; i++) {
-            fast += p.st[i]->st.tcp_fast_rexmt;
-            rexmt += p.st[i]->st.tcp_rexmt;
-            ooo += p.st[i]->st.tcp_ooo;
+            *fast += p.st[i]->st.tcp_fast_rexmt;
+            *rexmt += p.st[i]->st.tcp_rexmt;
+            *ooo += p.st[i]->st.tcp_ooo;
         }
         pair_free(&p);
     }
+}
+
+static void test_impaired(void)
+{
+    begin("impaired");
+    uint64_t fast = 0, rexmt = 0, ooo = 0;
+    impaired_seeds(1, 8, &fast, &rexmt, &ooo);
     printf("  8 seeds: fast retransmits %llu, timeouts %llu, out-of-order %llu\n",
            (unsigned long long)fast, (unsigned long long)rexmt, (unsigned long long)ooo);
     CHECK(fast > 0 && ooo > 0);
@@ -664,8 +670,20 @@ static void test_udp_icmp_arp(void)
     end();
 }
 
-int main(void)
+/* `nettest SEED COUNT`: only the impaired transfer, for COUNT seeds from SEED (a longer
+ * exploration than make test's eight). */
+int main(int argc, char **argv)
 {
+    if (argc == 3) {
+        uint64_t first = strtoull(argv[1], 0, 0), n = strtoull(argv[2], 0, 0), f = 0, r = 0, o = 0;
+        begin("impaired");
+        impaired_seeds(first, first + n - 1, &f, &r, &o);
+        printf("  seeds %llu..%llu: fast retransmits %llu, timeouts %llu, out-of-order %llu\n",
+               (unsigned long long)first, (unsigned long long)(first + n - 1),
+               (unsigned long long)f, (unsigned long long)r, (unsigned long long)o);
+        end();
+        return failed != 0;
+    }
     test_handshake();
     test_refused_and_reset();
     test_rst_every_state();
