@@ -176,8 +176,9 @@ static void tcp_rst_input(struct netstack *s, struct sock *tp, const struct seg 
         return;
     }
     switch (tp->state) {
-    case TCPS_SYN_RECEIVED:
-        tcp_drop(s, tp, tp->parent >= 0 ? NET_ECONNRESET : NET_ECONNREFUSED);
+    case TCPS_SYN_RECEIVED:                   /* never answer a RST with a RST */
+        tp->error = tp->parent >= 0 ? NET_ECONNRESET : NET_ECONNREFUSED;
+        tcp_closed(s, tp);
         break;
     case TCPS_CLOSING: case TCPS_LAST_ACK: case TCPS_TIME_WAIT:
         tcp_closed(s, tp);

@@ -87,8 +87,7 @@ int tcp_timers(struct netstack *s, struct sock *tp)
     if (tp->t_2msl && now >= tp->t_2msl) {
         tp->t_2msl = 0;
         if (tp->state == TCPS_TIME_WAIT || tp->state == TCPS_FIN_WAIT_2) {
-            tp->flags |= TF_ORPHAN * (tp->state == TCPS_FIN_WAIT_2);
-            tcp_closed(s, tp);
+            tcp_closed(s, tp);                /* FIN_WAIT_2 is timed only for orphans */
             return !tp->used;
         }
     }

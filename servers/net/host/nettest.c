@@ -355,6 +355,18 @@ static void test_rst_every_state(void)
     inject_tcp(&p, 0, &ghost, 1, 0, TH_SYN, 0, 0, 0);
     inject_tcp(&p, 0, &ghost, 1, 0, TH_RST, 0, 0, 0);
     CHECK(p.st[0]->st.tcp_rst_sent == rsts + 1);
+    /* a RST for an embryonic connection frees it quietly (no RST for a RST) */
+    int l = net_socket(p.st[0], NET_SOCK_STREAM);
+    net_bind(p.st[0], l, 0, 4444);
+    net_listen(p.st[0], l, 4);
+    unsigned before = net_sockets_in_use(p.st[0]);
+    p.link.p.loss_pm = 1000;                  /* the SYN,ACK goes nowhere */
+    inject_tcp(&p, 0, &ghost, 1000, 0, TH_SYN, 0, 0, 0);
+    CHECK(net_sockets_in_use(p.st[0]) == before + 1);
+    rsts = p.st[0]->st.tcp_rst_sent;
+    inject_tcp(&p, 0, &ghost, 1001, 0, TH_RST, 0, 0, 0);
+    CHECK(net_sockets_in_use(p.st[0]) == before && p.st[0]->st.tcp_rst_sent == rsts);
+    p.link.p.loss_pm = 0;
     CHECK(drain(&p));
     pair_free(&p);
     end();
