@@ -210,35 +210,37 @@ static void serve_source(int sd, struct conn *c)
         finish(sd, c);
 }
 
-static void serve(void)
+/* New connections take their listener's service. */
+static void accept_all(void)
 {
     for (int sd = 0; sd < NET_MAX_SOCKETS; sd++) {
-        struct conn *c = &conns[sd];
-        if (c->svc == SVC_NONE)
+        if (conns[sd].svc == SVC_NONE || strcmp(net_state_name(stack, sd), "LISTEN"))
             continue;
-        if (!strcmp(net_state_name(stack, sd), "LISTEN")) {
-            int n;
-            while ((n = net_accept(stack, sd, 0, 0)) >= 0) {
-                memset(&conns[n], 0, sizeof conns[n]);
-                conns[n].svc = c->svc;
-                conns[n].hash = 0xcbf29ce484222325ull;
-            }
+        int n;
+        while ((n = net_accept(stack, sd, 0, 0)) >= 0) {
+            memset(&conns[n], 0, sizeof conns[n]);
+            conns[n].svc = conns[sd].svc;
+            conns[n].hash = 0xcbf29ce484222325ull;     /* FNV-1a offset basis */
         }
     }
+}
+
+static void serve(void)
+{
+    accept_all();
     for (int sd = 0; sd < NET_MAX_SOCKETS; sd++) {
         struct conn *c = &conns[sd];
         const char *st = net_state_name(stack, sd);
         if (c->svc == SVC_NONE || !strcmp(st, "LISTEN"))
             continue;
-        if (!strcmp(st, "FREE")) {
+        if (!strcmp(st, "FREE"))
             memset(c, 0, sizeof *c);
-        } else if (c->svc == SVC_ECHO) {
+        else if (c->svc == SVC_ECHO)
             serve_echo(sd, c);
-        } else if (c->svc == SVC_SINK) {
+        else if (c->svc == SVC_SINK)
             serve_sink(sd, c);
-        } else if (c->svc == SVC_SOURCE) {
+        else
             serve_source(sd, c);
-        }
     }
 }
 
