@@ -3,7 +3,8 @@
 Each fixture creates a network namespace of its own with one tap device (10.77.0.1/24 on
 the Linux side, inside the namespace only), runs build/net/nethost on it as 10.77.0.2, and
 drives Linux's stack from inside the namespace with tests/net/hostpeer.py: ping, UDP echo,
-TCP bulk both ways checked by hash, 100 concurrent connections; then the same through
+TCP bulk both ways checked by hash (and an active open from ondol's side), 100 concurrent
+connections; then the same through
 nethost's seeded relay that drops, duplicates, reorders and delays frames both ways (the
 netem qdisc is not available on the project's machines). Needs root and namespaces; skips
 saying why otherwise. Everything is removed on exit.
@@ -128,6 +129,11 @@ def test_tcp_bulk_ondol_to_linux(clean):
     assert r["bytes"] == 4_000_000 and r["match"], r
 
 
+def test_active_open_ondol_to_linux(clean):
+    r = clean.client("accept", ONDOL_IP, LINUX_IP, 2_000_000, 5)
+    assert r["bytes"] == 2_000_000 and r["match"] and r["from"] == ONDOL_IP, r
+
+
 def test_100_concurrent_connections(clean):
     assert clean.client("many", ONDOL_IP, 100) == {"opened": 100, "good": 100}
 
@@ -137,6 +143,8 @@ def test_lossy_bulk_both_ways(lossy):
     assert r["bytes"] == 1_000_000 and r["match"], r
     r = lossy.client("source", ONDOL_IP, 1_000_000, 4)
     assert r["bytes"] == 1_000_000 and r["match"], r
+    r = lossy.client("accept", ONDOL_IP, LINUX_IP, 500_000, 6)
+    assert r["bytes"] == 500_000 and r["match"], r
 
 
 def test_lossy_many_and_ping(lossy):

@@ -9,6 +9,8 @@ Commands:
   sink IP BYTES SEED         send BYTES of the stream to port 9, compare its FNV-1a answer
   source IP BYTES SEED       ask port 19 for BYTES of the stream, compare its FNV-1a
   many IP N                  N concurrent TCP connections to echo port 7, all open at once
+  accept IP MYIP BYTES SEED   listen on MYIP, ask IP (UDP control port 5) to connect and send
+                             BYTES of the stream: ondol's active open, checked here
 """
 import json
 import os
@@ -149,6 +151,30 @@ def cmd_many(ip, n):
     for s in socks:
         s.close()
     return {"opened": len(socks), "good": good}
+
+
+def cmd_accept(ip, myip, nbytes, seed):
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((myip, 0))
+    srv.listen(1)
+    srv.settimeout(TIMEOUT)
+    port = srv.getsockname()[1]
+    ctl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    ctl.sendto(f"connect {myip} {port} {nbytes} {seed}".encode(), (ip, 5))
+    start = time.time()
+    conn, peer = srv.accept()
+    conn.settimeout(TIMEOUT)
+    got = bytearray()
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    conn.close()
+    srv.close()
+    return {"bytes": len(got), "match": bytes(got) == stream(int(nbytes), int(seed)),
+            "from": peer[0], "seconds": round(time.time() - start, 3)}
 
 
 def main():

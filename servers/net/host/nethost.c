@@ -11,6 +11,8 @@
  *   TCP 9   hash sink: reads to EOF, answers "<bytes> <fnv1a-64 hex>\n", closes
  *   TCP 19  source: reads "<bytes> <seed>\n", sends that many bytes of the xorshift64
  *           stream of <seed> (8 little-endian bytes per step), closes
+ *   UDP 5   control: "connect A.B.C.D PORT BYTES SEED" makes the stack open a connection
+ *           (active open) and send that stream, then close
  * Usage: nethost --tap NAME --ip A.B.C.D [--mask M] [--gw G] [--seed S] [--loss PM]
  *        [--dup PM] [--reorder PM] [--delay MS] [--jitter MS] [--seconds N]
  * Prints "nethost ready" when running; on SIGTERM/SIGINT or after --seconds it prints
@@ -194,6 +196,11 @@ static void serve_source(int sd, struct conn *c)
         c->total = n;
         c->rng = seed * 0x9e3779b97f4a7c15ull + 1;
     }
+    unsigned ev = net_events(stack, sd);
+    if ((ev & NET_EV_ERR) || ((ev & NET_EV_HUP) && c->bytes < c->total)) {
+        finish(sd, c);                        /* refused or reset */
+        return;
+    }
     while (flush_pending(sd, c) && c->bytes < c->total) {
         size_t n = 0;
         while (n + 8 <= sizeof c->pend) {
@@ -241,6 +248,31 @@ static void serve(void)
             serve_sink(sd, c);
         else
             serve_source(sd, c);
+    }
+}
+
+/* The control port: start an active open that sends a stream (a source without request). */
+static void serve_control(int sd)
+{
+    char msg[128];
+    uint32_t from;
+    uint16_t from_port;
+    long r;
+    while ((r = net_recvfrom(stack, sd, msg, sizeof msg - 1, &from, &from_port)) >= 0) {
+        msg[r] = 0;
+        unsigned a, b, c, d, port;
+        unsigned long long n, seed;
+        if (sscanf(msg, "connect %u.%u.%u.%u %u %llu %llu", &a, &b, &c, &d, &port, &n, &seed) != 7 ||
+            !n || port > 65535)
+            continue;
+        int s = net_socket(stack, NET_SOCK_STREAM);
+        if (s < 0)
+            continue;
+        net_connect(stack, s, a << 24 | b << 16 | c << 8 | d, (uint16_t)port);
+        memset(&conns[s], 0, sizeof conns[s]);
+        conns[s].svc = SVC_SOURCE;
+        conns[s].total = n;
+        conns[s].rng = seed * 0x9e3779b97f4a7c15ull + 1;
     }
 }
 
@@ -332,8 +364,9 @@ int main(int argc, char **argv)
     listen_on(NET_SOCK_STREAM, 7, SVC_ECHO);
     listen_on(NET_SOCK_STREAM, 9, SVC_SINK);
     listen_on(NET_SOCK_STREAM, 19, SVC_SOURCE);
-    int udp = net_socket(stack, NET_SOCK_DGRAM);
+    int udp = net_socket(stack, NET_SOCK_DGRAM), control = net_socket(stack, NET_SOCK_DGRAM);
     net_bind(stack, udp, 0, 7);
+    net_bind(stack, control, 0, 5);
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     printf("nethost ready\n");
@@ -348,6 +381,7 @@ int main(int argc, char **argv)
         net_tick(stack, now_ms());
         pump();
         serve_udp_echo(udp);
+        serve_control(control);
         serve();
     }
     const struct net_stats *st = net_stats(stack);
