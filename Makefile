@@ -23,12 +23,14 @@ include lib/libc/libc.mk
 include tools/idlgen/idlgen.mk
 include kernel/kernel.mk
 include user/user.mk
+include servers/net/net.mk
 -include tools/cacheplugin/plugin.mk
 include tools/rootfs/rootfs.mk
 
 .PHONY: kernel-and-archive
 kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc \
-	$(if $(wildcard tools/cacheplugin/plugin.mk),$(BUILD)/tools/cachesim.so) $(BUILD)/ondol.iso
+	$(if $(wildcard tools/cacheplugin/plugin.mk),$(BUILD)/tools/cachesim.so) $(BUILD)/ondol.iso \
+	net
 
 deps:
 	@scripts/deps.sh

@@ -18,7 +18,7 @@ KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T $(KERNEL_ARCH_DIR
 # In-kernel (IK) servers: servers/NAME/*.c and their generated dispatch (docs/servers.md).
 KERNEL_SRCS := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)) $(KERNEL_ARCH_DIR)/*.c \
 	$(KERNEL_ARCH_DIR)/*.S) \
-	$(LIBC_KERNEL_SRCS) $(wildcard servers/*/*.c) $(GEN_KERNEL_SRCS)
+	$(LIBC_KERNEL_SRCS) $(foreach s,$(SERVER_NAMES),$(wildcard servers/$(s)/*.c)) $(GEN_KERNEL_SRCS)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/kernel/%.o,$(KERNEL_SRCS))
 
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \

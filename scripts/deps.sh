@@ -9,6 +9,7 @@ need=(
   "gcc:gcc" "make:make" "ld:binutils" "qemu-system-x86_64:qemu-system-x86"
   "grub-mkrescue:grub-common" "xorriso:xorriso" "mformat:mtools" "tar:tar"
   "python3:python3" "git:git" "cpio:cpio" "musl-gcc:musl-tools"
+  "valgrind:valgrind" "ip:iproute2"
 )
 missing=()
 for pair in "${need[@]}"; do

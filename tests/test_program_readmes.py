@@ -33,8 +33,10 @@ def programs_in(folder: str) -> set[str]:
 
 
 def server_programs() -> set[str]:
-    """NAMEsrv for every server folder servers/NAME/ with sources."""
-    return {f"{p.name}srv" for p in (ROOT / "servers").iterdir() if p.is_dir() and any(p.glob("*.c"))}
+    """NAMEsrv for every server folder servers/NAME/ with sources and an interface
+    (interfaces/NAME.idl; servers/net/ is built hosted until it has one)."""
+    return {f"{p.name}srv" for p in (ROOT / "servers").iterdir()
+            if p.is_dir() and any(p.glob("*.c")) and (ROOT / "interfaces" / f"{p.name}.idl").is_file()}
 
 
 def listed_in_readme(folder: str) -> set[str]:

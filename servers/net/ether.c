@@ -1,0 +1,39 @@
+/*
+ * Ethernet II framing: accept frames for our MAC or broadcast, dispatch IPv4 and ARP,
+ * and prepend the 14-byte header on output. No VLANs, no multicast.
+ */
+#include "net_priv.h"
+
+static const uint8_t ether_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+void ether_input(struct netstack *s, struct mbuf *m)
+{
+    const uint8_t *h = mbuf_data(m);
+    if (m->len < ETH_HLEN || (net_memcmp(h, s->nif->mac, 6) && net_memcmp(h, ether_bcast, 6))) {
+        s->st.rx_drop_ether++;
+        mbuf_free(&s->pool, m);
+        return;
+    }
+    uint16_t type = get16(h + 12);
+    mbuf_adj(m, ETH_HLEN);
+    if (type == ETHERTYPE_IP) {
+        ip_input(s, m);
+    } else if (type == ETHERTYPE_ARP) {
+        arp_input(s, m);
+    } else {
+        s->st.rx_drop_ether++;
+        mbuf_free(&s->pool, m);
+    }
+}
+
+/* Prepend the header and hand the frame to the driver; the mbuf is freed here. */
+void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type)
+{
+    uint8_t *h = mbuf_prepend(m, ETH_HLEN);
+    net_memcpy(h, dst ? dst : ether_bcast, 6);
+    net_memcpy(h + 6, s->nif->mac, 6);
+    put16(h + 12, type);
+    s->st.tx_frames++;
+    s->nif->send(s->nif, h, m->len);
+    mbuf_free(&s->pool, m);
+}

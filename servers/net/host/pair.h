@@ -1,0 +1,30 @@
+/*
+ * Two stacks, A (10.0.0.1) and B (10.0.0.2), joined by a simulated link (link.h), with a
+ * simulated clock: pair_step delivers the frames that are due, runs both stacks' timers
+ * and advances the clock to the next event. Deterministic for a given seed.
+ */
+#ifndef ONDOL_NET_HOST_PAIR_H
+#define ONDOL_NET_HOST_PAIR_H
+
+#include "../net.h"
+#include "link.h"
+
+#define PAIR_IP_A 0x0a000001u
+#define PAIR_IP_B 0x0a000002u
+
+struct pair {
+    struct netif nif[2];
+    struct netstack *st[2];
+    struct link link;
+    uint64_t now;
+    uint64_t frames[2];                     /* frames sent by each side */
+    void (*tap)(struct pair *p, int from, const uint8_t *frame, size_t len);
+};
+
+void pair_init(struct pair *p, const struct link_params *lp, uint16_t mtu_b);
+void pair_free(struct pair *p);
+/* Advance the clock to the next event (by at least 1 ms, at most max_ms), deliver the
+ * frames due and run both stacks' timers. */
+void pair_step(struct pair *p, uint64_t max_ms);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * IPv4 (RFC 791): input checks the version, header length, total length against the
+ * frame, the header checksum and the destination (ours or a broadcast), drops fragments
+ * with a count (no reassembly: TCP uses MSS and sets DF), strips options and link padding,
+ * and dispatches on the protocol. Output prepends a 20-byte header with DF set and TTL 64
+ * and picks the next hop: the destination when on-link, else the gateway. No forwarding.
+ */
+#include "net_priv.h"
+
+#define IP_DF 0x4000
+#define IP_MF 0x2000
+#define IP_OFFMASK 0x1fff
+#define IP_TTL 64
+
+static int ip_for_us(const struct netstack *s, uint32_t dst)
+{
+    uint32_t bcast = (s->ip & s->mask) | ~s->mask;
+    return dst == s->ip || dst == 0xffffffffu || dst == bcast;
+}
+
+static void ip_drop(struct netstack *s, struct mbuf *m, uint64_t *counter)
+{
+    (*counter)++;
+    mbuf_free(&s->pool, m);
+}
+
+void ip_input(struct netstack *s, struct mbuf *m)
+{
+    const uint8_t *h = mbuf_data(m);
+    if (m->len < IP_HLEN || (h[0] >> 4) != 4)
+        return ip_drop(s, m, &s->st.rx_drop_ip);
+    unsigned hlen = (h[0] & 0xfu) * 4u, total = get16(h + 2);
+    if (hlen < IP_HLEN || total < hlen || total > m->len)
+        return ip_drop(s, m, &s->st.rx_drop_ip);
+    if (cksum_fold(cksum_add(0, h, hlen)) != 0)
+        return ip_drop(s, m, &s->st.ip_bad_cksum);
+    uint32_t src = get32(h + 12), dst = get32(h + 16);
+    if (!ip_for_us(s, dst) || src == s->ip)
+        return ip_drop(s, m, &s->st.rx_drop_ip);
+    if (get16(h + 6) & (IP_MF | IP_OFFMASK))
+        return ip_drop(s, m, &s->st.ip_frag_dropped);
+    uint8_t proto = h[9];
+    uint8_t iphdr[IP_HLEN + 8];              /* kept for ICMP errors about this packet */
+    unsigned keep = total < sizeof iphdr ? total : (unsigned)sizeof iphdr;
+    net_memcpy(iphdr, h, keep);
+    m->len = (uint16_t)total;                /* drop Ethernet padding */
+    mbuf_adj(m, hlen);
+    if (proto == IPPROTO_TCP && dst == s->ip)
+        tcp_input(s, m, src, dst);
+    else if (proto == IPPROTO_UDP)
+        udp_input(s, m, src, dst, keep >= IP_HLEN + 8 ? iphdr : 0);
+    else if (proto == IPPROTO_ICMP)
+        icmp_input(s, m, src);
+    else
+        ip_drop(s, m, &s->st.rx_drop_ip);
+}
+
+void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
+{
+    uint8_t *h = mbuf_prepend(m, IP_HLEN);
+    h[0] = 0x45;
+    h[1] = 0;
+    put16(h + 2, m->len);
+    put16(h + 4, s->ip_id++);
+    put16(h + 6, IP_DF);
+    h[8] = IP_TTL;
+    h[9] = proto;
+    put16(h + 10, 0);
+    put32(h + 12, s->ip);
+    put32(h + 16, dst);
+    put16(h + 10, cksum_fold(cksum_add(0, h, IP_HLEN)));
+    int onlink = (dst & s->mask) == (s->ip & s->mask) || dst == 0xffffffffu;
+    if (dst == 0xffffffffu) {
+        ether_output(s, m, 0, ETHERTYPE_IP);
+        return;
+    }
+    if (!onlink && !s->gw) {
+        mbuf_free(&s->pool, m);              /* no route */
+        return;
+    }
+    arp_resolve_and_send(s, m, onlink ? dst : s->gw);
+}

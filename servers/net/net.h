@@ -1,0 +1,123 @@
+/*
+ * ondol's TCP/IP stack: the public interface (docs/net.md).
+ *
+ * One `struct netstack` holds every piece of state (no globals), so a test can run two
+ * stacks in one process. The stack never blocks and never reads a clock: the platform
+ * layer (a driver loop, the hosted tap program, the in-memory harness, later the MK/IK
+ * server) does three things only:
+ *   - net_input(): hand over one received Ethernet frame (the stack copies it);
+ *   - net_tick():  tell the stack the time in milliseconds; timers run from here; call
+ *                  it before net_input whenever the time has moved (RTT samples and
+ *                  timers are stamped with the last time given);
+ *   - implement netif.send(): put one finished frame on the wire (called synchronously
+ *     from inside net_input/net_tick/the socket calls; the frame is not kept after return).
+ * Above, a small socket API (net_socket .. net_close) is what the UNIX server's socket
+ * calls map onto: every call is non-blocking and returns a byte count, a handle, 0, or a
+ * negated NET_E* code (Linux errno values, so the mapping is the identity); readiness is
+ * net_events().
+ *
+ * Freestanding C11: needs only memcpy/memset/memmove/memcmp (lib/libc or the host's).
+ */
+#ifndef ONDOL_NET_H
+#define ONDOL_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "net_config.h"
+
+/* Errors: negated Linux errno numbers (the UNIX server passes them through unchanged). */
+#define NET_EBADF        9
+#define NET_EAGAIN      11
+#define NET_ENOMEM      12
+#define NET_EINVAL      22
+#define NET_EPIPE       32
+#define NET_EMSGSIZE    90
+#define NET_EOPNOTSUPP  95
+#define NET_EADDRINUSE  98
+#define NET_ENETUNREACH 101
+#define NET_ECONNABORTED 103
+#define NET_ECONNRESET  104
+#define NET_EISCONN     106
+#define NET_ENOTCONN    107
+#define NET_ETIMEDOUT   110
+#define NET_ECONNREFUSED 111
+#define NET_EALREADY    114
+#define NET_EINPROGRESS 115
+
+/* Socket types and options. */
+#define NET_SOCK_STREAM 1
+#define NET_SOCK_DGRAM  2
+#define NET_OPT_NODELAY   1   /* TCP_NODELAY: no Nagle */
+#define NET_OPT_KEEPALIVE 2   /* SO_KEEPALIVE */
+
+/* Readiness bits (net_events), the meanings of poll's POLLIN/POLLOUT/POLLERR/POLLHUP. */
+#define NET_EV_IN   0x1
+#define NET_EV_OUT  0x4
+#define NET_EV_ERR  0x8
+#define NET_EV_HUP  0x10
+
+/* A network interface below Ethernet: the driver fills in mac, mtu, send and ctx. */
+struct netif {
+    uint8_t mac[6];
+    uint16_t mtu;                          /* IP MTU, 1500 for Ethernet */
+    void (*send)(struct netif *nif, const void *frame, size_t len);
+    void *ctx;                             /* the driver's own state */
+};
+
+/* Counters, one per event a test or a reader may want (docs/net.md). */
+struct net_stats {
+    uint64_t rx_frames, tx_frames, rx_drop_ether, rx_drop_arp, rx_drop_ip, ip_bad_cksum,
+        ip_frag_dropped, rx_drop_icmp, icmp_echo, rx_drop_udp, udp_bad_cksum, udp_noport,
+        rx_drop_tcp, tcp_bad_cksum, tcp_rst_sent, tcp_rexmt, tcp_fast_rexmt, tcp_persist,
+        tcp_keepalive, tcp_hdrpred_ack, tcp_hdrpred_data, tcp_syn_dropped, tcp_ooo,
+        tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted;
+};
+
+struct netstack;
+
+/* Size of a struct netstack: the platform provides the (zeroed or not) memory. */
+size_t net_stack_size(void);
+/* Initialise `s` (net_stack_size() bytes) on interface `nif` with address `ip`, netmask
+ * and gateway (host byte order; gw 0 = none), starting time `now_ms`, and a seed for the
+ * initial sequence numbers and ephemeral ports. */
+void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
+              uint32_t gw, uint64_t now_ms, uint64_t seed);
+/* One received frame (copied; `frame` may be reused on return). */
+void net_input(struct netstack *s, const void *frame, size_t len);
+/* The time is now `now_ms` (never goes backwards): run due timers. */
+void net_tick(struct netstack *s, uint64_t now_ms);
+/* Earliest time at which net_tick has work to do (UINT64_MAX if none): a platform may
+ * sleep until then or until a frame arrives. */
+uint64_t net_next_timer(const struct netstack *s);
+const struct net_stats *net_stats(const struct netstack *s);
+/* Buffers (mbufs) currently allocated: 0 after every socket is closed and gone. */
+unsigned net_mbufs_in_use(const struct netstack *s);
+/* Sockets currently allocated (including TIME_WAIT and not-yet-accepted ones). */
+unsigned net_sockets_in_use(const struct netstack *s);
+
+/* Sockets. Addresses and ports are host byte order. */
+int net_socket(struct netstack *s, int type);
+int net_bind(struct netstack *s, int sd, uint32_t ip, uint16_t port);
+int net_listen(struct netstack *s, int sd, int backlog);
+int net_accept(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
+int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port);
+long net_send(struct netstack *s, int sd, const void *buf, size_t len);
+long net_recv(struct netstack *s, int sd, void *buf, size_t len);
+long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_t ip,
+                uint16_t port);
+long net_recvfrom(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip,
+                  uint16_t *port);
+int net_shutdown_write(struct netstack *s, int sd);
+int net_close(struct netstack *s, int sd);
+/* Abortive close: send RST, free at once (SO_LINGER 0). */
+int net_abort(struct netstack *s, int sd);
+int net_setopt(struct netstack *s, int sd, int opt, int value);
+unsigned net_events(struct netstack *s, int sd);
+/* The pending error (SO_ERROR): returned once, then cleared. */
+int net_error(struct netstack *s, int sd);
+int net_sockname(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
+int net_peername(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
+/* TCP state name (tests, debugging): "ESTABLISHED", "TIME_WAIT", ... */
+const char *net_state_name(struct netstack *s, int sd);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * The stack's entry points (net.h): initialisation, frame input, time, and the socket
+ * calls. Every call is non-blocking; a caller that would wait polls net_events() after
+ * the next net_input/net_tick (the UNIX server will turn that into blocking and poll).
+ */
+#include "net_priv.h"
+
+size_t net_stack_size(void) { return sizeof(struct netstack); }
+
+void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
+              uint32_t gw, uint64_t now_ms, uint64_t seed)
+{
+    net_memset(s, 0, offsetof(struct netstack, socks));
+    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++)
+        s->socks[i].used = 0;
+    s->nif = nif;
+    s->ip = ip;
+    s->mask = mask;
+    s->gw = gw;
+    s->now = now_ms;
+    s->rand = seed ? seed : 0x9e3779b97f4a7c15ull;
+    s->next_port = (uint16_t)net_random(s);
+    s->ip_id = (uint16_t)net_random(s);
+    mbuf_pool_init(&s->pool);
+}
+
+void net_input(struct netstack *s, const void *frame, size_t len)
+{
+    s->st.rx_frames++;
+    if (len > NET_MBUF_DATA) {
+        s->st.rx_drop_ether++;
+        return;
+    }
+    struct mbuf *m = mbuf_get(&s->pool, 0);
+    if (!m) {
+        s->st.mbuf_exhausted++;
+        return;
+    }
+    net_memcpy(m->buf, frame, len);
+    m->len = (uint16_t)len;
+    ether_input(s, m);
+}
+
+void net_tick(struct netstack *s, uint64_t now_ms)
+{
+    if (now_ms > s->now)
+        s->now = now_ms;
+    arp_timer(s);
+    for (unsigned i = 0; i < s->nsocks; i++) {
+        struct sock *tp = &s->socks[i];
+        if (tp->used && tp->type == NET_SOCK_STREAM && tcp_next_timer(tp) <= s->now)
+            tcp_timers(s, tp);
+    }
+}
+
+uint64_t net_next_timer(const struct netstack *s)
+{
+    uint64_t t = arp_next_timer(s);
+    for (unsigned i = 0; i < s->nsocks; i++) {
+        const struct sock *tp = &s->socks[i];
+        if (tp->used && tp->type == NET_SOCK_STREAM) {
+            uint64_t x = tcp_next_timer(tp);
+            if (x < t)
+                t = x;
+        }
+    }
+    return t;
+}
+
+const struct net_stats *net_stats(const struct netstack *s) { return &s->st; }
+unsigned net_mbufs_in_use(const struct netstack *s) { return s->pool.in_use; }
+
+unsigned net_sockets_in_use(const struct netstack *s)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++)
+        n += s->socks[i].used;
+    return n;
+}
+
+/* The socket `sd`, or 0 if it is not an open handle of the application (a child still
+ * on a listener's queue is not one yet). */
+static struct sock *sock_get(struct netstack *s, int sd)
+{
+    if (sd < 0 || sd >= NET_MAX_SOCKETS)
+        return 0;
+    struct sock *so = &s->socks[sd];
+    return so->used && so->parent < 0 && !(so->flags & TF_ORPHAN) ? so : 0;
+}
+
+int net_socket(struct netstack *s, int type)
+{
+    if (type != NET_SOCK_STREAM && type != NET_SOCK_DGRAM)
+        return -NET_EINVAL;
+    struct sock *so = sock_alloc(s, type);
+    return so ? (int)(so - s->socks) : -NET_ENOMEM;
+}
+
+static int bound_elsewhere(struct netstack *s, const struct sock *me, uint16_t port)
+{
+    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+        const struct sock *so = &s->socks[i];
+        if (so != me && so->used && so->type == me->type && so->lport == port &&
+            (so->type == NET_SOCK_DGRAM || so->state == TCPS_LISTEN ||
+             (so->state == TCPS_CLOSED && so->parent < 0)))
+            return 1;
+    }
+    return 0;
+}
+
+int net_bind(struct netstack *s, int sd, uint32_t ip, uint16_t port)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (so->lport || so->state != TCPS_CLOSED || (ip && ip != s->ip))
+        return -NET_EINVAL;
+    if (port && bound_elsewhere(s, so, port))
+        return -NET_EADDRINUSE;
+    so->lip = ip;
+    so->lport = port ? port : net_ephemeral_port(s, so->type);
+    return 0;
+}
+
+int net_listen(struct netstack *s, int sd, int backlog)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (so->type != NET_SOCK_STREAM || so->state != TCPS_CLOSED)
+        return -NET_EINVAL;
+    if (!so->lport)
+        so->lport = net_ephemeral_port(s, NET_SOCK_STREAM);
+    so->backlog = backlog < 1 ? 1 : backlog > 128 ? 128 : (unsigned)backlog;
+    so->state = TCPS_LISTEN;
+    return 0;
+}
+
+int net_accept(struct netstack *s, int sd, uint32_t *ip, uint16_t *port)
+{
+    struct sock *lp = sock_get(s, sd);
+    if (!lp || lp->state != TCPS_LISTEN)
+        return lp ? -NET_EINVAL : -NET_EBADF;
+    struct sock *first = 0;
+    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+        struct sock *c = &s->socks[i];
+        if (c->used && c->parent == sd && (c->flags & TF_ACCEPTQ) &&
+            (!first || (int32_t)(c->qorder - first->qorder) < 0))
+            first = c;
+    }
+    if (!first)
+        return -NET_EAGAIN;
+    lp->qlen--;
+    first->parent = -1;
+    first->flags &= ~TF_ACCEPTQ;
+    if (ip)
+        *ip = first->rip;
+    if (port)
+        *port = first->rport;
+    return (int)(first - s->socks);
+}
+
+int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so || so->type != NET_SOCK_STREAM)
+        return so ? -NET_EOPNOTSUPP : -NET_EBADF;
+    if (so->state == TCPS_SYN_SENT)
+        return -NET_EALREADY;
+    if (so->state != TCPS_CLOSED || so->rport)
+        return -NET_EISCONN;
+    if (!ip || !port)
+        return -NET_EINVAL;
+    if (!so->lport)
+        so->lport = net_ephemeral_port(s, NET_SOCK_STREAM);
+    so->lip = s->ip;
+    so->rip = ip;
+    so->rport = port;
+    so->iss = tcp_new_iss(s);
+    so->snd_una = so->snd_nxt = so->snd_max = so->recover = so->iss;
+    so->state = TCPS_SYN_SENT;
+    tcp_output(s, so);
+    return -NET_EINPROGRESS;
+}
+
+long net_send(struct netstack *s, int sd, const void *buf, size_t len)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so || so->type != NET_SOCK_STREAM)
+        return so ? net_sendto(s, sd, buf, len, so->rip, so->rport) : -NET_EBADF;
+    if (so->error) {
+        int e = so->error;
+        so->error = 0;
+        return -e;
+    }
+    if (so->flags & TF_FINQUEUED)
+        return -NET_EPIPE;
+    if (so->state == TCPS_SYN_SENT || so->state == TCPS_SYN_RECEIVED)
+        return -NET_EAGAIN;
+    if (so->state != TCPS_ESTABLISHED && so->state != TCPS_CLOSE_WAIT)
+        return -NET_ENOTCONN;
+    uint32_t n = ring_write(&so->snd, buf, len > 0x7fffffff ? 0x7fffffff : (uint32_t)len);
+    if (!n)
+        return len ? -NET_EAGAIN : 0;
+    tcp_output(s, so);
+    return (long)n;
+}
+
+long net_recv(struct netstack *s, int sd, void *buf, size_t len)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so || so->type != NET_SOCK_STREAM)
+        return so ? net_recvfrom(s, sd, buf, len, 0, 0) : -NET_EBADF;
+    uint32_t n = so->rcv.len < len ? so->rcv.len : (uint32_t)len;
+    if (n) {
+        ring_peek(&so->rcv, 0, buf, n);
+        ring_drop(&so->rcv, n);
+        tcp_output(s, so);                    /* perhaps a window update */
+        return (long)n;
+    }
+    if (so->error) {
+        int e = so->error;
+        so->error = 0;
+        return -e;
+    }
+    if ((so->flags & TF_RCVDFIN) || (so->state == TCPS_CLOSED && so->rport))
+        return 0;
+    if (so->state == TCPS_CLOSED || so->state == TCPS_LISTEN)
+        return -NET_ENOTCONN;
+    return -NET_EAGAIN;
+}
+
+int net_shutdown_write(struct netstack *s, int sd)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so || so->type != NET_SOCK_STREAM)
+        return so ? -NET_EOPNOTSUPP : -NET_EBADF;
+    if (so->flags & TF_FINQUEUED)
+        return 0;
+    if (so->state == TCPS_ESTABLISHED || so->state == TCPS_SYN_RECEIVED)
+        so->state = TCPS_FIN_WAIT_1;
+    else if (so->state == TCPS_CLOSE_WAIT)
+        so->state = TCPS_LAST_ACK;
+    else
+        return -NET_ENOTCONN;
+    so->flags |= TF_FINQUEUED;
+    tcp_output(s, so);
+    return 0;
+}
+
+static void free_children(struct netstack *s, int sd)
+{
+    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++) {
+        struct sock *c = &s->socks[i];
+        if (c->used && c->parent == sd)
+            tcp_drop(s, c, NET_ECONNABORTED);
+    }
+}
+
+int net_abort(struct netstack *s, int sd)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (so->type == NET_SOCK_STREAM) {
+        free_children(s, sd);
+        if (so->state != TCPS_CLOSED && so->state != TCPS_LISTEN && so->state != TCPS_SYN_SENT)
+            tcp_drop(s, so, NET_ECONNABORTED);
+    }
+    sock_free(s, so);
+    return 0;
+}
+
+/* Graceful close: the FIN follows the queued data and the connection finishes on its
+ * own (orphaned). Unread received data makes it an abort (RFC 2525 2.17). */
+int net_close(struct netstack *s, int sd)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (so->type != NET_SOCK_STREAM || so->state == TCPS_CLOSED || so->state == TCPS_LISTEN ||
+        so->state == TCPS_SYN_SENT || so->rcv.len)
+        return net_abort(s, sd);
+    so->flags |= TF_ORPHAN;
+    if (!(so->flags & TF_FINQUEUED)) {
+        so->flags &= ~TF_ORPHAN;
+        net_shutdown_write(s, sd);
+        so->flags |= TF_ORPHAN;
+    }
+    if (so->state == TCPS_FIN_WAIT_2)
+        so->t_2msl = s->now + 2 * TCP_MSL_MS;
+    return 0;
+}
+
+int net_setopt(struct netstack *s, int sd, int opt, int value)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    uint32_t bit = opt == NET_OPT_NODELAY ? TF_NODELAY : opt == NET_OPT_KEEPALIVE ? TF_KEEPALIVE : 0;
+    if (!bit || so->type != NET_SOCK_STREAM)
+        return -NET_EINVAL;
+    so->flags = value ? so->flags | bit : so->flags & ~bit;
+    if (bit == TF_KEEPALIVE)
+        so->t_keep = value && so->state >= TCPS_ESTABLISHED ? s->now + TCP_KEEP_IDLE_MS : 0;
+    if (bit == TF_NODELAY && value)
+        tcp_output(s, so);
+    return 0;
+}
+
+static int accept_ready(const struct netstack *s, int sd)
+{
+    for (unsigned i = 0; i < NET_MAX_SOCKETS; i++)
+        if (s->socks[i].used && s->socks[i].parent == sd && (s->socks[i].flags & TF_ACCEPTQ))
+            return 1;
+    return 0;
+}
+
+unsigned net_events(struct netstack *s, int sd)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return NET_EV_ERR;
+    if (so->type == NET_SOCK_DGRAM)
+        return (so->reass ? NET_EV_IN : 0) | NET_EV_OUT;
+    if (so->state == TCPS_LISTEN)
+        return accept_ready(s, sd) ? NET_EV_IN : 0;
+    unsigned ev = 0;
+    int closed = so->state == TCPS_CLOSED && so->rport;
+    if (so->rcv.len || (so->flags & TF_RCVDFIN) || closed || so->error)
+        ev |= NET_EV_IN;
+    if ((so->state == TCPS_ESTABLISHED || so->state == TCPS_CLOSE_WAIT) &&
+        !(so->flags & TF_FINQUEUED) && ring_space(&so->snd))
+        ev |= NET_EV_OUT;
+    if (so->error)
+        ev |= NET_EV_ERR;
+    if (closed || ((so->flags & TF_RCVDFIN) && (so->flags & TF_FINQUEUED)))
+        ev |= NET_EV_HUP;
+    return ev;
+}
+
+int net_error(struct netstack *s, int sd)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    int e = so->error;
+    so->error = 0;
+    return e;
+}
+
+int net_sockname(struct netstack *s, int sd, uint32_t *ip, uint16_t *port)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    *ip = so->lip ? so->lip : (so->rport ? s->ip : 0);
+    *port = so->lport;
+    return 0;
+}
+
+int net_peername(struct netstack *s, int sd, uint32_t *ip, uint16_t *port)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (!so->rport || so->state == TCPS_SYN_SENT)
+        return -NET_ENOTCONN;
+    *ip = so->rip;
+    *port = so->rport;
+    return 0;
+}
+
+const char *net_state_name(struct netstack *s, int sd)
+{
+    static const char *const names[] = {
+        "CLOSED", "LISTEN", "SYN_SENT", "SYN_RECEIVED", "ESTABLISHED", "CLOSE_WAIT",
+        "FIN_WAIT_1", "CLOSING", "LAST_ACK", "FIN_WAIT_2", "TIME_WAIT"};
+    if (sd < 0 || sd >= NET_MAX_SOCKETS || !s->socks[sd].used)
+        return "FREE";
+    return names[s->socks[sd].state];
+}
