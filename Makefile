@@ -20,12 +20,13 @@ QEMU_TAIL = $(if $(QEMU_EXTRA),-- $(QEMU_EXTRA))
 all: kernel-and-archive
 
 include lib/libc/libc.mk
+include lib/malloc/malloc.mk
 include kernel/kernel.mk
 include user/user.mk
 -include tools/cacheplugin/plugin.mk
 
 .PHONY: kernel-and-archive
-kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc \
+kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc malloc \
 	$(if $(wildcard tools/cacheplugin/plugin.mk),$(BUILD)/tools/cachesim.so) $(BUILD)/ondol.iso
 
 deps:
