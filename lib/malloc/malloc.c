@@ -798,6 +798,10 @@ EXPORT void free(void *p)
 {
     if (p == NULL)
         return;
+    if (unlikely(check_on)) {   /* before reading a header p may not have */
+        free_slow(p);
+        return;
+    }
     struct span *s = span_of(p);
     struct heap *h = os_thread_heap();
     if (likely(s->heap == h && s->free_flags == 0)) {
@@ -901,6 +905,8 @@ static void *alloc_aligned(size_t align, size_t n)
     if (align <= 16)
         return malloc(n);
     ensure_init();
+    if (n == 0)
+        n = 1;   /* p must lie inside its block, not at the start of the next one */
     if (n <= SMALL_MAX && align <= SMALL_MAX && n + align - 16 <= SMALL_MAX) {
         char *q = malloc(n + align - 16);
         if (q == NULL)

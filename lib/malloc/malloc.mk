@@ -43,5 +43,43 @@ $(MALLOC_USER_A): $(MALLOC_USER_OBJS)
 	@echo '  AR      $@'
 	$(Q)$(USER_AR) rcs $@ $^
 
+
+# ---- hosted tests --------------------------------------------------------------------
+MALLOC_SAN_CFLAGS = -std=c11 -O1 -g -Wall -Wextra -Werror -mcx16 -DMALLOC_TLS -D_GNU_SOURCE \
+	-include tests/host/malloc/rename.h -Ilib/malloc $(LIBC_HOST_SAN)
+MALLOC_SAN_OBJS := $(patsubst lib/malloc/%.c,$(BUILD)/host/malloc/%.o,$(MALLOC_HOST_SRCS))
+MALLOC_TESTS := $(BUILD)/host/test_malloc $(BUILD)/host/stress_malloc $(BUILD)/malloc/stress \
+	$(BUILD)/malloc/stress_static
+
+$(BUILD)/host/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS) tests/host/malloc/rename.h | $(LIBC_HOST_SAN_FILE)
+	@mkdir -p $(dir $@)
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) $(MALLOC_SAN_CFLAGS) -c $< -o $@
+
+$(BUILD)/host/malloc/t_%.o: tests/host/malloc/%.c $(MALLOC_HDRS) tests/host/malloc/rename.h | $(LIBC_HOST_SAN_FILE)
+	@mkdir -p $(dir $@)
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) $(MALLOC_SAN_CFLAGS) -c $< -o $@
+
+$(BUILD)/host/test_malloc: $(BUILD)/host/malloc/t_test_malloc.o $(MALLOC_SAN_OBJS)
+	@echo '  HOSTLD  $@'
+	$(Q)$(HOST_CC) $(LIBC_HOST_SAN) -o $@ $^ -lpthread
+
+$(BUILD)/host/stress_malloc: $(BUILD)/host/malloc/t_stress.o $(MALLOC_SAN_OBJS)
+	@echo '  HOSTLD  $@'
+	$(Q)$(HOST_CC) $(LIBC_HOST_SAN) -o $@ $^ -lpthread
+
+# The same stress against the process allocator: glibc, or LD_PRELOAD=libondolmalloc.so.
+$(BUILD)/malloc/stress: tests/host/malloc/stress.c
+	@mkdir -p $(dir $@)
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -lpthread
+
+# ... and statically linked with libondolmalloc.a in place of glibc's malloc.
+$(BUILD)/malloc/stress_static: tests/host/malloc/stress.c $(MALLOC_HOST_A)
+	@echo '  HOSTLD  $@'
+	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $< \
+		$(MALLOC_HOST_A) -lpthread
+
 .PHONY: malloc
-malloc: $(MALLOC_SO) $(MALLOC_HOST_A) $(MALLOC_USER_A)
+malloc: $(MALLOC_SO) $(MALLOC_HOST_A) $(MALLOC_USER_A) $(MALLOC_TESTS)
