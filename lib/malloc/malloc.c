@@ -43,8 +43,8 @@
 #define BITMAP_BYTES (SPAN_SIZE / 16 / 8)   /* check mode: one bit per 16-byte block */
 #define HEAP_CACHE_SPANS 1u                 /* empty spans a heap keeps unpurged */
 #define POOL_KEEP_SPANS 64u                 /* purged empty spans kept mapped, globally */
-#define LARGE_CACHE_ENTRIES 8u
-#define LARGE_CACHE_BYTES ((size_t)8 << 20)
+#define LARGE_CACHE_ENTRIES 32u
+#define LARGE_CACHE_BYTES ((size_t)32 << 20)
 #define REGISTRY_SLOTS (1u << 16)
 
 #define MAGIC_SPAN 0x6f6e646f6c53504eull    /* "ondolSPN" */

@@ -81,5 +81,11 @@ $(BUILD)/malloc/stress_static: tests/host/malloc/stress.c $(MALLOC_HOST_A)
 	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $< \
 		$(MALLOC_HOST_A) -lpthread
 
+# The head-to-head's workloads (tools/allocbench/, `./ondol bench alloc --host`).
+$(BUILD)/malloc/allocbench: tools/allocbench/allocbench.c
+	@mkdir -p $(dir $@)
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
+
 .PHONY: malloc
-malloc: $(MALLOC_SO) $(MALLOC_HOST_A) $(MALLOC_USER_A) $(MALLOC_TESTS)
+malloc: $(BUILD)/malloc/allocbench $(MALLOC_SO) $(MALLOC_HOST_A) $(MALLOC_USER_A) $(MALLOC_TESTS)

@@ -1,0 +1,218 @@
+"""`./ondol bench alloc --host`: ondol's allocator against glibc, jemalloc, tcmalloc and
+mimalloc on this Linux machine (issue 14, docs/alloc.md). No QEMU: the workloads of
+tools/allocbench/allocbench.c run natively, the allocator chosen with LD_PRELOAD.
+
+Per workload and allocator: wall time (median of --runs repetitions, allocators
+interleaved in every repetition, ratios to glibc and mimalloc from the same run), peak RSS
+(ru_maxrss), instructions per operation (callgrind, exact: (Ir(2N) - Ir(N)) / N, so setup
+and exit cancel out), the longest and the 99.99th-percentile malloc call (a separate timed
+run, wall clock). Once per allocator: the instructions of every small malloc call of a
+churn run (callgrind dump before/after each call; system calls count one instruction,
+the kernel's work is not seen), worst and 99.99th percentile after the first
+WARMUP_CALLS calls (which include lazy symbol binding and initialisation).
+Debian's libraries are fetched with `apt-get download` into build/alloc-libs once.
+"""
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from ondol import OndolError, project, results
+from ondol.progress import BenchProgress
+
+NAME = "alloc-host"
+DESCRIPTION = ("ondol's malloc against glibc, jemalloc, tcmalloc, mimalloc (LD_PRELOAD, "
+               "hosted, wall clock + callgrind)")
+# workload -> (threads, allocations per thread) for the timed runs: each run takes a
+# fraction of a second on a 2-core machine.
+WORKLOADS = {
+    "churn": (1, 2_000_000), "larson": (4, 500_000), "xthread": (4, 300_000),
+    "scratch": (4, 300_000), "realloc": (4, 500_000), "sizes": (4, 100_000),
+}
+CALLGRIND_OPS = 20_000          # N for (Ir(2N) - Ir(N)) / N
+WORST_CASE_CALLS = 10_000       # small mallocs whose instructions are counted one by one
+WARMUP_CALLS = 1000
+DEBIAN = {"jemalloc": ("libjemalloc2", "libjemalloc.so.2"),
+          "tcmalloc": ("libtcmalloc-minimal4", "libtcmalloc_minimal.so.4"),
+          "mimalloc": ("libmimalloc2.0", "libmimalloc.so.2")}
+KEY = ("workload", "allocator")
+COLUMNS = ("workload", "allocator", "threads", "median", "vs_glibc", "vs_mimalloc",
+           "peak_rss_kib", "insns_per_op", "lat_max_ns", "lat_p9999_ns")
+
+
+def allocators(top: Path) -> dict[str, Path | None]:
+    """name -> library to preload (None: the system's glibc malloc)."""
+    found = {"glibc": None, "ondol": top / "build" / "malloc" / "libondolmalloc.so"}
+    libdir = top / "build" / "alloc-libs" / "root" / "usr" / "lib" / "x86_64-linux-gnu"
+    for name, (package, soname) in DEBIAN.items():
+        if not (libdir / soname).exists():
+            _fetch(top / "build" / "alloc-libs", package)
+        if (libdir / soname).exists():
+            found[name] = libdir / soname
+        else:
+            print(f"ondol: note: {package} unavailable; {name} left out", file=sys.stderr)
+    return found
+
+
+def _fetch(directory: Path, package: str) -> None:
+    """apt-get download + dpkg-deb -x: no root needed, nothing installed system-wide."""
+    directory.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", package], cwd=directory, capture_output=True)
+    for deb in directory.glob(f"{package}_*.deb"):
+        subprocess.run(["dpkg-deb", "-x", str(deb), "root"], cwd=directory, check=True)
+
+
+def _env(lib: Path | None) -> dict:
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if lib is not None:
+        env["LD_PRELOAD"] = str(lib)
+    return env
+
+
+def run_once(exe: Path, lib: Path | None, args: list[str]) -> tuple[dict, int]:
+    """One allocbench run: its JSON line and the peak RSS in KiB."""
+    proc = subprocess.Popen([str(exe), *args], stdout=subprocess.PIPE, env=_env(lib))
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.stdout.close()
+    if status != 0:
+        raise OndolError(f"allocbench {' '.join(args)} failed with {lib or 'glibc'}")
+    import json
+    return json.loads(out), usage.ru_maxrss
+
+
+def callgrind(exe: Path, lib: Path | None, args: list[str], out: Path,
+              extra: tuple[str, ...] = ()) -> str:
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *extra,
+                    str(exe), *args], env=_env(lib), capture_output=True, check=True)
+    text = out.read_text()
+    out.unlink()
+    return text
+
+
+def instructions(exe: Path, lib: Path | None, workload: str, threads: int, work: Path) -> float:
+    def total(ops: int) -> int:
+        text = callgrind(exe, lib, [workload, str(threads), str(ops)], work / "cg.out")
+        return int(re.search(r"^summary: (\d+)", text, re.M).group(1))
+    return (total(2 * CALLGRIND_OPS) - total(CALLGRIND_OPS)) / (CALLGRIND_OPS * threads)
+
+
+def malloc_calls(exe: Path, lib: Path | None, work: Path) -> list[int]:
+    """Instructions of each malloc call of a single-thread churn run (16..512 bytes)."""
+    text = callgrind(exe, lib, ["churn", "1", str(WORST_CASE_CALLS)], work / "cg.out",
+                     ("--dump-before=malloc", "--dump-after=malloc", "--combine-dumps=yes"))
+    parts = re.findall(r"desc: Trigger: --dump-(after|before)=malloc.*?\ntotals: (\d+)",
+                       text, re.S)
+    return [int(cost) for kind, cost in parts if kind == "after"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run(top: Path, runs: int, directory: Path) -> dict:
+    exe = top / "build" / "malloc" / "allocbench"
+    if shutil.which("valgrind") is None:
+        raise OndolError("valgrind is needed for instruction counts (apt-get install valgrind)")
+    libs = allocators(top)
+    work = directory / "logs"
+    work.mkdir(parents=True, exist_ok=True)
+    walls: dict[tuple, list[float]] = {}
+    rss: dict[tuple, list[int]] = {}
+    total = runs * len(WORKLOADS) * len(libs) + len(WORKLOADS) * len(libs) + len(libs)
+    with BenchProgress(NAME, total) as progress:
+        for _ in range(runs):
+            for workload, (threads, ops) in WORKLOADS.items():
+                for name, lib in libs.items():
+                    progress.boot_started(f"{workload} {name}")
+                    line, kib = run_once(exe, lib, [workload, str(threads), str(ops)])
+                    walls.setdefault((workload, name), []).append(line["wall_s"])
+                    rss.setdefault((workload, name), []).append(kib)
+                    progress.boot_done()
+        rows = []
+        for workload, (threads, ops) in WORKLOADS.items():
+            for name, lib in libs.items():
+                progress.boot_started(f"{workload} {name}: latency, callgrind")
+                lat, _ = run_once(exe, lib, [workload, str(threads), str(ops), "latency"])
+                rows.append({
+                    "workload": workload, "allocator": name, "threads": threads, "ops": ops,
+                    "unit": "s (wall clock)", "median": statistics.median(walls[workload, name]),
+                    "min": min(walls[workload, name]), "max": max(walls[workload, name]),
+                    "n": runs, "runs_s": walls[workload, name],
+                    "peak_rss_kib": statistics.median(rss[workload, name]),
+                    "insns_per_op": round(instructions(exe, lib, workload, threads, work), 1),
+                    "lat_max_ns": lat["lat_max_ns"], "lat_p9999_ns": lat["lat_p9999_ns"],
+                    "library": str(lib) if lib else "glibc (system)"})
+                progress.boot_done()
+        worst = []
+        for name, lib in libs.items():
+            progress.boot_started(f"worst-case malloc {name}")
+            calls = malloc_calls(exe, lib, work)[WARMUP_CALLS:]
+            worst.append({"allocator": name, "calls": len(calls), "warmup_skipped": WARMUP_CALLS,
+                          "median": statistics.median(calls), "p9999": percentile(calls, 0.9999),
+                          "max": max(calls), "unit": "instructions (callgrind)"})
+            progress.boot_done()
+    _ratios(rows)
+    doc = results.document(benchmark=NAME, description=DESCRIPTION, paper=None, key=KEY,
+                           commit=project.commit(top), qemu="none (hosted)",
+                           mode="wall clock", cache=None, host=project.host(), boots=[],
+                           rows=rows, cache_windows=[])
+    doc["options"] = {"malloc_lock": os.environ.get("malloc_lock", "lock-free")}
+    doc["worst_case_malloc"] = worst
+    doc["median_ratio_vs_mimalloc"] = _median_ratio(rows, "mimalloc")
+    return doc
+
+
+def _ratios(rows: list[dict]) -> None:
+    """vs_X: this allocator's median time over X's on the same workload (same run)."""
+    base = {(r["workload"], r["allocator"]): r for r in rows}
+    for row in rows:
+        for other in ("glibc", "mimalloc"):
+            ref = base.get((row["workload"], other))
+            row[f"vs_{other}"] = round(row["median"] / ref["median"], 3) if ref else None
+            ref_rss = ref["peak_rss_kib"] if ref else None
+            row[f"rss_vs_{other}"] = round(row["peak_rss_kib"] / ref_rss, 3) if ref_rss else None
+
+
+def _median_ratio(rows: list[dict], other: str) -> dict:
+    ours = [r for r in rows if r["allocator"] == "ondol" and r.get(f"vs_{other}")]
+    if not ours:
+        return {}
+    return {"time": statistics.median(r[f"vs_{other}"] for r in ours),
+            "peak_rss": statistics.median(r[f"rss_vs_{other}"] for r in ours)}
+
+
+def plots(doc: dict, directory: Path) -> list[Path]:
+    """One figure per workload: time relative to glibc, peak RSS, instructions per op."""
+    from ondol import plot  # noqa: F401  (selects matplotlib's file backend)
+    import matplotlib.pyplot as plt
+    written = []
+    for workload in WORKLOADS:
+        rows = [r for r in doc["results"] if r["workload"] == workload]
+        if not rows:
+            continue
+        names = [r["allocator"] for r in rows]
+        colors = ["tab:red" if n == "ondol" else "tab:gray" for n in names]
+        fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
+        panels = (("vs_glibc", "wall time / glibc's (median)"), ("peak_rss_kib", "peak RSS [KiB]"),
+                  ("insns_per_op", "instructions per op (callgrind)"))
+        for ax, (field, label) in zip(axes, panels):
+            ax.bar(names, [r[field] or 0 for r in rows], color=colors)
+            ax.set_title(label, fontsize=9)
+            ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+            ax.grid(True, axis="y", alpha=0.3)
+        threads = rows[0]["threads"]
+        fig.suptitle(f"alloc --host, {workload} ({threads} thread{'s' * (threads > 1)}): "
+                     f"lower is better; commit {doc['commit'][:12]}", fontsize=10)
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            path = directory / f"{NAME}-{workload}.{ext}"
+            fig.savefig(path, dpi=110) if ext == "png" else fig.savefig(path, metadata={"Date": None})
+            written.append(path)
+        plt.close(fig)
+    return written
