@@ -8,6 +8,7 @@
   libondolmalloc.a; glibc runs it too, so a checker failure there would be the checker's;
 - real programs (Python, gcc) running with the allocator preloaded.
 """
+import json
 import os
 import pathlib
 import re
@@ -91,3 +92,38 @@ def test_real_programs_preloaded(tmp_path):
     r = _run(["gcc", "-O2", "-o", tmp_path / "hello", src], env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     assert _run([tmp_path / "hello"]).stdout == "hello\n"
+
+
+@pytest.mark.parametrize("workload", ["churn", "larson", "xthread", "scratch", "realloc",
+                                      "sizes"])
+def test_benchmark_workloads_run(workload):
+    """The head-to-head's workloads (tools/allocbench) run on ondol's allocator and report
+    what hostbench.py reads."""
+    r = _run([BUILD / "malloc" / "allocbench", workload, "2", "2000", "latency"],
+             env=dict(os.environ, LD_PRELOAD=str(SO)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    line = json.loads(r.stdout)
+    assert line["workload"] == workload and line["wall_s"] > 0 and line["peak_rss_kib"] > 0
+    assert line["lat_max_ns"] >= line["lat_p9999_ns"] / 2 > 0 or workload == "realloc"
+
+
+def test_trace_record_and_replay(tmp_path):
+    """The recorder sees every call of a real program; the replayer plays it back on
+    ondol's allocator (which then counts them as allocations of its own)."""
+    data = tmp_path / "in.txt"
+    data.write_text("".join(f"{(i * 7919) % 1000}\n" for i in range(2000)))
+    env = dict(os.environ, LD_PRELOAD=str(BUILD / "malloc" / "libondoltrace.so"),
+               ondol_trace=str(tmp_path / "t.%p.trace"))
+    r = subprocess.run(["python3", "-c", "import sys; d=open(sys.argv[1]).read().split(); "
+                        "print(len(sorted(d, key=int)))", str(data)],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "2000", r.stderr[-2000:]
+    trace = max(tmp_path.glob("t.*.trace"), key=lambda p: p.stat().st_size)
+    lines = trace.read_text().splitlines()
+    assert lines[0] == "# ondol alloc trace v1"
+    kinds = {line.split()[0] for line in lines[1:]}
+    assert {"m", "f"} <= kinds and kinds <= {"m", "f", "c", "r", "a"}
+    r = _run([BUILD / "malloc" / "allocreplay", trace], env=dict(os.environ, LD_PRELOAD=str(SO),
+                                                               malloc_check="on"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["events"] == len(lines) - 1

@@ -46,6 +46,12 @@
 #define LARGE_CACHE_ENTRIES 32u
 #define LARGE_CACHE_BYTES ((size_t)32 << 20)
 #define REGISTRY_SLOTS (1u << 16)
+/* Large blocks up to 4 MiB are rounded to quarter-power sizes and a freeing thread keeps
+ * a few of each size, mapped and touched, for its next allocations (no lock, no mmap). */
+#define LARGE_BIN_LIMIT ((size_t)4 << 20)
+#define LARGE_BINS 28
+#define LARGE_BIN_BLOCKS 16u
+#define HEAP_LARGE_BYTES ((size_t)16 << 20)
 
 #define MAGIC_SPAN 0x6f6e646f6c53504eull    /* "ondolSPN" */
 #define MAGIC_LARGE 0x6f6e646f6c4c5247ull   /* "ondolLRG" */
@@ -94,6 +100,9 @@ struct heap {
     struct span *cache;
     unsigned ncache;
     struct heap *next_abandoned;
+    struct span *large_bin[LARGE_BINS];
+    unsigned large_count[LARGE_BINS];
+    size_t large_bytes;
 };
 
 /* Settings, fixed at the first allocation. */
@@ -130,6 +139,18 @@ static inline unsigned size_class(size_t n)
     unsigned msb = 63u - (unsigned)__builtin_clzll(n - 1);
     unsigned sub = (unsigned)((n - 1) >> (msb - 2)) & 3u;
     return 8u + (msb - 7u) * 4u + sub + 1u;
+}
+
+/* Bin of a large block of n bytes (SMALL_MAX < n <= LARGE_BIN_LIMIT) and its size. */
+static unsigned large_bin(size_t n)
+{
+    unsigned msb = 63u - (unsigned)__builtin_clzll(n - 1);
+    return (msb - 15u) * 4u + ((unsigned)((n - 1) >> (msb - 2)) & 3u);
+}
+
+static size_t large_bin_size(unsigned bin)
+{
+    return (size_t)(4u + bin % 4u + 1u) << (bin / 4u + 13u);
 }
 
 static void init_classes(void)
@@ -659,9 +680,37 @@ static size_t large_offset(size_t align)
     return (large_header + align - 1) & ~(align - 1);
 }
 
+/* The calling thread's heap when large blocks may use its bins (lock-free kind). */
+static struct heap *bin_heap(void)
+{
+    return lock_kind == LOCK_FREE ? os_thread_heap() : NULL;
+}
+
+static void *large_from_bin(struct heap *h, unsigned bin)
+{
+    struct span *s = h->large_bin[bin];
+    if (s == NULL)
+        return NULL;
+    h->large_bin[bin] = s->next;
+    h->large_count[bin]--;
+    h->large_bytes -= s->bsize;
+    s->magic = MAGIC_LARGE;
+    return s->start;
+}
+
 static void *large_alloc(size_t n, size_t align, int *zeroed)
 {
     *zeroed = 0;
+    unsigned bin = 0;
+    int binned = align <= 64 && n <= LARGE_BIN_LIMIT && n > SMALL_MAX;
+    if (binned) {
+        bin = large_bin(n);
+        n = large_bin_size(bin);
+        struct heap *h = bin_heap();
+        void *p = h != NULL ? large_from_bin(h, bin) : NULL;
+        if (p != NULL)
+            return p;
+    }
     if (align <= 64) {
         struct span *s = large_cache_take(n);
         if (s != NULL) {
@@ -685,6 +734,7 @@ static void *large_alloc(size_t n, size_t align, int *zeroed)
     s->free_flags = 1;
     s->start = p;
     s->bsize = total - off;
+    s->cls = binned ? bin + 1u : 0u;
     s->region = r;
     mlock_acquire(&pool_lock, lock_kind);
     registry_add(s);
@@ -693,11 +743,29 @@ static void *large_alloc(size_t n, size_t align, int *zeroed)
     return p;
 }
 
+/* Keeps a freed large block in the calling thread's bin; 0 if it does not fit there. */
+static int large_to_bin(struct span *s)
+{
+    struct heap *h = bin_heap();
+    if (h == NULL || s->cls == 0)
+        return 0;
+    unsigned bin = s->cls - 1u;
+    if (h->large_count[bin] >= LARGE_BIN_BLOCKS || h->large_bytes + s->bsize > HEAP_LARGE_BYTES)
+        return 0;
+    s->next = h->large_bin[bin];
+    h->large_bin[bin] = s;
+    h->large_count[bin]++;
+    h->large_bytes += s->bsize;
+    return 1;
+}
+
 static void large_free(struct span *s, void *p)
 {
     if (s->start != p)
         report("free of a pointer that is not the start of a block:", p);
     s->magic = MAGIC_FREED;
+    if (large_to_bin(s))
+        return;
     int cacheable = (char *)p - (char *)s == (ptrdiff_t)large_header;
     mlock_acquire(&pool_lock, lock_kind);
     if (cacheable && large_cache_count < LARGE_CACHE_ENTRIES &&

@@ -87,5 +87,16 @@ $(BUILD)/malloc/allocbench: tools/allocbench/allocbench.c
 	@echo '  HOSTCC  $@'
 	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 
+$(BUILD)/malloc/allocreplay: tools/allocbench/replay.c
+	@mkdir -p $(dir $@)
+	@echo '  HOSTCC  $@'
+	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+# The trace recorder, preloaded into the program to trace (tools/allocbench/trace.c).
+$(BUILD)/malloc/libondoltrace.so: tools/allocbench/trace.c
+	@mkdir -p $(dir $@)
+	@echo '  HOSTLD  $@'
+	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl -lpthread
+
 .PHONY: malloc
-malloc: $(BUILD)/malloc/allocbench $(MALLOC_SO) $(MALLOC_HOST_A) $(MALLOC_USER_A) $(MALLOC_TESTS)
+malloc: $(BUILD)/malloc/allocbench $(BUILD)/malloc/allocreplay $(BUILD)/malloc/libondoltrace.so $(MALLOC_SO) $(MALLOC_HOST_A) $(MALLOC_USER_A) $(MALLOC_TESTS)

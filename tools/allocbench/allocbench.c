@@ -38,6 +38,22 @@ struct worker {
 static int timing;
 static const char *workload;
 
+/* Peak resident memory of this process image in KiB (VmHWM: unlike ru_maxrss it does not
+ * count the memory of whatever ran before exec). */
+static long peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kib = atol(line + 6);
+    }
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -305,6 +321,6 @@ int main(int argc, char **argv)
         printf(", \"lat_max_ns\": %llu, \"lat_p9999_ns\": %llu", (unsigned long long)max,
                (unsigned long long)p9999);
     }
-    printf("}\n");
+    printf(", \"peak_rss_kib\": %ld}\n", peak_rss_kib());
     return 0;
 }

@@ -30,6 +30,22 @@ struct event {
 
 static void **blocks;
 
+/* Peak resident memory of this process image in KiB (VmHWM: unlike ru_maxrss it does not
+ * count the memory of whatever ran before exec). */
+static long peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kib = atol(line + 6);
+    }
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -41,6 +57,20 @@ static void touch(char *p, size_t n)
 {
     for (size_t i = 0; p != NULL && i < n; i += 4096)
         p[i] = 1;
+}
+
+/* Reads the next decimal number of [*c, end) into *out; 0 when there is none. */
+static int read_number(char **c, char *end, unsigned long long *out)
+{
+    while (*c < end && **c == ' ')
+        (*c)++;
+    if (*c >= end || **c < '0' || **c > '9')
+        return 0;
+    unsigned long long v = 0;
+    while (*c < end && **c >= '0' && **c <= '9')
+        v = v * 10 + (unsigned long long)(*(*c)++ - '0');
+    *out = v;
+    return 1;
 }
 
 /* Parses one line at *s into ev; returns 0 at the end, -1 for a line to skip. */
@@ -59,7 +89,11 @@ static int parse(char **s, char *end, struct event *ev)
     case 'f': ev->kind = EV_FREE; break;
     default: return -1;
     }
-    int n = sscanf(line + 1, "%llu %llu %llu", &x, &y, &z);
+    char *end_of_line = nl != NULL ? nl : end, *c = line + 1;
+    int n = 0;
+    unsigned long long *fields[3] = {&x, &y, &z};
+    while (n < 3 && read_number(&c, end_of_line, fields[n]))
+        n++;
     if (n < 1 || x >= MAX_IDS || (ev->kind != EV_FREE && n < 2))
         return -1;
     ev->id = x;
@@ -135,6 +169,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < count; i++)
         play(&evs[i]);
     double wall = now() - t0;
-    printf("{\"trace\": \"%s\", \"events\": %zu, \"wall_s\": %.6f}\n", argv[1], count, wall);
+    printf("{\"trace\": \"%s\", \"events\": %zu, \"wall_s\": %.6f, \"peak_rss_kib\": %ld}\n",
+           argv[1], count, wall, peak_rss_kib());
     return 0;
 }

@@ -35,6 +35,7 @@ WORKLOADS = {
 CALLGRIND_OPS = 20_000          # N for (Ir(2N) - Ir(N)) / N
 WORST_CASE_CALLS = 10_000       # small mallocs whose instructions are counted one by one
 WARMUP_CALLS = 1000
+TRACE_LINES = 300_000          # lines of the file busybox sort sorts
 DEBIAN = {"jemalloc": ("libjemalloc2", "libjemalloc.so.2"),
           "tcmalloc": ("libtcmalloc-minimal4", "libtcmalloc_minimal.so.4"),
           "mimalloc": ("libmimalloc2.0", "libmimalloc.so.2")}
@@ -73,16 +74,53 @@ def _env(lib: Path | None) -> dict:
     return env
 
 
-def run_once(exe: Path, lib: Path | None, args: list[str]) -> tuple[dict, int]:
-    """One allocbench run: its JSON line and the peak RSS in KiB."""
-    proc = subprocess.Popen([str(exe), *args], stdout=subprocess.PIPE, env=_env(lib))
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.stdout.close()
-    if status != 0:
-        raise OndolError(f"allocbench {' '.join(args)} failed with {lib or 'glibc'}")
+def run_once(exe: Path, lib: Path | None, args: list[str]) -> dict:
+    """One allocbench/allocreplay run: its JSON line (wall_s, peak_rss_kib: VmHWM)."""
     import json
-    return json.loads(out), usage.ru_maxrss
+    r = subprocess.run([str(exe), *args], capture_output=True, text=True, env=_env(lib))
+    if r.returncode != 0:
+        raise OndolError(f"{exe.name} {' '.join(args)} failed with {lib or 'glibc'}: "
+                         f"{r.stderr[-300:]}")
+    return json.loads(r.stdout)
+
+
+def traces(top: Path) -> dict[str, Path]:
+    """Sample traces, recorded once into build/alloc-traces (not committed): busybox sort
+    on a file of TRACE_LINES shuffled numbers, and gcc compiling lib/malloc/malloc.c (the
+    largest trace of its processes, cc1's)."""
+    directory = top / "build" / "alloc-traces"
+    directory.mkdir(parents=True, exist_ok=True)
+    recorder = top / "build" / "malloc" / "libondoltrace.so"
+    found = {}
+    busybox = top / "build" / "alloc-libs" / "root" / "bin" / "busybox"
+    if not busybox.exists():
+        _fetch(top / "build" / "alloc-libs", "busybox")
+    if busybox.exists() and not (directory / "sort.trace").exists():
+        data = directory / "sort-input.txt"
+        rng = __import__("random").Random(14)
+        data.write_text("".join(f"{rng.randrange(10**9)}\n" for _ in range(TRACE_LINES)))
+        _record(recorder, directory / "sort", [str(busybox), "sort", str(data)])
+    if (directory / "sort.trace").exists():
+        found["trace:busybox-sort"] = directory / "sort.trace"
+    if not (directory / "gcc.trace").exists():
+        _record(recorder, directory / "gcc", ["gcc", "-O2", "-c", "-Ilib/malloc",
+                                               "lib/malloc/malloc.c", "-o",
+                                               str(directory / "malloc.o")], cwd=top)
+    if (directory / "gcc.trace").exists():
+        found["trace:gcc"] = directory / "gcc.trace"
+    return found
+
+
+def _record(recorder: Path, stem: Path, command: list[str], cwd: Path | None = None) -> None:
+    """Runs command with the recorder preloaded; keeps the largest per-process trace."""
+    parts = stem.parent / f"{stem.name}.parts"
+    parts.mkdir(exist_ok=True)
+    env = dict(os.environ, LD_PRELOAD=str(recorder), ondol_trace=str(parts / "%p.trace"))
+    subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+    largest = max(parts.glob("*.trace"), key=lambda p: p.stat().st_size, default=None)
+    if largest is not None:
+        largest.rename(stem.with_suffix(".trace"))
+    shutil.rmtree(parts)
 
 
 def callgrind(exe: Path, lib: Path | None, args: list[str], out: Path,
@@ -120,25 +158,35 @@ def run(top: Path, runs: int, directory: Path) -> dict:
     if shutil.which("valgrind") is None:
         raise OndolError("valgrind is needed for instruction counts (apt-get install valgrind)")
     libs = allocators(top)
+    replay = top / "build" / "malloc" / "allocreplay"
+    recorded = traces(top)
     work = directory / "logs"
     work.mkdir(parents=True, exist_ok=True)
     walls: dict[tuple, list[float]] = {}
     rss: dict[tuple, list[int]] = {}
-    total = runs * len(WORKLOADS) * len(libs) + len(WORKLOADS) * len(libs) + len(libs)
+    total = (runs * (len(WORKLOADS) + len(recorded)) * len(libs) + len(WORKLOADS) * len(libs)
+             + len(libs))
     with BenchProgress(NAME, total) as progress:
         for _ in range(runs):
             for workload, (threads, ops) in WORKLOADS.items():
                 for name, lib in libs.items():
                     progress.boot_started(f"{workload} {name}")
-                    line, kib = run_once(exe, lib, [workload, str(threads), str(ops)])
+                    line = run_once(exe, lib, [workload, str(threads), str(ops)])
                     walls.setdefault((workload, name), []).append(line["wall_s"])
-                    rss.setdefault((workload, name), []).append(kib)
+                    rss.setdefault((workload, name), []).append(line["peak_rss_kib"])
+                    progress.boot_done()
+            for trace, path in recorded.items():
+                for name, lib in libs.items():
+                    progress.boot_started(f"{trace} {name}")
+                    line = run_once(replay, lib, [str(path)])
+                    walls.setdefault((trace, name), []).append(line["wall_s"])
+                    rss.setdefault((trace, name), []).append(line["peak_rss_kib"])
                     progress.boot_done()
         rows = []
         for workload, (threads, ops) in WORKLOADS.items():
             for name, lib in libs.items():
                 progress.boot_started(f"{workload} {name}: latency, callgrind")
-                lat, _ = run_once(exe, lib, [workload, str(threads), str(ops), "latency"])
+                lat = run_once(exe, lib, [workload, str(threads), str(ops), "latency"])
                 rows.append({
                     "workload": workload, "allocator": name, "threads": threads, "ops": ops,
                     "unit": "s (wall clock)", "median": statistics.median(walls[workload, name]),
@@ -149,6 +197,17 @@ def run(top: Path, runs: int, directory: Path) -> dict:
                     "lat_max_ns": lat["lat_max_ns"], "lat_p9999_ns": lat["lat_p9999_ns"],
                     "library": str(lib) if lib else "glibc (system)"})
                 progress.boot_done()
+        for trace, path in recorded.items():
+            for name, lib in libs.items():
+                rows.append({
+                    "workload": trace, "allocator": name, "threads": 1, "ops": None,
+                    "unit": "s (wall clock)", "median": statistics.median(walls[trace, name]),
+                    "min": min(walls[trace, name]), "max": max(walls[trace, name]),
+                    "n": runs, "runs_s": walls[trace, name],
+                    "peak_rss_kib": statistics.median(rss[trace, name]),
+                    "insns_per_op": None, "lat_max_ns": None, "lat_p9999_ns": None,
+                    "trace": str(path.relative_to(top)), "library": str(lib) if lib else
+                    "glibc (system)"})
         worst = []
         for name, lib in libs.items():
             progress.boot_started(f"worst-case malloc {name}")
@@ -192,7 +251,7 @@ def plots(doc: dict, directory: Path) -> list[Path]:
     from ondol import plot  # noqa: F401  (selects matplotlib's file backend)
     import matplotlib.pyplot as plt
     written = []
-    for workload in WORKLOADS:
+    for workload in dict.fromkeys(r["workload"] for r in doc["results"]):
         rows = [r for r in doc["results"] if r["workload"] == workload]
         if not rows:
             continue
@@ -211,7 +270,7 @@ def plots(doc: dict, directory: Path) -> list[Path]:
                      f"lower is better; commit {doc['commit'][:12]}", fontsize=10)
         fig.tight_layout()
         for ext in ("png", "svg"):
-            path = directory / f"{NAME}-{workload}.{ext}"
+            path = directory / f"{NAME}-{workload.replace(':', '-')}.{ext}"
             fig.savefig(path, dpi=110) if ext == "png" else fig.savefig(path, metadata={"Date": None})
             written.append(path)
         plt.close(fig)

@@ -62,7 +62,9 @@ static void test_sizes(void)
         unsigned char *p = malloc(n);
         size_t u = malloc_usable_size(p);
         CHECK(p != NULL && ((uintptr_t)p & 15) == 0, "malloc(%zu) = %p", n, (void *)p);
-        CHECK(u >= n && (n < 128 || u <= n + n / 4 + 16), "usable %zu for %zu", u, n);
+        /* Classes and large bins are a quarter-power apart; large blocks end on a page. */
+        CHECK(u >= n && (n < 128 || u <= n + n / 4 + (n > 32768 ? 4096 : 16)),
+              "usable %zu for %zu", u, n);
         memset(p, 0xa5, u);
         free(p);
     }
@@ -190,7 +192,10 @@ static void test_returned(void)
     struct ondol_malloc_info info;
     ondol_malloc_info(&info);
     CHECK(peak > before + 20 * info.span_size, "the small blocks took spans (%zu -> %zu)", before, peak);
-    CHECK(after <= before + 70 * info.span_size, "spans given back: %zu -> %zu -> %zu", before, peak, after);
+    /* At most the purged pool (64 spans), a heap's cached span, and the thread's large
+     * bins (16 MiB; the pointer array went there) stay mapped. */
+    CHECK(after <= before + 66 * info.span_size + ((size_t)16 << 20),
+          "spans given back: %zu -> %zu -> %zu", before, peak, after);
     void *big = malloc((size_t)64 << 20);
     CHECK(mapped() >= after + ((size_t)64 << 20), "a large block is mapped on its own");
     free(big);
