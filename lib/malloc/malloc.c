@@ -823,6 +823,12 @@ EXPORT void *malloc(size_t n)
             s->used++;
             return b;
         }
+        if (s->bump < s->bump_end) {   /* a fresh span: blocks never handed out */
+            b = (struct block *)s->bump;
+            s->bump += s->bsize;
+            s->used++;
+            return b;
+        }
     }
     return malloc_slow(n);
 }

@@ -172,7 +172,8 @@ def cmd_bench_host(args: argparse.Namespace) -> int:
                              doc["results"], f"median of {runs} runs, wall clock; "
                              "insns_per_op from callgrind"))
     console.print(rows_table("worst-case small malloc (callgrind, per call)",
-                             ("allocator", "calls", "median", "p9999", "max", "unit"),
+                             ("allocator", "calls", "median", "p9999", "max",
+                              "max_without_syscalls", "calls_with_syscalls", "unit"),
                              doc["worst_case_malloc"]))
     ratio = doc["median_ratio_vs_mimalloc"]
     if ratio:
