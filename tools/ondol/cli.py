@@ -119,7 +119,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
     bench = benchmarks.get(args.name)
-    args.runs = args.runs or 1
+    args.runs = 1 if args.runs is None else args.runs
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
