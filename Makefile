@@ -21,6 +21,7 @@ all: kernel-and-archive
 
 include lib/libc/libc.mk
 include tools/idlgen/idlgen.mk
+include lib/malloc/malloc.mk
 include kernel/kernel.mk
 include user/user.mk
 include servers/net/net.mk
@@ -30,7 +31,7 @@ include tools/rootfs/rootfs.mk
 .PHONY: kernel-and-archive
 kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc \
 	$(if $(wildcard tools/cacheplugin/plugin.mk),$(BUILD)/tools/cachesim.so) $(BUILD)/ondol.iso \
-	net
+	net malloc
 
 deps:
 	@scripts/deps.sh

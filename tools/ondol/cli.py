@@ -37,7 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     _boot_options(bench)
     bench.add_argument("--icount", action=argparse.BooleanOptionalAction, default=None,
                        help="icount mode on/off (default: the benchmark's)")
-    bench.add_argument("--runs", type=int, default=1, help="boots per configuration")
+    bench.add_argument("--runs", type=int, default=None, help="boots per configuration "
+                       "(--host: repetitions, default 5)")
+    bench.add_argument("--host", action="store_true", help="the benchmark's Linux side, run "
+                       "natively without QEMU (alloc: docs/alloc.md)")
     bench.add_argument("--timeout", type=float, help="seconds per boot (default: the "
                        "benchmark's)")
     bench.set_defaults(func=cmd_bench)
@@ -113,7 +116,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.host:
+        return cmd_bench_host(args)
     bench = benchmarks.get(args.name)
+    args.runs = 1 if args.runs is None else args.runs
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
@@ -143,6 +149,36 @@ def cmd_bench(args: argparse.Namespace) -> int:
         o = doc["plugin_overhead"]
         print(f"cache model overhead: {o['ratio']}x wall time ({o['wall_s_with_plugin']} s with "
               f"the plugin, {o['wall_s_without']} s without)", file=sys.stderr)
+    print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
+    return 0
+
+
+def cmd_bench_host(args: argparse.Namespace) -> int:
+    """`bench alloc --host`: the head-to-head on this Linux machine (hostbench.py)."""
+    from ondol import hostbench
+    if args.name != "alloc":
+        raise OndolError(f"no host side for benchmark {args.name!r} (known: alloc)")
+    runs = 5 if args.runs is None else args.runs
+    if runs < 1:
+        raise OndolError("--runs must be at least 1")
+    top = project.root()
+    directory = args.results or top / "results"
+    if not args.no_build:
+        project.build(top, directory / "logs" / "make.log")
+    doc = hostbench.run(top, runs, directory)
+    written = [*results.write(doc, directory), *hostbench.plots(doc, directory)]
+    console = _console()
+    console.print(rows_table(f"alloc --host: {hostbench.DESCRIPTION}", hostbench.COLUMNS,
+                             doc["results"], f"median of {runs} runs, wall clock; "
+                             "insns_per_op from callgrind"))
+    console.print(rows_table("worst-case small malloc (callgrind, per call)",
+                             ("allocator", "calls", "median", "p9999", "max",
+                              "max_without_syscalls", "calls_with_syscalls", "unit"),
+                             doc["worst_case_malloc"]))
+    ratio = doc["median_ratio_vs_mimalloc"]
+    if ratio:
+        print(f"ondol / mimalloc, median over the workloads: time {ratio['time']:.2f}, "
+              f"peak RSS {ratio['peak_rss']:.2f}", file=sys.stderr)
     print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
     return 0
 

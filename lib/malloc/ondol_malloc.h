@@ -1,0 +1,24 @@
+/*
+ * ondol's allocator beyond the standard functions (lib/malloc/malloc.c, docs/alloc.md).
+ * malloc, free, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc and malloc_usable_size have their usual C/POSIX/glibc meaning.
+ */
+#ifndef ONDOL_MALLOC_H
+#define ONDOL_MALLOC_H
+
+#include <stddef.h>
+
+struct ondol_malloc_info {
+    const char *lock;           /* the lock kind in force (malloc_lock=) */
+    int check;                  /* malloc_check=on: double/invalid frees are reported */
+    size_t mapped_bytes;        /* mapped from the page layer now */
+    unsigned pool_spans;        /* empty spans kept (purged) for reuse */
+    unsigned large_cached;      /* freed large blocks kept for reuse */
+    size_t span_size;
+    size_t small_max;           /* largest size served from size classes */
+};
+
+/* Fills *out; the allocator's options are read by the first allocation (or this call). */
+void ondol_malloc_info(struct ondol_malloc_info *out);
+
+#endif

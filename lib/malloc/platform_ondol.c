@@ -1,0 +1,100 @@
+/*
+ * The native ondol page/thread/lock layer of ondol's allocator (platform.h).
+ * Pages come from SYS_VM_MAP (frames are allocated when mapped) and go back with
+ * SYS_VM_UNMAP, which may unmap part of a mapping. There is no thread-local storage
+ * and no futex yet: all threads share one heap under the lock, a blocked locker yields,
+ * and purging (madvise) is not available, so empty spans stay mapped in the pool.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <ondol/sys.h>
+
+#include "platform.h"
+
+void *os_map_aligned(size_t len, size_t align, struct os_region *r)
+{
+    size_t over = len + align - 4096;
+    long m = sys_vm_map(over, PROT_READ | PROT_WRITE);
+    if (m < 0)
+        return NULL;
+    uintptr_t base = (uintptr_t)m, p = (base + align - 1) & ~(uintptr_t)(align - 1);
+    if (p > base)
+        sys_vm_unmap((void *)base, p - base);
+    if (base + over > p + len)
+        sys_vm_unmap((void *)(p + len), base + over - (p + len));
+    r->base = (void *)p;
+    r->len = len;
+    return (void *)p;
+}
+
+void os_unmap(const struct os_region *r)
+{
+    sys_vm_unmap(r->base, r->len);
+}
+
+void os_purge(void *addr, size_t len)
+{
+    (void)addr;
+    (void)len;
+}
+
+int os_option(const char *name, char *buf, size_t len)
+{
+    long n = sys_kopt(name, buf, len);
+    return n >= 0 && (size_t)n < len;
+}
+
+void os_at_thread_exit(void (*fn)(struct heap *), struct heap *h)
+{
+    (void)fn;
+    (void)h;
+}
+
+void os_at_fork(void (*prepare)(void), void (*after)(void))
+{
+    (void)prepare;
+    (void)after;
+}
+
+void os_wait(int *word, int value)
+{
+    if (__atomic_load_n(word, __ATOMIC_RELAXED) == value)
+        sys_yield();
+}
+
+void os_wake(int *word)
+{
+    (void)word;
+}
+
+void os_sleep_ms(unsigned ms)
+{
+    struct time_info t;
+    uint64_t hz = 100;
+    if (sys_time(&t) == 0 && t.hz != 0)
+        hz = t.hz;
+    uint64_t ticks = ((uint64_t)ms * hz + 999) / 1000;
+    sys_sleep(ticks != 0 ? ticks : 1);
+}
+
+void os_yield(void)
+{
+    sys_yield();
+}
+
+void os_out_of_memory(void)
+{
+}
+
+void os_invalid_argument(void)
+{
+}
+
+void os_fatal(const char *msg)
+{
+    sys_console_write(msg, strlen(msg));
+    sys_console_write("\n", 1);
+    sys_exit(127);
+}
