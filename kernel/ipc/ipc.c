@@ -255,12 +255,11 @@ static __attribute__((noreturn)) void block_current(struct thread *t, struct wai
 }
 
 /* Switch from `cur` straight to `next` without the scheduler, returning the frame to
- * leave through. `next` must be blocked without a continuation (always true in IPC). */
-static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
+ * leave through. `next` must be blocked without a continuation (always true in IPC). The
+ * part without the probe is the fastpath's (probes are off there). */
+static inline __attribute__((always_inline)) struct trapframe *
+switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 {
-    struct cpu *c = this_cpu();
-    if (pcnt_probes_on)
-        pcnt_abort(PROBE_SYSCALL);
     cur->resume_via_tf = true;
     cur->on_cpu = false;
     next->resume_via_tf = false;
@@ -272,6 +271,13 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
     aspace_switch(next->task->as);
     thread_fpu_switch(cur, next);
     return next->tf;
+}
+
+static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
+{
+    if (pcnt_probes_on)
+        pcnt_abort(PROBE_SYSCALL);
+    return switch_to_partner(this_cpu(), cur, next);
 }
 
 /* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
@@ -466,25 +472,42 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     return wake_partner(r, c, true, f ? &f->receivers : NULL, timeout_of(rdx));
 }
 
+/* The thread a register names, or NULL, for the fastpath: the occupant of the id's slot
+ * must carry exactly this id, which also rejects 0, negative values and anything >= 2^31
+ * (ids are positive ints) as the general path does (ipc_syscall, lookup_partner). */
+static inline struct thread *thread_of_reg(u64 reg)
+{
+    struct thread *t = idtable_at(&thread_ids, (int)(reg & ((1u << THREAD_ID_BITS) - 1)));
+    return t && (u64)(i64)t->tid == reg ? t : NULL;
+}
+
 /* ---- fastpath ---------------------------------------------------------------------------
  * call / reply_recv with registers only, the partner already waiting for us, DTS on and no
- * priority conflict: move eight words and switch, touching as little as possible. */
-static inline __attribute__((always_inline)) struct trapframe *fastpath(struct thread *cur,
-                                                                   struct trapframe *tf)
+ * priority conflict: switch to the partner touching as little as possible. Two callers:
+ *   - ipc_fast_entry, straight from syscall_entry with no kernel lock (one CPU; the kernel
+ *     runs with interrupts off): the message words stay live in the CPU registers and
+ *     entry.S returns them to the partner with sysret (words_in_regs);
+ *   - ipc_syscall with probes on, under the probe (the words are copied frame to frame).
+ * Anything it declines goes to the general path (do_send / do_reply_recv), which has the
+ * same semantics; the differential test (tests/test_ipc_diff.py) holds them equal. */
+static inline __attribute__((always_inline)) struct trapframe *fastpath(struct cpu *c,
+                                                                   struct thread *cur,
+                                                                   struct trapframe *tf,
+                                                                   bool words_in_regs)
 {
-    if (!ipc_dts || (tf->rdx >> 32) != 0 || cur->task->as == NULL)
+    if ((tf->rdx >> 32) != 0 || cur->task->as == NULL)
         return NULL;
     struct thread *p;
     bool is_call = tf->rax == SYS_IPC_CALL;
     if (is_call) {
-        p = thread_lookup(id_arg(tf->rdi));
+        p = thread_of_reg(tf->rdi);
         if (!p || p == cur || p->ipc_state != IPC_RECEIVING ||
             (p->recv_from != 0 && p->recv_from != cur->tid) || p->ipc_flags || !may_send(cur, p))
             return NULL;
     } else {
         if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
             return NULL;
-        p = thread_lookup(id_arg(tf->rdi));
+        p = thread_of_reg(tf->rdi);
         if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid || p->ipc_flags ||
             (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
             return NULL;
@@ -494,7 +517,8 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct t
     /* the partner: off its queue, message in, running next */
     if (p->waiting_on)
         waitq_remove(p->waiting_on, p);        /* not sleeping (checked above) */
-    copy_mrs(tf, p->tf);
+    if (!words_in_regs)
+        copy_mrs(tf, p->tf);
     p->tf->rax = (u64)cur->tid;
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
@@ -512,7 +536,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct t
         sleep_until(cur, (u32)tf->rdx);         /* reply_recv's receive timeout */
     }
     cur->state = T_BLOCKED;
-    return direct_switch(cur, p);
+    return words_in_regs ? switch_to_partner(c, cur, p) : direct_switch(cur, p);
 }
 
 /* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
@@ -520,7 +544,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct t
 static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *tf)
 {
     pcnt_start(PROBE_IPC_FAST, tf->rax);
-    struct trapframe *fast = fastpath(cur, tf);
+    struct trapframe *fast = ipc_dts ? fastpath(this_cpu(), cur, tf, false) : NULL;
     if (fast) {
         pcnt_stop(PROBE_IPC_FAST);
         pcnt_abort(PROBE_SYSCALL);            /* the syscall now ends in another thread */
@@ -528,6 +552,24 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
         pcnt_abort(PROBE_IPC_FAST);
     }
     return fast;
+}
+
+bool ipc_fastpath_on = true;
+
+/* From syscall_entry (entry.S) for SYS_IPC_CALL and SYS_IPC_REPLY_RECV, which has checked
+ * that DTS is on and probes are off, before the kernel lock: tf is the caller's frame,
+ * complete except rcx, r11 (see entry.S). Returns the partner's frame, with the result in
+ * its rax, after switching to it; entry.S hands over the message words in registers. Or
+ * NULL, having changed nothing: the fastpath is off, work is pending on this CPU (a
+ * reschedule, or the caller was killed: checked here once, as the general path's exit
+ * would), or any condition of fastpath() fails. */
+struct trapframe *ipc_fast_entry(struct trapframe *tf)
+{
+    struct cpu *c = this_cpu();
+    struct thread *cur = c->current;
+    if (!ipc_fastpath_on || c->need_resched || cur->killed)
+        return NULL;
+    return fastpath(c, cur, tf, true);
 }
 
 /* ---- entry ---------------------------------------------------------------------------- */
@@ -548,7 +590,9 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     switch (tf->rax) {
     case SYS_IPC_CALL:
     case SYS_IPC_REPLY_RECV: {
-        struct trapframe *fast = pcnt_probes_on ? fastpath_probed(cur, tf) : fastpath(cur, tf);
+        /* without probes, syscall_entry has tried the fastpath already */
+        struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? fastpath_probed(cur, tf)
+                                                                   : NULL;
         if (fast)
             return fast;
         if (tf->rax == SYS_IPC_CALL)
