@@ -122,6 +122,17 @@ def test_storm_across_tasks():
 # 713 instructions with DTS (the fastpath), 1,155 without; between two threads 699 / 1,137.
 # The bounds allow ~10 % before the test calls it a regression.
 # Measured 638 / 620 (DTS on) and 1,130 / 1,108 (DTS off) at the fastpath tuning; ~+7 %.
+@pytest.mark.parametrize("fastpath", ["on", "off"])
+def test_sse_state_survives_ipc_switches(fastpath):
+    """Lazy x87/SSE switching: client and server threads each keep their own pattern in
+    xmm0-15 across 2,000 call / reply_recv switches (fastpath and general path); every 3rd
+    or 4th round one side leaves the registers alone, so ownership moves in all orders."""
+    status, out, _ = run_to_halt({"ipc_fastpath": fastpath, "run": "schedtest,fpuipc"},
+                                 timeout=120)
+    assert "fpuipc ok rounds=2000" in out, out[-2000:]
+    assert status == 0
+
+
 ROUNDTRIP_BOUND = {("on", "tasks"): 685, ("on", "threads"): 665,
                    ("off", "tasks"): 1210, ("off", "threads"): 1185}
 

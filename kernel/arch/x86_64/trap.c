@@ -88,6 +88,10 @@ static void kill_faulting_thread(struct trapframe *tf)
 
 static void exception(struct trapframe *tf)
 {
+    if (tf->vector == 7 && tf_from_user(tf)) {   /* #NM: lazy x87/SSE switch (thread.h) */
+        thread_fpu_claim(this_cpu(), current_thread());
+        return;
+    }
     if (!tf_from_user(tf)) {
         u64 rip = tf->rip;
         if (tf->vector == 14 && rip >= (u64)usercopy_begin && rip < (u64)usercopy_end) {
