@@ -122,6 +122,45 @@ def test_storm_across_tasks():
 # 713 instructions with DTS (the fastpath), 1,155 without; between two threads 699 / 1,137.
 # The bounds allow ~10 % before the test calls it a regression.
 # Measured 638 / 620 (DTS on) and 1,130 / 1,108 (DTS off) at the fastpath tuning; ~+7 %.
+DIFF_SEEDS = range(1, 9)
+DIFF_STEPS = 300
+
+
+def diff_lines(fastpath: str) -> dict[str, list[str]]:
+    """The differential runs' results, per worker slot (and the peer, and the end states)
+    in the order each produced them: only the interleaving between threads may vary."""
+    cmds = ";".join(f"ipctest,diff,{seed},{DIFF_STEPS}" for seed in DIFF_SEEDS)
+    status, out, _ = run_to_halt({"ipc_fastpath": fastpath, "run": cmds}, timeout=240,
+                                 icount=True)
+    assert status == 0 and "PANIC" not in out, out[-3000:]
+    assert out.count("ipctest diff ok") == len(DIFF_SEEDS), out[-3000:]
+    groups: dict[str, list[str]] = {}
+    for seed_out in out.split("ipctest diff ok")[:-1]:
+        for line in seed_out.splitlines():
+            if line.startswith("DIFF "):
+                key = "end" if line.startswith("DIFF end") else line.split()[1].split(".")[0]
+                groups.setdefault(key, []).append(line)
+    return groups
+
+
+def test_fastpath_matches_general_path_on_random_sequences():
+    """The slow path is the fastpath's oracle: randomised sequences of every IPC operation
+    (flags, timeouts, dead partners, denied sends, priority changes, a cross-task peer;
+    tests/guest/ipctest/diff.c) give identical results and final states with the fastpath
+    on and off. Injecting a fastpath bug (a reply right not used up, a caller not queued
+    for E_DEAD) makes the outputs differ."""
+    on, off = diff_lines("on"), diff_lines("off")
+    assert on == off
+    results = [line.split()[3:5] for key, lines in on.items() if key not in ("end", "peer")
+               for line in lines if " r=" in line]
+    ok = lambda op: sum(1 for o, r in results if o == op and not r.startswith("r=-"))
+    errors = {r for _, r in results if r.startswith("r=-")}
+    # the mix reaches the fastpath's cases and the errors around them
+    assert ok("call") > 200 and ok("reply_recv") > 80, (ok("call"), ok("reply_recv"))
+    assert {"r=-5", "r=-7", "r=-8", "r=-9", "r=-10", "r=-11"} <= errors, errors
+    assert sum(1 for line in on["peer"] if line.endswith("r=-7")) > 20
+
+
 @pytest.mark.parametrize("fastpath", ["on", "off"])
 def test_sse_state_survives_ipc_switches(fastpath):
     """Lazy x87/SSE switching: client and server threads each keep their own pattern in
