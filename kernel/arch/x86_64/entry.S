@@ -163,9 +163,9 @@ exit_to_user:
     sysretq
 
 /*
- * The IPC fastpath (ipc_fast_entry in ipc.c) either declines (NULL: nothing changed, take
- * the general path) or has switched to the partner and returns the partner's frame, whose
- * rax holds the result. The message words stay live in registers: rbx and r12-r15 survive
+ * The IPC fastpath (ipc_fast_entry in ipc.c) either declines (rdx = NULL: nothing changed,
+ * take the general path) or has switched to the partner and returns the partner's frame
+ * in rdx and its result in rax. The message words stay live in registers: rbx and r12-r15 survive
  * the C call (callee-saved), r8-r10 are reloaded from the caller's frame (kept in rbp,
  * which the frame already holds). The partner gets back its own rdi, rsi, rdx, rbp as the
  * general path leaves them; its rip is canonical (it entered the kernel with syscall).
@@ -178,13 +178,12 @@ ipc_fast_try:
     movq %rsp, %rdi
     movq %rsp, %rbp
     call ipc_fast_entry
-    testq %rax, %rax
+    testq %rdx, %rdx
     jz syscall_slow
-    movq %rax, %rsp
+    movq %rdx, %rsp
     movq TF_R8(%rbp), %r8
     movq TF_R9(%rbp), %r9
     movq TF_R10(%rbp), %r10
-    movq TF_RAX(%rsp), %rax
     movq TF_RDI(%rsp), %rdi
     movq TF_RSI(%rsp), %rsi
     movq TF_RDX(%rsp), %rdx
