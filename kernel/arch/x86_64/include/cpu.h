@@ -51,6 +51,7 @@ struct cpu_features {
 };
 
 extern struct cpu cpus[MAX_CPUS];
+extern bool pcid_active;       /* CR4.PCIDE is set: CR3 carries the asid (vm.c) */
 extern struct cpu_features cpu_features;
 
 static inline struct cpu *this_cpu(void)
