@@ -172,8 +172,11 @@ def test_sse_state_survives_ipc_switches(fastpath):
     assert status == 0
 
 
-ROUNDTRIP_BOUND = {("on", "tasks"): 685, ("on", "threads"): 665,
-                   ("off", "tasks"): 1210, ("off", "threads"): 1185}
+ROUNDTRIP_BOUND = {("on", "tasks"): 416, ("on", "threads"): 376,
+                   ("off", "tasks"): 1182, ("off", "threads"): 1157}
+# the halves of a DTS-on round trip (measured 198 + 193 tasks, 178 + 175 threads)
+HALF_BOUND = {("call", "tasks"): 212, ("reply", "tasks"): 207,
+              ("call", "threads"): 191, ("reply", "threads"): 188}
 
 
 @pytest.mark.parametrize("dts", ["on", "off"])
@@ -181,17 +184,26 @@ def test_icount_round_trip_stays_below_bound(dts):
     status, out, records = run_to_halt({"dts": dts, "run": "ipcbench,roundtrip,1000"},
                                        timeout=90, icount=True)
     assert status == 0, out[-2000:]
-    rows = {r["scenario"]: r for r in records if r.get("type") == "result"}
+    results = [r for r in records if r.get("type") == "result"]
+    rows = {r["scenario"]: r for r in results if r["test"] == "roundtrip"}
+    halves = {(r["test"], r["scenario"]): r for r in results if r["test"] != "roundtrip"}
     assert set(rows) == {"tasks", "threads"}, records
-    for scenario, row in rows.items():
-        assert row["bench"] == "ipc" and row["test"] == "roundtrip" and row["dts"] == dts
+    assert set(halves) == set(HALF_BOUND), records
+    for row in results:
+        assert row["bench"] == "ipc" and row["dts"] == dts and row["probes"] == "off"
         assert row["unit"] == "tsc" and row["n"] == 1000 and row["threads"] == 0
-        assert 100 < row["min"] <= row["median"] <= row["max"]
+        assert 50 < row["min"] <= row["median"] <= row["max"]
+    for scenario, row in rows.items():
         assert row["median"] <= ROUNDTRIP_BOUND[(dts, scenario)], row
+        # each half costs about half a round trip (the server's two TSC reads between)
+        half_sum = sum(halves[(t, scenario)]["median"] for t in ("call", "reply"))
+        assert row["median"] - 10 < half_sum < row["median"] + 40, (row, halves)
     assert {"type": "end", "bench": "ipc", "status": 0} in records
     # the fastpath (DTS on) is what makes the round trip cheap
     if dts == "on":
-        assert rows["tasks"]["median"] < 0.8 * ROUNDTRIP_BOUND[("off", "tasks")]
+        assert rows["tasks"]["median"] < 0.4 * ROUNDTRIP_BOUND[("off", "tasks")]
+        for key, row in halves.items():
+            assert row["median"] <= HALF_BOUND[key], row
 
 
 def test_icount_oneway_dts_skips_the_ready_queue():
