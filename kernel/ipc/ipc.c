@@ -519,7 +519,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
             (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
             return NULL;
     }
-    if (p->prio < cur->prio || p->prio < rq_highest_prio() || p->sleeping)
+    if (p->prio < cur->prio || (rq_words && p->prio < rq_highest_prio()) || p->sleeping)
         return NULL;
     /* the partner: off its queue, message in, running next */
     if (p->waiting_on)

@@ -180,7 +180,7 @@ void aspace_destroy(struct aspace *as)
 void aspace_tlb_stale(struct aspace *as) { asid_mark_stale(as->asid); }
 
 /* cr3: an aspace's cr3 (PCID in its low bits) or kernel_pml4_pa (PCID 0). */
-static void load_tagged(u64 cr3, int asid)
+void aspace_load_tagged(u64 cr3, int asid)
 {
     marker_asid_switch(asid);
     u64 bit = 1ull << (asid % 64);
@@ -190,16 +190,6 @@ static void load_tagged(u64 cr3, int asid)
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }
 
-static void load_plain(u64 cr3, int asid)
-{
-    marker_asid_switch(asid);
-    write_cr3(cr3);
-}
-
-/* Chosen once, when the CPU's PCID state is known: the switch path tests nothing. */
-void (*aspace_load)(u64 cr3, int asid) = load_plain;
-
-void vm_pcid_enabled(void) { aspace_load = load_tagged; }
 
 int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags)
 {

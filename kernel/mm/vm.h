@@ -2,6 +2,7 @@
 #ifndef VM_H
 #define VM_H
 #include "arch.h"
+#include "marker.h"
 #include "spinlock.h"
 #include "types.h"
 
@@ -27,8 +28,17 @@ struct aspace {
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
-extern void (*aspace_load)(u64 cr3, int asid);   /* marker + CR3 load (PCID: keep the TLB) */
-void vm_pcid_enabled(void);                 /* CR4.PCIDE is now set (cpu_init) */
+void aspace_load_tagged(u64 cr3, int asid);  /* with PCID: keep the TLB (vm.c) */
+/* Marker + CR3 load. Inline: every IPC between tasks does it. */
+static inline void aspace_load(u64 cr3, int asid)
+{
+    if (pcid_active) {
+        aspace_load_tagged(cr3, asid);
+        return;
+    }
+    marker_asid_switch(asid);
+    write_cr3(cr3);
+}
 void aspace_tlb_stale(struct aspace *as);   /* its tables changed while not loaded */
 extern u64 kernel_pml4_pa;
 /* Switch page tables if they differ (NULL: kernel-only tables). CR3 reads back without

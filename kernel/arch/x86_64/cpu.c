@@ -3,7 +3,6 @@
 #include "cpu_offsets.h"
 #include "kernel.h"
 #include "options.h"
-#include "vm.h"
 #include "x86.h"
 
 struct cpu cpus[MAX_CPUS];
@@ -131,8 +130,6 @@ void cpu_init(struct cpu *c, int id)
         cr4 |= CR4_PCIDE;
     write_cr4(cr4);
     pcid_active = cr4 & CR4_PCIDE;
-    if (pcid_active)
-        vm_pcid_enabled();
     smap_enabled = cpu_features.smap;
     write_cr0(read_cr0() | CR0_WP);
 }
