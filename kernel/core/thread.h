@@ -58,7 +58,10 @@ struct thread {
     u64 utcb;                          /* user address of struct ipc_utcb, or 0 */
     u64 ipc_flags;                     /* IPC_SEND_BUF / IPC_RECV_BUF of the pending op */
     struct waitq senders;              /* senders blocked on this thread, FIFO */
-    struct waitq receivers;            /* receivers waiting for a message from this thread */
+    struct waitq receivers;            /* closed receives waiting for a message from it */
+    u32 reply_waiters;                 /* callers waiting for its reply (not queued: they
+                                          are found by a scan when it exits); may count
+                                          too many (a waiter killed), never too few */
 };
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);

@@ -237,6 +237,29 @@ static long transfer(struct thread *s, struct thread *r)
     return s->tid;
 }
 
+/* ---- callers waiting for a reply ------------------------------------------------------
+ * A caller whose message was taken waits, blocked and receiving from the callee only,
+ * on no queue (so the RPC path does no queue work): callee->reply_waiters counts it, and
+ * when the callee exits ipc_thread_exited finds it by a scan. A blocked receiver with
+ * recv_from set and no queue (waiting_on) is exactly such a caller: a closed receive is
+ * always on the sender's `receivers` queue. */
+static inline void await_reply(struct thread *caller, struct thread *callee)
+{
+    caller->ipc_state = IPC_RECEIVING;
+    caller->recv_from = callee->tid;
+    callee->reply_waiters++;
+}
+
+/* `from` delivers to the blocked receiver r: r leaves its queue, or stops waiting for
+ * from's reply. (r's sleep, if any, is the caller's business.) */
+static inline void end_receive_wait(struct thread *from, struct thread *r)
+{
+    if (r->waiting_on)
+        waitq_remove(r->waiting_on, r);
+    else if (r->recv_from)
+        from->reply_waiters--;
+}
+
 /* ---- blocking and switching --------------------------------------------------------------- */
 
 /* Run another thread, leaving t (the current thread, already blocked) without a kernel
@@ -376,13 +399,13 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
     s->ipc_call = call;
     u64 timeout = timeout_of(rdx);
     if (d->ipc_state == IPC_RECEIVING && (d->recv_from == 0 || d->recv_from == s->tid)) {
+        end_receive_wait(s, d);
         thread_unblock(d);
         long res = transfer(s, d);
         d->tf->rax = (u64)res;
         if (call && res >= 0) {                /* now wait for the reply from d only */
-            s->ipc_state = IPC_RECEIVING;
-            s->recv_from = d->tid;
-            return wake_partner(s, d, true, &d->receivers, WAIT_FOREVER);
+            await_reply(s, d);
+            return wake_partner(s, d, true, NULL, WAIT_FOREVER);
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
         return wake_partner(s, d, false, NULL, 0);
@@ -418,9 +441,7 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
         long res = transfer(s, r);
         r->tf->rax = (u64)res;
         if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
-            s->ipc_state = IPC_RECEIVING;
-            s->recv_from = r->tid;
-            waitq_append(&r->receivers, s);
+            await_reply(s, r);
             return r->tf;
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
@@ -456,6 +477,7 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     r->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
     if (r->reply_to == c->tid)
         r->reply_to = 0;
+    end_receive_wait(r, c);
     thread_unblock(c);
     u64 saved = r->ipc_flags;
     r->ipc_flags = saved & IPC_SEND_BUF;
@@ -522,8 +544,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
     if (p->prio < cur->prio || (rq_words && p->prio < rq_highest_prio()) || p->sleeping)
         return NULL;
     /* the partner: off its queue, message in, running next */
-    if (p->waiting_on)
-        waitq_remove(p->waiting_on, p);        /* not sleeping (checked above) */
+    end_receive_wait(cur, p);                  /* not sleeping (checked above) */
     if (!words_in_regs)
         copy_mrs(tf, p->tf);
     if (!words_in_regs)
@@ -534,14 +555,15 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
     if (cur->reply_to == p->tid)
         cur->reply_to = 0;                     /* the reply right is one-shot */
     /* the current thread: now receiving (the reply from p, or from anyone) */
-    cur->ipc_state = IPC_RECEIVING;
     cur->ipc_flags = 0;
     cur->ipc_call = false;
-    cur->recv_from = is_call ? p->tid : 0;
-    if (is_call)
-        waitq_append(&p->receivers, cur);
-    else if ((u32)tf->rdx != IPC_FOREVER) {
-        sleep_until(cur, (u32)tf->rdx);         /* reply_recv's receive timeout */
+    if (is_call) {
+        await_reply(cur, p);
+    } else {
+        cur->ipc_state = IPC_RECEIVING;
+        cur->recv_from = 0;
+        if ((u32)tf->rdx != IPC_FOREVER)
+            sleep_until(cur, (u32)tf->rdx);     /* reply_recv's receive timeout */
     }
     cur->state = T_BLOCKED;
     return words_in_regs ? switch_to_partner(c, cur, p) : direct_switch(cur, p);
@@ -631,9 +653,18 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     return tf;
 }
 
-/* A thread is exiting: everyone blocked on it learns that it died. */
+/* A thread is exiting: everyone blocked on it learns that it died: its senders, its
+ * closed receivers, and (a scan, only when it has any) the callers awaiting its reply. */
 void ipc_thread_exited(struct thread *t)
 {
     waitq_wake_all(&t->senders, E_DEAD);
     waitq_wake_all(&t->receivers, E_DEAD);
+    for (int i = 0; t->reply_waiters && i < idtable_capacity(&thread_ids); i++) {
+        struct thread *x = idtable_at(&thread_ids, i);
+        if (x && x->state == T_BLOCKED && x->ipc_state == IPC_RECEIVING &&
+            x->recv_from == t->tid && !x->waiting_on) {
+            t->reply_waiters--;
+            thread_wake(x, E_DEAD);
+        }
+    }
 }
