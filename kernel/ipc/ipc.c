@@ -518,7 +518,8 @@ static inline struct thread *thread_of_reg(u64 reg)
  *     entry.S returns them to the partner with sysret (words_in_regs);
  *   - ipc_syscall with probes on, under the probe (the words are copied frame to frame).
  * Anything it declines goes to the general path (do_send / do_reply_recv), which has the
- * same semantics; the differential test (tests/test_ipc_diff.py) holds them equal. */
+ * same semantics; the differential test (tests/test_ipc.py, ipctest diff) holds them
+ * equal. */
 static inline __attribute__((always_inline)) struct trapframe *fastpath(struct cpu *c,
                                                                    struct thread *cur,
                                                                    struct trapframe *tf,
@@ -545,10 +546,10 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
         return NULL;
     /* the partner: off its queue, message in, running next */
     end_receive_wait(cur, p);                  /* not sleeping (checked above) */
-    if (!words_in_regs)
+    if (!words_in_regs) {                      /* else entry.S hands both over */
         copy_mrs(tf, p->tf);
-    if (!words_in_regs)
-        p->tf->rax = (u64)cur->tid;            /* else entry.S sets it (ipc_fast_entry) */
+        p->tf->rax = (u64)cur->tid;
+    }
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
     p->reply_to = cur->tid;
@@ -587,7 +588,7 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
 bool ipc_fastpath_on = true;
 
 /* From syscall_entry (entry.S) for SYS_IPC_CALL and SYS_IPC_REPLY_RECV, which has checked
- * that DTS is on and probes are off, before the kernel lock: tf is the caller's frame,
+ * that DTS is on and probes are off; without the kernel lock: tf is the caller's frame,
  * complete except rcx, r11 (see entry.S). Returns, in rax:rdx, the partner's result
  * register (the caller's tid) and its frame, after switching to it; entry.S hands over
  * the message words in registers. Or a NULL frame, having changed nothing: the fastpath
