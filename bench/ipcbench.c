@@ -13,11 +13,15 @@
  *                                 busy_wait, sleep & busy_wait, or sleep (P1 Table 1)
  *   ipcbench busy OTHERS [N]      one-way send -> recv with OTHERS busy_wait threads
  *                                 (one point of P1 Table 2)
- *   ipcbench serve                the server task of `roundtrip` (started by it)
+ *   ipcbench serve [halves]       the server task of `roundtrip` (started by it)
  *
  * Measured as in P1: the time stamp counter is read just before the IPC call and just
  * after the matching receive returns in the partner (one-way), or just after the call
- * returns (round trip). Under QEMU icount the TSC counts guest instructions, otherwise it
+ * returns (round trip). `roundtrip` also times the two halves of a round trip apart, in
+ * a second series whose server reads the TSC after its receive and before its reply:
+ * rows "call" (client before the call -> server after the receive) and "reply" (server
+ * before reply_recv -> client after the call). Every row records whether the kernel's
+ * pcnt probes were on ("probes"); the benchmark never turns them on. Under QEMU icount the TSC counts guest instructions, otherwise it
  * follows (emulated) time; rows say "unit":"tsc" and the host labels them for the mode.
  *
  * One-way protocol: the receiver R loops in ipc_recv(S). The sender S (the main thread)
@@ -85,10 +89,12 @@ static void emit(const char *test, const char *scenario, int threads, uint64_t *
         snprintf(win, sizeof(win), ",\"window\":%d,\"ipcs\":%d", window, n);
     result_printf("{\"type\":\"result\",\"bench\":\"%s\",\"test\":\"%s\",\"scenario\":\"%s\","
                   "\"threads\":%d,\"dts\":\"%s\",\"unit\":\"tsc\",\"median\":%llu,\"min\":%llu,"
-                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu%s}",
+                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu,"
+                  "\"probes\":\"%s\"%s}",
                   bench_name, test, scenario, threads, dts, (unsigned long long)t[n / 2],
                   (unsigned long long)t[0], (unsigned long long)t[n - 1], n, warmup,
-                  (unsigned long long)hz, (unsigned long long)slice, win);
+                  (unsigned long long)hz, (unsigned long long)slice,
+                  SC2(SYS_PCNT, PCNT_PROBES, -1) == 1 ? "on" : "off", win);
     printf("ipcbench %s %s threads=%d dts=%s: median %llu min %llu max %llu n %d (TSC)\n", test,
            scenario, threads, dts, (unsigned long long)t[n / 2], (unsigned long long)t[0],
            (unsigned long long)t[n - 1], n);
@@ -120,6 +126,84 @@ static int server(void *arg)
     }
     printf("ipcbench: server receive failed: %ld\n", from);
     return 1;
+}
+
+static int tid_of_task(int task);
+
+/* The server of the halves series: like server(), and it returns the TSC read just after
+ * its receive in word 1 and the one read just before its reply in word 2. */
+static int halves_server(void *arg)
+{
+    (void)arg;
+    struct ipc_msg m = {{0}};
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    while (from > 0) {
+        uint64_t t_in = rdtsc();
+        int stop = m.w[0] == STOP_WORD;
+        m.w[0] += 1;
+        if (stop) {
+            ipc_send((int)from, &m, IPC_FOREVER);
+            return 0;
+        }
+        m.w[1] = t_in;
+        m.w[2] = rdtsc();
+        from = ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER);
+    }
+    printf("ipcbench: server receive failed: %ld\n", from);
+    return 1;
+}
+
+/* Time `warm + n` calls to a halves_server, each half apart: call[] and reply[]. */
+static long halves(int srv, uint64_t *call, uint64_t *reply, int n, int warm)
+{
+    for (int i = 0; i < warm + n; i++) {
+        struct ipc_msg m = {{(uint64_t)i, 1, 2, 3, 4, 5, 6, 7}};
+        uint64_t t0 = rdtsc();
+        long r = ipc_call(srv, &m, IPC_FOREVER);
+        uint64_t t1 = rdtsc();
+        if (r != srv || m.w[0] != (uint64_t)i + 1 || m.w[7] != 7)
+            return r < 0 ? r : E_INVAL;
+        if (i >= warm) {
+            call[i - warm] = m.w[1] - t0;
+            reply[i - warm] = t1 - m.w[2];
+        }
+    }
+    struct ipc_msg m = {{STOP_WORD}};
+    return ipc_call(srv, &m, IPC_FOREVER) == srv ? 0 : E_INVAL;
+}
+
+/* The halves series against a server task and then a server thread: rows "call" and
+ * "reply" for each. */
+static int halves_rows(int n, int others)
+{
+    const int warm = others ? 2 : 200;
+    uint64_t *call = malloc(sizeof(uint64_t) * (size_t)n);
+    uint64_t *reply = malloc(sizeof(uint64_t) * (size_t)n);
+    if (!call || !reply)
+        return failed("malloc", E_NOMEM);
+    const char *argv[] = {"ipcserver", "serve", "halves"};
+    long task = sys_spawn("ipcbench", argv, 3, 0);
+    int srv = task < 0 ? 0 : tid_of_task((int)task), status = -1;
+    long r = srv ? halves(srv, call, reply, n, warm) : E_SRCH;
+    if (task > 0)
+        sys_task_wait((int)task, &status);
+    if (r < 0 || status != 0)
+        return failed("halves tasks", r < 0 ? r : status);
+    emit("call", "tasks", others, call, n, warm);
+    emit("reply", "tasks", others, reply, n, warm);
+    struct thread th;
+    int tid = thread_start(&th, halves_server, NULL, PRIO_INHERIT, 0);
+    if (tid < 0)
+        return failed("thread_start", tid);
+    r = halves(tid, call, reply, n, warm);
+    thread_join(&th, &status);
+    if (r < 0 || status != 0)
+        return failed("halves threads", r < 0 ? r : status);
+    emit("call", "threads", others, call, n, warm);
+    emit("reply", "threads", others, reply, n, warm);
+    free(call);
+    free(reply);
+    return 0;
 }
 
 /* Time `warm + n` calls to `srv`; the samples after the warm-up go to t. The measured
@@ -200,6 +284,8 @@ static int roundtrip(int n, int others)
     if (r < 0 || status != 0)
         return failed("roundtrip threads", r < 0 ? r : status);
     emit("roundtrip", "threads", others, t, n, warm);
+    if (!cache_windows && halves_rows(n, others))
+        return 1;
     stop_others = 1;
     for (int i = 0; i < others; i++)
         thread_join(&ot[i], NULL);
@@ -309,7 +395,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int status;
     if (!strcmp(mode, "serve")) {
-        return server(NULL);
+        return argc > 2 && !strcmp(argv[2], "halves") ? halves_server(NULL) : server(NULL);
     } else if (!strcmp(mode, "roundtrip") || !strcmp(mode, "cacheroundtrip")) {
         int n = argc > 2 ? atoi(argv[2]) : 2000;
         int others = argc > 3 ? atoi(argv[3]) : 0;

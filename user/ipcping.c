@@ -58,8 +58,14 @@ static int ping(int server, int n)
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "serve")) {
+        /* Tell the parent our tid. It grants us the right to send to it just after its spawn
+         * returns; if a time slice ended during the spawn we run first and are refused:
+         * wait a tick and try again. */
         struct ipc_msg m = {{0}};
-        long r = ipc_send(atoi(argv[2]), &m, IPC_FOREVER);   /* tell the parent our tid */
+        long r;
+        for (int tries = 0; (r = ipc_send(atoi(argv[2]), &m, IPC_FOREVER)) == E_PERM && tries < 100;
+             tries++)
+            sys_sleep(1);
         if (r < 0)
             printf("ipcping: hello to parent failed: %ld\n", r);
         return serve(NULL);

@@ -52,10 +52,34 @@ static struct thread *thread_alloc(int prio)
     return t;
 }
 
+/* #NM: thread t, running on c in user mode, used x87/SSE with CR0.TS set. Save the owner's
+ * state (if another thread's) and load t's; t owns the registers until another takes them. */
+void thread_fpu_claim(struct cpu *c, struct thread *t)
+{
+    fpu_trap_off();
+    c->fpu_ts = false;
+    if (c->fpu_owner == t)
+        return;
+    if (c->fpu_owner)
+        fpu_save(&c->fpu_owner->fpu);
+    fpu_restore(&t->fpu);
+    c->fpu_owner = t;
+}
+
+/* A freed thread owns no registers: its state is dropped, not saved. (It is never the
+ * running thread here, so CR0.TS is already set on the CPU it ran on.) */
+static void fpu_release(struct thread *t)
+{
+    for (int i = 0; i < MAX_CPUS; i++)
+        if (cpus[i].fpu_owner == t)
+            cpus[i].fpu_owner = NULL;
+}
+
 void thread_free(struct thread *t)
 {
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
+    fpu_release(t);
     idtable_free(&thread_ids, t->tid);
     frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
     kobj_free(&thread_cache, t);

@@ -58,7 +58,10 @@ struct thread {
     u64 utcb;                          /* user address of struct ipc_utcb, or 0 */
     u64 ipc_flags;                     /* IPC_SEND_BUF / IPC_RECV_BUF of the pending op */
     struct waitq senders;              /* senders blocked on this thread, FIFO */
-    struct waitq receivers;            /* receivers waiting for a message from this thread */
+    struct waitq receivers;            /* closed receives waiting for a message from it */
+    u32 reply_waiters;                 /* callers waiting for its reply (not queued: they
+                                          are found by a scan when it exits); may count
+                                          too many (a waiter killed), never too few */
 };
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
@@ -79,12 +82,19 @@ static inline struct thread *thread_lookup(int tid)
     return idtable_lookup(&thread_ids, tid, THREAD_ID_BITS);
 }
 
-/* Eager x87/SSE switch between two threads; kernel threads (no task) have no user state. */
-static inline void thread_fpu_switch(struct thread *prev, struct thread *next)
+/* Lazy x87/SSE switching. The registers hold the state of c->fpu_owner; CR0.TS is clear
+ * only while the owner runs, so any other thread's first x87/SSE instruction traps (#NM)
+ * into thread_fpu_claim, which moves the state. A switch costs two compares, and a CR0
+ * write only when TS is clear and the next thread is not the owner; TS stays set when
+ * the owner returns (it traps once if it uses the registers again), so threads that never
+ * use them, like most IPC partners, switch without touching CR0. Kernel threads never
+ * use them. One CPU: a thread moving to another CPU would first need its state saved. */
+static inline void thread_fpu_switch(struct cpu *c, struct thread *next)
 {
-    if (prev->task)
-        fpu_save(&prev->fpu);
-    if (next->task)
-        fpu_restore(&next->fpu);
+    if (!c->fpu_ts && c->fpu_owner != next) {
+        fpu_trap_on();
+        c->fpu_ts = true;
+    }
 }
+void thread_fpu_claim(struct cpu *c, struct thread *t);   /* #NM from t in user mode */
 #endif

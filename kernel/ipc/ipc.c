@@ -63,10 +63,16 @@ static bool granted(const struct task *t, int tid)
     return false;
 }
 
-static bool may_send(const struct thread *s, const struct thread *d)
+/* Inline, with the grant list out of line: the fastpath asks on every call. */
+static __attribute__((noinline)) bool granted_to(const struct thread *s, const struct thread *d)
+{
+    return granted(s->task, d->tid);
+}
+
+static inline bool may_send(const struct thread *s, const struct thread *d)
 {
     return d->task == s->task || d->task->parent == s->task || s->reply_to == d->tid ||
-           granted(s->task, d->tid);
+           granted_to(s, d);
 }
 
 long ipc_grant_right(struct task *to, int tid)
@@ -231,6 +237,29 @@ static long transfer(struct thread *s, struct thread *r)
     return s->tid;
 }
 
+/* ---- callers waiting for a reply ------------------------------------------------------
+ * A caller whose message was taken waits, blocked and receiving from the callee only,
+ * on no queue (so the RPC path does no queue work): callee->reply_waiters counts it, and
+ * when the callee exits ipc_thread_exited finds it by a scan. A blocked receiver with
+ * recv_from set and no queue (waiting_on) is exactly such a caller: a closed receive is
+ * always on the sender's `receivers` queue. */
+static inline void await_reply(struct thread *caller, struct thread *callee)
+{
+    caller->ipc_state = IPC_RECEIVING;
+    caller->recv_from = callee->tid;
+    callee->reply_waiters++;
+}
+
+/* `from` delivers to the blocked receiver r: r leaves its queue, or stops waiting for
+ * from's reply. (r's sleep, if any, is the caller's business.) */
+static inline void end_receive_wait(struct thread *from, struct thread *r)
+{
+    if (r->waiting_on)
+        waitq_remove(r->waiting_on, r);
+    else if (r->recv_from)
+        from->reply_waiters--;
+}
+
 /* ---- blocking and switching --------------------------------------------------------------- */
 
 /* Run another thread, leaving t (the current thread, already blocked) without a kernel
@@ -255,12 +284,11 @@ static __attribute__((noreturn)) void block_current(struct thread *t, struct wai
 }
 
 /* Switch from `cur` straight to `next` without the scheduler, returning the frame to
- * leave through. `next` must be blocked without a continuation (always true in IPC). */
-static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
+ * leave through. `next` must be blocked without a continuation (always true in IPC). The
+ * part without the probe is the fastpath's (probes are off there). */
+static inline __attribute__((always_inline)) struct trapframe *
+switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 {
-    struct cpu *c = this_cpu();
-    if (pcnt_probes_on)
-        pcnt_abort(PROBE_SYSCALL);
     cur->resume_via_tf = true;
     cur->on_cpu = false;
     next->resume_via_tf = false;
@@ -269,9 +297,17 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
     next->on_cpu = true;
     c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
-    aspace_switch(next->task->as);
-    thread_fpu_switch(cur, next);
+    if (next->task != cur->task)               /* the same task: its tables are loaded */
+        aspace_switch(next->task->as);
+    thread_fpu_switch(c, next);
     return next->tf;
+}
+
+static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
+{
+    if (pcnt_probes_on)
+        pcnt_abort(PROBE_SYSCALL);
+    return switch_to_partner(this_cpu(), cur, next);
 }
 
 /* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
@@ -363,13 +399,13 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
     s->ipc_call = call;
     u64 timeout = timeout_of(rdx);
     if (d->ipc_state == IPC_RECEIVING && (d->recv_from == 0 || d->recv_from == s->tid)) {
+        end_receive_wait(s, d);
         thread_unblock(d);
         long res = transfer(s, d);
         d->tf->rax = (u64)res;
         if (call && res >= 0) {                /* now wait for the reply from d only */
-            s->ipc_state = IPC_RECEIVING;
-            s->recv_from = d->tid;
-            return wake_partner(s, d, true, &d->receivers, WAIT_FOREVER);
+            await_reply(s, d);
+            return wake_partner(s, d, true, NULL, WAIT_FOREVER);
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
         return wake_partner(s, d, false, NULL, 0);
@@ -405,9 +441,7 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
         long res = transfer(s, r);
         r->tf->rax = (u64)res;
         if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
-            s->ipc_state = IPC_RECEIVING;
-            s->recv_from = r->tid;
-            waitq_append(&r->receivers, s);
+            await_reply(s, r);
             return r->tf;
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
@@ -443,6 +477,7 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     r->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
     if (r->reply_to == c->tid)
         r->reply_to = 0;
+    end_receive_wait(r, c);
     thread_unblock(c);
     u64 saved = r->ipc_flags;
     r->ipc_flags = saved & IPC_SEND_BUF;
@@ -466,53 +501,73 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     return wake_partner(r, c, true, f ? &f->receivers : NULL, timeout_of(rdx));
 }
 
+/* The thread a register names, or NULL, for the fastpath: the occupant of the id's slot
+ * must carry exactly this id, which also rejects 0, negative values and anything >= 2^31
+ * (ids are positive ints) as the general path does (ipc_syscall, lookup_partner). */
+static inline struct thread *thread_of_reg(u64 reg)
+{
+    struct thread *t = idtable_at(&thread_ids, (int)(reg & ((1u << THREAD_ID_BITS) - 1)));
+    return t && (u64)(i64)t->tid == reg ? t : NULL;
+}
+
 /* ---- fastpath ---------------------------------------------------------------------------
  * call / reply_recv with registers only, the partner already waiting for us, DTS on and no
- * priority conflict: move eight words and switch, touching as little as possible. */
-static inline __attribute__((always_inline)) struct trapframe *fastpath(struct thread *cur,
-                                                                   struct trapframe *tf)
+ * priority conflict: switch to the partner touching as little as possible. Two callers:
+ *   - ipc_fast_entry, straight from syscall_entry with no kernel lock (one CPU; the kernel
+ *     runs with interrupts off): the message words stay live in the CPU registers and
+ *     entry.S returns them to the partner with sysret (words_in_regs);
+ *   - ipc_syscall with probes on, under the probe (the words are copied frame to frame).
+ * Anything it declines goes to the general path (do_send / do_reply_recv), which has the
+ * same semantics; the differential test (tests/test_ipc.py, ipctest diff) holds them
+ * equal. */
+static inline __attribute__((always_inline)) struct trapframe *fastpath(struct cpu *c,
+                                                                   struct thread *cur,
+                                                                   struct trapframe *tf,
+                                                                   bool words_in_regs)
 {
-    if (!ipc_dts || (tf->rdx >> 32) != 0 || cur->task->as == NULL)
+    if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
         return NULL;
     struct thread *p;
     bool is_call = tf->rax == SYS_IPC_CALL;
     if (is_call) {
-        p = thread_lookup(id_arg(tf->rdi));
+        p = thread_of_reg(tf->rdi);
         if (!p || p == cur || p->ipc_state != IPC_RECEIVING ||
             (p->recv_from != 0 && p->recv_from != cur->tid) || p->ipc_flags || !may_send(cur, p))
             return NULL;
     } else {
         if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
             return NULL;
-        p = thread_lookup(id_arg(tf->rdi));
+        p = thread_of_reg(tf->rdi);
         if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid || p->ipc_flags ||
             (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
             return NULL;
     }
-    if (p->prio < cur->prio || p->prio < rq_highest_prio() || p->sleeping)
+    if (p->prio < cur->prio || (rq_words && p->prio < rq_highest_prio()) || p->sleeping)
         return NULL;
     /* the partner: off its queue, message in, running next */
-    if (p->waiting_on)
-        waitq_remove(p->waiting_on, p);        /* not sleeping (checked above) */
-    copy_mrs(tf, p->tf);
-    p->tf->rax = (u64)cur->tid;
+    end_receive_wait(cur, p);                  /* not sleeping (checked above) */
+    if (!words_in_regs) {                      /* else entry.S hands both over */
+        copy_mrs(tf, p->tf);
+        p->tf->rax = (u64)cur->tid;
+    }
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
     p->reply_to = cur->tid;
     if (cur->reply_to == p->tid)
         cur->reply_to = 0;                     /* the reply right is one-shot */
     /* the current thread: now receiving (the reply from p, or from anyone) */
-    cur->ipc_state = IPC_RECEIVING;
     cur->ipc_flags = 0;
     cur->ipc_call = false;
-    cur->recv_from = is_call ? p->tid : 0;
-    if (is_call)
-        waitq_append(&p->receivers, cur);
-    else if ((u32)tf->rdx != IPC_FOREVER) {
-        sleep_until(cur, (u32)tf->rdx);         /* reply_recv's receive timeout */
+    if (is_call) {
+        await_reply(cur, p);
+    } else {
+        cur->ipc_state = IPC_RECEIVING;
+        cur->recv_from = 0;
+        if ((u32)tf->rdx != IPC_FOREVER)
+            sleep_until(cur, (u32)tf->rdx);     /* reply_recv's receive timeout */
     }
     cur->state = T_BLOCKED;
-    return direct_switch(cur, p);
+    return words_in_regs ? switch_to_partner(c, cur, p) : direct_switch(cur, p);
 }
 
 /* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
@@ -520,7 +575,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct t
 static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *tf)
 {
     pcnt_start(PROBE_IPC_FAST, tf->rax);
-    struct trapframe *fast = fastpath(cur, tf);
+    struct trapframe *fast = ipc_dts ? fastpath(this_cpu(), cur, tf, false) : NULL;
     if (fast) {
         pcnt_stop(PROBE_IPC_FAST);
         pcnt_abort(PROBE_SYSCALL);            /* the syscall now ends in another thread */
@@ -528,6 +583,27 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
         pcnt_abort(PROBE_IPC_FAST);
     }
     return fast;
+}
+
+bool ipc_fastpath_on = true;
+
+/* From syscall_entry (entry.S) for SYS_IPC_CALL and SYS_IPC_REPLY_RECV, which has checked
+ * that DTS is on and probes are off; without the kernel lock: tf is the caller's frame,
+ * complete except rcx, r11 (see entry.S). Returns, in rax:rdx, the partner's result
+ * register (the caller's tid) and its frame, after switching to it; entry.S hands over
+ * the message words in registers. Or a NULL frame, having changed nothing: the fastpath
+ * is off, work is pending on this CPU (a reschedule, or the caller was killed: checked
+ * here once, as the general path's exit would), or any condition of fastpath() fails.
+ * Without a frame pointer (it calls nothing that can panic on the common route): three
+ * instructions fewer per IPC. */
+__attribute__((optimize("omit-frame-pointer"))) struct fast_exit ipc_fast_entry(struct trapframe *tf)
+{
+    struct cpu *c = this_cpu();
+    struct thread *cur = c->current;
+    if (!ipc_fastpath_on || c->need_resched || cur->killed)
+        return (struct fast_exit){0, NULL};
+    struct trapframe *next = fastpath(c, cur, tf, true);
+    return (struct fast_exit){(u64)cur->tid, next};
 }
 
 /* ---- entry ---------------------------------------------------------------------------- */
@@ -548,7 +624,9 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     switch (tf->rax) {
     case SYS_IPC_CALL:
     case SYS_IPC_REPLY_RECV: {
-        struct trapframe *fast = pcnt_probes_on ? fastpath_probed(cur, tf) : fastpath(cur, tf);
+        /* without probes, syscall_entry has tried the fastpath already */
+        struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? fastpath_probed(cur, tf)
+                                                                   : NULL;
         if (fast)
             return fast;
         if (tf->rax == SYS_IPC_CALL)
@@ -576,9 +654,18 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
     return tf;
 }
 
-/* A thread is exiting: everyone blocked on it learns that it died. */
+/* A thread is exiting: everyone blocked on it learns that it died: its senders, its
+ * closed receivers, and (a scan, only when it has any) the callers awaiting its reply. */
 void ipc_thread_exited(struct thread *t)
 {
     waitq_wake_all(&t->senders, E_DEAD);
     waitq_wake_all(&t->receivers, E_DEAD);
+    for (int i = 0; t->reply_waiters && i < idtable_capacity(&thread_ids); i++) {
+        struct thread *x = idtable_at(&thread_ids, i);
+        if (x && x->state == T_BLOCKED && x->ipc_state == IPC_RECEIVING &&
+            x->recv_from == t->tid && !x->waiting_on) {
+            t->reply_waiters--;
+            thread_wake(x, E_DEAD);
+        }
+    }
 }

@@ -7,7 +7,15 @@
 enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
 
 extern bool ipc_dts;                           /* option dts=on|off, SYS_KSET at run time */
+extern bool ipc_fastpath_on;                   /* option ipc_fastpath=on|off (the oracle: off) */
 struct trapframe *ipc_syscall(struct trapframe *tf);
+/* ipc_fast_entry's answer to syscall_entry (entry.S), in rax:rdx: the partner's result
+ * register and the frame to leave through, or tf = NULL for the general path. */
+struct fast_exit {
+    u64 rax;
+    struct trapframe *tf;
+};
+struct fast_exit ipc_fast_entry(struct trapframe *tf);
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
 #endif

@@ -19,6 +19,8 @@ enum marker_cmd {
     MARK_INVLPG_LO = 7,     /* the next invlpg's page number, bits 12-23 of the address */
     MARK_INVLPG_MID = 8,    /* bits 24-35 */
     MARK_INVLPG_HI = 9,     /* bits 36-47 */
+    MARK_CR3_PCID = 10,     /* the next CR3 write: 0 = keeps every TLB entry (PCID, no-flush
+                               bit), 1 = drops only the new asid's */
 };
 
 enum { DOMAIN_SERVER = 1, DOMAIN_USER = 2 };
@@ -32,6 +34,7 @@ static inline void marker(unsigned cmd, unsigned payload)
 }
 
 static inline void marker_asid_switch(int asid) { marker(MARK_ASID, (unsigned)asid); }
+static inline void marker_cr3_pcid(bool flush) { marker(MARK_CR3_PCID, flush); }
 static inline void marker_invlpg(u64 va)
 {
     marker(MARK_INVLPG_LO, (unsigned)(va >> 12));

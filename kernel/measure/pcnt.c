@@ -178,11 +178,15 @@ long pcnt_syscall(u64 cmd, u64 a, u64 b, u64 c)
             return E_INVAL;
         pcnt_pool[this_cpu()->id][a].repeat = b != 0;
         return 0;
-    case PCNT_PROBES:
+    case PCNT_PROBES: {
+        long was = pcnt_probes_on;
+        if ((i64)a == -1)
+            return was;                        /* only asked */
         pcnt_probes_on = a != 0;
         for (int p = 1; p < PROBE_COUNT; p++)
             pcnt_pool[this_cpu()->id][p].repeat = 1;
-        return 0;
+        return was;
+    }
     }
     return E_INVAL;
 }

@@ -94,12 +94,19 @@ void vm_init(u64 max_phys)
     asid_bitmap[0] |= 1;   /* asid 0 is the kernel */
 }
 
+/* asids whose TLB entries (PCID) must go at their next load: see aspace_load */
+static u64 asid_stale[4096 / 64];
+
+static void asid_mark_stale(int asid) { asid_stale[asid / 64] |= 1ull << (asid % 64); }
+
+/* A fresh asid: a previous owner's entries may still be tagged with it. */
 static int asid_alloc(void)
 {
     spin_lock(&asid_lock);
     for (int i = 1; i < 4096; i++) {
         if (!(asid_bitmap[i / 64] & (1ull << (i % 64)))) {
             asid_bitmap[i / 64] |= 1ull << (i % 64);
+            asid_mark_stale(i);
             spin_unlock(&asid_lock);
             return i;
         }
@@ -130,6 +137,7 @@ struct aspace *aspace_create(void)
         kobj_free(&aspace_cache, as);
         return NULL;
     }
+    as->cr3 = as->pml4_pa | (pcid_active ? (u64)as->asid : 0);
     memcpy(table(as->pml4_pa) + 256, table(kernel_pml4_pa) + 256, 256 * sizeof(u64));
     as->map_next = USER_MAP_BASE;
     return as;
@@ -153,18 +161,35 @@ static void free_level(u64 pa, int level)
 
 void aspace_destroy(struct aspace *as)
 {
-    if (read_cr3() == as->pml4_pa)
+    if (read_cr3() == as->cr3)
         aspace_switch(NULL);
     free_level(as->pml4_pa, 3);
     asid_free(as->asid);
     kobj_free(&aspace_cache, as);
 }
 
-void aspace_load(u64 pml4_pa, int asid)
+/* ---- CR3 and PCID -----------------------------------------------------------------------
+ * With PCID (pcid=on, CPU support: pcid_active) CR3 carries the address space's asid as
+ * its PCID and is loaded with the no-flush bit: every address space's translations stay
+ * in the TLB, tagged, so switching back to a task finds them (an IPC round trip between
+ * two tasks no longer refills ITLB and DTLB). An asid's entries can be stale only when
+ * its page tables changed while it was not loaded (aspace_tlb_stale) or the asid was
+ * given to a new address space; it is marked, and its next load drops its own entries
+ * (no-flush bit clear: that PCID only). One CPU: with more, the marks are per CPU.
+ * Without PCID every CR3 load drops all non-global entries, as before. */
+void aspace_tlb_stale(struct aspace *as) { asid_mark_stale(as->asid); }
+
+/* cr3: an aspace's cr3 (PCID in its low bits) or kernel_pml4_pa (PCID 0). */
+void aspace_load_tagged(u64 cr3, int asid)
 {
     marker_asid_switch(asid);
-    write_cr3(pml4_pa);
+    u64 bit = 1ull << (asid % 64);
+    bool stale = asid_stale[asid / 64] & bit;
+    asid_stale[asid / 64] &= ~bit;
+    marker_cr3_pcid(stale);
+    write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }
+
 
 int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags)
 {
@@ -220,9 +245,11 @@ static void unmap_page(struct aspace *as, u64 va)
     frame_free(*path[0] & PTE_ADDR);
     *path[0] = 0;
     as->pages--;
-    if (read_cr3() == as->pml4_pa) {
+    if (read_cr3() == as->cr3) {
         marker_invlpg(va);
         invlpg(va);
+    } else {
+        aspace_tlb_stale(as);
     }
     for (int level = 1; level <= 3; level++) {      /* PT, PD, then PDPT */
         u64 *child = table(*path[level]);

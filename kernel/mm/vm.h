@@ -2,6 +2,7 @@
 #ifndef VM_H
 #define VM_H
 #include "arch.h"
+#include "marker.h"
 #include "spinlock.h"
 #include "types.h"
 
@@ -17,7 +18,8 @@
 
 struct aspace {
     u64 pml4_pa;
-    int asid;                 /* small id for the cache model; 0 = kernel */
+    u64 cr3;                  /* pml4_pa, with the asid as PCID when pcid_active */
+    int asid;                 /* small id for the cache model (and PCID); 0 = kernel */
     u64 map_next;             /* next free address in the vm_map area */
     u64 pages;                /* user pages mapped */
     struct spinlock lock;
@@ -26,14 +28,26 @@ struct aspace {
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
-void aspace_load(u64 pml4_pa, int asid);    /* marker + CR3 load */
+void aspace_load_tagged(u64 cr3, int asid);  /* with PCID: keep the TLB (vm.c) */
+/* Marker + CR3 load. Inline: every IPC between tasks does it. */
+static inline void aspace_load(u64 cr3, int asid)
+{
+    if (pcid_active) {
+        aspace_load_tagged(cr3, asid);
+        return;
+    }
+    marker_asid_switch(asid);
+    write_cr3(cr3);
+}
+void aspace_tlb_stale(struct aspace *as);   /* its tables changed while not loaded */
 extern u64 kernel_pml4_pa;
-/* Switch page tables if they differ (NULL: kernel-only tables). */
+/* Switch page tables if they differ (NULL: kernel-only tables). CR3 reads back without
+ * the no-flush bit, so it equals as->cr3 exactly when as is loaded. */
 static inline void aspace_switch(struct aspace *as)
 {
-    u64 pa = as ? as->pml4_pa : kernel_pml4_pa;
-    if (read_cr3() != pa)
-        aspace_load(pa, as ? as->asid : 0);
+    u64 cr3 = as ? as->cr3 : kernel_pml4_pa;
+    if (read_cr3() != cr3)
+        aspace_load(cr3, as ? as->asid : 0);
 }
 int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags);   /* 0 or E_NOMEM/E_INVAL */
 int vm_alloc_range(struct aspace *as, u64 va, u64 len, u64 flags);

@@ -655,6 +655,38 @@ static void t_markers_not_counted(void)
     sim_destroy(s);
 }
 
+/* PCID (marker 10): a CR3 write announced as "keep" leaves every asid's entries, one
+ * announced as "flush" drops only the new asid's, and the next one without a marker
+ * flushes all non-global entries again. */
+static void t_cr3_pcid(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    struct insn_desc cr3 = kinsn;
+    cr3.kind = INSN_MOV_CR3;
+    struct tlb *dtlb = &s->v[0].h.dtlb;
+    for (unsigned asid = 1; asid <= 2; asid++) {
+        sim_marker(s, 0, MK_SWITCH, asid);
+        for (int i = 0; i < 4; i++)
+            sim_data(s, 0, &uinsn, USER_BASE + i * 4096ull, 0x800000 + i * 4096ull, 4, false);
+    }
+    CHECK_EQ(tlb_count_valid(dtlb), 8);             /* the same pages under two asids */
+    sim_marker(s, 0, MK_SWITCH, 1);
+    sim_marker(s, 0, MK_CR3_PCID, 0);
+    sim_cr3_write(s, 0, &cr3);
+    CHECK_EQ(tlb_count_valid(dtlb), 8);
+    uint64_t misses = s->v[0].kctr->v[CTR_DTLB_MISS] + s->v[0].uctr->v[CTR_DTLB_MISS];
+    sim_data(s, 0, &uinsn, USER_BASE, 0x800000, 4, false);
+    CHECK_EQ(s->v[0].kctr->v[CTR_DTLB_MISS] + s->v[0].uctr->v[CTR_DTLB_MISS], misses);
+    sim_marker(s, 0, MK_SWITCH, 2);
+    sim_marker(s, 0, MK_CR3_PCID, 1);
+    sim_cr3_write(s, 0, &cr3);
+    CHECK_EQ(tlb_count_valid(dtlb), 4);             /* asid 2's entries went */
+    sim_marker(s, 0, MK_SWITCH, 1);
+    sim_cr3_write(s, 0, &cr3);
+    CHECK_EQ(tlb_count_valid(dtlb), 0);             /* no marker: full flush */
+    sim_destroy(s);
+}
+
 static void t_invlpg_hint(void)
 {
     struct sim *s = new_sim("pentiumpro", 1, NULL);
@@ -921,6 +953,7 @@ static const struct tcase cases[] = {
     {"cr3_flush", t_cr3_flush},
     {"invlpg", t_invlpg},
     {"tlb_asid", t_tlb_asid},
+    {"cr3_pcid", t_cr3_pcid},
     {"fetch_memo", t_fetch_memo},
     {"attribution", t_attribution},
     {"undefined_asid", t_undefined_asid},

@@ -20,11 +20,20 @@
  *          other thread, which loads different values: unless the kernel saves and
  *          restores the SSE state per thread, a thread finds the other's pattern.
  *          Prints "fpu ok rounds=<n> switches=<n>" or "fpu FAIL ...".
+ *
+ * fpuipc   A client (main) and a server thread ping-pong with call / reply_recv, each
+ *          holding its own pattern (changed every round) in xmm0..xmm15 across every
+ *          IPC: the kernel switches threads on each IPC without the scheduler (fastpath
+ *          or general path), and with lazy x87/SSE switching the state moves only when a
+ *          thread touches the registers. Every 3rd round the server leaves them alone
+ *          and every 4th the client does, so the owner changes in all orders. Prints
+ *          "fpuipc ok rounds=<n>" or "fpuipc FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <ondol/ipc.h>
 #include <ondol/sys.h>
 #include <ondol/thread.h>
 
@@ -214,10 +223,108 @@ static int fpu(void)
     return 0;
 }
 
+/* ---- fpuipc -------------------------------------------------------------------------- */
+#define FPUIPC_ROUNDS 2000
+
+/* One IPC (call or reply_recv, words unused) with xmm0..xmm15 loaded from xmm[] before it
+ * and stored back to xmm[] after it, in one asm block so nothing else touches them. The
+ * buffer address travels as message word 0 (r8) and on the stack across the syscall. */
+static long xmm_ipc(long nr, long a, long b, uint64_t xmm[16][2])
+{
+#define LOAD(n) "movdqu " #n "*16(%%r8), %%xmm" #n "\n\t"
+#define STORE(n) "movdqu %%xmm" #n ", " #n "*16(%%rcx)\n\t"
+    register uint64_t r8 __asm__("r8") = (uint64_t)xmm;
+    uint64_t rdx = IPC_FOREVER;
+    long ret = nr;
+    __asm__ volatile(
+        LOAD(0) LOAD(1) LOAD(2) LOAD(3) LOAD(4) LOAD(5) LOAD(6) LOAD(7)
+        LOAD(8) LOAD(9) LOAD(10) LOAD(11) LOAD(12) LOAD(13) LOAD(14) LOAD(15)
+        "pushq %%r8\n\t"
+        "syscall\n\t"
+        "popq %%rcx\n\t"
+        STORE(0) STORE(1) STORE(2) STORE(3) STORE(4) STORE(5) STORE(6) STORE(7)
+        STORE(8) STORE(9) STORE(10) STORE(11) STORE(12) STORE(13) STORE(14) STORE(15)
+        : "+a"(ret), "+D"(a), "+S"(b), "+d"(rdx), "+r"(r8)
+        :
+        : "rcx", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rbx", "memory", "xmm0",
+          "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#undef LOAD
+#undef STORE
+    return ret;
+}
+
+static void xmm_fill(uint64_t xmm[16][2], uint64_t pattern)
+{
+    for (int i = 0; i < 16; i++)
+        xmm[i][0] = xmm[i][1] = pattern + (uint64_t)i;
+}
+
+/* Wrong registers in xmm[] after an IPC made with pattern `pattern`. */
+static int xmm_bad(uint64_t xmm[16][2], uint64_t pattern)
+{
+    int bad = 0;
+    for (int i = 0; i < 16; i++)
+        bad += xmm[i][0] != pattern + (uint64_t)i || xmm[i][1] != pattern + (uint64_t)i;
+    return bad;
+}
+
+static int fpuipc_bad[2];              /* wrong registers seen by client, server */
+
+static int fpuipc_server(void *arg)
+{
+    (void)arg;
+    struct ipc_msg m = {{0}};
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    for (uint64_t round = 1; from > 0 && round <= FPUIPC_ROUNDS; round++) {
+        if (round % 3 == 0) {
+            from = ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER);
+            continue;
+        }
+        uint64_t xmm[16][2], pattern = 0x5e55000000000000ull + (round << 8);
+        xmm_fill(xmm, pattern);
+        from = xmm_ipc(SYS_IPC_REPLY_RECV, from, IPC_ANY, xmm);
+        fpuipc_bad[1] += xmm_bad(xmm, pattern);
+    }
+    return from > 0 && ipc_send((int)from, &m, IPC_FOREVER) == 0 ? 0 : 1;   /* the last reply */
+}
+
+static int fpuipc(void)
+{
+    struct thread t;
+    int server = thread_start(&t, fpuipc_server, NULL, PRIO_INHERIT, 16 * 1024);
+    if (server < 0) {
+        printf("fpuipc FAIL: thread_start: %d\n", server);
+        return 1;
+    }
+    struct ipc_msg m = {{0}};
+    int wrong_result = 0;
+    for (uint64_t round = 0; round <= FPUIPC_ROUNDS; round++) {
+        long r;
+        if (round % 4 == 0) {
+            r = ipc_call(server, &m, IPC_FOREVER);
+        } else {
+            uint64_t xmm[16][2], pattern = 0xc11e000000000000ull + (round << 8);
+            xmm_fill(xmm, pattern);
+            r = xmm_ipc(SYS_IPC_CALL, server, 0, xmm);
+            fpuipc_bad[0] += xmm_bad(xmm, pattern);
+        }
+        wrong_result += r != server;
+    }
+    int status = thread_join(&t, NULL);
+    if (fpuipc_bad[0] || fpuipc_bad[1] || wrong_result || status) {
+        printf("fpuipc FAIL: wrong xmm registers client %d server %d, wrong results %d, "
+               "server status %d\n", fpuipc_bad[0], fpuipc_bad[1], wrong_result, status);
+        return 1;
+    }
+    printf("fpuipc ok rounds=%d\n", FPUIPC_ROUNDS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: schedtest preempt|prio|fpu\n");
+        printf("usage: schedtest preempt|prio|fpu|fpuipc\n");
         return 2;
     }
     if (strcmp(argv[1], "preempt") == 0)
@@ -226,6 +333,8 @@ int main(int argc, char **argv)
         return prio();
     if (strcmp(argv[1], "fpu") == 0)
         return fpu();
+    if (strcmp(argv[1], "fpuipc") == 0)
+        return fpuipc();
     printf("schedtest: unknown mode %s\n", argv[1]);
     return 2;
 }

@@ -74,10 +74,19 @@ def test_p1_column_is_the_paper_number_for_the_same_point(row, expected):
 def test_plot_series_keep_table2_lines_apart_from_the_rest():
     rows = [{"table": "P1 table 2", "dts": "on"}, {"table": "P1 table 2", "dts": "off"},
             {"table": "P1 table 1", "dts": "on"}, {"table": "round trip", "dts": "off"},
-            {"table": "round trip", "dts": "n/a", "kernel": "linux"}]
+            {"table": "round trip", "dts": "n/a", "kernel": "linux"},
+            {"table": "one-way halves", "dts": "on"}]
     assert [benchmarks._series(r) for r in rows] == [
         "table 2, DTS on", "table 2, DTS off", "table 1 (3 scenarios), DTS on",
-        "round trips, ondol", "round trips, Linux"]
+        "round trips, ondol", "round trips, Linux", "one-way halves (call, reply), ondol"]
+
+
+def test_round_trip_halves_get_their_own_table():
+    config = benchmarks.Config(command="x", params={"table": "round trip", "dts": "on"})
+    rows = benchmarks.ipc_rows([{"test": t, "scenario": "tasks", "threads": 0}
+                                for t in ("roundtrip", "call", "reply")], config)
+    assert [r["table"] for r in rows if r.get("kernel") != "linux"] == [
+        "round trip", "one-way halves", "one-way halves"]
 
 
 @pytest.mark.parametrize("flag, icount", [([], True), (["--no-icount"], False)])

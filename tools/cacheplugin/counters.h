@@ -31,7 +31,7 @@ enum ctr {
     CTR_STLB_MISS,
     CTR_WALKS,        /* page walks (misses of the last TLB level) */
     CTR_WALK_REFS,    /* ESTIMATED memory references made by those walks */
-    CTR_TLB_FLUSHES,  /* CR3 writes seen */
+    CTR_TLB_FLUSHES,  /* CR3 writes that dropped entries (all non-global, or one asid's) */
     CTR_INVLPG,       /* INVLPG instructions seen */
     CTR_AS_SWITCHES,  /* address-space switch markers (cmd 0) */
     NCTR

@@ -141,6 +141,24 @@ void hier_cr3_write(struct hier *h, struct counters *c)
         tlb_flush_nonglobal(&h->stlb);
 }
 
+/* A CR3 write with PCID and the no-flush bit: entries are tagged by asid, all stay. */
+void hier_cr3_keep(struct hier *h, struct counters *c)
+{
+    (void)c;
+    h->memo_valid = false;
+}
+
+/* A CR3 write with PCID, no-flush bit clear: only the new asid's entries go. */
+void hier_cr3_flush_asid(struct hier *h, struct counters *c, uint16_t asid)
+{
+    h->memo_valid = false;
+    c->v[CTR_TLB_FLUSHES]++;
+    tlb_flush_asid(&h->itlb, asid);
+    tlb_flush_asid(&h->dtlb, asid);
+    if (h->has_stlb)
+        tlb_flush_asid(&h->stlb, asid);
+}
+
 void hier_invlpg(struct hier *h, struct counters *c, uint64_t vaddr)
 {
     h->memo_valid = false;

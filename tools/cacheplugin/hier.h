@@ -60,7 +60,9 @@ void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,
 void hier_data(struct hier *h, struct counters *c, uint16_t asid,
                uint64_t vaddr, uint64_t paddr, unsigned size, bool store);
 /* A CR3 write: drops every non-global TLB entry. */
-void hier_cr3_write(struct hier *h, struct counters *c);
+void hier_cr3_write(struct hier *h, struct counters *c);                 /* full flush */
+void hier_cr3_keep(struct hier *h, struct counters *c);                  /* PCID, no flush */
+void hier_cr3_flush_asid(struct hier *h, struct counters *c, uint16_t asid);  /* PCID */
 /* An INVLPG of vaddr. */
 void hier_invlpg(struct hier *h, struct counters *c, uint64_t vaddr);
 /* An INVLPG whose address is unknown: drops every non-global entry (an upper bound). */

@@ -108,7 +108,13 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
 void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d)
 {
     struct vcpu *v = &s->v[vcpu];
-    hier_cr3_write(&v->h, charge(v, d));
+    if (v->cr3_mode == CR3_KEEP)
+        hier_cr3_keep(&v->h, charge(v, d));
+    else if (v->cr3_mode == CR3_FLUSH_ASID)
+        hier_cr3_flush_asid(&v->h, charge(v, d), v->asid);
+    else
+        hier_cr3_write(&v->h, charge(v, d));
+    v->cr3_mode = CR3_FLUSH_ALL;
 }
 
 void sim_invlpg(struct sim *s, unsigned vcpu, const struct insn_desc *d)
@@ -300,6 +306,8 @@ void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload)
         window_marker(s, cmd, payload);
     else if (cmd >= MK_INVLPG_LO && cmd <= MK_INVLPG_HI)
         hint_marker(v, cmd, payload);
+    else if (cmd == MK_CR3_PCID && payload <= 1)
+        v->cr3_mode = payload ? CR3_FLUSH_ASID : CR3_KEEP;
     else
         s->bad_markers++;
 }

@@ -32,7 +32,11 @@ enum marker_cmd {
     MK_INVLPG_LO = 7,   /* vaddr bits 12..23 (starts a new hint) */
     MK_INVLPG_MID = 8,  /* bits 24..35 */
     MK_INVLPG_HI = 9,   /* bits 36..47; the hint is complete */
+    /* PCID: how the next CR3 write on this vCPU treats the TLBs (default: full flush). */
+    MK_CR3_PCID = 10,   /* 0 = keeps every entry (no-flush bit), 1 = drops the new asid's */
 };
+
+enum cr3_mode { CR3_FLUSH_ALL, CR3_KEEP, CR3_FLUSH_ASID };
 
 /* What the translator learnt about one guest instruction. */
 struct insn_desc {
@@ -66,6 +70,7 @@ struct vcpu {
     struct pending_def def;
     uint64_t hint;
     unsigned hint_parts;            /* bit i: part MK_INVLPG_LO + i seen */
+    uint8_t cr3_mode;               /* enum cr3_mode for the next CR3 write (MK_CR3_PCID) */
 };
 
 struct sim {

@@ -132,6 +132,18 @@ unsigned tlb_flush_nonglobal(struct tlb *t)
     return n;
 }
 
+unsigned tlb_flush_asid(struct tlb *t, uint16_t asid)
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; i < t->g.entries; i++) {
+        if (t->key[i] != TLB_EMPTY && !t->global[i] && t->asid[i] == asid) {
+            t->key[i] = TLB_EMPTY;
+            n++;
+        }
+    }
+    return n;
+}
+
 static unsigned drop_key(struct tlb *t, uint64_t vpn, unsigned shift)
 {
     uint64_t key = page_key(vpn, shift);

@@ -47,6 +47,7 @@ bool tlb_lookup(struct tlb *t, const struct tlb_page *p);
 void tlb_fill(struct tlb *t, const struct tlb_page *p);
 /* CR3 write without PCID: every non-global entry goes. Returns entries dropped. */
 unsigned tlb_flush_nonglobal(struct tlb *t);
+unsigned tlb_flush_asid(struct tlb *t, uint16_t asid);    /* non-global entries of asid */
 /* INVLPG: drops the entries (either page size, global or not) that map vaddr. */
 unsigned tlb_invalidate_addr(struct tlb *t, uint64_t vaddr);
 unsigned tlb_count_valid(const struct tlb *t);

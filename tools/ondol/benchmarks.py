@@ -103,6 +103,10 @@ def _ipc_configs() -> tuple[Config, ...]:
     return tuple(configs)
 
 
+# `ipcbench roundtrip` also times the halves of a round trip apart (docs/ipc.md)
+IPC_HALVES = ("call", "reply")
+
+
 def _p1_tables() -> dict:
     import json
     from pathlib import Path
@@ -128,9 +132,12 @@ def _p1_value(row: dict, tables: dict) -> float | None:
 
 def _series(row: dict) -> str:
     """The plot line a row belongs to: Table 2's two lines; Table 1's three scenarios
-    stacked at x = 50 threads; the round trips stacked at x = 0."""
+    stacked at x = 50 threads; the round trips, and apart from them their one-way halves,
+    stacked at x = 0."""
     if row.get("kernel") == "linux":
         return "round trips, Linux"
+    if row.get("table") == "one-way halves":
+        return "one-way halves (call, reply), ondol"
     if row.get("table") == "P1 table 2":
         return f"table 2, DTS {row.get('dts')}"
     if row.get("table") == "P1 table 1":
@@ -188,6 +195,8 @@ def ipc_rows(results: list[dict], config: Config) -> list[dict]:
     rows = []
     for guest in results:
         row = {**config.params, **guest}
+        if row.get("test") in IPC_HALVES:          # the round-trip boot's one-way halves
+            row["table"] = "one-way halves"
         row["p1_cycles"] = _p1_value(row, tables)
         rows.append(row)
     if config.params.get("table") == "round trip" and config.params.get("dts") == "on":

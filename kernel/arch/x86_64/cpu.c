@@ -2,11 +2,14 @@
 #include "cpu.h"
 #include "cpu_offsets.h"
 #include "kernel.h"
+#include "options.h"
 #include "x86.h"
 
 struct cpu cpus[MAX_CPUS];
 struct cpu_features cpu_features;
 bool smap_enabled;   /* read by usercopy.S */
+bool pcid_on = true;  /* option pcid */
+bool pcid_active;
 
 _Static_assert(offsetof(struct cpu, kernel_rsp) == CPU_KERNEL_RSP, "entry.S offset");
 _Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "entry.S offset");
@@ -122,7 +125,11 @@ void cpu_init(struct cpu *c, int id)
         cr4 |= CR4_SMEP;
     if (cpu_features.smap)
         cr4 |= CR4_SMAP;
+    /* PCIDE needs CR3's low 12 bits clear: the kernel tables are loaded with PCID 0 */
+    if (cpu_features.pcid && pcid_on)
+        cr4 |= CR4_PCIDE;
     write_cr4(cr4);
+    pcid_active = cr4 & CR4_PCIDE;
     smap_enabled = cpu_features.smap;
     write_cr0(read_cr0() | CR0_WP);
 }

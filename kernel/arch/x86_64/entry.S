@@ -97,24 +97,43 @@ trap_return:
 2:  iretq
 
 /*
- * syscall: rcx = user rip, r11 = user rflags, IF already cleared by SFMASK.
- * Builds the same trapframe as an interrupt from user mode, then returns with sysret
- * (or iret when the frame's rip is not canonical, to avoid the sysret #GP in ring 0).
+ * syscall: rcx = user rip, r11 = user rflags, IF and DF already cleared by SFMASK.
+ * Fills the trapframe at the top of the thread's kernel stack with stores rather than
+ * pushes, leaving out what a syscall frame never needs from this entry: rcx and r11
+ * (clobbered by the ABI; the exit reloads them from rip and rflags) and cs, ss, error
+ * (always the user selectors and 0 in a user thread's top frame: thread_create and every
+ * entry from user mode write the same values). Register-only IPC call and reply_recv try
+ * the fastpath first (docs/ipc.md); everything else, and every case the fastpath declines,
+ * goes to syscall_dispatch, which returns the frame to leave through.
  */
     .globl syscall_entry
 syscall_entry:
     swapgs
     movq %rsp, %gs:CPU_USER_RSP
     movq %gs:CPU_KERNEL_RSP, %rsp
-    pushq $0x23                 /* ss */
-    pushq %gs:CPU_USER_RSP      /* rsp */
-    pushq %r11                  /* rflags */
-    pushq $0x2b                 /* cs */
-    pushq %rcx                  /* rip */
-    pushq $0                    /* error */
-    pushq $256                  /* vector: VEC_SYSCALL */
-    cld
-    SAVE_REGS
+    subq $TF_SIZE, %rsp
+    movq %rcx, TF_RIP(%rsp)
+    movq %r11, TF_RFLAGS(%rsp)
+    movq %gs:CPU_USER_RSP, %rcx
+    movq %rcx, TF_RSP(%rsp)
+    movq $256, TF_VECTOR(%rsp)          /* VEC_SYSCALL */
+    movq %rax, TF_RAX(%rsp)
+    movq %rbx, TF_RBX(%rsp)
+    movq %rdx, TF_RDX(%rsp)
+    movq %rsi, TF_RSI(%rsp)
+    movq %rdi, TF_RDI(%rsp)
+    movq %rbp, TF_RBP(%rsp)
+    movq %r8, TF_R8(%rsp)
+    movq %r9, TF_R9(%rsp)
+    movq %r10, TF_R10(%rsp)
+    movq %r12, TF_R12(%rsp)
+    movq %r13, TF_R13(%rsp)
+    movq %r14, TF_R14(%rsp)
+    movq %r15, TF_R15(%rsp)
+    leaq -ASM_SYS_IPC_CALL(%rax), %rcx
+    cmpq $1, %rcx
+    jbe ipc_fast_try
+syscall_slow:
     movq %rsp, %rdi
     call syscall_dispatch       /* returns the frame to leave through: after a direct */
     movq %rax, %rsp             /* IPC switch it is the partner's, on the partner's stack */
@@ -140,6 +159,38 @@ exit_to_user:
     movq 16(%rsp), %rcx         /* rip */
     movq 32(%rsp), %r11         /* rflags */
     movq 40(%rsp), %rsp         /* user rsp */
+    swapgs
+    sysretq
+
+/*
+ * The IPC fastpath (ipc_fast_entry in ipc.c) either declines (rdx = NULL: nothing changed,
+ * take the general path) or has switched to the partner and returns the partner's frame
+ * in rdx and its result in rax. The message words stay live in registers: rbx and r12-r15 survive
+ * the C call (callee-saved), r8-r10 are reloaded from the caller's frame (kept in rbp,
+ * which the frame already holds). The partner gets back its own rdi, rsi, rdx, rbp as the
+ * general path leaves them; its rip is canonical (it entered the kernel with syscall).
+ */
+ipc_fast_try:
+    cmpb $0, ipc_dts(%rip)      /* the fastpath is a direct switch */
+    je syscall_slow
+    cmpb $0, pcnt_probes_on(%rip)   /* probes: ipc_syscall runs it under its probe */
+    jne syscall_slow
+    movq %rsp, %rdi
+    movq %rsp, %rbp
+    call ipc_fast_entry
+    testq %rdx, %rdx
+    jz syscall_slow
+    movq %rdx, %rsp
+    movq TF_R8(%rbp), %r8
+    movq TF_R9(%rbp), %r9
+    movq TF_R10(%rbp), %r10
+    movq TF_RDI(%rsp), %rdi
+    movq TF_RSI(%rsp), %rsi
+    movq TF_RDX(%rsp), %rdx
+    movq TF_RBP(%rsp), %rbp
+    movq TF_RIP(%rsp), %rcx
+    movq TF_RFLAGS(%rsp), %r11
+    movq TF_RSP(%rsp), %rsp
     swapgs
     sysretq
 

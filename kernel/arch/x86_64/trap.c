@@ -3,7 +3,9 @@
  * one-line report; exceptions in kernel mode panic, except page faults inside the
  * fault-safe user-copy routine, which make that copy return an error.
  */
+#include <ondol/abi.h>
 #include "apic.h"
+#include "cpu_offsets.h"
 #include "console.h"
 #include "cpu.h"
 #include "kernel.h"
@@ -22,6 +24,17 @@ struct idt_entry {
 } __attribute__((packed));
 
 static struct idt_entry idt[256];
+/* entry.S builds and reads frames through these offsets */
+_Static_assert(offsetof(struct trapframe, r8) == TF_R8 && offsetof(struct trapframe, rbp) == TF_RBP &&
+               offsetof(struct trapframe, rbx) == TF_RBX && offsetof(struct trapframe, rax) == TF_RAX &&
+               offsetof(struct trapframe, vector) == TF_VECTOR &&
+               offsetof(struct trapframe, rip) == TF_RIP &&
+               offsetof(struct trapframe, rflags) == TF_RFLAGS &&
+               offsetof(struct trapframe, rsp) == TF_RSP && sizeof(struct trapframe) == TF_SIZE,
+               "entry.S trapframe offsets");
+_Static_assert(SYS_IPC_CALL == ASM_SYS_IPC_CALL && SYS_IPC_REPLY_RECV == SYS_IPC_CALL + 1,
+               "entry.S fastpath call numbers");
+
 extern const u64 trap_vectors[256];
 extern char usercopy_begin[], usercopy_end[], usercopy_fault[];
 extern bool smap_enabled;
@@ -75,6 +88,10 @@ static void kill_faulting_thread(struct trapframe *tf)
 
 static void exception(struct trapframe *tf)
 {
+    if (tf->vector == 7 && tf_from_user(tf)) {   /* #NM: lazy x87/SSE switch (thread.h) */
+        thread_fpu_claim(this_cpu(), current_thread());
+        return;
+    }
     if (!tf_from_user(tf)) {
         u64 rip = tf->rip;
         if (tf->vector == 14 && rip >= (u64)usercopy_begin && rip < (u64)usercopy_end) {

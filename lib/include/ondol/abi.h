@@ -77,7 +77,7 @@ enum pcnt_cmd {
     PCNT_START = 6,      /* (int slot, uint64_t para)  from user code                       */
     PCNT_STOP = 7,       /* (int slot)                                                      */
     PCNT_REPEAT = 8,     /* (int slot, int on)  each start/stop pair becomes a sample        */
-    PCNT_PROBES = 9,     /* (int on)  enable the named kernel probe points                   */
+    PCNT_PROBES = 9,     /* (int on)  enable the named kernel probe points (-1: only ask) -> was on */
 };
 enum pcnt_status { PCNT_INIT = 0, PCNT_RUNNING = 1, PCNT_SET = 2, PCNT_FAIL = 3 };
 enum pcnt_event {

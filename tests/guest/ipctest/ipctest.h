@@ -78,5 +78,7 @@ void test_prio(void);
 void test_storm(int clients, int servers, int per_client);
 void test_storm_tasks(int clients, int servers, int per_client);
 int stormserve(int servers, int parent);
+void test_diff(uint64_t seed, int steps);
+int diffpeer(void);
 
 #endif

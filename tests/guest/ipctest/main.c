@@ -23,6 +23,9 @@
  *               C client threads each send M sequence-numbered messages round-robin to
  *               S server threads, half as call (checked replies), half as send; with
  *               `tasks` the servers live in a child task (`stormserve`)
+ *   diff SEED STEPS
+ *               randomised IPC sequences for the fastpath's differential test (diff.c):
+ *               the output must not depend on the ipc_fastpath option; uses `diffpeer`
  *   sleeper N   (helper) sleep N ticks and exit
  *
  * One file per mode (order.c, timeout.c, ...; helpers.c has what they share). This file is
@@ -58,6 +61,12 @@ static int stormserve_mode(char **argv)
     return stormserve(atoi(argv[2]), atoi(argv[3]));
 }
 
+static int diffpeer_mode(char **argv)
+{
+    (void)argv;
+    return diffpeer();
+}
+
 static int killpeer_mode(char **argv)
 {
     return killpeer(atoi(argv[2]));
@@ -76,6 +85,7 @@ static const struct {
     {"bufpeer", 3, bufpeer_mode},
     {"stormserve", 4, stormserve_mode},
     {"killpeer", 3, killpeer_mode},
+    {"diffpeer", 2, diffpeer_mode},
 };
 
 /* storm C S M [tasks]: the one test mode with arguments. */
@@ -109,6 +119,10 @@ static int run_test(const char *name, int argc, char **argv)
         storm_mode(argc, argv);
         return 1;
     }
+    if (!strcmp(name, "diff")) {
+        test_diff(argc > 2 ? (uint64_t)atoi(argv[2]) : 1, argc > 3 ? atoi(argv[3]) : 200);
+        return 1;
+    }
     for (unsigned i = 0; i < COUNT(tests); i++)
         if (!strcmp(name, tests[i].name)) {
             tests[i].run();
@@ -120,7 +134,7 @@ static int run_test(const char *name, int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: ipctest order|timeout|dead|perm|buf|prio|storm C S M\n");
+        printf("usage: ipctest order|timeout|dead|perm|buf|prio|storm C S M|diff SEED STEPS\n");
         return 2;
     }
     mode = argv[1];

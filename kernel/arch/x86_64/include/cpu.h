@@ -36,6 +36,8 @@ struct cpu {
     struct thread *dead;       /* exited thread whose stack is freed after the switch */
     struct thread *switched_from;  /* the thread we last switched away from */
     bool need_resched;
+    bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
+    struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
     u64 gdt[9];
     struct tss tss;
     u8 df_stack[4096] __attribute__((aligned(16)));
@@ -49,6 +51,7 @@ struct cpu_features {
 };
 
 extern struct cpu cpus[MAX_CPUS];
+extern bool pcid_active;       /* CR4.PCIDE is set: CR3 carries the asid (vm.c) */
 extern struct cpu_features cpu_features;
 
 static inline struct cpu *this_cpu(void)

@@ -68,6 +68,8 @@ static inline u64 read_rflags(void)
 #define CR4_OSXMMEXCPT (1u << 10)
 #define CR4_SMEP (1u << 20)
 #define CR4_SMAP (1u << 21)
+#define CR4_PCIDE (1u << 17)
+#define CR3_NOFLUSH (1ull << 63)   /* with CR4.PCIDE: keep the new PCID's TLB entries */
 #define RFLAGS_IF (1u << 9)
 #define RFLAGS_AC (1u << 18)
 #endif
