@@ -287,3 +287,23 @@ def test_init_restarts_the_shell():
         # the restarted shell is interactive only: the run= script did not run again
         assert s.output.count("\nonce\n") == 1, s.output
         assert s.halt() == 0
+
+
+# ---- programs that spawn a partner ---------------------------------------------------------
+
+def test_ipcping_tasks_survives_a_tick_during_spawn():
+    """ipcping's server may run before its parent's grant (a timer tick during the spawn);
+    it must retry its hello instead of leaving both tasks waiting. At hz=10000 a tick falls
+    inside the spawn in a few percent of runs (before the fix: a hang about every 20 runs)."""
+    with boot({"hz": "10000"}, lifetime=600) as s:
+        for i in range(200):
+            out = s.cmd("ipcping tasks 2", timeout=30)
+            assert "ipcping ok n=2" in out and "failed" not in out, (i, out)
+        assert s.halt() == 0
+
+
+@pytest.mark.parametrize("count", ["0", "-5", "x", "3x", "10000001"])
+def test_ipcping_rejects_bad_counts(shell, count):
+    out = shell.cmd(f"ipcping tasks {count}")
+    assert "usage: ipcping threads|tasks N" in out and "[exit 2]" in out, out
+    assert "killed" not in out
