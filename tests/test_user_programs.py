@@ -75,11 +75,14 @@ def test_builtins(shell):
     rows = [l.split() for l in ps.splitlines()[1:] if l.strip()]
     names = {r[-1]: r for r in rows}
     assert "init" in names and "sh" in names, ps
-    assert names["sh"][3] == "running", ps          # the shell runs ps itself
+    sh = [r for r in rows if r[-1] == "sh"]
+    assert len(sh) == 2 and sh[0][3] == "running", ps   # the shell runs ps itself ...
+    assert sh[1][3] in ("blocked", "ready"), ps         # ... and its console reader waits
+    assert sh[0][2] == sh[1][2] == "250", ps            # above every program's ceiling
     assert names["init"][3] == "blocked", ps        # init waits for the shell
     m = meminfo(shell)
     assert 0 < m["free"] <= m["total"]
-    assert m["tasks"] >= 2 and m["threads"] >= 3 and m["aspaces"] >= 2, m   # init, sh (+ idle)
+    assert m["tasks"] >= 2 and m["threads"] >= 4 and m["aspaces"] >= 2, m   # init, sh x2 (+ idle)
     # a program's task, thread and address space exist only while it runs
     assert meminfo(shell) == m
 
@@ -307,3 +310,79 @@ def test_ipcping_rejects_bad_counts(shell, count):
     out = shell.cmd(f"ipcping tasks {count}")
     assert "usage: ipcping threads|tasks N" in out and "[exit 2]" in out, out
     assert "killed" not in out
+
+
+# ---- hostile programs: priorities, kill, privileged calls ---------------------------------
+
+def test_privileged_checks_idle_priority_and_pcnt_switches():
+    """Run as init (privileged): SYS_SET_PRIORITY on the idle thread is refused instead of
+    corrupting the ready queues (a ready priority-63 thread must still run)."""
+    status, out, _ = run_to_halt({"init": "privtest"}, timeout=60)
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert not fails and "privtest ok" in out, out[-2000:]
+    assert "PANIC" not in out and status == 0
+
+
+def ps_rows(s):
+    return [l.split() for l in s.cmd("ps").splitlines()[1:] if l.strip()]
+
+
+def test_hog_is_refused_the_raise_and_ctrl_c_ends_it(shell):
+    shell.send("schedtest hog\r")
+    m = shell.expect(r"hog raise255=(-?\d+)\nhog ceiling=(\d+) thread_above=(-?\d+)\n", timeout=30)
+    assert int(m[1]) == abi.E_PERM and int(m[3]) == abi.E_PERM, m[0]
+    assert int(m[2]) == 250, m[0]            # the shell's priority: it still gets its turn
+    shell.send("\x03")
+    shell.expect(r"\^C\n\[interrupted\]\n" + re.escape(PROMPT), timeout=30)
+    assert not [r for r in ps_rows(shell) if r[-1] == "schedtest"]
+    check_hello(shell.cmd("hello after"), "after")
+
+
+def test_ctrl_c_kills_the_program_and_its_children(shell):
+    ps_rows(shell)                           # the shell's heap has grown for ps once
+    before = meminfo(shell)
+    shell.send("pcnt stat schedtest hog\r")
+    shell.expect(r"hog ceiling=100 ", timeout=30)   # pcnt's child: ceiling of pcnt's thread
+    shell.send("\x03")
+    shell.expect(r"\^C\n\[interrupted\]\n" + re.escape(PROMPT), timeout=30)
+    names = [r[-1] for r in ps_rows(shell)]
+    assert "schedtest" not in names and "pcnt" not in names, names
+    shell.cmd("pcnt reset")                  # pcnt was killed with its probes on
+    assert "probes=off" in shell.cmd("pcnt get")
+    assert meminfo(shell) == before
+
+
+def test_kill_rights():
+    """SYS_TASK_KILL from an unprivileged program: its child (and the grandchild with it) yes,
+    the shell no, itself no, no such task E_SRCH."""
+    status, out, _ = run_to_halt({"run": "schedtest,kill"}, timeout=60)
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert not fails and "kill ok" in out, out[-2000:]
+    assert status == 0
+
+
+# ---- the shell's line editor ----------------------------------------------------------------
+
+def test_long_line_is_refused_not_cut(shell):
+    shell.send("echo " + "x" * 300 + "\r")
+    m = shell.expect(r"(x*)\a\n(.*)\n" + re.escape(PROMPT), timeout=30)
+    assert len(m[1]) == 256 - 5, m[0]        # the editor took 256 characters, rang the bell
+    assert m[2] == "sh: line too long (305 characters, at most 256): not run", m[0]
+    check_hello(shell.cmd("hello"))
+
+
+def test_escape_strings_do_not_leak(shell):
+    # an OSC title string (BEL-terminated), a DCS string (ESC \\-terminated), then a command
+    shell.send("\x1b]0;title text\x07\x1bPq#0;junk\x1b\\")
+    check_hello(shell.cmd("hello esc"), "esc")
+
+
+def test_ctrl_d_on_an_empty_line_leaves_the_shell():
+    with boot({"run": "echo,x", "then": "shell"}) as s:
+        s.cmd("echo ready")
+        s.send("ab\x04")                      # not empty: ignored
+        s.send("\x15\x04")                    # Ctrl-U, then Ctrl-D on the empty line
+        s.expect(r"exit\ninit: sh exited with status 0, restarting it\n", timeout=30)
+        s.expect(re.escape(PROMPT), timeout=30)
+        check_hello(s.cmd("hello again"), "again")
+        assert s.halt() == 0

@@ -82,7 +82,7 @@ static void start_init(void)
 {
     const char *prog = init_program;
     char *argv[] = {(char *)prog};
-    long r = task_spawn(NULL, prog, argv, 1, true);
+    long r = task_spawn(NULL, prog, argv, 1, true, PRIO_MAX);
     if (r < 0)
         panic("cannot start %s: error %ld (boot archive has %d programs)", prog, r, bootfs_count());
 }
