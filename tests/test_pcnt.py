@@ -73,6 +73,13 @@ def test_switches_and_kernel_slots_are_privileged(guest):
     assert "[exit" not in out, out
 
 
+def test_results_record_whether_probes_were_on(guest):
+    guest.cmd("nullbench", timeout=120)
+    guest.cmd("pcnt stat nullbench", timeout=120)
+    null = [r for r in guest.results() if r.get("type") == "result" and r.get("bench") == "null"]
+    assert [r["pcnt_probes"] for r in null][-2:] == [False, True], null
+
+
 def test_events_are_unsupported_under_tcg_not_zero(guest):
     f = fields(guest.cmd("pcnttest errors"))
     assert f["supported"] == "0" and f["ev0"] == "0"

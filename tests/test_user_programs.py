@@ -226,7 +226,18 @@ def test_stress_tasks(shell):
     check_hello(shell.cmd("hello"))
 
 
+def pcnt_facility(s):
+    """What the kernel measures for everyone: the events and probes switch (`pcnt get`) and
+    the overhead and probes' slots 0..5 of `pcnt dump` (user slots 6.. are anybody's)."""
+    state = s.cmd("pcnt get").strip()
+    kernel_slots = [l for l in s.cmd("pcnt dump").splitlines()
+                    if (m := re.match(r"\[(\d+):", l)) and int(m[1]) < 6]
+    return state, kernel_slots
+
+
 def test_fuzz(shell):
+    facility = pcnt_facility(shell)
+    assert "probes=off" in facility[0] and "ev0=none ev1=none" in facility[0], facility
     before = meminfo(shell)
     out = shell.cmd("fuzz 1 200000", timeout=900)
     assert "fuzz done seed=1 n=200000" in out, out[-3000:]
@@ -241,12 +252,15 @@ def test_fuzz(shell):
     check_hello(shell.cmd("hello still", timeout=60), "still")
     after = meminfo(shell)
     assert before == after, "kernel resources differ after the fuzzer exited"
+    # nor did it switch probes or events on, or leave the kernel's slots changed
+    assert pcnt_facility(shell) == facility
     # the result stream holds only well-formed JSON (results() parses every line),
     # ending with the fuzzer's own record
     records = [r for r in shell.results() if r.get("bench") == "fuzz"]
     assert len(records) == 1, shell.results()
     rec = records[0]
     assert rec["seed"] == 1 and rec["n"] == 200000 and rec["violations"] == 0, rec
+    assert rec["pcnt_probes"] is False, rec
     assert rec["invalid_numbers"] == int(inv[1]), (rec, inv[1])
 
 
