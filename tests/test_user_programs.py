@@ -400,3 +400,26 @@ def test_ctrl_d_on_an_empty_line_leaves_the_shell():
         s.expect(re.escape(PROMPT), timeout=30)
         check_hello(s.cmd("hello again"), "again")
         assert s.halt() == 0
+
+
+# ---- long kernel command lines ----------------------------------------------------------------
+
+def test_long_run_option_is_accepted_whole():
+    """150 commands, about 1.6 KB of run= (more than the 1 KiB the kernel once cut silently)."""
+    run = ";".join(f"echo,c{i:03d}" for i in range(150))
+    status, out, _ = run_to_halt({"run": run}, timeout=120)
+    assert status == 0, out[-2000:]
+    assert all(f"\nc{i:03d}\n" in out for i in range(150)), out[-2000:]
+    assert "only the first" not in out and "truncated" not in out
+
+
+def test_too_long_command_line_is_reported():
+    run = ";".join(f"echo,c{i:04d}" for i in range(400))      # about 4.4 KB
+    status, out, _ = run_to_halt({"run": run}, timeout=120)
+    assert re.search(r"ondol: the command line has 44\d\d bytes; only the first 4095 are read\n",
+                     out), out[:3000]
+    assert status == 0 and "\nc0360\n" in out                 # what was read still runs
+    extra = {f"x{i}": "1" for i in range(70)}                   # more words than the kernel keeps
+    status, out, _ = run_to_halt({"run": "echo,hi", **extra}, timeout=60)
+    assert "ondol: more than 64 options; ignored from: x63=1 x64=1" in out, out[:3000]
+    assert status == 0 and "\nhi\n" in out

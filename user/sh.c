@@ -538,7 +538,7 @@ int main(int argc, char **argv)
     int interactive_only = argc > 1 && strcmp(argv[1], "-i") == 0;
     start_threads();
     if (!interactive_only) {
-        static char script[1024];
+        static char script[4096];
         long r = sys_kopt("run", script, sizeof script);
         if (r > 0) {
             if (r >= (long)sizeof script)
