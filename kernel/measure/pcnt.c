@@ -148,9 +148,9 @@ static long list(u64 ubuf, u64 len)
 static long set_event(u64 a, u64 b, u64 c)
 {
     if (a >= PCNT_NEVENTS || b >= PCNT_NEVENTS || c == 0 ||
-            (c & ~(u64)(PCNT_MODE_USER | PCNT_MODE_KERNEL)))
-            return E_INVAL;
-        if (!cpu_features.pmu || cpu_features.pmu_counters < 2)
+        (c & ~(u64)(PCNT_MODE_USER | PCNT_MODE_KERNEL)))
+        return E_INVAL;
+    if (!cpu_features.pmu || cpu_features.pmu_counters < 2)
         return E_NOTSUP;                /* e.g. QEMU TCG: no PMU; never pretend with zeros */
     events[0] = (int)a;
     events[1] = (int)b;
