@@ -21,8 +21,10 @@
  * a second series whose server reads the TSC after its receive and before its reply:
  * rows "call" (client before the call -> server after the receive) and "reply" (server
  * before reply_recv -> client after the call). Every row records whether the kernel's
- * pcnt probes were on ("probes"); the benchmark never turns them on. Under QEMU icount the TSC counts guest instructions, otherwise it
- * follows (emulated) time; rows say "unit":"tsc" and the host labels them for the mode.
+ * pcnt probes were on ("pcnt_probes", which libc adds to every result record); the
+ * benchmark never turns them on. Under QEMU icount the TSC counts guest instructions,
+ * otherwise it follows (emulated) time; rows say "unit":"tsc" and the host labels them
+ * for the mode.
  *
  * One-way protocol: the receiver R loops in ipc_recv(S). The sender S (the main thread)
  * reads the TSC, puts it in word 0 and sends with a zero timeout, so a sample is only
@@ -89,12 +91,10 @@ static void emit(const char *test, const char *scenario, int threads, uint64_t *
         snprintf(win, sizeof(win), ",\"window\":%d,\"ipcs\":%d", window, n);
     result_printf("{\"type\":\"result\",\"bench\":\"%s\",\"test\":\"%s\",\"scenario\":\"%s\","
                   "\"threads\":%d,\"dts\":\"%s\",\"unit\":\"tsc\",\"median\":%llu,\"min\":%llu,"
-                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu,"
-                  "\"probes\":\"%s\"%s}",
+                  "\"max\":%llu,\"n\":%d,\"warmup\":%d,\"hz\":%llu,\"slice\":%llu%s}",
                   bench_name, test, scenario, threads, dts, (unsigned long long)t[n / 2],
                   (unsigned long long)t[0], (unsigned long long)t[n - 1], n, warmup,
-                  (unsigned long long)hz, (unsigned long long)slice,
-                  SC2(SYS_PCNT, PCNT_PROBES, -1) == 1 ? "on" : "off", win);
+                  (unsigned long long)hz, (unsigned long long)slice, win);
     printf("ipcbench %s %s threads=%d dts=%s: median %llu min %llu max %llu n %d (TSC)\n", test,
            scenario, threads, dts, (unsigned long long)t[n / 2], (unsigned long long)t[0],
            (unsigned long long)t[n - 1], n);

@@ -191,7 +191,7 @@ def test_icount_round_trip_stays_below_bound(dts):
     assert set(rows) == {"tasks", "threads"}, records
     assert set(halves) == set(HALF_BOUND), records
     for row in results:
-        assert row["bench"] == "ipc" and row["dts"] == dts and row["probes"] == "off"
+        assert row["bench"] == "ipc" and row["dts"] == dts and row["pcnt_probes"] is False
         assert row["unit"] == "tsc" and row["n"] == 1000 and row["threads"] == 0
         assert 50 < row["min"] <= row["median"] <= row["max"]
     for scenario, row in rows.items():

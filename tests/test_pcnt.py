@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from ondol.abi import E_FAULT, E_INVAL, E_NOTSUP
+from ondol.abi import E_FAULT, E_INVAL, E_PERM
 from qemu_harness import boot
 
 
@@ -53,15 +53,38 @@ def test_bad_arguments_give_documented_errors(guest):
     codes = {k: int(v) for k, v in f.items() if re.fullmatch(r"-?\d+", v)}
     for key in ("dump_kernel", "dump_unmapped", "get_null", "list_kernel"):
         assert codes[key] == E_FAULT, (key, f)
-    for key in ("dump_toomany", "dump_badcpu", "bad_cmd", "start_slot0", "start_slot99",
-                "set_bad_event", "set_bad_mode"):
+    for key in ("dump_toomany", "dump_badcpu", "bad_cmd", "start_slot0", "start_slot99"):
         assert codes[key] == E_INVAL, (key, f)
+
+
+def test_switches_and_kernel_slots_are_privileged(guest):
+    """pcnttest runs unprivileged: it may not switch probes or events, reset the facility or
+    touch the probes' slots, and its CLEAR leaves the overhead slot alone."""
+    f = fields(guest.cmd("pcnttest errors"))
+    for key in ("set_bad_event", "set_bad_mode", "set_event", "probes_on", "probes_off", "reset",
+                "start_probe_slot", "stop_probe_slot", "repeat_probe_slot"):
+        assert int(f[key]) == E_PERM, (key, f)
+    assert f["slot0_kept"] == "1" and f["probes_state"] == "0", f
+    # the privileged tool may: probes on for `stat`, off afterwards, and a reset
+    assert "probes=off" in guest.cmd("pcnt get")
+    assert re.search(r"^\s+\d+\s+syscall\s+# median", guest.cmd("pcnt stat hello"), re.M)
+    assert "probes=off" in guest.cmd("pcnt get")
+    out = guest.cmd("pcnt reset")
+    assert "[exit" not in out, out
+
+
+def test_results_record_whether_probes_were_on(guest):
+    guest.cmd("nullbench", timeout=120)
+    guest.cmd("pcnt stat nullbench", timeout=120)
+    null = [r for r in guest.results() if r.get("type") == "result" and r.get("bench") == "null"]
+    assert [r["pcnt_probes"] for r in null][-2:] == [False, True], null
 
 
 def test_events_are_unsupported_under_tcg_not_zero(guest):
     f = fields(guest.cmd("pcnttest errors"))
-    assert int(f["set_event"]) == E_NOTSUP         # QEMU TCG has no PMU
     assert f["supported"] == "0" and f["ev0"] == "0"
+    out = guest.cmd("pcnt set instructions cycles")    # privileged: E_NOTSUP, QEMU TCG has no PMU
+    assert "events not supported on this CPU" in out, out
     out = guest.cmd("pcnt dump")
     assert "not supported on this CPU" in out
     assert not re.search(r"\{:\d+:0:0:\}", out)   # never shown as zero counts

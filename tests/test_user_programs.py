@@ -75,11 +75,14 @@ def test_builtins(shell):
     rows = [l.split() for l in ps.splitlines()[1:] if l.strip()]
     names = {r[-1]: r for r in rows}
     assert "init" in names and "sh" in names, ps
-    assert names["sh"][3] == "running", ps          # the shell runs ps itself
+    sh = [r for r in rows if r[-1] == "sh"]
+    assert len(sh) == 2 and sh[0][3] == "running", ps   # the shell runs ps itself ...
+    assert sh[1][3] in ("blocked", "ready"), ps         # ... and its console reader waits
+    assert sh[0][2] == sh[1][2] == "250", ps            # above every program's ceiling
     assert names["init"][3] == "blocked", ps        # init waits for the shell
     m = meminfo(shell)
     assert 0 < m["free"] <= m["total"]
-    assert m["tasks"] >= 2 and m["threads"] >= 3 and m["aspaces"] >= 2, m   # init, sh (+ idle)
+    assert m["tasks"] >= 2 and m["threads"] >= 4 and m["aspaces"] >= 2, m   # init, sh x2 (+ idle)
     # a program's task, thread and address space exist only while it runs
     assert meminfo(shell) == m
 
@@ -223,7 +226,18 @@ def test_stress_tasks(shell):
     check_hello(shell.cmd("hello"))
 
 
+def pcnt_facility(s):
+    """What the kernel measures for everyone: the events and probes switch (`pcnt get`) and
+    the overhead and probes' slots 0..5 of `pcnt dump` (user slots 6.. are anybody's)."""
+    state = s.cmd("pcnt get").strip()
+    kernel_slots = [l for l in s.cmd("pcnt dump").splitlines()
+                    if (m := re.match(r"\[(\d+):", l)) and int(m[1]) < 6]
+    return state, kernel_slots
+
+
 def test_fuzz(shell):
+    facility = pcnt_facility(shell)
+    assert "probes=off" in facility[0] and "ev0=none ev1=none" in facility[0], facility
     before = meminfo(shell)
     out = shell.cmd("fuzz 1 200000", timeout=900)
     assert "fuzz done seed=1 n=200000" in out, out[-3000:]
@@ -238,12 +252,15 @@ def test_fuzz(shell):
     check_hello(shell.cmd("hello still", timeout=60), "still")
     after = meminfo(shell)
     assert before == after, "kernel resources differ after the fuzzer exited"
+    # nor did it switch probes or events on, or leave the kernel's slots changed
+    assert pcnt_facility(shell) == facility
     # the result stream holds only well-formed JSON (results() parses every line),
     # ending with the fuzzer's own record
     records = [r for r in shell.results() if r.get("bench") == "fuzz"]
     assert len(records) == 1, shell.results()
     rec = records[0]
     assert rec["seed"] == 1 and rec["n"] == 200000 and rec["violations"] == 0, rec
+    assert rec["pcnt_probes"] is False, rec
     assert rec["invalid_numbers"] == int(inv[1]), (rec, inv[1])
 
 
@@ -287,3 +304,122 @@ def test_init_restarts_the_shell():
         # the restarted shell is interactive only: the run= script did not run again
         assert s.output.count("\nonce\n") == 1, s.output
         assert s.halt() == 0
+
+
+# ---- programs that spawn a partner ---------------------------------------------------------
+
+def test_ipcping_tasks_survives_a_tick_during_spawn():
+    """ipcping's server may run before its parent's grant (a timer tick during the spawn);
+    it must retry its hello instead of leaving both tasks waiting. At hz=10000 a tick falls
+    inside the spawn in a few percent of runs (before the fix: a hang about every 20 runs)."""
+    with boot({"hz": "10000"}, lifetime=600) as s:
+        for i in range(200):
+            out = s.cmd("ipcping tasks 2", timeout=30)
+            assert "ipcping ok n=2" in out and "failed" not in out, (i, out)
+        assert s.halt() == 0
+
+
+@pytest.mark.parametrize("count", ["0", "-5", "x", "3x", "10000001"])
+def test_ipcping_rejects_bad_counts(shell, count):
+    out = shell.cmd(f"ipcping tasks {count}")
+    assert "usage: ipcping threads|tasks N" in out and "[exit 2]" in out, out
+    assert "killed" not in out
+
+
+# ---- hostile programs: priorities, kill, privileged calls ---------------------------------
+
+def test_privileged_checks_idle_priority_and_pcnt_switches():
+    """Run as init (privileged): SYS_SET_PRIORITY on the idle thread is refused instead of
+    corrupting the ready queues (a ready priority-63 thread must still run)."""
+    status, out, _ = run_to_halt({"init": "privtest"}, timeout=60)
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert not fails and "privtest ok" in out, out[-2000:]
+    assert "PANIC" not in out and status == 0
+
+
+def ps_rows(s):
+    return [l.split() for l in s.cmd("ps").splitlines()[1:] if l.strip()]
+
+
+def test_hog_is_refused_the_raise_and_ctrl_c_ends_it(shell):
+    shell.send("schedtest hog\r")
+    m = shell.expect(r"hog raise255=(-?\d+)\nhog ceiling=(\d+) thread_above=(-?\d+)\n", timeout=30)
+    assert int(m[1]) == abi.E_PERM and int(m[3]) == abi.E_PERM, m[0]
+    assert int(m[2]) == 250, m[0]            # the shell's priority: it still gets its turn
+    shell.send("\x03")
+    shell.expect(r"\^C\n\[interrupted\]\n" + re.escape(PROMPT), timeout=30)
+    assert not [r for r in ps_rows(shell) if r[-1] == "schedtest"]
+    check_hello(shell.cmd("hello after"), "after")
+
+
+def test_ctrl_c_kills_the_program_and_its_children(shell):
+    ps_rows(shell)                           # the shell's heap has grown for ps once
+    before = meminfo(shell)
+    shell.send("pcnt stat schedtest hog\r")
+    shell.expect(r"hog ceiling=100 ", timeout=30)   # pcnt's child: ceiling of pcnt's thread
+    shell.send("\x03")
+    shell.expect(r"\^C\n\[interrupted\]\n" + re.escape(PROMPT), timeout=30)
+    names = [r[-1] for r in ps_rows(shell)]
+    assert "schedtest" not in names and "pcnt" not in names, names
+    shell.cmd("pcnt reset")                  # pcnt was killed with its probes on
+    assert "probes=off" in shell.cmd("pcnt get")
+    assert meminfo(shell) == before
+
+
+def test_kill_rights():
+    """SYS_TASK_KILL from an unprivileged program: its child (and the grandchild with it) yes,
+    the shell no, itself no, no such task E_SRCH."""
+    status, out, _ = run_to_halt({"run": "schedtest,kill"}, timeout=60)
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert not fails and "kill ok" in out, out[-2000:]
+    assert status == 0
+
+
+# ---- the shell's line editor ----------------------------------------------------------------
+
+def test_long_line_is_refused_not_cut(shell):
+    shell.send("echo " + "x" * 300 + "\r")
+    m = shell.expect(r"(x*)\a\n(.*)\n" + re.escape(PROMPT), timeout=30)
+    assert len(m[1]) == 256 - 5, m[0]        # the editor took 256 characters, rang the bell
+    assert m[2] == "sh: line too long (305 characters, at most 256): not run", m[0]
+    check_hello(shell.cmd("hello"))
+
+
+def test_escape_strings_do_not_leak(shell):
+    # an OSC title string (BEL-terminated), a DCS string (ESC \\-terminated), then a command
+    shell.send("\x1b]0;title text\x07\x1bPq#0;junk\x1b\\")
+    check_hello(shell.cmd("hello esc"), "esc")
+
+
+def test_ctrl_d_on_an_empty_line_leaves_the_shell():
+    with boot({"run": "echo,x", "then": "shell"}) as s:
+        s.cmd("echo ready")
+        s.send("ab\x04")                      # not empty: ignored
+        s.send("\x15\x04")                    # Ctrl-U, then Ctrl-D on the empty line
+        s.expect(r"exit\ninit: sh exited with status 0, restarting it\n", timeout=30)
+        s.expect(re.escape(PROMPT), timeout=30)
+        check_hello(s.cmd("hello again"), "again")
+        assert s.halt() == 0
+
+
+# ---- long kernel command lines ----------------------------------------------------------------
+
+def test_long_run_option_is_accepted_whole():
+    """150 commands, about 1.6 KB of run= (more than the 1 KiB the kernel once cut silently)."""
+    run = ";".join(f"echo,c{i:03d}" for i in range(150))
+    status, out, _ = run_to_halt({"run": run}, timeout=120)
+    assert status == 0, out[-2000:]
+    assert all(f"\nc{i:03d}\n" in out for i in range(150)), out[-2000:]
+    assert "only the first" not in out and "truncated" not in out
+
+
+def test_too_long_command_line_is_reported():
+    run = ";".join(f"echo,c{i:04d}" for i in range(400))      # about 4.4 KB
+    status, out, _ = run_to_halt({"run": run}, timeout=120)
+    assert re.search(r"ondol: the command line has 44\d\d bytes; only the first 4095 are read\n",
+                     out), out[:3000]
+    assert status == 0 and "\nc0360\n" in out                 # what was read still runs
+    extra = {f"x{i}": "1" for i in range(70)}                   # more words than the kernel keeps
+    status, out, _ = run_to_halt({"run": "echo,hi", **extra}, timeout=60)
+    assert "ondol: more than 64 options; ignored from: x63=1 x64=1" in out, out[:3000]
+    assert status == 0 and "\nhi\n" in out

@@ -3,6 +3,9 @@
  * round trip in TSC ticks (under icount: instructions).
  *   ipcping threads N   two threads of one task
  *   ipcping tasks N     two tasks (the server is `ipcping serve PARENT_TID`)
+ * N is 1..IPCPING_MAX. The server task says hello to the parent before serving; the parent
+ * grants it the right to do so only after spawn returns, and the server may run first
+ * (a timer tick during the spawn), so the hello is retried while it gets E_PERM.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,8 @@
 #include <ondol/timing.h>
 
 #define QUIT UINT64_MAX
+#define IPCPING_MAX 10000000
+#define HELLO_TRIES 1000          /* ticks to wait for the parent's grant */
 
 /* The server: every message's first word comes back plus one, until QUIT. */
 static int serve(void *arg)
@@ -37,6 +42,10 @@ static int serve(void *arg)
 static int ping(int server, int n)
 {
     uint64_t *t = malloc(sizeof(uint64_t) * (size_t)n);
+    if (!t) {
+        printf("ipcping: no memory for %d samples\n", n);
+        return 1;
+    }
     for (int i = 0; i < n; i++) {
         struct ipc_msg m = {{(uint64_t)i, 2, 3, 4, 5, 6, 7, 8}};
         uint64_t t0 = rdtsc();
@@ -55,26 +64,42 @@ static int ping(int server, int n)
     return 0;
 }
 
+/* Tell the parent our tid; E_PERM until its grant arrives, so retry for a while. */
+static long hello_parent(int parent)
+{
+    long r = E_PERM;
+    for (int i = 0; i < HELLO_TRIES && r == E_PERM; i++) {
+        struct ipc_msg m = {{0}};
+        r = ipc_send(parent, &m, IPC_FOREVER);
+        if (r == E_PERM)
+            sys_sleep(1);
+    }
+    return r;
+}
+
+/* The count argument: a decimal number in 1..IPCPING_MAX, else 0. */
+static int parse_count(const char *s)
+{
+    char *end;
+    long n = strtol(s, &end, 10);
+    return *s && !*end && n >= 1 && n <= IPCPING_MAX ? (int)n : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "serve")) {
-        /* Tell the parent our tid. It grants us the right to send to it just after its spawn
-         * returns; if a time slice ended during the spawn we run first and are refused:
-         * wait a tick and try again. */
-        struct ipc_msg m = {{0}};
-        long r;
-        for (int tries = 0; (r = ipc_send(atoi(argv[2]), &m, IPC_FOREVER)) == E_PERM && tries < 100;
-             tries++)
-            sys_sleep(1);
-        if (r < 0)
+        long r = hello_parent(atoi(argv[2]));
+        if (r < 0) {
             printf("ipcping: hello to parent failed: %ld\n", r);
+            return 1;
+        }
         return serve(NULL);
     }
-    if (argc < 3) {
-        printf("usage: ipcping threads|tasks N\n");
+    int n = argc == 3 ? parse_count(argv[2]) : 0;
+    if (n == 0 || (strcmp(argv[1], "threads") && strcmp(argv[1], "tasks"))) {
+        printf("usage: ipcping threads|tasks N   (N from 1 to %d)\n", IPCPING_MAX);
         return 2;
     }
-    int n = atoi(argv[2]);
     if (!strcmp(argv[1], "threads")) {
         struct thread th;
         long tid = thread_start(&th, serve, NULL, PRIO_INHERIT, 0);

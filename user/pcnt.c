@@ -4,8 +4,11 @@
  *   pcnt set EV0 EV1 [user|kernel|all]   choose the two programmable events
  *   pcnt get                      the events in use and whether the CPU supports them
  *   pcnt clear                    every slot INIT and zeroed
+ *   pcnt reset                    the baseline: probes off, no events, every slot cleared
  *   pcnt dump                     [slot:status:para]{:tsc:ev0:ev1:} per slot, raw and net
  *   pcnt stat PROGRAM [ARGS]      run a program and print a perf-stat-like summary
+ * Switching probes and events, clearing the kernel's slots and reset are privileged: the
+ * shell starts pcnt privileged (user/sh.c); PROGRAM runs unprivileged.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +84,11 @@ static int dump(void)
 static int stat(int argc, char **argv)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    pcnt(PCNT_PROBES, 1, 0, 0);
+    long on = pcnt(PCNT_PROBES, 1, 0, 0);
+    if (on < 0) {
+        printf("pcnt: cannot switch the probes on: %ld (pcnt must run privileged)\n", on);
+        return 1;
+    }
     uint64_t t0 = rdtsc();
     long task = sys_spawn(argv[0], (const char *const *)argv, argc, 0);
     int status = 0;
@@ -118,7 +125,7 @@ static int stat(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: pcnt list | set EV0 EV1 [user|kernel|all] | get | clear | dump | stat PROGRAM [ARGS]\n");
+        printf("usage: pcnt list | set EV0 EV1 [user|kernel|all] | get | clear | reset | dump | stat PROGRAM [ARGS]\n");
         return 2;
     }
     const char *cmd = argv[1];
@@ -140,6 +147,10 @@ int main(int argc, char **argv)
             return 2;
         }
         long r = pcnt(PCNT_SET_EVENT, e0, e1, modes);
+        if (r == E_PERM) {
+            printf("pcnt: choosing events is privileged\n");
+            return 1;
+        }
         if (r == E_NOTSUP) {
             printf("pcnt: events not supported on this CPU (no architectural PMU; QEMU TCG has none)\n");
             return 1;
@@ -150,14 +161,16 @@ int main(int argc, char **argv)
         struct pcnt_events ev;
         if (pcnt(PCNT_GET_EVENT, (long)&ev, 0, 0) < 0)
             return 1;
-        printf("ev0=%s ev1=%s modes=%s%s supported=%s (pmu version %u, %u counters)\n",
+        printf("ev0=%s ev1=%s modes=%s%s supported=%s (pmu version %u, %u counters) probes=%s\n",
                event_names[ev.ev[0]], event_names[ev.ev[1]], ev.modes & PCNT_MODE_USER ? "u" : "",
                ev.modes & PCNT_MODE_KERNEL ? "k" : "", ev.supported ? "yes" : "no", ev.pmu_version,
-               ev.pmu_counters);
+               ev.pmu_counters, ev.probes ? "on" : "off");
         return 0;
     }
     if (!strcmp(cmd, "clear"))
         return pcnt(PCNT_CLEAR, 0, 0, 0) < 0;
+    if (!strcmp(cmd, "reset"))
+        return pcnt(PCNT_RESET, 0, 0, 0) < 0;
     if (!strcmp(cmd, "dump"))
         return dump();
     if (!strcmp(cmd, "stat") && argc >= 3)

@@ -82,7 +82,7 @@ static void start_init(void)
 {
     const char *prog = init_program;
     char *argv[] = {(char *)prog};
-    long r = task_spawn(NULL, prog, argv, 1, true);
+    long r = task_spawn(NULL, prog, argv, 1, true, PRIO_MAX);
     if (r < 0)
         panic("cannot start %s: error %ld (boot archive has %d programs)", prog, r, bootfs_count());
 }
@@ -100,6 +100,9 @@ void kmain(u32 magic, u64 info_pa)
     serial_init(COM1, false);
     serial_init(COM2, false);
     multiboot_parse(magic, info_pa, &bi);
+    if (bi.cmdline_len >= sizeof(bi.cmdline))
+        printk("ondol: the command line has %zu bytes; only the first %zu are read\n",
+               bi.cmdline_len, sizeof(bi.cmdline) - 1);
     options_parse(bi.cmdline);
     cpu_detect_features();
 

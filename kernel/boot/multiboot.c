@@ -42,6 +42,7 @@ void multiboot_parse(u32 magic, u64 info_pa, struct boot_info *bi)
         size_t n = strnlen(c, sizeof(bi->cmdline) - 1);
         memcpy(bi->cmdline, c, n);
         bi->cmdline[n] = 0;
+        bi->cmdline_len = n + strnlen(c + n, 1u << 20);
     }
     if ((mb->flags & (1u << 9)) && mb->boot_loader_name) {
         const char *name = phys_to_virt(mb->boot_loader_name);

@@ -6,7 +6,8 @@
 #define MAX_MEM_REGIONS 32
 
 struct boot_info {
-    char cmdline[1024];
+    char cmdline[4096];
+    size_t cmdline_len;                /* as given; longer than cmdline holds: cut, reported */
     struct mem_region usable[MAX_MEM_REGIONS];
     int nusable;
     u64 max_phys;              /* end of the highest usable region */

@@ -9,8 +9,8 @@
 #include "options.h"
 #include "pcnt.h"
 
-#define MAX_OPTS 32
-#define OPT_TEXT 1024
+#define MAX_OPTS 64
+#define OPT_TEXT 4096
 
 struct option {
     const char *key;
@@ -198,6 +198,9 @@ static void split_words(const char *cmdline)
         given[ngiven].value = eq ? eq + 1 : "1";      /* a bare word is key=1 */
         ngiven++;
     }
+    p += strspn(p, " ");
+    if (*p)
+        printk("ondol: more than %d options; ignored from: %s\n", MAX_OPTS, p);
 }
 
 void options_parse(const char *cmdline)

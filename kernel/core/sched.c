@@ -22,9 +22,13 @@ static volatile u64 ticks;
 u64 slice_ticks = 1;
 
 /* ---- ready queues ------------------------------------------------------------------ */
+/* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever
+ * queued. The idle thread (prio -1) never is: an index outside would write next to the
+ * arrays and shift the bitmap by a negative amount. */
 static void rq_push(struct thread *t)
 {
     int p = t->prio;
+    ASSERT(p >= 0 && p <= PRIO_MAX);
     t->q_next = NULL;
     t->q_prev = rq_tail[p];
     if (rq_tail[p])
@@ -39,6 +43,7 @@ static void rq_push(struct thread *t)
 static void rq_remove(struct thread *t)
 {
     int p = t->prio;
+    ASSERT(p >= 0 && p <= PRIO_MAX && rq_head[p]);
     if (t->q_prev)
         t->q_prev->q_next = t->q_next;
     else
@@ -72,8 +77,10 @@ void make_ready(struct thread *t)
         this_cpu()->need_resched = true;
 }
 
+/* A new priority for a user thread (never idle: it is READY without being queued). */
 void sched_set_priority(struct thread *t, int prio)
 {
+    ASSERT(t != this_cpu()->idle && prio >= 0 && prio <= PRIO_MAX);
     if (t->state == T_READY) {
         rq_remove(t);
         t->prio = prio;

@@ -67,6 +67,15 @@ static long sys_console_read(u64 buf, u64 len)
     return (long)n;
 }
 
+/* The priority ceiling of a task the caller spawns: a privileged child keeps the
+ * creator's ceiling; an unprivileged one may never outrank the thread that started it,
+ * so a shell stays able to answer (and to kill) whatever it runs. */
+static int spawn_ceiling(bool privileged)
+{
+    struct thread *self = current_thread();
+    return privileged ? self->task->max_prio : MIN(self->task->max_prio, self->prio);
+}
+
 static long sys_spawn(u64 uprog, u64 uargv, u64 argc, u64 flags)
 {
     char prog[64];
@@ -90,7 +99,8 @@ static long sys_spawn(u64 uprog, u64 uargv, u64 argc, u64 flags)
         argv[i] = strings + used;
         used += (size_t)r + 1;
     }
-    return task_spawn(self_task(), prog, argv, (int)argc, flags & SPAWN_PRIVILEGED);
+    return task_spawn(self_task(), prog, argv, (int)argc, flags & SPAWN_PRIVILEGED,
+                      spawn_ceiling(flags & SPAWN_PRIVILEGED));
 }
 
 static long sys_task_wait(u64 id, u64 ustatus)
@@ -113,6 +123,8 @@ static long sys_thread_create(u64 entry, u64 stack_top, u64 arg, u64 prio)
         prio = (u64)self->prio;
     if (prio > PRIO_MAX)
         return E_INVAL;
+    if (prio > (u64)self_task()->max_prio)
+        return E_PERM;
     if (!user_range_ok(entry, 1) || !user_range_ok(stack_top - 1, 1) || (stack_top & 7))
         return E_FAULT;
     struct thread *t = thread_create(self_task(), entry, stack_top, arg, 0, (int)prio);
@@ -226,14 +238,19 @@ static long sys_poweroff(void)
     power_off_or_halt();
 }
 
+/* Only user threads that can still run take a new priority: kernel threads (idle, with
+ * its priority below every queue) and zombies are E_SRCH. Never above the caller's
+ * ceiling (E_PERM), whose thread it is. */
 static long sys_set_priority(u64 tid, u64 prio)
 {
     if (prio > PRIO_MAX)
         return E_INVAL;
     struct thread *t = tid == 0 ? current_thread() : thread_lookup((int)MIN(tid, 0x7fffffffull));
-    if (!t || t->state == T_ZOMBIE)
+    if (!t || !t->task || t->state == T_ZOMBIE)
         return E_SRCH;
     if (t->task != self_task() && !self_task()->privileged)
+        return E_PERM;
+    if (prio > (u64)self_task()->max_prio)
         return E_PERM;
     sched_set_priority(t, (int)prio);
     return 0;
@@ -285,9 +302,17 @@ static long sys_measure(u64 op, u64 arg)
     return 0;
 }
 
-static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c) { return pcnt_syscall(cmd, a, b, c); }
+static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c)
+{
+    return pcnt_syscall(cmd, a, b, c, self_task()->privileged);
+}
 
 static long sys_srv_lookup(u64 iface) { return srv_lookup(iface); }
+
+static long sys_task_kill(u64 task)
+{
+    return task_kill_other(self_task(), (int)MIN(task, 0x7fffffffull));
+}
 
 /* The handler table, one entry per line of syscalls.def: sys_<name> for ordinary calls;
  * IPC numbers stay NULL because syscall_dispatch hands them to ipc_syscall first. */

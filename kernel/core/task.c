@@ -55,7 +55,10 @@ static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out
     return 0;
 }
 
-long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged)
+/* A new task from boot-archive program `prog`; its threads may run at most at `max_prio`
+ * (the caller computes it from the creator, sys_spawn: never above the creator's own). */
+long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
+                int max_prio)
 {
     u64 size;
     const void *image = bootfs_find(prog, &size);
@@ -80,11 +83,13 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
     memcpy(t->name, name, n);
     t->parent = parent;
     t->privileged = privileged;
+    t->max_prio = max_prio;
     u64 sp, uargv;
     int err = elf_load(t->as, image, size, &t->entry);
     if (!err)
         err = setup_stack(t, argv, argc, &sp, &uargv);
-    struct thread *main = err ? NULL : thread_create(t, t->entry, sp, (u64)argc, uargv, PRIO_DEFAULT);
+    int prio = MIN(PRIO_DEFAULT, max_prio);
+    struct thread *main = err ? NULL : thread_create(t, t->entry, sp, (u64)argc, uargv, prio);
     if (!main) {
         aspace_destroy(t->as);
         task_free(t);
@@ -154,6 +159,38 @@ void task_kill(struct task *task, int status)
         t->killed = true;
         thread_wake(t, WAIT_KILLED);
     }
+}
+
+static bool is_ancestor(const struct task *a, const struct task *t)
+{
+    for (const struct task *p = t->parent; p; p = p->parent)
+        if (p == a)
+            return true;
+    return false;
+}
+
+/* SYS_TASK_KILL: `killer` ends task `id` and every live descendant of it, as if each had
+ * called SYS_EXIT(KILLED_STATUS) (like SIGINT to a UNIX process group: `pcnt stat prog`
+ * must not leave prog running). Allowed on one's descendants, and for privileged tasks on
+ * any other task; never on oneself (SYS_EXIT is for that). The threads die at their next
+ * kernel exit or wake-up, so the call returns at once; parents collect the status with
+ * task_wait as for any exit. */
+long task_kill_other(struct task *killer, int id)
+{
+    struct task *t = id > 0 ? task_lookup(id) : NULL;
+    if (!t || t->zombie)
+        return E_SRCH;
+    if (t == killer)
+        return E_INVAL;
+    if (!is_ancestor(killer, t) && !killer->privileged)
+        return E_PERM;
+    for (int i = 1; i < idtable_capacity(&tasks); i++) {
+        struct task *d = idtable_at(&tasks, i);
+        if (d && d != t && !d->zombie && d != killer && is_ancestor(t, d))
+            task_kill(d, KILLED_STATUS);
+    }
+    task_kill(t, KILLED_STATUS);
+    return 0;
 }
 
 long task_wait(struct task *parent, int id, int *status)

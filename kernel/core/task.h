@@ -15,16 +15,19 @@ struct task {
     int live_threads;
     bool exiting, privileged, zombie;
     int exit_status;
+    int max_prio;                      /* priority ceiling (L4's MCP): no thread above it */
     struct waitq child_exit;           /* the parent waits here for any child */
     u64 entry, stack_top;
     int grants[32];                    /* threads this task may send to (docs/ipc.md) */
     int ngrants;
 };
 
-long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged);
+long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
+                int max_prio);
 long task_wait(struct task *parent, int id, int *status);
 void task_thread_exited(struct thread *t);
 void task_kill(struct task *task, int status);
+long task_kill_other(struct task *killer, int id);
 struct task *task_lookup(int id);
 u64 task_count(void);
 #endif

@@ -73,6 +73,14 @@ static void clear_all(void)
     measure_overhead(cpu);
 }
 
+/* Unprivileged CLEAR: only the user slots; slot 0 and the probes' slots stay as they are. */
+static void clear_user_slots(void)
+{
+    int cpu = this_cpu()->id;
+    memset(&pcnt_pool[cpu][PCNT_FIRST_USER_SLOT], 0,
+           sizeof(pcnt_pool[cpu][0]) * (PCNT_SLOTS - PCNT_FIRST_USER_SLOT));
+}
+
 static void program_events(void)
 {
     for (int i = 0; i < 2; i++) {
@@ -137,56 +145,103 @@ static long list(u64 ubuf, u64 len)
     return n;
 }
 
-long pcnt_syscall(u64 cmd, u64 a, u64 b, u64 c)
+static long set_event(u64 a, u64 b, u64 c)
+{
+    if (a >= PCNT_NEVENTS || b >= PCNT_NEVENTS || c == 0 ||
+        (c & ~(u64)(PCNT_MODE_USER | PCNT_MODE_KERNEL)))
+        return E_INVAL;
+    if (!cpu_features.pmu || cpu_features.pmu_counters < 2)
+        return E_NOTSUP;                /* e.g. QEMU TCG: no PMU; never pretend with zeros */
+    events[0] = (int)a;
+    events[1] = (int)b;
+    event_modes = (u32)c;
+    program_events();
+    clear_all();
+    return 0;
+}
+
+static void set_probes(bool on)
+{
+    pcnt_probes_on = on;
+    for (int p = 1; p < PROBE_COUNT; p++)
+        pcnt_pool[this_cpu()->id][p].repeat = 1;
+}
+
+/* PCNT_RESET: the baseline every benchmark starts from (docs/measuring.md): probes off,
+ * no PMU events programmed, every slot INIT and zeroed, the overhead slot re-measured. */
+static void reset(void)
+{
+    pcnt_probes_on = false;
+    if (events[0] || events[1]) {
+        events[0] = events[1] = PCNT_EV_NONE;
+        event_modes = PCNT_MODE_USER | PCNT_MODE_KERNEL;
+        program_events();
+    }
+    clear_all();
+}
+
+static long get_event(u64 uout)
+{
+    struct pcnt_events e = {{events[0], events[1]}, event_modes, cpu_features.pmu,
+                            cpu_features.pmu_version, cpu_features.pmu_counters,
+                            pcnt_probes_on};
+    return copyout(uout, &e, sizeof(e));
+}
+
+/* START, STOP, REPEAT on slot a: slot 0 is the overhead measurement's (E_INVAL); the
+ * probes' slots belong to the kernel (privileged); the rest are the user slots. */
+static long slot_command(u64 cmd, u64 a, u64 b, bool privileged)
+{
+    if (a == 0 || a >= PCNT_SLOTS)
+        return E_INVAL;
+    if (a < PCNT_FIRST_USER_SLOT && !privileged)
+        return E_PERM;
+    struct pcnt_slot *s = &pcnt_pool[this_cpu()->id][a];
+    if (cmd == PCNT_REPEAT) {
+        s->repeat = b != 0;
+        return 0;
+    }
+    if (cmd == PCNT_START)
+        pcnt_start((int)a, b);
+    else
+        pcnt_stop((int)a);
+    return s->status;
+}
+
+/* SYS_PCNT. The switches that change what the kernel measures for everyone (probes, PMU
+ * events, the kernel's slots, a full clear or reset) need a privileged caller; reading
+ * and the user slots do not. An unprivileged CLEAR clears the user slots only. */
+long pcnt_syscall(u64 cmd, u64 a, u64 b, u64 c, bool privileged)
 {
     switch (cmd) {
     case PCNT_DUMP:
         return dump(a, b, c);
     case PCNT_CLEAR:
-        clear_all();
+        if (privileged)
+            clear_all();
+        else
+            clear_user_slots();
         return 0;
     case PCNT_SET_EVENT:
-        if (a >= PCNT_NEVENTS || b >= PCNT_NEVENTS || c == 0 ||
-            (c & ~(u64)(PCNT_MODE_USER | PCNT_MODE_KERNEL)))
-            return E_INVAL;
-        if (!cpu_features.pmu || cpu_features.pmu_counters < 2)
-            return E_NOTSUP;            /* e.g. QEMU TCG: no PMU; never pretend with zeros */
-        events[0] = (int)a;
-        events[1] = (int)b;
-        event_modes = (u32)c;
-        program_events();
-        clear_all();
-        return 0;
-    case PCNT_GET_EVENT: {
-        struct pcnt_events e = {{events[0], events[1]}, event_modes, cpu_features.pmu,
-                                cpu_features.pmu_version, cpu_features.pmu_counters};
-        return copyout(a, &e, sizeof(e));
-    }
+        return privileged ? set_event(a, b, c) : E_PERM;
+    case PCNT_GET_EVENT:
+        return get_event(a);
     case PCNT_LIST:
         return list(a, b);
     case PCNT_START:
     case PCNT_STOP:
-        if (a == 0 || a >= PCNT_SLOTS)
-            return E_INVAL;              /* slot 0 belongs to the overhead measurement */
-        if (cmd == PCNT_START)
-            pcnt_start((int)a, b);
-        else
-            pcnt_stop((int)a);
-        return pcnt_pool[this_cpu()->id][a].status;
     case PCNT_REPEAT:
-        if (a == 0 || a >= PCNT_SLOTS)
-            return E_INVAL;
-        pcnt_pool[this_cpu()->id][a].repeat = b != 0;
+        return slot_command(cmd, a, b, privileged);
+    case PCNT_PROBES:
+        if (!privileged)
+            return E_PERM;
+        set_probes(a != 0);
         return 0;
-    case PCNT_PROBES: {
-        long was = pcnt_probes_on;
-        if ((i64)a == -1)
-            return was;                        /* only asked */
-        pcnt_probes_on = a != 0;
-        for (int p = 1; p < PROBE_COUNT; p++)
-            pcnt_pool[this_cpu()->id][p].repeat = 1;
-        return was;
-    }
+    case PCNT_RESET:
+        if (!privileged)
+            return E_PERM;
+        reset();
+        return 0;
     }
     return E_INVAL;
 }

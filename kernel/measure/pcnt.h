@@ -30,6 +30,8 @@ struct pcnt_slot {
 enum pcnt_probe { PROBE_SYSCALL = 1, PROBE_CTXSW, PROBE_IPC_FAST, PROBE_IPC_SLOW,
                   PROBE_PAGEFAULT, PROBE_COUNT };
 
+#define PCNT_FIRST_USER_SLOT PROBE_COUNT   /* below it: the overhead and the probes' slots */
+
 _Static_assert(PCNT_SLOTS >= PROBE_COUNT + 1 && PCNT_SLOTS <= 64,
                "PCNT_SLOTS: room for slot 0, the probes and at least one user slot; at most 64");
 
@@ -102,5 +104,5 @@ static inline void pcnt_abort(int id)
 }
 
 void pcnt_init(void);
-long pcnt_syscall(u64 cmd, u64 a, u64 b, u64 c);
+long pcnt_syscall(u64 cmd, u64 a, u64 b, u64 c, bool privileged);
 #endif

@@ -50,7 +50,7 @@ static int spawn_server(const struct srv_iface *s)
     char prog[NAME_LEN];
     ksnprintf(prog, sizeof(prog), "%ssrv", s->name);
     char *argv[] = {prog};
-    long id = task_spawn(NULL, prog, argv, 1, false);
+    long id = task_spawn(NULL, prog, argv, 1, false, PRIO_MAX);
     if (id < 0) {
         printk("ondol: cannot start server %s: error %ld\n", prog, id);
         return 0;

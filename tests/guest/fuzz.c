@@ -33,7 +33,8 @@
  *   SYS_RESULT_WRITE            lengths capped at 64, and 0 for readable buffers, so no
  *                               garbage reaches the JSON result stream on COM2
  *   SYS_POWEROFF, SYS_KSET      called: the fuzzer must run unprivileged (the shell
- *                               spawns programs that way), so they must give E_PERM
+ *                               spawns programs that way), so they must give E_PERM;
+ *                               so must SYS_PCNT's switches (probes, events, reset)
  *   SYS_IPC_*                   made through their own register convention (message words
  *                               in r8-r10, r12-r15, rbx, which receives overwrite); the
  *                               timeout is forced to [0, 2] ticks (never IPC_FOREVER) so no
@@ -163,6 +164,12 @@ static uint64_t ipc_partner(void)
     case 2: return below(1 << 14);
     default: return arg();
     }
+}
+
+/* SYS_PCNT commands that change what the kernel measures for everyone: privileged. */
+static int is_pcnt_switch(uint64_t cmd)
+{
+    return cmd == PCNT_PROBES || cmd == PCNT_SET_EVENT || cmd == PCNT_RESET;
 }
 
 static int bucket(long r)
@@ -373,6 +380,8 @@ int main(int argc, char **argv)
             violation(n, a, r, "unprivileged poweroff did not give E_PERM");
         if (n == SYS_KSET && r != E_PERM)
             violation(n, a, r, "unprivileged kset did not give E_PERM");
+        if (n == SYS_PCNT && is_pcnt_switch(a[0]) && r != E_PERM)
+            violation(n, a, r, "unprivileged pcnt switch did not give E_PERM");
         if (n == SYS_VM_MAP && r >= 0)
             track_map((uint64_t)r, a[0]);
         if (n == SYS_VM_UNMAP && unmap_idx >= 0 && r == 0) {

@@ -3,7 +3,10 @@
  *   states    every slot transition of P3's state machine, printed as "name=STATUS"
  *   overhead  a measured region vs the overhead slot: raw, net and slot 0
  *   repeat    repeated-measurement mode: 200 samples with count/dropped/min/median/max
- *   errors    bad pointers, commands, slots and events -> the documented error codes
+ *   errors    bad pointers, commands, slots and events -> the documented error codes;
+ *             run unprivileged (as the shell runs it): the facility's switches and the
+ *             probes' slots give E_PERM, and an unprivileged CLEAR leaves slot 0 alone
+ * User slots are 6 and up (1..5 belong to the kernel's probes).
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,15 +51,15 @@ static void states(void)
 static void overhead(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    pcnt(PCNT_START, 5, 20, 0);
+    pcnt(PCNT_START, 7, 20, 0);
     volatile uint64_t x = 0;
     for (int i = 0; i < 1000; i++)
         x += (uint64_t)i;
-    pcnt(PCNT_STOP, 5, 0, 0);
+    pcnt(PCNT_STOP, 7, 0, 0);
     pcnt(PCNT_DUMP, (long)slots, 16, 0);
     printf("slot0=%llu raw=%llu net=%llu status=%s\n", (unsigned long long)slots[0].tsc,
-           (unsigned long long)slots[5].tsc, (unsigned long long)slots[5].tsc_net,
-           names[slots[5].status & 3]);
+           (unsigned long long)slots[7].tsc, (unsigned long long)slots[7].tsc_net,
+           names[slots[7].status & 3]);
 }
 
 static void repeat(void)
@@ -92,6 +95,16 @@ static void errors(void)
     struct pcnt_events ev;
     pcnt(PCNT_GET_EVENT, (long)&ev, 0, 0);
     printf("supported=%u ev0=%d ev1=%d\n", ev.supported, ev.ev[0], ev.ev[1]);
+    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    uint64_t slot0 = slots[0].tsc;
+    printf("probes_on=%ld probes_off=%ld reset=%ld\n", pcnt(PCNT_PROBES, 1, 0, 0),
+           pcnt(PCNT_PROBES, 0, 0, 0), pcnt(PCNT_RESET, 0, 0, 0));
+    printf("start_probe_slot=%ld stop_probe_slot=%ld repeat_probe_slot=%ld\n",
+           pcnt(PCNT_START, 1, 0, 0), pcnt(PCNT_STOP, 3, 0, 0), pcnt(PCNT_REPEAT, 5, 1, 0));
+    pcnt(PCNT_CLEAR, 0, 0, 0);
+    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    pcnt(PCNT_GET_EVENT, (long)&ev, 0, 0);
+    printf("slot0_kept=%d probes_state=%u\n", slots[0].tsc == slot0, ev.probes);
 }
 
 int main(int argc, char **argv)

@@ -28,6 +28,15 @@
  *          thread touches the registers. Every 3rd round the server leaves them alone
  *          and every 4th the client does, so the owner changes in all orders. Prints
  *          "fpuipc ok rounds=<n>" or "fpuipc FAIL ...".
+ * hog      A hostile program: tries to raise itself to 255 (printed as "hog raise255=R";
+ *          refused with E_PERM above the task's ceiling), then climbs as high as it is
+ *          allowed ("hog ceiling=P", also checking a thread may not be created above it)
+ *          and spins forever there. The shell must still answer and Ctrl-C must end it.
+ *
+ * kill     SYS_TASK_KILL rights and effect: killing itself (E_INVAL), the shell that
+ *          started it (E_PERM), no task (E_SRCH); its child `schedtest nest`, which has
+ *          started a grandchild `schedtest sleep`: both end, the child with KILLED_STATUS,
+ *          and a second kill gives E_SRCH. Prints "FAIL ..." lines and "kill ok".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -321,10 +330,98 @@ static int fpuipc(void)
     return 0;
 }
 
+static int hog_thread(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static int hog(void)
+{
+    printf("hog raise255=%ld\n", sys_set_priority(0, PRIO_MAX));
+    int p = PRIO_MAX;
+    while (p > PRIO_DEFAULT && sys_set_priority(0, p) < 0)
+        p--;
+    struct thread t;
+    printf("hog ceiling=%d thread_above=%d\n", p,
+           p < PRIO_MAX ? thread_start(&t, hog_thread, NULL, p + 1, 0) : 0);
+    fflush(stdout);
+    for (volatile uint64_t spin = 0;; spin++)
+        ;
+    return 0;                        /* not reached */
+}
+
+static int kill_fails;
+#define KCHECK(cond, ...)                                                                \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            kill_fails++;                                                                \
+            printf("FAIL kill: " __VA_ARGS__);                                           \
+            printf("\n");                                                                \
+        }                                                                                \
+    } while (0)
+
+/* The task id of the first thread named `name` (0 if none). */
+static int task_named(const char *name)
+{
+    static struct ps_entry e[256];
+    long n = sys_ps(e, 256);
+    for (long i = 0; i < n; i++)
+        if (!strncmp(e[i].name, name, NAME_LEN) && e[i].state != TS_ZOMBIE)
+            return e[i].task;
+    return 0;
+}
+
+static long spawn_mode(const char *name, const char *mode)
+{
+    const char *argv[] = {name, mode};
+    return sys_spawn("schedtest", argv, 2, 0);
+}
+
+/* `schedtest nest`: starts a grandchild that sleeps, then sleeps itself. */
+static int nest(void)
+{
+    if (spawn_mode("grandchild", "sleep") < 0)
+        return 1;
+    sys_sleep(SLEEP_FOREVER);
+    return 0;
+}
+
+static int kill_checks(void)
+{
+    struct self_info me;
+    sys_self(&me);
+    long r = sys_task_kill(me.task);
+    KCHECK(r == E_INVAL, "self: %ld", r);
+    int sh = task_named("sh");
+    r = sys_task_kill(sh);
+    KCHECK(sh > 0 && r == E_PERM, "the shell (task %d): %ld", sh, r);
+    r = sys_task_kill(0x7ffffff0);
+    KCHECK(r == E_SRCH, "no such task: %ld", r);
+    long child = spawn_mode("child", "nest");
+    KCHECK(child > 0, "spawn: %ld", child);
+    for (int i = 0; i < 100 && !task_named("grandchild"); i++)
+        sys_sleep(1);
+    int grand = task_named("grandchild");
+    KCHECK(grand > 0, "the grandchild never started");
+    r = sys_task_kill((int)child);
+    KCHECK(r == 0, "child: %ld", r);
+    int status = 0;
+    r = sys_task_wait((int)child, &status);
+    KCHECK(r == child && status == KILLED_STATUS, "wait: %ld status %d", r, status);
+    for (int i = 0; i < 100 && task_named("grandchild"); i++)
+        sys_sleep(1);
+    KCHECK(!task_named("grandchild"), "the grandchild survived");
+    r = sys_task_kill((int)child);
+    KCHECK(r == E_SRCH, "reaped child: %ld", r);
+    printf("kill %s\n", kill_fails ? "failed" : "ok");
+    return kill_fails != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: schedtest preempt|prio|fpu|fpuipc\n");
+        printf("usage: schedtest preempt|prio|fpu|fpuipc|hog|kill\n");
         return 2;
     }
     if (strcmp(argv[1], "preempt") == 0)
@@ -335,6 +432,14 @@ int main(int argc, char **argv)
         return fpu();
     if (strcmp(argv[1], "fpuipc") == 0)
         return fpuipc();
+    if (strcmp(argv[1], "hog") == 0)
+        return hog();
+    if (strcmp(argv[1], "kill") == 0)
+        return kill_checks();
+    if (strcmp(argv[1], "nest") == 0)
+        return nest();
+    if (strcmp(argv[1], "sleep") == 0)
+        return (int)sys_sleep(SLEEP_FOREVER);
     printf("schedtest: unknown mode %s\n", argv[1]);
     return 2;
 }

@@ -70,14 +70,16 @@ struct ipc_utcb {
 /* ---- pcnt (docs/measuring.md): P3's counter slots ----------------------------------- */
 enum pcnt_cmd {
     PCNT_DUMP = 1,       /* (struct pcnt_slot_info *out, int max, int cpu) -> slots written */
-    PCNT_CLEAR = 2,      /* ()  every slot INIT and zeroed; the overhead slot re-measured     */
-    PCNT_SET_EVENT = 3,  /* (int ev0, int ev1, unsigned modes) -> 0 or E_NOTSUP            */
+    PCNT_CLEAR = 2,      /* ()  every slot INIT and zeroed, the overhead slot re-measured;
+                            unprivileged: the user slots only                             */
+    PCNT_SET_EVENT = 3,  /* (int ev0, int ev1, unsigned modes) -> 0 or E_NOTSUP (privileged) */
     PCNT_GET_EVENT = 4,  /* (struct pcnt_events *out)                                      */
     PCNT_LIST = 5,       /* (char *buf, size_t len) -> bytes: "probe NAME SLOT" / "event NAME ID" lines */
-    PCNT_START = 6,      /* (int slot, uint64_t para)  from user code                       */
+    PCNT_START = 6,      /* (int slot, uint64_t para)  the probes' slots 1..5 need privilege */
     PCNT_STOP = 7,       /* (int slot)                                                      */
     PCNT_REPEAT = 8,     /* (int slot, int on)  each start/stop pair becomes a sample        */
-    PCNT_PROBES = 9,     /* (int on)  enable the named kernel probe points (-1: only ask) -> was on */
+    PCNT_PROBES = 9,     /* (int on)  enable the named kernel probe points (privileged)      */
+    PCNT_RESET = 10,     /* ()  probes off, no events, every slot cleared (privileged)      */
 };
 enum pcnt_status { PCNT_INIT = 0, PCNT_RUNNING = 1, PCNT_SET = 2, PCNT_FAIL = 3 };
 enum pcnt_event {
@@ -105,6 +107,7 @@ struct pcnt_events {
     uint32_t modes;
     uint32_t supported;          /* 1 when the CPU has architectural PMU counters */
     uint32_t pmu_version, pmu_counters;
+    uint32_t probes;             /* 1 while the kernel probe points are on */
 };
 
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
@@ -120,6 +123,7 @@ struct pcnt_events {
 #define PRIO_MAX      255
 #define PRIO_DEFAULT  100
 #define PRIO_INHERIT  (-1)       /* thread_create: same priority as the caller */
+#define KILLED_STATUS 0x200      /* exit status of a task ended by SYS_TASK_KILL (not 128+vector) */
 
 #define SPAWN_MAX_ARGS     16
 #define SPAWN_MAX_ARGLEN   256   /* total bytes of all argument strings */
