@@ -15,6 +15,7 @@
 #include "options.h"
 #include "pcnt.h"
 #include "pmm.h"
+#include "region.h"
 #include "sched.h"
 #include "srv.h"
 #include "task.h"
@@ -146,28 +147,57 @@ static long sys_sleep(u64 ticks)
     return r == WAIT_KILLED ? E_DEAD : 0;
 }
 
-static long sys_vm_map(u64 len, u64 prot)
+#define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
+
+/* Page-aligned [addr, addr + len rounded up) inside user space, len > 0. */
+static bool vm_range_ok(u64 addr, u64 len)
 {
-    if (len == 0 || len > (1ull << 32) || (prot & ~(u64)(PROT_READ | PROT_WRITE | PROT_EXEC)))
-        return E_INVAL;
-    struct aspace *as = self_task()->as;
-    len = ALIGN_UP(len, PAGE_SIZE);
-    if (as->map_next + len > USER_STACK_TOP - USER_STACK_SIZE - (1ull << 30))
-        return E_NOMEM;
-    u64 va = as->map_next;
-    int err = vm_alloc_range(as, va, len, pte_flags_for_prot((unsigned)prot));
-    if (err)
-        return err;
-    as->map_next += len + PAGE_SIZE;       /* an unmapped guard page between mappings */
-    return (long)va;
+    return !(addr & (PAGE_SIZE - 1)) && len > 0 && len <= USER_TOP &&
+           user_range_ok(addr, ALIGN_UP(len, PAGE_SIZE));
 }
+
+/* The object a new mapping maps: anonymous memory, or (privileged) a physical range. */
+static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
+{
+    *err = E_NOMEM;
+    if (!(flags & VM_MMAP_PHYS))
+        return memobj_anon(len);
+    if (!self_task()->privileged)
+        *err = E_PERM;
+    else if ((phys & (PAGE_SIZE - 1)) || phys >= (1ull << 52) || len > (1ull << 52) - phys)
+        *err = E_INVAL;
+    else
+        return memobj_phys(phys, len);
+    return NULL;
+}
+
+static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+{
+    if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS)))
+        return E_INVAL;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    long err;
+    struct memobj *obj = new_object(len, flags, phys, &err);
+    if (!obj)
+        return err;
+    return region_map(self_task()->as, addr, len, (unsigned)prot, (unsigned)flags, obj);
+}
+
+static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
 
 static long sys_vm_unmap(u64 addr, u64 len)
 {
-    if ((addr & (PAGE_SIZE - 1)) || len == 0 || addr < USER_MAP_BASE || !user_range_ok(addr, len) ||
-        addr + len > self_task()->as->map_next)
+    if (!vm_range_ok(addr, len))
         return E_INVAL;
-    return vm_unmap_range(self_task()->as, addr, ALIGN_UP(len, PAGE_SIZE));
+    return region_unmap(self_task()->as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+}
+
+static long sys_vm_protect(u64 addr, u64 len, u64 prot)
+{
+    if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
+        return E_INVAL;
+    return region_protect(self_task()->as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
 static long sys_self(u64 uout)

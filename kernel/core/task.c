@@ -11,6 +11,7 @@
 #include "kernel.h"
 #include "kobj.h"
 #include "marker.h"
+#include "region.h"
 #include "memlayout.h"
 #include "sched.h"
 #include "task.h"
@@ -33,8 +34,8 @@ static void task_free(struct task *t)
 /* The initial stack: argument strings at the top, then argv[], 16-byte aligned. */
 static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out, u64 *argv_out)
 {
-    int err = vm_alloc_range(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
-                             pte_flags_for_prot(PROT_READ | PROT_WRITE));
+    int err = region_map_anon_fixed(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
+                                    PROT_READ | PROT_WRITE);
     if (err)
         return err;
     u64 sp = USER_STACK_TOP;

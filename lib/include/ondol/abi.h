@@ -115,6 +115,9 @@ struct pcnt_events {
 #define PROT_READ   0x1u
 #define PROT_WRITE  0x2u
 #define PROT_EXEC   0x4u
+#define PROT_NONE   0x0u         /* a guard region: reserved, every access faults */
+#define VM_MMAP_FIXED 0x1u       /* SYS_VM_MMAP: exactly at addr, replacing what is there */
+#define VM_MMAP_PHYS  0x2u       /* SYS_VM_MMAP: map physical memory from phys (privileged) */
 
 #define PRIO_MIN      0
 #define PRIO_MAX      255

@@ -1,0 +1,55 @@
+"""Memory for processes (docs/memory.md), driven through the shell: regions and demand
+paging, partial unmap and protect, placement, and the faults that must kill
+(tests/guest/vmtest.c). Frames and kernel objects must come back to baseline."""
+import re
+
+import pytest
+
+from qemu_harness import boot
+from test_user_programs import KILL_LINE, meminfo
+
+
+@pytest.fixture(scope="module")
+def shell():
+    s = boot(lifetime=600)
+    try:
+        s.cmd("vmtest all")             # warm-up: first use of the kernel-object caches
+        yield s
+        assert s.halt() == 0, "halt did not power off cleanly"
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("mode", ["demand", "split", "place"])
+def test_vmtest(shell, mode):
+    before = meminfo(shell)
+    out = shell.cmd(f"vmtest {mode}")
+    assert "vmtest ok" in out and "FAIL" not in out, out
+    assert meminfo(shell) == before
+
+
+# mode -> (access words in the report, where the fault is relative to the mapping)
+FAULTS = {
+    "ro": ("write, protection", 4096 + 8),
+    "nx": ("exec, protection", 0),
+    "guard": ("read, not present", 4 * 4096),
+    "none": ("read, not present", 2 * 4096 + 16),
+    "hole": ("read, not present", 4096 + 24),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(FAULTS))
+def test_bad_access_kills(shell, mode):
+    words, offset = FAULTS[mode]
+    before = meminfo(shell)
+    out = shell.cmd(f"vmtest {mode}")
+    m = re.search(KILL_LINE, out)
+    assert m, f"no kill report:\n{out}"
+    assert m["name"] == "vmtest" and "page fault" in m["cause"], out
+    assert words in m["cause"], out
+    base = int(m["addr"], 16) - offset
+    assert base % 4096 == 0 and base >= 0x100000000000, out      # in the map area
+    if mode == "nx":
+        assert int(m["rip"], 16) == int(m["addr"], 16), out
+    assert "status 142]" in out and "survived" not in out, out
+    assert meminfo(shell) == before
