@@ -53,3 +53,13 @@ def test_bad_access_kills(shell, mode):
         assert int(m["rip"], 16) == int(m["addr"], 16), out
     assert "status 142]" in out and "survived" not in out, out
     assert meminfo(shell) == before
+
+
+# ---- copy-on-write clones (tests/guest/cowtest.c) ------------------------------------------
+
+@pytest.mark.parametrize("args", ["iso", "deep 100", "wide 100", "cycles 10000", "last", "errors"])
+def test_cow_clone(shell, args):
+    before = meminfo(shell)
+    out = shell.cmd(f"cowtest {args}", timeout=120)
+    assert "cowtest ok" in out and "FAIL" not in out and "killed" not in out, out
+    assert meminfo(shell) == before

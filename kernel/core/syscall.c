@@ -200,6 +200,52 @@ static long sys_vm_protect(u64 addr, u64 len, u64 prot)
     return region_protect(self_task()->as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
+/* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
+
+static long sys_task_create(u64 uname)
+{
+    char name[NAME_LEN];
+    long r = copyin_str(name, uname, sizeof(name));
+    if (r < 0)
+        return r;
+    return task_create_empty(self_task(), name);
+}
+
+/* Threads of the task may not run while its memory is replaced. */
+static bool task_quiet(struct task *t, struct task *self) { return t != self && t->live_threads == 0; }
+
+static long sys_vm_clone(u64 id, u64 from_id)
+{
+    long err;
+    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), &err);
+    struct task *from = from_id == 0 ? self_task()
+                                     : task_controlled(self_task(), (int)MIN(from_id, 0x7fffffffull), &err);
+    if (!t || !from)
+        return err;
+    if (!task_quiet(t, self_task()) || t == from)
+        return E_INVAL;
+    err = regions_clone(t->as, from->as);
+    if (err)
+        regions_destroy(t->as);
+    return err;
+}
+
+static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
+{
+    long err;
+    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), &err);
+    if (!t)
+        return err;
+    if ((i64)prio == PRIO_INHERIT)
+        prio = (u64)current_thread()->prio;
+    if (prio > PRIO_MAX)
+        return E_INVAL;
+    if (!user_range_ok(entry, 1) || !user_range_ok(stack_top - 1, 1) || (stack_top & 7))
+        return E_FAULT;
+    struct thread *th = thread_create(t, entry, stack_top, arg, 0, (int)prio);
+    return th ? th->tid : E_NOMEM;
+}
+
 static long sys_self(u64 uout)
 {
     struct thread *t = current_thread();

@@ -96,7 +96,37 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
     return t->id;
 }
 
-/* Children of a dying task lose their parent; zombies among them are freed now. */
+/* An empty task (task control for servers): an address space without threads, a child
+ * of `parent`, which controls it. It runs once the parent gives it a thread. */
+long task_create_empty(struct task *parent, const char *name)
+{
+    struct task *t = kobj_alloc(&task_cache);
+    if (!t)
+        return E_NOMEM;
+    t->id = idtable_alloc(&tasks, t);
+    t->as = t->id > 0 ? aspace_create() : NULL;
+    if (!t->as) {
+        if (t->id > 0)
+            task_free(t);
+        else
+            kobj_free(&task_cache, t);
+        return E_NOMEM;
+    }
+    memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
+    t->parent = parent;
+    marker_define(t->as->asid, DOMAIN_USER, t->name);
+    return t->id;
+}
+
+struct task *task_controlled(struct task *self, int id, long *err)
+{
+    struct task *t = id > 0 ? task_lookup(id) : NULL;
+    *err = !t || t->zombie || t->exiting ? E_SRCH : t->parent != self ? E_PERM : 0;
+    return *err ? NULL : t;
+}
+
+/* Children of a dying task lose their parent; zombies among them are freed now, and so
+ * are children that never got a thread (nothing else could ever end them). */
 static void orphan_children(struct task *dying)
 {
     for (int i = 1; i < idtable_capacity(&tasks); i++) {
@@ -104,6 +134,11 @@ static void orphan_children(struct task *dying)
         if (!c || c->parent != dying)
             continue;
         c->parent = NULL;
+        if (!c->zombie && !c->threads) {
+            aspace_destroy(c->as);
+            c->as = NULL;
+            c->zombie = true;
+        }
         if (c->zombie)
             task_free(c);
     }

@@ -1,4 +1,4 @@
-/* Physical frames (pmm.c): a bitmap allocator of zeroed 4 KiB frames. */
+/* Physical frames (pmm.c): a bitmap allocator of zeroed 4 KiB frames, and per-frame map counts. */
 #ifndef PMM_H
 #define PMM_H
 #include "types.h"
@@ -11,6 +11,11 @@ u64 frame_alloc(void);              /* zeroed 4 KiB frame, physical address; 0 w
 u64 frame_alloc_contig(size_t n);   /* n contiguous zeroed frames; 0 when out */
 void frame_free(u64 pa);
 void frame_free_contig(u64 pa, size_t n);
+/* Map counts (copy-on-write sharing): user PTEs mapping the frame as anonymous memory.
+ * A frame goes back to the allocator only at count 0. */
+u32 frame_maps(u64 pa);
+void frame_map_inc(u64 pa);
+u32 frame_map_dec(u64 pa);          /* the count left */
 u64 frames_total(void);
 u64 frames_free(void);
 u64 frames_kernel(void);

@@ -1,8 +1,9 @@
 /*
  * Regions: an address space is a sorted list of disjoint regions, each mapping a range of
  * a memory object with one protection. Invariant: a user PTE (present or parked) exists
- * only inside a region, and its flags match the region's protection, so unmapping or
- * protecting a range only has to visit the regions' own pages. Unmap and protect of part
+ * only inside a region, and its flags are region_pte()'s (the region's protection, minus
+ * write while an anonymous frame is shared copy-on-write), so unmapping or protecting a
+ * range only has to visit the regions' own pages. Unmap and protect of part
  * of a region split it; every region a split needs is allocated before anything changes,
  * so a call that fails with E_NOMEM leaves the address space as it was.
  */
@@ -57,22 +58,36 @@ static void each_pte(struct aspace *as, u64 start, u64 end, void (*fn)(struct as
     }
 }
 
+u64 region_pte(const struct region *r, u64 frame)
+{
+    if (!r->prot)
+        return frame | PTE_PARKED;
+    u64 pte = frame | region_pte_flags(r);
+    if ((frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
+        pte &= ~PTE_W;
+    return pte;
+}
+
+/* Drop one mapping of an anonymous frame; the last one frees it. */
+void anon_frame_unmapped(u64 pa)
+{
+    if (frame_map_dec(pa) == 0)
+        frame_free(pa);
+}
+
 static void release_page(struct aspace *as, u64 va, void *unused)
 {
     (void)unused;
     u64 old = vm_clear_pte(as, va);
     if (old & PTE_ANON)
-        frame_free(old & PTE_ADDR);
+        anon_frame_unmapped(old & PTE_ADDR);
 }
 
 static void reprotect_page(struct aspace *as, u64 va, void *region)
 {
-    const struct region *r = region;
     u64 *pte = vm_pte(as, va, false);
-    if (!pte || !*pte)
-        return;
-    u64 keep = *pte & (PTE_ADDR | PTE_ANON);
-    vm_set_pte(as, va, pte, keep | (r->prot ? region_pte_flags(r) : PTE_PARKED));
+    if (pte && *pte)
+        vm_set_pte(as, va, pte, region_pte(region, *pte & (PTE_ADDR | PTE_ANON)));
 }
 
 static void region_free(struct aspace *as, struct region *r)
@@ -251,6 +266,65 @@ int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)
     struct memobj *obj = memobj_anon(len);
     long r = obj ? region_map(as, addr, len, prot, VM_MMAP_FIXED, obj) : E_NOMEM;
     return r < 0 ? (int)r : 0;
+}
+
+/* ---- copy-on-write clone ------------------------------------------------------------ */
+
+/* Share one page of src with dst: an anonymous frame gains a mapping and loses write
+ * permission on both sides; other frames (physical objects) are simply mapped again. */
+static int clone_page(struct aspace *dst, struct aspace *src, u64 va)
+{
+    u64 *s = vm_pte(src, va, false);
+    if (!s || !*s)
+        return 0;
+    u64 *d = vm_pte(dst, va, true);
+    if (!d)
+        return E_NOMEM;
+    u64 pte = *s;
+    if (pte & PTE_ANON) {
+        frame_map_inc(pte & PTE_ADDR);
+        pte &= ~PTE_W;
+        if (*s != pte)
+            vm_set_pte(src, va, s, pte);
+    }
+    vm_set_pte(dst, va, d, pte);
+    return 0;
+}
+
+static int clone_region(struct aspace *dst, struct aspace *src, const struct region *r)
+{
+    for (u64 va = r->start; va < r->end;) {
+        u64 next = vm_next_candidate(src, va);
+        if (next == va) {
+            int err = clone_page(dst, src, va);
+            if (err)
+                return err;
+            next = va + PAGE_SIZE;
+        }
+        va = next;
+    }
+    return 0;
+}
+
+int regions_clone(struct aspace *dst, struct aspace *src)
+{
+    regions_destroy(dst);
+    struct region **tail = &dst->regions;
+    for (const struct region *r = src->regions; r; r = r->next) {
+        struct region *copy = kobj_alloc(&region_cache);
+        if (!copy)
+            return E_NOMEM;
+        *copy = *r;
+        copy->next = NULL;
+        memobj_get(copy->obj);
+        *tail = copy;
+        tail = &copy->next;
+        int err = clone_region(dst, src, r);
+        if (err)
+            return err;
+    }
+    dst->map_next = src->map_next;
+    return 0;
 }
 
 void regions_destroy(struct aspace *as)

@@ -28,5 +28,13 @@ int region_unmap(struct aspace *as, u64 start, u64 end);                   /* 0 
 int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot);  /* 0, E_NOMEM, E_FAULT */
 struct region *region_find(struct aspace *as, u64 va);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
-void regions_destroy(struct aspace *as);         /* unmaps everything (aspace_destroy) */
+void regions_destroy(struct aspace *as);
+/* Make dst a copy-on-write copy of src: dst's regions are replaced by src's, and every
+ * anonymous page is shared read-only with one more map count. 0 or E_NOMEM (then dst
+ * holds part of the copy, consistent; the caller destroys it). */
+int regions_clone(struct aspace *dst, struct aspace *src);
+/* The PTE for frame (address | PTE_ANON) in r: its protection, parked for PROT_NONE, and
+ * without write while an anonymous frame is shared. */
+u64 region_pte(const struct region *r, u64 frame);
+void anon_frame_unmapped(u64 pa);   /* one mapping fewer; frees the frame at count 0 */         /* unmaps everything (aspace_destroy) */
 #endif

@@ -31,6 +31,10 @@
  *                               (so nothing appears where other arguments point);
  *                               results tracked like SYS_VM_MAP's
  *   SYS_VM_PROTECT              only the fuzzer's own mappings or invalid addresses
+ *   SYS_TASK_CREATE             at most MAX_CREATED tasks are made (then bad names only);
+ *                               they never run and go when the fuzzer exits
+ *   SYS_VM_CLONE, SYS_TASK_THREAD  often aimed at those tasks; threads only with invalid
+ *                               entry points
  *   SYS_VM_UNMAP                only the fuzzer's own SYS_VM_MAP results (whole or a
  *                               leading part) or invalid addresses, so it never unmaps its
  *                               own stack, code or scratch buffer
@@ -62,6 +66,7 @@
 
 #define SCRATCH_SIZE (64 * 1024)
 #define MAX_TRACKED 16
+#define MAX_CREATED 16
 #define NUM_RANGE (NSYSCALLS + 8)
 #define NBUCKETS (E_COUNT + 2) /* ok, one per E_* code (E_NOSYS first), other */
 #define KERNEL_ADDR 0xffffffff80000000ull
@@ -78,6 +83,8 @@ static struct {
     uint64_t addr, len;
 } tracked[MAX_TRACKED];
 static int ntracked;
+static long created[MAX_CREATED];     /* empty tasks from SYS_TASK_CREATE (freed when we exit) */
+static int ncreated;
 
 static uint64_t r64(void) { return rand64(&rng); }
 static uint64_t below(uint64_t n) { return n ? r64() % n : 0; }
@@ -311,6 +318,17 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
         }
         break;
     }
+    case SYS_TASK_CREATE:
+        if (ncreated == MAX_CREATED)
+            a[0] = invalid_entry();        /* E_FAULT: keeps the task table from filling */
+        break;
+    case SYS_TASK_THREAD:
+    case SYS_VM_CLONE:
+        if (ncreated > 0 && below(2) == 0)
+            a[0] = (uint64_t)created[below((uint64_t)ncreated)];
+        if (n == SYS_TASK_THREAD)
+            a[1] = invalid_entry();        /* no runaway copies of the fuzzer */
+        break;
     case SYS_CONSOLE_WRITE:
         if (a[1] > 64)
             a[1] %= 65;
@@ -414,6 +432,8 @@ int main(int argc, char **argv)
             violation(n, a, r, "unprivileged kset did not give E_PERM");
         if (n == SYS_VM_MAP && r >= 0)
             track_map((uint64_t)r, a[0]);
+        if (n == SYS_TASK_CREATE && r > 0 && ncreated < MAX_CREATED)
+            created[ncreated++] = r;
         if (n == SYS_VM_MMAP && r >= 0 && !(a[3] & VM_MMAP_FIXED))
             track_map((uint64_t)r, a[1]);
         if (n == SYS_VM_UNMAP && unmap_idx >= 0 && r == 0) {
