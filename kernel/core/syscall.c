@@ -16,6 +16,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "region.h"
+#include "rmap.h"
 #include "sched.h"
 #include "srv.h"
 #include "task.h"
@@ -246,6 +247,23 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
     return th ? th->tid : E_NOMEM;
 }
 
+static void check_task(struct task *t, void *stats)
+{
+    if (t->as)
+        rmap_check_aspace(t->as, stats);
+}
+
+/* The reverse-map checker (rmap.c): every anonymous PTE of every task against the map. */
+static long sys_vm_check(u64 uout)
+{
+    static u64 gen;
+    struct rmap_check_stats st = {.gen = ++gen};
+    tasks_each(check_task, &st);
+    rmap_check_frames(&st);
+    struct vm_check out = {st.mappings, st.entries, st.errors};
+    return copyout(uout, &out, sizeof(out));
+}
+
 static long sys_self(u64 uout)
 {
     struct thread *t = current_thread();
@@ -279,6 +297,7 @@ extern u64 kobj_count_of(const char *name);
 
 static long sys_meminfo(u64 uout)
 {
+    rmap_sync();        /* pending logged entries are counted as they will be */
     struct meminfo m = {
         .frames_total = frames_total(), .frames_free = frames_free(),
         .kernel_frames = frames_kernel(), .tasks = task_count(),

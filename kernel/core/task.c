@@ -118,6 +118,15 @@ long task_create_empty(struct task *parent, const char *name)
     return t->id;
 }
 
+void tasks_each(void (*fn)(struct task *, void *), void *arg)
+{
+    for (int i = 1; i < idtable_capacity(&tasks); i++) {
+        struct task *t = idtable_at(&tasks, i);
+        if (t)
+            fn(t, arg);
+    }
+}
+
 struct task *task_controlled(struct task *self, int id, long *err)
 {
     struct task *t = id > 0 ? task_lookup(id) : NULL;

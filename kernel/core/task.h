@@ -25,6 +25,7 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
 long task_create_empty(struct task *parent, const char *name);   /* task id or E_NOMEM */
 /* Task `id` if `self` controls it (created it), else NULL with *err E_SRCH or E_PERM. */
 struct task *task_controlled(struct task *self, int id, long *err);
+void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
 long task_wait(struct task *parent, int id, int *status);
 void task_thread_exited(struct thread *t);
 void task_kill(struct task *task, int status);

@@ -11,18 +11,44 @@
 #include "memlayout.h"
 #include "pmm.h"
 #include "region.h"
+#include "rmap.h"
 
-/* A private copy of a shared anonymous frame for the writer: 0 and *frame replaced, or
- * E_NOMEM. */
-static int cow_copy(u64 *frame)
+/* A private copy of the shared anonymous frame that pte maps, for the writer: 0 and
+ * *frame replaced (the reverse map follows), or E_NOMEM. */
+static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
 {
     u64 old = *frame & PTE_ADDR, copy = frame_alloc();
-    if (!copy)
+    struct rmap_entry *e = copy ? rmap_entry_alloc() : NULL;
+    if (!e) {
+        if (copy)
+            frame_free(copy);
         return E_NOMEM;
+    }
     memcpy(phys_to_virt(copy), phys_to_virt(old), PAGE_SIZE);
     frame_map_inc(copy);
+    rmap_remove(pte);
     anon_frame_unmapped(old);
+    rmap_insert(e, as, page, copy, pte);
     *frame = copy | PTE_ANON;
+    return 0;
+}
+
+/* The first frame for an untouched page: from the region's object; an anonymous one
+ * gets its map count and reverse-map entry. */
+static int first_frame(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 *frame)
+{
+    struct rmap_entry *e = rmap_entry_alloc();
+    if (!e)
+        return E_NOMEM;
+    bool owned;
+    int err = memobj_frame(r->obj, r->off + (page - r->start), frame, &owned);
+    if (err || !owned) {
+        rmap_entry_discard(e);
+        return err;
+    }
+    frame_map_inc(*frame);
+    rmap_insert(e, as, page, *frame, pte);
+    *frame |= PTE_ANON;
     return 0;
 }
 
@@ -54,19 +80,13 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     if (!pte)
         return E_NOMEM;
     u64 frame = *pte & (PTE_ADDR | PTE_ANON);
-    if (!*pte) {
-        bool owned;
-        int err = memobj_frame(r->obj, r->off + (page - r->start), &frame, &owned);
-        if (err)
-            return err;
-        if (owned)
-            frame_map_inc(frame);
-        frame |= owned ? PTE_ANON : 0;
-    } else if ((access & VM_ACCESS_WRITE) && (frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1) {
-        int err = cow_copy(&frame);
-        if (err)
-            return err;
-    }
+    int err = 0;
+    if (!*pte)
+        err = first_frame(as, r, page, pte, &frame);
+    else if ((access & VM_ACCESS_WRITE) && (frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
+        err = cow_copy(as, page, pte, &frame);
+    if (err)
+        return err;
     u64 want = region_pte(r, frame);
     if (*pte != want)
         vm_set_pte(as, page, pte, want);

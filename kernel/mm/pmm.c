@@ -2,9 +2,10 @@
  * Physical frame allocator: one bit per 4 KiB frame below PMM_MAX_PHYS (set = in use).
  * Allocation scans from a moving hint. The bitmap is static so the allocator works before
  * anything else exists; memory above PMM_MAX_PHYS is ignored (and reported at boot).
- * Beside it, per-frame metadata sized to the memory found: the map count of every frame
- * (how many user PTEs map it as anonymous memory; copy-on-write shares a frame while it
- * is above 1). Counts change with atomic operations so they need no lock.
+ * Beside it, per-frame metadata sized to the memory found (struct frame_meta): the map
+ * count of every frame (how many user PTEs map it as anonymous memory; copy-on-write
+ * shares a frame while it is above 1), changed with atomic operations so it needs no
+ * lock, and the frame's reverse map with its lock (rmap.c).
  */
 #include "kernel.h"
 #include "memlayout.h"
@@ -18,7 +19,7 @@ static u64 bitmap[NFRAMES / 64];
 static u64 nframes;          /* frames covered: up to the highest usable address */
 static u64 total, nfree, hint, kernel_reserved;
 static struct spinlock lock;
-static u32 *mapcounts;       /* per frame below nframes */
+static struct frame_meta *meta;   /* per frame below nframes */
 
 static bool frame_used(u64 f) { return bitmap[f / 64] & (1ull << (f % 64)); }
 static void set_used(u64 f) { bitmap[f / 64] |= 1ull << (f % 64); }
@@ -51,13 +52,13 @@ static u64 find_run(size_t n);
  * reachable through the boot page tables' first GiB. */
 static void metadata_init(void)
 {
-    u64 n = ALIGN_UP(nframes * sizeof(u32), PAGE_SIZE) / PAGE_SIZE;
+    u64 n = ALIGN_UP(nframes * sizeof(struct frame_meta), PAGE_SIZE) / PAGE_SIZE;
     u64 f = find_run(n);
     if (f == ~0ull || (f + n) * PAGE_SIZE > (1ull << 30))
         panic("pmm: no room for the frame metadata (%lu frames)", (unsigned long)n);
     mark_range(f * PAGE_SIZE, n * PAGE_SIZE, true);
-    mapcounts = phys_to_virt(f * PAGE_SIZE);
-    memset(mapcounts, 0, n * PAGE_SIZE);
+    meta = phys_to_virt(f * PAGE_SIZE);
+    memset(meta, 0, n * PAGE_SIZE);
 }
 
 void pmm_init(const struct mem_region *usable, int n, const struct mem_region *reserved, int nres)
@@ -119,7 +120,7 @@ void frame_free_contig(u64 pa, size_t n)
     spin_lock(&lock);
     for (u64 i = 0; i < n; i++) {
         u64 f = pa / PAGE_SIZE + i;
-        if (!frame_used(f) || mapcounts[f])
+        if (!frame_used(f) || meta[f].maps)
             panic("frame_free: frame %#lx is not allocated or still mapped",
                   (unsigned long)(f * PAGE_SIZE));
         set_free(f);
@@ -135,12 +136,14 @@ u64 frames_total(void) { return total; }
 u64 frames_free(void) { return nfree; }
 u64 frames_kernel(void) { return kernel_reserved; }
 
-u32 frame_maps(u64 pa) { return __atomic_load_n(&mapcounts[pa / PAGE_SIZE], __ATOMIC_ACQUIRE); }
-void frame_map_inc(u64 pa) { __atomic_add_fetch(&mapcounts[pa / PAGE_SIZE], 1, __ATOMIC_ACQ_REL); }
+struct frame_meta *frame_meta(u64 pa) { return &meta[pa / PAGE_SIZE]; }
+u64 frames_span(void) { return nframes; }
+u32 frame_maps(u64 pa) { return __atomic_load_n(&meta[pa / PAGE_SIZE].maps, __ATOMIC_ACQUIRE); }
+void frame_map_inc(u64 pa) { __atomic_add_fetch(&meta[pa / PAGE_SIZE].maps, 1, __ATOMIC_ACQ_REL); }
 
 u32 frame_map_dec(u64 pa)
 {
-    u32 left = __atomic_sub_fetch(&mapcounts[pa / PAGE_SIZE], 1, __ATOMIC_ACQ_REL);
+    u32 left = __atomic_sub_fetch(&meta[pa / PAGE_SIZE].maps, 1, __ATOMIC_ACQ_REL);
     ASSERT(left != ~0u);
     return left;
 }

@@ -13,6 +13,7 @@
 #include "memlayout.h"
 #include "pmm.h"
 #include "region.h"
+#include "rmap.h"
 
 #define MAP_AREA_END (USER_STACK_TOP - USER_STACK_SIZE - (1ull << 30))
 
@@ -78,6 +79,9 @@ void anon_frame_unmapped(u64 pa)
 static void release_page(struct aspace *as, u64 va, void *unused)
 {
     (void)unused;
+    u64 *pte = vm_pte(as, va, false);
+    if (pte && (*pte & PTE_ANON))
+        rmap_remove(pte);
     u64 old = vm_clear_pte(as, va);
     if (old & PTE_ANON)
         anon_frame_unmapped(old & PTE_ADDR);
@@ -277,12 +281,19 @@ static int clone_page(struct aspace *dst, struct aspace *src, u64 va)
     u64 *s = vm_pte(src, va, false);
     if (!s || !*s)
         return 0;
-    u64 *d = vm_pte(dst, va, true);
-    if (!d)
+    struct rmap_entry *e = NULL;
+    if ((*s & PTE_ANON) && !(e = rmap_entry_alloc()))
         return E_NOMEM;
+    u64 *d = vm_pte(dst, va, true);
+    if (!d) {
+        if (e)
+            rmap_entry_discard(e);
+        return E_NOMEM;
+    }
     u64 pte = *s;
     if (pte & PTE_ANON) {
         frame_map_inc(pte & PTE_ADDR);
+        rmap_insert(e, dst, va, pte & PTE_ADDR, d);
         pte &= ~PTE_W;
         if (*s != pte)
             vm_set_pte(src, va, s, pte);

@@ -3,6 +3,9 @@
  * by every address space: each new PML4 copies those entries, and since all of them point
  * to tables that exist from boot, later kernel mappings show up everywhere. Kernel-half
  * mappings are global (G) and use 2 MiB pages; user mappings use 4 KiB pages, never global.
+ * A last-level table (PT) is two contiguous frames: the 512 PTEs, then 512 slots, one per
+ * PTE, for the reverse-map entry of the mapping (rmap.c; pte_rmap_slot in vm.h), so the
+ * code that changes a PTE finds its entry in O(1).
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -24,6 +27,9 @@ static u64 *table(u64 pa) { return phys_to_virt(pa & PTE_ADDR); }
 
 static u64 nx(void) { return cpu_features.nx ? PTE_NX : 0; }
 
+/* Frames of a page table one level below `level` (a PT under a PD entry has two). */
+static size_t table_frames(int level) { return level == 1 ? 2 : 1; }
+
 /* Walk to the PTE for va, allocating intermediate tables when create is set. */
 static u64 *walk(u64 pml4_pa, u64 va, bool create, u64 table_flags)
 {
@@ -33,7 +39,7 @@ static u64 *walk(u64 pml4_pa, u64 va, bool create, u64 table_flags)
         if (!(*e & PTE_P)) {
             if (!create)
                 return NULL;
-            u64 pa = frame_alloc();
+            u64 pa = frame_alloc_contig(table_frames(level));
             if (!pa)
                 return NULL;
             *e = pa | table_flags;
@@ -147,7 +153,7 @@ static void free_level(u64 pa, int level)
         if (level > 0 && (t[i] & PTE_P))
             free_level(t[i] & PTE_ADDR, level - 1);
     }
-    frame_free(pa);
+    frame_free_contig(pa, level == 0 ? 2 : 1);
 }
 
 void aspace_destroy(struct aspace *as)
@@ -235,7 +241,7 @@ u64 vm_clear_pte(struct aspace *as, u64 va)
         u64 *child = table(*path[level]);
         if (!table_empty(child))
             break;
-        frame_free(*path[level] & PTE_ADDR);
+        frame_free_contig(*path[level] & PTE_ADDR, table_frames(level));
         *path[level] = 0;
     }
     return old;

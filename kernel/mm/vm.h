@@ -25,6 +25,7 @@ struct aspace {
     u64 map_next;             /* where the next "anywhere" mapping search starts */
     u64 pages;                /* user PTEs in use (present or parked) */
     struct region *regions;   /* sorted by address, disjoint (region.c) */
+    u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
     struct spinlock lock;
 };
 
@@ -44,6 +45,9 @@ static inline void aspace_switch(struct aspace *as)
  * NULL means out of memory). Changes go through vm_set_pte / vm_clear_pte, which keep the
  * page count and flush the TLB entry when the address space is loaded. */
 u64 *vm_pte(struct aspace *as, u64 va, bool create);
+/* The reverse-map slot beside a user PTE (the second frame of its page table). */
+struct rmap_entry;
+static inline struct rmap_entry **pte_rmap_slot(u64 *pte) { return (struct rmap_entry **)(pte + 512); }
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
 u64 vm_clear_pte(struct aspace *as, u64 va);
 /* va itself when its page table exists, else the first address past the absent table's span

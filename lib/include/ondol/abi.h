@@ -107,6 +107,12 @@ struct pcnt_events {
     uint32_t pmu_version, pmu_counters;
 };
 
+struct vm_check {                /* SYS_VM_CHECK: the reverse map against the page tables */
+    uint64_t mappings;           /* anonymous user PTEs in all address spaces */
+    uint64_t entries;            /* reverse-map entries on the frames' lists */
+    uint64_t errors;             /* mismatches of any kind (0 when consistent) */
+};
+
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
 #define MEASURE_WINDOW_END   2
 
