@@ -15,6 +15,7 @@
 #include "options.h"
 #include "pcnt.h"
 #include "pmm.h"
+#include "fault.h"
 #include "region.h"
 #include "rmap.h"
 #include "sched.h"
@@ -172,7 +173,9 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
     return NULL;
 }
 
-static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+/* The memory calls work on any address space: the caller's own, or (SYS_VM_CTL) that of
+ * a task it controls. */
+static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS)))
@@ -182,24 +185,31 @@ static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
     struct memobj *obj = new_object(len, flags, phys, &err);
     if (!obj)
         return err;
-    return region_map(self_task()->as, addr, len, (unsigned)prot, (unsigned)flags, obj);
+    return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
 }
 
-static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
-
-static long sys_vm_unmap(u64 addr, u64 len)
+static long unmap_in(struct aspace *as, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
-    return region_unmap(self_task()->as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+    return region_unmap(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
-static long sys_vm_protect(u64 addr, u64 len, u64 prot)
+static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
 {
     if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
         return E_INVAL;
-    return region_protect(self_task()->as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
+    return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
+
+static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+{
+    return mmap_in(self_task()->as, addr, len, prot, flags, phys);
+}
+
+static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
+static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task()->as, addr, len); }
+static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task()->as, addr, len, prot); }
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
 
@@ -229,6 +239,55 @@ static long sys_vm_clone(u64 id, u64 from_id)
     if (err)
         regions_destroy(t->as);
     return err;
+}
+
+static struct task *controlled(u64 id, long *err)
+{
+    return task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
+}
+
+static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    long err;
+    struct task *t = controlled(id, &err);
+    if (!t)
+        return err;
+    if (op == VM_CTL_MAP && !(flags & VM_MMAP_PHYS))
+        return mmap_in(t->as, addr, len, prot, flags, 0);
+    if (op == VM_CTL_UNMAP)
+        return unmap_in(t->as, addr, len);
+    if (op == VM_CTL_PROTECT)
+        return protect_in(t->as, addr, len, prot);
+    return E_INVAL;
+}
+
+/* One page's worth of a copy between our memory and the page of `as` at va. */
+static long copy_page(struct aspace *as, u64 va, u64 local, size_t n, bool to_task)
+{
+    u64 pa;
+    if (vm_resolve(as, va, to_task ? VM_ACCESS_WRITE : VM_ACCESS_READ, &pa))
+        return E_FAULT;
+    void *k = (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1));
+    return to_task ? copyin(k, local, n) : copyout(local, k, n);
+}
+
+static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
+{
+    long err;
+    struct task *t = controlled(id, &err);
+    if (!t)
+        return err;
+    if ((dir != TASK_COPY_TO && dir != TASK_COPY_FROM) || len > TASK_COPY_MAX)
+        return E_INVAL;
+    if (!user_range_ok(remote, len) || !user_range_ok(local, len))
+        return E_FAULT;
+    for (u64 done = 0; done < len;) {
+        size_t n = MIN(len - done, PAGE_SIZE - ((remote + done) & (PAGE_SIZE - 1)));
+        if ((err = copy_page(t->as, remote + done, local + done, n, dir == TASK_COPY_TO)))
+            return err;
+        done += n;
+    }
+    return (long)len;
 }
 
 static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)

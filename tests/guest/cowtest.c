@@ -8,6 +8,8 @@
  *   last     after the only sharer exits, the parent's writes take no new frame
  *   cycles N N times: a clone writes the 64 pages and exits (the host checks meminfo)
  *   errors   rights and arguments of the three calls
+ *   ctl      a server's view: map, protect, unmap and copy in a controlled task
+ *            (SYS_VM_CTL, SYS_TASK_COPY), then a thread there reads what was copied
  * Prints "cowtest ok" when every check passed (children report failures themselves).
  */
 #include <stdint.h>
@@ -183,6 +185,47 @@ static void cycles(int n)
     CHECK(holds(1), "parent unchanged");
 }
 
+#define CTL_AT 0x500000000000ul
+
+/* Runs in the controlled task: the bytes the parent copied in must be at CTL_AT. */
+static void child_reads(void *arg)
+{
+    const char *want = "written by the controlling task";
+    sys_exit(memcmp((const void *)CTL_AT, want, strlen(want) + 1) == 0 && arg == (void *)7 ? 0 : 1);
+}
+
+static void ctl(void)
+{
+    static const char msg[] = "written by the controlling task";
+    char back[64] = "";
+    long t = sys_task_create("cowctl");
+    CHECK(t > 0 && sys_vm_clone((int)t, 0) == 0, "create and clone");
+    void *at = (void *)CTL_AT;
+    CHECK(sys_vm_ctl((int)t, VM_CTL_MAP, at, 2 * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FIXED) ==
+          (long)CTL_AT, "map there");
+    CHECK(sys_task_copy((int)t, TASK_COPY_TO, at, (void *)msg, sizeof msg) == sizeof msg, "copy to");
+    CHECK(sys_task_copy((int)t, TASK_COPY_FROM, at, back, sizeof msg) == sizeof msg &&
+          memcmp(back, msg, sizeof msg) == 0, "copy back");
+    CHECK(sys_task_copy((int)t, TASK_COPY_TO, (char *)at + PAGE - 4, (void *)msg, 8) == 8,
+          "copy across a page boundary");
+    CHECK(sys_vm_ctl((int)t, VM_CTL_PROTECT, (char *)at + PAGE, PAGE, PROT_READ, 0) == 0, "protect");
+    CHECK(sys_task_copy((int)t, TASK_COPY_TO, (char *)at + PAGE, (void *)msg, 8) == E_FAULT,
+          "copy into a read-only page");
+    CHECK(sys_vm_ctl((int)t, VM_CTL_UNMAP, (char *)at + PAGE, PAGE, 0, 0) == 0, "unmap");
+    CHECK(sys_task_copy((int)t, TASK_COPY_FROM, (char *)at + PAGE, back, 8) == E_FAULT,
+          "copy from an unmapped page");
+    CHECK(sys_task_copy((int)t, TASK_COPY_FROM, at, (void *)0xffffffff80000000ul, 8) == E_FAULT,
+          "copy into a kernel address");
+    CHECK(sys_task_copy((int)t, 9, at, back, 8) == E_INVAL, "direction");
+    CHECK(sys_task_copy((int)t, TASK_COPY_FROM, at, back, (1u << 20) + 1) == E_INVAL, "too long");
+    CHECK(sys_vm_ctl((int)t, 9, at, PAGE, 0, 0) == E_INVAL, "op");
+    CHECK(sys_vm_ctl((int)t, VM_CTL_MAP, at, PAGE, PROT_READ, VM_MMAP_PHYS) == E_INVAL, "phys");
+    CHECK(sys_vm_ctl(init_task(), VM_CTL_UNMAP, at, PAGE, 0, 0) == E_PERM, "not controlled");
+    CHECK(sys_task_copy(init_task(), TASK_COPY_FROM, at, back, 8) == E_PERM, "not controlled");
+    long th = sys_task_thread((int)t, child_reads, child_stack + STACK_SIZE - 8, (void *)7, PRIO_INHERIT);
+    CHECK(th > 0 && wait_ok(t), "the task sees the copied bytes");
+}
+
 static void wide(int n)
 {
     fill(1);
@@ -202,7 +245,7 @@ static void wide(int n)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: cowtest iso|deep N|wide N|cycles N|last|errors\n");
+        printf("usage: cowtest iso|deep N|wide N|cycles N|last|errors|ctl\n");
         return 2;
     }
     long a = sys_vm_map(NPAGES * PAGE, PROT_READ | PROT_WRITE);
@@ -228,6 +271,8 @@ int main(int argc, char **argv)
         last();
     else if (strcmp(mode, "errors") == 0)
         errors();
+    else if (strcmp(mode, "ctl") == 0)
+        ctl();
     else {
         printf("cowtest: unknown mode %s\n", mode);
         return 2;

@@ -33,8 +33,9 @@
  *   SYS_VM_PROTECT              only the fuzzer's own mappings or invalid addresses
  *   SYS_TASK_CREATE             at most MAX_CREATED tasks are made (then bad names only);
  *                               they never run and go when the fuzzer exits
- *   SYS_VM_CLONE, SYS_TASK_THREAD  often aimed at those tasks; threads only with invalid
- *                               entry points
+ *   SYS_VM_CLONE, SYS_TASK_THREAD, SYS_VM_CTL, SYS_TASK_COPY  often aimed at those
+ *                               tasks; threads only with invalid entry points; copies never
+ *                               into our own program image
  *   SYS_VM_UNMAP                only the fuzzer's own SYS_VM_MAP results (whole or a
  *                               leading part) or invalid addresses, so it never unmaps its
  *                               own stack, code or scratch buffer
@@ -324,8 +325,16 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
         break;
     case SYS_TASK_THREAD:
     case SYS_VM_CLONE:
+    case SYS_VM_CTL:
+    case SYS_TASK_COPY:
         if (ncreated > 0 && below(2) == 0)
             a[0] = (uint64_t)created[below((uint64_t)ncreated)];
+        if (n == SYS_VM_CTL && below(2) == 0)
+            a[1] = 1 + below(3);
+        if (n == SYS_TASK_COPY && below(2) == 0)
+            a[1] = 1 + below(2);
+        if (n == SYS_TASK_COPY && a[3] >= 0x400000 && a[3] < 0x800000)
+            a[3] = (uint64_t)(uintptr_t)scratch;   /* never over our own image */
         if (n == SYS_TASK_THREAD)
             a[1] = invalid_entry();        /* no runaway copies of the fuzzer */
         break;
