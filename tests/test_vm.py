@@ -92,3 +92,15 @@ def test_clone_exit_cycles_return_to_baseline(rmap_shell):
     out = rmap_shell.cmd("cowtest cycles 10000", timeout=600)
     assert "cowtest ok" in out and "FAIL" not in out, out
     assert meminfo(rmap_shell) == before
+
+
+def test_out_of_memory_kills_with_a_report(shell):
+    """Touching more memory than the machine has: the toucher is killed with an "out of
+    memory" report, the kernel stays up and every frame comes back."""
+    before = meminfo(shell)
+    out = shell.cmd("vmtest oom", timeout=300)
+    m = re.search(KILL_LINE, out)
+    assert m and m["name"] == "vmtest" and m["cause"] == "page fault (out of memory)", out
+    assert "status 142]" in out and "survived" not in out, out
+    assert meminfo(shell) == before
+    assert "vmtest ok" in shell.cmd("vmtest all")

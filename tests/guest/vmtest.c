@@ -12,6 +12,7 @@
  *   guard    touch the guard page after a SYS_VM_MAP mapping
  *   none     read a PROT_NONE region
  *   hole     read a page unmapped from the middle of a region
+ *   oom      write to every page of 1 GiB, more than the machine has: out of memory
  * A fault mode that returns prints "vmtest: MODE survived" and exits 1.
  */
 #include <stdint.h>
@@ -149,6 +150,10 @@ static void fault(const char *mode)
     } else if (strcmp(mode, "hole") == 0) {
         sys_vm_unmap((void *)(p + PAGE), PAGE);
         (void)p[PAGE + 24];
+    } else if (strcmp(mode, "oom") == 0) {
+        long a = sys_vm_map(1ul << 30, RW);
+        for (uint64_t off = 0; a > 0 && off < (1ul << 30); off += PAGE)
+            ((volatile uint8_t *)a)[off] = 1;
     } else {
         printf("vmtest: unknown mode %s\n", mode);
         return;
@@ -159,7 +164,7 @@ static void fault(const char *mode)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: vmtest demand|split|place|all|ro|nx|guard|none|hole\n");
+        printf("usage: vmtest demand|split|place|all|ro|nx|guard|none|hole|oom\n");
         return 2;
     }
     const char *mode = argv[1];
