@@ -4,8 +4,8 @@
 #include "elf.h"
 #include "kernel.h"
 #include "memlayout.h"
-#include "pmm.h"
-#include "vm.h"
+#include "fault.h"
+#include "region.h"
 
 struct elf64_ehdr {
     u8 ident[16];
@@ -29,9 +29,10 @@ int copy_to_aspace(struct aspace *as, u64 va, const void *src, u64 len)
 {
     const u8 *s = src;
     while (len > 0) {
-        u64 pa = vm_lookup(as, ALIGN_DOWN(va, PAGE_SIZE), NULL);
-        if (!pa)
-            return E_FAULT;
+        u64 pa;
+        int err = vm_resolve(as, va, VM_ACCESS_READ, &pa);   /* the kernel writes through PHYSMAP */
+        if (err)
+            return err;
         u64 off = va & (PAGE_SIZE - 1), n = MIN(len, PAGE_SIZE - off);
         memcpy((u8 *)phys_to_virt(pa) + off, s, n);
         s += n;
@@ -55,22 +56,13 @@ static int load_segment(struct aspace *as, const u8 *image, u64 size, const stru
     if (ph->filesz > ph->memsz || ph->offset > size || size - ph->offset < ph->filesz ||
         ph->vaddr < USER_IMAGE_BASE || ph->vaddr >= USER_TOP || USER_TOP - ph->vaddr < ph->memsz)
         return E_INVAL;
-    u64 flags = PTE_U | (ph->flags & PF_W ? PTE_W : 0);
-    if (!(ph->flags & PF_X))
-        flags |= pte_flags_for_prot(PROT_READ) & PTE_NX;
-    for (u64 va = ALIGN_DOWN(ph->vaddr, PAGE_SIZE); va < ph->vaddr + ph->memsz; va += PAGE_SIZE) {
-        u64 existing = 0;
-        if (vm_lookup(as, va, &existing))
-            continue;   /* shared with the previous segment: the linker script keeps this rare */
-        u64 pa = frame_alloc();
-        if (!pa)
-            return E_NOMEM;
-        int err = vm_map_page(as, va, pa, flags);
-        if (err) {
-            frame_free(pa);
-            return err;
-        }
-    }
+    unsigned prot = PROT_READ | (ph->flags & PF_W ? PROT_WRITE : 0) | (ph->flags & PF_X ? PROT_EXEC : 0);
+    u64 start = ALIGN_DOWN(ph->vaddr, PAGE_SIZE), end = ALIGN_UP(ph->vaddr + ph->memsz, PAGE_SIZE);
+    if (region_find(as, start))
+        start += PAGE_SIZE;     /* shared with the previous segment: the linker script keeps this rare */
+    int err = start < end ? region_map_anon_fixed(as, start, end - start, prot) : 0;
+    if (err)
+        return err;
     return copy_to_aspace(as, ph->vaddr, image + ph->offset, ph->filesz);
 }
 

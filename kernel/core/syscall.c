@@ -15,6 +15,9 @@
 #include "options.h"
 #include "pcnt.h"
 #include "pmm.h"
+#include "fault.h"
+#include "region.h"
+#include "rmap.h"
 #include "sched.h"
 #include "srv.h"
 #include "task.h"
@@ -158,28 +161,180 @@ static long sys_sleep(u64 ticks)
     return r == WAIT_KILLED ? E_DEAD : 0;
 }
 
-static long sys_vm_map(u64 len, u64 prot)
+#define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
+
+/* Page-aligned [addr, addr + len rounded up) inside user space, len > 0. */
+static bool vm_range_ok(u64 addr, u64 len)
 {
-    if (len == 0 || len > (1ull << 32) || (prot & ~(u64)(PROT_READ | PROT_WRITE | PROT_EXEC)))
-        return E_INVAL;
-    struct aspace *as = self_task()->as;
-    len = ALIGN_UP(len, PAGE_SIZE);
-    if (as->map_next + len > USER_STACK_TOP - USER_STACK_SIZE - (1ull << 30))
-        return E_NOMEM;
-    u64 va = as->map_next;
-    int err = vm_alloc_range(as, va, len, pte_flags_for_prot((unsigned)prot));
-    if (err)
-        return err;
-    as->map_next += len + PAGE_SIZE;       /* an unmapped guard page between mappings */
-    return (long)va;
+    return !(addr & (PAGE_SIZE - 1)) && len > 0 && len <= USER_TOP &&
+           user_range_ok(addr, ALIGN_UP(len, PAGE_SIZE));
 }
 
-static long sys_vm_unmap(u64 addr, u64 len)
+/* The object a new mapping maps: anonymous memory, or (privileged) a physical range. */
+static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 {
-    if ((addr & (PAGE_SIZE - 1)) || len == 0 || addr < USER_MAP_BASE || !user_range_ok(addr, len) ||
-        addr + len > self_task()->as->map_next)
+    *err = E_NOMEM;
+    if (!(flags & VM_MMAP_PHYS))
+        return memobj_anon(len);
+    if (!self_task()->privileged)
+        *err = E_PERM;
+    else if ((phys & (PAGE_SIZE - 1)) || phys >= (1ull << 52) || len > (1ull << 52) - phys)
+        *err = E_INVAL;
+    else
+        return memobj_phys(phys, len);
+    return NULL;
+}
+
+/* The memory calls work on any address space: the caller's own, or (SYS_VM_CTL) that of
+ * a task it controls. */
+static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+{
+    if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS)))
         return E_INVAL;
-    return vm_unmap_range(self_task()->as, addr, ALIGN_UP(len, PAGE_SIZE));
+    len = ALIGN_UP(len, PAGE_SIZE);
+    long err;
+    struct memobj *obj = new_object(len, flags, phys, &err);
+    if (!obj)
+        return err;
+    return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
+}
+
+static long unmap_in(struct aspace *as, u64 addr, u64 len)
+{
+    if (!vm_range_ok(addr, len))
+        return E_INVAL;
+    return region_unmap(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+}
+
+static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
+{
+    if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
+        return E_INVAL;
+    return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
+}
+
+static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+{
+    return mmap_in(self_task()->as, addr, len, prot, flags, phys);
+}
+
+static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
+static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task()->as, addr, len); }
+static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task()->as, addr, len, prot); }
+
+/* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
+
+static long sys_task_create(u64 uname)
+{
+    char name[NAME_LEN];
+    long r = copyin_str(name, uname, sizeof(name));
+    if (r < 0)
+        return r;
+    return task_create_empty(self_task(), name, spawn_ceiling(false));
+}
+
+/* Threads of the task may not run while its memory is replaced. */
+static bool task_quiet(struct task *t, struct task *self) { return t != self && t->live_threads == 0; }
+
+static long sys_vm_clone(u64 id, u64 from_id)
+{
+    long err;
+    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), &err);
+    struct task *from = from_id == 0 ? self_task()
+                                     : task_controlled(self_task(), (int)MIN(from_id, 0x7fffffffull), &err);
+    if (!t || !from)
+        return err;
+    if (!task_quiet(t, self_task()) || t == from)
+        return E_INVAL;
+    err = regions_clone(t->as, from->as);
+    if (err)
+        regions_destroy(t->as);
+    return err;
+}
+
+static struct task *controlled(u64 id, long *err)
+{
+    return task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
+}
+
+static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    long err;
+    struct task *t = controlled(id, &err);
+    if (!t)
+        return err;
+    if (op == VM_CTL_MAP && !(flags & VM_MMAP_PHYS))
+        return mmap_in(t->as, addr, len, prot, flags, 0);
+    if (op == VM_CTL_UNMAP)
+        return unmap_in(t->as, addr, len);
+    if (op == VM_CTL_PROTECT)
+        return protect_in(t->as, addr, len, prot);
+    return E_INVAL;
+}
+
+/* One page's worth of a copy between our memory and the page of `as` at va. */
+static long copy_page(struct aspace *as, u64 va, u64 local, size_t n, bool to_task)
+{
+    u64 pa;
+    if (vm_resolve(as, va, to_task ? VM_ACCESS_WRITE : VM_ACCESS_READ, &pa))
+        return E_FAULT;
+    void *k = (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1));
+    return to_task ? copyin(k, local, n) : copyout(local, k, n);
+}
+
+static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
+{
+    long err;
+    struct task *t = controlled(id, &err);
+    if (!t)
+        return err;
+    if ((dir != TASK_COPY_TO && dir != TASK_COPY_FROM) || len > TASK_COPY_MAX)
+        return E_INVAL;
+    if (!user_range_ok(remote, len) || !user_range_ok(local, len))
+        return E_FAULT;
+    for (u64 done = 0; done < len;) {
+        size_t n = MIN(len - done, PAGE_SIZE - ((remote + done) & (PAGE_SIZE - 1)));
+        if ((err = copy_page(t->as, remote + done, local + done, n, dir == TASK_COPY_TO)))
+            return err;
+        done += n;
+    }
+    return (long)len;
+}
+
+static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
+{
+    long err;
+    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), &err);
+    if (!t)
+        return err;
+    if ((i64)prio == PRIO_INHERIT)
+        prio = (u64)current_thread()->prio;
+    if (prio > PRIO_MAX)
+        return E_INVAL;
+    if (prio > (u64)t->max_prio)
+        return E_PERM;                          /* above the task's ceiling (docs/syscalls.md) */
+    if (!user_range_ok(entry, 1) || !user_range_ok(stack_top - 1, 1) || (stack_top & 7))
+        return E_FAULT;
+    struct thread *th = thread_create(t, entry, stack_top, arg, 0, (int)prio);
+    return th ? th->tid : E_NOMEM;
+}
+
+static void check_task(struct task *t, void *stats)
+{
+    if (t->as)
+        rmap_check_aspace(t->as, stats);
+}
+
+/* The reverse-map checker (rmap.c): every anonymous PTE of every task against the map. */
+static long sys_vm_check(u64 uout)
+{
+    static u64 gen;
+    struct rmap_check_stats st = {.gen = ++gen};
+    tasks_each(check_task, &st);
+    rmap_check_frames(&st);
+    struct vm_check out = {st.mappings, st.entries, st.errors};
+    return copyout(uout, &out, sizeof(out));
 }
 
 static long sys_self(u64 uout)
@@ -215,6 +370,7 @@ extern u64 kobj_count_of(const char *name);
 
 static long sys_meminfo(u64 uout)
 {
+    rmap_sync();        /* pending logged entries are counted as they will be */
     struct meminfo m = {
         .frames_total = frames_total(), .frames_free = frames_free(),
         .kernel_frames = frames_kernel(), .tasks = task_count(),

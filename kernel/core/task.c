@@ -11,6 +11,7 @@
 #include "kernel.h"
 #include "kobj.h"
 #include "marker.h"
+#include "region.h"
 #include "memlayout.h"
 #include "sched.h"
 #include "task.h"
@@ -33,8 +34,8 @@ static void task_free(struct task *t)
 /* The initial stack: argument strings at the top, then argv[], 16-byte aligned. */
 static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out, u64 *argv_out)
 {
-    int err = vm_alloc_range(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
-                             pte_flags_for_prot(PROT_READ | PROT_WRITE));
+    int err = region_map_anon_fixed(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
+                                    PROT_READ | PROT_WRITE);
     if (err)
         return err;
     u64 sp = USER_STACK_TOP;
@@ -100,7 +101,47 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
     return t->id;
 }
 
-/* Children of a dying task lose their parent; zombies among them are freed now. */
+/* An empty task (task control for servers): an address space without threads, a child
+ * of `parent`, which controls it. It runs once the parent gives it a thread. */
+long task_create_empty(struct task *parent, const char *name, int max_prio)
+{
+    struct task *t = kobj_alloc(&task_cache);
+    if (!t)
+        return E_NOMEM;
+    t->id = idtable_alloc(&tasks, t);
+    t->as = t->id > 0 ? aspace_create() : NULL;
+    if (!t->as) {
+        if (t->id > 0)
+            task_free(t);
+        else
+            kobj_free(&task_cache, t);
+        return E_NOMEM;
+    }
+    memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
+    t->parent = parent;
+    t->max_prio = max_prio;
+    marker_define(t->as->asid, DOMAIN_USER, t->name);
+    return t->id;
+}
+
+void tasks_each(void (*fn)(struct task *, void *), void *arg)
+{
+    for (int i = 1; i < idtable_capacity(&tasks); i++) {
+        struct task *t = idtable_at(&tasks, i);
+        if (t)
+            fn(t, arg);
+    }
+}
+
+struct task *task_controlled(struct task *self, int id, long *err)
+{
+    struct task *t = id > 0 ? task_lookup(id) : NULL;
+    *err = !t || t->zombie || t->exiting ? E_SRCH : t->parent != self ? E_PERM : 0;
+    return *err ? NULL : t;
+}
+
+/* Children of a dying task lose their parent; zombies among them are freed now, and so
+ * are children that never got a thread (nothing else could ever end them). */
 static void orphan_children(struct task *dying)
 {
     for (int i = 1; i < idtable_capacity(&tasks); i++) {
@@ -108,6 +149,11 @@ static void orphan_children(struct task *dying)
         if (!c || c->parent != dying)
             continue;
         c->parent = NULL;
+        if (!c->zombie && !c->threads) {
+            aspace_destroy(c->as);
+            c->as = NULL;
+            c->zombie = true;
+        }
         if (c->zombie)
             task_free(c);
     }

@@ -24,6 +24,12 @@ struct task {
 
 long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
                 int max_prio);
+/* An empty task (no threads, no memory) whose threads may run at most at max_prio: its
+ * id or E_NOMEM. */
+long task_create_empty(struct task *parent, const char *name, int max_prio);
+/* Task `id` if `self` controls it (created it), else NULL with *err E_SRCH or E_PERM. */
+struct task *task_controlled(struct task *self, int id, long *err);
+void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
 long task_wait(struct task *parent, int id, int *status);
 void task_thread_exited(struct thread *t);
 void task_kill(struct task *task, int status);

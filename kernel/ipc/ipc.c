@@ -9,6 +9,7 @@
  */
 #include <ondol/abi.h>
 #include "arch.h"
+#include "fault.h"
 #include "ipc.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -103,12 +104,11 @@ static long sys_ipc_grant(u64 task_id, u64 tid)
 
 /* ---- long messages ---------------------------------------------------------------------
  * One copy, straight from the sender's pages to the receiver's through PHYSMAP, page by
- * page, after checking every page is mapped user (and writable on the receiving side). */
+ * page, after checking every page is mapped user (and writable on the receiving side);
+ * pages not touched yet are brought in as a fault would (fault.c). */
 static bool page_ok(struct aspace *as, u64 va, bool write, u64 *pa)
 {
-    u64 flags;
-    *pa = vm_lookup(as, ALIGN_DOWN(va, PAGE_SIZE), &flags);
-    return *pa && (flags & PTE_U) && (!write || (flags & PTE_W));
+    return vm_resolve(as, va, write ? VM_ACCESS_WRITE : VM_ACCESS_READ, pa) == 0;   /* demand paging */
 }
 
 static bool range_ok(struct aspace *as, u64 va, u64 len, bool write)

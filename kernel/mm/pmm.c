@@ -2,6 +2,10 @@
  * Physical frame allocator: one bit per 4 KiB frame below PMM_MAX_PHYS (set = in use).
  * Allocation scans from a moving hint. The bitmap is static so the allocator works before
  * anything else exists; memory above PMM_MAX_PHYS is ignored (and reported at boot).
+ * Beside it, per-frame metadata sized to the memory found (struct frame_meta): the map
+ * count of every frame (how many user PTEs map it as anonymous memory; copy-on-write
+ * shares a frame while it is above 1), changed with atomic operations so it needs no
+ * lock, and the frame's reverse map with its lock (rmap.c).
  */
 #include "kernel.h"
 #include "memlayout.h"
@@ -15,6 +19,7 @@ static u64 bitmap[NFRAMES / 64];
 static u64 nframes;          /* frames covered: up to the highest usable address */
 static u64 total, nfree, hint, kernel_reserved;
 static struct spinlock lock;
+static struct frame_meta *meta;   /* per frame below nframes */
 
 static bool frame_used(u64 f) { return bitmap[f / 64] & (1ull << (f % 64)); }
 static void set_used(u64 f) { bitmap[f / 64] |= 1ull << (f % 64); }
@@ -41,6 +46,21 @@ static void mark_range(u64 base, u64 len, bool used)
     }
 }
 
+static u64 find_run(size_t n);
+
+/* The metadata array takes frames of its own (counted as the kernel's), low enough to be
+ * reachable through the boot page tables' first GiB. */
+static void metadata_init(void)
+{
+    u64 n = ALIGN_UP(nframes * sizeof(struct frame_meta), PAGE_SIZE) / PAGE_SIZE;
+    u64 f = find_run(n);
+    if (f == ~0ull || (f + n) * PAGE_SIZE > (1ull << 30))
+        panic("pmm: no room for the frame metadata (%lu frames)", (unsigned long)n);
+    mark_range(f * PAGE_SIZE, n * PAGE_SIZE, true);
+    meta = phys_to_virt(f * PAGE_SIZE);
+    memset(meta, 0, n * PAGE_SIZE);
+}
+
 void pmm_init(const struct mem_region *usable, int n, const struct mem_region *reserved, int nres)
 {
     memset(bitmap, 0xff, sizeof(bitmap));
@@ -55,6 +75,7 @@ void pmm_init(const struct mem_region *usable, int n, const struct mem_region *r
     for (int i = 0; i < nres; i++)
         mark_range(reserved[i].base, reserved[i].len, true);
     hint = 0;
+    metadata_init();
 }
 
 static u64 find_run(size_t n)
@@ -99,8 +120,9 @@ void frame_free_contig(u64 pa, size_t n)
     spin_lock(&lock);
     for (u64 i = 0; i < n; i++) {
         u64 f = pa / PAGE_SIZE + i;
-        if (!frame_used(f))
-            panic("frame_free: frame %#lx is not allocated", (unsigned long)(f * PAGE_SIZE));
+        if (!frame_used(f) || meta[f].maps)
+            panic("frame_free: frame %#lx is not allocated or still mapped",
+                  (unsigned long)(f * PAGE_SIZE));
         set_free(f);
     }
     nfree += n;
@@ -113,3 +135,15 @@ void frame_free(u64 pa) { frame_free_contig(pa, 1); }
 u64 frames_total(void) { return total; }
 u64 frames_free(void) { return nfree; }
 u64 frames_kernel(void) { return kernel_reserved; }
+
+struct frame_meta *frame_meta(u64 pa) { return &meta[pa / PAGE_SIZE]; }
+u64 frames_span(void) { return nframes; }
+u32 frame_maps(u64 pa) { return __atomic_load_n(&meta[pa / PAGE_SIZE].maps, __ATOMIC_ACQUIRE); }
+void frame_map_inc(u64 pa) { __atomic_add_fetch(&meta[pa / PAGE_SIZE].maps, 1, __ATOMIC_ACQ_REL); }
+
+u32 frame_map_dec(u64 pa)
+{
+    u32 left = __atomic_sub_fetch(&meta[pa / PAGE_SIZE].maps, 1, __ATOMIC_ACQ_REL);
+    ASSERT(left != ~0u);
+    return left;
+}

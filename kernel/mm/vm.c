@@ -3,6 +3,9 @@
  * by every address space: each new PML4 copies those entries, and since all of them point
  * to tables that exist from boot, later kernel mappings show up everywhere. Kernel-half
  * mappings are global (G) and use 2 MiB pages; user mappings use 4 KiB pages, never global.
+ * A last-level table (PT) is two contiguous frames: the 512 PTEs, then 512 slots, one per
+ * PTE, for the reverse-map entry of the mapping (rmap.c; pte_rmap_slot in vm.h), so the
+ * code that changes a PTE finds its entry in O(1).
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -11,6 +14,7 @@
 #include "marker.h"
 #include "memlayout.h"
 #include "pmm.h"
+#include "region.h"
 #include "vm.h"
 
 u64 kernel_pml4_pa;
@@ -23,6 +27,9 @@ static u64 *table(u64 pa) { return phys_to_virt(pa & PTE_ADDR); }
 
 static u64 nx(void) { return cpu_features.nx ? PTE_NX : 0; }
 
+/* Frames of a page table one level below `level` (a PT under a PD entry has two). */
+static size_t table_frames(int level) { return level == 1 ? 2 : 1; }
+
 /* Walk to the PTE for va, allocating intermediate tables when create is set. */
 static u64 *walk(u64 pml4_pa, u64 va, bool create, u64 table_flags)
 {
@@ -32,7 +39,7 @@ static u64 *walk(u64 pml4_pa, u64 va, bool create, u64 table_flags)
         if (!(*e & PTE_P)) {
             if (!create)
                 return NULL;
-            u64 pa = frame_alloc();
+            u64 pa = frame_alloc_contig(table_frames(level));
             if (!pa)
                 return NULL;
             *e = pa | table_flags;
@@ -143,26 +150,25 @@ struct aspace *aspace_create(void)
     return as;
 }
 
-/* Free every user page and table below `t` at `level` (3 = PML4 ... 0 = PT). */
+/* Free the user page tables below the table at `pa` (level 3 = PML4 ... 0 = PT). The
+ * pages themselves went with the regions (regions_destroy), so every leaf is empty. */
 static void free_level(u64 pa, int level)
 {
     u64 *t = table(pa);
     int n = level == 3 ? 256 : 512;
     for (int i = 0; i < n; i++) {
-        if (!(t[i] & PTE_P))
-            continue;
-        if (level > 0)
+        ASSERT(level > 0 || !t[i]);
+        if (level > 0 && (t[i] & PTE_P))
             free_level(t[i] & PTE_ADDR, level - 1);
-        else
-            frame_free(t[i] & PTE_ADDR);
     }
-    frame_free(pa);
+    frame_free_contig(pa, level == 0 ? 2 : 1);
 }
 
 void aspace_destroy(struct aspace *as)
 {
     if (read_cr3() == as->cr3)
         aspace_switch(NULL);
+    regions_destroy(as);
     free_level(as->pml4_pa, 3);
     asid_free(as->asid);
     kobj_free(&aspace_cache, as);
@@ -190,34 +196,45 @@ void aspace_load_tagged(u64 cr3, int asid)
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }
 
-
-int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags)
+u64 *vm_pte(struct aspace *as, u64 va, bool create)
 {
-    if (va >= USER_TOP || (va & (PAGE_SIZE - 1)))
-        return E_INVAL;
-    u64 *pte = walk(as->pml4_pa, va, true, PTE_P | PTE_W | PTE_U);
-    if (!pte)
-        return E_NOMEM;
-    if (*pte & PTE_P)
-        return E_INVAL;
-    *pte = pa | flags | PTE_P | PTE_U;
-    as->pages++;
-    return 0;
+    return walk(as->pml4_pa, va, create, PTE_P | PTE_W | PTE_U);
 }
 
-int vm_alloc_range(struct aspace *as, u64 va, u64 len, u64 flags)
+u64 vm_next_candidate(struct aspace *as, u64 va)
 {
-    for (u64 off = 0; off < len; off += PAGE_SIZE) {
-        u64 pa = frame_alloc();
-        int err = pa ? vm_map_page(as, va + off, pa, flags) : E_NOMEM;
-        if (err) {
-            if (pa)
-                frame_free(pa);
-            vm_unmap_range(as, va, off);
-            return err;
+    u64 *t = table(as->pml4_pa);
+    for (int level = 3; level > 0; level--) {
+        u64 e = t[(va >> (12 + 9 * level)) & 511];
+        if (!(e & PTE_P)) {
+            u64 span = 1ull << (12 + 9 * level);
+            return ALIGN_DOWN(va, span) + span;
         }
+        t = table(e);
     }
-    return 0;
+    return va;
+}
+
+/* Drop any cached translation of va: at once when the address space is the loaded one,
+ * else at its next load (with PCID its tagged entries outlive the switch away). */
+static void flush_page(struct aspace *as, u64 va)
+{
+    if (read_cr3() == as->cr3) {
+        marker_invlpg(va);
+        invlpg(va);
+    } else {
+        aspace_tlb_stale(as);
+    }
+}
+
+void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val)
+{
+    u64 old = *pte;
+    *pte = val;
+    if (!old && val)
+        as->pages++;
+    if (old & PTE_P)
+        flush_page(as, va);
 }
 
 static bool table_empty(const u64 *t)
@@ -228,43 +245,33 @@ static bool table_empty(const u64 *t)
     return true;
 }
 
-/* Unmap one user page; page-table pages left empty are freed too, so that map/unmap
- * cycles return the frame count exactly to where it was. */
-static void unmap_page(struct aspace *as, u64 va)
+/* Page-table pages left empty are freed too, so that map/unmap cycles return the frame
+ * count exactly to where it was. */
+u64 vm_clear_pte(struct aspace *as, u64 va)
 {
     u64 *path[4];
     u64 *t = table(as->pml4_pa);
     for (int level = 3; level >= 0; level--) {
         u64 *e = &t[(va >> (12 + 9 * level)) & 511];
         path[level] = e;
-        if (!(*e & PTE_P))
-            return;
+        if (!*e)
+            return 0;
         if (level > 0)
             t = table(*e);
     }
-    frame_free(*path[0] & PTE_ADDR);
+    u64 old = *path[0];
     *path[0] = 0;
     as->pages--;
-    if (read_cr3() == as->cr3) {
-        marker_invlpg(va);
-        invlpg(va);
-    } else {
-        aspace_tlb_stale(as);
-    }
+    if (old & PTE_P)
+        flush_page(as, va);
     for (int level = 1; level <= 3; level++) {      /* PT, PD, then PDPT */
         u64 *child = table(*path[level]);
         if (!table_empty(child))
             break;
-        frame_free(*path[level] & PTE_ADDR);
+        frame_free_contig(*path[level] & PTE_ADDR, table_frames(level));
         *path[level] = 0;
     }
-}
-
-int vm_unmap_range(struct aspace *as, u64 va, u64 len)
-{
-    for (u64 off = 0; off < len; off += PAGE_SIZE)
-        unmap_page(as, va + off);
-    return 0;
+    return old;
 }
 
 u64 vm_lookup(struct aspace *as, u64 va, u64 *flags)

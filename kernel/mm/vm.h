@@ -13,15 +13,21 @@
 #define PTE_PCD  (1ull << 4)
 #define PTE_PS   (1ull << 7)
 #define PTE_G    (1ull << 8)
+#define PTE_ANON   (1ull << 9)    /* software: the frame is this mapping's own, freed with it */
+#define PTE_PARKED (1ull << 10)   /* software, not present: frame kept, access faults (PROT_NONE) */
 #define PTE_NX   (1ull << 63)
 #define PTE_ADDR 0x000ffffffffff000ull
+
+struct region;
 
 struct aspace {
     u64 pml4_pa;
     u64 cr3;                  /* pml4_pa, with the asid as PCID when pcid_active */
     int asid;                 /* small id for the cache model (and PCID); 0 = kernel */
-    u64 map_next;             /* next free address in the vm_map area */
-    u64 pages;                /* user pages mapped */
+    u64 map_next;             /* where the next "anywhere" mapping search starts */
+    u64 pages;                /* user PTEs in use (present or parked) */
+    struct region *regions;   /* sorted by address, disjoint (region.c) */
+    u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
     struct spinlock lock;
 };
 
@@ -49,9 +55,18 @@ static inline void aspace_switch(struct aspace *as)
     if (read_cr3() != cr3)
         aspace_load(cr3, as ? as->asid : 0);
 }
-int vm_map_page(struct aspace *as, u64 va, u64 pa, u64 flags);   /* 0 or E_NOMEM/E_INVAL */
-int vm_alloc_range(struct aspace *as, u64 va, u64 len, u64 flags);
-int vm_unmap_range(struct aspace *as, u64 va, u64 len);          /* frees the frames */
+/* The PTE of user page va (NULL if absent; with create, intermediate tables are made and
+ * NULL means out of memory). Changes go through vm_set_pte / vm_clear_pte, which keep the
+ * page count and flush the TLB entry when the address space is loaded. */
+u64 *vm_pte(struct aspace *as, u64 va, bool create);
+/* The reverse-map slot beside a user PTE (the second frame of its page table). */
+struct rmap_entry;
+static inline struct rmap_entry **pte_rmap_slot(u64 *pte) { return (struct rmap_entry **)(pte + 512); }
+void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
+u64 vm_clear_pte(struct aspace *as, u64 va);
+/* va itself when its page table exists, else the first address past the absent table's span
+ * (so range walks skip unpopulated gigabytes at once). */
+u64 vm_next_candidate(struct aspace *as, u64 va);    /* old entry; frees emptied tables, not the page */
 u64 vm_lookup(struct aspace *as, u64 va, u64 *flags);             /* phys of page, 0 if none */
 u64 pte_flags_for_prot(unsigned prot);
 extern u64 marker_zero_frame;

@@ -1,7 +1,9 @@
 /*
  * cache_dloop BYTES PASSES [STRIDE [WINDOW]]: data-cache check for the cache model
  * (tools/cacheplugin). Maps BYTES of fresh memory and touches each page once, so page
- * faults happen before the measurement window; then, inside window WINDOW (default 1),
+ * faults happen before the measurement window, then reads every line once so the window
+ * starts from the same cache state whatever the page faults' frame zeroing left behind
+ * (it depends on physical placement); then, inside window WINDOW (default 1),
  * reads one byte every STRIDE bytes (default 32), PASSES times.
  *
  * The measured code is assembly so the user-side instruction count is exact:
@@ -61,6 +63,8 @@ int main(int argc, char **argv)
     volatile uint8_t *buf = (volatile uint8_t *)addr;
     for (uint64_t off = 0; off < bytes; off += 4096)
         buf[off] = 0;
+    for (uint64_t off = 0; off < bytes; off += stride)
+        (void)buf[off];
     long end_rc;
     long rc = sweep(buf, bytes / stride, stride, passes, window, &end_rc);
     result_printf("{\"type\":\"result\",\"bench\":\"cachemodel\",\"test\":\"dloop\","

@@ -24,8 +24,18 @@
  *                               exit. Only "sh" and "init" are defused (they would compete
  *                               for the console).
  *   SYS_VM_MAP                  lengths mostly up to 1 MiB, once in a while 512 MiB (more
- *                               than the machine has: must fail cleanly); at most
- *                               MAX_TRACKED mappings are kept, the oldest is unmapped
+ *                               than the machine has: fine, pages come on first touch);
+ *                               at most MAX_TRACKED mappings are kept, the oldest is unmapped
+ *   SYS_VM_MMAP                 fixed mappings only over the fuzzer's own mappings or at
+ *                               invalid addresses; hints 0, our own or invalid addresses
+ *                               (so nothing appears where other arguments point);
+ *                               results tracked like SYS_VM_MAP's
+ *   SYS_VM_PROTECT              only the fuzzer's own mappings or invalid addresses
+ *   SYS_TASK_CREATE             at most MAX_CREATED tasks are made (then bad names only);
+ *                               they never run and go when the fuzzer exits
+ *   SYS_VM_CLONE, SYS_TASK_THREAD, SYS_VM_CTL, SYS_TASK_COPY  often aimed at those
+ *                               tasks; threads only with invalid entry points; copies never
+ *                               into our own program image
  *   SYS_VM_UNMAP                only the fuzzer's own SYS_VM_MAP results (whole or a
  *                               leading part) or invalid addresses, so it never unmaps its
  *                               own stack, code or scratch buffer
@@ -58,6 +68,7 @@
 
 #define SCRATCH_SIZE (64 * 1024)
 #define MAX_TRACKED 16
+#define MAX_CREATED 16
 #define NUM_RANGE (NSYSCALLS + 8)
 #define NBUCKETS (E_COUNT + 2) /* ok, one per E_* code (E_NOSYS first), other */
 #define KERNEL_ADDR 0xffffffff80000000ull
@@ -74,6 +85,8 @@ static struct {
     uint64_t addr, len;
 } tracked[MAX_TRACKED];
 static int ntracked;
+static long created[MAX_CREATED];     /* empty tasks from SYS_TASK_CREATE (freed when we exit) */
+static int ncreated;
 
 static uint64_t r64(void) { return rand64(&rng); }
 static uint64_t below(uint64_t n) { return n ? r64() % n : 0; }
@@ -203,6 +216,33 @@ static void track_map(uint64_t addr, uint64_t len)
     ntracked++;
 }
 
+/* An address range for calls that change mappings: part of one of our own tracked
+ * mappings (its index in *idx, pages left after the range in *keep; a leading part, so
+ * an unmap leaves a tracked tail) or an invalid range, so that no call ever changes the
+ * fuzzer's own stack, code or scratch buffer. */
+static void own_or_invalid_range(uint64_t *a, int *idx, uint64_t *keep)
+{
+    *idx = -1;
+    *keep = 0;
+    if (ntracked > 0 && below(2) == 0) {
+        int i = (int)below((uint64_t)ntracked);
+        uint64_t pages = tracked[i].len / 4096;
+        uint64_t k = below(3) == 0 ? 1 + below(pages) : pages;
+        a[0] = tracked[i].addr;
+        a[1] = k * 4096 - (below(4) == 0 ? below(4096) : 0);   /* rounded up by the kernel */
+        *idx = i;
+        *keep = pages - k;
+    } else {
+        switch (below(5)) {
+        case 0: a[0] = KERNEL_ADDR + below(1ull << 30); break;
+        case 1: a[0] = NONCANON_ADDR + below(1ull << 40); break;
+        case 2: a[0] = (uint64_t)(uintptr_t)scratch + 1 + below(4095); break;   /* unaligned */
+        case 3: a[0] = 0; a[1] = below(1 << 20); break;
+        default: a[0] = UINT64_MAX - below(1 << 20); break;
+        }
+    }
+}
+
 /* Draws a call and its arguments, applying the skip list and the sanitising rules. */
 static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
 {
@@ -261,23 +301,49 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
             a[0] = 1 + below(1 << 20);
         break;
     case SYS_VM_UNMAP:
-        if (ntracked > 0 && below(2) == 0) {
-            int i = (int)below((uint64_t)ntracked);
-            uint64_t pages = tracked[i].len / 4096;
-            uint64_t k = below(3) == 0 ? 1 + below(pages) : pages;
-            a[0] = tracked[i].addr;
-            a[1] = k * 4096 - (below(4) == 0 ? below(4096) : 0);   /* rounded up by the kernel */
-            *unmap_idx = i;
-            *unmap_keep = pages - k;
-        } else {
-            switch (below(5)) {
-            case 0: a[0] = KERNEL_ADDR + below(1ull << 30); break;
-            case 1: a[0] = NONCANON_ADDR + below(1ull << 40); break;
-            case 2: a[0] = (uint64_t)(uintptr_t)scratch + 1 + below(4095); break;   /* unaligned */
-            case 3: a[0] = 0; a[1] = below(1 << 20); break;
-            default: a[0] = UINT64_MAX - below(1 << 20); break;
-            }
+        own_or_invalid_range(a, unmap_idx, unmap_keep);
+        break;
+    case SYS_VM_PROTECT: {
+        int idx;
+        uint64_t keep;
+        own_or_invalid_range(a, &idx, &keep);
+        if (below(4) != 0)
+            a[2] = below(8);
+        break;
+    }
+    case SYS_VM_MMAP: {
+        int idx;
+        uint64_t keep, len = 1 + below(1 << 18);
+        if (below(4) != 0) {
+            a[2] = below(8);
+            a[3] = below(4);              /* VM_MMAP_FIXED, VM_MMAP_PHYS (E_PERM for us) */
         }
+        own_or_invalid_range(a, &idx, &keep);   /* fixed: only over our own mappings */
+        if (!(a[3] & VM_MMAP_FIXED)) {
+            a[1] = len;
+            if (below(2) == 0)
+                a[0] = 0;
+        }
+        break;
+    }
+    case SYS_TASK_CREATE:
+        if (ncreated == MAX_CREATED)
+            a[0] = invalid_entry();        /* E_FAULT: keeps the task table from filling */
+        break;
+    case SYS_TASK_THREAD:
+    case SYS_VM_CLONE:
+    case SYS_VM_CTL:
+    case SYS_TASK_COPY:
+        if (ncreated > 0 && below(2) == 0)
+            a[0] = (uint64_t)created[below((uint64_t)ncreated)];
+        if (n == SYS_VM_CTL && below(2) == 0)
+            a[1] = 1 + below(3);
+        if (n == SYS_TASK_COPY && below(2) == 0)
+            a[1] = 1 + below(2);
+        if (n == SYS_TASK_COPY && a[3] >= 0x400000 && a[3] < 0x800000)
+            a[3] = (uint64_t)(uintptr_t)scratch;   /* never over our own image */
+        if (n == SYS_TASK_THREAD)
+            a[1] = invalid_entry();        /* no runaway copies of the fuzzer */
         break;
     case SYS_CONSOLE_WRITE:
         if (a[1] > 64)
@@ -384,6 +450,10 @@ int main(int argc, char **argv)
             violation(n, a, r, "unprivileged pcnt switch did not give E_PERM");
         if (n == SYS_VM_MAP && r >= 0)
             track_map((uint64_t)r, a[0]);
+        if (n == SYS_TASK_CREATE && r > 0 && ncreated < MAX_CREATED)
+            created[ncreated++] = r;
+        if (n == SYS_VM_MMAP && r >= 0 && !(a[3] & VM_MMAP_FIXED))
+            track_map((uint64_t)r, a[1]);
         if (n == SYS_VM_UNMAP && unmap_idx >= 0 && r == 0) {
             if (unmap_keep == 0) {
                 memmove(&tracked[unmap_idx], &tracked[unmap_idx + 1],

@@ -8,6 +8,7 @@
 #include "cpu_offsets.h"
 #include "console.h"
 #include "cpu.h"
+#include "fault.h"
 #include "kernel.h"
 #include "pcnt.h"
 #include "klock.h"
@@ -72,8 +73,9 @@ static void describe_page_fault(char *buf, size_t n, u64 err)
               err & 1 ? "protection" : "not present", err & 8 ? ", reserved bit" : "");
 }
 
-/* One line for the user and the tests: task, thread, cause, rip, fault address. */
-static void kill_faulting_thread(struct trapframe *tf)
+/* One line for the user and the tests: task, thread, cause, rip, fault address. A page
+ * fault that found no free frame says "out of memory". */
+static void kill_faulting_thread(struct trapframe *tf, bool out_of_memory)
 {
     struct thread *t = current_thread();
     struct task *task = t->task;
@@ -81,9 +83,22 @@ static void kill_faulting_thread(struct trapframe *tf)
     u64 addr = tf->vector == 14 ? read_cr2() : 0;
     if (tf->vector == 14)
         describe_page_fault(detail, sizeof(detail), tf->error);
+    if (out_of_memory)
+        ksnprintf(detail, sizeof(detail), " (out of memory)");
     printk("ondol: killed task %d (%s) thread %d: %s%s rip=%#lx addr=%#lx\n", task->id, task->name,
            t->tid, trap_name(tf->vector), detail, (unsigned long)tf->rip, (unsigned long)addr);
     thread_exit(KILLED_STATUS_BASE + (int)tf->vector);
+}
+
+/* A page fault goes to the portable handler first (demand paging, fault.c): 0 when it
+ * mapped the page and the access can be retried. */
+static int resolve_page_fault(struct trapframe *tf)
+{
+    if (tf->error & 8)
+        return E_FAULT;     /* reserved bit set: never retried */
+    struct task *task = current_thread()->task;
+    unsigned access = (tf->error & 2 ? VM_ACCESS_WRITE : 0) | (tf->error & 16 ? VM_ACCESS_EXEC : 0);
+    return vm_fault(task ? task->as : NULL, read_cr2(), access);
 }
 
 static void exception(struct trapframe *tf)
@@ -92,17 +107,21 @@ static void exception(struct trapframe *tf)
         thread_fpu_claim(this_cpu(), current_thread());
         return;
     }
+    int err = 0;
     if (!tf_from_user(tf)) {
         u64 rip = tf->rip;
         if (tf->vector == 14 && rip >= (u64)usercopy_begin && rip < (u64)usercopy_end) {
             pcnt_probe_start(PROBE_PAGEFAULT, read_cr2());
-            tf->rip = (u64)usercopy_fault;
+            if (resolve_page_fault(tf) != 0)
+                tf->rip = (u64)usercopy_fault;
             pcnt_probe_stop(PROBE_PAGEFAULT);
             return;
         }
         panic_trap(tf, trap_name(tf->vector));
     }
-    kill_faulting_thread(tf);
+    if (tf->vector == 14 && (err = resolve_page_fault(tf)) == 0)
+        return;
+    kill_faulting_thread(tf, err == E_NOMEM);
 }
 
 void trap(struct trapframe *tf)

@@ -110,6 +110,12 @@ struct pcnt_events {
     uint32_t probes;             /* 1 while the kernel probe points are on */
 };
 
+struct vm_check {                /* SYS_VM_CHECK: the reverse map against the page tables */
+    uint64_t mappings;           /* anonymous user PTEs in all address spaces */
+    uint64_t entries;            /* reverse-map entries on the frames' lists */
+    uint64_t errors;             /* mismatches of any kind (0 when consistent) */
+};
+
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
 #define MEASURE_WINDOW_END   2
 
@@ -118,6 +124,15 @@ struct pcnt_events {
 #define PROT_READ   0x1u
 #define PROT_WRITE  0x2u
 #define PROT_EXEC   0x4u
+#define PROT_NONE   0x0u         /* a guard region: reserved, every access faults */
+#define VM_MMAP_FIXED 0x1u       /* SYS_VM_MMAP: exactly at addr, replacing what is there */
+#define VM_MMAP_PHYS  0x2u       /* SYS_VM_MMAP: map physical memory from phys (privileged) */
+#define VM_CTL_MAP      1        /* SYS_VM_CTL operations in a controlled task */
+#define VM_CTL_UNMAP    2
+#define VM_CTL_PROTECT  3
+#define TASK_COPY_TO    1        /* SYS_TASK_COPY: our bytes into the task's memory */
+#define TASK_COPY_FROM  2        /* the task's bytes into ours */
+#define TASK_COPY_MAX   (1u << 20)
 
 #define PRIO_MIN      0
 #define PRIO_MAX      255

@@ -1,0 +1,113 @@
+/*
+ * Page faults. The region containing the address decides: an access its protection allows
+ * is resolved (a fresh frame from the region's object on first touch, a parked page
+ * brought back, a copy-on-write break, or a stale TLB entry refreshed); anything else is
+ * the thread's fault. A write to a shared anonymous frame copies it only while it is
+ * shared: the last sharer finds a map count of 1 and writes in place.
+ */
+#include <ondol/abi.h>
+#include "fault.h"
+#include "kernel.h"
+#include "memlayout.h"
+#include "pmm.h"
+#include "region.h"
+#include "rmap.h"
+
+/* A private copy of the shared anonymous frame that pte maps, for the writer: 0 and
+ * *frame replaced (the reverse map follows), or E_NOMEM. */
+static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
+{
+    u64 old = *frame & PTE_ADDR, copy = frame_alloc();
+    struct rmap_entry *e = copy ? rmap_entry_alloc() : NULL;
+    if (!e) {
+        if (copy)
+            frame_free(copy);
+        return E_NOMEM;
+    }
+    memcpy(phys_to_virt(copy), phys_to_virt(old), PAGE_SIZE);
+    frame_map_inc(copy);
+    rmap_remove(pte);
+    anon_frame_unmapped(old);
+    rmap_insert(e, as, page, copy, pte);
+    *frame = copy | PTE_ANON;
+    return 0;
+}
+
+/* The first frame for an untouched page: from the region's object; an anonymous one
+ * gets its map count and reverse-map entry. */
+static int first_frame(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 *frame)
+{
+    struct rmap_entry *e = rmap_entry_alloc();
+    if (!e)
+        return E_NOMEM;
+    bool owned;
+    int err = memobj_frame(r->obj, r->off + (page - r->start), frame, &owned);
+    if (err || !owned) {
+        rmap_entry_discard(e);
+        return err;
+    }
+    frame_map_inc(*frame);
+    rmap_insert(e, as, page, *frame, pte);
+    *frame |= PTE_ANON;
+    return 0;
+}
+
+static bool allows(unsigned prot, unsigned access)
+{
+    if (access & VM_ACCESS_WRITE)
+        return prot & PROT_WRITE;
+    if (access & VM_ACCESS_EXEC)
+        return prot & PROT_EXEC;
+    return prot != 0;
+}
+
+/* Whether a present PTE already permits the access: its flags follow its region's
+ * protection (region.c), so then there is nothing to decide. */
+static bool pte_allows(u64 pte, unsigned access)
+{
+    return (pte & PTE_P) && (!(access & VM_ACCESS_WRITE) || (pte & PTE_W)) &&
+           (!(access & VM_ACCESS_EXEC) || !(pte & PTE_NX));
+}
+
+/* The region decides: map the page for an access it allows. */
+static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa)
+{
+    struct region *r = region_find(as, va);
+    if (!r || !allows(r->prot, access))
+        return E_FAULT;
+    u64 page = ALIGN_DOWN(va, PAGE_SIZE);
+    u64 *pte = vm_pte(as, page, true);
+    if (!pte)
+        return E_NOMEM;
+    u64 frame = *pte & (PTE_ADDR | PTE_ANON);
+    int err = 0;
+    if (!*pte)
+        err = first_frame(as, r, page, pte, &frame);
+    else if ((access & VM_ACCESS_WRITE) && (frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
+        err = cow_copy(as, page, pte, &frame);
+    if (err)
+        return err;
+    u64 want = region_pte(r, frame);
+    if (*pte != want)
+        vm_set_pte(as, page, pte, want);
+    *pa = frame & PTE_ADDR;
+    return 0;
+}
+
+int vm_resolve(struct aspace *as, u64 va, unsigned access, u64 *pa)
+{
+    if (!as || va >= USER_TOP)
+        return E_FAULT;
+    u64 *pte = vm_pte(as, ALIGN_DOWN(va, PAGE_SIZE), false);
+    if (pte && pte_allows(*pte, access)) {
+        *pa = *pte & PTE_ADDR;
+        return 0;
+    }
+    return resolve_in_region(as, va, access, pa);
+}
+
+int vm_fault(struct aspace *as, u64 va, unsigned access)
+{
+    u64 pa;
+    return vm_resolve(as, va, access, &pa);
+}

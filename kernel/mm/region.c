@@ -1,0 +1,348 @@
+/*
+ * Regions: an address space is a sorted list of disjoint regions, each mapping a range of
+ * a memory object with one protection. Invariant: a user PTE (present or parked) exists
+ * only inside a region, and its flags are region_pte()'s (the region's protection, minus
+ * write while an anonymous frame is shared copy-on-write), so unmapping or protecting a
+ * range only has to visit the regions' own pages. Unmap and protect of part
+ * of a region split it; every region a split needs is allocated before anything changes,
+ * so a call that fails with E_NOMEM leaves the address space as it was.
+ */
+#include <ondol/abi.h>
+#include "kernel.h"
+#include "kobj.h"
+#include "memlayout.h"
+#include "pmm.h"
+#include "region.h"
+#include "rmap.h"
+
+#define MAP_AREA_END (USER_STACK_TOP - USER_STACK_SIZE - (1ull << 30))
+
+static struct kcache region_cache = KCACHE_INIT("region", sizeof(struct region));
+
+/* The link that points at the first region ending above va. */
+static struct region **link_after(struct aspace *as, u64 va)
+{
+    struct region **pp = &as->regions;
+    while (*pp && (*pp)->end <= va)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+struct region *region_find(struct aspace *as, u64 va)
+{
+    struct region *r = *link_after(as, va);
+    return r && r->start <= va ? r : NULL;
+}
+
+static bool range_free(struct aspace *as, u64 start, u64 end)
+{
+    struct region *r = *link_after(as, start);
+    return !r || r->start >= end;
+}
+
+u64 region_pte_flags(const struct region *r)
+{
+    return PTE_P | PTE_U | pte_flags_for_prot(r->prot);
+}
+
+/* Calls fn on every page of [start, end) that has a PTE, skipping absent tables. */
+static void each_pte(struct aspace *as, u64 start, u64 end, void (*fn)(struct aspace *, u64, void *),
+                     void *arg)
+{
+    for (u64 va = start; va < end;) {
+        u64 next = vm_next_candidate(as, va);
+        if (next == va) {
+            fn(as, va, arg);
+            next = va + PAGE_SIZE;
+        }
+        va = next;
+    }
+}
+
+u64 region_pte(const struct region *r, u64 frame)
+{
+    if (!r->prot)
+        return frame | PTE_PARKED;
+    u64 pte = frame | region_pte_flags(r);
+    if ((frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
+        pte &= ~PTE_W;
+    return pte;
+}
+
+/* Drop one mapping of an anonymous frame; the last one frees it. */
+void anon_frame_unmapped(u64 pa)
+{
+    if (frame_map_dec(pa) == 0)
+        frame_free(pa);
+}
+
+static void release_page(struct aspace *as, u64 va, void *unused)
+{
+    (void)unused;
+    u64 *pte = vm_pte(as, va, false);
+    if (pte && (*pte & PTE_ANON))
+        rmap_remove(pte);
+    u64 old = vm_clear_pte(as, va);
+    if (old & PTE_ANON)
+        anon_frame_unmapped(old & PTE_ADDR);
+}
+
+static void reprotect_page(struct aspace *as, u64 va, void *region)
+{
+    u64 *pte = vm_pte(as, va, false);
+    if (pte && *pte)
+        vm_set_pte(as, va, pte, region_pte(region, *pte & (PTE_ADDR | PTE_ANON)));
+}
+
+static void region_free(struct aspace *as, struct region *r)
+{
+    each_pte(as, r->start, r->end, release_page, NULL);
+    memobj_put(r->obj);
+    kobj_free(&region_cache, r);
+}
+
+/* ---- splitting --------------------------------------------------------------------- */
+
+static bool splits_at(struct aspace *as, u64 va)
+{
+    struct region *r = region_find(as, va);
+    return r && r->start != va;
+}
+
+struct spares {
+    struct region *r[2];
+};
+
+/* Allocate the regions splitting at start and end will need: 0 or E_NOMEM. */
+static int spares_get(struct aspace *as, u64 start, u64 end, struct spares *s)
+{
+    int need = splits_at(as, start) + splits_at(as, end);
+    s->r[0] = s->r[1] = NULL;
+    for (int i = 0; i < need; i++) {
+        s->r[i] = kobj_alloc(&region_cache);
+        if (!s->r[i]) {
+            if (i)
+                kobj_free(&region_cache, s->r[0]);
+            return E_NOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Split the region containing va (if va is inside it, not at its start) into two. */
+static void split_at(struct aspace *as, u64 va, struct spares *s)
+{
+    struct region *r = region_find(as, va);
+    if (!r || r->start == va)
+        return;
+    struct region *tail = s->r[0] ? s->r[0] : s->r[1];
+    ASSERT(tail);
+    if (tail == s->r[0])
+        s->r[0] = NULL;
+    else
+        s->r[1] = NULL;
+    *tail = *r;
+    tail->start = va;
+    tail->off = r->off + (va - r->start);
+    r->end = va;
+    r->next = tail;
+    memobj_get(r->obj);
+}
+
+static int split_range(struct aspace *as, u64 start, u64 end)
+{
+    struct spares s;
+    int err = spares_get(as, start, end, &s);
+    if (err)
+        return err;
+    split_at(as, start, &s);
+    split_at(as, end, &s);
+    ASSERT(!s.r[0] && !s.r[1]);
+    return 0;
+}
+
+/* ---- the operations ------------------------------------------------------------------ */
+
+int region_unmap(struct aspace *as, u64 start, u64 end)
+{
+    int err = split_range(as, start, end);
+    if (err)
+        return err;
+    struct region **pp = link_after(as, start);
+    while (*pp && (*pp)->start < end) {
+        struct region *r = *pp;
+        *pp = r->next;
+        region_free(as, r);
+    }
+    return 0;
+}
+
+static bool covered(struct aspace *as, u64 start, u64 end)
+{
+    u64 at = start;
+    for (struct region *r = *link_after(as, start); r && r->start <= at && at < end; r = r->next)
+        at = r->end;
+    return at >= end;
+}
+
+int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
+{
+    if (!covered(as, start, end))
+        return E_FAULT;
+    int err = split_range(as, start, end);
+    if (err)
+        return err;
+    for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next) {
+        r->prot = prot;
+        each_pte(as, r->start, r->end, reprotect_page, r);
+    }
+    return 0;
+}
+
+/* First address >= from in the map area where len bytes fit with a free guard page on
+ * each side; 0 if none. */
+static u64 gap_from(struct aspace *as, u64 from, u64 len)
+{
+    u64 at = from;
+    for (struct region *r = as->regions; r; r = r->next) {
+        if (r->end + PAGE_SIZE <= at)
+            continue;
+        if (at + len + PAGE_SIZE <= r->start)
+            break;
+        at = r->end + PAGE_SIZE;
+    }
+    return at + len <= MAP_AREA_END ? at : 0;
+}
+
+/* "Anywhere": next fit from where the last search ended, then from the area's start. */
+static u64 find_gap(struct aspace *as, u64 len)
+{
+    u64 at = gap_from(as, MAX(as->map_next, USER_MAP_BASE), len);
+    if (!at)
+        at = gap_from(as, USER_MAP_BASE, len);
+    if (at)
+        as->map_next = at + len + PAGE_SIZE;
+    return at;
+}
+
+static bool fits_user(u64 addr, u64 len)
+{
+    return addr >= VM_MIN_ADDR && addr < USER_TOP && len <= USER_TOP - addr;
+}
+
+/* Where a mapping of len bytes goes: its address, or E_INVAL (bad fixed address) or
+ * E_NOMEM (no room in the map area). */
+static long place(struct aspace *as, u64 addr, u64 len, bool fixed)
+{
+    u64 hint = ALIGN_DOWN(addr, PAGE_SIZE);
+    if (fixed)
+        return fits_user(addr, len) && addr == hint ? (long)addr : E_INVAL;
+    if (addr && fits_user(hint, len) && range_free(as, hint, hint + len))
+        return (long)hint;
+    u64 at = find_gap(as, len);
+    return at ? (long)at : E_NOMEM;
+}
+
+long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
+                struct memobj *obj)
+{
+    bool fixed = flags & VM_MMAP_FIXED;
+    long start = place(as, addr, len, fixed);
+    struct region *r = start >= 0 ? kobj_alloc(&region_cache) : NULL;
+    long err = start < 0 ? start : r ? 0 : E_NOMEM;
+    if (!err && fixed)
+        err = region_unmap(as, (u64)start, (u64)start + len);
+    if (err) {
+        if (r)
+            kobj_free(&region_cache, r);
+        memobj_put(obj);
+        return err;
+    }
+    *r = (struct region){.start = (u64)start, .end = (u64)start + len, .prot = prot, .obj = obj};
+    struct region **pp = link_after(as, (u64)start);
+    r->next = *pp;
+    *pp = r;
+    return start;
+}
+
+int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)
+{
+    struct memobj *obj = memobj_anon(len);
+    long r = obj ? region_map(as, addr, len, prot, VM_MMAP_FIXED, obj) : E_NOMEM;
+    return r < 0 ? (int)r : 0;
+}
+
+/* ---- copy-on-write clone ------------------------------------------------------------ */
+
+/* Share one page of src with dst: an anonymous frame gains a mapping and loses write
+ * permission on both sides; other frames (physical objects) are simply mapped again. */
+static int clone_page(struct aspace *dst, struct aspace *src, u64 va)
+{
+    u64 *s = vm_pte(src, va, false);
+    if (!s || !*s)
+        return 0;
+    struct rmap_entry *e = NULL;
+    if ((*s & PTE_ANON) && !(e = rmap_entry_alloc()))
+        return E_NOMEM;
+    u64 *d = vm_pte(dst, va, true);
+    if (!d) {
+        if (e)
+            rmap_entry_discard(e);
+        return E_NOMEM;
+    }
+    u64 pte = *s;
+    if (pte & PTE_ANON) {
+        frame_map_inc(pte & PTE_ADDR);
+        rmap_insert(e, dst, va, pte & PTE_ADDR, d);
+        pte &= ~PTE_W;
+        if (*s != pte)
+            vm_set_pte(src, va, s, pte);
+    }
+    vm_set_pte(dst, va, d, pte);
+    return 0;
+}
+
+static int clone_region(struct aspace *dst, struct aspace *src, const struct region *r)
+{
+    for (u64 va = r->start; va < r->end;) {
+        u64 next = vm_next_candidate(src, va);
+        if (next == va) {
+            int err = clone_page(dst, src, va);
+            if (err)
+                return err;
+            next = va + PAGE_SIZE;
+        }
+        va = next;
+    }
+    return 0;
+}
+
+int regions_clone(struct aspace *dst, struct aspace *src)
+{
+    regions_destroy(dst);
+    struct region **tail = &dst->regions;
+    for (const struct region *r = src->regions; r; r = r->next) {
+        struct region *copy = kobj_alloc(&region_cache);
+        if (!copy)
+            return E_NOMEM;
+        *copy = *r;
+        copy->next = NULL;
+        memobj_get(copy->obj);
+        *tail = copy;
+        tail = &copy->next;
+        int err = clone_region(dst, src, r);
+        if (err)
+            return err;
+    }
+    dst->map_next = src->map_next;
+    return 0;
+}
+
+void regions_destroy(struct aspace *as)
+{
+    while (as->regions) {
+        struct region *r = as->regions;
+        as->regions = r->next;
+        region_free(as, r);
+    }
+}

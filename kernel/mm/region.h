@@ -1,0 +1,40 @@
+/* Regions of an address space (region.c): the mechanism under SYS_VM_MAP, SYS_VM_MMAP,
+ * SYS_VM_UNMAP and SYS_VM_PROTECT, the ELF loader and the stack (docs/memory.md). */
+#ifndef REGION_H
+#define REGION_H
+#include "memobj.h"
+#include "types.h"
+#include "vm.h"
+
+/* [start, end) maps obj from byte offset off; pages appear on first touch (fault.c). */
+struct region {
+    u64 start, end;
+    unsigned prot;            /* PROT_READ | PROT_WRITE | PROT_EXEC; 0 = guard, any access faults */
+    struct memobj *obj;
+    u64 off;
+    struct region *next;
+};
+
+#define VM_MIN_ADDR 0x10000ull     /* nothing is mapped below: null-pointer accesses fault */
+
+/* Where a new mapping goes: VM_MMAP_FIXED replaces whatever is in [addr, addr + len);
+ * otherwise a non-zero addr is a hint, taken when the range is free, and the mapping
+ * lands "anywhere" in the map area with an unmapped guard page on each side. */
+long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
+                struct memobj *obj);   /* address, or E_INVAL / E_NOMEM; takes obj's reference */
+/* Fresh anonymous memory at exactly addr (ELF segments, the stack): 0 or an E_* code. */
+int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot);
+int region_unmap(struct aspace *as, u64 start, u64 end);                   /* 0 or E_NOMEM */
+int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot);  /* 0, E_NOMEM, E_FAULT */
+struct region *region_find(struct aspace *as, u64 va);
+u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
+void regions_destroy(struct aspace *as);
+/* Make dst a copy-on-write copy of src: dst's regions are replaced by src's, and every
+ * anonymous page is shared read-only with one more map count. 0 or E_NOMEM (then dst
+ * holds part of the copy, consistent; the caller destroys it). */
+int regions_clone(struct aspace *dst, struct aspace *src);
+/* The PTE for frame (address | PTE_ANON) in r: its protection, parked for PROT_NONE, and
+ * without write while an anonymous frame is shared. */
+u64 region_pte(const struct region *r, u64 frame);
+void anon_frame_unmapped(u64 pa);   /* one mapping fewer; frees the frame at count 0 */         /* unmaps everything (aspace_destroy) */
+#endif

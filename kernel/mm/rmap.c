@@ -1,0 +1,212 @@
+/*
+ * The reverse map. Each anonymous user frame has a list of entries, one per PTE mapping
+ * it (frame_meta(pa)->rmap); the PTE's slot in the second frame of its page table points
+ * at its entry, so updates never search for it. Three update modes from the same code
+ * (rmap= boot option; docs/memory.md says why each is correct):
+ *   global  one lock for the whole structure (the baseline, as in L4Ka::Pistachio's
+ *           mapping database);
+ *   lock    a lock per frame;
+ *   log     P4: an insert or remove is appended to the running CPU's log and touches no
+ *           shared cache line. Before anything reads the map, rmap_sync applies all logs
+ *           in order under the global lock on one CPU. An insert sets the entry's insert
+ *           mark; a remove atomically swaps it clear: if it was set, the insert is still in
+ *           a log and both cancel (the applier skips and frees the entry), else the insert
+ *           is applied and the remove is logged. A full log is applied at once.
+ * One CPU runs so far; the logs are single-producer rings written for many.
+ */
+#include "arch.h"
+#include "kernel.h"
+#include "kobj.h"
+#include "pmm.h"
+#include "region.h"
+#include "rmap.h"
+#include "spinlock.h"
+
+int rmap_mode = RMAP_LOCK;
+
+#define LOG_OPS 256
+
+struct rmap_op {
+    struct rmap_entry *e;
+    bool insert;
+};
+
+/* One CPU appends at tail; the applier (any CPU, holding global_lock) consumes to head. */
+struct rmap_log {
+    u32 head, tail;
+    struct rmap_op ops[LOG_OPS];
+} __attribute__((aligned(64)));
+
+static struct rmap_log logs[MAX_CPUS];
+static struct spinlock global_lock;     /* global: the map; log: applying the logs */
+static struct kcache rmap_cache = KCACHE_INIT("rmap", sizeof(struct rmap_entry));
+
+struct rmap_entry *rmap_entry_alloc(void) { return kobj_alloc(&rmap_cache); }
+void rmap_entry_discard(struct rmap_entry *e) { kobj_free(&rmap_cache, e); }
+
+static void link(struct rmap_entry *e)
+{
+    struct frame_meta *m = frame_meta(e->pa);
+    e->next = m->rmap;
+    m->rmap = e;
+}
+
+static void unlink(struct rmap_entry *e)
+{
+    struct rmap_entry **pp = &frame_meta(e->pa)->rmap;
+    while (*pp != e) {
+        ASSERT(*pp);
+        pp = &(*pp)->next;
+    }
+    *pp = e->next;
+}
+
+/* The lock guarding pa's list: in log mode lists change only while logs are applied. */
+static struct spinlock *lock_for(u64 pa)
+{
+    return rmap_mode == RMAP_LOCK ? &frame_meta(pa)->lock : &global_lock;
+}
+
+static void apply_log(struct rmap_log *l)
+{
+    u32 tail = __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE);
+    for (u32 i = l->head; i != tail; i++) {
+        struct rmap_op op = l->ops[i % LOG_OPS];
+        if (!op.insert) {
+            unlink(op.e);
+            rmap_entry_discard(op.e);
+        } else if (__atomic_exchange_n(&op.e->insert_mark, 0, __ATOMIC_ACQ_REL)) {
+            link(op.e);
+        } else {
+            rmap_entry_discard(op.e);    /* removed before it was applied */
+        }
+    }
+    __atomic_store_n(&l->head, tail, __ATOMIC_RELEASE);
+}
+
+void rmap_sync(void)
+{
+    if (rmap_mode != RMAP_LOG)
+        return;
+    spin_lock(&global_lock);
+    for (int c = 0; c < MAX_CPUS; c++)
+        apply_log(&logs[c]);
+    spin_unlock(&global_lock);
+}
+
+static void log_append(struct rmap_entry *e, bool insert)
+{
+    struct rmap_log *l = &logs[this_cpu()->id];
+    if (l->tail - __atomic_load_n(&l->head, __ATOMIC_ACQUIRE) == LOG_OPS)
+        rmap_sync();
+    l->ops[l->tail % LOG_OPS] = (struct rmap_op){e, insert};
+    __atomic_store_n(&l->tail, l->tail + 1, __ATOMIC_RELEASE);
+}
+
+void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *pte)
+{
+    *e = (struct rmap_entry){.as = as, .va = va, .pa = pa};
+    *pte_rmap_slot(pte) = e;
+    if (rmap_mode == RMAP_LOG) {
+        e->insert_mark = 1;
+        log_append(e, true);
+        return;
+    }
+    struct spinlock *l = lock_for(pa);
+    spin_lock(l);
+    link(e);
+    spin_unlock(l);
+}
+
+void rmap_remove(u64 *pte)
+{
+    struct rmap_entry *e = *pte_rmap_slot(pte);
+    ASSERT(e);
+    *pte_rmap_slot(pte) = NULL;
+    if (rmap_mode == RMAP_LOG) {
+        if (!__atomic_exchange_n(&e->insert_mark, 0, __ATOMIC_ACQ_REL))
+            log_append(e, false);
+        return;
+    }
+    struct spinlock *l = lock_for(e->pa);
+    spin_lock(l);
+    unlink(e);
+    spin_unlock(l);
+    rmap_entry_discard(e);
+}
+
+/* ---- the checker ---------------------------------------------------------------------- */
+
+static bool on_list(const struct rmap_entry *e)
+{
+    for (const struct rmap_entry *x = frame_meta(e->pa)->rmap; x; x = x->next)
+        if (x == e)
+            return true;
+    return false;
+}
+
+static void check_pte(struct aspace *as, u64 va, struct rmap_check_stats *st)
+{
+    u64 *pte = vm_pte(as, va, false);
+    if (!pte || !*pte)
+        return;
+    const struct rmap_entry *e = *pte_rmap_slot(pte);
+    if (!(*pte & PTE_ANON)) {
+        st->errors += e != NULL;
+        return;
+    }
+    st->mappings++;
+    bool ok = e && e->as == as && e->va == va && e->pa == (*pte & PTE_ADDR);
+    if (ok) {
+        struct spinlock *l = lock_for(e->pa);
+        spin_lock(l);
+        ok = on_list(e);
+        spin_unlock(l);
+    }
+    st->errors += !ok;
+}
+
+void rmap_check_aspace(struct aspace *as, struct rmap_check_stats *st)
+{
+    rmap_sync();
+    as->check_gen = st->gen;
+    for (const struct region *r = as->regions; r; r = r->next) {
+        for (u64 va = r->start; va < r->end;) {
+            u64 next = vm_next_candidate(as, va);
+            if (next == va) {
+                check_pte(as, va, st);
+                next = va + PAGE_SIZE;
+            }
+            va = next;
+        }
+    }
+}
+
+/* An entry must be the one its (live) address space's PTE points at. */
+static bool entry_ok(const struct rmap_entry *e, u64 pa, u64 gen)
+{
+    if (e->pa != pa || e->as->check_gen != gen)
+        return false;
+    u64 *pte = vm_pte(e->as, e->va, false);
+    return pte && (*pte & PTE_ANON) && (*pte & PTE_ADDR) == pa && *pte_rmap_slot(pte) == e;
+}
+
+void rmap_check_frames(struct rmap_check_stats *st)
+{
+    rmap_sync();
+    for (u64 f = 0; f < frames_span(); f++) {
+        u64 pa = f * PAGE_SIZE;
+        const struct frame_meta *m = frame_meta(pa);
+        if (!m->rmap && !m->maps)
+            continue;               /* the common case, read without the lock: quick */
+        struct spinlock *l = lock_for(pa);
+        spin_lock(l);
+        u32 n = 0;
+        for (const struct rmap_entry *e = frame_meta(pa)->rmap; e; e = e->next, n++)
+            st->errors += !entry_ok(e, pa, st->gen);
+        spin_unlock(l);
+        st->entries += n;
+        st->errors += n != frame_maps(pa);
+    }
+    st->errors += st->entries != st->mappings;
+}

@@ -1,0 +1,38 @@
+/* The reverse map (rmap.c): for every anonymous user frame, the (address space, page)
+ * mappings of it, updated under one global lock, a lock per frame, or per-CPU logs (P4),
+ * chosen by the boot option rmap= (docs/memory.md). */
+#ifndef RMAP_H
+#define RMAP_H
+#include "types.h"
+#include "vm.h"
+
+enum { RMAP_GLOBAL, RMAP_LOCK, RMAP_LOG };    /* the order of the words in options.def */
+extern int rmap_mode;
+
+struct rmap_entry {
+    struct aspace *as;
+    u64 va, pa;
+    struct rmap_entry *next;     /* on the frame's list */
+    u32 insert_mark;             /* log mode: 1 while the insert waits in a log */
+};
+
+/* Entries are allocated before a PTE changes, so a mapping never lacks one: NULL when out
+ * of kernel objects (the caller fails with E_NOMEM), and rmap_entry_discard if unused. */
+struct rmap_entry *rmap_entry_alloc(void);
+void rmap_entry_discard(struct rmap_entry *e);
+/* Record the mapping of pa at va in as, whose (anonymous) PTE is pte; its slot keeps e. */
+void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *pte);
+/* Forget the mapping whose PTE is pte (before the PTE is cleared or changes frame). */
+void rmap_remove(u64 *pte);
+/* Apply the pending logs (log mode); every reader of the map calls it first. */
+void rmap_sync(void);
+
+struct rmap_check_stats {
+    u64 mappings, entries, errors, gen;
+};
+/* The consistency checker: every anonymous PTE of as must have its entry on its frame's
+ * list (call for every live address space first, with the same stats), then every list
+ * entry must be such a PTE and every list as long as the frame's map count. */
+void rmap_check_aspace(struct aspace *as, struct rmap_check_stats *st);
+void rmap_check_frames(struct rmap_check_stats *st);
+#endif
