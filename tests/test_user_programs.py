@@ -22,6 +22,10 @@ STACK_SIZE = 256 * 1024                     # USER_STACK_SIZE; one guard page be
 def shell():
     s = boot(lifetime=600)
     try:
+        # Warm-up: the shell's first program run touches the pages of its waiter thread's
+        # stack for the first time (demand paging), so tests that compare memory before and
+        # after a program measure from there.
+        s.cmd("hello warm-up")
         yield s
         assert s.halt() == 0, "halt did not power off cleanly"
     finally:
