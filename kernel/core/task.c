@@ -56,6 +56,28 @@ static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out
     return 0;
 }
 
+/* A task object with an id and an empty address space, named `name` (cut to NAME_LEN - 1),
+ * a child of `parent`, its threads capped at `max_prio`; NULL when memory runs out. */
+static struct task *task_new(struct task *parent, const char *name, int max_prio)
+{
+    struct task *t = kobj_alloc(&task_cache);
+    if (!t)
+        return NULL;
+    t->id = idtable_alloc(&tasks, t);
+    t->as = t->id > 0 ? aspace_create() : NULL;
+    if (!t->as) {
+        if (t->id > 0)
+            task_free(t);
+        else
+            kobj_free(&task_cache, t);
+        return NULL;
+    }
+    memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
+    t->parent = parent;
+    t->max_prio = max_prio;
+    return t;
+}
+
 /* A new task from boot-archive program `prog`; its threads may run at most at `max_prio`
  * (the caller computes it from the creator, sys_spawn: never above the creator's own). */
 long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
@@ -65,26 +87,12 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
     const void *image = bootfs_find(prog, &size);
     if (!image)
         return E_NOENT;
-    struct task *t = kobj_alloc(&task_cache);
-    if (!t)
-        return E_NOMEM;
-    t->id = idtable_alloc(&tasks, t);
-    t->as = t->id > 0 ? aspace_create() : NULL;
-    if (!t->as) {
-        if (t->id > 0)
-            task_free(t);
-        else
-            kobj_free(&task_cache, t);
-        return E_NOMEM;
-    }
     /* As on Unix, the task is named by argv[0] (the program when there is none): a
      * program can start copies of itself under names that ps and the cache model show. */
-    const char *name = argc > 0 && argv[0][0] ? argv[0] : prog;
-    size_t n = strnlen(name, NAME_LEN - 1);
-    memcpy(t->name, name, n);
-    t->parent = parent;
+    struct task *t = task_new(parent, argc > 0 && argv[0][0] ? argv[0] : prog, max_prio);
+    if (!t)
+        return E_NOMEM;
     t->privileged = privileged;
-    t->max_prio = max_prio;
     u64 sp, uargv;
     int err = elf_load(t->as, image, size, &t->entry);
     if (!err)
@@ -105,21 +113,9 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
  * of `parent`, which controls it. It runs once the parent gives it a thread. */
 long task_create_empty(struct task *parent, const char *name, int max_prio)
 {
-    struct task *t = kobj_alloc(&task_cache);
+    struct task *t = task_new(parent, name, max_prio);
     if (!t)
         return E_NOMEM;
-    t->id = idtable_alloc(&tasks, t);
-    t->as = t->id > 0 ? aspace_create() : NULL;
-    if (!t->as) {
-        if (t->id > 0)
-            task_free(t);
-        else
-            kobj_free(&task_cache, t);
-        return E_NOMEM;
-    }
-    memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
-    t->parent = parent;
-    t->max_prio = max_prio;
     marker_define(t->as->asid, DOMAIN_USER, t->name);
     return t->id;
 }
