@@ -138,7 +138,8 @@ int main(int argc, char **argv)
     struct srv_conn c;
     long r = srv_connect(&c, ECHO_IFACE);
     if (r < 0) {
-        printf("FAIL echocli: cannot connect to echo: %ld\n", r);
+        printf("FAIL echocli: cannot connect to echo: %ld%s\n", r,
+               r == E_NOENT ? " (the server is not placed: boot with echo=mk or echo=ik)" : "");
         return 1;
     }
     if (argc > 2 && !strcmp(argv[1], "bench"))
