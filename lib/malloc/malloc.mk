@@ -82,12 +82,12 @@ $(BUILD)/malloc/stress_static: tests/host/malloc/stress.c $(MALLOC_HOST_A)
 		$(MALLOC_HOST_A) -lpthread
 
 # The head-to-head's workloads (tools/allocbench/, `./ondol bench alloc --host`).
-$(BUILD)/malloc/allocbench: tools/allocbench/allocbench.c
+$(BUILD)/malloc/allocbench: tools/allocbench/allocbench.c tools/allocbench/peak_rss.h
 	@mkdir -p $(dir $@)
 	@echo '  HOSTCC  $@'
 	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -lpthread
 
-$(BUILD)/malloc/allocreplay: tools/allocbench/replay.c
+$(BUILD)/malloc/allocreplay: tools/allocbench/replay.c tools/allocbench/peak_rss.h
 	@mkdir -p $(dir $@)
 	@echo '  HOSTCC  $@'
 	$(Q)$(HOST_CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<

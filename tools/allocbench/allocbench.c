@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "peak_rss.h"
+
 #define LAT_BUCKETS 64
 
 struct worker {
@@ -37,22 +39,6 @@ struct worker {
 
 static int timing;
 static const char *workload;
-
-/* Peak resident memory of this process image in KiB (VmHWM: unlike ru_maxrss it does not
- * count the memory of whatever ran before exec). */
-static long peak_rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            kib = atol(line + 6);
-    }
-    if (f != NULL)
-        fclose(f);
-    return kib;
-}
 
 static uint64_t now_ns(void)
 {

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peak_rss.h"
+
 #define MAX_IDS ((size_t)1 << 28)
 
 enum { EV_MALLOC, EV_CALLOC, EV_ALIGNED, EV_REALLOC, EV_FREE };
@@ -29,22 +31,6 @@ struct event {
 };
 
 static void **blocks;
-
-/* Peak resident memory of this process image in KiB (VmHWM: unlike ru_maxrss it does not
- * count the memory of whatever ran before exec). */
-static long peak_rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            kib = atol(line + 6);
-    }
-    if (f != NULL)
-        fclose(f);
-    return kib;
-}
 
 static double now(void)
 {
