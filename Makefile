@@ -25,13 +25,14 @@ include lib/malloc/malloc.mk
 include kernel/kernel.mk
 include user/user.mk
 include servers/net/net.mk
+include servers/unix/unix.mk
 -include tools/cacheplugin/plugin.mk
 include tools/rootfs/rootfs.mk
 
 .PHONY: kernel-and-archive
 kernel-and-archive: $(BUILD)/ondol.bin $(BUILD)/bootfs.tar $(BUILD)/host/test_libc \
 	$(if $(wildcard tools/cacheplugin/plugin.mk),$(BUILD)/tools/cachesim.so) $(BUILD)/ondol.iso \
-	net malloc
+	net malloc unix-host
 
 deps:
 	@scripts/deps.sh

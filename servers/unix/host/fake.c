@@ -1,0 +1,134 @@
+/* The fake core and runtime for hosted unit tests (fake.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake.h"
+
+#define USER_BASE 0x10000u
+
+struct fake_mem {
+    struct proc proc;             /* first: a struct proc * is a struct fake_mem * */
+    unsigned char *bytes;
+    size_t len;
+};
+
+int fake_blocked, fake_wakes, fake_checks, fake_failures;
+struct waitlist *fake_blocked_on;
+uint64_t fake_blocked_deadline, fake_now_ns;
+
+struct proc *fake_proc(size_t len)
+{
+    struct fake_mem *m = calloc(1, sizeof(*m));
+    m->bytes = calloc(1, len ? len : 1);
+    m->len = len;
+    m->proc.pid = 1;
+    return &m->proc;
+}
+
+void fake_proc_free(struct proc *p)
+{
+    struct fake_mem *m = (struct fake_mem *)p;
+    free(m->bytes);
+    free(m);
+}
+
+uint64_t fake_user(struct proc *p, size_t offset)
+{
+    (void)p;
+    return USER_BASE + offset;
+}
+
+/* The host address of [uaddr, uaddr + n) if all of it is the process's memory. */
+static unsigned char *range(struct proc *p, uint64_t uaddr, size_t n)
+{
+    struct fake_mem *m = (struct fake_mem *)p;
+    if (uaddr < USER_BASE || uaddr - USER_BASE > m->len || n > m->len - (uaddr - USER_BASE))
+        return NULL;
+    return m->bytes + (uaddr - USER_BASE);
+}
+
+void *fake_host(struct proc *p, uint64_t uaddr)
+{
+    return range(p, uaddr, 0);
+}
+
+struct ucall fake_call(struct proc *p, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+                       uint64_t a3)
+{
+    return (struct ucall){.proc = p, .nr = nr, .a = {a0, a1, a2, a3}};
+}
+
+long copy_in(struct proc *p, void *dst, uint64_t uaddr, size_t n)
+{
+    unsigned char *src = range(p, uaddr, n);
+    if (!src)
+        return -EFAULT;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+long copy_out(struct proc *p, uint64_t uaddr, const void *src, size_t n)
+{
+    unsigned char *dst = range(p, uaddr, n);
+    if (!dst)
+        return -EFAULT;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+long copy_in_str(struct proc *p, char *dst, uint64_t uaddr, size_t cap)
+{
+    for (size_t i = 0; i < cap; i++) {
+        unsigned char *c = range(p, uaddr + i, 1);
+        if (!c)
+            return -EFAULT;
+        dst[i] = (char)*c;
+        if (!*c)
+            return (long)i;
+    }
+    return -ENAMETOOLONG;
+}
+
+long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns)
+{
+    (void)c;
+    fake_blocked++;
+    fake_blocked_on = w;
+    fake_blocked_deadline = deadline_ns;
+    return UNIX_BLOCKED;
+}
+
+void waitlist_wake(struct waitlist *w)
+{
+    (void)w;
+    fake_wakes++;
+}
+
+uint64_t unix_now_ns(void)
+{
+    return fake_now_ns;
+}
+
+void fake_check(bool ok, const char *what, const char *file, int line)
+{
+    fake_checks++;
+    if (!ok) {
+        fake_failures++;
+        printf("%s:%d: FAILED: %s\n", file, line, what);
+    }
+}
+
+void fake_check_eq(long a, long b, const char *sa, const char *sb, const char *file, int line)
+{
+    fake_checks++;
+    if (a != b) {
+        fake_failures++;
+        printf("%s:%d: FAILED: %s == %s (%ld != %ld)\n", file, line, sa, sb, a, b);
+    }
+}
+
+int fake_done(void)
+{
+    printf("%d checks, %d failed\n", fake_checks, fake_failures);
+    return fake_failures ? 1 : 0;
+}

@@ -1,0 +1,35 @@
+/*
+ * A fake of what the server's core and runtime provide, for hosted unit tests of the
+ * server's parts (servers/unix/unix.mk). A process's "user memory" is one host buffer
+ * (fake_proc_memory): copy_in/copy_out check addresses against it exactly as the real ones
+ * check a task's address space, so EFAULT cases are testable. ucall_block records the call
+ * instead of queueing it; waitlist_wake counts; the clock is set by the test.
+ */
+#ifndef UNIX_FAKE_H
+#define UNIX_FAKE_H
+#include "unix.h"
+
+/* A process whose user memory is `len` zeroed bytes; user address 0x10000 is its first
+ * byte (fake_user(p, 0)), so NULL and small addresses fault as they do on Linux. */
+struct proc *fake_proc(size_t len);
+void fake_proc_free(struct proc *p);   /* LeakSanitizer checks the rest */
+uint64_t fake_user(struct proc *p, size_t offset);      /* user address of a byte */
+void *fake_host(struct proc *p, uint64_t uaddr);        /* host pointer of a user address */
+struct ucall fake_call(struct proc *p, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+                       uint64_t a3);
+
+extern int fake_blocked;          /* calls ucall_block has seen */
+extern struct waitlist *fake_blocked_on;   /* the list of the last one */
+extern uint64_t fake_blocked_deadline;
+extern int fake_wakes;            /* waitlist_wake calls */
+extern uint64_t fake_now_ns;      /* unix_now_ns() returns this */
+
+/* Tests: CHECK(cond) prints the file, line and expression and counts a failure;
+ * fake_done() prints "N checks, M failed" and gives the exit status. */
+extern int fake_checks, fake_failures;
+#define CHECK(cond) fake_check((cond), #cond, __FILE__, __LINE__)
+#define CHECK_EQ(a, b) fake_check_eq((long)(a), (long)(b), #a, #b, __FILE__, __LINE__)
+void fake_check(bool ok, const char *what, const char *file, int line);
+void fake_check_eq(long a, long b, const char *sa, const char *sb, const char *file, int line);
+int fake_done(void);
+#endif

@@ -1,0 +1,146 @@
+/*
+ * The UNIX server's internal interface (docs/unix.md): what its parts (processes, files,
+ * signals, memory, devices) share. The server is reached through the Linux x86-64
+ * system-call ABI: the kernel forwards each `syscall` of a Linux process to it (MK: one IPC
+ * call to the server task; IK: a function call on the trapping thread's kernel stack), and
+ * it answers with the value Linux would put in rax.
+ *
+ * The same source is built as a user task (MK) and into the kernel (IK) and does not know
+ * which (the server runtime, <ondol/srv.h>, hides the difference). It is also built on the
+ * host for unit tests (servers/unix/host/), with a fake runtime.
+ *
+ * A call that must wait (read of an empty pipe, wait4, nanosleep) never blocks the server:
+ * its handler queues the call on a wait list with ucall_block() and returns UNIX_BLOCKED.
+ * When the condition may have changed, the code that changed it calls waitlist_wake(), and
+ * each waiting call is run again from the start (handlers are written so that this is
+ * correct: they change nothing before deciding to block). A signal ends the wait with
+ * -EINTR (or runs the call again for SA_RESTART). MK: the server keeps the caller's reply
+ * right and answers later; IK: the thread sleeps in the kernel and re-runs its own call
+ * when woken.
+ *
+ * Errors are Linux's: a handler returns a value >= 0 or -errno (linux.h), never ondol's
+ * E_* codes.
+ */
+#ifndef UNIX_H
+#define UNIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "linux.h"
+
+struct proc;
+struct uthread;
+struct file;
+struct inode;
+
+/* ---- one forwarded system call ------------------------------------------------------- */
+struct ucall {
+    struct proc *proc;           /* the calling process */
+    struct uthread *thread;      /* the calling thread */
+    long nr;                     /* Linux system-call number (rax) */
+    uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
+};
+
+/* Handler results outside Linux's -4095..-1 error range. */
+#define UNIX_BLOCKED  (-4096L - 1)   /* queued with ucall_block: no reply yet */
+#define UNIX_NOREPLY  (-4096L - 2)   /* the calling thread is gone or replaced (exit, execve) */
+
+/* Every Linux system call the server implements is one line of syscalls.def:
+ *   LX(number, name)   handled by long lx_name(struct ucall *c)
+ * Any other number returns -ENOSYS and is counted. */
+#define LX(nr, name) long lx_##name(struct ucall *c);
+#include "syscalls.def"
+#undef LX
+
+/* ---- waiting --------------------------------------------------------------------------
+ * A wait list holds calls that wait for one condition (data in a pipe, a child's exit). */
+struct ucall_wait;
+struct waitlist {
+    struct ucall_wait *head;
+};
+/* Queue c on w (and on the timer when deadline_ns is not UNIX_NO_DEADLINE: the call then
+ * runs again at that time, and sees that it is past). Returns UNIX_BLOCKED. */
+#define UNIX_NO_DEADLINE UINT64_MAX
+long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns);
+/* Run every call waiting on w again (later, not from inside this function). */
+void waitlist_wake(struct waitlist *w);
+/* Now, in nanoseconds since boot (CLOCK_MONOTONIC; under icount it repeats exactly). */
+uint64_t unix_now_ns(void);
+
+/* ---- a process's memory ---------------------------------------------------------------
+ * Copies between the server and process p's address space. They check every address (a
+ * bad one is -EFAULT, never a fault of the server) and work whether or not p is the
+ * process whose call is running. */
+long copy_in(struct proc *p, void *dst, uint64_t uaddr, size_t n);          /* 0 or -EFAULT */
+long copy_out(struct proc *p, uint64_t uaddr, const void *src, size_t n);   /* 0 or -EFAULT */
+/* A NUL-terminated string of at most cap bytes including the NUL: its length, -EFAULT, or
+ * -ENAMETOOLONG when no NUL comes within cap bytes. */
+long copy_in_str(struct proc *p, char *dst, uint64_t uaddr, size_t cap);
+
+/* ---- open files -----------------------------------------------------------------------
+ * An open file description (shared by dup and fork). Each kind of file (tmpfs file or
+ * directory, pipe end, tty, /dev/null...) supplies its operations; a missing operation
+ * means the call does not apply (the VFS returns the error Linux gives: read of a
+ * directory -EISDIR, lseek of a pipe -ESPIPE, ioctl -ENOTTY...). */
+struct file_ops {
+    /* Read or write n bytes at *off (the ops advance it) between the file and process
+     * c->proc's memory at uaddr. May block (ucall_block) when nothing can be transferred
+     * yet and the file is not O_NONBLOCK (then -EAGAIN). */
+    long (*read)(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off);
+    long (*write)(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off);
+    /* POLLIN/POLLOUT/POLLHUP/POLLERR bits ready now; w, if not NULL, receives the list to
+     * wait on for a change. */
+    unsigned (*poll)(struct file *f, struct waitlist **w);
+    long (*ioctl)(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg);
+    void (*release)(struct file *f);     /* the last reference is gone */
+};
+
+struct file {
+    const struct file_ops *ops;
+    int refs;
+    unsigned flags;              /* O_ACCMODE | O_APPEND | O_NONBLOCK ... as opened */
+    uint64_t off;
+    struct inode *inode;         /* NULL for pipes and sockets */
+    void *priv;                  /* the kind's own state (pipe, tty) */
+};
+
+struct file *file_get(struct file *f);      /* one more reference */
+void file_put(struct file *f);              /* one less; releases at zero */
+
+/* Character devices, by Linux major/minor (devices.c): the ops of an open of the device
+ * node, or NULL (ENXIO). open may set f->priv. */
+struct chardev {
+    unsigned major, minor;
+    const struct file_ops *ops;
+    long (*open)(struct file *f, struct ucall *c);
+};
+const struct chardev *chardev_lookup(unsigned major, unsigned minor);
+
+/* ---- processes ------------------------------------------------------------------------
+ * A process and the parts its threads may share (CLONE_FILES, CLONE_FS). process.c owns
+ * creation and teardown; each part of the server adds the fields it keeps per process
+ * here, with a comment. */
+#define UNIX_MAX_FDS 256
+struct fdtable {
+    int refs;                         /* shared by CLONE_FILES threads */
+    struct file *fd[UNIX_MAX_FDS];
+    uint64_t cloexec[UNIX_MAX_FDS / 64];
+};
+
+struct fs_context {                   /* cwd and umask */
+    int refs;
+    struct inode *cwd, *root;
+    unsigned umask;
+};
+
+struct proc {
+    int pid, ppid, pgid, sid;
+    int task;                         /* the ondol task that holds its memory and threads */
+    struct fdtable *fds;
+    struct fs_context *fs;
+    struct tty *ctty;                 /* controlling terminal, or NULL */
+    unsigned uid, gid;                /* one root user: 0 (stored, reported) */
+};
+
+#endif
