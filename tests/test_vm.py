@@ -57,7 +57,7 @@ def test_bad_access_kills(shell, mode):
 
 # ---- copy-on-write clones (tests/guest/cowtest.c) ------------------------------------------
 
-@pytest.mark.parametrize("args", ["iso", "deep 100", "wide 100", "cycles 100", "last", "errors", "ctl"])
+@pytest.mark.parametrize("args", ["iso", "deep 100", "wide 100", "cycles 100", "last", "errors", "ctl", "shared"])
 def test_cow_clone(shell, args):
     before = meminfo(shell)
     out = shell.cmd(f"cowtest {args}", timeout=120)

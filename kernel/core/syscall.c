@@ -170,13 +170,18 @@ static bool vm_range_ok(u64 addr, u64 len)
            user_range_ok(addr, ALIGN_UP(len, PAGE_SIZE));
 }
 
-/* The object a new mapping maps: anonymous memory, or (privileged) a physical range. */
+/* The object a new mapping maps: anonymous memory (private or shared), or (privileged) a
+ * physical range. */
 static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 {
     *err = E_NOMEM;
-    if (!(flags & VM_MMAP_PHYS))
+    if ((flags & VM_MMAP_SHARED) && (flags & VM_MMAP_PHYS))
+        *err = E_INVAL;
+    else if (flags & VM_MMAP_SHARED)
+        return memobj_shared(len);
+    else if (!(flags & VM_MMAP_PHYS))
         return memobj_anon(len);
-    if (!self_task()->privileged)
+    else if (!self_task()->privileged)
         *err = E_PERM;
     else if ((phys & (PAGE_SIZE - 1)) || phys >= (1ull << 52) || len > (1ull << 52) - phys)
         *err = E_INVAL;
@@ -190,7 +195,7 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
-        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS)))
+        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED)))
         return E_INVAL;
     len = ALIGN_UP(len, PAGE_SIZE);
     long err;

@@ -1,8 +1,12 @@
 /*
- * Memory objects. An object describes where the pages of a region come from; it holds no
- * page list: an anonymous page, once allocated, is recorded only in the page table of the
- * address space that touched it (marked PTE_ANON there), and freed when that mapping goes.
- * Splitting a region shares its object (one reference per region).
+ * Memory objects. An object describes where the pages of a region come from. A private
+ * anonymous object holds no page list: a page, once allocated, is recorded only in the
+ * page table of the address space that touched it (marked PTE_ANON there), and freed when
+ * that mapping goes. A shared anonymous object (MAP_SHARED|MAP_ANONYMOUS) must hand every
+ * mapper the same frame, so it keeps its frames in a two-level directory (one frame of 512
+ * leaf pointers, each leaf a frame of 512 frame addresses: 1 GiB at most), filled on first
+ * touch and freed with the object. Splitting a region shares its object (one reference per
+ * region).
  */
 #include <ondol/abi.h>
 #include "kernel.h"
@@ -28,13 +32,59 @@ static struct memobj *memobj_new(enum memobj_kind kind, u64 phys_base, u64 size)
 struct memobj *memobj_anon(u64 size) { return memobj_new(MEMOBJ_ANON, 0, size); }
 struct memobj *memobj_phys(u64 phys_base, u64 size) { return memobj_new(MEMOBJ_PHYS, phys_base, size); }
 
+struct memobj *memobj_shared(u64 size)
+{
+    u64 dir = size <= MEMOBJ_SHARED_MAX ? frame_alloc() : 0;
+    struct memobj *obj = dir ? memobj_new(MEMOBJ_SHARED, 0, size) : NULL;
+    if (!obj) {
+        if (dir)
+            frame_free(dir);
+        return NULL;
+    }
+    obj->pages = phys_to_virt(dir);
+    return obj;
+}
+
+#define DIR_SLOTS 512
+
+/* Every frame of a shared object, its leaves and its directory back to the allocator. */
+static void shared_free(struct memobj *obj)
+{
+    for (int i = 0; i < DIR_SLOTS; i++) {
+        if (!obj->pages[i])
+            continue;
+        u64 *leaf = phys_to_virt(obj->pages[i]);
+        for (int j = 0; j < DIR_SLOTS; j++)
+            if (leaf[j])
+                frame_free(leaf[j]);
+        frame_free(obj->pages[i]);
+    }
+    frame_free(virt_to_phys(obj->pages));
+}
+
 void memobj_get(struct memobj *obj) { obj->refs++; }
 
 void memobj_put(struct memobj *obj)
 {
     ASSERT(obj->refs > 0);
-    if (--obj->refs == 0)
-        kobj_free(&memobj_cache, obj);
+    if (--obj->refs)
+        return;
+    if (obj->kind == MEMOBJ_SHARED)
+        shared_free(obj);
+    kobj_free(&memobj_cache, obj);
+}
+
+/* The shared object's frame for page number `page`, allocated (zeroed) on first use. */
+static int shared_frame(struct memobj *obj, u64 page, u64 *pa)
+{
+    u64 *slot = &obj->pages[page / DIR_SLOTS];
+    if (!*slot && !(*slot = frame_alloc()))
+        return E_NOMEM;
+    u64 *entry = (u64 *)phys_to_virt(*slot) + page % DIR_SLOTS;
+    if (!*entry && !(*entry = frame_alloc()))
+        return E_NOMEM;
+    *pa = *entry;
+    return 0;
 }
 
 int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
@@ -45,6 +95,10 @@ int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
         *pa = obj->phys_base + off;
         *owned = false;
         return 0;
+    }
+    if (obj->kind == MEMOBJ_SHARED) {
+        *owned = false;
+        return shared_frame(obj, off / PAGE_SIZE, pa);
     }
     *pa = frame_alloc();
     *owned = true;

@@ -1,24 +1,34 @@
 /* Memory objects (memobj.c): what a region maps. Anonymous zero-fill memory gets a fresh
- * frame on first touch; a physical range (device memory, DMA buffers) maps fixed frames
- * that the kernel never frees. Objects are reference counted by the regions mapping them. */
+ * frame on first touch, owned by the page table that touched it (private: copy-on-write
+ * when cloned); shared anonymous memory keeps its frames in the object, so every address
+ * space that maps it (after a clone too) sees the same frames; a physical range (device
+ * memory, DMA buffers) maps fixed frames that the kernel never frees. Objects are
+ * reference counted by the regions mapping them. */
 #ifndef MEMOBJ_H
 #define MEMOBJ_H
 #include "types.h"
 
-enum memobj_kind { MEMOBJ_ANON, MEMOBJ_PHYS };
+enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS };
 
 struct memobj {
     enum memobj_kind kind;
     int refs;
     u64 phys_base;            /* MEMOBJ_PHYS: first byte of the range */
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
+    u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
 };
+
+#define MEMOBJ_SHARED_MAX (1ull << 30)   /* one directory frame of 512 leaves of 512 pages */
 
 struct memobj *memobj_anon(u64 size);                 /* NULL when out of kernel objects */
 struct memobj *memobj_phys(u64 phys_base, u64 size);
+/* Shared anonymous memory of at most MEMOBJ_SHARED_MAX bytes: NULL when out of memory. */
+struct memobj *memobj_shared(u64 size);
 void memobj_get(struct memobj *obj);
 void memobj_put(struct memobj *obj);                  /* frees it with the last reference */
 /* The frame backing byte offset `off` (page aligned): 0 and *pa, with *owned set when the
- * frame was allocated for the caller (it must free it on unmap); E_NOMEM or E_FAULT. */
+ * frame was allocated for the caller (it must free it on unmap); E_NOMEM or E_FAULT. A
+ * shared object's frame stays the object's (not owned): allocated on the first touch by
+ * any mapper, freed with the object. */
 int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned);
 #endif

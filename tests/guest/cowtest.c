@@ -10,6 +10,9 @@
  *   errors   rights and arguments of the three calls
  *   ctl      a server's view: map, protect, unmap and copy in a controlled task
  *            (SYS_VM_CTL, SYS_TASK_COPY), then a thread there reads what was copied
+ *   shared   VM_MMAP_SHARED memory stays shared across clones (MAP_SHARED|MAP_ANONYMOUS):
+ *            a child's writes are the parent's, private pages beside it still copy, and
+ *            its frames come back when the last mapper unmaps it
  * Prints "cowtest ok" when every check passed (children report failures themselves).
  */
 #include <stdint.h>
@@ -226,6 +229,55 @@ static void ctl(void)
     CHECK(th > 0 && wait_ok(t), "the task sees the copied bytes");
 }
 
+/* Child of shared: adds its number to every page of the shared region. */
+static volatile uint64_t *shared_pages;
+static void child_adds(void *arg)
+{
+    for (int i = 0; i < NPAGES; i++)
+        shared_pages[i * PAGE / 8] += (uint64_t)(uintptr_t)arg;
+    pages[0] = 77;                   /* private: the parent must not see it */
+    sys_exit(0);
+}
+
+/* The shared region, mapped at the hint `at` (0: anywhere) and touched page by page. */
+static long map_shared(long at)
+{
+    long a = sys_vm_mmap((void *)at, NPAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    shared_pages = (volatile uint64_t *)(uintptr_t)a;
+    for (int i = 0; a > 0 && i < NPAGES; i++)
+        shared_pages[i * PAGE / 8] = (uint64_t)i;
+    return a;
+}
+
+static void shared(void)
+{
+    /* A first round leaves the page tables and kernel objects a mapping there needs, so
+     * the frame count before and after the second round compares shared frames only. */
+    long a = map_shared(0);
+    CHECK(a > 0 && sys_vm_unmap((void *)a, NPAGES * PAGE) == 0, "map and unmap shared");
+    fill(1);
+    uint64_t before = frames_free();
+    CHECK(map_shared(a) == a, "map shared again at the same place");
+    if (shared_pages != (volatile uint64_t *)(uintptr_t)a)
+        return;
+    CHECK(wait_ok(clone_run(child_adds, 1000)), "first clone ran");
+    CHECK(wait_ok(clone_run(child_adds, 1)), "second clone ran");
+    int same = 0;
+    for (int i = 0; i < NPAGES; i++)
+        same += shared_pages[i * PAGE / 8] == (uint64_t)i + 1001;
+    CHECK(same == NPAGES, "both children's writes are in the parent's shared pages");
+    CHECK(holds(1), "private pages stayed private");
+    CHECK(sys_vm_mmap(NULL, PAGE, PROT_READ, VM_MMAP_SHARED | VM_MMAP_PHYS, 0) == E_INVAL,
+          "shared physical memory is not a thing");
+    CHECK(sys_vm_mmap(NULL, (1ul << 30) + PAGE, PROT_READ, VM_MMAP_SHARED, 0) == E_NOMEM,
+          "over 1 GiB shared");
+    CHECK(sys_vm_unmap((void *)a, NPAGES * PAGE) == 0, "unmap");
+    uint64_t after = frames_free();
+    CHECK(after == before, "every shared frame came back");
+    if (after != before)
+        printf("cowtest: %lu frames before, %lu after\n", (unsigned long)before, (unsigned long)after);
+}
+
 static void wide(int n)
 {
     fill(1);
@@ -245,7 +297,7 @@ static void wide(int n)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: cowtest iso|deep N|wide N|cycles N|last|errors|ctl\n");
+        printf("usage: cowtest iso|deep N|wide N|cycles N|last|errors|ctl|shared\n");
         return 2;
     }
     long a = sys_vm_map(NPAGES * PAGE, PROT_READ | PROT_WRITE);
@@ -273,6 +325,8 @@ int main(int argc, char **argv)
         errors();
     else if (strcmp(mode, "ctl") == 0)
         ctl();
+    else if (strcmp(mode, "shared") == 0)
+        shared();
     else {
         printf("cowtest: unknown mode %s\n", mode);
         return 2;

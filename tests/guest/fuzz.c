@@ -316,7 +316,7 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
         uint64_t keep, len = 1 + below(1 << 18);
         if (below(4) != 0) {
             a[2] = below(8);
-            a[3] = below(4);              /* VM_MMAP_FIXED, VM_MMAP_PHYS (E_PERM for us) */
+            a[3] = below(8);              /* FIXED, PHYS (E_PERM for us), SHARED */
         }
         own_or_invalid_range(a, &idx, &keep);   /* fixed: only over our own mappings */
         if (!(a[3] & VM_MMAP_FIXED)) {

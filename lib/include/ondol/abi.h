@@ -127,6 +127,7 @@ struct vm_check {                /* SYS_VM_CHECK: the reverse map against the pa
 #define PROT_NONE   0x0u         /* a guard region: reserved, every access faults */
 #define VM_MMAP_FIXED 0x1u       /* SYS_VM_MMAP: exactly at addr, replacing what is there */
 #define VM_MMAP_PHYS  0x2u       /* SYS_VM_MMAP: map physical memory from phys (privileged) */
+#define VM_MMAP_SHARED 0x4u      /* SYS_VM_MMAP: anonymous memory shared with clones (not COW) */
 #define VM_CTL_MAP      1        /* SYS_VM_CTL operations in a controlled task */
 #define VM_CTL_UNMAP    2
 #define VM_CTL_PROTECT  3
