@@ -302,7 +302,7 @@ static void put_status_head(struct text *t, const struct procfs_task *k)
     put_ids4(t, "Uid:", k->uid);
     put_ids4(t, "Gid:", k->gid);
     put_field_i(t, "FDSize:", k->fd_slots);
-    put_str(t, "Groups:\t\n");
+    put_str(t, "Groups:\t \n");             /* Linux ends the list with a space */
 }
 
 size_t procfs_pid_status(char *buf, size_t cap, const struct procfs_task *k)
