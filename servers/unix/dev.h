@@ -10,8 +10,14 @@
  */
 #ifndef UNIX_DEV_H
 #define UNIX_DEV_H
-#include <string.h>
 #include "unix.h"
+
+/* The string functions every form's runtime provides (lib/libc in MK, the kernel's in
+ * IK, the host's in tests); servers include no C library header. */
+void *memcpy(void *restrict dst, const void *restrict src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
 
 /* ==== needed from the other parts ===================================================== */
 
@@ -31,6 +37,12 @@ struct file *file_new(const struct file_ops *ops, unsigned flags, void *priv);
 void signal_send_pipe(struct proc *p);
 void signal_send_pgrp(int pgid, int sig);
 long proc_pgrp_session(int pgid);
+/* Job control: p, in a background group of its controlling tty, reads it (SIGTTIN),
+ * writes it under TOSTOP or changes its settings (SIGTTOU). As Linux's tty_check_change:
+ * if p ignores or blocks sig, the result is -EIO for SIGTTIN and 0 (go on) for SIGTTOU;
+ * if p's group is orphaned, -EIO; else sig goes to p's group and the result is what makes
+ * the call restart once the group is continued (Linux's -ERESTARTSYS). */
+long signal_tty_background(struct proc *p, int sig);
 
 /* The console (unix-core's runtime): bytes out to the console, as they are. */
 void console_write(const char *buf, size_t n);

@@ -79,6 +79,8 @@
 #define SIGPIPE 13
 #define SIGCONT 18
 #define SIGTSTP 20
+#define SIGTTIN 21
+#define SIGTTOU 22
 #define SIGWINCH 28
 
 /* poll(2) event bits */

@@ -19,8 +19,9 @@
  *
  * The controlling tty: a process's ctty is this tty while the tty's session is the
  * process's session (TIOCSCTTY makes it so, TIOCNOTTY by the session leader ends it for
- * the whole session at once). Not yet: background reads and writes (SIGTTIN/SIGTTOU) and
- * hang-up.
+ * the whole session at once). Job control: a process of a background group that reads
+ * its controlling tty, writes it under TOSTOP, or changes its settings is stopped by
+ * SIGTTIN/SIGTTOU (signal_tty_background decides). Not yet: hang-up.
  */
 #include "dev.h"
 
@@ -294,6 +295,26 @@ void tty_input(const char *buf, size_t n)
     poll_wake(&t->readable);
 }
 
+/* ---- the controlling tty ---- */
+
+static bool is_ctty_of(const struct tty *t, const struct proc *p)
+{
+    return t && p->ctty == t && t->session && t->session == p->sid;
+}
+
+static bool has_ctty(const struct proc *p)
+{
+    return is_ctty_of(p->ctty, p);
+}
+
+/* Linux's tty_check_change: 0 when p may go on, else what the call returns. */
+static long job_control(const struct tty *t, struct proc *p, int sig)
+{
+    if (!is_ctty_of(t, p) || t->pgrp <= 0 || p->pgid == t->pgrp)
+        return 0;
+    return signal_tty_background(p, sig);
+}
+
 /* ---- reading ---- */
 
 /* Copy k queued bytes to the caller and drop them from the queue: 0 or -EFAULT. */
@@ -359,6 +380,9 @@ static long tty_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, 
 {
     (void)off;
     struct tty *t = f->priv;
+    long stop = job_control(t, c->proc, SIGTTIN);
+    if (stop)
+        return stop;
     if (n == 0)
         return 0;
     if (t->t.c_lflag & ICANON)
@@ -374,6 +398,9 @@ static long tty_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     struct tty *t = f->priv;
     unsigned char chunk[128];
     struct outbuf o = {.len = 0};
+    long stop = t->t.c_lflag & TOSTOP ? job_control(t, c->proc, SIGTTOU) : 0;
+    if (stop)
+        return stop;
     for (size_t done = 0; done < n;) {
         size_t k = n - done < sizeof chunk ? n - done : sizeof chunk;
         if (copy_in(c->proc, chunk, uaddr + done, k)) {
@@ -405,17 +432,7 @@ static unsigned tty_poll(struct file *f, struct waitlist **w)
     return POLLOUT | POLLWRNORM | (readable_now(t) ? POLLIN | POLLRDNORM : 0);
 }
 
-/* ---- the controlling tty ---- */
-
-static bool is_ctty_of(const struct tty *t, const struct proc *p)
-{
-    return t && p->ctty == t && t->session && t->session == p->sid;
-}
-
-static bool has_ctty(const struct proc *p)
-{
-    return is_ctty_of(p->ctty, p);
-}
+/* ---- the controlling tty, continued ---- */
 
 unsigned tty_devnum_of(const struct proc *p)
 {
@@ -469,6 +486,9 @@ static void set_termios(struct tty *t, const struct linux_termios *nt)
 static long ioctl_setattr(struct tty *t, struct ucall *c, unsigned long cmd, uint64_t arg)
 {
     struct linux_termios nt;
+    long stop = job_control(t, c->proc, SIGTTOU);
+    if (stop)
+        return stop;
     if (copy_in(c->proc, &nt, arg, sizeof nt))
         return -EFAULT;
     if (cmd == TCSETSF)
@@ -493,6 +513,9 @@ static long ioctl_setpgrp(struct tty *t, struct ucall *c, uint64_t arg)
     int32_t pgid;
     if (!is_ctty_of(t, c->proc))
         return -ENOTTY;
+    long stop = job_control(t, c->proc, SIGTTOU);
+    if (stop)
+        return stop == -EIO ? -ENOTTY : stop;
     if (copy_in(c->proc, &pgid, arg, sizeof pgid))
         return -EFAULT;
     if (pgid < 0)
@@ -552,8 +575,11 @@ static long ioctl_ctty_query(struct tty *t, struct ucall *c, unsigned long cmd, 
     return put_int(c, arg, cmd == TIOCGPGRP ? t->pgrp : t->session);
 }
 
-static long ioctl_flush(struct tty *t, uint64_t arg)
+static long ioctl_flush(struct tty *t, struct ucall *c, uint64_t arg)
 {
+    long stop = job_control(t, c->proc, SIGTTOU);
+    if (stop)
+        return stop;
     if (arg > TCIOFLUSH)
         return -EINVAL;
     if (arg != TCOFLUSH)
@@ -589,7 +615,7 @@ static long tty_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64
     case TIOCOUTQ:
         return put_int(c, arg, 0);
     case TCFLSH:
-        return ioctl_flush(t, arg);
+        return ioctl_flush(t, c, arg);
     default:
         return -ENOTTY;
     }

@@ -239,3 +239,14 @@ WEAK void console_write(const char *buf, size_t n)
     memcpy(fake_console + fake_console_len, buf, n);
     fake_console_len += n;
 }
+
+int fake_tty_background_calls, fake_tty_background_sig;
+long fake_tty_background_result;
+
+WEAK long signal_tty_background(struct proc *p, int sig)
+{
+    (void)p;
+    fake_tty_background_calls++;
+    fake_tty_background_sig = sig;
+    return fake_tty_background_result;
+}

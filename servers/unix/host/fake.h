@@ -41,6 +41,8 @@ extern int fake_sigpipes;               /* signal_send_pipe calls */
 extern int fake_pgrp_signals;           /* signal_send_pgrp calls */
 extern int fake_last_pgrp, fake_last_sig;
 extern int fake_pgrp_session_of;        /* proc_pgrp_session gives this for any pgid > 0 */
+extern int fake_tty_background_calls, fake_tty_background_sig;
+extern long fake_tty_background_result; /* what signal_tty_background returns (0: go on) */
 extern char fake_console[8192];         /* what console_write wrote */
 extern size_t fake_console_len;
 #endif

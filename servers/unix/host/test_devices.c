@@ -1,5 +1,6 @@
 /* Character devices (devices.c) and ioctl's common requests (devioctl.c), mirroring the
  * device cases of tests/linux/dev.c. */
+#include <string.h>
 #include "fake.h"
 
 #define MEM 8192

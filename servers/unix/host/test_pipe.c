@@ -1,6 +1,7 @@
 /* Pipes (pipe.c), mirroring the pipe cases of tests/linux/files_fd.c and adding what a
  * program there cannot see: blocking, wake-ups, PIPE_BUF atomicity, partial progress of
  * large writes, and that every pipe is freed (LeakSanitizer). */
+#include <string.h>
 #include "fake.h"
 
 #define MEM (256 * 1024)

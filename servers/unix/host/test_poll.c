@@ -2,6 +2,7 @@
  * tests/linux/files_fd.c, plus waiting: the deadline stays fixed across re-runs, nothing
  * is written before the call decides not to wait, and a wake-up makes the re-run see the
  * change. */
+#include <string.h>
 #include "fake.h"
 
 #define MEM 65536

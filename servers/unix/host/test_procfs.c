@@ -2,6 +2,7 @@
  * tests/linux/dev.c makes (fscanf "%d %s %c" of /proc/PID/stat, "Name:\t" and "PPid:\t"
  * lines of status) and the cut-short behaviour. */
 #include <stdio.h>
+#include <string.h>
 #include "fake.h"
 
 static char buf[4096];

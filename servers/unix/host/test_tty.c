@@ -2,6 +2,7 @@
  * ICRNL/ONLCR, raw mode with VMIN/VTIME) and the ioctls, including the tty cases of
  * tests/linux/dev.c. Input is typed with tty_input; echo and output are read back from
  * the fake console. */
+#include <string.h>
 #include "fake.h"
 
 #define MEM 16384
@@ -367,6 +368,46 @@ static void test_signal_chars(void)
     CHECK_EQ(tread(100), 5);                      /* NOFLSH: the line survives */
 }
 
+/* p (group 100) is in the background of its controlling tty (foreground group 200). */
+static void test_job_control(void)
+{
+    reset();
+    int calls = fake_tty_background_calls;
+    fake_tty_background_result = -EINTR;         /* as if the group was stopped */
+    type("data\n");
+    CHECK_EQ(tread(10), -EINTR);
+    CHECK_EQ(fake_tty_background_sig, SIGTTIN);
+    struct file *f = fd_peek(p, fd);
+    struct ucall c = fake_call(p, 1, (uint64_t)fd, 0, 0, 0);
+    uint64_t off = 0;
+    memcpy(mem(BUF), "out", 3);
+    CHECK_EQ(f->ops->write(f, &c, fake_user(p, BUF), 3, &off), 3);   /* no TOSTOP */
+    CHECK_EQ(fake_tty_background_calls, calls + 1);
+    struct linux_termios t = defaults;
+    t.c_lflag |= TOSTOP;
+    CHECK_EQ(setattr(TCSETS, &t), -EINTR);       /* changing settings: SIGTTOU */
+    CHECK_EQ(fake_tty_background_sig, SIGTTOU);
+    CHECK_EQ(ioctl3(TCFLSH, TCIFLUSH), -EINTR);
+    fake_tty_background_result = 0;              /* SIGTTOU ignored: go on */
+    CHECK_EQ(setattr(TCSETS, &t), 0);
+    fake_tty_background_result = -EINTR;
+    CHECK_EQ(f->ops->write(f, &c, fake_user(p, BUF), 3, &off), -EINTR);   /* TOSTOP */
+    fake_tty_background_result = -EIO;           /* an orphaned group */
+    put_int(ARG, 100);
+    CHECK_EQ(ioctl3(TIOCSPGRP, fake_user(p, ARG)), -ENOTTY);
+    CHECK_EQ(tread(10), -EIO);
+    fake_tty_background_result = 0;
+    calls = fake_tty_background_calls;
+    struct proc *fg = fake_proc(MEM);            /* the foreground group is never asked */
+    *fg = (struct proc){.pid = 201, .pgid = 200, .sid = 100, .ctty = p->ctty, .fds = p->fds};
+    struct ucall r = fake_call(fg, 0, (uint64_t)fd, 0, 0, 0);
+    CHECK_EQ(f->ops->read(f, &r, fake_user(fg, BUF), 10, &off), 5);
+    CHECK_EQ(fake_tty_background_calls, calls);
+    fg->fds = NULL;
+    fake_proc_free(fg);
+    reset();
+}
+
 static void test_controlling_tty(void)
 {
     struct proc *other = fake_proc(MEM);
@@ -403,6 +444,8 @@ static void test_controlling_tty(void)
 
     test_winsize();
     test_signal_chars();
+
+    test_job_control();
 
     CHECK_EQ(ioctl_p(other, TIOCGPGRP, fake_user(p, ARG)), -ENOTTY);
     CHECK_EQ(ioctl_p(other, TIOCSCTTY, 1), 0);    /* root steals it with arg 1 */
