@@ -2,7 +2,7 @@
  * The console tty and its line discipline, in termios terms (termios(3), tty_ioctl(4)).
  *
  * Input arrives through tty_input() and is processed byte by byte as the termios flags
- * say: ISTRIP; ISIG characters (VINTR -> SIGINT, VQUIT -> SIGQUIT, VSUSP -> SIGTSTP to the
+ * say: ISTRIP; IXON's VSTART/VSTOP taken out of the input; ISIG characters (VINTR -> SIGINT, VQUIT -> SIGQUIT, VSUSP -> SIGTSTP to the
  * foreground process group, input flushed unless NOFLSH); IGNCR/ICRNL/INLCR; then either
  * canonical editing (ICANON: VERASE and ^H erase a character, VKILL the line, VWERASE a
  * word, VLNEXT quotes the next byte, VEOF ends a line without itself, newline/VEOL/VEOL2
@@ -272,6 +272,8 @@ static void receive_byte(struct tty *t, unsigned char ch)
     }
     if (in & ISTRIP)
         ch &= 0177;
+    if ((in & IXON) && (is_cc(t, ch, VSTART) || is_cc(t, ch, VSTOP)))
+        return;                      /* flow control: taken out; output never stops here */
     if ((t->t.c_lflag & ISIG) && signal_char(t, ch))
         return;
     if (ch == '\r' && (in & IGNCR))

@@ -171,6 +171,9 @@ static void test_editing(void)
     type("foo bar  \027baz\n");                   /* ^W: the blanks, then the word */
     CHECK_EQ(tread(100), 8);
     CHECK_EQ(strcmp(got(), "foo baz\n"), 0);
+    type("\021a\023\n");                          /* IXON: ^Q and ^S are not input */
+    CHECK_EQ(tread(100), 2);
+    CHECK_EQ(strcmp(got(), "a\n"), 0);
     type("\177\177x\n");                          /* erasing an empty line does nothing */
     CHECK_EQ(tread(100), 2);
     type("a\026\025b\n");                         /* ^V quotes ^U */
