@@ -7,6 +7,8 @@
 #ifndef UNIX_LINUX_H
 #define UNIX_LINUX_H
 
+#include <stdint.h>
+
 /* ---- errno ---- */
 #define EPERM 1
 #define ENOENT 2
@@ -58,5 +60,136 @@
 #define EADDRINUSE 98
 #define ECONNREFUSED 111
 #define ETIMEDOUT 110
+
+/* ---- devices, pipes, the tty and poll (unix-dev: pipe.c, devices.c, tty.c, poll.c) ---- */
+/* open flags (octal, as in the uapi's asm-generic/fcntl.h) */
+#define O_ACCMODE 00000003
+#define O_RDONLY 00000000
+#define O_WRONLY 00000001
+#define O_RDWR 00000002
+#define O_NOCTTY 00000400
+#define O_NONBLOCK 00004000
+#define O_DIRECT 00040000
+#define O_CLOEXEC 02000000
+
+/* signals the devices send */
+#define SIGHUP 1
+#define SIGINT 2
+#define SIGQUIT 3
+#define SIGPIPE 13
+#define SIGCONT 18
+#define SIGTSTP 20
+#define SIGTTIN 21
+#define SIGTTOU 22
+#define SIGWINCH 28
+
+/* poll(2) event bits */
+#define POLLIN 0x001
+#define POLLPRI 0x002
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLHUP 0x010
+#define POLLNVAL 0x020
+#define POLLRDNORM 0x040
+#define POLLRDBAND 0x080
+#define POLLWRNORM 0x100
+#define POLLWRBAND 0x200
+
+#define PIPE_BUF 4096            /* writes up to this size are atomic */
+
+/* ioctl numbers (asm-generic/ioctls.h) */
+#define TCGETS 0x5401
+#define TCSETS 0x5402
+#define TCSETSW 0x5403
+#define TCSETSF 0x5404
+#define TCFLSH 0x540B
+#define TIOCSCTTY 0x540E
+#define TIOCGPGRP 0x540F
+#define TIOCSPGRP 0x5410
+#define TIOCOUTQ 0x5411
+#define TIOCGWINSZ 0x5413
+#define TIOCSWINSZ 0x5414
+#define FIONREAD 0x541B
+#define FIONBIO 0x5421
+#define TIOCNOTTY 0x5422
+#define TIOCGSID 0x5429
+#define FIONCLEX 0x5450
+#define FIOCLEX 0x5451
+#define TCIFLUSH 0
+#define TCOFLUSH 1
+#define TCIOFLUSH 2
+
+/* struct termios as the kernel's TCGETS/TCSETS copy it (36 bytes; NCCS is 19 here, not
+ * libc's 32) and the c_cc indices */
+#define LINUX_NCCS 19
+struct linux_termios {
+    uint32_t c_iflag, c_oflag, c_cflag, c_lflag;
+    uint8_t c_line;
+    uint8_t c_cc[LINUX_NCCS];
+};
+struct linux_winsize {
+    uint16_t ws_row, ws_col, ws_xpixel, ws_ypixel;
+};
+#define VINTR 0
+#define VQUIT 1
+#define VERASE 2
+#define VKILL 3
+#define VEOF 4
+#define VTIME 5
+#define VMIN 6
+#define VSWTC 7
+#define VSTART 8
+#define VSTOP 9
+#define VSUSP 10
+#define VEOL 11
+#define VREPRINT 12
+#define VDISCARD 13
+#define VWERASE 14
+#define VLNEXT 15
+#define VEOL2 16
+/* c_iflag */
+#define IGNBRK 0000001
+#define BRKINT 0000002
+#define ISTRIP 0000040
+#define INLCR 0000100
+#define IGNCR 0000200
+#define ICRNL 0000400
+#define IXON 0002000
+#define IUTF8 0040000
+/* c_oflag */
+#define OPOST 0000001
+#define ONLCR 0000004
+#define OCRNL 0000010
+#define ONOCR 0000020
+#define ONLRET 0000040
+/* c_cflag */
+#define B38400 0000017
+#define CS8 0000060
+#define CREAD 0000200
+#define HUPCL 0002000
+/* c_lflag */
+#define ISIG 0000001
+#define ICANON 0000002
+#define ECHO 0000010
+#define ECHOE 0000020
+#define ECHOK 0000040
+#define ECHONL 0000100
+#define NOFLSH 0000200
+#define TOSTOP 0000400
+#define ECHOCTL 0001000
+#define ECHOKE 0004000
+#define IEXTEN 0100000
+
+/* poll/select time arguments */
+struct linux_timespec {
+    int64_t tv_sec, tv_nsec;
+};
+struct linux_timeval {
+    int64_t tv_sec, tv_usec;
+};
+struct linux_pollfd {
+    int32_t fd;
+    int16_t events, revents;
+};
 
 #endif

@@ -40,6 +40,13 @@ struct ucall {
     struct uthread *thread;      /* the calling thread */
     long nr;                     /* Linux system-call number (rax) */
     uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
+    /* Kept by the core across the re-runs of a blocked call (unix-dev needs both):
+     * start_ns is unix_now_ns() when the call first ran, so a timeout's absolute deadline
+     * stays the same on every re-run (poll, select, the tty's VTIME); done starts at 0 and
+     * is the progress of a call that blocks part-way (a pipe write larger than PIPE_BUF):
+     * a call ended by a signal with done > 0 returns done, not -EINTR. */
+    uint64_t start_ns;
+    uint64_t done;
 };
 
 /* Handler results outside Linux's -4095..-1 error range. */
@@ -67,6 +74,11 @@ long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns);
 void waitlist_wake(struct waitlist *w);
 /* Now, in nanoseconds since boot (CLOCK_MONOTONIC; under icount it repeats exactly). */
 uint64_t unix_now_ns(void);
+
+/* ---- memory ---------------------------------------------------------------------------
+ * The server's heap (inodes, file data, pipes, processes), like malloc/free. */
+void *unix_alloc(size_t n);          /* NULL when out of memory */
+void unix_free(void *p);             /* p from unix_alloc, or NULL */
 
 /* ---- a process's memory ---------------------------------------------------------------
  * Copies between the server and process p's address space. They check every address (a

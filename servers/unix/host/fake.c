@@ -132,3 +132,121 @@ int fake_done(void)
     printf("%d checks, %d failed\n", fake_checks, fake_failures);
     return fake_failures ? 1 : 0;
 }
+
+/* ---- unix-dev's needs (fake.h), weak so that real definitions win ---- */
+#define WEAK __attribute__((weak))
+
+WEAK void *unix_alloc(size_t n)
+{
+    return malloc(n);
+}
+
+WEAK void unix_free(void *p)
+{
+    free(p);
+}
+
+WEAK struct file *file_new(const struct file_ops *ops, unsigned flags, void *priv)
+{
+    struct file *f = calloc(1, sizeof *f);
+    *f = (struct file){.ops = ops, .refs = 1, .flags = flags, .priv = priv};
+    return f;
+}
+
+WEAK struct file *file_get(struct file *f)
+{
+    f->refs++;
+    return f;
+}
+
+WEAK void file_put(struct file *f)
+{
+    if (--f->refs)
+        return;
+    if (f->ops && f->ops->release)
+        f->ops->release(f);
+    free(f);
+}
+
+void fake_fds(struct proc *p)
+{
+    p->fds = calloc(1, sizeof *p->fds);
+    p->fds->refs = 1;
+}
+
+void fake_fds_free(struct proc *p)
+{
+    for (long fd = 0; fd < UNIX_MAX_FDS; fd++)
+        fd_close(p, fd);
+    free(p->fds);
+    p->fds = NULL;
+}
+
+WEAK long fd_install(struct proc *p, struct file *f, unsigned flags)
+{
+    for (long fd = 0; fd < UNIX_MAX_FDS; fd++)
+        if (!p->fds->fd[fd]) {
+            p->fds->fd[fd] = f;
+            if (flags & O_CLOEXEC)
+                p->fds->cloexec[fd / 64] |= 1ull << (fd % 64);
+            return fd;
+        }
+    return -EMFILE;
+}
+
+WEAK struct file *fd_peek(struct proc *p, long fd)
+{
+    return fd >= 0 && fd < UNIX_MAX_FDS ? p->fds->fd[fd] : NULL;
+}
+
+WEAK long fd_close(struct proc *p, long fd)
+{
+    struct file *f = fd_peek(p, fd);
+    if (!f)
+        return -EBADF;
+    p->fds->fd[fd] = NULL;
+    p->fds->cloexec[fd / 64] &= ~(1ull << (fd % 64));
+    file_put(f);
+    return 0;
+}
+
+int fake_sigpipes, fake_pgrp_signals, fake_last_pgrp, fake_last_sig, fake_pgrp_session_of;
+char fake_console[8192];
+size_t fake_console_len;
+
+WEAK void signal_send_pipe(struct proc *p)
+{
+    (void)p;
+    fake_sigpipes++;
+}
+
+WEAK void signal_send_pgrp(int pgid, int sig)
+{
+    fake_pgrp_signals++;
+    fake_last_pgrp = pgid;
+    fake_last_sig = sig;
+}
+
+WEAK long proc_pgrp_session(int pgid)
+{
+    return pgid > 0 && fake_pgrp_session_of ? fake_pgrp_session_of : -ESRCH;
+}
+
+WEAK void console_write(const char *buf, size_t n)
+{
+    size_t room = sizeof fake_console - fake_console_len;
+    n = n < room ? n : room;
+    memcpy(fake_console + fake_console_len, buf, n);
+    fake_console_len += n;
+}
+
+int fake_tty_background_calls, fake_tty_background_sig;
+long fake_tty_background_result;
+
+WEAK long signal_tty_background(struct proc *p, int sig)
+{
+    (void)p;
+    fake_tty_background_calls++;
+    fake_tty_background_sig = sig;
+    return fake_tty_background_result;
+}

@@ -32,4 +32,17 @@ extern int fake_checks, fake_failures;
 void fake_check(bool ok, const char *what, const char *file, int line);
 void fake_check_eq(long a, long b, const char *sa, const char *sb, const char *file, int line);
 int fake_done(void);
+/* ---- fakes of what unix-dev's parts need from the others (dev.h) ----
+ * Weak definitions: when the real one is in libunix.a and linked, it wins. */
+#include "dev.h"
+void fake_fds(struct proc *p);          /* give p an empty fd table */
+void fake_fds_free(struct proc *p);     /* close every fd of p and free the table */
+extern int fake_sigpipes;               /* signal_send_pipe calls */
+extern int fake_pgrp_signals;           /* signal_send_pgrp calls */
+extern int fake_last_pgrp, fake_last_sig;
+extern int fake_pgrp_session_of;        /* proc_pgrp_session gives this for any pgid > 0 */
+extern int fake_tty_background_calls, fake_tty_background_sig;
+extern long fake_tty_background_result; /* what signal_tty_background returns (0: go on) */
+extern char fake_console[8192];         /* what console_write wrote */
+extern size_t fake_console_len;
 #endif

@@ -1,0 +1,124 @@
+/*
+ * unix-dev's parts of the UNIX server (docs/unix.md, "Devices and the tty"): pipes
+ * (pipe.c), character devices (devices.c), the console tty and its line discipline
+ * (tty.c), poll/select (poll.c), ioctl (devioctl.c) and the text of /proc files
+ * (procfs.c). This header says what they give the rest of the server and what they need
+ * from it.
+ *
+ * Concurrency: like every part of the server, these functions assume one call at a time
+ * (the server task in MK, the core's lock in IK).
+ */
+#ifndef UNIX_DEV_H
+#define UNIX_DEV_H
+#include "unix.h"
+
+/* The string functions every form's runtime provides (lib/libc in MK, the kernel's in
+ * IK, the host's in tests); servers include no C library header. */
+void *memcpy(void *restrict dst, const void *restrict src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+
+/* ==== needed from the other parts ===================================================== */
+
+/* The fd table (unix-vfs). fd_install puts f at the lowest free descriptor of p, taking
+ * over the caller's reference, with close-on-exec when flags has O_CLOEXEC: the fd or
+ * -EMFILE. fd_peek is the open file at fd, without a new reference, or NULL. fd_close
+ * closes fd as close(2) does: 0 or -EBADF. file_new makes a file with one reference
+ * (file_put releases it with ops->release and frees it), or NULL when out of memory. */
+long fd_install(struct proc *p, struct file *f, unsigned flags);
+struct file *fd_peek(struct proc *p, long fd);
+long fd_close(struct proc *p, long fd);
+struct file *file_new(const struct file_ops *ops, unsigned flags, void *priv);
+
+/* Signals (unix-core). signal_send_pipe: SIGPIPE to the thread that wrote to a pipe
+ * without readers. signal_send_pgrp: sig to every process of group pgid (pgid > 0).
+ * proc_pgrp_session: the session of process group pgid, or -ESRCH if it has no member. */
+void signal_send_pipe(struct proc *p);
+void signal_send_pgrp(int pgid, int sig);
+long proc_pgrp_session(int pgid);
+/* Job control: p, in a background group of its controlling tty, reads it (SIGTTIN),
+ * writes it under TOSTOP or changes its settings (SIGTTOU). As Linux's tty_check_change:
+ * if p ignores or blocks sig, the result is -EIO for SIGTTIN and 0 (go on) for SIGTTOU;
+ * if p's group is orphaned, -EIO; else sig goes to p's group and the result is what makes
+ * the call restart once the group is continued (Linux's -ERESTARTSYS). */
+long signal_tty_background(struct proc *p, int sig);
+
+/* The console (unix-core's runtime): bytes out to the console, as they are. */
+void console_write(const char *buf, size_t n);
+
+/* ==== given to the other parts ======================================================== */
+
+/* Poll wake-ups. A poll or select that must wait queues on poll_waiters (one list for
+ * every file it watches: a call waits on one list). Whatever can make a file readable or
+ * writable calls poll_wake(w): it wakes w (that file's readers or writers) and every
+ * waiting poll. Files whose state never changes (regular files, /dev/null) need nothing. */
+extern struct waitlist poll_waiters;
+void poll_wake(struct waitlist *w);
+
+/* Pipes: a connected read end and write end (O_NONBLOCK in flags applies to both), each
+ * with one reference; 0 or -ENOMEM. */
+long pipe_create(unsigned flags, struct file **read_end, struct file **write_end);
+
+/* Random bytes from one seeded deterministic generator (/dev/urandom, /dev/random,
+ * getrandom, AT_RANDOM): the same sequence on every boot, so icount runs repeat exactly. */
+void unix_random(void *buf, size_t n);
+void unix_random_seed(uint64_t seed);
+
+/* The console tty. tty_input is how console bytes arrive (unix-core's runtime calls it);
+ * it runs the line discipline: echo, editing, signals to the foreground group. */
+struct tty;
+struct tty *tty_console(void);
+void tty_input(const char *buf, size_t n);
+/* /dev/tty and /dev/console opens (devices.c): f->priv becomes the tty, or -ENXIO when the
+ * caller has no controlling tty. */
+extern const struct file_ops tty_file_ops;
+long tty_open_ctty(struct file *f, struct ucall *c);
+long tty_open_console(struct file *f, struct ucall *c);
+/* For /proc/PID/stat: p's controlling tty as a device number (0 if none) and its
+ * foreground process group (-1 if none). */
+unsigned tty_devnum_of(const struct proc *p);
+int tty_fg_pgrp_of(const struct proc *p);
+
+/* ==== /proc text (procfs.c) ===========================================================
+ * Each function writes the whole text of one file into buf (at most cap bytes, cut short
+ * when it does not fit) and returns its full length; the caller serves reads at any
+ * offset from it. The inputs are plain values the core fills. Formats: proc(5), as
+ * busybox ps, top, free and uptime parse them. */
+struct procfs_meminfo {
+    uint64_t total_kib, free_kib, available_kib, buffers_kib, cached_kib, shmem_kib;
+    uint64_t slab_reclaimable_kib;
+};
+size_t procfs_meminfo(char *buf, size_t cap, const struct procfs_meminfo *m);
+
+size_t procfs_uptime(char *buf, size_t cap, uint64_t uptime_ns, uint64_t idle_ns);
+
+struct procfs_cpu {               /* in clock ticks of 1/100 s (USER_HZ) */
+    uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
+};
+struct procfs_stat {
+    struct procfs_cpu total;
+    const struct procfs_cpu *cpu;     /* one per CPU */
+    unsigned ncpu;
+    uint64_t interrupts, context_switches, boot_time_s, forks;
+    unsigned running, blocked;
+};
+size_t procfs_stat(char *buf, size_t cap, const struct procfs_stat *s);
+
+struct procfs_task {
+    int pid, ppid, pgid, sid, tpgid, threads;
+    unsigned tty_nr;
+    char state;                   /* R, S, D, T, Z, X */
+    const char *comm;             /* at most 15 characters are shown */
+    uint64_t utime, stime, cutime, cstime, start_time;   /* clock ticks */
+    uint64_t vsize_bytes, rss_pages, minflt, majflt;
+    uint64_t sig_pending, sig_blocked, sig_ignored, sig_caught;
+    int nice, processor;
+    unsigned umask, uid, gid, fd_slots;
+};
+size_t procfs_pid_stat(char *buf, size_t cap, const struct procfs_task *t);
+size_t procfs_pid_status(char *buf, size_t cap, const struct procfs_task *t);
+/* /proc/PID/cmdline: the argument area (argv strings, each with its NUL) as it is. */
+size_t procfs_pid_cmdline(char *buf, size_t cap, const char *args, size_t len);
+
+#endif

@@ -1,0 +1,136 @@
+/* Character devices (devices.c) and ioctl's common requests (devioctl.c), mirroring the
+ * device cases of tests/linux/dev.c. */
+#include <string.h>
+#include "fake.h"
+
+#define MEM 8192
+#define BUF 1024
+
+static struct proc *p;
+
+/* open the device major:minor at the lowest free fd, as the VFS's open(2) will */
+static long open_dev(unsigned major, unsigned minor, unsigned flags)
+{
+    const struct chardev *d = chardev_lookup(major, minor);
+    if (!d)
+        return -ENXIO;
+    struct file *f = file_new(d->ops, flags, NULL);
+    struct ucall c = fake_call(p, 2, 0, flags, 0, 0);
+    long err = d->open ? d->open(f, &c) : 0;
+    if (err) {
+        file_put(f);
+        return err;
+    }
+    return fd_install(p, f, flags);
+}
+
+static long xfer(int fd, bool write, uint64_t uaddr, size_t n)
+{
+    struct file *f = fd_peek(p, fd);
+    struct ucall c = fake_call(p, write, (uint64_t)fd, uaddr, n, 0);
+    uint64_t off = 0;
+    return write ? f->ops->write(f, &c, uaddr, n, &off) : f->ops->read(f, &c, uaddr, n, &off);
+}
+
+static long ioctl3(long fd, unsigned long cmd, uint64_t arg)
+{
+    struct ucall c = fake_call(p, 16, (uint64_t)fd, cmd, arg, 0);
+    return lx_ioctl(&c);
+}
+
+static unsigned char *mem(size_t off)
+{
+    return fake_host(p, fake_user(p, off));
+}
+
+static void test_null_zero_full(void)
+{
+    long fd = open_dev(1, 3, O_RDWR);
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 64), 0);
+    CHECK_EQ(xfer(fd, true, fake_user(p, BUF), 3), 3);
+    CHECK_EQ(xfer(fd, true, 16, 3), 3);                  /* the data is never read */
+    CHECK_EQ(ioctl3(fd, TCGETS, fake_user(p, BUF)), -ENOTTY);
+    fd_close(p, fd);
+    fd = open_dev(1, 5, O_RDONLY);
+    memset(mem(BUF), 7, 1000);
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 999), 999);
+    CHECK_EQ(mem(BUF)[0] | mem(BUF)[998], 0);
+    CHECK_EQ(mem(BUF)[999], 7);
+    CHECK_EQ(xfer(fd, false, fake_user(p, MEM - 300), 1000), 256);  /* up to the edge */
+    CHECK_EQ(xfer(fd, false, 16, 10), -EFAULT);
+    fd_close(p, fd);
+    fd = open_dev(1, 7, O_RDWR);
+    CHECK_EQ(xfer(fd, true, fake_user(p, BUF), 1), -ENOSPC);
+    CHECK_EQ(xfer(fd, true, fake_user(p, BUF), 0), 0);
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 8), 8);
+    fd_close(p, fd);
+}
+
+static void test_random(void)
+{
+    unsigned char a[40], b[40];
+    unix_random_seed(42);
+    unix_random(a, sizeof a);
+    unix_random_seed(42);
+    long fd = open_dev(1, 9, O_RDONLY);
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 40), 40);
+    CHECK(!memcmp(mem(BUF), a, 40));                     /* same seed, same bytes */
+    unix_random(b, sizeof b);
+    CHECK(memcmp(a, b, 40) != 0);                        /* the sequence moves on */
+    int zeros = 0;
+    for (int i = 0; i < 40; i++)
+        zeros += b[i] == 0;
+    CHECK(zeros < 4);
+    fd_close(p, fd);
+    fd = open_dev(1, 8, O_RDONLY);                       /* /dev/random: the same source */
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 32), 32);
+    fd_close(p, fd);
+}
+
+static void test_lookup_and_tty_nodes(void)
+{
+    CHECK(chardev_lookup(1, 4) == NULL);
+    CHECK(chardev_lookup(4, 64) == NULL);
+    CHECK(chardev_lookup(5, 1) != NULL);
+    CHECK_EQ(open_dev(5, 0, O_RDWR), -ENXIO);            /* no controlling tty */
+    long fd = open_dev(5, 1, O_RDWR | O_NOCTTY);
+    CHECK(fd >= 0);
+    CHECK(fd_peek(p, fd)->priv == tty_console());
+    CHECK(p->ctty == NULL);                               /* opening never takes it */
+    fd_close(p, fd);
+}
+
+static void test_common_ioctls(void)
+{
+    long fd = open_dev(1, 3, O_RDWR);
+    CHECK_EQ(ioctl3(999, TCGETS, 0), -EBADF);
+    CHECK_EQ(ioctl3(-1, FIONBIO, 0), -EBADF);
+    CHECK_EQ(ioctl3(fd, FIOCLEX, 0), 0);
+    CHECK(p->fds->cloexec[0] & (1ull << fd));
+    CHECK_EQ(ioctl3(fd, FIONCLEX, 0), 0);
+    CHECK(!(p->fds->cloexec[0] & (1ull << fd)));
+    int32_t on = 1;
+    memcpy(mem(BUF), &on, 4);
+    CHECK_EQ(ioctl3(fd, FIONBIO, fake_user(p, BUF)), 0);
+    CHECK(fd_peek(p, fd)->flags & O_NONBLOCK);
+    on = 0;
+    memcpy(mem(BUF), &on, 4);
+    CHECK_EQ(ioctl3(fd, FIONBIO, fake_user(p, BUF)), 0);
+    CHECK(!(fd_peek(p, fd)->flags & O_NONBLOCK));
+    CHECK_EQ(ioctl3(fd, FIONBIO, 8), -EFAULT);
+    CHECK_EQ(ioctl3(fd, 0x5499, 0), -ENOTTY);
+    fd_close(p, fd);
+}
+
+int main(void)
+{
+    p = fake_proc(MEM);
+    fake_fds(p);
+    test_null_zero_full();
+    test_random();
+    test_lookup_and_tty_nodes();
+    test_common_ioctls();
+    fake_fds_free(p);
+    fake_proc_free(p);
+    return fake_done();
+}

@@ -1,0 +1,231 @@
+/*
+ * Pipes (pipe(2), pipe2(2), pipe(7)): a 64 KiB ring shared by a read end and a write end.
+ *
+ * Contract, as Linux: a read returns what is there (up to n), 0 once no writer is left,
+ * or waits (-EAGAIN with O_NONBLOCK). A write of at most PIPE_BUF bytes goes in whole or
+ * waits, so it is never interleaved with another; a larger one goes in piece by piece as
+ * room appears (its progress is c->done, kept across the re-runs). A write with no reader
+ * left sends SIGPIPE and fails with -EPIPE. Blocked calls wait on the pipe's own lists; every
+ * change wakes the other side and the waiting polls (poll_wake).
+ */
+#include "dev.h"
+
+#define PIPE_SIZE 65536u
+
+struct pipe {
+    unsigned char *buf;
+    size_t head, len;            /* the bytes [head, head + len) modulo PIPE_SIZE */
+    int readers, writers;        /* open ends */
+    struct waitlist readable;    /* readers waiting for data or EOF */
+    struct waitlist writable;    /* writers waiting for room or EPIPE */
+};
+
+static bool is_read_end(const struct file *f)
+{
+    return (f->flags & O_ACCMODE) == O_RDONLY;
+}
+
+/* Copy k bytes at the ring's start to user memory (two pieces when it wraps). */
+static long ring_copy_out(struct pipe *pp, struct proc *p, uint64_t uaddr, size_t k)
+{
+    size_t first = PIPE_SIZE - pp->head < k ? PIPE_SIZE - pp->head : k;
+    long err = copy_out(p, uaddr, pp->buf + pp->head, first);
+    if (!err && k > first)
+        err = copy_out(p, uaddr + first, pp->buf, k - first);
+    return err;
+}
+
+/* Copy k bytes of user memory to the ring's end; they count only when it succeeds. */
+static long ring_copy_in(struct pipe *pp, struct proc *p, uint64_t uaddr, size_t k)
+{
+    size_t tail = (pp->head + pp->len) % PIPE_SIZE;
+    size_t first = PIPE_SIZE - tail < k ? PIPE_SIZE - tail : k;
+    long err = copy_in(p, pp->buf + tail, uaddr, first);
+    if (!err && k > first)
+        err = copy_in(p, pp->buf, uaddr + first, k - first);
+    if (!err)
+        pp->len += k;
+    return err;
+}
+
+static long pipe_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                      uint64_t *off)
+{
+    (void)off;
+    struct pipe *pp = f->priv;
+    if (!is_read_end(f))
+        return -EBADF;
+    if (n == 0)
+        return 0;
+    if (pp->len == 0) {
+        if (pp->writers == 0)
+            return 0;
+        if (f->flags & O_NONBLOCK)
+            return -EAGAIN;
+        return ucall_block(c, &pp->readable, UNIX_NO_DEADLINE);
+    }
+    size_t k = n < pp->len ? n : pp->len;
+    if (ring_copy_out(pp, c->proc, uaddr, k))
+        return -EFAULT;
+    pp->head = (pp->head + k) % PIPE_SIZE;
+    pp->len -= k;
+    poll_wake(&pp->writable);
+    return (long)k;
+}
+
+/* What a write that cannot finish now returns: its progress if any, else it waits. */
+static long write_stalled(struct file *f, struct ucall *c, struct pipe *pp, size_t done)
+{
+    if (f->flags & O_NONBLOCK)
+        return done ? (long)done : -EAGAIN;
+    c->done = done;
+    return ucall_block(c, &pp->writable, UNIX_NO_DEADLINE);
+}
+
+static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                       uint64_t *off)
+{
+    (void)off;
+    struct pipe *pp = f->priv;
+    size_t done = c->done;
+    if (is_read_end(f))
+        return -EBADF;
+    if (n == 0)
+        return 0;
+    if (pp->readers == 0) {
+        signal_send_pipe(c->proc);
+        return done ? (long)done : -EPIPE;
+    }
+    size_t room = PIPE_SIZE - pp->len;
+    size_t want = n - done;
+    if (room == 0 || (n <= PIPE_BUF && room < n))
+        return write_stalled(f, c, pp, done);
+    size_t k = want < room ? want : room;
+    if (ring_copy_in(pp, c->proc, uaddr + done, k))
+        return done ? (long)done : -EFAULT;
+    done += k;
+    poll_wake(&pp->readable);
+    return done < n ? write_stalled(f, c, pp, done) : (long)done;
+}
+
+static unsigned pipe_poll(struct file *f, struct waitlist **w)
+{
+    struct pipe *pp = f->priv;
+    unsigned mask = 0;
+    if (is_read_end(f)) {
+        if (pp->len)
+            mask |= POLLIN | POLLRDNORM;
+        if (pp->writers == 0)
+            mask |= POLLHUP;
+    } else {
+        if (PIPE_SIZE - pp->len >= PIPE_BUF)
+            mask |= POLLOUT | POLLWRNORM;
+        if (pp->readers == 0)
+            mask |= POLLERR;
+    }
+    if (w)
+        *w = is_read_end(f) ? &pp->readable : &pp->writable;
+    return mask;
+}
+
+static long pipe_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg)
+{
+    struct pipe *pp = f->priv;
+    if (cmd != FIONREAD)
+        return -ENOTTY;
+    int32_t queued = (int32_t)pp->len;
+    return copy_out(c->proc, arg, &queued, sizeof queued);
+}
+
+static void pipe_release(struct file *f)
+{
+    struct pipe *pp = f->priv;
+    if (is_read_end(f))
+        pp->readers--;
+    else
+        pp->writers--;
+    poll_wake(is_read_end(f) ? &pp->writable : &pp->readable);
+    if (pp->readers == 0 && pp->writers == 0) {
+        unix_free(pp->buf);
+        unix_free(pp);
+    }
+}
+
+static const struct file_ops pipe_ops = {
+    .read = pipe_read,
+    .write = pipe_write,
+    .poll = pipe_poll,
+    .ioctl = pipe_ioctl,
+    .release = pipe_release,
+};
+
+long pipe_create(unsigned flags, struct file **read_end, struct file **write_end)
+{
+    struct pipe *pp = unix_alloc(sizeof *pp);
+    unsigned char *buf = unix_alloc(PIPE_SIZE);
+    if (!pp || !buf) {
+        unix_free(pp);
+        unix_free(buf);
+        return -ENOMEM;
+    }
+    *pp = (struct pipe){.buf = buf, .readers = 1, .writers = 1};
+    unsigned nonblock = flags & O_NONBLOCK;
+    *read_end = file_new(&pipe_ops, O_RDONLY | nonblock, pp);
+    *write_end = *read_end ? file_new(&pipe_ops, O_WRONLY | nonblock, pp) : NULL;
+    if (*write_end)
+        return 0;
+    if (*read_end) {             /* its release frees the pipe once the writer is gone */
+        pp->writers = 0;
+        file_put(*read_end);
+    } else {
+        unix_free(buf);
+        unix_free(pp);
+    }
+    return -ENOMEM;
+}
+
+/* Both ends of a new pipe at the two lowest free descriptors, their numbers written to
+ * ufds. The user array is checked before anything is installed, so EFAULT leaves the fd
+ * table as it was. */
+static long make_pipe(struct ucall *c, uint64_t ufds, unsigned flags)
+{
+    if (flags & ~(unsigned)(O_CLOEXEC | O_NONBLOCK | O_DIRECT))
+        return -EINVAL;
+    int32_t fds[2] = {-1, -1};
+    if (copy_out(c->proc, ufds, fds, sizeof fds))
+        return -EFAULT;
+    struct file *rd, *wr;
+    long err = pipe_create(flags, &rd, &wr);
+    if (err)
+        return err;
+    long fd0 = fd_install(c->proc, rd, flags);
+    if (fd0 < 0) {
+        file_put(rd);
+        file_put(wr);
+        return fd0;
+    }
+    long fd1 = fd_install(c->proc, wr, flags);
+    if (fd1 < 0) {
+        file_put(wr);
+        fd_close(c->proc, fd0);
+        return fd1;
+    }
+    fds[0] = (int32_t)fd0;
+    fds[1] = (int32_t)fd1;
+    if (copy_out(c->proc, ufds, fds, sizeof fds)) {
+        fd_close(c->proc, fd0);
+        fd_close(c->proc, fd1);
+        return -EFAULT;
+    }
+    return 0;
+}
+
+long lx_pipe2(struct ucall *c)
+{
+    return make_pipe(c, c->a[0], (unsigned)c->a[1]);
+}
+
+long lx_pipe(struct ucall *c)
+{
+    return make_pipe(c, c->a[0], 0);
+}
