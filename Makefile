@@ -23,6 +23,7 @@ include lib/libc/libc.mk
 include tools/idlgen/idlgen.mk
 include lib/malloc/malloc.mk
 include kernel/kernel.mk
+include drivers/drivers.mk
 include user/user.mk
 include servers/net/net.mk
 include servers/unix/unix.mk

@@ -28,20 +28,32 @@ static struct memobj *memobj_new(enum memobj_kind kind, u64 phys_base, u64 size)
 struct memobj *memobj_anon(u64 size) { return memobj_new(MEMOBJ_ANON, 0, size); }
 struct memobj *memobj_phys(u64 phys_base, u64 size) { return memobj_new(MEMOBJ_PHYS, phys_base, size); }
 
+struct memobj *memobj_contig(u64 size)
+{
+    u64 pa = frame_alloc_contig(size / PAGE_SIZE);
+    struct memobj *obj = pa ? memobj_new(MEMOBJ_CONTIG, pa, size) : NULL;
+    if (pa && !obj)
+        frame_free_contig(pa, size / PAGE_SIZE);
+    return obj;
+}
+
 void memobj_get(struct memobj *obj) { obj->refs++; }
 
 void memobj_put(struct memobj *obj)
 {
     ASSERT(obj->refs > 0);
-    if (--obj->refs == 0)
-        kobj_free(&memobj_cache, obj);
+    if (--obj->refs > 0)
+        return;
+    if (obj->kind == MEMOBJ_CONTIG)
+        frame_free_contig(obj->phys_base, obj->size / PAGE_SIZE);
+    kobj_free(&memobj_cache, obj);
 }
 
 int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
 {
     if (off >= obj->size)
         return E_FAULT;
-    if (obj->kind == MEMOBJ_PHYS) {
+    if (obj->kind != MEMOBJ_ANON) {
         *pa = obj->phys_base + off;
         *owned = false;
         return 0;
