@@ -8,6 +8,7 @@
  */
 #ifndef DRVPLAT_H
 #define DRVPLAT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ondol/abi.h>
@@ -26,6 +27,16 @@ uint32_t drv_cfg_read(const struct drv_dev *d, unsigned off, unsigned size);
 volatile void *drv_map_bar(const struct drv_dev *d, int bar);
 /* len bytes of zeroed, physically contiguous memory; its physical address in *phys. */
 void *drv_dma_alloc(size_t len, uint64_t *phys);
+
+/* Zeroed memory for the driver's (or its server's) own state, len bytes; NULL when out. */
+void *drv_mem_alloc(size_t len);
+/* Milliseconds since boot (the resolution of the timer tick). */
+uint64_t drv_now_ms(void);
+/* Acknowledge the device's previous interrupt and wait at most timeout_ms for the next:
+ * the number of interrupts (>= 1), E_TIMEOUT, or E_DEAD when the waiter is being killed. */
+long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms);
+/* The value of kernel option `key` copied into buf (NUL-terminated); false if not given. */
+bool drv_option(const char *key, char *buf, size_t len);
 
 /* Ordering between the driver's writes to shared memory and to device registers. */
 static inline void drv_barrier(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

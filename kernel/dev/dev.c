@@ -32,8 +32,12 @@ struct claim {
 
 static struct claim claims[MAX_CLAIMS];
 
+#define KERNEL_OWNER 0        /* claims of in-kernel (IK) drivers; no task has id 0 */
+
 static bool owner_alive(const struct claim *c)
 {
+    if (c->owner == KERNEL_OWNER)
+        return true;
     struct task *t = task_lookup(c->owner);
     return t && !t->zombie && !t->exiting;
 }
@@ -58,27 +62,45 @@ static void route_irq(const struct pci_func *f)
         ioapic_route_level(f->irq_line, (u8)(VEC_DEV_BASE + f->irq_line), this_cpu()->apic_id);
 }
 
+/* Claim f for `owner` (a task id, or KERNEL_OWNER) and describe it: the handle, or E_PERM
+ * when another live owner holds it or every slot is taken. */
+static long claim(struct pci_func *f, int owner, struct dev_info *info)
+{
+    struct claim *c = slot_for(f);
+    if (!c || (c->func == f && c->owner != owner && owner_alive(c)))
+        return E_PERM;
+    pci_describe(f, info);
+    if (c->func != f || c->owner != owner)
+        *c = (struct claim){.func = f, .owner = owner, .waiters = c->waiters};
+    pci_enable(f);
+    route_irq(f);
+    return c - claims;
+}
+
 long dev_find(struct task *self, u64 vendor, u64 device, u64 index, u64 uout)
 {
     if (!self->privileged)
         return E_PERM;
     if (vendor > 0xffff || device > 0xffff || index > PCI_MAX_FUNCS)
         return E_INVAL;
+    if (!user_range_ok(uout, sizeof(struct dev_info)))
+        return E_FAULT;
     struct pci_func *f = pci_find((u16)vendor, (u16)device, (unsigned)index);
     if (!f)
         return E_NOENT;
-    struct claim *c = slot_for(f);
-    if (!c || (c->func == f && c->owner != self->id && owner_alive(c)))
-        return E_PERM;                  /* claimed by another live task, or no slot left */
     struct dev_info info;
-    pci_describe(f, &info);
-    if (copyout(uout, &info, sizeof(info)))
+    long h = claim(f, self->id, &info);
+    if (h >= 0 && copyout(uout, &info, sizeof(info))) {
+        claims[h].func = NULL;          /* as if never claimed */
         return E_FAULT;
-    if (c->func != f || c->owner != self->id)
-        *c = (struct claim){.func = f, .owner = self->id, .waiters = c->waiters};
-    pci_enable(f);
-    route_irq(f);
-    return c - claims;
+    }
+    return h;
+}
+
+long dev_claim_kernel(u16 vendor, u16 device, unsigned index, struct dev_info *out)
+{
+    struct pci_func *f = pci_find(vendor, device, index);
+    return f ? claim(f, KERNEL_OWNER, out) : E_NOENT;
 }
 
 /* The caller's claim with handle dev, or NULL (*err says why). */
@@ -94,15 +116,23 @@ static struct claim *own_claim(struct task *self, u64 dev, long *err)
     return &claims[dev];
 }
 
+static long cfg_read(struct claim *c, u64 offset, u64 size)
+{
+    if ((size != 1 && size != 2 && size != 4) || offset >= 256 || (offset & (size - 1)))
+        return E_INVAL;
+    return pci_read(c->func, (unsigned)offset, (unsigned)size);
+}
+
 long dev_cfg_read(struct task *self, u64 dev, u64 offset, u64 size)
 {
     long err;
     struct claim *c = own_claim(self, dev, &err);
-    if (!c)
-        return err;
-    if ((size != 1 && size != 2 && size != 4) || offset >= 256 || (offset & (size - 1)))
-        return E_INVAL;
-    return pci_read(c->func, (unsigned)offset, (unsigned)size);
+    return c ? cfg_read(c, offset, size) : err;
+}
+
+long dev_cfg_read_kernel(int dev, unsigned offset, unsigned size)
+{
+    return dev >= 0 && dev < MAX_CLAIMS && claims[dev].func ? cfg_read(&claims[dev], offset, size) : E_INVAL;
 }
 
 long dev_dma_alloc(struct task *self, u64 len, u64 uphys)
@@ -126,12 +156,8 @@ long dev_dma_alloc(struct task *self, u64 len, u64 uphys)
     return addr;
 }
 
-long dev_irq_wait(struct task *self, u64 dev, u64 timeout)
+static long irq_wait(struct claim *c, u64 timeout)
 {
-    long err;
-    struct claim *c = own_claim(self, dev, &err);
-    if (!c)
-        return err;
     if (c->func->irq_line == DEV_IRQ_NONE)
         return E_INVAL;
     ioapic_mask(c->func->irq_line, false);           /* acknowledge the previous interrupt */
@@ -145,6 +171,18 @@ long dev_irq_wait(struct task *self, u64 dev, u64 timeout)
     u64 n = c->pending;
     c->pending = 0;
     return (long)n;
+}
+
+long dev_irq_wait(struct task *self, u64 dev, u64 timeout)
+{
+    long err;
+    struct claim *c = own_claim(self, dev, &err);
+    return c ? irq_wait(c, timeout) : err;
+}
+
+long dev_irq_wait_kernel(int dev, u64 timeout)
+{
+    return dev >= 0 && dev < MAX_CLAIMS && claims[dev].func ? irq_wait(&claims[dev], timeout) : E_INVAL;
 }
 
 void dev_irq(unsigned pin)

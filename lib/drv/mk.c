@@ -34,3 +34,38 @@ void *drv_dma_alloc(size_t len, uint64_t *phys)
     long addr = sys_dma_alloc(len, phys);
     return addr < 0 ? NULL : (void *)addr;
 }
+
+void *drv_mem_alloc(size_t len)
+{
+    long addr = sys_vm_map(len, PROT_READ | PROT_WRITE);
+    return addr < 0 ? NULL : (void *)addr;
+}
+
+static uint64_t timer_hz(void)
+{
+    static uint64_t hz;
+    if (!hz) {
+        struct time_info ti;
+        sys_time(&ti);
+        hz = ti.hz ? ti.hz : 100;
+    }
+    return hz;
+}
+
+uint64_t drv_now_ms(void)
+{
+    struct time_info ti;
+    sys_time(&ti);
+    return ti.ticks * 1000 / timer_hz();
+}
+
+long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms)
+{
+    uint64_t ticks = timeout_ms == UINT64_MAX ? SLEEP_FOREVER : (timeout_ms * timer_hz() + 999) / 1000;
+    return sys_irq_wait(d->handle, ticks);
+}
+
+bool drv_option(const char *key, char *buf, size_t len)
+{
+    return sys_kopt(key, buf, len) >= 0;
+}
