@@ -1,7 +1,8 @@
 # Device drivers (drivers/, docs/drivers.md), one source for both placements:
 #   $(BUILD)/user/libdrv.a   the drivers with the MK platform (lib/drv/mk.c, system calls),
 #                            linked into every user program (only what a program uses is pulled in)
-# The IK build (the same files compiled into the kernel) comes with the network server.
+# IK: kernel/kernel.mk compiles the same files into the kernel, with the IK platform
+# kernel/dev/drv_ik.c.
 DRV_SRCS := $(wildcard drivers/*/*.c)
 DRV_INCLUDES := -Idrivers $(addprefix -I,$(sort $(dir $(DRV_SRCS))))
 DRV_USER_OBJS := $(patsubst %.c,$(BUILD)/user/drv/%.o,$(DRV_SRCS) lib/drv/mk.c)

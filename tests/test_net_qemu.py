@@ -1,12 +1,13 @@
 """ondol's network server in QEMU against the host's Linux stack (docs/net.md, "The server").
 
 Each test boots ondol with a virtio-net device on a tap inside a network namespace of its
-own (10.79.0.1/24 on the Linux side, ondol 10.79.0.2 by `ip=`; QEMU itself runs in the
-namespace, so nothing leaves it) and the network server placed as a task (`net=mk`) or in
-the kernel (`net=ik`). From ondol's shell, netcli pings Linux, sends 1 MB to a Linux TCP
-sink and reads 1 MB from a Linux source, both checked by FNV-1a against the stream
-computed here, and exchanges one UDP datagram. Needs root and namespaces; skips saying
-why otherwise. Everything is removed on exit.
+own (tools/ondol/netns.py: 10.79.0.1/24 on the Linux side, ondol 10.79.0.2 by `ip=`; QEMU
+itself runs in the namespace, so nothing leaves it) and the network server placed as a
+task (`net=mk`) or in the kernel (`net=ik`). From ondol's shell, netcli pings Linux, sends
+1 MB to a Linux TCP sink and reads 1 MB from a Linux source, both checked by FNV-1a
+against the stream computed here, and exchanges one UDP datagram. `./ondol net` is run
+once with `run=` commands. Needs root and namespaces; skips saying why otherwise.
+Everything is removed on exit.
 """
 import json
 import os
@@ -17,43 +18,36 @@ from pathlib import Path
 
 import pytest
 
+from ondol import netns
+from ondol.netns import LINUX_IP, ONDOL_IP
 from tests.net.hostpeer import fnv1a, stream
 from tests.qemu_harness import Session
-from tests.test_net_host import REASON, run
+from tests.test_net_host import REASON
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVE = ROOT / "tests" / "net" / "nsserve.py"
-LINUX_IP, ONDOL_IP = "10.79.0.1", "10.79.0.2"
 BYTES = 1_000_000
 
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
-class Namespace:
-    """A namespace with a tap for QEMU, and a QEMU wrapper that runs inside it."""
+class Namespace(netns.Namespace):
+    """The namespace, a QEMU wrapper that runs inside it, and host-side servers there."""
 
     def __init__(self, tag, tmp_path):
-        self.ns = f"ondolq{os.getpid()}{tag}"
+        super().__init__(f"ondolq{os.getpid()}{tag}")
         self.wrapper = tmp_path / "qemu-in-ns"
 
     def __enter__(self):
-        run("ip", "netns", "add", self.ns)
-        for cmd in (("ip", "link", "set", "lo", "up"),
-                    ("ip", "tuntap", "add", "dev", "ondolq0", "mode", "tap"),
-                    ("ip", "addr", "add", f"{LINUX_IP}/24", "dev", "ondolq0"),
-                    ("ip", "link", "set", "ondolq0", "up")):
-            run("ip", "netns", "exec", self.ns, *cmd)
+        super().__enter__()
         qemu = os.environ.get("ONDOL_QEMU") or "qemu-system-x86_64"
-        self.wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {self.ns} {qemu} "$@"\n')
+        self.wrapper.write_text(f'#!/bin/sh\nexec {" ".join(self.prefix())} {qemu} "$@"\n')
         self.wrapper.chmod(0o755)
         return self
 
-    def __exit__(self, *exc):
-        run("ip", "netns", "del", self.ns, check=False)
-
     def serve(self, *args):
         """Start nsserve.py in the namespace; returns once it listens."""
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns, sys.executable, str(SERVE), *args],
+        p = subprocess.Popen([*self.prefix(), sys.executable, str(SERVE), *args],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = p.stdout.readline()
         assert line.strip() == "ready", line + p.stderr.read()
@@ -66,10 +60,8 @@ class Namespace:
         return json.loads(out)
 
     def boot(self, placement):
-        nic = ("-netdev", "tap,id=n0,ifname=ondolq0,script=no,downscript=no",
-               "-device", "virtio-net-pci,netdev=n0")
-        return Session({"net": placement, "ip": f"{ONDOL_IP}/24", "gw": LINUX_IP},
-                       qemu=str(self.wrapper), extra=nic, lifetime=280)
+        return Session(netns.kernel_options(placement), qemu=str(self.wrapper),
+                       extra=netns.qemu_flags(), lifetime=280)
 
 
 @pytest.mark.parametrize("placement", ["mk", "ik"])
@@ -109,3 +101,15 @@ def test_netcli_without_server():
         out = s.cmd("netcli config")
         assert "netcli: no network server (boot with net=mk or net=ik): " in out, out
         assert s.halt() == 0
+
+
+def test_ondol_net_command():
+    """`./ondol net` makes its namespace, boots, and removes the namespace afterwards."""
+    name = f"ondolcli{os.getpid()}"
+    r = subprocess.run([str(ROOT / "ondol"), "net", "--no-build", "--placement", "ik", "--name", name,
+                        "--opt", f"run=netcli,ping,{LINUX_IP},2"],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "netcli ping 2 sent 2 answered" in r.stdout, r.stdout[-2000:]
+    assert f"namespace {name}: Linux {LINUX_IP}, ondol {ONDOL_IP}" in r.stderr
+    assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

@@ -13,7 +13,6 @@
  * the first call; `ip=` (address/prefix) and `gw=` choose the address.
  */
 #include <ondol/srv.h>
-#include <string.h>
 #include "drvplat.h"
 #include "net.h"
 #include "net_server.h"
@@ -92,7 +91,8 @@ static int start(void)
         return started = E_NOMEM;
     read_addresses();
     nif = (struct netif){.mtu = 1500, .send = send_frame, .ctx = &nic};
-    memcpy(nif.mac, nic.mac, 6);
+    for (int i = 0; i < 6; i++)
+        nif.mac[i] = nic.mac[i];
     uint64_t now = drv_now_ms();
     net_init(stack, &nif, my_ip, my_mask, my_gw, now, now ^ (uint64_t)nic.mac[5] << 40);
     return 0;
