@@ -22,6 +22,7 @@ all: kernel-and-archive
 include lib/libc/libc.mk
 include tools/idlgen/idlgen.mk
 include lib/malloc/malloc.mk
+include drivers/drivers.mk
 include kernel/kernel.mk
 include user/user.mk
 include servers/net/net.mk

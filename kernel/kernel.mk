@@ -9,16 +9,18 @@ KERNEL_DIRS := $(filter-out kernel/arch,$(patsubst %/,%,$(wildcard kernel/*/)))
 KERNEL_ARCH_DIR := kernel/arch/$(KERNEL_ARCH)
 KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
 	-isystem $(KERNEL_GCC_INCLUDE) $(addprefix -I,$(KERNEL_DIRS)) -I$(KERNEL_ARCH_DIR)/include -I$(GEN) \
-	-Ilib/libc/include -Ilib/include -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
+	-Ilib/libc/include -Ilib/include $(DRV_INCLUDES) -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
 	-fno-pie -fno-stack-protector -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
 PCNT_SLOTS ?= 16
 KERNEL_CFLAGS += -DPCNT_SLOTS=$(PCNT_SLOTS)
 KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T $(KERNEL_ARCH_DIR)/linker.ld
 
-# In-kernel (IK) servers: servers/NAME/*.c and their generated dispatch (docs/servers.md).
+# In-kernel (IK) servers: servers/NAME/*.c and their generated dispatch (docs/servers.md);
+# the drivers (drivers/*/*.c, docs/drivers.md) with the IK platform kernel/dev/drv_ik.c.
 KERNEL_SRCS := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)) $(KERNEL_ARCH_DIR)/*.c \
 	$(KERNEL_ARCH_DIR)/*.S) \
-	$(LIBC_KERNEL_SRCS) $(foreach s,$(SERVER_NAMES),$(wildcard servers/$(s)/*.c)) $(GEN_KERNEL_SRCS)
+	$(LIBC_KERNEL_SRCS) $(foreach s,$(SERVER_NAMES),$(wildcard servers/$(s)/*.c)) $(GEN_KERNEL_SRCS) \
+	$(DRV_SRCS)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/kernel/%.o,$(KERNEL_SRCS))
 
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \

@@ -2,7 +2,7 @@
 
 - Portable kernel code (kernel/ outside kernel/arch/) reaches the architecture only through
   arch.h: no other header under kernel/arch/ may be included from it.
-- Code outside the kernel (user programs, benchmarks, in-guest tests, servers, lib/)
+- Code outside the kernel (user programs, benchmarks, in-guest tests, servers, lib/, drivers/)
   includes no kernel header.
 
 Each #include is resolved the way gcc resolves it, against the include path each part is
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 SOURCE_SUFFIXES = {".c", ".h", ".S"}
 # Everything built outside the kernel; folders that do not exist (yet) are skipped.
-OUTSIDE_KERNEL = ("user", "bench", "tests/guest", "servers", "lib")
+OUTSIDE_KERNEL = ("user", "bench", "tests/guest", "servers", "lib", "drivers")
 
 
 @dataclass

@@ -23,14 +23,14 @@ endif
 $(BUILD)/user/obj/%.o: %.c | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
 
 # user_program NAME, OBJECTS: link one program (crt0 first, libc and libgcc last).
 define user_program
-$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(LIBC_A) user/user.ld
+$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(DRV_USER_A) $(LIBC_A) user/user.ld
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
-	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(2) $(LIBC_A) $$(shell $(USER_CC) -print-libgcc-file-name)
+	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(2) $(DRV_USER_A) $(LIBC_A) $$(shell $(USER_CC) -print-libgcc-file-name)
 endef
 
 $(foreach s,$(USER_ONE_FILE_SRCS),$(eval $(call user_program,$(notdir $(s:.c=)),\
@@ -52,13 +52,13 @@ server_objs = $(patsubst %,$(BUILD)/user/srvobj/%.o,$(wildcard servers/$(1)/*.c)
 $(BUILD)/user/srvobj/%.c.o: %.c | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
 
 define server_prog
-$(BUILD)/user/bin/$(1)srv: $(call server_objs,$(1)) $(LIBC_CRT0) $(LIBC_A) user/user.ld
+$(BUILD)/user/bin/$(1)srv: $(call server_objs,$(1)) $(LIBC_CRT0) $(DRV_USER_A) $(LIBC_A) user/user.ld
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
-	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(call server_objs,$(1)) $(LIBC_A) \
+	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(call server_objs,$(1)) $(DRV_USER_A) $(LIBC_A) \
 		$$(shell $(USER_CC) -print-libgcc-file-name)
 endef
 $(foreach s,$(SERVER_NAMES),$(eval $(call server_prog,$(s))))

@@ -6,6 +6,7 @@
 #include <ondol/abi.h>
 #include "arch.h"
 #include "console.h"
+#include "dev.h"
 #include "ipc.h"
 #include "kernel.h"
 #include "klock.h"
@@ -474,6 +475,15 @@ static long sys_task_kill(u64 task)
 {
     return task_kill_other(self_task(), (int)MIN(task, 0x7fffffffull));
 }
+
+/* ---- device access for drivers (kernel/dev/dev.c, docs/drivers.md) ---- */
+static long sys_dev_find(u64 vendor, u64 device, u64 index, u64 uout)
+{
+    return dev_find(self_task(), vendor, device, index, uout);
+}
+static long sys_dev_cfg_read(u64 dev, u64 offset, u64 size) { return dev_cfg_read(self_task(), dev, offset, size); }
+static long sys_dma_alloc(u64 len, u64 uphys) { return dev_dma_alloc(self_task(), len, uphys); }
+static long sys_irq_wait(u64 dev, u64 timeout) { return dev_irq_wait(self_task(), dev, timeout); }
 
 /* The handler table, one entry per line of syscalls.def: sys_<name> for ordinary calls;
  * IPC numbers stay NULL because syscall_dispatch hands them to ipc_syscall first. */

@@ -62,15 +62,26 @@ static void shared_free(struct memobj *obj)
     frame_free(virt_to_phys(obj->pages));
 }
 
+struct memobj *memobj_contig(u64 size)
+{
+    u64 pa = frame_alloc_contig(size / PAGE_SIZE);
+    struct memobj *obj = pa ? memobj_new(MEMOBJ_CONTIG, pa, size) : NULL;
+    if (pa && !obj)
+        frame_free_contig(pa, size / PAGE_SIZE);
+    return obj;
+}
+
 void memobj_get(struct memobj *obj) { obj->refs++; }
 
 void memobj_put(struct memobj *obj)
 {
     ASSERT(obj->refs > 0);
-    if (--obj->refs)
+    if (--obj->refs > 0)
         return;
     if (obj->kind == MEMOBJ_SHARED)
         shared_free(obj);
+    if (obj->kind == MEMOBJ_CONTIG)
+        frame_free_contig(obj->phys_base, obj->size / PAGE_SIZE);
     kobj_free(&memobj_cache, obj);
 }
 
@@ -91,14 +102,14 @@ int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
 {
     if (off >= obj->size)
         return E_FAULT;
-    if (obj->kind == MEMOBJ_PHYS) {
-        *pa = obj->phys_base + off;
-        *owned = false;
-        return 0;
-    }
     if (obj->kind == MEMOBJ_SHARED) {
         *owned = false;
         return shared_frame(obj, off / PAGE_SIZE, pa);
+    }
+    if (obj->kind != MEMOBJ_ANON) {           /* physical and contiguous: a fixed run */
+        *pa = obj->phys_base + off;
+        *owned = false;
+        return 0;
     }
     *pa = frame_alloc();
     *owned = true;

@@ -2,18 +2,19 @@
  * frame on first touch, owned by the page table that touched it (private: copy-on-write
  * when cloned); shared anonymous memory keeps its frames in the object, so every address
  * space that maps it (after a clone too) sees the same frames; a physical range (device
- * memory, DMA buffers) maps fixed frames that the kernel never frees. Objects are
- * reference counted by the regions mapping them. */
+ * memory) maps fixed frames that the kernel never frees; a contiguous object (DMA buffers)
+ * owns its run of frames and frees it with its last reference. Objects are reference
+ * counted by the regions mapping them. */
 #ifndef MEMOBJ_H
 #define MEMOBJ_H
 #include "types.h"
 
-enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS };
+enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG };
 
 struct memobj {
     enum memobj_kind kind;
     int refs;
-    u64 phys_base;            /* MEMOBJ_PHYS: first byte of the range */
+    u64 phys_base;            /* MEMOBJ_PHYS, MEMOBJ_CONTIG: first byte of the range */
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
     u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
 };
@@ -24,6 +25,8 @@ struct memobj *memobj_anon(u64 size);                 /* NULL when out of kernel
 struct memobj *memobj_phys(u64 phys_base, u64 size);
 /* Shared anonymous memory of at most MEMOBJ_SHARED_MAX bytes: NULL when out of memory. */
 struct memobj *memobj_shared(u64 size);
+/* size bytes (page multiple) of zeroed contiguous frames; NULL when out of frames or objects. */
+struct memobj *memobj_contig(u64 size);
 void memobj_get(struct memobj *obj);
 void memobj_put(struct memobj *obj);                  /* frees it with the last reference */
 /* The frame backing byte offset `off` (page aligned): 0 and *pa, with *owned set when the

@@ -44,13 +44,15 @@ static enum where placement_option(int i)
     return (enum where)*srv_placements[i];
 }
 
-/* The MK server of `s`: a user task named after the program; its main thread's id. */
+/* The MK server of `s`: a user task named after the program; its main thread's id. It is
+ * privileged: servers are the system's own parts, and a driver's server (net) claims its
+ * device and DMA memory with the privileged device calls (docs/drivers.md). */
 static int spawn_server(const struct srv_iface *s)
 {
     char prog[NAME_LEN];
     ksnprintf(prog, sizeof(prog), "%ssrv", s->name);
     char *argv[] = {prog};
-    long id = task_spawn(NULL, prog, argv, 1, false, PRIO_MAX);
+    long id = task_spawn(NULL, prog, argv, 1, true, PRIO_MAX);
     if (id < 0) {
         printk("ondol: cannot start server %s: error %ld\n", prog, id);
         return 0;

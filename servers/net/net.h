@@ -70,7 +70,7 @@ struct net_stats {
         ip_frag_dropped, rx_drop_icmp, icmp_echo, rx_drop_udp, udp_bad_cksum, udp_noport,
         rx_drop_tcp, tcp_bad_cksum, tcp_rst_sent, tcp_rexmt, tcp_fast_rexmt, tcp_persist,
         tcp_keepalive, tcp_hdrpred_ack, tcp_hdrpred_data, tcp_syn_dropped, tcp_ooo,
-        tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted;
+        tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted, icmp_echo_reply;
 };
 
 struct netstack;
@@ -117,6 +117,12 @@ unsigned net_events(struct netstack *s, int sd);
 int net_error(struct netstack *s, int sd);
 int net_sockname(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
 int net_peername(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
+/* ICMP echo (ping): send request `seq` with `len` bytes of a pattern (at most
+ * NET_PING_MAX): 0, -NET_EMSGSIZE or -NET_ENOMEM. A reply whose data is intact is noted;
+ * net_ping_answered says whether the last such reply was this id and seq. */
+#define NET_PING_MAX 1472
+int net_ping(struct netstack *s, uint32_t ip, uint16_t id, uint16_t seq, size_t len);
+int net_ping_answered(const struct netstack *s, uint16_t id, uint16_t seq);
 /* TCP state name (tests, debugging): "ESTABLISHED", "TIME_WAIT", ... */
 const char *net_state_name(struct netstack *s, int sd);
 

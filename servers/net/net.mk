@@ -1,5 +1,6 @@
-# ondol's TCP/IP stack (servers/net/, docs/net.md). Until it has an interface and becomes an
-# MK/IK server, it is built:
+# ondol's TCP/IP stack (servers/net/, docs/net.md). The network server (netsrv.c, the
+# platform layer over the virtio-net driver) is built as the MK task netsrv and into the
+# kernel by user.mk and kernel.mk like every server; the stack alone is also built:
 #   $(BUILD)/net/libnet.a   freestanding, with the user-space flags: proves the stack needs
 #                           nothing beyond freestanding C and memcpy & co.
 #   $(BUILD)/net/ik/*.o     the same files with the kernel's flags (the IK form compiles)
@@ -7,7 +8,7 @@
 #   $(BUILD)/net/netfuzz    seeded random-frame fuzz of the input path (ASan + UBSan)
 #   $(BUILD)/net/nethost    the stack on a Linux tap device (tests against the host's stack)
 #   $(BUILD)/net/netcost    per-layer instruction counts under callgrind
-NET_SRCS := $(sort $(wildcard servers/net/*.c))
+NET_SRCS := $(filter-out servers/net/netsrv.c,$(sort $(wildcard servers/net/*.c)))
 NET_HDRS := $(wildcard servers/net/*.h servers/net/host/*.h)
 NET_FREE_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/free/%.o,$(NET_SRCS))
 NET_HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iservers/net

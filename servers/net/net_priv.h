@@ -127,6 +127,7 @@ struct netstack {
     uint64_t rand;
     uint16_t ip_id, next_port;
     uint32_t accept_seq;
+    uint32_t ping_reply;            /* id << 16 | seq of the last intact echo reply */
     unsigned nsocks;                /* 1 + highest socket index in use: loops stop here */
     struct net_stats st;
     struct mbuf_pool pool;

@@ -9,9 +9,9 @@ IDL_STAMP := $(GEN)/.stamp
 IDL_OUTPUTS := $(foreach n,$(IDL_NAMES),$(addprefix $(GEN)/$(n),.h _client.h _server.h \
 	_server.c _mk.c)) $(GEN)/srv_ik_table.c
 GEN_KERNEL_SRCS := $(patsubst %,$(GEN)/%_server.c,$(IDL_NAMES)) $(GEN)/srv_ik_table.c
-# A folder is a server once it has an interface: servers/net/ (the TCP/IP stack, built
-# hosted for now; docs/net.md) stays out of the kernel and the archive until interfaces/net.idl.
-SERVER_NAMES := $(filter $(IDL_NAMES),$(notdir $(patsubst %/,%,$(dir $(wildcard servers/*/*.c)))))
+# A folder is a server once it has an interface (servers/unix/ stays out of the kernel and
+# the archive until interfaces/unix.idl). Sorted: each name once, however many files.
+SERVER_NAMES := $(sort $(filter $(IDL_NAMES),$(notdir $(patsubst %/,%,$(dir $(wildcard servers/*/*.c))))))
 
 $(IDL_STAMP): $(IDL_FILES) tools/idlgen/idlgen.py
 	@mkdir -p $(GEN)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ondol import OndolError, benchmarks, boot, cache, cachetable, project, qemu, report, results
+from ondol import OndolError, benchmarks, boot, cache, cachetable, netns, project, qemu, report, results
 from ondol import bench as bench_runner
 from ondol import compare as comparing
 from ondol.table import rows_table
@@ -31,6 +31,14 @@ def _parser() -> argparse.ArgumentParser:
     _boot_options(run)
     run.add_argument("--icount", action="store_true", help="deterministic icount mode")
     run.set_defaults(func=cmd_run)
+
+    net = sub.add_parser("net", help="boot ondol with its network server on a tap in a new "
+                         "network namespace, the host's Linux stack as its peer (docs/net.md)")
+    net.add_argument("--placement", choices=("mk", "ik"), default="mk",
+                     help="the network server as a task (mk) or in the kernel (ik)")
+    net.add_argument("--name", default="ondolnet", help="the namespace's name")
+    _boot_options(net)
+    net.set_defaults(func=cmd_net)
 
     bench = sub.add_parser("bench", help="run a registered benchmark headless")
     bench.add_argument("name", help="benchmark name (see tools/ondol/benchmarks.py)")
@@ -113,6 +121,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     status = boot.interactive(qemu.command(binary, machine))
     print(f"ondol: result stream in {project.display(stream)}", file=sys.stderr)
     return status
+
+
+def cmd_net(args: argparse.Namespace) -> int:
+    why = netns.unavailable()
+    if why:
+        raise OndolError(f"net {why}")
+    top, directory, binary = _prepare(args)
+    kernel, initrd = project.kernel_images(top)
+    directory.mkdir(parents=True, exist_ok=True)
+    options = {**netns.kernel_options(args.placement), **_parse_opts(args.opt)}
+    plugin = None
+    if args.cache:
+        plugin = cache.plugin(args.cache, top, directory / "net.cache.jsonl",
+                              directory / "net.plugin.log")
+    machine = qemu.Machine(kernel=kernel, initrd=initrd, results=directory / "net.jsonl",
+                           options=options, icount=False, plugin=plugin, interactive=True,
+                           extra=netns.qemu_flags())
+    with netns.Namespace(args.name) as ns:
+        print(f"ondol: namespace {ns.name}: Linux {netns.LINUX_IP}, ondol {netns.ONDOL_IP}; "
+              f"host programs: sudo ip netns exec {ns.name} COMMAND "
+              f"(try `netcli ping {netns.LINUX_IP}` in ondol)", file=sys.stderr)
+        return boot.interactive(ns.prefix() + qemu.command(binary, machine))
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ class Machine:
     interactive: bool = False
     memory: str = qemucmd.DEFAULT_MEMORY
     smp: int = 1
+    extra: tuple[str, ...] = ()       # more QEMU flags, verbatim (e.g. a network device)
 
 
 def find() -> str:
@@ -64,4 +65,5 @@ def command(binary: str, machine: Machine) -> list[str]:
     return qemucmd.ondol(machine.kernel, machine.initrd, append_line(machine.options),
                          com1="mon:stdio" if machine.interactive else "stdio",
                          com2=f"file:{machine.results}", qemu=binary, memory=machine.memory,
-                         smp=machine.smp, icount=machine.icount, plugin=machine.plugin)
+                         smp=machine.smp, icount=machine.icount, plugin=machine.plugin,
+                         extra=machine.extra)

@@ -80,11 +80,32 @@ void lapic_timer_start(u32 hz)
 
 u64 tsc_hz(void) { return calibrated_tsc_hz; }
 
+#define IOAPIC_LEVEL  (1u << 15)
+#define IOAPIC_MASKED (1u << 16)
+
+static void ioapic_write_entry(u32 irq, u32 low, u32 apic_id)
+{
+    volatile u32 *io = phys_to_virt(IOAPIC_PA);
+    io[0] = 0x10 + 2 * irq + 1;
+    io[4] = apic_id << 24;
+    io[0] = 0x10 + 2 * irq;
+    io[4] = low;
+}
+
 void ioapic_route(u32 irq, u8 vector, u32 apic_id)
+{
+    ioapic_write_entry(irq, vector, apic_id);   /* edge, active high, fixed, physical, unmasked */
+}
+
+void ioapic_route_level(u32 irq, u8 vector, u32 apic_id)
+{
+    ioapic_write_entry(irq, vector | IOAPIC_LEVEL | IOAPIC_MASKED, apic_id);
+}
+
+void ioapic_mask(u32 irq, bool masked)
 {
     volatile u32 *io = phys_to_virt(IOAPIC_PA);
     io[0] = 0x10 + 2 * irq;
-    io[4] = vector;                 /* edge, active high, fixed, physical, unmasked */
-    io[0] = 0x10 + 2 * irq + 1;
-    io[4] = apic_id << 24;
+    u32 low = io[4];
+    io[4] = masked ? low | IOAPIC_MASKED : low & ~IOAPIC_MASKED;
 }

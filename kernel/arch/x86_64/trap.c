@@ -8,6 +8,7 @@
 #include "cpu_offsets.h"
 #include "console.h"
 #include "cpu.h"
+#include "dev.h"
 #include "fault.h"
 #include "kernel.h"
 #include "pcnt.h"
@@ -152,6 +153,10 @@ void trap(struct trapframe *tf)
             exception(tf);
         else if (tf->vector >= 0x20 && tf->vector < 0x30)
             break;    /* spurious IRQ from the masked legacy PIC */
+        else if (tf->vector >= VEC_DEV_BASE && tf->vector < VEC_DEV_BASE + DEV_IRQ_PINS) {
+            dev_irq((unsigned)(tf->vector - VEC_DEV_BASE));   /* masks the pin first */
+            lapic_eoi();
+        }
         else
             printk("ondol: unexpected interrupt %lu\n", (unsigned long)tf->vector);
         break;

@@ -116,6 +116,24 @@ struct vm_check {                /* SYS_VM_CHECK: the reverse map against the pa
     uint64_t errors;             /* mismatches of any kind (0 when consistent) */
 };
 
+/* SYS_DEV_FIND: a PCI function claimed by a driver (docs/drivers.md). */
+#define DEV_BAR_IO       0x1u    /* an I/O-port BAR (base is a port number) */
+#define DEV_BAR_MEM64    0x2u    /* a 64-bit memory BAR (it also used the next BAR slot) */
+#define DEV_BAR_PREFETCH 0x4u
+#define DEV_IRQ_NONE     0xff
+struct dev_bar {
+    uint64_t base, size;         /* physical address (or port) and length; size 0: unused */
+    uint32_t flags, reserved;
+};
+struct dev_info {
+    uint16_t vendor, device;
+    uint8_t bus, slot, func;
+    uint8_t irq;                 /* its interrupt line (I/O APIC pin), DEV_IRQ_NONE if none */
+    uint32_t class_code;         /* class << 16 | subclass << 8 | programming interface */
+    struct dev_bar bar[6];
+};
+#define DMA_ALLOC_MAX (4u << 20) /* SYS_DMA_ALLOC: largest contiguous allocation */
+
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
 #define MEASURE_WINDOW_END   2
 

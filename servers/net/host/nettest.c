@@ -675,6 +675,12 @@ static void test_udp_icmp_arp(void)
     ih[8] = 64; f[30 + 4 - 4] ^= 0xff;                /* corrupt the IP header checksum */
     net_input(p.st[1], f, sizeof f);
     CHECK(p.st[1]->st.ip_bad_cksum == 1);
+    /* net_ping: A pings B; the intact reply is noted, another sequence number is not */
+    CHECK(net_ping(p.st[0], PAIR_IP_B, 7, 3, NET_PING_MAX) == 0);
+    RUN_UNTIL(&p, net_ping_answered(p.st[0], 7, 3), 1000);
+    CHECK(net_ping_answered(p.st[0], 7, 3) && !net_ping_answered(p.st[0], 7, 4));
+    CHECK(p.st[0]->st.icmp_echo_reply == 1);
+    CHECK(net_ping(p.st[0], PAIR_IP_B, 7, 4, NET_PING_MAX + 1) == -NET_EMSGSIZE);
     net_close(p.st[0], v);
     net_close(p.st[1], u);
     CHECK(drain(&p));

@@ -10,4 +10,8 @@ u32 lapic_id(void);
 void lapic_timer_start(u32 hz);       /* calibrates against the PIT first */
 u64 tsc_hz(void);                      /* calibrated TSC frequency */
 void ioapic_route(u32 irq, u8 vector, u32 apic_id);
+/* PCI INTx: level-triggered, active high (as QEMU's and most firmware's ACPI tables say),
+ * routed masked; ioapic_mask masks or unmasks the pin. */
+void ioapic_route_level(u32 irq, u8 vector, u32 apic_id);
+void ioapic_mask(u32 irq, bool masked);
 #endif

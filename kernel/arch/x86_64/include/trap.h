@@ -13,6 +13,8 @@ struct trapframe {
 
 #define VEC_TIMER     32
 #define VEC_COM1      36
+#define VEC_DEV_BASE  0x40  /* I/O APIC pin p of a claimed device: VEC_DEV_BASE + p */
+#define DEV_IRQ_PINS  24
 #define VEC_SPURIOUS  255
 #define VEC_SYSCALL   256   /* pseudo vector recorded in frames built by syscall entry */
 

@@ -1,0 +1,43 @@
+/*
+ * What a driver needs from the place it runs, and nothing else: the driver's source does
+ * not know whether it is a user task (MK: lib/drv/mk.c, system calls) or part of the
+ * kernel (IK: kernel/dev/drv_ik.c, direct calls). Waiting for interrupts is the
+ * platform's business too: it calls the driver's interrupt function when one came.
+ * All functions return 0 or a pointer on success and an E_* code (<ondol/abi.h>) or NULL
+ * otherwise.
+ */
+#ifndef DRVPLAT_H
+#define DRVPLAT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ondol/abi.h>
+
+struct drv_dev {
+    int handle;                  /* the platform's name for the claimed function */
+    struct dev_info info;        /* ids, BARs, interrupt line */
+};
+
+/* Claim the index-th PCI function with these ids and describe it in *d. */
+int drv_find(uint16_t vendor, uint16_t device, unsigned index, struct drv_dev *d);
+/* 1, 2 or 4 bytes of the function's configuration space at off (aligned, below 256);
+ * all ones when the read is refused. */
+uint32_t drv_cfg_read(const struct drv_dev *d, unsigned off, unsigned size);
+/* The memory BAR `bar` mapped for the driver (uncached device memory), or NULL. */
+volatile void *drv_map_bar(const struct drv_dev *d, int bar);
+/* len bytes of zeroed, physically contiguous memory; its physical address in *phys. */
+void *drv_dma_alloc(size_t len, uint64_t *phys);
+
+/* Zeroed memory for the driver's (or its server's) own state, len bytes; NULL when out. */
+void *drv_mem_alloc(size_t len);
+/* Milliseconds since boot (the resolution of the timer tick). */
+uint64_t drv_now_ms(void);
+/* Acknowledge the device's previous interrupt and wait at most timeout_ms for the next:
+ * the number of interrupts (>= 1), E_TIMEOUT, or E_DEAD when the waiter is being killed. */
+long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms);
+/* The value of kernel option `key` copied into buf (NUL-terminated); false if not given. */
+bool drv_option(const char *key, char *buf, size_t len);
+
+/* Ordering between the driver's writes to shared memory and to device registers. */
+static inline void drv_barrier(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+#endif

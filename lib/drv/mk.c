@@ -1,0 +1,71 @@
+/* The MK driver platform (drivers/drvplat.h): a privileged user task reaches its device
+ * through system calls (docs/drivers.md). */
+#include <ondol/sys.h>
+#include "drvplat.h"
+
+int drv_find(uint16_t vendor, uint16_t device, unsigned index, struct drv_dev *d)
+{
+    long h = sys_dev_find(vendor, device, index, &d->info);
+    if (h < 0)
+        return (int)h;
+    d->handle = (int)h;
+    return 0;
+}
+
+uint32_t drv_cfg_read(const struct drv_dev *d, unsigned off, unsigned size)
+{
+    long v = sys_dev_cfg_read(d->handle, off, size);
+    return v < 0 ? 0xffffffffu : (uint32_t)v;
+}
+
+volatile void *drv_map_bar(const struct drv_dev *d, int bar)
+{
+    if (bar < 0 || bar > 5)
+        return NULL;
+    const struct dev_bar *b = &d->info.bar[bar];
+    if (b->size == 0 || (b->flags & DEV_BAR_IO))
+        return NULL;
+    long addr = sys_vm_mmap(0, b->size, PROT_READ | PROT_WRITE, VM_MMAP_PHYS, b->base);
+    return addr < 0 ? NULL : (volatile void *)addr;
+}
+
+void *drv_dma_alloc(size_t len, uint64_t *phys)
+{
+    long addr = sys_dma_alloc(len, phys);
+    return addr < 0 ? NULL : (void *)addr;
+}
+
+void *drv_mem_alloc(size_t len)
+{
+    long addr = sys_vm_map(len, PROT_READ | PROT_WRITE);
+    return addr < 0 ? NULL : (void *)addr;
+}
+
+static uint64_t timer_hz(void)
+{
+    static uint64_t hz;
+    if (!hz) {
+        struct time_info ti;
+        sys_time(&ti);
+        hz = ti.hz ? ti.hz : 100;
+    }
+    return hz;
+}
+
+uint64_t drv_now_ms(void)
+{
+    struct time_info ti;
+    sys_time(&ti);
+    return ti.ticks * 1000 / timer_hz();
+}
+
+long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms)
+{
+    uint64_t ticks = timeout_ms == UINT64_MAX ? SLEEP_FOREVER : (timeout_ms * timer_hz() + 999) / 1000;
+    return sys_irq_wait(d->handle, ticks);
+}
+
+bool drv_option(const char *key, char *buf, size_t len)
+{
+    return sys_kopt(key, buf, len) >= 0;
+}

@@ -1,0 +1,299 @@
+/*
+ * The network server (interfaces/net.idl; docs/net.md, "The server"): ondol's TCP/IP
+ * stack over the virtio-net driver, one source for both placements. It reaches the device
+ * and the clock only through drivers/drvplat.h, so it does not know whether it is the
+ * user task netsrv (MK) or part of the kernel (IK).
+ *
+ * The stack runs while a call is inside the server: a call that must wait (a ping, a
+ * connect, a read with no data) runs it — timers, received frames — until its condition
+ * holds or its timeout passes, sleeping on the device's interrupt in between (`pump`).
+ * Between calls frames wait in the receive ring (128 buffers) and timers wait for the
+ * next call, so a client keeps the stack going by calling; a server thread of its own
+ * comes with deferred replies (docs/servers.md). The device and the stack are started at
+ * the first call; `ip=` (address/prefix) and `gw=` choose the address.
+ */
+#include <ondol/srv.h>
+#include "drvplat.h"
+#include "net.h"
+#include "net_server.h"
+#include "virtio_net.h"
+
+#define DEFAULT_IP   0x0a00020fu      /* 10.0.2.15/24 via 10.0.2.2: QEMU's user network */
+#define DEFAULT_GW   0x0a000202u
+#define DEFAULT_PREFIX 24
+#define PING_ID      0x4f4e
+#define NOT_STARTED  1
+
+static struct vnet nic;
+static struct netif nif;
+static struct netstack *stack;
+static uint32_t my_ip, my_mask, my_gw;
+static int started = NOT_STARTED;     /* then 0, or the error that stopped the start */
+
+/* "a.b.c.d" (and "/prefix" when prefix is not NULL): true when it parses. */
+static bool parse_ip(const char *s, uint32_t *ip, int *prefix)
+{
+    uint32_t v = 0;
+    for (int part = 0; part < 4; part++) {
+        unsigned n = 0, digits = 0;
+        for (; *s >= '0' && *s <= '9' && digits < 4; s++, digits++)
+            n = n * 10 + (unsigned)(*s - '0');
+        if (!digits || n > 255 || (part < 3 && *s++ != '.'))
+            return false;
+        v = v << 8 | n;
+    }
+    *ip = v;
+    if (*s == '/' && prefix) {
+        int p = 0;
+        for (s++; *s >= '0' && *s <= '9' && p <= 32; s++)
+            p = p * 10 + (*s - '0');
+        *prefix = p;
+        return p >= 1 && p <= 32 && !*s;
+    }
+    return !*s;
+}
+
+static void read_addresses(void)
+{
+    char buf[40];
+    int prefix = DEFAULT_PREFIX;
+    my_ip = DEFAULT_IP;
+    my_gw = DEFAULT_GW;
+    if (drv_option("ip", buf, sizeof(buf)) && !parse_ip(buf, &my_ip, &prefix)) {
+        my_ip = DEFAULT_IP;
+        prefix = DEFAULT_PREFIX;
+    }
+    if (drv_option("gw", buf, sizeof(buf)) && !parse_ip(buf, &my_gw, NULL))
+        my_gw = 0;
+    my_mask = prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> prefix);
+}
+
+static void send_frame(struct netif *n, const void *frame, size_t len)
+{
+    vnet_send(n->ctx, frame, len);    /* a full ring drops the frame: TCP sends it again */
+}
+
+static void input_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    (void)ctx;
+    net_input(stack, frame, len);
+}
+
+static int start(void)
+{
+    if (started != NOT_STARTED)
+        return started;
+    started = vnet_open(&nic, 0);
+    if (started)
+        return started;
+    stack = drv_mem_alloc(net_stack_size());
+    if (!stack)
+        return started = E_NOMEM;
+    read_addresses();
+    nif = (struct netif){.mtu = 1500, .send = send_frame, .ctx = &nic};
+    for (int i = 0; i < 6; i++)
+        nif.mac[i] = nic.mac[i];
+    uint64_t now = drv_now_ms();
+    net_init(stack, &nif, my_ip, my_mask, my_gw, now, now ^ (uint64_t)nic.mac[5] << 40);
+    return 0;
+}
+
+/* Run the stack until done(sd) or timeout_ms have passed: due timers, received frames,
+ * and in between a wait for the device's interrupt (or the next timer). */
+static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
+{
+    uint64_t start_ms = drv_now_ms();
+    uint64_t deadline = timeout_ms > UINT64_MAX - start_ms ? UINT64_MAX : start_ms + timeout_ms;
+    for (;;) {
+        uint64_t now = drv_now_ms();
+        net_tick(stack, now);
+        vnet_poll(&nic, input_frame, NULL);
+        if ((done && done(sd)) || now >= deadline)
+            return;
+        uint64_t next = net_next_timer(stack), until = next < deadline ? next : deadline;
+        if (drv_irq_wait(&nic.dev.pci, until > now ? until - now : 1) == E_DEAD)
+            return;
+        vnet_interrupt(&nic);
+    }
+}
+
+static bool ping_done(int seq) { return net_ping_answered(stack, PING_ID, (uint16_t)seq); }
+static bool writable(int sd) { return net_events(stack, sd) & (NET_EV_OUT | NET_EV_ERR | NET_EV_HUP); }
+static bool readable(int sd) { return net_events(stack, sd) & (NET_EV_IN | NET_EV_ERR | NET_EV_HUP); }
+
+/* A socket number from a message word: the stack's range check does the rest. */
+static int sd_of(uint64_t w) { return w > 0x7fffffff ? -1 : (int)w; }
+static uint64_t result(long r) { return (uint64_t)r; }
+
+long net_config(struct srv_call *call, uint64_t *ip, uint64_t *mask, uint64_t *gw, uint64_t *mac)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    *ip = my_ip;
+    *mask = my_mask;
+    *gw = my_gw;
+    *mac = 0;
+    for (int i = 0; i < 6; i++)
+        *mac = *mac << 8 | nic.mac[i];
+    return 0;
+}
+
+long net_echo(struct srv_call *call, uint64_t ip, uint64_t seq, uint64_t len, uint64_t timeout_ms,
+              uint64_t *res, uint64_t *rtt_ms)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    if (ip > 0xffffffffu || seq > 0xffff || len > NET_PING_MAX) {
+        *res = result(-NET_EINVAL);
+        return 0;
+    }
+    uint64_t t0 = drv_now_ms();
+    long sent = net_ping(stack, (uint32_t)ip, PING_ID, (uint16_t)seq, (size_t)len);
+    if (sent == 0)
+        pump(timeout_ms, ping_done, (int)seq);
+    *rtt_ms = drv_now_ms() - t0;
+    *res = result(sent ? sent : ping_done((int)seq) ? 0 : -NET_ETIMEDOUT);
+    return 0;
+}
+
+long net_open(struct srv_call *call, uint64_t type, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    *res = result(type > 2 ? -NET_EINVAL : net_socket(stack, (int)type));
+    return 0;
+}
+
+long net_bindto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    bool ok = ip <= 0xffffffffu && port <= 0xffff;
+    *res = result(ok ? net_bind(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port) : -NET_EINVAL);
+    return 0;
+}
+
+long net_connectto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port,
+                   uint64_t timeout_ms, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    if (ip > 0xffffffffu || port > 0xffff) {
+        *res = result(-NET_EINVAL);
+        return 0;
+    }
+    long c = net_connect(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port);
+    if (c == -NET_EINPROGRESS) {
+        pump(timeout_ms, writable, sd_of(sd));
+        int err = net_error(stack, sd_of(sd));
+        c = err ? -err : writable(sd_of(sd)) ? 0 : -NET_ETIMEDOUT;
+    }
+    *res = result(c);
+    return 0;
+}
+
+long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const void *data,
+               size_t data_len, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    size_t done = 0;
+    long n = 0;
+    uint64_t deadline = drv_now_ms() + (timeout_ms > (1ull << 40) ? (1ull << 40) : timeout_ms);
+    while (done < data_len) {
+        n = net_send(stack, sd_of(sd), (const uint8_t *)data + done, data_len - done);
+        if (n > 0)
+            done += (size_t)n;
+        else if (n != -NET_EAGAIN || drv_now_ms() >= deadline)
+            break;
+        else
+            pump(deadline - drv_now_ms(), writable, sd_of(sd));
+    }
+    *res = result(done ? (long)done : n);
+    return 0;
+}
+
+long net_read(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t *res, void *data,
+              size_t data_cap, size_t *data_len)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    long n = net_recv(stack, sd_of(sd), data, data_cap);
+    if (n == -NET_EAGAIN) {
+        pump(timeout_ms, readable, sd_of(sd));
+        n = net_recv(stack, sd_of(sd), data, data_cap);
+    }
+    *data_len = n > 0 ? (size_t)n : 0;
+    *res = result(n);
+    return 0;
+}
+
+long net_senddgram(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port,
+                   const void *data, size_t data_len, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    bool ok = ip <= 0xffffffffu && port <= 0xffff;
+    *res = result(ok ? net_sendto(stack, sd_of(sd), data, data_len, (uint32_t)ip, (uint16_t)port)
+                   : -NET_EINVAL);
+    return 0;
+}
+
+long net_recvdgram(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t *res,
+                   uint64_t *ip, uint64_t *port, void *data, size_t data_cap, size_t *data_len)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    uint32_t from = 0;
+    uint16_t from_port = 0;
+    long n = net_recvfrom(stack, sd_of(sd), data, data_cap, &from, &from_port);
+    if (n == -NET_EAGAIN) {
+        pump(timeout_ms, readable, sd_of(sd));
+        n = net_recvfrom(stack, sd_of(sd), data, data_cap, &from, &from_port);
+    }
+    *data_len = n > 0 ? (size_t)n : 0;
+    *ip = from;
+    *port = from_port;
+    *res = result(n);
+    return 0;
+}
+
+long net_release(struct srv_call *call, uint64_t sd, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    *res = result(net_close(stack, sd_of(sd)));
+    return 0;
+}
+
+long net_run(struct srv_call *call, uint64_t ms)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    pump(ms, NULL, 0);
+    return 0;
+}
+
+long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *irqs, uint64_t *hdrpred)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    const struct net_stats *st = net_stats(stack);
+    *rx = nic.stats.rx_frames;
+    *tx = nic.stats.tx_frames;
+    *irqs = nic.stats.irqs;
+    *hdrpred = st->tcp_hdrpred_ack + st->tcp_hdrpred_data;
+    return 0;
+}
