@@ -104,6 +104,24 @@ void waitlist_wake(struct waitlist *w)
     fake_wakes++;
 }
 
+/* The server's heap is the host's (LeakSanitizer checks that every block comes back);
+ * fake_alloc_fail_after, when >= 0, makes the allocation after that many fail. */
+long fake_alloc_fail_after = -1;
+
+void *unix_alloc(size_t n)
+{
+    if (fake_alloc_fail_after == 0)
+        return NULL;
+    if (fake_alloc_fail_after > 0)
+        fake_alloc_fail_after--;
+    return malloc(n ? n : 1);
+}
+
+void unix_free(void *p)
+{
+    free(p);
+}
+
 uint64_t unix_now_ns(void)
 {
     return fake_now_ns;
