@@ -91,7 +91,7 @@ struct linux_timespec vfs_now(void);
 
 /* Path resolution. The result names the last component: dir is its directory, inode the
  * inode (NULL when it does not exist and WALK_MAY_BE_MISSING was asked), name its name
- * ("." for "/" and "."), slash that the path ended with '/'. Both hold references:
+ * ("/" for a path of slashes only), slash that the path ended with '/'. Both hold references:
  * walk_done drops them. */
 struct walk {
     struct inode *dir, *inode;

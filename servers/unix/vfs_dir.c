@@ -65,12 +65,12 @@ long lx_mkdirat(struct ucall *c)
 
 static long remove_dir(struct ucall *c, struct walk *w)
 {
-    if (w->inode == c->proc->fs->root)
-        return -EBUSY;
     if (w->len == 1 && w->name[0] == '.')
         return -EINVAL;
     if (is_dot(w))
         return -ENOTEMPTY;
+    if (w->inode == c->proc->fs->root || w->inode->parent == w->inode)
+        return -EBUSY;
     if (!inode_is(w->inode, S_IFDIR))
         return -ENOTDIR;
     if (!dir_is_empty(w->inode))
@@ -134,8 +134,9 @@ static long rename_check(const struct walk *o, const struct walk *n, unsigned fl
 {
     bool odir = inode_is(o->inode, S_IFDIR);
     bool ndir = n->inode && inode_is(n->inode, S_IFDIR);
-    if (is_dot(o) || is_dot(n))
-        return -EBUSY;
+    if (is_dot(o) || is_dot(n) || o->inode->parent == o->inode ||
+        (n->inode && n->inode->parent == n->inode))
+        return -EBUSY;                  /* ".", ".." or the root */
     if ((flags & RENAME_EXCHANGE) && !n->inode)
         return -ENOENT;
     if ((flags & RENAME_NOREPLACE) && n->inode)

@@ -105,7 +105,7 @@ long vfs_walk_from(struct inode *rootdir, struct inode *start, const char *path,
                 pos++;
         }
         if (!work[pos]) {                       /* "/" or a link to "/" */
-            walk_result(w, cur, cur, ".", 1);
+            walk_result(w, cur, cur, "/", 1);
             w->slash = true;
             return 0;
         }
