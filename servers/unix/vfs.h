@@ -159,6 +159,13 @@ static inline long arg_fd(uint64_t a)
 }
 /* The most one read or write moves (Linux's MAX_RW_COUNT). */
 #define VFS_MAX_RW 0x7ffff000ul
+/* Linux's access_ok: a user range must lie below the top of user space (x86-64, four
+ * levels), else the call is -EFAULT before anything moves. */
+#define LINUX_TASK_SIZE 0x7ffffffff000ull
+static inline bool user_range_ok(uint64_t uaddr, uint64_t n)
+{
+    return n <= LINUX_TASK_SIZE && uaddr <= LINUX_TASK_SIZE - n;
+}
 
 /* ---- the root archive (cpio.c) ---- */
 /* Unpack a newc cpio archive into the root tmpfs: 0, or -EINVAL for a malformed archive

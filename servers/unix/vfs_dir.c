@@ -183,7 +183,7 @@ static long do_rename(struct ucall *c, long olddfd, uint64_t uold, long newdfd,
         (flags & RENAME_WHITEOUT) ||
         (flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)) == (RENAME_NOREPLACE | RENAME_EXCHANGE))
         return -EINVAL;
-    struct walk o, n;
+    static struct walk o, n;        /* one call at a time; keeps the kernel stack small */
     long r = walk_user(c, olddfd, uold, path_a, 0, &o);
     if (r < 0)
         return r;

@@ -105,13 +105,17 @@ static bool seekable(const struct file *f)
     return !inode_is(f->inode, S_IFCHR) || f->inode->rdev_major == 1;
 }
 
-/* The file at fd, open for reading (write: for writing) and with the operation: or
- * -EBADF, -EISDIR (a directory), -EINVAL (the kind cannot). */
-static long io_file(struct ucall *c, long fd, bool write, struct file **out)
+/* The file at fd, open for reading (write: for writing), the user range [uaddr,
+ * uaddr + n) plausible, and the file with the operation: or -EBADF, -EFAULT, -EISDIR (a
+ * directory), -EINVAL (the kind cannot), in Linux's order. */
+static long io_file(struct ucall *c, long fd, bool write, uint64_t uaddr, uint64_t n,
+                    struct file **out)
 {
     struct file *f = fd_file(c->proc, fd);
     if (!f || !(write ? writable(f) : readable(f)))
         return -EBADF;
+    if (!user_range_ok(uaddr, n))
+        return -EFAULT;
     if (!(write ? (void *)f->ops->write : (void *)f->ops->read))
         return f->inode && inode_is(f->inode, S_IFDIR) ? -EISDIR : -EINVAL;
     *out = f;
@@ -129,7 +133,7 @@ static long transfer(struct file *f, struct ucall *c, bool write, uint64_t uaddr
 static long rw(struct ucall *c, bool write)
 {
     struct file *f;
-    long r = io_file(c, arg_fd(c->a[0]), write, &f);
+    long r = io_file(c, arg_fd(c->a[0]), write, c->a[1], c->a[2], &f);
     return r < 0 ? r : transfer(f, c, write, c->a[1], c->a[2], &f->off);
 }
 
@@ -146,7 +150,7 @@ long lx_write(struct ucall *c)
 static long prw(struct ucall *c, bool write)
 {
     struct file *f;
-    long r = io_file(c, arg_fd(c->a[0]), write, &f);
+    long r = io_file(c, arg_fd(c->a[0]), write, c->a[1], c->a[2], &f);
     if (r < 0)
         return r;
     if (!seekable(f))
@@ -170,18 +174,19 @@ long lx_pwrite64(struct ucall *c)
 /* ---- readv, writev ---- */
 
 /* Check the whole vector first, as Linux does: -EINVAL for a count above IOV_MAX or a
- * total above what one call moves, -EFAULT for an unreadable vector. */
+ * negative length, -EFAULT for an unreadable vector or a range outside user space. */
 static long check_iov(struct ucall *c, uint64_t uiov, uint64_t cnt)
 {
     if (cnt > IOV_MAX)
         return -EINVAL;
-    uint64_t total = 0;
     for (uint64_t i = 0; i < cnt; i++) {
         struct linux_iovec v;
         if (copy_in(c->proc, &v, uiov + i * sizeof(v), sizeof(v)) < 0)
             return -EFAULT;
-        if ((int64_t)v.iov_len < 0 || (total += v.iov_len) > (uint64_t)INT64_MAX)
+        if ((int64_t)v.iov_len < 0)
             return -EINVAL;
+        if (!user_range_ok(v.iov_base, v.iov_len))
+            return -EFAULT;
     }
     return 0;
 }
@@ -192,7 +197,7 @@ static long check_iov(struct ucall *c, uint64_t uiov, uint64_t cnt)
 static long rwv(struct ucall *c, bool write)
 {
     struct file *f;
-    long r = io_file(c, arg_fd(c->a[0]), write, &f);
+    long r = io_file(c, arg_fd(c->a[0]), write, 0, 0, &f);
     if (r == 0)
         r = check_iov(c, c->a[1], c->a[2]);
     if (r < 0)

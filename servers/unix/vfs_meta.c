@@ -158,7 +158,7 @@ long lx_statx(struct ucall *c)
     if (r < 0)
         return r;
     struct linux_stat st;
-    struct linux_statx sx;
+    static struct linux_statx sx;   /* one call at a time; keeps the kernel stack small */
     if (i)
         fill_stat(i, &st);
     else

@@ -4,9 +4,10 @@
  */
 #include "vfs.h"
 
-/* Flags open keeps in the open file (F_GETFL shows them); O_LARGEFILE is always on, as
- * Linux sets it for every 64-bit open. */
-#define OPEN_ONLY_FLAGS (O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)
+/* Flags open does not keep in the open file (F_GETFL shows the rest); O_LARGEFILE is
+ * always on, as Linux sets it for every 64-bit open. O_NOCTTY is dropped only after a
+ * device's open has seen it (a tty decides on the controlling terminal by it). */
+#define OPEN_ONLY_FLAGS (O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)
 
 static long open_device(struct ucall *c, struct inode *inode, unsigned flags,
                         struct file **out)
@@ -23,6 +24,7 @@ static long open_device(struct ucall *c, struct inode *inode, unsigned flags,
         file_put(f);
         return r;
     }
+    f->flags &= ~(unsigned)O_NOCTTY;
     *out = f;
     return 0;
 }
@@ -38,7 +40,7 @@ long vfs_open_inode(struct ucall *c, struct inode *inode, unsigned flags, struct
         return open_device(c, inode, flags, out);
     else
         return -ENXIO;                  /* FIFOs and sockets in tmpfs: not supported */
-    *out = file_new(ops, inode, flags);
+    *out = file_new(ops, inode, flags & ~(unsigned)O_NOCTTY);
     return *out ? 0 : -ENOMEM;
 }
 

@@ -153,6 +153,10 @@ static void test_devices(void)
     long fd = t_open("/dev/null", O_RDWR, 0);
     CHECK(fd >= 0);
     CHECK_EQ(vt_dev_opens, before + 1);
+    SYS(close, fd);
+    fd = t_open("/dev/null", O_RDWR | O_NOCTTY, 0);
+    CHECK_EQ(vt_dev_open_flags & O_NOCTTY, O_NOCTTY);  /* the device sees it... */
+    CHECK_EQ(SYS(fcntl, fd, F_GETFL) & O_NOCTTY, 0);    /* ...F_GETFL does not */
     CHECK_EQ(SYS(write, fd, ustr("abc"), 3), 3);
     CHECK_EQ(SYS(read, fd, ubuf(8), 8), 0);
     CHECK_EQ(SYS(lseek, fd, 10, SEEK_SET), 0);

@@ -116,6 +116,9 @@ static void test_read_write(void)
     CHECK_EQ(SYS(write, fd, BADPTR, 4), -EFAULT);
     CHECK(strcmp(t_read_all("d", 64), "0123456789") == 0);     /* unchanged */
     CHECK_EQ(SYS(read, fd, buf, 0), 0);
+    CHECK_EQ(SYS(read, fd, BADPTR, 0), 0);
+    CHECK_EQ(SYS(read, fd, buf, (uint64_t)-1), -EFAULT);        /* beyond user space */
+    CHECK_EQ(SYS(write, fd, 0xffff800000000000ull, 0), -EFAULT);
     SYS(close, fd);
     CHECK_EQ(SYS(read, fd, buf, 1), -EBADF);
     CHECK_EQ(SYS(write, fd, ustr("x"), 1), -EBADF);
@@ -198,6 +201,9 @@ static void test_vectors(void)
     CHECK_EQ(SYS(readv, fd, in, 2), 3);
     iv[1] = (struct linux_iovec){b, (uint64_t)-1};
     CHECK_EQ(SYS(readv, fd, in, 2), -EINVAL);
+    iv[1] = (struct linux_iovec){0xffff800000000000ull, 1};
+    CHECK_EQ(SYS(readv, fd, in, 2), -EFAULT);
+    CHECK_EQ(SYS(lseek, fd, 0, SEEK_CUR), 3);          /* nothing moved */
     SYS(close, fd);
 }
 

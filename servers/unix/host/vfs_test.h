@@ -67,8 +67,9 @@ static inline long vt_call(long (*fn)(struct ucall *), const uint64_t a[6])
 #define SYS(name, ...) vt_call(lx_##name, (const uint64_t[6]){__VA_ARGS__})
 
 /* Character devices for the tests (weak: unix-dev's devices.c wins when linked): 1,3 is
- * a /dev/null that counts its opens; anything else is ENXIO. */
+ * a /dev/null that counts its opens and records their flags; anything else is ENXIO. */
 static int vt_dev_opens;
+static unsigned vt_dev_open_flags;     /* f->flags the last device open saw */
 static long vt_null_read(struct file *f, struct ucall *c, uint64_t u, size_t n, uint64_t *off)
 {
     (void)f; (void)c; (void)u; (void)n; (void)off;
@@ -81,8 +82,9 @@ static long vt_null_write(struct file *f, struct ucall *c, uint64_t u, size_t n,
 }
 static long vt_null_open(struct file *f, struct ucall *c)
 {
-    (void)f; (void)c;
+    (void)c;
     vt_dev_opens++;
+    vt_dev_open_flags = f->flags;
     return 0;
 }
 static const struct file_ops vt_null_ops = {.read = vt_null_read, .write = vt_null_write};
