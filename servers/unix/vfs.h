@@ -167,6 +167,12 @@ static inline bool user_range_ok(uint64_t uaddr, uint64_t n)
     return n <= LINUX_TASK_SIZE && uaddr <= LINUX_TASK_SIZE - n;
 }
 
+/* For execve (the core): the regular file path names for process p, following symlinks,
+ * with one reference; its bytes are inode->data[0..size). -ENOENT, -ENOTDIR, -ELOOP,
+ * -ENAMETOOLONG from the walk; -EACCES when it is not a regular file or has no execute
+ * bit (Linux's answer for root). */
+long vfs_exec_inode(struct proc *p, const char *path, struct inode **out);
+
 /* ---- the root archive (cpio.c) ---- */
 /* Unpack a newc cpio archive into the root tmpfs: 0, or -EINVAL for a malformed archive
  * (what was unpacked before the fault stays), -ENAMETOOLONG, -ENOMEM. */

@@ -152,3 +152,19 @@ long lx_close(struct ucall *c)
 {
     return fd_close(c->proc, arg_fd(c->a[0]));
 }
+
+long vfs_exec_inode(struct proc *p, const char *path, struct inode **out)
+{
+    if (!path[0])
+        return -ENOENT;
+    struct walk w;
+    long r = vfs_walk(p, AT_FDCWD, path, WALK_FOLLOW, &w);
+    if (r < 0)
+        return r;
+    if (!inode_is(w.inode, S_IFREG) || !(w.inode->mode & 0111))
+        r = -EACCES;
+    else
+        *out = inode_get(w.inode);
+    walk_done(&w);
+    return r;
+}

@@ -195,6 +195,22 @@ static void test_out_of_memory(void)
     CHECK_EQ(t_stat("/oom2", &st, false), -ENOENT);
 }
 
+static void test_exec_inode(void)
+{
+    t_put("/prog", "\177ELF");
+    SYS(symlink, ustr("/prog"), ustr("/progl"));
+    struct inode *i = NULL;
+    CHECK_EQ(vfs_exec_inode(vt_proc, "/prog", &i), -EACCES);     /* 0644 */
+    SYS(chmod, ustr("/prog"), 0700);
+    CHECK_EQ(vfs_exec_inode(vt_proc, "/progl", &i), 0);
+    CHECK(i && i->size == 4 && memcmp(i->data, "\177ELF", 4) == 0);
+    inode_put(i);
+    CHECK_EQ(vfs_exec_inode(vt_proc, "/", &i), -EACCES);
+    CHECK_EQ(vfs_exec_inode(vt_proc, "/none", &i), -ENOENT);
+    CHECK_EQ(vfs_exec_inode(vt_proc, "/prog/x", &i), -ENOTDIR);
+    CHECK_EQ(vfs_exec_inode(vt_proc, "", &i), -ENOENT);
+}
+
 int main(void)
 {
     vfs_test_begin();
@@ -205,6 +221,7 @@ int main(void)
     test_unlinked_open_file();
     test_devices();
     test_out_of_memory();
+    test_exec_inode();
     vfs_test_end();
     return fake_done();
 }
