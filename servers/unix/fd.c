@@ -43,6 +43,12 @@ struct file *fd_file(struct proc *p, long fd)
     return p->fds->fd[fd];
 }
 
+struct file *fd_file_io(struct proc *p, long fd)
+{
+    struct file *f = fd_file(p, fd);
+    return f && !(f->flags & O_PATH) ? f : NULL;
+}
+
 bool fd_cloexec(struct proc *p, long fd)
 {
     return (p->fds->cloexec[fd / 64] >> (fd % 64)) & 1;

@@ -123,6 +123,10 @@ struct file *file_new(const struct file_ops *ops, struct inode *inode, unsigned 
 /* The open file at fd in p's table (borrowed: valid until the call changes the table),
  * or NULL when fd is not open. */
 struct file *fd_file(struct proc *p, long fd);
+/* The same, but NULL for a file opened with O_PATH, which only names a file: the calls
+ * that use the file itself (lseek, getdents64, fchmod, fchown, ftruncate, utimensat)
+ * say EBADF for it, as Linux does; fstat, fchdir, dup, fcntl and dirfd accept it. */
+struct file *fd_file_io(struct proc *p, long fd);
 /* The lowest fd >= min that is not open, or -EMFILE. */
 long fd_lowest_free(struct proc *p, long min);
 /* Put f (taking over the caller's reference) at the lowest free fd >= min: the fd or

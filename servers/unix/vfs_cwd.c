@@ -150,7 +150,7 @@ static bool entry_at(struct inode *dir, struct inode *rootdir, uint64_t pos,
 
 long lx_getdents64(struct ucall *c)
 {
-    struct file *f = fd_file(c->proc, arg_fd(c->a[0]));
+    struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
     if (!f)
         return -EBADF;
     if (!f->inode || !inode_is(f->inode, S_IFDIR))

@@ -60,17 +60,23 @@ static long tmpfs_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t 
     return (long)n;
 }
 
+/* buf may lie inside this very file's data (sendfile from a file to itself): it is
+ * found again after the data may have moved, and copied with memmove. */
 static long tmpfs_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
                             uint64_t *off)
 {
     (void)c;
+    struct inode *i = f->inode;
+    const unsigned char *src = buf;
+    bool inside = i->data && src >= i->data && src < i->data + i->cap;
+    size_t src_off = inside ? (size_t)(src - i->data) : 0;
     if (n == 0)
         return 0;
     long r = write_room(f, off, &n);
     if (r < 0)
         return r;
-    memcpy(f->inode->data + *off, buf, n);
-    write_done(f->inode, off, n);
+    memmove(i->data + *off, inside ? i->data + src_off : src, n);
+    write_done(i, off, n);
     return (long)n;
 }
 
@@ -263,7 +269,7 @@ static long seek_base(struct file *f, int whence, int64_t off, int64_t *base)
 
 long lx_lseek(struct ucall *c)
 {
-    struct file *f = fd_file(c->proc, arg_fd(c->a[0]));
+    struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
     if (!f)
         return -EBADF;
     if (!seekable(f))

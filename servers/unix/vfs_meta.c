@@ -208,7 +208,7 @@ long lx_fchmodat(struct ucall *c)
 
 long lx_fchmod(struct ucall *c)
 {
-    struct file *f = fd_file(c->proc, arg_fd(c->a[0]));
+    struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
     if (!f)
         return -EBADF;
     if (!f->inode)
@@ -265,7 +265,7 @@ long lx_fchownat(struct ucall *c)
 
 long lx_fchown(struct ucall *c)
 {
-    struct file *f = fd_file(c->proc, arg_fd(c->a[0]));
+    struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
     if (!f)
         return -EBADF;
     if (!f->inode)
@@ -349,7 +349,7 @@ long lx_ftruncate(struct ucall *c)
 {
     if ((int64_t)c->a[1] < 0)
         return -EINVAL;
-    struct file *f = fd_file(c->proc, arg_fd(c->a[0]));
+    struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
     if (!f)
         return -EBADF;
     unsigned acc = f->flags & O_ACCMODE;
@@ -389,7 +389,7 @@ long lx_utimensat(struct ucall *c)
     struct inode *i;
     long r;
     if (!c->a[1] && arg_fd(c->a[0]) != AT_FDCWD) {
-        struct file *f = fd_file(c->proc, arg_fd(c->a[0]));
+        struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
         r = !f ? -EBADF : !f->inode ? -EINVAL : 0;
         i = r == 0 ? inode_get(f->inode) : NULL;
     } else {

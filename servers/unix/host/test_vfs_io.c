@@ -263,6 +263,28 @@ static void test_sendfile(void)
     long ap = t_open("dst", O_WRONLY | O_APPEND, 0);
     CHECK_EQ(SYS(sendfile, ap, in, 0, 4), -EINVAL);
     CHECK_EQ(SYS(sendfile, out, in, 0, 0), 0);
+    /* from a file to itself, growing it (its data moves while being copied) */
+    long self = t_open("self", O_RDWR | O_CREAT, 0644);
+    static char big[200];
+    memset(big, 'q', sizeof big - 1);
+    SYS(write, self, ustr(big), sizeof big - 1);
+    long self2 = t_open("self", O_RDONLY, 0);
+    CHECK_EQ(SYS(sendfile, self, self2, 0, 199), 199);
+    struct linux_stat ss;
+    t_fstat(self, &ss);
+    CHECK_EQ(ss.st_size, 398);
+    CHECK_EQ(SYS(pread64, self2, ubuf(8), 1, 397), 1);
+    /* O_PATH files only name a file */
+    long op = t_open("src", O_PATH, 0);
+    CHECK_EQ(SYS(sendfile, out, op, 0, 1), -EBADF);
+    CHECK_EQ(SYS(lseek, op, 0, SEEK_SET), -EBADF);
+    CHECK_EQ(SYS(ftruncate, op, 0), -EBADF);
+    CHECK_EQ(SYS(fchmod, op, 0600), -EBADF);
+    CHECK_EQ(SYS(fstat, op, ubuf(sizeof(ss))), 0);
+    CHECK_EQ(SYS(fcntl, op, F_GETFL) & O_PATH, O_PATH);
+    long dp = t_open("/", O_PATH | O_DIRECTORY, 0);
+    CHECK_EQ(SYS(getdents64, dp, ubuf(256), 256), -EBADF);
+    CHECK(SYS(openat, dp, ustr("src"), O_RDONLY) >= 0);     /* still a dirfd */
 }
 
 int main(void)
