@@ -105,12 +105,14 @@ void waitlist_wake(struct waitlist *w)
 }
 
 /* The server's heap is the host's (LeakSanitizer checks that every block comes back);
- * fake_alloc_fail_after, when >= 0, makes the allocation after that many fail. */
+ * fake_alloc_fail_after, when >= 0, makes the allocation after that many fail;
+ * fake_alloc_max, when not 0, fails every larger block (a bounded heap). */
 long fake_alloc_fail_after = -1;
+size_t fake_alloc_max;
 
 void *unix_alloc(size_t n)
 {
-    if (fake_alloc_fail_after == 0)
+    if (fake_alloc_fail_after == 0 || (fake_alloc_max && n > fake_alloc_max))
         return NULL;
     if (fake_alloc_fail_after > 0)
         fake_alloc_fail_after--;

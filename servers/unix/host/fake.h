@@ -24,6 +24,7 @@ extern uint64_t fake_blocked_deadline;
 extern int fake_wakes;            /* waitlist_wake calls */
 extern uint64_t fake_now_ns;      /* unix_now_ns() returns this */
 extern long fake_alloc_fail_after;   /* >= 0: unix_alloc fails after this many more */
+extern size_t fake_alloc_max;        /* not 0: unix_alloc fails larger blocks */
 
 /* Tests: CHECK(cond) prints the file, line and expression and counts a failure;
  * fake_done() prints "N checks, M failed" and gives the exit status. */
