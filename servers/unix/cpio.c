@@ -10,7 +10,6 @@
  * replaces an existing non-directory of the same name (Linux does the same), and a
  * directory that exists already takes the member's mode, owner and time.
  */
-#include <string.h>
 #include "vfs.h"
 
 #define NEWC_HEADER 110
@@ -51,7 +50,7 @@ static size_t align4(size_t n)
 static long parse_member(const unsigned char *a, size_t len, size_t *pos, struct member *m)
 {
     unsigned f[13];
-    if (len - *pos < NEWC_HEADER || memcmp(a + *pos, "07070", 5) != 0 ||
+    if (len - *pos < NEWC_HEADER || vfs_memcmp(a + *pos, "07070", 5) != 0 ||
         (a[*pos + 5] != '1' && a[*pos + 5] != '2'))
         return -EINVAL;
     for (int k = 0; k < 13; k++)
@@ -59,7 +58,7 @@ static long parse_member(const unsigned char *a, size_t len, size_t *pos, struct
             return -EINVAL;
     size_t name_at = *pos + NEWC_HEADER, namesize = f[11];
     if (namesize == 0 || namesize > PATH_MAX || len - name_at < namesize ||
-        a[name_at + namesize - 1] != 0 || strlen((const char *)a + name_at) != namesize - 1)
+        a[name_at + namesize - 1] != 0 || vfs_strlen((const char *)a + name_at) != namesize - 1)
         return -EINVAL;
     size_t data_at = align4(name_at + namesize);
     if (data_at > len || len - data_at < f[6])
@@ -78,7 +77,7 @@ static long make_inode(const struct member *m, struct inode **out)
         type != S_IFBLK && type != S_IFIFO && type != S_IFSOCK)
         return -EINVAL;
     if (type == S_IFLNK && (m->size == 0 || m->size >= PATH_MAX ||
-                            memchr(m->data, 0, m->size)))
+                            vfs_memchr(m->data, 0, m->size)))
         return -EINVAL;
     struct inode *i = inode_new(m->mode & (S_IFMT | 07777));
     if (!i)
@@ -87,7 +86,7 @@ static long make_inode(const struct member *m, struct inode **out)
     if (type == S_IFREG && m->size) {
         r = inode_resize(i, m->size);
         if (r == 0)
-            memcpy(i->data, m->data, m->size);
+            vfs_memcpy(i->data, m->data, m->size);
     } else if (type == S_IFLNK) {
         r = inode_set_target(i, (const char *)m->data, m->size);
     }
@@ -168,7 +167,7 @@ long vfs_unpack_cpio(const void *data, size_t len)
         long r = parse_member(a, len, &pos, &m);
         if (r < 0)
             return r;
-        if (strcmp(m.name, "TRAILER!!!") == 0)
+        if (vfs_strcmp(m.name, "TRAILER!!!") == 0)
             return 0;
         r = unpack_member(rootdir, &m);
         if (r < 0)

@@ -4,7 +4,6 @@
  * released (ops->release, then freed) when its last reference goes. The fd table is a
  * fixed array of UNIX_MAX_FDS slots with one close-on-exec bit each.
  */
-#include <string.h>
 #include "vfs.h"
 
 struct file *file_new(const struct file_ops *ops, struct inode *inode, unsigned flags)
@@ -12,7 +11,7 @@ struct file *file_new(const struct file_ops *ops, struct inode *inode, unsigned 
     struct file *f = unix_alloc(sizeof(*f));
     if (!f)
         return NULL;
-    memset(f, 0, sizeof(*f));
+    vfs_memset(f, 0, sizeof(*f));
     f->ops = ops;
     f->refs = 1;
     f->flags = flags;
@@ -98,7 +97,7 @@ struct fdtable *fdtable_new(void)
 {
     struct fdtable *t = unix_alloc(sizeof(*t));
     if (t) {
-        memset(t, 0, sizeof(*t));
+        vfs_memset(t, 0, sizeof(*t));
         t->refs = 1;
     }
     return t;
@@ -111,7 +110,7 @@ struct fdtable *fdtable_copy(const struct fdtable *t)
         return NULL;
     for (int fd = 0; fd < UNIX_MAX_FDS; fd++)
         n->fd[fd] = t->fd[fd] ? file_get(t->fd[fd]) : NULL;
-    memcpy(n->cloexec, t->cloexec, sizeof(n->cloexec));
+    vfs_memcpy(n->cloexec, t->cloexec, sizeof(n->cloexec));
     return n;
 }
 
@@ -123,7 +122,7 @@ void fdtable_exec(struct fdtable *t)
             t->fd[fd] = NULL;
         }
     }
-    memset(t->cloexec, 0, sizeof(t->cloexec));
+    vfs_memset(t->cloexec, 0, sizeof(t->cloexec));
 }
 
 void fdtable_put(struct fdtable *t)

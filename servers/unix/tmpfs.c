@@ -4,7 +4,6 @@
  * directory keeps a reference on its parent, dropped when it is freed (iteratively, so a
  * chain of removed directories does not recurse).
  */
-#include <string.h>
 #include "vfs.h"
 
 static uint64_t next_ino = 1;
@@ -14,7 +13,7 @@ struct inode *inode_new(unsigned mode)
     struct inode *i = unix_alloc(sizeof(*i));
     if (!i)
         return NULL;
-    memset(i, 0, sizeof(*i));
+    vfs_memset(i, 0, sizeof(*i));
     i->ino = next_ino++;
     i->mode = mode;
     i->refs = 1;
@@ -73,7 +72,7 @@ void inode_touch(struct inode *i, bool access, bool modify, bool change)
 struct dentry *dir_find(struct inode *dir, const char *name, size_t len)
 {
     for (struct dentry *d = dir->entries; d; d = d->next)
-        if (d->len == len && memcmp(d->name, name, len) == 0)
+        if (d->len == len && vfs_memcmp(d->name, name, len) == 0)
             return d;
     return NULL;
 }
@@ -89,7 +88,7 @@ static struct dentry *dentry_add(struct inode *dir, const char *name, size_t len
     d->inode = child;
     d->cookie = dir->next_cookie++;
     d->len = (uint8_t)len;
-    memcpy(d->name, name, len);
+    vfs_memcpy(d->name, name, len);
     d->name[len] = 0;
     if (dir->last)
         dir->last->next = d;
@@ -235,8 +234,8 @@ long inode_reserve(struct inode *i, uint64_t size)
     if (!data)
         return -ENOSPC;
     if (i->size)
-        memcpy(data, i->data, i->size);
-    memset(data + i->size, 0, cap - i->size);
+        vfs_memcpy(data, i->data, i->size);
+    vfs_memset(data + i->size, 0, cap - i->size);
     unix_free(i->data);
     i->data = data;
     i->cap = cap;
@@ -249,7 +248,7 @@ long inode_resize(struct inode *i, uint64_t size)
     if (r < 0)
         return r;
     if (size < i->size)
-        memset(i->data + size, 0, i->size - size);
+        vfs_memset(i->data + size, 0, i->size - size);
     i->size = size;
     return 0;
 }
@@ -259,7 +258,7 @@ long inode_set_target(struct inode *i, const char *target, size_t len)
     unsigned char *data = unix_alloc(len + 1);
     if (!data)
         return -ENOMEM;
-    memcpy(data, target, len);
+    vfs_memcpy(data, target, len);
     data[len] = 0;
     unix_free(i->data);
     i->data = data;

@@ -16,6 +16,16 @@
 
 #include "unix.h"
 
+/* String functions: the compiler's builtins (inlined, or calls to the runtime's memcpy...
+ * in the kernel and the task), as servers/net does: a server includes no libc header. */
+#define vfs_memcpy __builtin_memcpy
+#define vfs_memmove __builtin_memmove
+#define vfs_memset __builtin_memset
+#define vfs_memcmp __builtin_memcmp
+#define vfs_memchr __builtin_memchr
+#define vfs_strlen __builtin_strlen
+#define vfs_strcmp __builtin_strcmp
+
 /* ---- inodes (tmpfs.c) ---- */
 struct dentry {                 /* one name in a directory */
     struct dentry *next;

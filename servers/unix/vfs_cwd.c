@@ -1,7 +1,6 @@
 /*
  * Directories as places and as lists: chdir, fchdir, getcwd, getdents64.
  */
-#include <string.h>
 #include "vfs.h"
 
 static void set_cwd(struct proc *p, struct inode *dir)
@@ -60,7 +59,7 @@ static char *path_of(const struct inode *dir, const struct inode *rootdir)
         if (!e || (size_t)(p - cwd_buf) < (size_t)e->len + 1)
             return NULL;
         p -= e->len;
-        memcpy(p, e->name, e->len);
+        vfs_memcpy(p, e->name, e->len);
         *--p = '/';
     }
     if (!*p)
@@ -78,7 +77,7 @@ long lx_getcwd(struct ucall *c)
     char *path = path_of(cwd, c->proc->fs->root);
     if (!path)
         return -ENAMETOOLONG;
-    size_t len = strlen(path) + 1;
+    size_t len = vfs_strlen(path) + 1;
     if (len > c->a[1])
         return -ERANGE;
     return copy_out(c->proc, c->a[0], path, len) < 0 ? -EFAULT : (long)len;
@@ -109,15 +108,15 @@ static long put_dirent(struct ucall *c, uint64_t ubuf, size_t count, size_t *use
     size_t reclen = (DIRENT_HEAD + len + 1 + 7) & ~(size_t)7;
     if (*used + reclen > count)
         return 0;
-    memset(rec, 0, reclen);
+    vfs_memset(rec, 0, reclen);
     uint64_t ino = i->ino;
     int64_t off = (int64_t)next;
     uint16_t rl = (uint16_t)reclen;
-    memcpy(rec, &ino, 8);
-    memcpy(rec + 8, &off, 8);
-    memcpy(rec + 16, &rl, 2);
+    vfs_memcpy(rec, &ino, 8);
+    vfs_memcpy(rec + 8, &off, 8);
+    vfs_memcpy(rec + 16, &rl, 2);
     rec[18] = (unsigned char)dirent_type(i);
-    memcpy(rec + DIRENT_HEAD, name, len);
+    vfs_memcpy(rec + DIRENT_HEAD, name, len);
     if (copy_out(c->proc, ubuf + *used, rec, reclen) < 0)
         return -EFAULT;
     *used += reclen;

@@ -4,7 +4,6 @@
  * checks the fd and the access mode; the file's ops move the bytes and may block
  * (unix.h), in which case nothing has changed yet.
  */
-#include <string.h>
 #include "vfs.h"
 
 /* ---- tmpfs regular files ---- */
@@ -53,7 +52,7 @@ static long tmpfs_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t 
     if (r < 0)
         return r;
     if (copy_in(c->proc, i->data + *off, uaddr, n) < 0) {
-        memset(i->data + i->size, 0, i->cap - i->size);     /* keep zeros beyond size */
+        vfs_memset(i->data + i->size, 0, i->cap - i->size);     /* keep zeros beyond size */
         return -EFAULT;
     }
     write_done(i, off, n);
@@ -75,7 +74,7 @@ static long tmpfs_write_buf(struct file *f, struct ucall *c, const void *buf, si
     long r = write_room(f, off, &n);
     if (r < 0)
         return r;
-    memmove(i->data + *off, inside ? i->data + src_off : src, n);
+    vfs_memmove(i->data + *off, inside ? i->data + src_off : src, n);
     write_done(i, off, n);
     return (long)n;
 }

@@ -3,7 +3,6 @@
  * access, truncate and utimensat. Every file has one root owner's full rights: access
  * only refuses X_OK on a file without an execute bit, as Linux does for root.
  */
-#include <string.h>
 #include "vfs.h"
 
 #define PIPE_DEV 0xc                /* st_dev of a pipe (Linux's pipefs is anonymous too) */
@@ -41,7 +40,7 @@ static int64_t blocks_of(const struct inode *i)
 
 static void fill_stat(const struct inode *i, struct linux_stat *st)
 {
-    memset(st, 0, sizeof(*st));
+    vfs_memset(st, 0, sizeof(*st));
     st->st_dev = TMPFS_DEV;
     st->st_ino = i->ino;
     st->st_nlink = i->nlink;
@@ -60,7 +59,7 @@ static void fill_stat(const struct inode *i, struct linux_stat *st)
 /* A file without an inode (a pipe end): a FIFO of its own. */
 static void fill_stat_pipe(const struct file *f, struct linux_stat *st)
 {
-    memset(st, 0, sizeof(*st));
+    vfs_memset(st, 0, sizeof(*st));
     st->st_dev = PIPE_DEV;
     st->st_ino = (uint64_t)(uintptr_t)f >> 4;
     st->st_nlink = 1;
@@ -124,7 +123,7 @@ static struct linux_statx_timestamp sx_time(struct linux_timespec t)
 /* statx from the stat fields: every basic field is known, plus the mount id. */
 static void fill_statx(const struct linux_stat *st, struct linux_statx *sx)
 {
-    memset(sx, 0, sizeof(*sx));
+    vfs_memset(sx, 0, sizeof(*sx));
     sx->stx_mask = STATX_BASIC_STATS | STATX_MNT_ID;
     sx->stx_blksize = (uint32_t)st->st_blksize;
     sx->stx_nlink = (uint32_t)st->st_nlink;

@@ -4,7 +4,6 @@
  * target followed by what is left of the path), so resolution needs no recursion and
  * no stack beyond a few words, and SYMLOOP_MAX bounds the splices (ELOOP).
  */
-#include <string.h>
 #include "vfs.h"
 
 static struct inode *root;
@@ -55,8 +54,8 @@ static long splice_link(const struct inode *link, size_t pos, bool slash, size_t
     size_t rest = *len - pos, tlen = (size_t)link->size, sep = (rest || slash) ? 1 : 0;
     if (tlen + sep + rest + 1 > sizeof(work))
         return -ENAMETOOLONG;
-    memmove(work + tlen + sep, work + pos, rest + 1);
-    memcpy(work, link->data, tlen);
+    vfs_memmove(work + tlen + sep, work + pos, rest + 1);
+    vfs_memcpy(work, link->data, tlen);
     if (sep)
         work[tlen] = '/';
     *len = tlen + sep + rest;
@@ -68,7 +67,7 @@ static void walk_result(struct walk *w, struct inode *dir, struct inode *inode,
 {
     w->dir = inode_get(dir);
     w->inode = inode ? inode_get(inode) : NULL;
-    memcpy(w->name, name, len);
+    vfs_memcpy(w->name, name, len);
     w->name[len] = 0;
     w->len = len;
 }
@@ -91,13 +90,13 @@ static struct inode *lookup(struct inode *rootdir, struct inode *dir, const char
 long vfs_walk_from(struct inode *rootdir, struct inode *start, const char *path,
                    unsigned flags, struct walk *w)
 {
-    size_t len = strlen(path), pos = 0;
+    size_t len = vfs_strlen(path), pos = 0;
     int links = 0;
     if (len > PATH_MAX - 1)
         return -ENAMETOOLONG;
-    memcpy(work, path, len + 1);
+    vfs_memcpy(work, path, len + 1);
     struct inode *cur = start;
-    memset(w, 0, sizeof(*w));
+    vfs_memset(w, 0, sizeof(*w));
     for (;;) {
         if (work[pos] == '/') {
             cur = rootdir;

@@ -105,7 +105,27 @@ static void seed_tree(void)
         t_open(i % 2 ? "/a" : "/d", i % 2 ? O_RDWR : O_RDONLY, 0);
 }
 
-/* Link counts, sizes and parents of every directory, without recursion. */
+/* Names per non-directory inode, counted over the whole tree. */
+struct seen {
+    struct inode *i;
+    unsigned names;
+};
+static struct seen seen[4096];
+static int nseen;
+
+static void count_name(struct inode *i)
+{
+    for (int k = 0; k < nseen; k++)
+        if (seen[k].i == i) {
+            seen[k].names++;
+            return;
+        }
+    if (nseen < 4096)
+        seen[nseen++] = (struct seen){i, 1};
+}
+
+/* Link counts (directories: 2 + subdirectories; others: their names), sizes and
+ * parents over the whole tree, without recursion. */
 static int check_tree(void)
 {
     int bad = 0;
@@ -123,12 +143,15 @@ static int check_tree(void)
                 if (top < 512)
                     stack[top++] = d->inode;
             } else {
-                bad += d->inode->nlink == 0;
+                count_name(d->inode);
             }
         }
         bad += dir->nlink != 2 + subdirs;
         bad += dir->size != (2 + names) * TMPFS_DIRENT_SIZE;
     }
+    for (int k = 0; k < nseen; k++)
+        bad += seen[k].i->nlink != seen[k].names;
+    printf("tree: %d files checked\n", nseen);
     return bad;
 }
 
