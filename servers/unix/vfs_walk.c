@@ -87,6 +87,35 @@ static struct inode *lookup(struct inode *rootdir, struct inode *dir, const char
     return d ? d->inode : NULL;
 }
 
+/* The component of work at *pos (advanced past it and the slashes after it). */
+struct component {
+    size_t at, len;
+    bool slash, last;       /* followed by '/'; nothing after it */
+};
+
+static struct component next_component(size_t *pos)
+{
+    struct component k = {.at = *pos};
+    while (work[*pos] && work[*pos] != '/')
+        (*pos)++;
+    k.len = *pos - k.at;
+    k.slash = work[*pos] == '/';
+    while (work[*pos] == '/')
+        (*pos)++;
+    k.last = !work[*pos];
+    return k;
+}
+
+static long walk_end(struct walk *w, struct inode *dir, struct inode *inode,
+                     const struct component *k)
+{
+    if (inode && k->slash && !inode_is(inode, S_IFDIR))
+        return -ENOTDIR;
+    walk_result(w, dir, inode, work + k->at, k->len);
+    w->slash = k->slash;
+    return 0;
+}
+
 long vfs_walk_from(struct inode *rootdir, struct inode *start, const char *path,
                    unsigned flags, struct walk *w)
 {
@@ -108,44 +137,27 @@ long vfs_walk_from(struct inode *rootdir, struct inode *start, const char *path,
             w->slash = true;
             return 0;
         }
-        size_t at = pos;
-        while (work[pos] && work[pos] != '/')
-            pos++;
-        size_t nlen = pos - at;
-        bool slash = work[pos] == '/';
-        while (work[pos] == '/')
-            pos++;
-        bool last = !work[pos];
-        if (nlen > NAME_MAX)
+        struct component k = next_component(&pos);
+        if (k.len > NAME_MAX)
             return -ENAMETOOLONG;
         if (!inode_is(cur, S_IFDIR))
             return -ENOTDIR;
-        struct inode *next = lookup(rootdir, cur, work + at, nlen);
-        if (!next) {
-            if (!last || !(flags & WALK_MAY_BE_MISSING))
-                return -ENOENT;
-            walk_result(w, cur, NULL, work + at, nlen);
-            w->slash = slash;
-            return 0;
-        }
-        if (inode_is(next, S_IFLNK) && (!last || slash || (flags & WALK_FOLLOW))) {
+        struct inode *next = lookup(rootdir, cur, work + k.at, k.len);
+        if (!next)
+            return k.last && (flags & WALK_MAY_BE_MISSING) ? walk_end(w, cur, NULL, &k)
+                                                          : -ENOENT;
+        if (inode_is(next, S_IFLNK) && (!k.last || k.slash || (flags & WALK_FOLLOW))) {
             if (++links > SYMLOOP_MAX)
                 return -ELOOP;
-            long r = splice_link(next, pos, slash, &len);
+            long r = splice_link(next, pos, k.slash, &len);
             if (r < 0)
                 return r;
             pos = 0;                            /* relative targets start at cur */
             continue;
         }
-        if (!last) {
-            cur = next;
-            continue;
-        }
-        if (slash && !inode_is(next, S_IFDIR))
-            return -ENOTDIR;
-        walk_result(w, cur, next, work + at, nlen);
-        w->slash = slash;
-        return 0;
+        if (k.last)
+            return walk_end(w, cur, next, &k);
+        cur = next;
     }
 }
 
