@@ -10,7 +10,7 @@
  * under icount repeat exactly. It is splitmix64 (Steele, Lea and Flood, 2014), which is
  * fast and well mixed but not a cryptographic generator.
  */
-#include "dev.h"
+#include "devices.h"
 
 #define RANDOM_SEED 0x6f6e646f6c2d3130ull    /* "ondol-10" */
 #define FILL_CHUNK 256                       /* bytes produced per copy_out */

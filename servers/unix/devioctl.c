@@ -4,7 +4,7 @@
  * pipe). A file without ioctls gives -ENOTTY, as Linux does for /dev/null and regular
  * files' unknown requests.
  */
-#include "dev.h"
+#include "devices.h"
 
 static void set_cloexec(struct proc *p, long fd, bool on)
 {
@@ -32,7 +32,7 @@ long lx_ioctl(struct ucall *c)
 {
     long fd = (int32_t)c->a[0];
     unsigned cmd = (uint32_t)c->a[1];
-    struct file *f = fd_peek(c->proc, fd);
+    struct file *f = fd_file(c->proc, fd);
     if (!f)
         return -EBADF;
     switch (cmd) {

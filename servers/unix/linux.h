@@ -63,14 +63,6 @@
 
 /* ---- devices, pipes, the tty and poll (unix-dev: pipe.c, devices.c, tty.c, poll.c) ---- */
 /* open flags (octal, as in the uapi's asm-generic/fcntl.h) */
-#define O_ACCMODE 00000003
-#define O_RDONLY 00000000
-#define O_WRONLY 00000001
-#define O_RDWR 00000002
-#define O_NOCTTY 00000400
-#define O_NONBLOCK 00004000
-#define O_DIRECT 00040000
-#define O_CLOEXEC 02000000
 
 /* signals the devices send */
 #define SIGHUP 1
@@ -181,15 +173,134 @@ struct linux_winsize {
 #define IEXTEN 0100000
 
 /* poll/select time arguments */
-struct linux_timespec {
-    int64_t tv_sec, tv_nsec;
-};
 struct linux_timeval {
     int64_t tv_sec, tv_usec;
 };
 struct linux_pollfd {
     int32_t fd;
     int16_t events, revents;
+};
+
+/* ---- files (unix-vfs: vfs*.c, tmpfs.c, fd.c, cpio.c) ---- */
+#define O_ACCMODE   03
+#define O_RDONLY    00
+#define O_WRONLY    01
+#define O_RDWR      02
+#define O_CREAT     0100
+#define O_EXCL      0200
+#define O_NOCTTY    0400
+#define O_TRUNC     01000
+#define O_APPEND    02000
+#define O_NONBLOCK  04000
+#define O_DSYNC     010000
+#define O_ASYNC     020000
+#define O_DIRECT    040000
+#define O_LARGEFILE 0100000
+#define O_DIRECTORY 0200000
+#define O_NOFOLLOW  0400000
+#define O_NOATIME   01000000
+#define O_CLOEXEC   02000000
+#define O_SYNC      04010000
+#define O_PATH      010000000
+#define O_TMPFILE   020200000
+
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_EACCESS          0x200
+#define AT_REMOVEDIR        0x200
+#define AT_SYMLINK_FOLLOW   0x400
+#define AT_NO_AUTOMOUNT     0x800
+#define AT_EMPTY_PATH       0x1000
+#define AT_STATX_SYNC_TYPE  0x6000
+
+#define RENAME_NOREPLACE 1
+#define RENAME_EXCHANGE  2
+#define RENAME_WHITEOUT  4
+
+#define F_DUPFD         0
+#define F_GETFD         1
+#define F_SETFD         2
+#define F_GETFL         3
+#define F_SETFL         4
+#define F_DUPFD_CLOEXEC 1030
+#define FD_CLOEXEC      1
+
+#define SEEK_SET 0
+#define SEEK_CUR 1
+#define SEEK_END 2
+
+#define F_OK 0
+#define X_OK 1
+#define W_OK 2
+#define R_OK 4
+
+#define S_IFMT   0170000
+#define S_IFSOCK 0140000
+#define S_IFLNK  0120000
+#define S_IFREG  0100000
+#define S_IFBLK  0060000
+#define S_IFDIR  0040000
+#define S_IFCHR  0020000
+#define S_IFIFO  0010000
+#define S_ISUID  04000
+#define S_ISGID  02000
+#define S_ISVTX  01000
+
+/* getdents64 d_type */
+#define DT_FIFO 1
+#define DT_CHR  2
+#define DT_DIR  4
+#define DT_REG  8
+#define DT_LNK  10
+
+#define UTIME_NOW  ((1L << 30) - 1)
+#define UTIME_OMIT ((1L << 30) - 2)
+
+#define PATH_MAX 4096
+#define NAME_MAX 255
+#define SYMLOOP_MAX 40
+#define IOV_MAX 1024
+
+/* statx mask bits */
+#define STATX_BASIC_STATS 0x7ffu
+#define STATX_MNT_ID      0x1000u
+#define STATX__RESERVED   0x80000000u
+
+/* struct stat (x86-64): 144 bytes */
+struct linux_timespec {
+    int64_t tv_sec;
+    int64_t tv_nsec;
+};
+struct linux_stat {
+    uint64_t st_dev, st_ino, st_nlink;
+    uint32_t st_mode, st_uid, st_gid, pad0;
+    uint64_t st_rdev;
+    int64_t st_size, st_blksize, st_blocks;
+    struct linux_timespec st_atim, st_mtim, st_ctim;
+    int64_t unused[3];
+};
+/* struct statx: 256 bytes */
+struct linux_statx_timestamp {
+    int64_t tv_sec;
+    uint32_t tv_nsec;
+    int32_t reserved;
+};
+struct linux_statx {
+    uint32_t stx_mask, stx_blksize;
+    uint64_t stx_attributes;
+    uint32_t stx_nlink, stx_uid, stx_gid;
+    uint16_t stx_mode, spare0;
+    uint64_t stx_ino, stx_size, stx_blocks, stx_attributes_mask;
+    struct linux_statx_timestamp stx_atime, stx_btime, stx_ctime, stx_mtime;
+    uint32_t stx_rdev_major, stx_rdev_minor, stx_dev_major, stx_dev_minor;
+    uint64_t stx_mnt_id;
+    uint32_t stx_dio_mem_align, stx_dio_offset_align;
+    uint64_t spare3[12];
+};
+/* struct iovec */
+struct linux_iovec {
+    uint64_t iov_base;
+    uint64_t iov_len;
 };
 
 #endif

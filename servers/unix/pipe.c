@@ -8,7 +8,7 @@
  * left sends SIGPIPE and fails with -EPIPE. Blocked calls wait on the pipe's own lists; every
  * change wakes the other side and the waiting polls (poll_wake).
  */
-#include "dev.h"
+#include "devices.h"
 
 #define PIPE_SIZE 65536u
 
@@ -159,6 +159,15 @@ static const struct file_ops pipe_ops = {
     .release = pipe_release,
 };
 
+/* One end of pipe pp: a file with no inode (fstat reports a FIFO). */
+static struct file *pipe_end(unsigned flags, struct pipe *pp)
+{
+    struct file *f = file_new(&pipe_ops, NULL, flags);
+    if (f)
+        f->priv = pp;
+    return f;
+}
+
 long pipe_create(unsigned flags, struct file **read_end, struct file **write_end)
 {
     struct pipe *pp = unix_alloc(sizeof *pp);
@@ -170,8 +179,8 @@ long pipe_create(unsigned flags, struct file **read_end, struct file **write_end
     }
     *pp = (struct pipe){.buf = buf, .readers = 1, .writers = 1};
     unsigned nonblock = flags & O_NONBLOCK;
-    *read_end = file_new(&pipe_ops, O_RDONLY | nonblock, pp);
-    *write_end = *read_end ? file_new(&pipe_ops, O_WRONLY | nonblock, pp) : NULL;
+    *read_end = pipe_end(O_RDONLY | nonblock, pp);
+    *write_end = *read_end ? pipe_end(O_WRONLY | nonblock, pp) : NULL;
     if (*write_end)
         return 0;
     if (*read_end) {             /* its release frees the pipe once the writer is gone */
@@ -198,15 +207,14 @@ static long make_pipe(struct ucall *c, uint64_t ufds, unsigned flags)
     long err = pipe_create(flags, &rd, &wr);
     if (err)
         return err;
-    long fd0 = fd_install(c->proc, rd, flags);
+    bool cloexec = flags & O_CLOEXEC;
+    long fd0 = fd_install(c->proc, rd, 0, cloexec);    /* releases rd when it fails */
     if (fd0 < 0) {
-        file_put(rd);
         file_put(wr);
         return fd0;
     }
-    long fd1 = fd_install(c->proc, wr, flags);
+    long fd1 = fd_install(c->proc, wr, 0, cloexec);
     if (fd1 < 0) {
-        file_put(wr);
         fd_close(c->proc, fd0);
         return fd1;
     }

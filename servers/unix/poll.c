@@ -11,7 +11,7 @@
  * The signal masks of ppoll and pselect6 are checked (size 8) but not applied yet: that
  * needs unix-core's signal state (docs/unix.md).
  */
-#include "dev.h"
+#include "devices.h"
 
 #define NS_PER_S 1000000000ull
 #define POLL_NFDS_MAX 1024       /* RLIMIT_NOFILE's default: more pollfds is EINVAL */
@@ -114,7 +114,7 @@ static int16_t pollfd_revents(struct proc *p, const struct linux_pollfd *pf)
 {
     if (pf->fd < 0)
         return 0;
-    struct file *f = fd_peek(p, pf->fd);
+    struct file *f = fd_file(p, pf->fd);
     if (!f)
         return POLLNVAL;
     unsigned wanted = (uint16_t)pf->events | POLLERR | POLLHUP;
@@ -215,7 +215,7 @@ static long select_scan(struct proc *p, struct fdsets *s)
         int w = fd / 64;
         if (!((s->in[0][w] | s->in[1][w] | s->in[2][w]) & bit))
             continue;
-        struct file *f = fd_peek(p, fd);
+        struct file *f = fd_file(p, fd);
         if (!f)
             return -EBADF;
         unsigned mask = file_ready(f);

@@ -2,10 +2,10 @@
  * The text of /proc files (proc(5)), in the exact layout Linux 6.1 writes, which is what
  * busybox ps, top, free and uptime parse: "label: value" columns in /proc/meminfo, the 52
  * space-separated fields of /proc/PID/stat, the tab-separated lines of /proc/PID/status.
- * The numbers come from plain structs the core fills (dev.h); this file only formats, so
+ * The numbers come from plain structs the core fills (devices.h); this file only formats, so
  * the hosted tests can check every byte.
  */
-#include "dev.h"
+#include "devices.h"
 
 #define RLIM_INFINITY_TEXT "18446744073709551615"
 #define SIGCHLD_NUMBER 17

@@ -23,7 +23,7 @@
  * its controlling tty, writes it under TOSTOP, or changes its settings is stopped by
  * SIGTTIN/SIGTTOU (signal_tty_background decides). Not yet: hang-up.
  */
-#include "dev.h"
+#include "devices.h"
 
 #define TTY_QUEUE 4096           /* readable bytes (Linux's N_TTY_BUF_SIZE) */
 #define TTY_LINES 64             /* complete lines waiting to be read */

@@ -60,6 +60,11 @@ struct ucall {
 #include "syscalls.def"
 #undef LX
 
+/* ---- memory --------------------------------------------------------------------------
+ * The server's heap (inodes, file data, processes): NULL when exhausted. */
+void *unix_alloc(size_t n);
+void unix_free(void *p);
+
 /* ---- waiting --------------------------------------------------------------------------
  * A wait list holds calls that wait for one condition (data in a pipe, a child's exit). */
 struct ucall_wait;
@@ -106,6 +111,11 @@ struct file_ops {
     unsigned (*poll)(struct file *f, struct waitlist **w);
     long (*ioctl)(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg);
     void (*release)(struct file *f);     /* the last reference is gone */
+    /* Optional (sendfile's destination): write n bytes from the server's own memory at
+     * *off, as write does from the process's (and may block as it does). NULL: sendfile
+     * to this file is -EINVAL (a program then falls back to read and write). */
+    long (*write_buf)(struct file *f, struct ucall *c, const void *buf, size_t n,
+                      uint64_t *off);
 };
 
 struct file {

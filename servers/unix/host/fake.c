@@ -104,6 +104,26 @@ void waitlist_wake(struct waitlist *w)
     fake_wakes++;
 }
 
+/* The server's heap is the host's (LeakSanitizer checks that every block comes back);
+ * fake_alloc_fail_after, when >= 0, makes the allocation after that many fail;
+ * fake_alloc_max, when not 0, fails every larger block (a bounded heap). */
+long fake_alloc_fail_after = -1;
+size_t fake_alloc_max;
+
+void *unix_alloc(size_t n)
+{
+    if (fake_alloc_fail_after == 0 || (fake_alloc_max && n > fake_alloc_max))
+        return NULL;
+    if (fake_alloc_fail_after > 0)
+        fake_alloc_fail_after--;
+    return malloc(n ? n : 1);
+}
+
+void unix_free(void *p)
+{
+    free(p);
+}
+
 uint64_t unix_now_ns(void)
 {
     return fake_now_ns;
@@ -136,78 +156,15 @@ int fake_done(void)
 /* ---- unix-dev's needs (fake.h), weak so that real definitions win ---- */
 #define WEAK __attribute__((weak))
 
-WEAK void *unix_alloc(size_t n)
-{
-    return malloc(n);
-}
-
-WEAK void unix_free(void *p)
-{
-    free(p);
-}
-
-WEAK struct file *file_new(const struct file_ops *ops, unsigned flags, void *priv)
-{
-    struct file *f = calloc(1, sizeof *f);
-    *f = (struct file){.ops = ops, .refs = 1, .flags = flags, .priv = priv};
-    return f;
-}
-
-WEAK struct file *file_get(struct file *f)
-{
-    f->refs++;
-    return f;
-}
-
-WEAK void file_put(struct file *f)
-{
-    if (--f->refs)
-        return;
-    if (f->ops && f->ops->release)
-        f->ops->release(f);
-    free(f);
-}
-
 void fake_fds(struct proc *p)
 {
-    p->fds = calloc(1, sizeof *p->fds);
-    p->fds->refs = 1;
+    p->fds = fdtable_new();
 }
 
 void fake_fds_free(struct proc *p)
 {
-    for (long fd = 0; fd < UNIX_MAX_FDS; fd++)
-        fd_close(p, fd);
-    free(p->fds);
+    fdtable_put(p->fds);
     p->fds = NULL;
-}
-
-WEAK long fd_install(struct proc *p, struct file *f, unsigned flags)
-{
-    for (long fd = 0; fd < UNIX_MAX_FDS; fd++)
-        if (!p->fds->fd[fd]) {
-            p->fds->fd[fd] = f;
-            if (flags & O_CLOEXEC)
-                p->fds->cloexec[fd / 64] |= 1ull << (fd % 64);
-            return fd;
-        }
-    return -EMFILE;
-}
-
-WEAK struct file *fd_peek(struct proc *p, long fd)
-{
-    return fd >= 0 && fd < UNIX_MAX_FDS ? p->fds->fd[fd] : NULL;
-}
-
-WEAK long fd_close(struct proc *p, long fd)
-{
-    struct file *f = fd_peek(p, fd);
-    if (!f)
-        return -EBADF;
-    p->fds->fd[fd] = NULL;
-    p->fds->cloexec[fd / 64] &= ~(1ull << (fd % 64));
-    file_put(f);
-    return 0;
 }
 
 int fake_sigpipes, fake_pgrp_signals, fake_last_pgrp, fake_last_sig, fake_pgrp_session_of;

@@ -23,6 +23,8 @@ extern struct waitlist *fake_blocked_on;   /* the list of the last one */
 extern uint64_t fake_blocked_deadline;
 extern int fake_wakes;            /* waitlist_wake calls */
 extern uint64_t fake_now_ns;      /* unix_now_ns() returns this */
+extern long fake_alloc_fail_after;   /* >= 0: unix_alloc fails after this many more */
+extern size_t fake_alloc_max;        /* not 0: unix_alloc fails larger blocks */
 
 /* Tests: CHECK(cond) prints the file, line and expression and counts a failure;
  * fake_done() prints "N checks, M failed" and gives the exit status. */
@@ -32,9 +34,9 @@ extern int fake_checks, fake_failures;
 void fake_check(bool ok, const char *what, const char *file, int line);
 void fake_check_eq(long a, long b, const char *sa, const char *sb, const char *file, int line);
 int fake_done(void);
-/* ---- fakes of what unix-dev's parts need from the others (dev.h) ----
+/* ---- fakes of what unix-dev's parts need from the others (devices.h) ----
  * Weak definitions: when the real one is in libunix.a and linked, it wins. */
-#include "dev.h"
+#include "devices.h"
 void fake_fds(struct proc *p);          /* give p an empty fd table */
 void fake_fds_free(struct proc *p);     /* close every fd of p and free the table */
 extern int fake_sigpipes;               /* signal_send_pipe calls */

@@ -73,7 +73,7 @@ static void random_call(void)
 static void random_transfer(void)
 {
     long fd = (long)(next() % 12);
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     if (!f)
         return;
     struct ucall c = fake_call(p, 0, (uint64_t)fd, 0, 0, 0);
@@ -109,11 +109,11 @@ int main(void)
     fake_pgrp_session_of = 9;
     const struct chardev *cons = chardev_lookup(5, 1), *null = chardev_lookup(1, 3);
     struct ucall open = fake_call(p, 2, 0, 0, 0, 0);
-    struct file *f = file_new(cons->ops, O_RDWR, NULL);
+    struct file *f = file_new(cons->ops, NULL, O_RDWR);
     cons->open(f, &open);
-    fd_install(p, f, 0);
-    fd_install(p, file_new(null->ops, O_RDWR, NULL), 0);
-    fd_install(p, file_get(f), 0);
+    fd_install(p, f, 0, false);
+    fd_install(p, file_new(null->ops, NULL, O_RDWR), 0, false);
+    fd_install(p, file_get(f), 0, false);
     for (int i = 0; i < CALLS; i++) {
         unsigned k = next() % 8;
         if (k < 4)

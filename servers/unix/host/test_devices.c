@@ -14,19 +14,19 @@ static long open_dev(unsigned major, unsigned minor, unsigned flags)
     const struct chardev *d = chardev_lookup(major, minor);
     if (!d)
         return -ENXIO;
-    struct file *f = file_new(d->ops, flags, NULL);
+    struct file *f = file_new(d->ops, NULL, flags);
     struct ucall c = fake_call(p, 2, 0, flags, 0, 0);
     long err = d->open ? d->open(f, &c) : 0;
     if (err) {
         file_put(f);
         return err;
     }
-    return fd_install(p, f, flags);
+    return fd_install(p, f, 0, (flags) & O_CLOEXEC);
 }
 
 static long xfer(int fd, bool write, uint64_t uaddr, size_t n)
 {
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     struct ucall c = fake_call(p, write, (uint64_t)fd, uaddr, n, 0);
     uint64_t off = 0;
     return write ? f->ops->write(f, &c, uaddr, n, &off) : f->ops->read(f, &c, uaddr, n, &off);
@@ -95,7 +95,7 @@ static void test_lookup_and_tty_nodes(void)
     CHECK_EQ(open_dev(5, 0, O_RDWR), -ENXIO);            /* no controlling tty */
     long fd = open_dev(5, 1, O_RDWR | O_NOCTTY);
     CHECK(fd >= 0);
-    CHECK(fd_peek(p, fd)->priv == tty_console());
+    CHECK(fd_file(p, fd)->priv == tty_console());
     CHECK(p->ctty == NULL);                               /* opening never takes it */
     fd_close(p, fd);
 }
@@ -112,11 +112,11 @@ static void test_common_ioctls(void)
     int32_t on = 1;
     memcpy(mem(BUF), &on, 4);
     CHECK_EQ(ioctl3(fd, FIONBIO, fake_user(p, BUF)), 0);
-    CHECK(fd_peek(p, fd)->flags & O_NONBLOCK);
+    CHECK(fd_file(p, fd)->flags & O_NONBLOCK);
     on = 0;
     memcpy(mem(BUF), &on, 4);
     CHECK_EQ(ioctl3(fd, FIONBIO, fake_user(p, BUF)), 0);
-    CHECK(!(fd_peek(p, fd)->flags & O_NONBLOCK));
+    CHECK(!(fd_file(p, fd)->flags & O_NONBLOCK));
     CHECK_EQ(ioctl3(fd, FIONBIO, 8), -EFAULT);
     CHECK_EQ(ioctl3(fd, 0x5499, 0), -ENOTTY);
     fd_close(p, fd);

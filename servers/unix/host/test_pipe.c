@@ -21,7 +21,7 @@ static long pipe_of(int fds[2], unsigned flags)
 /* read/write through the file's ops, as the VFS's read(2)/write(2) will */
 static long xfer(struct ucall *c, int fd, bool write, size_t n)
 {
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     uint64_t off = 0;
     if (!f)
         return -EBADF;
@@ -53,7 +53,7 @@ static long ioctl_int(int fd, unsigned long cmd, int *out)
 
 static unsigned poll_bits(int fd)
 {
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     return f->ops->poll(f, NULL);
 }
 
@@ -73,7 +73,7 @@ static void test_basics(void)
     CHECK_EQ(rd(fds[1], 1), -EBADF);               /* read from the write end */
     CHECK_EQ(rd(fds[0], 0), 0);
     CHECK_EQ(wr(fds[1], "x", 0), 0);
-    fd_peek(p, fds[0])->flags |= O_NONBLOCK;
+    fd_file(p, fds[0])->flags |= O_NONBLOCK;
     CHECK_EQ(rd(fds[0], 1), -EAGAIN);
     fd_close(p, fds[1]);
     CHECK_EQ(rd(fds[0], 1), 0);                    /* EOF: no writer left */
@@ -102,29 +102,29 @@ static void test_pipe2_flags(void)
     fd_close(p, fds[0]);
     fd_close(p, fds[1]);
     CHECK_EQ(pipe_of(fds, O_NONBLOCK), 0);
-    CHECK(fd_peek(p, fds[0])->flags & O_NONBLOCK);
-    CHECK(fd_peek(p, fds[1])->flags & O_NONBLOCK);
-    CHECK_EQ(fd_peek(p, fds[1])->flags & O_ACCMODE, O_WRONLY);
+    CHECK(fd_file(p, fds[0])->flags & O_NONBLOCK);
+    CHECK(fd_file(p, fds[1])->flags & O_NONBLOCK);
+    CHECK_EQ(fd_file(p, fds[1])->flags & O_ACCMODE, O_WRONLY);
     CHECK(!(p->fds->cloexec[0] & (1ull << fds[1])));
     fd_close(p, fds[0]);
     fd_close(p, fds[1]);
     CHECK_EQ(pipe_of(fds, 0x1), -EINVAL);
     struct ucall c = fake_call(p, 22, 8, 0, 0, 0);              /* a bad pointer */
     CHECK_EQ(lx_pipe(&c), -EFAULT);
-    CHECK(fd_peek(p, 0) == NULL);                                /* nothing installed */
+    CHECK(fd_file(p, 0) == NULL);                                /* nothing installed */
     c = fake_call(p, 22, fake_user(p, MEM - 4), 0, 0, 0);        /* half of it is bad */
     CHECK_EQ(lx_pipe(&c), -EFAULT);
-    CHECK(fd_peek(p, 0) == NULL);
+    CHECK(fd_file(p, 0) == NULL);
 }
 
 static void test_emfile(void)
 {
     int fds[2];
-    struct file *spare = file_new(NULL, 0, NULL);
+    struct file *spare = file_new(NULL, NULL, 0);
     for (int fd = 0; fd < UNIX_MAX_FDS - 1; fd++)
-        fd_install(p, file_get(spare), 0);
+        fd_install(p, file_get(spare), 0, false);
     CHECK_EQ(pipe_of(fds, 0), -EMFILE);          /* one slot: the second end fails */
-    CHECK(fd_peek(p, UNIX_MAX_FDS - 1) == NULL); /* and the first is closed again */
+    CHECK(fd_file(p, UNIX_MAX_FDS - 1) == NULL); /* and the first is closed again */
     for (int fd = 0; fd < UNIX_MAX_FDS - 1; fd++)
         fd_close(p, fd);
     file_put(spare);
@@ -134,7 +134,7 @@ static void test_blocking(void)
 {
     int fds[2];
     pipe_of(fds, 0);
-    struct file *r = fd_peek(p, fds[0]);
+    struct file *r = fd_file(p, fds[0]);
     int blocked = fake_blocked, wakes = fake_wakes;
     CHECK_EQ(rd(fds[0], 1), UNIX_BLOCKED);
     CHECK_EQ(fake_blocked, blocked + 1);
@@ -161,7 +161,7 @@ static void test_capacity_and_atomicity(void)
     CHECK_EQ(wr(fds[1], "x", 1), UNIX_BLOCKED);
     CHECK_EQ(rd(fds[0], 4095), 4095);
     CHECK_EQ(wr(fds[1], NULL, 4096), UNIX_BLOCKED);   /* 4095 bytes of room: not split */
-    fd_peek(p, fds[1])->flags |= O_NONBLOCK;
+    fd_file(p, fds[1])->flags |= O_NONBLOCK;
     CHECK_EQ(wr(fds[1], NULL, 4096), -EAGAIN);
     CHECK_EQ(wr(fds[1], NULL, 4095), 4095);
     int n;
@@ -185,7 +185,7 @@ static void test_large_write(void)
     CHECK_EQ(w.done, 65536);
     unsigned char got[65536];
     struct ucall r = fake_call(p, 0, (uint64_t)fds[0], 0, 0, 0);
-    struct file *rf = fd_peek(p, fds[0]);
+    struct file *rf = fd_file(p, fds[0]);
     uint64_t off = 0;
     uint64_t out = fake_user(p, BUF + 100000);
     CHECK_EQ(rf->ops->read(rf, &r, out, 65536, &off), 65536);
@@ -206,7 +206,7 @@ static void test_efault(void)
 {
     int fds[2];
     pipe_of(fds, 0);
-    struct file *wf = fd_peek(p, fds[1]), *rf = fd_peek(p, fds[0]);
+    struct file *wf = fd_file(p, fds[1]), *rf = fd_file(p, fds[0]);
     struct ucall c = fake_call(p, 1, 0, 0, 0, 0);
     uint64_t off = 0;
     CHECK_EQ(wf->ops->write(wf, &c, 16, 4, &off), -EFAULT);

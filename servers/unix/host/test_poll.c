@@ -56,7 +56,7 @@ static struct linux_timespec get_timespec(void)
 
 static void write_byte(void)
 {
-    struct file *f = fd_peek(p, wfd);
+    struct file *f = fd_file(p, wfd);
     struct ucall c = fake_call(p, 1, (uint64_t)wfd, 0, 1, 0);
     uint64_t off = 0;
     CHECK_EQ(f->ops->write(f, &c, fake_user(p, 0), 1, &off), 1);
@@ -66,8 +66,8 @@ static void new_pipe(void)
 {
     struct file *r, *w;
     CHECK_EQ(pipe_create(0, &r, &w), 0);
-    rfd = (int)fd_install(p, r, 0);
-    wfd = (int)fd_install(p, w, 0);
+    rfd = (int)fd_install(p, r, 0, false);
+    wfd = (int)fd_install(p, w, 0, false);
 }
 
 static void close_pipe(void)

@@ -60,7 +60,7 @@ static void put_int(size_t off, int32_t v)
  * NUL-terminated string at BUF. */
 static long tread_at(size_t n, uint64_t start)
 {
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     struct ucall c = fake_call(p, 0, (uint64_t)fd, fake_user(p, BUF), n, 0);
     c.start_ns = start;
     uint64_t off = 0;
@@ -125,7 +125,7 @@ static void test_canonical_lines(void)
     CHECK_EQ(tread(100), UNIX_BLOCKED);
     CHECK_EQ(fake_blocked, blocked + 1);
     struct waitlist *w = NULL;
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     CHECK_EQ(f->ops->poll(f, &w), POLLOUT | POLLWRNORM);
     CHECK(w == fake_blocked_on);
     CHECK_EQ(ioctl3(FIONREAD, fake_user(p, ARG)), 0);
@@ -144,9 +144,9 @@ static void test_canonical_lines(void)
     CHECK_EQ(strcmp(got(), "cdef\n"), 0);
     CHECK_EQ(tread(100), 2);
     CHECK_EQ(tread(0), 0);
-    fd_peek(p, fd)->flags |= O_NONBLOCK;
+    fd_file(p, fd)->flags |= O_NONBLOCK;
     CHECK_EQ(tread(10), -EAGAIN);
-    fd_peek(p, fd)->flags &= ~(unsigned)O_NONBLOCK;
+    fd_file(p, fd)->flags &= ~(unsigned)O_NONBLOCK;
     type("zz\n");
     struct ucall c = fake_call(p, 0, (uint64_t)fd, 0, 0, 0);
     uint64_t off = 0;
@@ -216,7 +216,7 @@ static void test_echo_flags(void)
 static void test_output(void)
 {
     reset();
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     struct ucall c = fake_call(p, 1, (uint64_t)fd, 0, 0, 0);
     uint64_t off = 0;
     memcpy(mem(BUF), "one\ntwo\n", 8);
@@ -252,9 +252,9 @@ static void test_raw(void)
     CHECK_EQ(fake_blocked_deadline, UNIX_NO_DEADLINE);
     type("\177\025x\n");                          /* no editing in raw mode */
     CHECK_EQ(tread(10), 4);
-    fd_peek(p, fd)->flags |= O_NONBLOCK;
+    fd_file(p, fd)->flags |= O_NONBLOCK;
     CHECK_EQ(tread(10), -EAGAIN);
-    fd_peek(p, fd)->flags &= ~(unsigned)O_NONBLOCK;
+    fd_file(p, fd)->flags &= ~(unsigned)O_NONBLOCK;
     set_raw(0, 0);                                /* polling read */
     CHECK_EQ(tread(10), 0);
     set_raw(0, 5);                                /* 0.5 s timeout from the call's start */
@@ -380,7 +380,7 @@ static void test_job_control(void)
     type("data\n");
     CHECK_EQ(tread(10), -EINTR);
     CHECK_EQ(fake_tty_background_sig, SIGTTIN);
-    struct file *f = fd_peek(p, fd);
+    struct file *f = fd_file(p, fd);
     struct ucall c = fake_call(p, 1, (uint64_t)fd, 0, 0, 0);
     uint64_t off = 0;
     memcpy(mem(BUF), "out", 3);
@@ -472,10 +472,10 @@ int main(void)
     p->pid = p->pgid = p->sid = 100;
     fake_fds(p);
     const struct chardev *d = chardev_lookup(5, 1);
-    struct file *f = file_new(d->ops, O_RDWR, NULL);
+    struct file *f = file_new(d->ops, NULL, O_RDWR);
     struct ucall c = fake_call(p, 2, 0, 0, 0, 0);
     CHECK_EQ(d->open(f, &c), 0);
-    fd = fd_install(p, f, 0);
+    fd = fd_install(p, f, 0, false);
     test_defaults();
     test_canonical_lines();
     test_editing();

@@ -11,6 +11,7 @@
 #ifndef UNIX_DEV_H
 #define UNIX_DEV_H
 #include "unix.h"
+#include "vfs.h"
 
 /* The string functions every form's runtime provides (lib/libc in MK, the kernel's in
  * IK, the host's in tests); servers include no C library header. */
@@ -20,16 +21,6 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 
 /* ==== needed from the other parts ===================================================== */
-
-/* The fd table (unix-vfs). fd_install puts f at the lowest free descriptor of p, taking
- * over the caller's reference, with close-on-exec when flags has O_CLOEXEC: the fd or
- * -EMFILE. fd_peek is the open file at fd, without a new reference, or NULL. fd_close
- * closes fd as close(2) does: 0 or -EBADF. file_new makes a file with one reference
- * (file_put releases it with ops->release and frees it), or NULL when out of memory. */
-long fd_install(struct proc *p, struct file *f, unsigned flags);
-struct file *fd_peek(struct proc *p, long fd);
-long fd_close(struct proc *p, long fd);
-struct file *file_new(const struct file_ops *ops, unsigned flags, void *priv);
 
 /* Signals (unix-core). signal_send_pipe: SIGPIPE to the thread that wrote to a pipe
  * without readers. signal_send_pgrp: sig to every process of group pgid (pgid > 0).
