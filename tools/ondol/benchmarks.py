@@ -10,7 +10,8 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
   merge match rows on them.
 - `columns`: the row fields shown in the table, in order.
 - `plot`: a `Plot`: "line" (x against y, one line per `series` value) or "bar" (one bar per
-  x value); `logy` for a log-scale y axis. Error bars span the rows' min..max.
+  x value); `logy` / `logx` for log-scale axes; `where` plots only the rows whose fields
+  equal it. Error bars span the rows' min..max.
 - `paper`: "P<n>.<table id>" of the table in data/papers.json the results sit beside,
   or None when no paper published a comparable number.
 - `figures`: the paper figures the report draws from these results, the paper's series
@@ -44,6 +45,8 @@ class Plot:
     y: str = "median"
     series: str | None = None
     logy: bool = False
+    logx: bool = False                               # base 2
+    where: dict[str, object] = field(default_factory=dict)   # plot only the rows matching
 
 
 def with_params(results: list[dict], config: Config) -> list[dict]:
@@ -325,6 +328,76 @@ BENCHMARKS = (
         timeout=1800.0,
     ),
 )
+
+
+# ---- alloc: P2 (layered dynamic memory allocation) on ondol, see docs/alloc.md -------------
+# `mallocbench sizes` under each lock kind, with the kernel probes on (pcnt stat switches
+# them on for the program's run): per size, round and phase (malloc, touch, free) the
+# per-call cost and its split into library, page layer (VM_MMAP/VM_UNMAP) and frames.
+ALLOC_LOCKS = ("sleep-retry", "blocking", "lock-free")
+ALLOC_P2_LOCK = "sleep-retry"            # P2's configuration (uClibc's lock), in the figures
+
+
+def _size_label(size: int) -> str:
+    """16, 1K, 64K, 1M: short enough for a bar label (K = KiB, M = MiB)."""
+    for unit, shift in (("M", 20), ("K", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return str(size)
+
+
+def alloc_rows(results: list[dict], config: Config) -> list[dict]:
+    """Guest rows plus the config's params, a size label and the plot series."""
+    rows = []
+    for guest in results:
+        row = {**config.params, **guest}
+        if "size" in row:
+            row["size_label"] = _size_label(row["size"])
+            row["series"] = f"{row['test']}, {row['round']}"
+        rows.append(row)
+    return rows
+
+
+ALLOC_FIGURES = (
+    Figure(
+        id="p2-size", paper="P2", kind="bar", x="size_label", axes="shared", logy=True,
+        xlabel="block size in bytes (K = KiB, M = MiB; a batch of up to 64 blocks per size)",
+        title="P2's \"malloc cost grows with size\" on ondol: size classes cost the same at "
+              "every size; blocks above 32 KiB pay the page layer, and their pages the frame "
+              "allocator when first written",
+        caption="Mean per call, instructions under QEMU icount (logarithmic), malloc_lock="
+                f"{ALLOC_P2_LOCK} (P2's configuration). cold: the first blocks of a size; warm: "
+                "the same again on what the allocator kept. touch: one write per page of a "
+                "block (the page faults and frames malloc deferred). Error bars min..max. P2 "
+                "published no per-size numbers (ARM cycles); its findings table has the ratios.",
+        series=tuple(Ours(f"{test}, {rnd}", {"test": test, "round": rnd, "lock": ALLOC_P2_LOCK},
+                          y="mean")
+                     for test, rnd in (("malloc", "cold"), ("malloc", "warm"),
+                                       ("free", "cold"), ("touch", "cold")))),
+)
+
+
+def _alloc_configs() -> tuple[Config, ...]:
+    return tuple(Config(command="pcnt stat mallocbench sizes", options={"malloc_lock": lock},
+                        params={"lock": lock}) for lock in ALLOC_LOCKS)
+
+
+ALLOC_BENCH = Benchmark(
+    name="alloc",
+    description="ondol's malloc on ondol (P2): cost per call against block size, split by "
+                "layer (library, page layer, frame allocator), under each lock kind",
+    configs=_alloc_configs(),
+    key=("test", "size", "round", "lock"),
+    columns=("lock", "size_label", "round", "test", "median", "max", "mean", "library",
+             "page_calls", "page_ticks", "kernel_vm", "frames", "frame_ticks"),
+    plot=Plot(kind="line", x="size", y="mean", series="series", logy=True, logx=True,
+              where={"lock": ALLOC_P2_LOCK}),
+    paper="P2.findings",
+    figures=ALLOC_FIGURES,
+    timeout=600.0,
+    rows=alloc_rows,
+)
+BENCHMARKS += (ALLOC_BENCH,)
 
 
 def get(name: str) -> Benchmark:
