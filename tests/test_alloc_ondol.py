@@ -1,6 +1,7 @@
-"""ondol's allocator on ondol (P2, docs/alloc.md): `mallocbench sizes`, the per-layer costs
-behind `./ondol bench alloc`, in deterministic mode. One boot runs it without and then with
-the kernel probes (vm_map, vm_unmap, frame_alloc; docs/measuring.md)."""
+"""ondol's allocator on ondol (P2, docs/alloc.md), behind `./ondol bench alloc`, in
+deterministic mode: `mallocbench sizes`, the per-layer costs, in one boot without and then
+with the kernel probes (vm_map, vm_unmap, frame_alloc; docs/measuring.md); and `mallocbench
+contend`, call latency with two threads contending, per lock kind."""
 import re
 
 import pytest
@@ -94,3 +95,35 @@ def test_large_blocks_go_to_the_page_layer_and_their_pages_to_the_frame_allocato
         assert table[(size, "cold", "free")]["page_calls"] > 0
     # a small block's malloc is far cheaper than a large one's, which maps
     assert table[(64 << 10, "cold", "malloc")]["median"] > 10 * table[(16, "warm", "malloc")]["median"]
+
+
+CONTEND_N = 50000
+TEN_MS = 10_000_000          # ticks: the TSC runs at ~1 GHz in QEMU (tsc_hz in the row)
+
+
+@pytest.fixture(scope="module", params=["sleep-retry", "blocking"])
+def contended(request):
+    status, out, records = run_to_halt(
+        {"malloc_lock": request.param, "hz": "1000",
+         "run": f"mallocbench,contend,2,{CONTEND_N}"}, timeout=240, icount=True)
+    assert status == 0 and "PANIC" not in out, out[-3000:]
+    (row,) = [r for r in records if r.get("type") == "result" and r.get("test") == "contended"]
+    return request.param, row
+
+
+def test_contended_calls_are_all_counted_and_mostly_uncontended(contended):
+    lock, row = contended
+    assert row["lock_in_force"] == lock and row["threads"] == 2
+    assert row["n"] == 2 * 2 * CONTEND_N == sum(row["hist"])
+    assert row["median"] <= SMALL_MALLOC_BOUND and row["p999"] <= SMALL_MALLOC_BOUND, row
+    assert abs(row["tsc_hz"] - 10**9) < 10**7        # so TEN_MS is 10 ms
+
+
+def test_only_sleep_retry_sleeps_10_ms(contended):
+    """A holder preempted in the lock makes a sleep-retry waiter sleep 10 ms (P2's
+    outliers); a futex waiter sleeps only until the holder, the other thread, releases."""
+    lock, row = contended
+    if lock == "sleep-retry":
+        assert row["over_10ms"] >= 1 and row["max"] >= TEN_MS, row
+    else:
+        assert row["over_10ms"] == 0 and row["max"] < TEN_MS, row

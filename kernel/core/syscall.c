@@ -16,6 +16,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "fault.h"
+#include "futex.h"
 #include "region.h"
 #include "rmap.h"
 #include "sched.h"
@@ -160,6 +161,13 @@ static long sys_sleep(u64 ticks)
     int r = thread_sleep(ticks == SLEEP_FOREVER ? WAIT_FOREVER : ticks);
     return r == WAIT_KILLED ? E_DEAD : 0;
 }
+
+static long sys_futex_wait(u64 addr, u64 expected, u64 timeout)
+{
+    return futex_wait(addr, (u32)expected, timeout);
+}
+
+static long sys_futex_wake(u64 addr, u64 n) { return futex_wake(addr, n); }
 
 #define PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
 

@@ -1,9 +1,10 @@
 /*
  * The native ondol page/thread/lock layer of ondol's allocator (platform.h).
- * Pages come from SYS_VM_MAP (frames are allocated when mapped) and go back with
- * SYS_VM_UNMAP, which may unmap part of a mapping. There is no thread-local storage
- * and no futex yet: all threads share one heap under the lock, a blocked locker yields,
- * and purging (madvise) is not available, so empty spans stay mapped in the pool.
+ * Pages come from SYS_VM_MAP (frames are allocated on first touch) and go back with
+ * SYS_VM_UNMAP, which may unmap part of a mapping; each call is counted and timed for
+ * ondol_malloc_info(). A blocked locker sleeps on the kernel futex (SYS_FUTEX_WAIT).
+ * There is no thread-local storage yet: all threads share one heap under the lock; and
+ * purging (madvise) is not available, so empty spans stay mapped in the pool.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -89,15 +90,15 @@ void os_at_fork(void (*prepare)(void), void (*after)(void))
     (void)after;
 }
 
+/* The kernel futex: blocks only while *word still holds value (checked in the kernel). */
 void os_wait(int *word, int value)
 {
-    if (__atomic_load_n(word, __ATOMIC_RELAXED) == value)
-        sys_yield();
+    sys_futex_wait((const uint32_t *)word, (uint32_t)value, SLEEP_FOREVER);
 }
 
 void os_wake(int *word)
 {
-    (void)word;
+    sys_futex_wake((const uint32_t *)word, 1);
 }
 
 void os_sleep_ms(unsigned ms)

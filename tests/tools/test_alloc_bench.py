@@ -1,24 +1,44 @@
-"""The alloc entry of the benchmark registry (./ondol bench alloc, docs/alloc.md): one boot
-per lock kind running mallocbench under pcnt stat (kernel probes on), rows labelled by the
-lock asked for, a size label and a plot series."""
+"""The alloc entry of the benchmark registry (./ondol bench alloc, docs/alloc.md): per lock
+kind a boot running mallocbench sizes under pcnt stat (kernel probes on) and boots running
+mallocbench contend at 1 ms slices; rows labelled by the lock asked for, sizes labelled,
+contention histograms split into one row per decade."""
 from ondol import benchmarks
 
+LOCKS = ("sleep-retry", "blocking", "lock-free")
 
-def test_alloc_boots_each_lock_kind_with_the_probes_on():
+
+def test_alloc_boots_each_lock_kind_for_sizes_and_contention():
     bench = benchmarks.get("alloc")
-    assert [(c.command, c.options, c.params) for c in bench.configs] == [
-        ("pcnt stat mallocbench sizes", {"malloc_lock": k}, {"lock": k})
-        for k in ("sleep-retry", "blocking", "lock-free")]
-    assert bench.key == ("test", "size", "round", "lock") and bench.icount
+    configs = [(c.command, c.options, c.params) for c in bench.configs]
+    assert configs[:3] == [("pcnt stat mallocbench sizes", {"malloc_lock": k}, {"lock": k})
+                           for k in LOCKS]
+    assert configs[3:] == [(f"mallocbench contend {n} 100000",
+                            {"malloc_lock": k, "hz": "1000"}, {"lock": k, "threads": n})
+                           for n in (2, 4) for k in LOCKS]
+    assert "lock" in bench.key and "bucket" in bench.key and bench.icount
 
 
-def test_alloc_rows_keep_the_lock_asked_for_and_label_sizes():
+def test_sizes_rows_keep_the_lock_asked_for_and_label_sizes():
     bench = benchmarks.get("alloc")
     guest = [{"type": "result", "bench": "alloc", "test": "malloc", "size": size,
               "round": "cold", "lock_in_force": "blocking", "median": 100, "min": 90,
               "max": 200, "n": 64, "mean": 120} for size in (16, 1024, 65536, 1 << 20)]
     rows = bench.rows(guest, bench.configs[2])
     assert [r["size_label"] for r in rows] == ["16", "1K", "64K", "1M"]
-    assert all(r["lock"] == "lock-free" and r["lock_in_force"] == "blocking" for r in rows)
+    assert all(r["lock"] == "lock-free" and r["lock_in_force"] == "blocking" and
+               r["table"] == "sizes" for r in rows)
     assert rows[0]["series"] == "malloc, cold"
-    assert bench.plot.where == {"lock": "sleep-retry"} and bench.plot.logx
+    assert bench.plot.where == {"table": "sizes", "lock": "sleep-retry"} and bench.plot.logx
+
+
+def test_a_contention_row_brings_one_histogram_row_per_decade():
+    bench = benchmarks.get("alloc")
+    hist = [0, 399913, 31, 5, 13, 3, 3]
+    guest = [{"type": "result", "bench": "alloc", "test": "contended", "threads": 2,
+              "median": 112, "min": 11, "max": 21003760, "n": 400000, "hist": hist}]
+    contention, *decades = bench.rows(guest, bench.configs[3])
+    assert contention["table"] == "contention" and contention["lock"] == "sleep-retry"
+    assert [r["count"] for r in decades] == hist
+    assert [r["bucket"] for r in decades] == list(benchmarks.ALLOC_DECADES)
+    assert all(r["table"] == "histogram" and r["threads"] == 2 and r["lock"] == "sleep-retry"
+               for r in decades)

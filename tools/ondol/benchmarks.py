@@ -331,11 +331,19 @@ BENCHMARKS = (
 
 
 # ---- alloc: P2 (layered dynamic memory allocation) on ondol, see docs/alloc.md -------------
-# `mallocbench sizes` under each lock kind, with the kernel probes on (pcnt stat switches
-# them on for the program's run): per size, round and phase (malloc, touch, free) the
-# per-call cost and its split into library, page layer (VM_MMAP/VM_UNMAP) and frames.
+# Per lock kind: `mallocbench sizes` with the kernel probes on (pcnt stat switches them on
+# for the program's run): per size, round and phase (malloc, touch, free) the per-call cost
+# and its split into library, page layer (VM_MMAP/VM_UNMAP) and frames ("sizes" rows); and
+# `mallocbench contend` with 2 and 4 threads at hz=1000 (1 ms slices): the latency of
+# every malloc/free call under contention ("contention" rows, one per boot, and
+# "histogram" rows, one per decade of ticks).
 ALLOC_LOCKS = ("sleep-retry", "blocking", "lock-free")
 ALLOC_P2_LOCK = "sleep-retry"            # P2's configuration (uClibc's lock), in the figures
+ALLOC_CONTEND_THREADS = (2, 4)
+ALLOC_CONTEND_N = 100000                 # malloc calls per thread (and as many frees)
+ALLOC_CONTEND_HZ = "1000"
+ALLOC_DECADES = ("<10^2", "10^2-10^3", "10^3-10^4", "10^4-10^5", "10^5-10^6", "10^6-10^7",
+                 ">=10^7")
 
 
 def _size_label(size: int) -> str:
@@ -346,14 +354,27 @@ def _size_label(size: int) -> str:
     return str(size)
 
 
+def _histogram_rows(row: dict) -> list[dict]:
+    """A contention row's histogram, one row per decade of ticks."""
+    return [{"bench": row["bench"], "table": "histogram", "test": "histogram",
+             "lock": row.get("lock"), "threads": row["threads"], "bucket": label,
+             "count": count, "unit": "calls"}
+            for label, count in zip(ALLOC_DECADES, row.get("hist", ()))]
+
+
 def alloc_rows(results: list[dict], config: Config) -> list[dict]:
-    """Guest rows plus the config's params, a size label and the plot series."""
+    """Guest rows plus the config's params: "sizes" rows get a size label and their plot
+    series, a "contention" row is followed by its histogram rows."""
     rows = []
     for guest in results:
         row = {**config.params, **guest}
-        if "size" in row:
-            row["size_label"] = _size_label(row["size"])
-            row["series"] = f"{row['test']}, {row['round']}"
+        if row.get("test") == "contended":
+            row["table"] = "contention"
+            rows += [row, *_histogram_rows(row)]
+            continue
+        row["table"] = "sizes"
+        row["size_label"] = _size_label(row["size"])
+        row["series"] = f"{row['test']}, {row['round']}"
         rows.append(row)
     return rows
 
@@ -370,28 +391,49 @@ ALLOC_FIGURES = (
                 "the same again on what the allocator kept. touch: one write per page of a "
                 "block (the page faults and frames malloc deferred). Error bars min..max. P2 "
                 "published no per-size numbers (ARM cycles); its findings table has the ratios.",
-        series=tuple(Ours(f"{test}, {rnd}", {"test": test, "round": rnd, "lock": ALLOC_P2_LOCK},
-                          y="mean")
+        series=tuple(Ours(f"{test}, {rnd}", {"table": "sizes", "test": test, "round": rnd,
+                                             "lock": ALLOC_P2_LOCK}, y="mean")
                      for test, rnd in (("malloc", "cold"), ("malloc", "warm"),
                                        ("free", "cold"), ("touch", "cold")))),
+    Figure(
+        id="p2-lock", paper="P2", kind="bar", x="bucket", axes="shared", logy=True,
+        xlabel="latency of one malloc or free call, TSC ticks (under icount: 10^7 = 10 ms)",
+        title="P2's lock outliers on ondol: with 2 threads only sleep-retry's 10 ms sleeps "
+              "reach 10^7 ticks; with 4, futex waiters woken behind other threads do too",
+        caption="Calls per decade of latency (logarithmic), threads contending for "
+                f"ondol's allocator at {ALLOC_CONTEND_HZ} Hz on one CPU, {ALLOC_CONTEND_N:,} "
+                "malloc and as many free calls per thread. Without TLS on ondol, lock-free "
+                "runs as blocking. Calls of 10^6 ticks and more are a preempted holder (or "
+                "the caller preempted); 10^7 and more, a sleep of sleep-retry or a waiter "
+                "woken behind others.",
+        series=tuple(Ours(f"{lock}, {n} threads",
+                          {"table": "histogram", "lock": lock, "threads": n}, y="count")
+                     for n in ALLOC_CONTEND_THREADS for lock in ALLOC_LOCKS)),
 )
 
 
 def _alloc_configs() -> tuple[Config, ...]:
-    return tuple(Config(command="pcnt stat mallocbench sizes", options={"malloc_lock": lock},
-                        params={"lock": lock}) for lock in ALLOC_LOCKS)
+    sizes = tuple(Config(command="pcnt stat mallocbench sizes", options={"malloc_lock": lock},
+                         params={"lock": lock}) for lock in ALLOC_LOCKS)
+    contend = tuple(Config(command=f"mallocbench contend {n} {ALLOC_CONTEND_N}",
+                           options={"malloc_lock": lock, "hz": ALLOC_CONTEND_HZ},
+                           params={"lock": lock, "threads": n})
+                    for n in ALLOC_CONTEND_THREADS for lock in ALLOC_LOCKS)
+    return sizes + contend
 
 
 ALLOC_BENCH = Benchmark(
     name="alloc",
     description="ondol's malloc on ondol (P2): cost per call against block size, split by "
-                "layer (library, page layer, frame allocator), under each lock kind",
+                "layer (library, page layer, frame allocator), and call latency under "
+                "contention, under each lock kind",
     configs=_alloc_configs(),
-    key=("test", "size", "round", "lock"),
-    columns=("lock", "size_label", "round", "test", "median", "max", "mean", "library",
-             "page_calls", "page_ticks", "kernel_vm", "frames", "frame_ticks"),
+    key=("table", "test", "size", "round", "threads", "bucket", "lock"),
+    columns=("table", "lock", "threads", "size_label", "round", "test", "median", "max",
+             "mean", "library", "page_calls", "frames", "frame_ticks", "over_10ms", "bucket",
+             "count"),
     plot=Plot(kind="line", x="size", y="mean", series="series", logy=True, logx=True,
-              where={"lock": ALLOC_P2_LOCK}),
+              where={"table": "sizes", "lock": ALLOC_P2_LOCK}),
     paper="P2.findings",
     figures=ALLOC_FIGURES,
     timeout=600.0,

@@ -145,6 +145,7 @@ struct vm_check {                /* SYS_VM_CHECK: the reverse map against the pa
 #define NAME_LEN           16
 #define USER_SPACE_END     0x0000800000000000ull
 #define SLEEP_FOREVER      UINT64_MAX
+#define FUTEX_CHANGED      1        /* SYS_FUTEX_WAIT: the word did not hold the expected value */
 
 /* Exit status of a task killed for a fault: KILLED_STATUS_BASE + exception vector. */
 #define KILLED_STATUS_BASE 128
