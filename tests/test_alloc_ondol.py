@@ -1,7 +1,8 @@
 """ondol's allocator on ondol (P2, docs/alloc.md), behind `./ondol bench alloc`, in
 deterministic mode: `mallocbench sizes`, the per-layer costs, in one boot without and then
 with the kernel probes (vm_map, vm_unmap, frame_alloc; docs/measuring.md); and `mallocbench
-contend`, call latency with two threads contending, per lock kind."""
+contend`, call latency with two threads contending, per lock kind; `mallocbench
+workloads`, P2's Table 2."""
 import re
 
 import pytest
@@ -127,3 +128,31 @@ def test_only_sleep_retry_sleeps_10_ms(contended):
         assert row["over_10ms"] >= 1 and row["max"] >= TEN_MS, row
     else:
         assert row["over_10ms"] == 0 and row["max"] < TEN_MS, row
+
+
+@pytest.fixture(scope="module")
+def workloads():
+    status, out, records = run_to_halt({"run": "mallocbench,workloads"}, timeout=240,
+                                       icount=True)
+    assert status == 0 and "PANIC" not in out, out[-3000:]
+    return {r["workload"]: r for r in records
+            if r.get("type") == "result" and r.get("test") == "workload"}
+
+
+def test_workloads_count_their_calls_exactly(workloads):
+    assert set(workloads) == {"qsort", "dijkstra", "patricia", "digest", "typeset", "frames"}
+    qsort = workloads["qsort"]                # the array, then a record and a name each
+    assert qsort["malloc"] == qsort["free"] == 2 * 3000 + 1
+    patricia = workloads["patricia"]          # every node calloc'ed, the tree freed
+    assert patricia["calloc"] == patricia["free"] > 1500 and patricia["malloc"] == 0
+    digest = workloads["digest"]              # 8 messages grown by realloc
+    assert digest["free"] == 8 and digest["realloc"] > 8
+    for w in workloads.values():
+        assert 0 < w["alloc_ticks"] < w["ticks"], w
+        assert w["alloc_permille"] == w["alloc_ticks"] * 1000 // w["ticks"], w
+
+
+def test_large_blocks_reach_the_page_layer(workloads):
+    """digest's messages grow past 32 KiB and frames keeps a 128 KiB history: both map."""
+    assert workloads["digest"]["mmap"] >= 8 and workloads["digest"]["munmap"] >= 8
+    assert workloads["frames"]["mmap"] >= 1 and workloads["frames"]["munmap"] >= 1

@@ -45,7 +45,7 @@ $(MALLOC_USER_A): $(MALLOC_USER_OBJS)
 
 # Native programs linked with it (user/user.mk puts USER_LIBS_NAME before libc.a).
 USER_LIBS_mallocbench := $(MALLOC_USER_A)
-$(BUILD)/user/obj/bench/mallocbench.o: USER_CFLAGS += -Ilib/malloc
+$(BUILD)/user/obj/bench/mallocbench/%.o: USER_CFLAGS += -Ilib/malloc
 
 
 # ---- hosted tests --------------------------------------------------------------------

@@ -12,9 +12,11 @@ def test_alloc_boots_each_lock_kind_for_sizes_and_contention():
     configs = [(c.command, c.options, c.params) for c in bench.configs]
     assert configs[:3] == [("pcnt stat mallocbench sizes", {"malloc_lock": k}, {"lock": k})
                            for k in LOCKS]
-    assert configs[3:] == [(f"mallocbench contend {n} 100000",
-                            {"malloc_lock": k, "hz": "1000"}, {"lock": k, "threads": n})
-                           for n in (2, 4) for k in LOCKS]
+    assert configs[3:9] == [(f"mallocbench contend {n} 100000",
+                             {"malloc_lock": k, "hz": "1000"}, {"lock": k, "threads": n})
+                            for n in (2, 4) for k in LOCKS]
+    assert configs[9:] == [("mallocbench workloads", {"malloc_lock": "sleep-retry"},
+                            {"lock": "sleep-retry"})]
     assert "lock" in bench.key and "bucket" in bench.key and bench.icount
 
 
@@ -42,3 +44,17 @@ def test_a_contention_row_brings_one_histogram_row_per_decade():
     assert [r["bucket"] for r in decades] == list(benchmarks.ALLOC_DECADES)
     assert all(r["table"] == "histogram" and r["threads"] == 2 and r["lock"] == "sleep-retry"
                for r in decades)
+
+
+def test_workload_rows_bring_table2_rows_per_workload_and_in_all():
+    bench = benchmarks.get("alloc")
+    counts = {"malloc": 10, "calloc": 1, "realloc": 0, "free": 11, "mmap": 2, "munmap": 3}
+    guest = [{"type": "result", "bench": "alloc", "test": "workload", "workload": name,
+              **{f: n * k for f, n in counts.items()}} for name, k in (("a", 1), ("b", 2))]
+    rows = bench.rows(guest, bench.configs[9])
+    workloads = [r for r in rows if r["table"] == "workloads"]
+    assert [r["workload"] for r in workloads] == ["a", "b"]
+    table2 = {(r["workload"], r["function"]): r["count"] for r in rows if r["table"] == "table2"}
+    assert len(table2) == 3 * 6
+    assert table2[("b", "free")] == 22 and table2[("all", "free")] == 33
+    assert table2[("all", "munmap")] == 9 and table2[("a", "calloc")] == 1

@@ -336,7 +336,9 @@ BENCHMARKS = (
 # and its split into library, page layer (VM_MMAP/VM_UNMAP) and frames ("sizes" rows); and
 # `mallocbench contend` with 2 and 4 threads at hz=1000 (1 ms slices): the latency of
 # every malloc/free call under contention ("contention" rows, one per boot, and
-# "histogram" rows, one per decade of ticks).
+# "histogram" rows, one per decade of ticks); and, once, `mallocbench workloads`: P2's
+# Table 2, calls per program ("workloads" rows, and "table2" rows: one per workload and
+# function, and the totals as workload "all").
 ALLOC_LOCKS = ("sleep-retry", "blocking", "lock-free")
 ALLOC_P2_LOCK = "sleep-retry"            # P2's configuration (uClibc's lock), in the figures
 ALLOC_CONTEND_THREADS = (2, 4)
@@ -362,12 +364,33 @@ def _histogram_rows(row: dict) -> list[dict]:
             for label, count in zip(ALLOC_DECADES, row.get("hist", ()))]
 
 
+ALLOC_FUNCTIONS = ("malloc", "calloc", "realloc", "free", "mmap", "munmap")
+
+
+def _table2_rows(workloads: list[dict]) -> list[dict]:
+    """P2's Table 2: calls per function, per workload and in all ("all")."""
+    rows = []
+    for name in [w["workload"] for w in workloads] + ["all"]:
+        chosen = [w for w in workloads if name in ("all", w["workload"])]
+        for function in ALLOC_FUNCTIONS:
+            rows.append({"bench": "alloc", "table": "table2", "test": "table2",
+                         "lock": chosen[0].get("lock"), "workload": name,
+                         "function": function, "count": sum(w[function] for w in chosen),
+                         "unit": "calls"})
+    return rows
+
+
 def alloc_rows(results: list[dict], config: Config) -> list[dict]:
     """Guest rows plus the config's params: "sizes" rows get a size label and their plot
-    series, a "contention" row is followed by its histogram rows."""
+    series, a "contention" row is followed by its histogram rows, the "workloads" rows by
+    their Table 2 rows."""
     rows = []
+    workloads = [{**config.params, **g, "table": "workloads"} for g in results
+                 if g.get("test") == "workload"]
     for guest in results:
         row = {**config.params, **guest}
+        if row.get("test") == "workload":
+            continue
         if row.get("test") == "contended":
             row["table"] = "contention"
             rows += [row, *_histogram_rows(row)]
@@ -376,6 +399,8 @@ def alloc_rows(results: list[dict], config: Config) -> list[dict]:
         row["size_label"] = _size_label(row["size"])
         row["series"] = f"{row['test']}, {row['round']}"
         rows.append(row)
+    if workloads:
+        rows += workloads + _table2_rows(workloads)
     return rows
 
 
@@ -412,6 +437,22 @@ ALLOC_FIGURES = (
 )
 
 
+ALLOC_FIGURES += (
+    Figure(
+        id="p2-table2", paper="P2", kind="bar", x="function", axes="shared", logy=True,
+        xlabel="function (mmap, munmap: the page layer's system calls)",
+        title="P2's Table 2 on ondol: malloc and free dominate; the page layer is called "
+              "hundreds of times less often than in P2",
+        caption="Calls per function, one axis. P2 (hatched): totals over MiBench on "
+                "embedded Linux. ondol (solid): totals over mallocbench's six "
+                "workloads in MiBench's categories, written for ondol (docs/alloc.md); "
+                "calloc and realloc are counted apart (P2 lists neither). Logarithmic.",
+        series=(Published("P2 (MiBench)", "P2.table2", column="calls"),
+                Ours("ondol workloads", {"table": "table2", "workload": "all"},
+                     y="count"))),
+)
+
+
 def _alloc_configs() -> tuple[Config, ...]:
     sizes = tuple(Config(command="pcnt stat mallocbench sizes", options={"malloc_lock": lock},
                          params={"lock": lock}) for lock in ALLOC_LOCKS)
@@ -419,19 +460,22 @@ def _alloc_configs() -> tuple[Config, ...]:
                            options={"malloc_lock": lock, "hz": ALLOC_CONTEND_HZ},
                            params={"lock": lock, "threads": n})
                     for n in ALLOC_CONTEND_THREADS for lock in ALLOC_LOCKS)
-    return sizes + contend
+    workloads = (Config(command="mallocbench workloads",
+                        options={"malloc_lock": ALLOC_P2_LOCK}, params={"lock": ALLOC_P2_LOCK}),)
+    return sizes + contend + workloads
 
 
 ALLOC_BENCH = Benchmark(
     name="alloc",
     description="ondol's malloc on ondol (P2): cost per call against block size, split by "
                 "layer (library, page layer, frame allocator), and call latency under "
-                "contention, under each lock kind",
+                "contention, under each lock kind; calls per program (P2's Table 2)",
     configs=_alloc_configs(),
-    key=("table", "test", "size", "round", "threads", "bucket", "lock"),
+    key=("table", "test", "size", "round", "threads", "bucket", "workload", "function",
+         "lock"),
     columns=("table", "lock", "threads", "size_label", "round", "test", "median", "max",
-             "mean", "library", "page_calls", "frames", "frame_ticks", "over_10ms", "bucket",
-             "count"),
+             "mean", "library", "page_calls", "frames", "frame_ticks", "over_10ms",
+             "workload", "alloc_permille", "bucket", "function", "count"),
     plot=Plot(kind="line", x="size", y="mean", series="series", logy=True, logx=True,
               where={"table": "sizes", "lock": ALLOC_P2_LOCK}),
     paper="P2.findings",
