@@ -141,6 +141,7 @@ def workloads():
 
 def test_workloads_count_their_calls_exactly(workloads):
     assert set(workloads) == {"qsort", "dijkstra", "patricia", "digest", "typeset", "frames"}
+    assert sorted(w["window"] for w in workloads.values()) == [1, 2, 3, 4, 5, 6]
     qsort = workloads["qsort"]                # the array, then a record and a name each
     assert qsort["malloc"] == qsort["free"] == 2 * 3000 + 1
     patricia = workloads["patricia"]          # every node calloc'ed, the tree freed

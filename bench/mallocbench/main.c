@@ -4,7 +4,8 @@
  * malloc here is ondol's, in the lock kind the kernel option malloc_lock= names.
  *   mallocbench sizes              per-size costs split by layer (sizes.c)
  *   mallocbench contend THREADS N  call latency with threads contending (contend.c)
- *   mallocbench workloads          P2's Table 2: calls per program (workloads.c)
+ *   mallocbench workloads [BENCH]  P2's Table 2: calls per program (workloads.c); rows
+ *                                  under bench BENCH (default alloc; alloc-cache)
  * Every mode ends with an "end" result line carrying its exit status.
  */
 #include <stdio.h>
@@ -19,6 +20,7 @@
 
 const char *lock_kind;
 int probes_on;
+const char *bench_name = "alloc";
 
 uint64_t bench_random(uint64_t *s)
 {
@@ -31,7 +33,7 @@ uint64_t bench_random(uint64_t *s)
 void bench_fail(const char *what)
 {
     printf("mallocbench: %s\n", what);
-    result_printf("{\"type\":\"end\",\"bench\":\"alloc\",\"status\":1}");
+    result_printf("{\"type\":\"end\",\"bench\":\"%s\",\"status\":1}", bench_name);
     exit(1);
 }
 
@@ -42,9 +44,12 @@ static int run_mode(int argc, char **argv)
         return run_sizes();
     if (!strcmp(mode, "contend") && argc == 4)
         return run_contend(atoi(argv[2]), atoi(argv[3]));
-    if (!strcmp(mode, "workloads"))
+    if (!strcmp(mode, "workloads") && argc <= 3) {
+        if (argc == 3)
+            bench_name = argv[2];
         return run_workloads();
-    printf("usage: mallocbench sizes | contend THREADS N | workloads\n");
+    }
+    printf("usage: mallocbench sizes | contend THREADS N | workloads [BENCH]\n");
     return 2;
 }
 
@@ -56,6 +61,6 @@ int main(int argc, char **argv)
     struct pcnt_events ev;
     probes_on = SC4(SYS_PCNT, PCNT_GET_EVENT, (long)&ev, 0, 0) == 0 && ev.probes;
     int status = run_mode(argc, argv);
-    result_printf("{\"type\":\"end\",\"bench\":\"alloc\",\"status\":%d}", status);
+    result_printf("{\"type\":\"end\",\"bench\":\"%s\",\"status\":%d}", bench_name, status);
     return status;
 }

@@ -7,6 +7,7 @@
 
 extern const char *lock_kind;     /* the allocator's lock in force (ondol_malloc_info) */
 extern int probes_on;             /* the kernel's pcnt probes are on (pcnt stat) */
+extern const char *bench_name;    /* the "bench" of the rows: alloc, or as given */
 
 /* xorshift64*: deterministic inputs; *state must not be 0. */
 uint64_t bench_random(uint64_t *state);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <ondol/result.h>
+#include <ondol/sys.h>
 #include <ondol/timing.h>
 
 #include "mallocbench.h"
@@ -298,22 +299,26 @@ static const struct workload {
     {"frames", "telecom", telecom_frames},
 };
 
-static void run_workload(const struct workload *w)
+/* Each workload is cache-model window `window` (SYS_MEASURE; a no-op without the plugin),
+ * so `./ondol bench alloc-cache --cache ...` models its caches (docs/alloc.md). */
+static void run_workload(const struct workload *w, int window)
 {
     struct ondol_malloc_info before, after;
     calls = (struct calls){0};
     seed = 0x9e3779b97f4a7c15ull;
     ondol_malloc_info(&before);
+    SC2(SYS_MEASURE, MEASURE_WINDOW_BEGIN, window);
     uint64_t t0 = rdtsc();
     uint64_t check = w->run();
     uint64_t ticks = rdtsc() - t0;
+    SC2(SYS_MEASURE, MEASURE_WINDOW_END, window);
     ondol_malloc_info(&after);
-    result_printf("{\"type\":\"result\",\"bench\":\"alloc\",\"test\":\"workload\","
-                  "\"workload\":\"%s\",\"category\":\"%s\",\"lock_in_force\":\"%s\","
+    result_printf("{\"type\":\"result\",\"bench\":\"%s\",\"test\":\"workload\","
+                  "\"workload\":\"%s\",\"category\":\"%s\",\"window\":%d,\"lock_in_force\":\"%s\","
                   "\"unit\":\"tsc\",\"malloc\":%lu,\"calloc\":%lu,\"realloc\":%lu,\"free\":%lu,"
                   "\"mmap\":%lu,\"munmap\":%lu,\"ticks\":%llu,\"alloc_ticks\":%llu,"
                   "\"alloc_permille\":%llu,\"check\":%llu}",
-                  w->name, w->category, after.lock, calls.malloc, calls.calloc, calls.realloc,
+                  bench_name, w->name, w->category, window, after.lock, calls.malloc, calls.calloc, calls.realloc,
                   calls.free, after.pages.maps - before.pages.maps,
                   after.pages.unmaps - before.pages.unmaps, (unsigned long long)ticks,
                   (unsigned long long)calls.ticks,
@@ -324,6 +329,6 @@ static void run_workload(const struct workload *w)
 int run_workloads(void)
 {
     for (size_t i = 0; i < sizeof workloads / sizeof *workloads; i++)
-        run_workload(&workloads[i]);
+        run_workload(&workloads[i], (int)i + 1);
     return 0;
 }

@@ -58,3 +58,14 @@ def test_workload_rows_bring_table2_rows_per_workload_and_in_all():
     assert len(table2) == 3 * 6
     assert table2[("b", "free")] == 22 and table2[("all", "free")] == 33
     assert table2[("all", "munmap")] == 9 and table2[("a", "calloc")] == 1
+
+
+def test_alloc_cache_runs_the_workloads_under_their_own_bench_name():
+    bench = benchmarks.get("alloc-cache")
+    (config,) = bench.configs
+    assert config.command == "mallocbench workloads alloc-cache"
+    guest = [{"type": "result", "bench": "alloc-cache", "test": "workload", "workload": "a",
+              "window": 1, "malloc": 1, "calloc": 0, "realloc": 0, "free": 1, "mmap": 0,
+              "munmap": 0}]
+    rows = bench.rows(guest, config)
+    assert rows[0]["window"] == 1 and all(r["bench"] == "alloc-cache" for r in rows)
