@@ -232,10 +232,10 @@ def test_stress_tasks(shell):
 
 def pcnt_facility(s):
     """What the kernel measures for everyone: the events and probes switch (`pcnt get`) and
-    the overhead and probes' slots 0..5 of `pcnt dump` (user slots 6.. are anybody's)."""
+    the overhead and probes' slots 0..8 of `pcnt dump` (user slots 9.. are anybody's)."""
     state = s.cmd("pcnt get").strip()
     kernel_slots = [l for l in s.cmd("pcnt dump").splitlines()
-                    if (m := re.match(r"\[(\d+):", l)) and int(m[1]) < 6]
+                    if (m := re.match(r"\[(\d+):", l)) and int(m[1]) < 9]
     return state, kernel_slots
 
 

@@ -26,11 +26,13 @@ $(BUILD)/user/obj/%.o: %.c | $(IDL_STAMP)
 	$(Q)$(USER_CC) $(USER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
 
 # user_program NAME, OBJECTS: link one program (crt0 first, libc and libgcc last).
+# USER_LIBS_NAME, set by a fragment included before this one, adds libraries linked before
+# libc (lib/malloc/malloc.mk: programs on ondol's allocator).
 define user_program
-$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(DRV_USER_A) $(LIBC_A) user/user.ld
+$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(USER_LIBS_$(1)) $(DRV_USER_A) $(LIBC_A) user/user.ld
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
-	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(2) $(DRV_USER_A) $(LIBC_A) $$(shell $(USER_CC) -print-libgcc-file-name)
+	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(2) $(USER_LIBS_$(1)) $(DRV_USER_A) $(LIBC_A) $$(shell $(USER_CC) -print-libgcc-file-name)
 endef
 
 $(foreach s,$(USER_ONE_FILE_SRCS),$(eval $(call user_program,$(notdir $(s:.c=)),\

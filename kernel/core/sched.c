@@ -139,6 +139,8 @@ static void switch_to(struct thread *prev, struct thread *next)
     if (pcnt_probes_on) {
         pcnt_abort(PROBE_SYSCALL);
         pcnt_abort(PROBE_IPC_SLOW);
+        pcnt_abort(PROBE_VM_MAP);
+        pcnt_abort(PROBE_VM_UNMAP);
         pcnt_start(PROBE_CTXSW, (u64)next->tid);
     }
     /* A thread blocked without a continuation is never resumed on this stack. */

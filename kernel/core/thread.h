@@ -42,6 +42,7 @@ struct thread {
     struct thread *sleep_next, *sleep_prev;
     bool sleeping;
     u64 wake_tick;
+    u64 futex_addr;                    /* the user word it waits on in SYS_FUTEX_WAIT, or 0 */
     struct waitq joiners;
     struct thread *task_next;          /* all threads of the task */
 

@@ -28,7 +28,7 @@ struct pcnt_slot {
 
 /* Named kernel probe points, each with its own slot. */
 enum pcnt_probe { PROBE_SYSCALL = 1, PROBE_CTXSW, PROBE_IPC_FAST, PROBE_IPC_SLOW,
-                  PROBE_PAGEFAULT, PROBE_COUNT };
+                  PROBE_PAGEFAULT, PROBE_VM_MAP, PROBE_VM_UNMAP, PROBE_FRAME, PROBE_COUNT };
 
 #define PCNT_FIRST_USER_SLOT PROBE_COUNT   /* below it: the overhead and the probes' slots */
 

@@ -1051,4 +1051,5 @@ EXPORT void ondol_malloc_info(struct ondol_malloc_info *out)
     mlock_release(&pool_lock, lock_kind);
     out->span_size = SPAN_SIZE;
     out->small_max = SMALL_MAX;
+    os_page_stats(&out->pages);
 }

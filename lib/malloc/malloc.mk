@@ -43,6 +43,10 @@ $(MALLOC_USER_A): $(MALLOC_USER_OBJS)
 	@echo '  AR      $@'
 	$(Q)$(USER_AR) rcs $@ $^
 
+# Native programs linked with it (user/user.mk puts USER_LIBS_NAME before libc.a).
+USER_LIBS_mallocbench := $(MALLOC_USER_A)
+$(BUILD)/user/obj/bench/mallocbench/%.o: USER_CFLAGS += -Ilib/malloc
+
 
 # ---- hosted tests --------------------------------------------------------------------
 MALLOC_SAN_CFLAGS = -std=c11 -O1 -g -Wall -Wextra -Werror -mcx16 -DMALLOC_TLS -D_GNU_SOURCE \

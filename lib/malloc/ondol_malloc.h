@@ -8,6 +8,14 @@
 
 #include <stddef.h>
 
+/* The page layer's system calls since the process started (P2's mmap/munmap counts).
+ * ticks: TSC ticks spent in them, entry and exit included (guest instructions under QEMU
+ * icount); measured on ondol only, 0 on Linux. */
+struct ondol_malloc_pages {
+    unsigned long maps, unmaps, purges;
+    unsigned long long map_ticks, unmap_ticks;
+};
+
 struct ondol_malloc_info {
     const char *lock;           /* the lock kind in force (malloc_lock=) */
     int check;                  /* malloc_check=on: double/invalid frees are reported */
@@ -16,6 +24,7 @@ struct ondol_malloc_info {
     unsigned large_cached;      /* freed large blocks kept for reuse */
     size_t span_size;
     size_t small_max;           /* largest size served from size classes */
+    struct ondol_malloc_pages pages;
 };
 
 /* Fills *out; the allocator's options are read by the first allocation (or this call). */

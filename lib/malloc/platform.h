@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "ondol_malloc.h"
+
 struct heap;
 
 /* A mapping as the page layer handed it out; `base`/`len` are what os_unmap needs. */
@@ -23,6 +25,9 @@ void *os_map_aligned(size_t len, size_t align, struct os_region *r);
 void os_unmap(const struct os_region *r);
 /* The pages of [addr, addr+len) may be dropped; they read as zero when touched again. */
 void os_purge(void *addr, size_t len);
+
+/* The page-layer calls made so far (counted by the functions above). */
+void os_page_stats(struct ondol_malloc_pages *out);
 
 /* The value of option `name` (environment on Linux, SYS_KOPT on ondol) copied into buf,
  * or 0 when it is not set. */

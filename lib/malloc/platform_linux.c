@@ -18,18 +18,32 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static void (*exit_fn)(struct heap *);
 
+static struct ondol_malloc_pages page_calls;     /* counts only; ticks stay 0 here */
+
+static void count(unsigned long *calls)
+{
+    __atomic_add_fetch(calls, 1, __ATOMIC_RELAXED);
+}
+
+static void unmap_counted(void *addr, size_t len)
+{
+    count(&page_calls.unmaps);
+    munmap(addr, len);
+}
+
 /* Over-map by `align`, then give back the unaligned head and the tail. */
 void *os_map_aligned(size_t len, size_t align, struct os_region *r)
 {
     size_t over = len + align - 4096;
+    count(&page_calls.maps);
     char *m = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
     char *p = (char *)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
     if (p > m)
-        munmap(m, (size_t)(p - m));
+        unmap_counted(m, (size_t)(p - m));
     if (m + over > p + len)
-        munmap(p + len, (size_t)(m + over - (p + len)));
+        unmap_counted(p + len, (size_t)(m + over - (p + len)));
     r->base = p;
     r->len = len;
     return p;
@@ -37,12 +51,21 @@ void *os_map_aligned(size_t len, size_t align, struct os_region *r)
 
 void os_unmap(const struct os_region *r)
 {
-    munmap(r->base, r->len);
+    unmap_counted(r->base, r->len);
 }
 
 void os_purge(void *addr, size_t len)
 {
+    count(&page_calls.purges);
     madvise(addr, len, MADV_DONTNEED);
+}
+
+void os_page_stats(struct ondol_malloc_pages *out)
+{
+    out->maps = __atomic_load_n(&page_calls.maps, __ATOMIC_RELAXED);
+    out->unmaps = __atomic_load_n(&page_calls.unmaps, __ATOMIC_RELAXED);
+    out->purges = __atomic_load_n(&page_calls.purges, __ATOMIC_RELAXED);
+    out->map_ticks = out->unmap_ticks = 0;
 }
 
 int os_option(const char *name, char *buf, size_t len)

@@ -1,29 +1,52 @@
 /*
  * The native ondol page/thread/lock layer of ondol's allocator (platform.h).
- * Pages come from SYS_VM_MAP (frames are allocated when mapped) and go back with
- * SYS_VM_UNMAP, which may unmap part of a mapping. There is no thread-local storage
- * and no futex yet: all threads share one heap under the lock, a blocked locker yields,
- * and purging (madvise) is not available, so empty spans stay mapped in the pool.
+ * Pages come from SYS_VM_MAP (frames are allocated on first touch) and go back with
+ * SYS_VM_UNMAP, which may unmap part of a mapping; each call is counted and timed for
+ * ondol_malloc_info(). A blocked locker sleeps on the kernel futex (SYS_FUTEX_WAIT).
+ * There is no thread-local storage yet: all threads share one heap under the lock; and
+ * purging (madvise) is not available, so empty spans stay mapped in the pool.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <ondol/sys.h>
+#include <ondol/timing.h>
 
 #include "platform.h"
+
+static struct ondol_malloc_pages page_calls;
+
+/* Every page-layer call is counted and timed (P2's per-layer costs, docs/alloc.md): a
+ * counter read on each side of the system call, which is rare next to malloc calls. */
+static long map_timed(size_t len)
+{
+    uint64_t t0 = rdtsc();
+    long m = sys_vm_map(len, PROT_READ | PROT_WRITE);
+    __atomic_add_fetch(&page_calls.map_ticks, rdtsc() - t0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&page_calls.maps, 1, __ATOMIC_RELAXED);
+    return m;
+}
+
+static void unmap_timed(void *addr, size_t len)
+{
+    uint64_t t0 = rdtsc();
+    sys_vm_unmap(addr, len);
+    __atomic_add_fetch(&page_calls.unmap_ticks, rdtsc() - t0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&page_calls.unmaps, 1, __ATOMIC_RELAXED);
+}
 
 void *os_map_aligned(size_t len, size_t align, struct os_region *r)
 {
     size_t over = len + align - 4096;
-    long m = sys_vm_map(over, PROT_READ | PROT_WRITE);
+    long m = map_timed(over);
     if (m < 0)
         return NULL;
     uintptr_t base = (uintptr_t)m, p = (base + align - 1) & ~(uintptr_t)(align - 1);
     if (p > base)
-        sys_vm_unmap((void *)base, p - base);
+        unmap_timed((void *)base, p - base);
     if (base + over > p + len)
-        sys_vm_unmap((void *)(p + len), base + over - (p + len));
+        unmap_timed((void *)(p + len), base + over - (p + len));
     r->base = (void *)p;
     r->len = len;
     return (void *)p;
@@ -31,13 +54,22 @@ void *os_map_aligned(size_t len, size_t align, struct os_region *r)
 
 void os_unmap(const struct os_region *r)
 {
-    sys_vm_unmap(r->base, r->len);
+    unmap_timed(r->base, r->len);
 }
 
 void os_purge(void *addr, size_t len)
 {
     (void)addr;
     (void)len;
+}
+
+void os_page_stats(struct ondol_malloc_pages *out)
+{
+    out->maps = __atomic_load_n(&page_calls.maps, __ATOMIC_RELAXED);
+    out->unmaps = __atomic_load_n(&page_calls.unmaps, __ATOMIC_RELAXED);
+    out->purges = 0;
+    out->map_ticks = __atomic_load_n(&page_calls.map_ticks, __ATOMIC_RELAXED);
+    out->unmap_ticks = __atomic_load_n(&page_calls.unmap_ticks, __ATOMIC_RELAXED);
 }
 
 int os_option(const char *name, char *buf, size_t len)
@@ -58,15 +90,15 @@ void os_at_fork(void (*prepare)(void), void (*after)(void))
     (void)after;
 }
 
+/* The kernel futex: blocks only while *word still holds value (checked in the kernel). */
 void os_wait(int *word, int value)
 {
-    if (__atomic_load_n(word, __ATOMIC_RELAXED) == value)
-        sys_yield();
+    sys_futex_wait((const uint32_t *)word, (uint32_t)value, SLEEP_FOREVER);
 }
 
 void os_wake(int *word)
 {
-    (void)word;
+    sys_futex_wake((const uint32_t *)word, 1);
 }
 
 void os_sleep_ms(unsigned ms)

@@ -12,6 +12,8 @@
  *   SYS_EXIT, SYS_THREAD_EXIT   never called (they end the fuzzer); another number is drawn
  *   SYS_CONSOLE_READ            never called (it blocks waiting for input)
  *   SYS_SLEEP                   ticks in [0, 2] (mostly 0)
+ *   SYS_FUTEX_WAIT              timeout in [0, 2] ticks, like SYS_SLEEP (a word that holds
+ *                               the expected value would otherwise block it for good)
  *   SYS_TASK_WAIT               only with ids that cannot name a child (0, negative but
  *                               not -1 = "any child", or above INT32_MAX)
  *   SYS_THREAD_JOIN             only with ids that cannot name a live thread of ours
@@ -260,6 +262,11 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
     case SYS_SLEEP: {
         uint64_t x = below(100);
         a[0] = x < 95 ? 0 : x < 99 ? 1 : 2;
+        break;
+    }
+    case SYS_FUTEX_WAIT: {
+        uint64_t x = below(100);
+        a[2] = x < 95 ? 0 : x < 99 ? 1 : 2;
         break;
     }
     case SYS_TASK_WAIT:

@@ -6,7 +6,7 @@
  *   errors    bad pointers, commands, slots and events -> the documented error codes;
  *             run unprivileged (as the shell runs it): the facility's switches and the
  *             probes' slots give E_PERM, and an unprivileged CLEAR leaves slot 0 alone
- * User slots are 6 and up (1..5 belong to the kernel's probes).
+ * User slots are 9 and up (1..8 belong to the kernel's probes).
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,52 +26,52 @@ static const char *status_of(int slot)
 static void states(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    printf("clear=%s\n", status_of(8));
-    pcnt(PCNT_START, 8, 42, 0);
-    const char *st = status_of(8);     /* refreshes slots[] before it is read below */
-    printf("start=%s para=%llu\n", st, (unsigned long long)slots[8].para);
-    pcnt(PCNT_STOP, 8, 0, 0);
-    printf("stop=%s\n", status_of(8));
-    pcnt(PCNT_START, 8, 7, 0);
-    printf("start_on_set=%s\n", status_of(8));
-    pcnt(PCNT_STOP, 8, 0, 0);
-    printf("stop_on_set=%s\n", status_of(8));
-    pcnt(PCNT_STOP, 9, 0, 0);
-    printf("stop_on_init=%s\n", status_of(9));
-    pcnt(PCNT_START, 9, 0, 0);
-    printf("start_on_fail=%s\n", status_of(9));
-    pcnt(PCNT_START, 10, 0, 0);
-    pcnt(PCNT_START, 10, 0, 0);
-    printf("start_on_running=%s\n", status_of(10));
+    printf("clear=%s\n", status_of(13));
+    pcnt(PCNT_START, 13, 42, 0);
+    const char *st = status_of(13);     /* refreshes slots[] before it is read below */
+    printf("start=%s para=%llu\n", st, (unsigned long long)slots[13].para);
+    pcnt(PCNT_STOP, 13, 0, 0);
+    printf("stop=%s\n", status_of(13));
+    pcnt(PCNT_START, 13, 7, 0);
+    printf("start_on_set=%s\n", status_of(13));
+    pcnt(PCNT_STOP, 13, 0, 0);
+    printf("stop_on_set=%s\n", status_of(13));
+    pcnt(PCNT_STOP, 14, 0, 0);
+    printf("stop_on_init=%s\n", status_of(14));
+    pcnt(PCNT_START, 14, 0, 0);
+    printf("start_on_fail=%s\n", status_of(14));
+    pcnt(PCNT_START, 15, 0, 0);
+    pcnt(PCNT_START, 15, 0, 0);
+    printf("start_on_running=%s\n", status_of(15));
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    st = status_of(8);
-    printf("after_clear=%s,%s,%s\n", st, names[slots[9].status & 3], names[slots[10].status & 3]);
+    st = status_of(13);
+    printf("after_clear=%s,%s,%s\n", st, names[slots[14].status & 3], names[slots[15].status & 3]);
 }
 
 static void overhead(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    pcnt(PCNT_START, 7, 20, 0);
+    pcnt(PCNT_START, 12, 20, 0);
     volatile uint64_t x = 0;
     for (int i = 0; i < 1000; i++)
         x += (uint64_t)i;
-    pcnt(PCNT_STOP, 7, 0, 0);
+    pcnt(PCNT_STOP, 12, 0, 0);
     pcnt(PCNT_DUMP, (long)slots, 16, 0);
     printf("slot0=%llu raw=%llu net=%llu status=%s\n", (unsigned long long)slots[0].tsc,
-           (unsigned long long)slots[7].tsc, (unsigned long long)slots[7].tsc_net,
-           names[slots[7].status & 3]);
+           (unsigned long long)slots[12].tsc, (unsigned long long)slots[12].tsc_net,
+           names[slots[12].status & 3]);
 }
 
 static void repeat(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    pcnt(PCNT_REPEAT, 6, 1, 0);
+    pcnt(PCNT_REPEAT, 11, 1, 0);
     for (int i = 0; i < 200; i++) {
-        pcnt(PCNT_START, 6, (uint64_t)i, 0);
-        pcnt(PCNT_STOP, 6, 0, 0);
+        pcnt(PCNT_START, 11, (uint64_t)i, 0);
+        pcnt(PCNT_STOP, 11, 0, 0);
     }
     pcnt(PCNT_DUMP, (long)slots, 16, 0);
-    const struct pcnt_slot_info *s = &slots[6];
+    const struct pcnt_slot_info *s = &slots[11];
     printf("count=%llu dropped=%llu ring=%u min=%llu max=%llu sum=%llu status=%s\n",
            (unsigned long long)s->count, (unsigned long long)s->dropped, s->ring_len,
            (unsigned long long)s->min, (unsigned long long)s->max, (unsigned long long)s->sum,

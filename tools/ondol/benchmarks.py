@@ -10,7 +10,8 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
   merge match rows on them.
 - `columns`: the row fields shown in the table, in order.
 - `plot`: a `Plot`: "line" (x against y, one line per `series` value) or "bar" (one bar per
-  x value); `logy` for a log-scale y axis. Error bars span the rows' min..max.
+  x value); `logy` / `logx` for log-scale axes; `where` plots only the rows whose fields
+  equal it. Error bars span the rows' min..max.
 - `paper`: "P<n>.<table id>" of the table in data/papers.json the results sit beside,
   or None when no paper published a comparable number.
 - `figures`: the paper figures the report draws from these results, the paper's series
@@ -44,6 +45,8 @@ class Plot:
     y: str = "median"
     series: str | None = None
     logy: bool = False
+    logx: bool = False                               # base 2
+    where: dict[str, object] = field(default_factory=dict)   # plot only the rows matching
 
 
 def with_params(results: list[dict], config: Config) -> list[dict]:
@@ -325,6 +328,179 @@ BENCHMARKS = (
         timeout=1800.0,
     ),
 )
+
+
+# ---- alloc: P2 (layered dynamic memory allocation) on ondol, see docs/alloc.md -------------
+# Per lock kind: `mallocbench sizes` with the kernel probes on (pcnt stat switches them on
+# for the program's run): per size, round and phase (malloc, touch, free) the per-call cost
+# and its split into library, page layer (VM_MMAP/VM_UNMAP) and frames ("sizes" rows); and
+# `mallocbench contend` with 2 and 4 threads at hz=1000 (1 ms slices): the latency of
+# every malloc/free call under contention ("contention" rows, one per boot, and
+# "histogram" rows, one per decade of ticks); and, once, `mallocbench workloads`: P2's
+# Table 2, calls per program ("workloads" rows, and "table2" rows: one per workload and
+# function, and the totals as workload "all").
+ALLOC_LOCKS = ("sleep-retry", "blocking", "lock-free")
+ALLOC_P2_LOCK = "sleep-retry"            # P2's configuration (uClibc's lock), in the figures
+ALLOC_CONTEND_THREADS = (2, 4)
+ALLOC_CONTEND_N = 100000                 # malloc calls per thread (and as many frees)
+ALLOC_CONTEND_HZ = "1000"
+ALLOC_DECADES = ("<10^2", "10^2-10^3", "10^3-10^4", "10^4-10^5", "10^5-10^6", "10^6-10^7",
+                 ">=10^7")
+
+
+def _size_label(size: int) -> str:
+    """16, 1K, 64K, 1M: short enough for a bar label (K = KiB, M = MiB)."""
+    for unit, shift in (("M", 20), ("K", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return str(size)
+
+
+def _histogram_rows(row: dict) -> list[dict]:
+    """A contention row's histogram, one row per decade of ticks."""
+    return [{"bench": row["bench"], "table": "histogram", "test": "histogram",
+             "lock": row.get("lock"), "threads": row["threads"], "bucket": label,
+             "count": count, "unit": "calls"}
+            for label, count in zip(ALLOC_DECADES, row.get("hist", ()))]
+
+
+ALLOC_FUNCTIONS = ("malloc", "calloc", "realloc", "free", "mmap", "munmap")
+
+
+def _table2_rows(workloads: list[dict]) -> list[dict]:
+    """P2's Table 2: calls per function, per workload and in all ("all")."""
+    rows = []
+    for name in [w["workload"] for w in workloads] + ["all"]:
+        chosen = [w for w in workloads if name in ("all", w["workload"])]
+        for function in ALLOC_FUNCTIONS:
+            rows.append({"bench": chosen[0]["bench"], "table": "table2", "test": "table2",
+                         "lock": chosen[0].get("lock"), "workload": name,
+                         "function": function, "count": sum(w[function] for w in chosen),
+                         "unit": "calls"})
+    return rows
+
+
+def alloc_rows(results: list[dict], config: Config) -> list[dict]:
+    """Guest rows plus the config's params: "sizes" rows get a size label and their plot
+    series, a "contention" row is followed by its histogram rows, the "workloads" rows by
+    their Table 2 rows."""
+    rows = []
+    workloads = [{**config.params, **g, "table": "workloads"} for g in results
+                 if g.get("test") == "workload"]
+    for guest in results:
+        row = {**config.params, **guest}
+        if row.get("test") == "workload":
+            continue
+        if row.get("test") == "contended":
+            row["table"] = "contention"
+            rows += [row, *_histogram_rows(row)]
+            continue
+        row["table"] = "sizes"
+        row["size_label"] = _size_label(row["size"])
+        row["series"] = f"{row['test']}, {row['round']}"
+        rows.append(row)
+    if workloads:
+        rows += workloads + _table2_rows(workloads)
+    return rows
+
+
+ALLOC_FIGURES = (
+    Figure(
+        id="p2-size", paper="P2", kind="bar", x="size_label", axes="shared", logy=True,
+        xlabel="block size in bytes (K = KiB, M = MiB; a batch of up to 64 blocks per size)",
+        title="P2's \"malloc cost grows with size\" on ondol: size classes cost the same at "
+              "every size; blocks above 32 KiB pay the page layer, and their pages the frame "
+              "allocator when first written",
+        caption="Mean per call, instructions under QEMU icount (logarithmic), malloc_lock="
+                f"{ALLOC_P2_LOCK} (P2's configuration). cold: the first blocks of a size; warm: "
+                "the same again on what the allocator kept. touch: one write per page of a "
+                "block (the page faults and frames malloc deferred). Error bars min..max. P2 "
+                "published no per-size numbers (ARM cycles); its findings table has the ratios.",
+        series=tuple(Ours(f"{test}, {rnd}", {"table": "sizes", "test": test, "round": rnd,
+                                             "lock": ALLOC_P2_LOCK}, y="mean")
+                     for test, rnd in (("malloc", "cold"), ("malloc", "warm"),
+                                       ("free", "cold"), ("touch", "cold")))),
+    Figure(
+        id="p2-lock", paper="P2", kind="bar", x="bucket", axes="shared", logy=True,
+        xlabel="latency of one malloc or free call, TSC ticks (under icount: 10^7 = 10 ms)",
+        title="P2's lock outliers on ondol: with 2 threads only sleep-retry's 10 ms sleeps "
+              "reach 10^7 ticks; with 4, futex waiters woken behind other threads do too",
+        caption="Calls per decade of latency (logarithmic), threads contending for "
+                f"ondol's allocator at {ALLOC_CONTEND_HZ} Hz on one CPU, {ALLOC_CONTEND_N:,} "
+                "malloc and as many free calls per thread. Without TLS on ondol, lock-free "
+                "runs as blocking. Calls of 10^6 ticks and more are a preempted holder (or "
+                "the caller preempted); 10^7 and more, a sleep of sleep-retry or a waiter "
+                "woken behind others.",
+        series=tuple(Ours(f"{lock}, {n} threads",
+                          {"table": "histogram", "lock": lock, "threads": n}, y="count")
+                     for n in ALLOC_CONTEND_THREADS for lock in ALLOC_LOCKS)),
+)
+
+
+ALLOC_FIGURES += (
+    Figure(
+        id="p2-table2", paper="P2", kind="bar", x="function", axes="shared", logy=True,
+        xlabel="function (mmap, munmap: the page layer's system calls)",
+        title="P2's Table 2 on ondol: malloc and free dominate; ondol's page layer is "
+              "called ~900 times less often than malloc (P2's: ~40 times)",
+        caption="Calls per function, one axis. P2 (hatched): totals over MiBench on "
+                "embedded Linux. ondol (solid): totals over mallocbench's six "
+                "workloads in MiBench's categories, written for ondol (docs/alloc.md); "
+                "calloc and realloc are counted apart (P2 lists neither). Logarithmic.",
+        series=(Published("P2 (MiBench)", "P2.table2", column="calls"),
+                Ours("ondol workloads", {"table": "table2", "workload": "all"},
+                     y="count"))),
+)
+
+
+def _alloc_configs() -> tuple[Config, ...]:
+    sizes = tuple(Config(command="pcnt stat mallocbench sizes", options={"malloc_lock": lock},
+                         params={"lock": lock}) for lock in ALLOC_LOCKS)
+    contend = tuple(Config(command=f"mallocbench contend {n} {ALLOC_CONTEND_N}",
+                           options={"malloc_lock": lock, "hz": ALLOC_CONTEND_HZ},
+                           params={"lock": lock, "threads": n})
+                    for n in ALLOC_CONTEND_THREADS for lock in ALLOC_LOCKS)
+    workloads = (Config(command="mallocbench workloads",
+                        options={"malloc_lock": ALLOC_P2_LOCK}, params={"lock": ALLOC_P2_LOCK}),)
+    return sizes + contend + workloads
+
+
+ALLOC_BENCH = Benchmark(
+    name="alloc",
+    description="ondol's malloc on ondol (P2): cost per call against block size, split by "
+                "layer (library, page layer, frame allocator), and call latency under "
+                "contention, under each lock kind; calls per program (P2's Table 2)",
+    configs=_alloc_configs(),
+    key=("table", "test", "size", "round", "threads", "bucket", "workload", "function",
+         "lock"),
+    columns=("table", "lock", "threads", "size_label", "round", "test", "median", "max",
+             "mean", "library", "page_calls", "frames", "frame_ticks", "over_10ms",
+             "workload", "alloc_permille", "bucket", "function", "count"),
+    plot=Plot(kind="line", x="size", y="mean", series="series", logy=True, logx=True,
+              where={"table": "sizes", "lock": ALLOC_P2_LOCK}),
+    paper="P2.findings",
+    figures=ALLOC_FIGURES,
+    timeout=600.0,
+    rows=alloc_rows,
+)
+# The workloads as cache-model windows, for P2's hardware sweeps (issue 14 item 6): run with
+# `--cache PRESET,l1d_size=...,l2_size=...|l2=off` once per geometry (docs/alloc.md).
+ALLOC_CACHE_BENCH = Benchmark(
+    name="alloc-cache",
+    description="P2's workloads as cache-model windows (use --cache PRESET,k=v...): "
+                "modelled cycles and misses per workload, for hardware sweeps",
+    configs=(Config(command="mallocbench workloads alloc-cache",
+                    options={"malloc_lock": ALLOC_P2_LOCK},
+                    params={"lock": ALLOC_P2_LOCK}),),
+    key=("table", "workload", "function", "lock"),
+    columns=("table", "workload", "category", "malloc", "free", "mmap", "munmap", "ticks",
+             "alloc_permille", "function", "count"),
+    plot=Plot(kind="bar", x="workload", y="ticks", where={"table": "workloads"}),
+    paper=None,
+    timeout=1800.0,
+    rows=alloc_rows,
+)
+BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH)
 
 
 def get(name: str) -> Benchmark:

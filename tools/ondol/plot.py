@@ -20,7 +20,7 @@ matplotlib.rcParams["svg.hashsalt"] = "ondol"
 
 def draw(doc: dict, spec: Plot, directory: Path) -> tuple[Path, Path]:
     """Write NAME.png and NAME.svg; error bars span each row's min..max."""
-    rows = doc["results"]
+    rows = [r for r in doc["results"] if all(r.get(k) == v for k, v in spec.where.items())]
     for field in filter(None, (spec.x, spec.y, spec.series)):
         if not all(field in row for row in rows):
             raise OndolError(f"cannot plot {doc['benchmark']}: a result row has no "
@@ -32,6 +32,8 @@ def draw(doc: dict, spec: Plot, directory: Path) -> tuple[Path, Path]:
         _bars(ax, rows, spec)
     if spec.logy:
         ax.set_yscale("log")
+    if spec.logx:
+        ax.set_xscale("log", base=2)
     ax.set_xlabel(spec.x)
     ax.set_ylabel(f"{spec.y} [{', '.join(units(rows)) or 'no unit reported'}]")
     ax.set_title(f"{doc['benchmark']}: {doc.get('description', '')}\n"
