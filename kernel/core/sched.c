@@ -135,6 +135,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     if (next->task)
         aspace_switch(next->task->as);
+    thread_user_context(c, next);
     thread_fpu_switch(c, next);
     if (pcnt_probes_on) {
         pcnt_abort(PROBE_SYSCALL);

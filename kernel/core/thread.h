@@ -62,6 +62,11 @@ struct thread {
     u32 reply_waiters;                 /* callers waiting for its reply (not queued: they
                                           are found by a scan when it exits); may count
                                           too many (a waiter killed), never too few */
+    /* Linux forwarding (kernel/ipc/fwd.c, docs/unix.md) */
+    bool linux;                        /* of a Linux task: its syscalls are forwarded */
+    u8 fwd;                            /* FWD_NONE, or the kind of forwarded call pending */
+    u64 fwd_words[IPC_MRS];            /* its message, built at the trap */
+    u64 fs_base;                       /* user FS base (0 for native threads) */
 };
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
