@@ -40,6 +40,9 @@ struct ucall {
     struct uthread *thread;      /* the calling thread */
     long nr;                     /* Linux system-call number (rax) */
     uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
+    uint64_t started_ns;         /* unix_now_ns() when the call first ran (unix_dispatch
+                                    sets it; kept when it runs again: timeouts count
+                                    from it) */
 };
 
 /* Handler results outside Linux's -4095..-1 error range. */
@@ -56,8 +59,9 @@ struct ucall {
 /* ---- waiting --------------------------------------------------------------------------
  * A wait list holds calls that wait for one condition (data in a pipe, a child's exit). */
 struct ucall_wait;
+struct wait_link;
 struct waitlist {
-    struct ucall_wait *head;
+    struct wait_link *head;           /* wait.c; a zeroed list is empty */
 };
 /* Queue c on w (and on the timer when deadline_ns is not UNIX_NO_DEADLINE: the call then
  * runs again at that time, and sees that it is past). Returns UNIX_BLOCKED. */
@@ -67,6 +71,41 @@ long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns);
 void waitlist_wake(struct waitlist *w);
 /* Now, in nanoseconds since boot (CLOCK_MONOTONIC; under icount it repeats exactly). */
 uint64_t unix_now_ns(void);
+
+/* ---- the core: dispatch, waiting calls, the runtime (unix-core) -----------------------
+ * A thread of a process, as the server knows it. */
+struct uthread {
+    int tid;                          /* its ondol thread: the caller of forwarded calls */
+    struct proc *proc;
+    struct ucall_wait *wait;          /* the call it waits in (ucall_block), or NULL */
+};
+
+/* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
+ * An unknown number is -ENOSYS, counted, and reported once when unix_report_unknown. */
+long unix_dispatch(struct ucall *c);
+void ucall_run_begin(void);               /* wait.c: unix_dispatch starts a new run */
+#define UNIX_NR_MAX 512                   /* numbers the table and the counters cover */
+uint64_t unix_call_count(long nr);        /* calls of nr so far (unknown ones too) */
+uint64_t unix_unknown_count(void);        /* calls of unknown numbers */
+extern bool unix_report_unknown;          /* option: print each unknown number once */
+
+/* Waiting calls (wait.c). The runtime runs the woken ones with unix_run_woken after each
+ * call it handles (both forms: a re-run works for any process), hands the timer the earliest
+ * deadline, and calls unix_timers_expire when it passes. unix_wait_end ends thread t's
+ * wait with `result` (a signal: -EINTR) and answers it; unix_wait_drop forgets it (the
+ * thread is gone). */
+void unix_run_woken(void);
+uint64_t unix_next_deadline(void);        /* UNIX_NO_DEADLINE when no call has one */
+void unix_timers_expire(uint64_t now_ns);
+bool unix_wait_end(struct uthread *t, long result);
+void unix_wait_drop(struct uthread *t);
+
+/* What the runtime provides to the core (MK: servers/unix runtime over IPC; IK: the
+ * kernel; hosted: host/fake.c). */
+void unix_answer(struct ucall *c, long result);   /* the call's result reaches its thread */
+void unix_log(const char *msg);                   /* a line on the console */
+void *unix_alloc(size_t n);                       /* zeroed, or NULL */
+void unix_free(void *p);
 
 /* ---- a process's memory ---------------------------------------------------------------
  * Copies between the server and process p's address space. They check every address (a
