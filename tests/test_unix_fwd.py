@@ -18,7 +18,7 @@ def shell():
         s.close()
 
 
-@pytest.mark.parametrize("mode", ["basic", "defer", "fault", "regs", "errors"])
+@pytest.mark.parametrize("mode", ["basic", "defer", "fault", "regs", "intr", "errors"])
 def test_fwdtest(shell, mode):
     before = meminfo(shell)
     out = shell.cmd(f"fwdtest {mode}", timeout=120)

@@ -200,6 +200,7 @@ void task_kill_except(struct task *task, int status, struct thread *self)
         if (t == self || t->state == T_ZOMBIE)
             continue;
         t->killed = true;
+        t->interrupt = false;                 /* a kill wins over an interrupt (fwd.c) */
         thread_wake(t, WAIT_KILLED);
     }
 }

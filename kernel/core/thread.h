@@ -32,6 +32,8 @@ struct thread {
     u32 slice_left;
     u64 ticks;                         /* timer ticks spent running */
     bool killed;                       /* exit at the next kernel exit or wake-up */
+    bool interrupt;                    /* with killed: instead of exiting, make a forwarded
+                                          "interrupted" call (fwd.c; Linux threads only) */
     bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
     int exit_status;
     /* exactly one of: ready queue, wait queue, nothing */

@@ -73,6 +73,23 @@ void fwd_fault(struct trapframe *tf, u64 addr)
     panic("fwd: a forwarded fault returned");
 }
 
+/* An interrupt is carried by `killed` (with `interrupt`), so that the one check every
+ * return to user mode already makes (sched_kernel_exit_checks) finds it: native exits
+ * pay nothing. A Linux thread never sleeps in the kernel outside a forwarded call, so no
+ * wait sees the flag as a kill; a real kill clears `interrupt`. */
+void fwd_interrupt(struct thread *t)
+{
+    t->killed = t->interrupt = false;
+    struct thread *s = t->task->linux_server ? server_of(t) : NULL;
+    if (!s)
+        no_server(t);
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_INTERRUPT)};
+    memcpy(t->fwd_words, w, sizeof(w));
+    t->fwd = FWD_INTERRUPT;
+    ipc_forward(t, s, false);
+    panic("fwd: a forwarded interrupt returned");
+}
+
 long fwd_answer(struct thread *c, u64 w0)
 {
     u8 kind = c->fwd;
@@ -80,9 +97,11 @@ long fwd_answer(struct thread *c, u64 w0)
     c->ipc_flags = 0;
     if (kind == FWD_SYSCALL)
         return (long)w0;
-    if (kind == FWD_FAULT && (i64)w0 < 0) {     /* the server will not handle it */
+    if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0) {   /* not handled */
         c->killed = true;
-        task_kill_except(c->task, KILLED_STATUS_BASE + (int)c->fwd_words[1], c);
+        c->interrupt = false;
+        task_kill_except(c->task, kind == FWD_FAULT ? KILLED_STATUS_BASE + (int)c->fwd_words[1]
+                                                    : KILLED_STATUS, c);
     }
     return (long)c->tf->rax;
 }
@@ -180,7 +199,13 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
         return err;
     if (op == THREAD_CTL_END) {
         t->killed = true;
+        t->interrupt = false;
         thread_wake(t, WAIT_KILLED);
+        return 0;
+    }
+    if (op == THREAD_CTL_INTERRUPT) {
+        if (!t->killed)                /* a thread being killed stays killed */
+            t->killed = t->interrupt = true;
         return 0;
     }
     if (t->fwd == FWD_NONE)

@@ -5,7 +5,6 @@
  * unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
  * printed once ("unix: unknown system call N").
  */
-#include <string.h>
 #include "unix.h"
 
 typedef long (*lx_handler)(struct ucall *c);
@@ -28,20 +27,26 @@ uint64_t unix_call_count(long nr) { return in_table(nr) ? counts[nr] : 0; }
 uint64_t unix_unknown_count(void) { return unknown_calls; }
 
 /* "unix: unknown system call N" (numbers outside the table print as "out of range") */
+static size_t append(char *line, size_t n, const char *s)
+{
+    while (*s)
+        line[n++] = *s++;
+    line[n] = 0;
+    return n;
+}
+
 static void report_unknown(long nr)
 {
-    char line[64] = "unix: unknown system call ";
-    size_t n = strlen(line);
+    char line[64];
+    size_t n = append(line, 0, "unix: unknown system call ");
     if (!in_table(nr)) {
-        memcpy(line + n, "out of range", sizeof("out of range"));
+        append(line, n, "out of range");
     } else {
-        char digits[8];
-        int k = 0;
-        for (long v = nr; k == 0 || v > 0; v /= 10)
-            digits[k++] = (char)('0' + v % 10);
-        while (k > 0)
-            line[n++] = digits[--k];
-        line[n] = 0;
+        char digits[8] = {0};
+        int k = 7;
+        for (long v = nr; k == 7 || v > 0; v /= 10)
+            digits[--k] = (char)('0' + v % 10);
+        append(line, n, digits + k);
     }
     unix_log(line);
 }

@@ -2,7 +2,6 @@
  * Identity calls (docs/unix.md): process ids from the process table, one root user
  * (every uid and gid is the process's stored uid/gid, 0), and uname.
  */
-#include <string.h>
 #include "unix.h"
 
 long lx_getpid(struct ucall *c) { return c->proc->pid; }

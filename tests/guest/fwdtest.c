@@ -11,6 +11,8 @@
  *           #UD answered with an error kills the task with status 128 + 6
  *   regs    GET_REGS of a thread in a call, an FS base set by the server (arch_prctl's
  *           job), a thread started with given registers (SYS_TASK_THREAD_REGS), END
+ *   intr    a thread spinning in user mode is interrupted (THREAD_CTL_INTERRUPT): it
+ *           makes an "interrupted" call and the server moves it to a handler
  *   nosrv   the server thread exits while a Linux task waits for it: the task is killed
  *   errors  rights and arguments of the three calls
  * Prints "fwdtest ok" when every check passed.
@@ -362,6 +364,44 @@ static void regs(void)
     CHECK(sys_thread_ctl((int)first, THREAD_CTL_GET_REGS, &r) == E_SRCH, "ended thread");
 }
 
+/* intr: a thread that spins in user mode is interrupted and moved to a handler */
+static volatile uint64_t spins;
+
+static void interrupted(long code)
+{
+    lx(LX_REPORT, code == 88 && spins > 0, 0, 0, 0, 0, 0);
+    lx_exit(0);
+}
+
+static void linux_spins(void *arg)
+{
+    (void)arg;
+    lx(LX_REPORT, 1, 0, 0, 0, 0, 0);
+    for (;;)
+        spins++;
+}
+
+static void intr(void)
+{
+    long tid, task = linux_task(self_tid(), linux_spins, 0, 0, &tid);
+    expect_report(tid, "started");
+    sys_sleep(3);                         /* it spins, never entering the kernel itself */
+    CHECK(sys_thread_ctl((int)tid, THREAD_CTL_INTERRUPT, NULL) == 0, "interrupt");
+    struct ipc_msg m;
+    long s = next_call(&m);
+    CHECK(s == tid && m.w[0] == FWD_LABEL(FWD_OP_INTERRUPT), "an interrupted call");
+    struct user_regs r;
+    CHECK(sys_thread_ctl((int)tid, THREAD_CTL_GET_REGS, &r) == 0, "get");
+    CHECK(r.rip >= (uint64_t)linux_spins && r.rip < (uint64_t)interrupted + 4096, "in the loop");
+    r.rip = (uint64_t)interrupted;
+    r.rdi = 88;
+    r.rsp = (r.rsp & ~15ull) - 8;
+    CHECK(sys_thread_ctl((int)tid, THREAD_CTL_SET_REGS, &r) == 0, "set");
+    answer(s, 0);
+    expect_report(tid, "resumed in the handler");
+    expect_exit(task, tid);
+}
+
 /* nosrv: a helper thread serves, takes the call and exits without answering */
 static volatile long helper_tid;
 static int helper_server(void *arg)
@@ -437,7 +477,8 @@ int main(int argc, char **argv)
         const char *name;
         void (*fn)(void);
     } modes[] = {{"basic", basic}, {"defer", defer}, {"fault", fault},
-                 {"regs", regs},   {"nosrv", nosrv}, {"errors", errors}};
+                 {"regs", regs},   {"intr", intr},   {"nosrv", nosrv},
+                 {"errors", errors}};
     for (size_t i = 0; argc > 1 && i < sizeof(modes) / sizeof(modes[0]); i++) {
         if (strcmp(argv[1], modes[i].name) == 0) {
             modes[i].fn();
@@ -445,6 +486,6 @@ int main(int argc, char **argv)
             return failures != 0;
         }
     }
-    printf("usage: fwdtest basic|defer|fault|regs|nosrv|errors\n");
+    printf("usage: fwdtest basic|defer|fault|regs|intr|nosrv|errors\n");
     return 2;
 }
