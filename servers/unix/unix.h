@@ -180,6 +180,20 @@ struct proc {
     struct fs_context *fs;
     struct tty *ctty;                 /* controlling terminal, or NULL */
     unsigned uid, gid;                /* one root user: 0 (stored, reported) */
+    /* process table (process.c) */
+    struct proc *next;                /* in the table, by creation */
+    bool zombie;                      /* exited, not yet reaped */
+    int exit_status;                  /* wait4 status encoding, once a zombie */
 };
+
+/* The process table (process.c). Pids count up from 1 and wrap to 2 after
+ * UNIX_PID_MAX, skipping numbers in use as a pid, process group or session. */
+#define UNIX_PID_MAX 32768
+#define UNIX_MAX_PROCS 1024               /* the system-wide limit (fork: EAGAIN) */
+struct proc *proc_create(struct proc *parent);   /* a child of parent (NULL: init); NULL
+                                                    at the limit or out of memory */
+struct proc *proc_find(int pid);                 /* a live or zombie process, or NULL */
+void proc_orphan_children(struct proc *p);       /* p exits: init (pid 1) adopts them */
+void proc_free(struct proc *p);                  /* out of the table; reaped */
 
 #endif
