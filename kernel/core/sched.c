@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "klock.h"
 #include "pcnt.h"
+#include "fwd.h"
 #include "sched.h"
 #include "task.h"
 #include "thread.h"
@@ -135,6 +136,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     if (next->task)
         aspace_switch(next->task->as);
+    thread_user_context(c, next);
     thread_fpu_switch(c, next);
     if (pcnt_probes_on) {
         pcnt_abort(PROBE_SYSCALL);
@@ -224,6 +226,16 @@ void sched_start(void)
     panic("sched_start returned");
 }
 
+/* A killed thread exits, unless `killed` carries an interrupt of a Linux thread (fwd.c),
+ * which makes its forwarded "interrupted" call instead. Out of line: the exit check is
+ * one test on every return to user mode. */
+static __attribute__((noinline, noreturn)) void leave_killed(struct thread *t)
+{
+    if (t->interrupt)
+        fwd_interrupt(t);
+    thread_exit(t->task ? t->task->exit_status : 0);
+}
+
 /* Run before any return to user mode, with the kernel lock held. */
 void sched_kernel_exit_checks(void)
 {
@@ -231,7 +243,7 @@ void sched_kernel_exit_checks(void)
     for (;;) {
         struct thread *t = c->current;
         if (t->killed)
-            thread_exit(t->task ? t->task->exit_status : 0);
+            leave_killed(t);
         if (!c->need_resched)
             return;
         schedule();

@@ -18,6 +18,7 @@
 #include "pmm.h"
 #include "fault.h"
 #include "futex.h"
+#include "fwd.h"
 #include "region.h"
 #include "rmap.h"
 #include "sched.h"
@@ -344,6 +345,19 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
         return E_FAULT;
     struct thread *th = thread_create(t, entry, stack_top, arg, 0, (int)prio);
     return th ? th->tid : E_NOMEM;
+}
+
+/* Linux tasks (kernel/ipc/fwd.c, docs/unix.md) */
+static long sys_task_linux(u64 task, u64 server) { return fwd_task_linux(self_task(), task, server); }
+
+static long sys_thread_ctl(u64 tid, u64 op, u64 uregs)
+{
+    return fwd_thread_ctl(self_task(), tid, op, uregs);
+}
+
+static long sys_task_thread_regs(u64 task, u64 uregs, u64 prio)
+{
+    return fwd_task_thread_regs(self_task(), task, uregs, prio);
 }
 
 static void check_task(struct task *t, void *stats)

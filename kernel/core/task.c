@@ -188,9 +188,10 @@ void task_thread_exited(struct thread *t)
 }
 
 /* Make every other thread of the task exit; the caller then exits itself. */
-void task_kill(struct task *task, int status)
+void task_kill(struct task *task, int status) { task_kill_except(task, status, current_thread()); }
+
+void task_kill_except(struct task *task, int status, struct thread *self)
 {
-    struct thread *self = current_thread();
     if (!task->exiting) {
         task->exiting = true;
         task->exit_status = status;
@@ -199,6 +200,7 @@ void task_kill(struct task *task, int status)
         if (t == self || t->state == T_ZOMBIE)
             continue;
         t->killed = true;
+        t->interrupt = false;                 /* a kill wins over an interrupt (fwd.c) */
         thread_wake(t, WAIT_KILLED);
     }
 }

@@ -20,7 +20,18 @@ struct task {
     u64 entry, stack_top;
     int grants[32];                    /* threads this task may send to (docs/ipc.md) */
     int ngrants;
+    int linux_server;                  /* 0: native; else the thread its Linux system calls
+                                          and faults are forwarded to (docs/unix.md) */
 };
+
+/* Load the user context t needs on CPU c (syscall entry, FS base) before it runs: on
+ * every switch except the IPC fastpath's, which never involves a Linux thread. Between
+ * native threads (FS base 0, ondol's entry) it costs one test. */
+static inline void thread_user_context(struct cpu *c, const struct thread *t)
+{
+    if (t->linux | c->linux_entry)
+        cpu_load_user_context(c, t->linux, t->fs_base);
+}
 
 long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
                 int max_prio);
@@ -33,6 +44,8 @@ void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, 
 long task_wait(struct task *parent, int id, int *status);
 void task_thread_exited(struct thread *t);
 void task_kill(struct task *task, int status);
+/* task_kill, sparing thread `spare` (which the caller ends itself) instead of the caller */
+void task_kill_except(struct task *task, int status, struct thread *spare);
 long task_kill_other(struct task *killer, int id);
 struct task *task_lookup(int id);
 u64 task_count(void);

@@ -101,6 +101,7 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     if (!t)
         return NULL;
     t->task = task;
+    t->linux = task->linux_server != 0;    /* fixed: a task is marked before it has threads */
     u64 top = t->kstack + KSTACK_SIZE;
     struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));
     memset(tf, 0, sizeof(*tf));

@@ -32,6 +32,8 @@ struct thread {
     u32 slice_left;
     u64 ticks;                         /* timer ticks spent running */
     bool killed;                       /* exit at the next kernel exit or wake-up */
+    bool interrupt;                    /* with killed: instead of exiting, make a forwarded
+                                          "interrupted" call (fwd.c; Linux threads only) */
     bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
     int exit_status;
     /* exactly one of: ready queue, wait queue, nothing */
@@ -63,6 +65,11 @@ struct thread {
     u32 reply_waiters;                 /* callers waiting for its reply (not queued: they
                                           are found by a scan when it exits); may count
                                           too many (a waiter killed), never too few */
+    /* Linux forwarding (kernel/ipc/fwd.c, docs/unix.md) */
+    bool linux;                        /* of a Linux task: its syscalls are forwarded */
+    u8 fwd;                            /* FWD_NONE, or the kind of forwarded call pending */
+    u64 fwd_words[IPC_MRS];            /* its message, built at the trap */
+    u64 fs_base;                       /* user FS base (0 for native threads) */
 };
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);

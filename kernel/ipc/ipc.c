@@ -10,6 +10,7 @@
 #include <ondol/abi.h>
 #include "arch.h"
 #include "fault.h"
+#include "fwd.h"
 #include "ipc.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -45,6 +46,19 @@ static void copy_mrs(const struct trapframe *from, struct trapframe *to)
     to->r14 = from->r14;
     to->r15 = from->r15;
     to->rbx = from->rbx;
+}
+
+/* A forwarded call's message (fwd.c) into the receiver's message registers. */
+static void words_to_frame(const u64 w[IPC_MRS], struct trapframe *to)
+{
+    to->r8 = w[0];
+    to->r9 = w[1];
+    to->r10 = w[2];
+    to->r12 = w[3];
+    to->r13 = w[4];
+    to->r14 = w[5];
+    to->r15 = w[6];
+    to->rbx = w[7];
 }
 
 static u64 timeout_of(u64 rdx)
@@ -208,30 +222,64 @@ static long check_buffers(struct thread *t, u64 flags)
     return 0;
 }
 
+/* Bring the receiver r the buffer s sends, if r accepts one (IPC_RECV_BUF): 0, or
+ * E_2BIG / E_FAULT when it did not fit or pages went away while the partner was blocked. */
+static long transfer_buffer(struct thread *s, struct thread *r)
+{
+    u64 len = 0;
+    if (s->ipc_flags & IPC_SEND_BUF) {
+        struct ipc_utcb su, ru;
+        if (!utcb_read(s, &su) || !utcb_read(r, &ru))
+            return E_FAULT;
+        if (su.send_len > ru.recv_cap)
+            return E_2BIG;
+        if (!range_ok(s->task->as, (u64)su.send_buf, su.send_len, false) ||
+            !range_ok(r->task->as, (u64)ru.recv_buf, su.send_len, true))
+            return E_FAULT;
+        copy_spans(user_span(r->task->as, (u64)ru.recv_buf),
+                   user_span(s->task->as, (u64)su.send_buf), su.send_len);
+        len = su.send_len;
+    }
+    utcb_set_recv_len(r, len);
+    return 0;
+}
+
+/* transfer() for a receiver that takes a buffer, or that waits in a forwarded call
+ * (fwd.c: the answer goes to its rax, not its message registers). */
+static __attribute__((noinline)) long transfer_special(struct thread *s, struct thread *r)
+{
+    if (r->ipc_flags & IPC_FWD)
+        return fwd_answer(r, s->tf->r8);
+    copy_mrs(s->tf, r->tf);
+    long err = transfer_buffer(s, r);
+    if (err)
+        return err;
+    r->rwtid = s->tid;
+    r->reply_to = s->tid;
+    return s->tid;
+}
+
 /* Deliver s's message to r: words, buffer, and who sent it. Returns the result of both
  * sides: s's tid, or E_2BIG / E_FAULT when the buffer did not fit or pages went away
  * while the partner was blocked. A failed message is not delivered: the receiver learns
  * no sender and gets no reply right, and the sender gets the same error (callers do). */
 static long transfer(struct thread *s, struct thread *r)
 {
+    if (r->ipc_flags & (IPC_RECV_BUF | IPC_FWD))
+        return transfer_special(s, r);
     copy_mrs(s->tf, r->tf);
-    if (r->ipc_flags & IPC_RECV_BUF) {
-        u64 len = 0;
-        if (s->ipc_flags & IPC_SEND_BUF) {
-            struct ipc_utcb su, ru;
-            if (!utcb_read(s, &su) || !utcb_read(r, &ru))
-                return E_FAULT;
-            if (su.send_len > ru.recv_cap)
-                return E_2BIG;
-            if (!range_ok(s->task->as, (u64)su.send_buf, su.send_len, false) ||
-                !range_ok(r->task->as, (u64)ru.recv_buf, su.send_len, true))
-                return E_FAULT;
-            copy_spans(user_span(r->task->as, (u64)ru.recv_buf),
-                       user_span(s->task->as, (u64)su.send_buf), su.send_len);
-            len = su.send_len;
-        }
-        utcb_set_recv_len(r, len);
-    }
+    r->rwtid = s->tid;
+    r->reply_to = s->tid;
+    return s->tid;
+}
+
+/* Deliver a Linux thread's forwarded call (fwd.c) to its server r: the words the trap
+ * built (the thread's registers stay as they were), no buffer. */
+static long take_forwarded(struct thread *s, struct thread *r)
+{
+    words_to_frame(s->fwd_words, r->tf);
+    if (r->ipc_flags & IPC_RECV_BUF)
+        utcb_set_recv_len(r, 0);
     r->rwtid = s->tid;
     r->reply_to = s->tid;
     return s->tid;
@@ -307,7 +355,9 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
 {
     if (pcnt_probes_on)
         pcnt_abort(PROBE_SYSCALL);
-    return switch_to_partner(this_cpu(), cur, next);
+    struct cpu *c = this_cpu();
+    thread_user_context(c, next);
+    return switch_to_partner(c, cur, next);
 }
 
 /* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
@@ -438,7 +488,7 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
     struct thread *s = find_sender(r, from);
     if (s) {
         thread_unblock(s);
-        long res = transfer(s, r);
+        long res = s->ipc_flags & IPC_FWD ? take_forwarded(s, r) : transfer(s, r);
         r->tf->rax = (u64)res;
         if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
             await_reply(s, r);
@@ -499,6 +549,30 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     r->ipc_state = IPC_RECEIVING;
     r->recv_from = from == IPC_ANY ? 0 : from;
     return wake_partner(r, c, true, f ? &f->receivers : NULL, timeout_of(rdx));
+}
+
+/* A Linux thread's forwarded call (fwd.c): do_send's call without its checks (the kernel
+ * makes it; registers only, no timeout). A fault's trap path cannot leave through
+ * another frame, so there (may_switch false) the server is only made ready. */
+struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch)
+{
+    t->ipc_flags = IPC_FWD;
+    t->ipc_call = true;
+    if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {
+        t->ipc_state = IPC_SENDING;
+        t->send_to = s->tid;
+        block_current(t, &s->senders, WAIT_FOREVER);
+    }
+    end_receive_wait(t, s);
+    thread_unblock(s);
+    s->tf->rax = (u64)take_forwarded(t, s);
+    await_reply(t, s);
+    if (may_switch)
+        return wake_partner(t, s, true, NULL, WAIT_FOREVER);
+    s->ipc_state = IPC_IDLE;
+    make_ready(s);
+    t->state = T_BLOCKED;
+    switch_away_blocked(t);
 }
 
 /* The thread a register names, or NULL, for the fastpath: the occupant of the id's slot
@@ -656,16 +730,24 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
 
 /* A thread is exiting: everyone blocked on it learns that it died: its senders, its
  * closed receivers, and (a scan, only when it has any) the callers awaiting its reply. */
+static void release(struct thread *x)
+{
+    if (x->ipc_flags & IPC_FWD)
+        fwd_server_gone(x);                    /* a Linux task loses its server: killed */
+    thread_wake(x, E_DEAD);
+}
+
 void ipc_thread_exited(struct thread *t)
 {
-    waitq_wake_all(&t->senders, E_DEAD);
+    while (t->senders.head)
+        release(t->senders.head);
     waitq_wake_all(&t->receivers, E_DEAD);
     for (int i = 0; t->reply_waiters && i < idtable_capacity(&thread_ids); i++) {
         struct thread *x = idtable_at(&thread_ids, i);
         if (x && x->state == T_BLOCKED && x->ipc_state == IPC_RECEIVING &&
             x->recv_from == t->tid && !x->waiting_on) {
             t->reply_waiters--;
-            thread_wake(x, E_DEAD);
+            release(x);
         }
     }
 }

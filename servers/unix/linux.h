@@ -303,4 +303,20 @@ struct linux_iovec {
     uint64_t iov_len;
 };
 
+/* ---- time and system identity (unix-core: time.c, misc.c) ---------------------------- */
+#define CLOCK_REALTIME           0
+#define CLOCK_MONOTONIC          1
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#define CLOCK_THREAD_CPUTIME_ID  3
+#define CLOCK_MONOTONIC_RAW      4
+#define CLOCK_REALTIME_COARSE    5
+#define CLOCK_MONOTONIC_COARSE   6
+#define CLOCK_BOOTTIME           7
+#define TIMER_ABSTIME            1
+#define LINUX_UTS_LEN 65             /* struct utsname: six fields of 65 bytes */
+struct linux_utsname {
+    char sysname[LINUX_UTS_LEN], nodename[LINUX_UTS_LEN], release[LINUX_UTS_LEN];
+    char version[LINUX_UTS_LEN], machine[LINUX_UTS_LEN], domainname[LINUX_UTS_LEN];
+};
+
 #endif

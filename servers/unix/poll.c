@@ -4,7 +4,7 @@
  * Each file answers through file_ops->poll (a file without one, such as a regular file,
  * is always readable and writable, as on Linux). When nothing is ready and the timeout
  * has not passed, the call waits on poll_waiters, which every poll_wake() wakes, and runs
- * again from the start; the timeout is an absolute deadline counted from c->start_ns, so
+ * again from the start; the timeout is an absolute deadline counted from c->started_ns, so
  * it is the same on every re-run. Nothing is written to the caller before the call
  * decides not to wait. A negative or NULL timeout waits for ever; a zero one never waits.
  *
@@ -41,8 +41,8 @@ static unsigned file_ready(struct file *f)
 /* The deadline timeout_ns after the call's start (UNIX_NO_DEADLINE if it overflows). */
 static uint64_t deadline_after(const struct ucall *c, uint64_t timeout_ns)
 {
-    uint64_t d = c->start_ns + timeout_ns;
-    return d < c->start_ns ? UNIX_NO_DEADLINE : d;
+    uint64_t d = c->started_ns + timeout_ns;
+    return d < c->started_ns ? UNIX_NO_DEADLINE : d;
 }
 
 static bool deadline_passed(uint64_t deadline)
@@ -90,7 +90,7 @@ static uint64_t time_left(uint64_t deadline)
  * failure to write it is ignored. */
 static bool should_write_back(const struct ucall *c, uint64_t uaddr, uint64_t deadline)
 {
-    return uaddr && deadline != UNIX_NO_DEADLINE && deadline != c->start_ns;
+    return uaddr && deadline != UNIX_NO_DEADLINE && deadline != c->started_ns;
 }
 
 static void timespec_write_back(const struct ucall *c, uint64_t uaddr, uint64_t deadline)

@@ -13,7 +13,7 @@
  *
  * Reading, canonical: one complete line at most per read, 0 for a line ended by VEOF
  * alone. Raw: VMIN and VTIME as termios(3) says for the four basic cases; VTIME counts
- * from the call's start (c->start_ns), which for VMIN > 0 approximates Linux's inter-byte
+ * from the call's start (c->started_ns), which for VMIN > 0 approximates Linux's inter-byte
  * timer by a timer over the whole read. A read waits on the tty's list (-EAGAIN with
  * O_NONBLOCK).
  *
@@ -363,7 +363,7 @@ static long raw_ready(const struct tty *t, const struct ucall *c, size_t n, uint
     if (vtime == 0)
         return vmin == 0 ? -2 : -1;
     if (vmin == 0 || t->qlen)
-        *deadline = c->start_ns + vtime * 100000000ull;
+        *deadline = c->started_ns + vtime * 100000000ull;
     return *deadline != UNIX_NO_DEADLINE && unix_now_ns() >= *deadline ? (long)k : -1;
 }
 

@@ -40,12 +40,12 @@ struct ucall {
     struct uthread *thread;      /* the calling thread */
     long nr;                     /* Linux system-call number (rax) */
     uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
-    /* Kept by the core across the re-runs of a blocked call (unix-dev needs both):
-     * start_ns is unix_now_ns() when the call first ran, so a timeout's absolute deadline
-     * stays the same on every re-run (poll, select, the tty's VTIME); done starts at 0 and
-     * is the progress of a call that blocks part-way (a pipe write larger than PIPE_BUF):
-     * a call ended by a signal with done > 0 returns done, not -EINTR. */
-    uint64_t start_ns;
+    /* Kept by the core across the re-runs of a blocked call: started_ns is unix_now_ns()
+     * when the call first ran (unix_dispatch sets it), so a timeout's absolute deadline
+     * stays the same on every re-run (sleeps, poll, select, the tty's VTIME); done starts
+     * at 0 and is the progress of a call that blocks part-way (a pipe write larger than
+     * PIPE_BUF): a call ended by a signal with done > 0 returns done, not -EINTR. */
+    uint64_t started_ns;
     uint64_t done;
 };
 
@@ -68,8 +68,9 @@ void unix_free(void *p);
 /* ---- waiting --------------------------------------------------------------------------
  * A wait list holds calls that wait for one condition (data in a pipe, a child's exit). */
 struct ucall_wait;
+struct wait_link;
 struct waitlist {
-    struct ucall_wait *head;
+    struct wait_link *head;           /* wait.c; a zeroed list is empty */
 };
 /* Queue c on w (and on the timer when deadline_ns is not UNIX_NO_DEADLINE: the call then
  * runs again at that time, and sees that it is past). Returns UNIX_BLOCKED. */
@@ -80,10 +81,40 @@ void waitlist_wake(struct waitlist *w);
 /* Now, in nanoseconds since boot (CLOCK_MONOTONIC; under icount it repeats exactly). */
 uint64_t unix_now_ns(void);
 
-/* ---- memory ---------------------------------------------------------------------------
- * The server's heap (inodes, file data, pipes, processes), like malloc/free. */
-void *unix_alloc(size_t n);          /* NULL when out of memory */
-void unix_free(void *p);             /* p from unix_alloc, or NULL */
+/* ---- the core: dispatch, waiting calls, the runtime (unix-core) -----------------------
+ * A thread of a process, as the server knows it. */
+struct uthread {
+    int tid;                          /* its ondol thread: the caller of forwarded calls */
+    struct proc *proc;
+    struct ucall_wait *wait;          /* the call it waits in (ucall_block), or NULL */
+};
+
+/* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
+ * An unknown number is -ENOSYS, counted, and reported once when unix_report_unknown. */
+long unix_dispatch(struct ucall *c);
+void ucall_run_begin(void);               /* wait.c: unix_dispatch starts a new run */
+#define UNIX_NR_MAX 512                   /* numbers the table and the counters cover */
+uint64_t unix_call_count(long nr);        /* calls of nr so far (unknown ones too) */
+uint64_t unix_unknown_count(void);        /* calls of unknown numbers */
+extern bool unix_report_unknown;          /* option: print each unknown number once */
+
+/* Waiting calls (wait.c). The runtime runs the woken ones with unix_run_woken after each
+ * call it handles (both forms: a re-run works for any process), hands the timer the earliest
+ * deadline, and calls unix_timers_expire when it passes. unix_wait_end ends thread t's
+ * wait with `result` (a signal: -EINTR) and answers it; unix_wait_drop forgets it (the
+ * thread is gone). */
+void unix_run_woken(void);
+uint64_t unix_next_deadline(void);        /* UNIX_NO_DEADLINE when no call has one */
+void unix_timers_expire(uint64_t now_ns);
+bool unix_wait_end(struct uthread *t, long result);
+void unix_wait_drop(struct uthread *t);
+
+/* What the runtime provides to the core (MK: servers/unix runtime over IPC; IK: the
+ * kernel; hosted: host/fake.c). */
+void unix_answer(struct ucall *c, long result);   /* the call's result reaches its thread */
+void unix_log(const char *msg);                   /* a line on the console */
+void *unix_alloc(size_t n);                       /* zeroed, or NULL */
+void unix_free(void *p);
 
 /* ---- a process's memory ---------------------------------------------------------------
  * Copies between the server and process p's address space. They check every address (a
@@ -163,6 +194,20 @@ struct proc {
     struct fs_context *fs;
     struct tty *ctty;                 /* controlling terminal, or NULL */
     unsigned uid, gid;                /* one root user: 0 (stored, reported) */
+    /* process table (process.c) */
+    struct proc *next;                /* in the table, by creation */
+    bool zombie;                      /* exited, not yet reaped */
+    int exit_status;                  /* wait4 status encoding, once a zombie */
 };
+
+/* The process table (process.c). Pids count up from 1 and wrap to 2 after
+ * UNIX_PID_MAX, skipping numbers in use as a pid, process group or session. */
+#define UNIX_PID_MAX 32768
+#define UNIX_MAX_PROCS 1024               /* the system-wide limit (fork: EAGAIN) */
+struct proc *proc_create(struct proc *parent);   /* a child of parent (NULL: init); NULL
+                                                    at the limit or out of memory */
+struct proc *proc_find(int pid);                 /* a live or zombie process, or NULL */
+void proc_orphan_children(struct proc *p);       /* p exits: init (pid 1) adopts them */
+void proc_free(struct proc *p);                  /* out of the table; reaped */
 
 #endif

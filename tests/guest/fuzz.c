@@ -38,6 +38,8 @@
  *   SYS_VM_CLONE, SYS_TASK_THREAD, SYS_VM_CTL, SYS_TASK_COPY  often aimed at those
  *                               tasks; threads only with invalid entry points; copies never
  *                               into our own program image
+ *   SYS_TASK_THREAD_REGS        as SYS_TASK_THREAD: the registers come from a random frame
+ *                               whose rip is always an invalid entry point (E_INVAL)
  *   SYS_VM_UNMAP                only the fuzzer's own SYS_VM_MAP results (whole or a
  *                               leading part) or invalid addresses, so it never unmaps its
  *                               own stack, code or scratch buffer
@@ -352,6 +354,17 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
         if (n == SYS_TASK_THREAD)
             a[1] = invalid_entry();        /* no runaway copies of the fuzzer */
         break;
+    case SYS_TASK_THREAD_REGS: {
+        static struct user_regs frame;
+        uint64_t *w = (uint64_t *)&frame;
+        for (size_t i = 0; i < sizeof(frame) / 8; i++)
+            w[i] = arg();
+        frame.rip = invalid_entry();       /* no runaway copies of the fuzzer */
+        if (ncreated > 0 && below(2) == 0)
+            a[0] = (uint64_t)created[below((uint64_t)ncreated)];
+        a[1] = (uint64_t)(uintptr_t)&frame;
+        break;
+    }
     case SYS_CONSOLE_WRITE:
         if (a[1] > 64)
             a[1] %= 65;

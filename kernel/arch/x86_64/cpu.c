@@ -15,6 +15,7 @@ _Static_assert(offsetof(struct cpu, kernel_rsp) == CPU_KERNEL_RSP, "entry.S offs
 _Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "entry.S offset");
 
 extern void syscall_entry(void);
+extern void linux_syscall_entry(void);
 
 static void read_brand(char *out)
 {
@@ -98,6 +99,16 @@ static void gdt_load(struct cpu *c)
     __asm__ volatile("ltr %w0" ::"r"(SEL_TSS));
 }
 
+void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base)
+{
+    if (c->linux_entry != linux_entry)
+        wrmsr(MSR_LSTAR, linux_entry ? (u64)linux_syscall_entry : (u64)syscall_entry);
+    if (c->fs_base != fs_base)
+        wrmsr(MSR_FS_BASE, fs_base);
+    c->linux_entry = linux_entry;
+    c->fs_base = fs_base;
+}
+
 void cpu_init(struct cpu *c, int id)
 {
     c->self = c;
@@ -115,6 +126,7 @@ void cpu_init(struct cpu *c, int id)
     /* sysret loads cs = STAR[63:48] + 16, ss = STAR[63:48] + 8 (both | 3). */
     wrmsr(MSR_STAR, ((u64)(SEL_UDATA - 8 - 3) << 48) | ((u64)SEL_KCODE << 32));
     wrmsr(MSR_LSTAR, (u64)syscall_entry);
+    wrmsr(MSR_FS_BASE, 0);
     /* Clear IF, TF, DF, AC and NT on entry. */
     wrmsr(MSR_SFMASK, (1u << 9) | (1u << 8) | (1u << 10) | (1u << 18) | (1u << 14));
 

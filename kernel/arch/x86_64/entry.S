@@ -40,6 +40,32 @@
     popq %rbx;          \
     popq %rax
 
+/* Store the registers of a `syscall` entry into the trapframe at the top of the kernel
+ * stack (see syscall_entry). */
+#define SYSCALL_FRAME \
+    swapgs; \
+    movq %rsp, %gs:CPU_USER_RSP; \
+    movq %gs:CPU_KERNEL_RSP, %rsp; \
+    subq $TF_SIZE, %rsp; \
+    movq %rcx, TF_RIP(%rsp); \
+    movq %r11, TF_RFLAGS(%rsp); \
+    movq %gs:CPU_USER_RSP, %rcx; \
+    movq %rcx, TF_RSP(%rsp); \
+    movq $256, TF_VECTOR(%rsp)          /* VEC_SYSCALL */; \
+    movq %rax, TF_RAX(%rsp); \
+    movq %rbx, TF_RBX(%rsp); \
+    movq %rdx, TF_RDX(%rsp); \
+    movq %rsi, TF_RSI(%rsp); \
+    movq %rdi, TF_RDI(%rsp); \
+    movq %rbp, TF_RBP(%rsp); \
+    movq %r8, TF_R8(%rsp); \
+    movq %r9, TF_R9(%rsp); \
+    movq %r10, TF_R10(%rsp); \
+    movq %r12, TF_R12(%rsp); \
+    movq %r13, TF_R13(%rsp); \
+    movq %r14, TF_R14(%rsp); \
+    movq %r15, TF_R15(%rsp);
+
     .text
 /* Vectors that push an error code: 8, 10-14, 17, 21, 29, 30. Others push a zero. */
 .macro VECTOR n
@@ -108,28 +134,7 @@ trap_return:
  */
     .globl syscall_entry
 syscall_entry:
-    swapgs
-    movq %rsp, %gs:CPU_USER_RSP
-    movq %gs:CPU_KERNEL_RSP, %rsp
-    subq $TF_SIZE, %rsp
-    movq %rcx, TF_RIP(%rsp)
-    movq %r11, TF_RFLAGS(%rsp)
-    movq %gs:CPU_USER_RSP, %rcx
-    movq %rcx, TF_RSP(%rsp)
-    movq $256, TF_VECTOR(%rsp)          /* VEC_SYSCALL */
-    movq %rax, TF_RAX(%rsp)
-    movq %rbx, TF_RBX(%rsp)
-    movq %rdx, TF_RDX(%rsp)
-    movq %rsi, TF_RSI(%rsp)
-    movq %rdi, TF_RDI(%rsp)
-    movq %rbp, TF_RBP(%rsp)
-    movq %r8, TF_R8(%rsp)
-    movq %r9, TF_R9(%rsp)
-    movq %r10, TF_R10(%rsp)
-    movq %r12, TF_R12(%rsp)
-    movq %r13, TF_R13(%rsp)
-    movq %r14, TF_R14(%rsp)
-    movq %r15, TF_R15(%rsp)
+    SYSCALL_FRAME
     leaq -ASM_SYS_IPC_CALL(%rax), %rcx
     cmpq $1, %rcx
     jbe ipc_fast_try
@@ -161,6 +166,20 @@ exit_to_user:
     movq 40(%rsp), %rsp         /* user rsp */
     swapgs
     sysretq
+
+/*
+ * The syscall entry while a Linux task runs (LSTAR is switched per thread:
+ * cpu_user_context, cpu.h): the same frame, then fwd_syscall (kernel/ipc/fwd.c) forwards
+ * the call to the task's server whatever rax holds, and returns the frame to leave
+ * through (the server's after a direct switch). ondol's own entry is untouched.
+ */
+    .globl linux_syscall_entry
+linux_syscall_entry:
+    SYSCALL_FRAME
+    movq %rsp, %rdi
+    call fwd_syscall
+    movq %rax, %rsp
+    jmp exit_to_user
 
 /*
  * The IPC fastpath (ipc_fast_entry in ipc.c) either declines (rdx = NULL: nothing changed,

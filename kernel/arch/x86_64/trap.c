@@ -10,6 +10,7 @@
 #include "cpu.h"
 #include "dev.h"
 #include "fault.h"
+#include "fwd.h"
 #include "kernel.h"
 #include "pcnt.h"
 #include "klock.h"
@@ -122,6 +123,8 @@ static void exception(struct trapframe *tf)
     }
     if (tf->vector == 14 && (err = resolve_page_fault(tf)) == 0)
         return;
+    if (err != E_NOMEM)        /* a Linux task's server gets the fault; else it returns */
+        fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0);
     kill_faulting_thread(tf, err == E_NOMEM);
 }
 

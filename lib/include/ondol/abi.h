@@ -133,6 +133,35 @@ struct dev_info {
     struct dev_bar bar[6];
 };
 #define DMA_ALLOC_MAX (4u << 20) /* SYS_DMA_ALLOC: largest contiguous allocation */
+/* ---- Linux tasks (docs/unix.md, "Forwarding") ----------------------------------------
+ * A task marked with SYS_TASK_LINUX runs Linux code: each of its `syscall` instructions
+ * (any rax) and each fault the kernel cannot resolve becomes one IPC call from the
+ * thread to its server thread. Message words: w0 = label (op of the unix interface,
+ * SRV_LABEL layout: op | UNIX_IFACE << 16), then
+ *   FWD_OP_SYSCALL  w1 = Linux call number, w2..w7 = rdi, rsi, rdx, r10, r8, r9
+ *   FWD_OP_FAULT    w1 = vector, w2 = error code, w3 = address (cr2 for #PF), w4 = rip
+ * The reply's word 0 becomes rax (a system call; every other register is preserved), or
+ * for a fault or an interrupt: >= 0 resume (at the registers SYS_THREAD_CTL may have set), < 0 end the
+ * task with status KILLED_STATUS_BASE + vector. After SYS_THREAD_CTL(SET_REGS) the reply
+ * word is ignored: the thread resumes with exactly the registers set. */
+#define UNIX_IFACE          2
+#define FWD_OP_SYSCALL      1
+#define FWD_OP_FAULT        2
+#define FWD_OP_INTERRUPT    3    /* SYS_THREAD_CTL(INTERRUPT): no other words */
+#define FWD_LABEL(op)       ((uint64_t)(op) | (uint64_t)UNIX_IFACE << 16)
+
+/* A thread's user registers (SYS_THREAD_CTL, SYS_TASK_THREAD_REGS). */
+struct user_regs {
+    uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp;
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rip, rflags, fs_base;
+};
+#define THREAD_CTL_GET_REGS 1    /* SYS_THREAD_CTL ops */
+#define THREAD_CTL_SET_REGS 2
+#define THREAD_CTL_END      3
+#define THREAD_CTL_INTERRUPT 4   /* a FWD_OP_INTERRUPT call at its next return to user mode */
+/* rflags bits a user frame may set (CF PF AF ZF SF DF OF); IF is always on */
+#define USER_RFLAGS_MASK    0xcd5ull
 
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
 #define MEASURE_WINDOW_END   2

@@ -89,7 +89,7 @@ long copy_in_str(struct proc *p, char *dst, uint64_t uaddr, size_t cap)
     return -ENAMETOOLONG;
 }
 
-long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns)
+__attribute__((weak)) long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns)
 {
     (void)c;
     fake_blocked++;
@@ -98,7 +98,7 @@ long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns)
     return UNIX_BLOCKED;
 }
 
-void waitlist_wake(struct waitlist *w)
+__attribute__((weak)) void waitlist_wake(struct waitlist *w)
 {
     (void)w;
     fake_wakes++;
@@ -116,7 +116,7 @@ void *unix_alloc(size_t n)
         return NULL;
     if (fake_alloc_fail_after > 0)
         fake_alloc_fail_after--;
-    return malloc(n ? n : 1);
+    return calloc(1, n ? n : 1);     /* zeroed, as the runtime's */
 }
 
 void unix_free(void *p)
@@ -127,6 +127,23 @@ void unix_free(void *p)
 uint64_t unix_now_ns(void)
 {
     return fake_now_ns;
+}
+
+int fake_answers, fake_answer_tid, fake_logs;
+long fake_answer;
+char fake_log[128];
+
+void unix_answer(struct ucall *c, long result)
+{
+    fake_answers++;
+    fake_answer = result;
+    fake_answer_tid = c->thread ? c->thread->tid : 0;
+}
+
+void unix_log(const char *msg)
+{
+    fake_logs++;
+    snprintf(fake_log, sizeof(fake_log), "%s", msg);
 }
 
 void fake_check(bool ok, const char *what, const char *file, int line)

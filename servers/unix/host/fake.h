@@ -25,6 +25,14 @@ extern int fake_wakes;            /* waitlist_wake calls */
 extern uint64_t fake_now_ns;      /* unix_now_ns() returns this */
 extern long fake_alloc_fail_after;   /* >= 0: unix_alloc fails after this many more */
 extern size_t fake_alloc_max;        /* not 0: unix_alloc fails larger blocks */
+/* The runtime's side (unix-core): answers and log lines are recorded; unix_alloc is
+ * calloc. ucall_block and waitlist_wake are weak here, so a test that uses the core's
+ * wait.c (it calls unix_dispatch or unix_run_woken) gets the real ones. */
+extern int fake_answers;          /* unix_answer calls */
+extern long fake_answer;          /* the last result */
+extern int fake_answer_tid;       /* the last answered call's thread (0 without one) */
+extern int fake_logs;             /* unix_log calls */
+extern char fake_log[128];        /* the last line */
 
 /* Tests: CHECK(cond) prints the file, line and expression and counts a failure;
  * fake_done() prints "N checks, M failed" and gives the exit status. */

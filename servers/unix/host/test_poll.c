@@ -31,7 +31,7 @@ static long call(long (*fn)(struct ucall *), uint64_t start, uint64_t a0, uint64
     struct ucall c = fake_call(p, 0, a0, a1, a2, a3);
     c.a[4] = a4;
     c.a[5] = a5;
-    c.start_ns = start;
+    c.started_ns = start;
     return fn(&c);
 }
 

@@ -62,7 +62,7 @@ static long tread_at(size_t n, uint64_t start)
 {
     struct file *f = fd_file(p, fd);
     struct ucall c = fake_call(p, 0, (uint64_t)fd, fake_user(p, BUF), n, 0);
-    c.start_ns = start;
+    c.started_ns = start;
     uint64_t off = 0;
     memset(mem(BUF), 0, n + 1);
     return f->ops->read(f, &c, fake_user(p, BUF), n, &off);

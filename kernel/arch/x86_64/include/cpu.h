@@ -38,6 +38,8 @@ struct cpu {
     bool need_resched;
     bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
     struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
+    bool linux_entry;          /* LSTAR is linux_syscall_entry (a Linux task runs) */
+    u64 fs_base;               /* FS base loaded for the running thread */
     u64 gdt[9];
     struct tss tss;
     u8 df_stack[4096] __attribute__((aligned(16)));
@@ -68,4 +70,8 @@ static inline void cpu_set_kernel_stack(struct cpu *c, u64 top)
     c->tss.rsp0 = top;
     c->kernel_rsp = top;
 }
+/* The user context of a Linux thread beyond its registers: the syscall entry its
+ * `syscall` reaches (the Linux forwarding entry instead of ondol's) and its FS base;
+ * written to the MSRs only when they differ from what the CPU holds. */
+void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base);
 #endif

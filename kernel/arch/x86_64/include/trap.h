@@ -17,6 +17,7 @@ struct trapframe {
 #define DEV_IRQ_PINS  24
 #define VEC_SPURIOUS  255
 #define VEC_SYSCALL   256   /* pseudo vector recorded in frames built by syscall entry */
+#define VEC_REGS      257   /* pseudo vector: registers set by a server (fwd.c); leave by iret */
 
 void idt_init(void);
 void trap(struct trapframe *tf);

@@ -63,6 +63,7 @@ static inline u64 read_rflags(void)
 #define MSR_STAR          0xc0000081
 #define MSR_LSTAR         0xc0000082
 #define MSR_SFMASK        0xc0000084
+#define MSR_FS_BASE       0xc0000100
 #define MSR_GS_BASE       0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
 #define MSR_APIC_BASE     0x1b

@@ -1,0 +1,247 @@
+/*
+ * Linux forwarding (docs/unix.md, "Forwarding"), as an L4 exception IPC: a task marked
+ * with SYS_TASK_LINUX is a Linux process served by a server thread. Its threads enter the
+ * kernel through linux_syscall_entry (entry.S; the CPU's LSTAR follows the running thread,
+ * cpu_user_context), which calls fwd_syscall for any rax: the call becomes one IPC call
+ * from the thread to the server (ipc_forward, ipc.c) with the number and the six
+ * arguments as message words, built here and kept in the thread (fwd_words) so that its
+ * registers stay as they were. The thread stays blocked until the server answers with
+ * reply_recv; word 0 of the answer becomes rax (fwd_answer) and every other register is
+ * preserved, as Linux's syscall clobbers only rcx and r11. A fault the VM does not
+ * resolve is forwarded the same way (fwd_fault, from trap.c), so the server can deliver
+ * a signal. While a thread is blocked in a forwarded call the server may read and
+ * rewrite its registers (SYS_THREAD_CTL); it may also start threads with given registers
+ * (SYS_TASK_THREAD_REGS: fork's child, clone's thread) and end threads.
+ *
+ * A server holds any number of pending forwarded calls and answers each once, in any
+ * order: each caller waits with recv_from = the server (ipc.c, await_reply), which is
+ * exactly the right reply_recv checks, so a second answer finds it no longer waiting
+ * (E_SRCH). If the server is gone, the Linux task is killed with a report.
+ */
+#include <ondol/abi.h>
+#include "fwd.h"
+#include "ipc.h"
+#include "kernel.h"
+#include "klock.h"
+#include "pcnt.h"
+#include "sched.h"
+#include "task.h"
+#include "thread.h"
+#include "usercopy.h"
+#include "waitq.h"
+
+/* The live server thread of t's task, or NULL. */
+static struct thread *server_of(struct thread *t)
+{
+    struct thread *s = thread_lookup(t->task->linux_server);
+    return s && s->state != T_ZOMBIE ? s : NULL;
+}
+
+static __attribute__((noreturn)) void no_server(struct thread *t)
+{
+    printk("ondol: killed Linux task %d (%s): its server %d is gone\n", t->task->id,
+           t->task->name, t->task->linux_server);
+    task_kill(t->task, KILLED_STATUS);
+    thread_exit(KILLED_STATUS);
+}
+
+struct trapframe *fwd_syscall(struct trapframe *tf)
+{
+    kernel_lock();
+    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
+    struct thread *t = current_thread();
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
+                            tf->rdx, tf->r10, tf->r8, tf->r9};
+    struct thread *s = server_of(t);
+    if (!s)
+        no_server(t);
+    memcpy(t->fwd_words, w, sizeof(w));
+    t->fwd = FWD_SYSCALL;
+    return ipc_forward(t, s, true);
+}
+
+void fwd_fault(struct trapframe *tf, u64 addr)
+{
+    struct thread *t = current_thread();
+    struct thread *s = t->task && t->task->linux_server ? server_of(t) : NULL;
+    if (!s)
+        return;
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_FAULT), tf->vector, tf->error, addr, tf->rip};
+    memcpy(t->fwd_words, w, sizeof(w));
+    t->fwd = FWD_FAULT;
+    ipc_forward(t, s, false);
+    panic("fwd: a forwarded fault returned");
+}
+
+/* An interrupt is carried by `killed` (with `interrupt`), so that the one check every
+ * return to user mode already makes (sched_kernel_exit_checks) finds it: native exits
+ * pay nothing. A Linux thread never sleeps in the kernel outside a forwarded call, so no
+ * wait sees the flag as a kill; a real kill clears `interrupt`. */
+void fwd_interrupt(struct thread *t)
+{
+    t->killed = t->interrupt = false;
+    struct thread *s = t->task->linux_server ? server_of(t) : NULL;
+    if (!s)
+        no_server(t);
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_INTERRUPT)};
+    memcpy(t->fwd_words, w, sizeof(w));
+    t->fwd = FWD_INTERRUPT;
+    ipc_forward(t, s, false);
+    panic("fwd: a forwarded interrupt returned");
+}
+
+long fwd_answer(struct thread *c, u64 w0)
+{
+    u8 kind = c->fwd;
+    c->fwd = FWD_NONE;
+    c->ipc_flags = 0;
+    if (kind == FWD_SYSCALL)
+        return (long)w0;
+    if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0) {   /* not handled */
+        c->killed = true;
+        c->interrupt = false;
+        task_kill_except(c->task, kind == FWD_FAULT ? KILLED_STATUS_BASE + (int)c->fwd_words[1]
+                                                    : KILLED_STATUS, c);
+    }
+    return (long)c->tf->rax;
+}
+
+void fwd_server_gone(struct thread *c)
+{
+    printk("ondol: killed Linux task %d (%s): its server %d exited\n", c->task->id,
+           c->task->name, c->task->linux_server);
+    c->fwd = FWD_NONE;
+    c->ipc_flags = 0;
+    task_kill_except(c->task, KILLED_STATUS, NULL);
+}
+
+/* ---- the server's calls ------------------------------------------------------------- */
+static int id_of(u64 reg) { return (int)MIN(reg, 0x7fffffffull); }
+
+long fwd_task_linux(struct task *self, u64 task, u64 server)
+{
+    long err;
+    struct task *t = task_controlled(self, id_of(task), &err);
+    if (!t)
+        return err;
+    struct thread *s = thread_lookup(id_of(server));
+    if (!s || s->task != self || s->state == T_ZOMBIE)
+        return E_SRCH;
+    if (t->live_threads)
+        return E_INVAL;            /* marked before its first thread runs */
+    t->linux_server = s->tid;
+    return 0;
+}
+
+/* Registers as the thread sees them: a syscall frame does not hold rcx and r11, which
+ * the return from syscall sets to rip and rflags. */
+static void regs_from_frame(const struct thread *t, struct user_regs *r)
+{
+    const struct trapframe *f = t->tf;
+    bool sys = f->vector == VEC_SYSCALL;
+    *r = (struct user_regs){
+        .rax = f->rax, .rbx = f->rbx, .rcx = sys ? f->rip : f->rcx, .rdx = f->rdx,
+        .rsi = f->rsi, .rdi = f->rdi, .rbp = f->rbp, .rsp = f->rsp, .r8 = f->r8, .r9 = f->r9,
+        .r10 = f->r10, .r11 = sys ? f->rflags : f->r11, .r12 = f->r12, .r13 = f->r13,
+        .r14 = f->r14, .r15 = f->r15, .rip = f->rip, .rflags = f->rflags, .fs_base = t->fs_base,
+    };
+}
+
+/* rip, rsp and the FS base must lie in the user half: the return to user mode (iret,
+ * sysret) and the FS base write would fault in the kernel on a non-canonical one. */
+static bool regs_valid(const struct user_regs *r)
+{
+    return r->rip < USER_SPACE_END && r->rsp < USER_SPACE_END && r->fs_base < USER_SPACE_END;
+}
+
+/* Load r into t's frame. The frame is marked VEC_REGS so that the thread leaves by iret
+ * with every register (rcx and r11 included) as given; the flags it may choose are the
+ * arithmetic ones and DF (IF on, IOPL 0). */
+static void regs_to_frame(struct thread *t, const struct user_regs *r)
+{
+    struct trapframe *f = t->tf;
+    f->rax = r->rax; f->rbx = r->rbx; f->rcx = r->rcx; f->rdx = r->rdx;
+    f->rsi = r->rsi; f->rdi = r->rdi; f->rbp = r->rbp; f->rsp = r->rsp;
+    f->r8 = r->r8; f->r9 = r->r9; f->r10 = r->r10; f->r11 = r->r11;
+    f->r12 = r->r12; f->r13 = r->r13; f->r14 = r->r14; f->r15 = r->r15;
+    f->rip = r->rip;
+    f->rflags = (r->rflags & USER_RFLAGS_MASK) | RFLAGS_IF | 0x2;
+    f->cs = SEL_UCODE;
+    f->ss = SEL_UDATA;
+    f->vector = VEC_REGS;
+    f->error = 0;
+    t->fs_base = r->fs_base;
+}
+
+static long read_regs(u64 uregs, struct user_regs *r)
+{
+    if (copyin(r, uregs, sizeof(*r)))
+        return E_FAULT;
+    return regs_valid(r) ? 0 : E_INVAL;
+}
+
+/* A thread of a Linux task the caller controls, or NULL with *err. */
+static struct thread *controlled_thread(struct task *self, u64 tid, long *err)
+{
+    struct thread *t = thread_lookup(id_of(tid));
+    *err = E_SRCH;
+    if (!t || !t->task || t->state == T_ZOMBIE || !task_controlled(self, t->task->id, err))
+        return NULL;
+    *err = E_INVAL;
+    return t->task->linux_server ? t : NULL;
+}
+
+long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
+{
+    long err;
+    struct thread *t = controlled_thread(self, tid, &err);
+    if (!t)
+        return err;
+    if (op == THREAD_CTL_END) {
+        t->killed = true;
+        t->interrupt = false;
+        thread_wake(t, WAIT_KILLED);
+        return 0;
+    }
+    if (op == THREAD_CTL_INTERRUPT) {
+        if (!t->killed)                /* a thread being killed stays killed */
+            t->killed = t->interrupt = true;
+        return 0;
+    }
+    if (t->fwd == FWD_NONE)
+        return E_INVAL;            /* its registers are stable only in a forwarded call */
+    struct user_regs r;
+    if (op == THREAD_CTL_GET_REGS) {
+        regs_from_frame(t, &r);
+        return copyout(uregs, &r, sizeof(r));
+    }
+    if (op != THREAD_CTL_SET_REGS)
+        return E_INVAL;
+    if ((err = read_regs(uregs, &r)))
+        return err;
+    regs_to_frame(t, &r);
+    t->fwd = FWD_REGS;
+    return 0;
+}
+
+long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio)
+{
+    long err;
+    struct task *t = task_controlled(self, id_of(task), &err);
+    if (!t)
+        return err;
+    if ((i64)prio == PRIO_INHERIT)
+        prio = (u64)current_thread()->prio;
+    if (prio > PRIO_MAX)
+        return E_INVAL;
+    if (prio > (u64)t->max_prio)
+        return E_PERM;                 /* above the task's ceiling, as SYS_TASK_THREAD */
+    struct user_regs r;
+    if ((err = read_regs(uregs, &r)))
+        return err;
+    struct thread *th = thread_create(t, r.rip, r.rsp, 0, 0, (int)prio);
+    if (!th)
+        return E_NOMEM;
+    regs_to_frame(th, &r);
+    return th->tid;
+}

@@ -1,0 +1,30 @@
+/* Linux forwarding (fwd.c, docs/unix.md "Forwarding"): the system calls and faults of a
+ * Linux task become IPC calls to its server; the server's calls on its tasks' threads. */
+#ifndef FWD_H
+#define FWD_H
+#include "arch.h"
+#include "thread.h"
+
+/* thread->fwd: the forwarded call a thread is blocked in */
+enum { FWD_NONE = 0, FWD_SYSCALL = 1, FWD_FAULT = 2, FWD_INTERRUPT = 3,
+       FWD_REGS = 4 /* registers were set */ };
+
+/* linux_syscall_entry (entry.S): forward the current thread's system call; the frame to
+ * leave through. Kills the task when its server is gone. */
+struct trapframe *fwd_syscall(struct trapframe *tf);
+/* A user-mode fault the VM did not resolve (trap.c): forwarded, never returning, when the
+ * thread's task is a Linux task with a live server; else returns (kill as usual). */
+void fwd_fault(struct trapframe *tf, u64 addr);
+/* THREAD_CTL_INTERRUPT reached t at its return to user mode (sched.c): forward an
+ * "interrupted" call; never returns. */
+__attribute__((noreturn)) void fwd_interrupt(struct thread *t);
+/* The server answered c's forwarded call with word 0 = w0 (ipc.c, transfer): ends the
+ * forwarded call and returns the value c's rax must hold. */
+long fwd_answer(struct thread *c, u64 w0);
+/* The server c waits for has exited: its task is killed, with a report. */
+void fwd_server_gone(struct thread *c);
+
+long fwd_task_linux(struct task *self, u64 task, u64 server);             /* SYS_TASK_LINUX */
+long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs);        /* SYS_THREAD_CTL */
+long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio); /* SYS_TASK_THREAD_REGS */
+#endif

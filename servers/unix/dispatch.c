@@ -1,0 +1,80 @@
+/*
+ * The dispatch of forwarded Linux system calls (unix.h): a table indexed by number,
+ * generated from syscalls.def, so adding a call is one LX line and its lx_ handler.
+ * Every call is counted by number (P0's Table 2 needs the UNIX calls per run); an
+ * unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
+ * printed once ("unix: unknown system call N").
+ */
+#include "unix.h"
+
+typedef long (*lx_handler)(struct ucall *c);
+
+#define LX(nr, name) [nr] = lx_##name,
+static const lx_handler handlers[UNIX_NR_MAX] = {
+#include "syscalls.def"
+};
+#undef LX
+
+static uint64_t counts[UNIX_NR_MAX];
+static uint64_t unknown_calls;
+static uint64_t reported[UNIX_NR_MAX / 64];   /* unknown numbers already printed */
+static bool reported_out_of_range;
+bool unix_report_unknown;
+
+static bool in_table(long nr) { return nr >= 0 && nr < UNIX_NR_MAX; }
+
+uint64_t unix_call_count(long nr) { return in_table(nr) ? counts[nr] : 0; }
+uint64_t unix_unknown_count(void) { return unknown_calls; }
+
+/* "unix: unknown system call N" (numbers outside the table print as "out of range") */
+static size_t append(char *line, size_t n, const char *s)
+{
+    while (*s)
+        line[n++] = *s++;
+    line[n] = 0;
+    return n;
+}
+
+static void report_unknown(long nr)
+{
+    char line[64];
+    size_t n = append(line, 0, "unix: unknown system call ");
+    if (!in_table(nr)) {
+        append(line, n, "out of range");
+    } else {
+        char digits[8] = {0};
+        int k = 7;
+        for (long v = nr; k == 7 || v > 0; v /= 10)
+            digits[--k] = (char)('0' + v % 10);
+        append(line, n, digits + k);
+    }
+    unix_log(line);
+}
+
+static long unknown(long nr)
+{
+    unknown_calls++;
+    bool first;
+    if (in_table(nr)) {
+        first = !(reported[nr / 64] & (1ull << (nr % 64)));
+        reported[nr / 64] |= 1ull << (nr % 64);
+    } else {
+        first = !reported_out_of_range;
+        reported_out_of_range = true;
+    }
+    if (unix_report_unknown && first)
+        report_unknown(nr);
+    return -ENOSYS;
+}
+
+long unix_dispatch(struct ucall *c)
+{
+    ucall_run_begin();
+    if (!c->started_ns)
+        c->started_ns = unix_now_ns();
+    if (in_table(c->nr))
+        counts[c->nr]++;
+    if (!in_table(c->nr) || !handlers[c->nr])
+        return unknown(c->nr);
+    return handlers[c->nr](c);
+}

@@ -1,0 +1,135 @@
+/*
+ * The process table and the process-group and session calls (docs/unix.md). A process is
+ * created as a copy of its parent's identity (process group, session, uid, gid); init
+ * (the first process, pid 1) has no parent and adopts orphans. Pids count up and wrap,
+ * never reusing a number that is still a pid, a process group or a session, as Linux.
+ * At most UNIX_MAX_PROCS processes exist (a fork bomb stops there); the lookups are
+ * linear scans over at most that many.
+ */
+#include "unix.h"
+
+static struct proc *table;          /* every process, live or zombie */
+static int nprocs, last_pid;
+
+struct proc *proc_find(int pid)
+{
+    for (struct proc *p = table; p; p = p->next)
+        if (p->pid == pid)
+            return p;
+    return NULL;
+}
+
+static bool pid_in_use(int pid)
+{
+    for (struct proc *p = table; p; p = p->next)
+        if (p->pid == pid || p->pgid == pid || p->sid == pid)
+            return true;
+    return false;
+}
+
+/* The next free pid after last_pid, or 0 when every one is taken. */
+static int next_pid(void)
+{
+    for (int tries = 0; tries < UNIX_PID_MAX; tries++) {
+        last_pid = last_pid >= UNIX_PID_MAX ? 2 : last_pid + 1;
+        if (!pid_in_use(last_pid))
+            return last_pid;
+    }
+    return 0;
+}
+
+struct proc *proc_create(struct proc *parent)
+{
+    int pid = nprocs < UNIX_MAX_PROCS ? next_pid() : 0;
+    struct proc *p = pid ? unix_alloc(sizeof(*p)) : NULL;
+    if (!p)
+        return NULL;
+    p->pid = pid;
+    p->pgid = parent ? parent->pgid : pid;
+    p->sid = parent ? parent->sid : pid;
+    p->ppid = parent ? parent->pid : 0;
+    p->uid = parent ? parent->uid : 0;
+    p->gid = parent ? parent->gid : 0;
+    p->next = table;
+    table = p;
+    nprocs++;
+    return p;
+}
+
+void proc_orphan_children(struct proc *p)
+{
+    for (struct proc *c = table; c; c = c->next)
+        if (c->ppid == p->pid && c != p)
+            c->ppid = 1;
+}
+
+void proc_free(struct proc *p)
+{
+    for (struct proc **q = &table; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            nprocs--;
+            break;
+        }
+    unix_free(p);
+}
+
+/* The process a pid argument names: 0 is the caller; a zombie counts (as in Linux). */
+static struct proc *target(struct ucall *c, uint64_t pid)
+{
+    if (pid == 0)
+        return c->proc;
+    return (int64_t)pid > 0 && pid < UNIX_PID_MAX + 1 ? proc_find((int)pid) : NULL;
+}
+
+long lx_getpgid(struct ucall *c)
+{
+    struct proc *p = target(c, c->a[0]);
+    return p ? p->pgid : -ESRCH;
+}
+
+long lx_getpgrp(struct ucall *c) { return c->proc->pgid; }
+
+long lx_getsid(struct ucall *c)
+{
+    struct proc *p = target(c, c->a[0]);
+    return p ? p->sid : -ESRCH;
+}
+
+/* A process group with this id in session sid. */
+static bool group_in_session(int pgid, int sid)
+{
+    for (struct proc *p = table; p; p = p->next)
+        if (p->pgid == pgid && p->sid == sid && !p->zombie)
+            return true;
+    return false;
+}
+
+long lx_setpgid(struct ucall *c)
+{
+    int64_t pgid = (int32_t)c->a[1];
+    if (pgid < 0)
+        return -EINVAL;
+    struct proc *self = c->proc, *p = target(c, (uint64_t)(int64_t)(int32_t)c->a[0]);
+    if (!p || (p != self && p->ppid != self->pid))
+        return -ESRCH;
+    if (pgid == 0)
+        pgid = p->pid;
+    if (p->sid == p->pid || p->sid != self->sid)
+        return -EPERM;                 /* a session leader, or another session */
+    if (pgid != p->pid && !group_in_session((int)pgid, self->sid))
+        return -EPERM;
+    p->pgid = (int)pgid;
+    return 0;
+}
+
+long lx_setsid(struct ucall *c)
+{
+    struct proc *self = c->proc;
+    for (struct proc *p = table; p; p = p->next)
+        if (p->pgid == self->pid)
+            return -EPERM;             /* it leads a process group */
+    self->sid = self->pgid = self->pid;
+    self->ctty = NULL;
+    return self->sid;
+}
