@@ -1,0 +1,69 @@
+/*
+ * The UNIX server's placement runtime (docs/unix.md, "Design"): what the server's code
+ * asks of the place it runs in, and the entries through which that place drives it. The
+ * server's files call only these (and unix.h's copy_in/copy_out, unix_answer, unix_log,
+ * unix_alloc, unix_now_ns, console_write); three implementations exist:
+ *   MK   a user task (unixsrv): the rt_* calls are ondol system calls on tasks the server
+ *        created (SYS_TASK_CREATE, SYS_TASK_LINUX, SYS_VM_CLONE, SYS_VM_CTL,
+ *        SYS_TASK_COPY, SYS_THREAD_CTL, SYS_TASK_THREAD_REGS, SYS_TASK_KILL...), and its
+ *        main loop receives the forwarded calls as IPC and answers them with reply_recv;
+ *   IK   linked into the kernel: the same rt_* names are kernel functions on the same
+ *        objects, and a forwarded trap calls the entries below on the trapping thread's
+ *        kernel stack;
+ *   host the unit tests' fake (servers/unix/host/).
+ * Results of rt_* calls are ondol's: >= 0, or an E_* code (<ondol/abi.h> values, all
+ * negative); rt_errno() turns one into the Linux -errno a system call returns.
+ */
+#ifndef UNIX_RUNTIME_H
+#define UNIX_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "unix.h"
+
+struct user_regs;                 /* <ondol/abi.h>: rax..r15, rip, rflags, fs_base */
+
+/* ---- tasks and threads of Linux processes ------------------------------------------- */
+long rt_task_create(const char *name);      /* an empty task the server controls: its id */
+long rt_task_linux(int task);               /* its calls and faults now come to this server */
+long rt_task_kill(int task);                /* ends it and every thread (exit_group, kill) */
+long rt_task_reap(int task);                /* frees an ended task's ondol remains */
+long rt_vm_clone(int task, int from);       /* task's memory := COW copy of from's (fork) */
+/* VM_CTL in a controlled task. flags: VM_MMAP_FIXED, VM_MMAP_SHARED. Address or E_*. */
+long rt_vm_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags);
+long rt_vm_unmap(int task, uint64_t addr, uint64_t len);
+long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot);
+/* Bytes between the server and a task's memory (copy_in/copy_out are built on these). */
+long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n);
+long rt_copy_from(int task, void *dst, uint64_t uaddr, size_t n);
+/* Registers of a thread that waits in a forwarded call (or is interrupted). After
+ * rt_regs_set the thread resumes with exactly those registers; its answer is ignored. */
+long rt_regs_get(int tid, struct user_regs *r);
+long rt_regs_set(int tid, const struct user_regs *r);
+long rt_thread_start(int task, const struct user_regs *r);   /* new thread's tid */
+long rt_thread_end(int tid);
+long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its next return */
+void rt_poweroff(void);                     /* reboot(2) with power off: QEMU exits 0 */
+void rt_result_write(const char *buf, size_t n);   /* the result stream (COM2) */
+
+/* The root archive (build/rootfs.cpio, the boot's second module), read-only. */
+const void *rt_rootfs(size_t *len);
+/* A kernel option's value as text ("" when unset): the server's options (linux_init...). */
+long rt_option(const char *key, char *buf, size_t cap);
+
+/* An ondol E_* code as the Linux -errno of the same meaning. */
+long rt_errno(long ondol_error);
+
+/* ---- entries: how the runtime drives the server -------------------------------------- */
+void unix_start(void);                      /* once: unpack the root archive, start init */
+/* A forwarded system call of thread tid (FWD_OP_SYSCALL): answered through unix_answer
+ * (now or later), or not at all when the thread is gone or replaced. */
+void unix_syscall(int tid, long nr, const uint64_t args[6]);
+/* A fault the kernel could not resolve (FWD_OP_FAULT): a signal for the process. */
+void unix_fault(int tid, unsigned vector, uint64_t error, uint64_t addr, uint64_t rip);
+void unix_interrupted(int tid);             /* FWD_OP_INTERRUPT: deliver pending signals */
+void unix_console_input(const char *buf, size_t n);   /* bytes typed on the console */
+/* After each entry, the runtime runs the woken calls (unix_run_woken), then waits for the
+ * next event with unix_next_deadline() as its timeout and calls unix_timers_expire. */
+
+#endif
