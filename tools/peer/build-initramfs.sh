@@ -23,7 +23,7 @@ ROOT=$(cd "$SRC/../.." && pwd)
 OUT=${PEER_BUILD_DIR:-$ROOT/build/peer}
 CC=${CC:-gcc}
 CFLAGS="-std=c11 -static -O2 -Wall -Wextra -Werror"
-PROGS="pingpong_pipe pingpong_futex null_syscall"
+PROGS="pingpong_pipe pingpong_futex null_syscall vm_ops"
 # Applets the /init script uses (busybox is linked under these names).
 APPLETS="sh mount cat stty uname tr poweroff echo printf sleep ls dmesg"
 # Fixed timestamp for every archive member (2024-01-01T00:00:00Z).
