@@ -34,11 +34,13 @@ def fake_peer(monkeypatch):
     return calls
 
 
-def test_one_boot_per_rmap_mode_each_recording_it():
+def test_two_boots_per_rmap_mode_timed_and_under_the_probes():
     bench = benchmarks.get("vm")
     assert [(c.command, c.options, c.params) for c in bench.configs] == [
-        (f"vmbench {benchmarks.VM_N}", {"rmap": m}, {"rmap": m})
-        for m in ("global", "lock", "log")]
+        (command, {"rmap": m}, {"rmap": m, "probes": probes})
+        for m in ("global", "lock", "log")
+        for command, probes in ((f"vmbench {benchmarks.VM_N}", "off"),
+                                (f"pcnt stat vmbench probes {benchmarks.VM_PROBE_N}", "on"))]
     assert bench.key == ("test", "kernel", "rmap") and bench.icount
     assert set(benchmarks.VM_PEER_TESTS) == set(TESTS)
     assert all(short in peer.TESTS for short in benchmarks.VM_PEER_TESTS.values())
@@ -47,7 +49,9 @@ def test_one_boot_per_rmap_mode_each_recording_it():
 def test_rows_pair_each_ondol_figure_with_linux_and_the_ratio(fake_peer):
     bench = benchmarks.vm_benchmark(n=5, peer_n=7)
     first = bench.rows([guest_row(t, 1000) for t in TESTS], bench.configs[0])
-    later = bench.rows([guest_row("clone0", 3000)], bench.configs[2])
+    probed = bench.rows([guest_row("rmap_insert", 50)], bench.configs[1])
+    later = bench.rows([guest_row("clone0", 3000)], bench.configs[4])
+    # the peer boots once, with the first configuration
     assert fake_peer == [{"tests": list(benchmarks.VM_PEER_TESTS.values()), "n": 7,
                           "icount": True, "warmup": benchmarks.VM_PEER_WARMUP}]
     linux = [r for r in first if r["kernel"] == "linux"]
@@ -55,6 +59,8 @@ def test_rows_pair_each_ondol_figure_with_linux_and_the_ratio(fake_peer):
     assert all(r["rmap"] == "n/a" and "modes" not in r and r["ratio"] is None for r in linux)
     ours = [r for r in first if r["kernel"] == "ondol"]
     assert all(r["rmap"] == "global" and r["linux"] == 2000 and r["ratio"] == 0.5 for r in ours)
+    (insert,) = probed
+    assert insert["probes"] == "on" and insert["linux"] is None and insert["ratio"] is None
     (log_row,) = later
     assert log_row["rmap"] == "log" and log_row["ratio"] == 1.5
     assert log_row["label"] == "clone0 ondol log"
@@ -74,22 +80,28 @@ def test_bench_vm_end_to_end_table_shape(tmp_path, monkeypatch, capsys):
         pytest.skip("build/ondol.bin not built")
     monkeypatch.setenv("ONDOL_ROOT", str(REPO))
     monkeypatch.delenv("ONDOL_PEER", raising=False)
-    small = benchmarks.vm_benchmark(n=20, peer_n=20)
+    small = benchmarks.vm_benchmark(n=20, peer_n=20, probe_n=5)
     monkeypatch.setattr(benchmarks, "get", lambda name: small)
     assert main(["bench", "vm", "--no-build", "--results", str(tmp_path)]) == 0
     doc = json.loads((tmp_path / "vm.json").read_text())
     rows = doc["results"]
+    modes = ("global", "lock", "log")
+    probes = [(p, "ondol", m) for p in ("rmap_insert", "rmap_remove") for m in modes]
     assert sorted((r["test"], r["kernel"], r["rmap"]) for r in rows) == sorted(
-        [(t, "ondol", m) for t in TESTS for m in ("global", "lock", "log")] +
-        [(t, "linux", "n/a") for t in TESTS])
+        [(t, "ondol", m) for t in TESTS for m in modes] + probes +
+        [("rmap_apply", "ondol", "log")] + [(t, "linux", "n/a") for t in TESTS])
     assert {r["unit"] for r in rows} == {"instructions (icount)"}
-    assert all(r["n"] == 20 and 0 < r["min"] <= r["median"] <= r["max"] for r in rows)
-    assert all(r["linux"] and r["ratio"] for r in rows if r["kernel"] == "ondol")
-    assert [b["options"]["rmap"] for b in doc["boots"]] == ["global", "lock", "log"]
+    timed = [r for r in rows if not r.get("probe")]
+    assert all(r["n"] == 20 and 0 < r["min"] <= r["median"] <= r["max"] for r in timed)
+    # every probe sample is counted: 5 rounds of clone64 alone insert and remove 5 * 64
+    assert all(r["n"] >= 5 * 64 and r["min"] <= r["median"] <= r["max"]
+               for r in rows if r.get("probe"))
+    assert all(r["linux"] and r["ratio"] for r in timed if r["kernel"] == "ondol")
+    assert [b["options"]["rmap"] for b in doc["boots"]] == [m for m in modes for _ in (0, 1)]
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if "median" in line)
     assert re.findall(r"\w+", header) == ["test", "kernel", "rmap", "median", "min", "max", "n",
                                           "linux", "ratio"]
     kernels = re.findall(r"^│ \w+\s+│ (\w+)\s+│", out, re.MULTILINE)
-    assert sorted(kernels) == ["linux"] * len(TESTS) + ["ondol"] * 3 * len(TESTS)
+    assert sorted(kernels) == ["linux"] * len(TESTS) + ["ondol"] * (3 * len(TESTS) + 7)
     assert (tmp_path / "vm.svg").stat().st_size > 0

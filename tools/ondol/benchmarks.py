@@ -278,9 +278,12 @@ def rpc_rows(results: list[dict], config: Config) -> list[dict]:
 
 
 # ---- vm: issue 9's memory mechanisms beside Linux's, see docs/memory.md -------------------
-# bench/vmbench.c on ondol, one boot per rmap mode; tools/peer/vm_ops.c on the Linux peer,
-# booted once in the same QEMU and mode. Test -> the peer's short name for the same thing.
+# bench/vmbench.c on ondol, two boots per rmap mode: the operations timed (probes off), and
+# the same operations under `pcnt stat` for the reverse map's probes (rmap_insert,
+# rmap_remove, rmap_apply). tools/peer/vm_ops.c on the Linux peer, booted once in the same
+# QEMU and mode. Test -> the peer's short name for the same thing.
 VM_N = 500
+VM_PROBE_N = 100
 VM_RMAP_MODES = ("global", "lock", "log")
 VM_PEER_TESTS = {"clone0": "fork0", "clone64": "fork64", "pagefault": "pagefault",
                  "cowfault": "cowfault", "map16": "mmap16"}
@@ -314,7 +317,7 @@ def _vm_rows(results: list[dict], config: Config, peer_n: int) -> list[dict]:
     and keeps its medians, so every ondol row gets `linux` (Linux's median for the same
     test) and `ratio` (ondol / Linux; the goal is <= 1, reported, never asserted)."""
     rows = [{**config.params, **row, "kernel": "ondol"} for row in results]
-    if config.params.get("rmap") == VM_RMAP_MODES[0]:
+    if config.params.get("rmap") == VM_RMAP_MODES[0] and config.params.get("probes") == "off":
         _vm_linux.clear()
         linux = _vm_peer_rows(peer_n, _run_mode() or "icount")
         _vm_linux.update({r["test"]: r["median"] for r in linux})
@@ -328,15 +331,19 @@ def _vm_rows(results: list[dict], config: Config, peer_n: int) -> list[dict]:
     return rows
 
 
-def vm_benchmark(n: int = VM_N, peer_n: int = VM_N) -> Benchmark:
-    """`./ondol bench vm` with n samples per ondol row and peer_n per Linux row (the test
-    suite runs it with a few)."""
-    configs = tuple(Config(command=f"vmbench {n}", options={"rmap": mode},
-                           params={"rmap": mode}) for mode in VM_RMAP_MODES)
+def vm_benchmark(n: int = VM_N, peer_n: int = VM_N, probe_n: int = VM_PROBE_N) -> Benchmark:
+    """`./ondol bench vm` with n samples per ondol row, peer_n per Linux row and probe_n
+    rounds of the operations for the probes (the test suite runs it with a few)."""
+    configs = tuple(config for mode in VM_RMAP_MODES for config in (
+        Config(command=f"vmbench {n}", options={"rmap": mode},
+               params={"rmap": mode, "probes": "off"}),
+        Config(command=f"pcnt stat vmbench probes {probe_n}", options={"rmap": mode},
+               params={"rmap": mode, "probes": "on"})))
     return Benchmark(
         name="vm",
         description="memory (issue 9): clone+exit+wait with 0 and 64 touched pages, page "
-                    "fault, COW fault, map+touch 16+unmap, per rmap mode, beside Linux",
+                    "fault, COW fault, map+touch 16+unmap, rmap insert/remove/apply, per rmap "
+                    "mode, beside Linux",
         configs=configs,
         key=("test", "kernel", "rmap"),
         columns=("test", "kernel", "rmap", *STATS, "linux", "ratio"),
@@ -383,7 +390,6 @@ BENCHMARKS = (
     ),
     _one_row("boot", "power-on to the first user program (the banner's work, init, the shell)",
              "boottime"),
-    vm_benchmark(),
     Benchmark(
         name="ipc-cache",
         description="IPC round trips as cache-model windows (use --cache PRESET): misses per IPC "
@@ -395,6 +401,7 @@ BENCHMARKS = (
         paper=None,
         timeout=1800.0,
     ),
+    vm_benchmark(),
 )
 
 
