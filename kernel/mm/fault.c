@@ -94,7 +94,8 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     if (!*pte)
         err = first_frame(as, r, page, pte, &frame);
     else if ((access & VM_ACCESS_WRITE) && (frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
-        err = pcnt_probed() ? cow_copy_probed(as, page, pte, &frame) : cow_copy(as, page, pte, &frame);
+        err = pcnt_probed() ? cow_copy_probed(as, page, pte, &frame)
+                            : cow_copy(as, page, pte, &frame);
     if (err)
         return err;
     u64 want = region_pte(r, frame);

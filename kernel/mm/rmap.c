@@ -165,7 +165,9 @@ static PCNT_COLD void insert_probed(struct rmap_entry *e, struct aspace *as, u64
 
 static PCNT_COLD void remove_probed(u64 *pte)
 {
-    pcnt_probe_start(PROBE_RMAP_REMOVE, (*pte_rmap_slot(pte))->va);
+    const struct rmap_entry *e = *pte_rmap_slot(pte);
+    ASSERT(e);
+    pcnt_probe_start(PROBE_RMAP_REMOVE, e->va);
     remove_entry(pte);
     pcnt_probe_stop(PROBE_RMAP_REMOVE);
 }

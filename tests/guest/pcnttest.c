@@ -57,7 +57,8 @@ static void states(void)
     printf("start_on_running=%s\n", status_of(first_user + 4));
     pcnt(PCNT_CLEAR, 0, 0, 0);
     st = status_of(first_user + 2);
-    printf("after_clear=%s,%s,%s\n", st, names[slots[first_user + 3].status & 3], names[slots[first_user + 4].status & 3]);
+    printf("after_clear=%s,%s,%s\n", st, names[slots[first_user + 3].status & 3],
+           names[slots[first_user + 4].status & 3]);
 }
 
 static void overhead(void)
@@ -70,7 +71,8 @@ static void overhead(void)
     pcnt(PCNT_STOP, first_user + 1, 0, 0);
     pcnt(PCNT_DUMP, (long)slots, nslots, 0);
     printf("slot0=%llu raw=%llu net=%llu status=%s\n", (unsigned long long)slots[0].tsc,
-           (unsigned long long)slots[first_user + 1].tsc, (unsigned long long)slots[first_user + 1].tsc_net,
+           (unsigned long long)slots[first_user + 1].tsc,
+           (unsigned long long)slots[first_user + 1].tsc_net,
            names[slots[first_user + 1].status & 3]);
 }
 
