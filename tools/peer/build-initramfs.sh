@@ -16,6 +16,7 @@
 #   initramfs=<dir>/images/<hash>/initramfs.cpio   newc cpio: /init, busybox, peer programs
 #   kernel_version=<uname -r of the kernel>
 #   bin=<dir>/images/<hash>/bin      the static peer programs (host-runnable)
+#   busybox=<dir>/busybox/bin/busybox   Debian's static busybox (the rootfs uses it too)
 # <hash> names what they were built from (sources, flags, busybox), so two checkouts
 # sharing <dir> with different peer programs each keep their own.
 set -euo pipefail
@@ -193,3 +194,4 @@ echo "vmlinuz=$OUT/vmlinuz"
 echo "initramfs=$IMG/initramfs.cpio"
 echo "kernel_version=$KVER"
 echo "bin=$IMG/bin"
+echo "busybox=$BUSYBOX"
