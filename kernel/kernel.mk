@@ -11,7 +11,7 @@ KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc 
 	-isystem $(KERNEL_GCC_INCLUDE) $(addprefix -I,$(KERNEL_DIRS)) -I$(KERNEL_ARCH_DIR)/include -I$(GEN) \
 	-Ilib/libc/include -Ilib/include $(DRV_INCLUDES) -mcmodel=kernel -mno-red-zone -mgeneral-regs-only \
 	-fno-pie -fno-stack-protector -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
-PCNT_SLOTS ?= 16
+PCNT_SLOTS ?= 32
 KERNEL_CFLAGS += -DPCNT_SLOTS=$(PCNT_SLOTS)
 KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T $(KERNEL_ARCH_DIR)/linker.ld
 

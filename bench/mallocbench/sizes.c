@@ -35,10 +35,32 @@
 #define MAX_BLOCKS 64
 #define BATCH_BYTES (8u << 20)       /* the largest sizes get fewer blocks: guest RAM is small */
 #define PAGE 4096u
-#define PROBE_VM_MAP 6               /* the kernel's probe slots (docs/measuring.md) */
-#define PROBE_VM_UNMAP 7
-#define PROBE_FRAME 8
-#define PROBE_SLOTS 9
+#define PROBE_SLOTS 32               /* the most slots a dump reads (PCNT_SLOTS' default) */
+
+/* The kernel's probe slots, by name from PCNT_LIST ("probe NAME SLOT" lines), so the
+ * benchmark follows the kernel's numbering (docs/measuring.md). */
+static int slot_vm_map, slot_vm_unmap, slot_frame, dump_slots;
+
+static int probe_slot(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *l = list; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+        if (strncmp(l, "probe ", 6) == 0 && strncmp(l + 6, name, n) == 0 && l[6 + n] == ' ')
+            return atoi(l + 7 + n);
+    return 0;
+}
+
+static void find_probe_slots(void)
+{
+    static char list[1024];
+    long len = SC4(SYS_PCNT, PCNT_LIST, (long)list, sizeof(list) - 1, 0);
+    list[len > 0 ? len : 0] = 0;
+    slot_vm_map = probe_slot(list, "vm_map");
+    slot_vm_unmap = probe_slot(list, "vm_unmap");
+    slot_frame = probe_slot(list, "frame_alloc");
+    int top = slot_vm_map > slot_vm_unmap ? slot_vm_map : slot_vm_unmap;
+    dump_slots = (slot_frame > top ? slot_frame : top) + 1;
+}
 
 /* What one phase cost beyond the per-call samples, read before and after it. */
 struct layers {
@@ -59,7 +81,7 @@ static void read_layers(struct layers *l)
     ondol_malloc_info(&info);
     l->pages = info.pages;
     if (probes_on)
-        SC4(SYS_PCNT, PCNT_DUMP, (long)l->slot, PROBE_SLOTS, 0);
+        SC4(SYS_PCNT, PCNT_DUMP, (long)l->slot, dump_slots, 0);
 }
 
 static int blocks_for(size_t size)
@@ -92,12 +114,12 @@ static void kernel_fields(const struct phase *p, char *buf, size_t len)
     }
     snprintf(buf, len,
              ",\"kernel_vm\":%llu,\"frames\":%llu,\"frame_ticks\":%llu,\"probe_dropped\":%llu",
-             (unsigned long long)(slot_delta_sum(p, PROBE_VM_MAP) + slot_delta_sum(p, PROBE_VM_UNMAP)),
-             (unsigned long long)slot_delta_count(p, PROBE_FRAME),
-             (unsigned long long)slot_delta_sum(p, PROBE_FRAME),
-             (unsigned long long)(slot_delta_dropped(p, PROBE_VM_MAP) +
-                                  slot_delta_dropped(p, PROBE_VM_UNMAP) +
-                                  slot_delta_dropped(p, PROBE_FRAME)));
+             (unsigned long long)(slot_delta_sum(p, slot_vm_map) + slot_delta_sum(p, slot_vm_unmap)),
+             (unsigned long long)slot_delta_count(p, slot_frame),
+             (unsigned long long)slot_delta_sum(p, slot_frame),
+             (unsigned long long)(slot_delta_dropped(p, slot_vm_map) +
+                                  slot_delta_dropped(p, slot_vm_unmap) +
+                                  slot_delta_dropped(p, slot_frame)));
 }
 
 /* One result row: per-call statistics (TSC), the library's own mean, the page layer. */
@@ -166,6 +188,8 @@ static void run_round(size_t size, const char *round)
 
 int run_sizes(void)
 {
+    if (probes_on)
+        find_probe_slots();
     int total = 0, done = 0;
     for (size_t s = MIN_SIZE; s <= MAX_SIZE; s *= 2)
         total++;

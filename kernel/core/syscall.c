@@ -229,25 +229,13 @@ static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
     return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
-/* The page layer under user allocators (P2): the vm_map and vm_unmap probes time the
- * handlers, from the checks to the result (docs/measuring.md). */
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
-    pcnt_probe_start(PROBE_VM_MAP, len);
-    long r = mmap_in(self_task()->as, addr, len, prot, flags, phys);
-    pcnt_probe_stop(PROBE_VM_MAP);
-    return r;
+    return mmap_in(self_task()->as, addr, len, prot, flags, phys);
 }
 
 static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
-
-static long sys_vm_unmap(u64 addr, u64 len)
-{
-    pcnt_probe_start(PROBE_VM_UNMAP, len);
-    long r = unmap_in(self_task()->as, addr, len);
-    pcnt_probe_stop(PROBE_VM_UNMAP);
-    return r;
-}
+static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task()->as, addr, len); }
 static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task()->as, addr, len, prot); }
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */

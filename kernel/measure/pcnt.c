@@ -14,7 +14,10 @@ static u32 event_modes = PCNT_MODE_USER | PCNT_MODE_KERNEL;
 static const char *const probe_names[PROBE_COUNT] = {
     [PROBE_SYSCALL] = "syscall", [PROBE_CTXSW] = "ctxsw", [PROBE_IPC_FAST] = "ipc_fastpath",
     [PROBE_IPC_SLOW] = "ipc_slowpath", [PROBE_PAGEFAULT] = "pagefault",
-    [PROBE_VM_MAP] = "vm_map", [PROBE_VM_UNMAP] = "vm_unmap", [PROBE_FRAME] = "frame_alloc",
+    [PROBE_VM_FAULT] = "vm_fault", [PROBE_COW_FAULT] = "cow_fault", [PROBE_VM_MAP] = "vm_map",
+    [PROBE_VM_UNMAP] = "vm_unmap", [PROBE_RMAP_INSERT] = "rmap_insert",
+    [PROBE_RMAP_REMOVE] = "rmap_remove", [PROBE_RMAP_APPLY] = "rmap_apply",
+    [PROBE_FRAME] = "frame_alloc",
 };
 
 /* Architectural events (Intel SDM vol. 3, "Pre-defined architectural performance events"). */

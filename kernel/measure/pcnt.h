@@ -11,7 +11,7 @@
 #include "types.h"
 
 #ifndef PCNT_SLOTS
-#define PCNT_SLOTS 16            /* build option: make PCNT_SLOTS=32 */
+#define PCNT_SLOTS 32            /* build option: make PCNT_SLOTS=64 */
 #endif
 
 struct pcnt_slot {
@@ -28,7 +28,11 @@ struct pcnt_slot {
 
 /* Named kernel probe points, each with its own slot. */
 enum pcnt_probe { PROBE_SYSCALL = 1, PROBE_CTXSW, PROBE_IPC_FAST, PROBE_IPC_SLOW,
-                  PROBE_PAGEFAULT, PROBE_VM_MAP, PROBE_VM_UNMAP, PROBE_FRAME, PROBE_COUNT };
+                  PROBE_PAGEFAULT,
+                  PROBE_VM_FAULT, PROBE_COW_FAULT, PROBE_VM_MAP, PROBE_VM_UNMAP,   /* kernel/mm */
+                  PROBE_RMAP_INSERT, PROBE_RMAP_REMOVE, PROBE_RMAP_APPLY,
+                  PROBE_FRAME,                                                    /* pmm.c */
+                  PROBE_COUNT };
 
 #define PCNT_FIRST_USER_SLOT PROBE_COUNT   /* below it: the overhead and the probes' slots */
 
@@ -91,6 +95,12 @@ static inline void pcnt_probe_stop(enum pcnt_probe p)
     if (pcnt_probes_on && pcnt_pool[this_cpu()->id][p].status == PCNT_RUNNING)
         pcnt_stop(p);
 }
+
+/* Probes around a whole operation (kernel/mm): the operation tests pcnt_probed() once and
+ * calls its probed variant, kept out of line with PCNT_COLD, only when the probes are on;
+ * with them off the probe costs that one test and branch. */
+#define PCNT_COLD __attribute__((noinline, cold))
+static inline bool pcnt_probed(void) { return __builtin_expect(pcnt_probes_on, 0); }
 
 /* A measured region that blocked across a thread switch is dropped, not failed. */
 static inline void pcnt_abort(int id)

@@ -9,6 +9,7 @@
 #include "fault.h"
 #include "kernel.h"
 #include "memlayout.h"
+#include "pcnt.h"
 #include "pmm.h"
 #include "region.h"
 #include "rmap.h"
@@ -31,6 +32,15 @@ static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
     rmap_insert(e, as, page, copy, pte);
     *frame = copy | PTE_ANON;
     return 0;
+}
+
+/* cow_copy under the cow_fault probe (docs/measuring.md). */
+static PCNT_COLD int cow_copy_probed(struct aspace *as, u64 page, u64 *pte, u64 *frame)
+{
+    pcnt_probe_start(PROBE_COW_FAULT, page);
+    int err = cow_copy(as, page, pte, frame);
+    pcnt_probe_stop(PROBE_COW_FAULT);
+    return err;
 }
 
 /* The first frame for an untouched page: from the region's object; an anonymous one
@@ -84,7 +94,8 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     if (!*pte)
         err = first_frame(as, r, page, pte, &frame);
     else if ((access & VM_ACCESS_WRITE) && (frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
-        err = cow_copy(as, page, pte, &frame);
+        err = pcnt_probed() ? cow_copy_probed(as, page, pte, &frame)
+                            : cow_copy(as, page, pte, &frame);
     if (err)
         return err;
     u64 want = region_pte(r, frame);
@@ -106,8 +117,18 @@ int vm_resolve(struct aspace *as, u64 va, unsigned access, u64 *pa)
     return resolve_in_region(as, va, access, pa);
 }
 
+static PCNT_COLD int vm_fault_probed(struct aspace *as, u64 va, unsigned access)
+{
+    u64 pa;
+    pcnt_probe_start(PROBE_VM_FAULT, va);
+    int err = vm_resolve(as, va, access, &pa);
+    pcnt_probe_stop(PROBE_VM_FAULT);
+    return err;
+}
+
+/* A page fault, measured by the vm_fault probe (the trap handler's part is outside it). */
 int vm_fault(struct aspace *as, u64 va, unsigned access)
 {
     u64 pa;
-    return vm_resolve(as, va, access, &pa);
+    return pcnt_probed() ? vm_fault_probed(as, va, access) : vm_resolve(as, va, access, &pa);
 }

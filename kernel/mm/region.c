@@ -11,6 +11,7 @@
 #include "kernel.h"
 #include "kobj.h"
 #include "memlayout.h"
+#include "pcnt.h"
 #include "pmm.h"
 #include "region.h"
 #include "rmap.h"
@@ -163,7 +164,7 @@ static int split_range(struct aspace *as, u64 start, u64 end)
 
 /* ---- the operations ------------------------------------------------------------------ */
 
-int region_unmap(struct aspace *as, u64 start, u64 end)
+static int unmap_range(struct aspace *as, u64 start, u64 end)
 {
     int err = split_range(as, start, end);
     if (err)
@@ -175,6 +176,20 @@ int region_unmap(struct aspace *as, u64 start, u64 end)
         region_free(as, r);
     }
     return 0;
+}
+
+static PCNT_COLD int unmap_probed(struct aspace *as, u64 start, u64 end)
+{
+    pcnt_probe_start(PROBE_VM_UNMAP, end - start);
+    int err = unmap_range(as, start, end);
+    pcnt_probe_stop(PROBE_VM_UNMAP);
+    return err;
+}
+
+/* Unmap [start, end), measured by the vm_unmap probe (para: the length). */
+int region_unmap(struct aspace *as, u64 start, u64 end)
+{
+    return pcnt_probed() ? unmap_probed(as, start, end) : unmap_range(as, start, end);
 }
 
 static bool covered(struct aspace *as, u64 start, u64 end)
@@ -243,15 +258,15 @@ static long place(struct aspace *as, u64 addr, u64 len, bool fixed)
     return at ? (long)at : E_NOMEM;
 }
 
-long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
-                struct memobj *obj)
+static long map_region(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
+                       struct memobj *obj)
 {
     bool fixed = flags & VM_MMAP_FIXED;
     long start = place(as, addr, len, fixed);
     struct region *r = start >= 0 ? kobj_alloc(&region_cache) : NULL;
     long err = start < 0 ? start : r ? 0 : E_NOMEM;
     if (!err && fixed)
-        err = region_unmap(as, (u64)start, (u64)start + len);
+        err = unmap_range(as, (u64)start, (u64)start + len);
     if (err) {
         if (r)
             kobj_free(&region_cache, r);
@@ -263,6 +278,23 @@ long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned fl
     r->next = *pp;
     *pp = r;
     return start;
+}
+
+static PCNT_COLD long map_probed(struct aspace *as, u64 addr, u64 len, unsigned prot,
+                                  unsigned flags, struct memobj *obj)
+{
+    pcnt_probe_start(PROBE_VM_MAP, len);
+    long r = map_region(as, addr, len, prot, flags, obj);
+    pcnt_probe_stop(PROBE_VM_MAP);
+    return r;
+}
+
+/* Map a region, measured by the vm_map probe (para: the length); pages come on first touch. */
+long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
+                struct memobj *obj)
+{
+    return pcnt_probed() ? map_probed(as, addr, len, prot, flags, obj)
+                         : map_region(as, addr, len, prot, flags, obj);
 }
 
 int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)

@@ -17,6 +17,7 @@
 #include "arch.h"
 #include "kernel.h"
 #include "kobj.h"
+#include "pcnt.h"
 #include "pmm.h"
 #include "region.h"
 #include "rmap.h"
@@ -67,19 +68,36 @@ static struct spinlock *lock_for(u64 pa)
     return rmap_mode == RMAP_LOCK ? &frame_meta(pa)->lock : &global_lock;
 }
 
+/* One logged operation. */
+static void apply_op(struct rmap_op op)
+{
+    if (!op.insert) {
+        unlink(op.e);
+        rmap_entry_discard(op.e);
+    } else if (__atomic_exchange_n(&op.e->insert_mark, 0, __ATOMIC_ACQ_REL)) {
+        link(op.e);
+    } else {
+        rmap_entry_discard(op.e);    /* removed before it was applied */
+    }
+}
+
+/* apply_op under the rmap_apply probe (para: 1 insert, 0 remove): the deferred half of a
+ * log-mode update, so log's cost is an insert or remove plus this. */
+static PCNT_COLD void apply_op_probed(struct rmap_op op)
+{
+    pcnt_probe_start(PROBE_RMAP_APPLY, op.insert);
+    apply_op(op);
+    pcnt_probe_stop(PROBE_RMAP_APPLY);
+}
+
 static void apply_log(struct rmap_log *l)
 {
     u32 tail = __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE);
     for (u32 i = l->head; i != tail; i++) {
-        struct rmap_op op = l->ops[i % LOG_OPS];
-        if (!op.insert) {
-            unlink(op.e);
-            rmap_entry_discard(op.e);
-        } else if (__atomic_exchange_n(&op.e->insert_mark, 0, __ATOMIC_ACQ_REL)) {
-            link(op.e);
-        } else {
-            rmap_entry_discard(op.e);    /* removed before it was applied */
-        }
+        if (pcnt_probed())
+            apply_op_probed(l->ops[i % LOG_OPS]);
+        else
+            apply_op(l->ops[i % LOG_OPS]);
     }
     __atomic_store_n(&l->head, tail, __ATOMIC_RELEASE);
 }
@@ -103,7 +121,7 @@ static void log_append(struct rmap_entry *e, bool insert)
     __atomic_store_n(&l->tail, l->tail + 1, __ATOMIC_RELEASE);
 }
 
-void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *pte)
+static void insert_entry(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *pte)
 {
     *e = (struct rmap_entry){.as = as, .va = va, .pa = pa};
     *pte_rmap_slot(pte) = e;
@@ -118,7 +136,7 @@ void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *p
     spin_unlock(l);
 }
 
-void rmap_remove(u64 *pte)
+static void remove_entry(u64 *pte)
 {
     struct rmap_entry *e = *pte_rmap_slot(pte);
     ASSERT(e);
@@ -133,6 +151,41 @@ void rmap_remove(u64 *pte)
     unlink(e);
     spin_unlock(l);
     rmap_entry_discard(e);
+}
+
+/* The updates under their probes (para: the virtual page); a full log applied inside an
+ * insert or remove is counted in both it and rmap_apply. */
+static PCNT_COLD void insert_probed(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa,
+                                    u64 *pte)
+{
+    pcnt_probe_start(PROBE_RMAP_INSERT, va);
+    insert_entry(e, as, va, pa, pte);
+    pcnt_probe_stop(PROBE_RMAP_INSERT);
+}
+
+static PCNT_COLD void remove_probed(u64 *pte)
+{
+    const struct rmap_entry *e = *pte_rmap_slot(pte);
+    ASSERT(e);
+    pcnt_probe_start(PROBE_RMAP_REMOVE, e->va);
+    remove_entry(pte);
+    pcnt_probe_stop(PROBE_RMAP_REMOVE);
+}
+
+void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *pte)
+{
+    if (pcnt_probed())
+        insert_probed(e, as, va, pa, pte);
+    else
+        insert_entry(e, as, va, pa, pte);
+}
+
+void rmap_remove(u64 *pte)
+{
+    if (pcnt_probed())
+        remove_probed(pte);
+    else
+        remove_entry(pte);
 }
 
 /* ---- the checker ---------------------------------------------------------------------- */

@@ -6,72 +6,86 @@
  *   errors    bad pointers, commands, slots and events -> the documented error codes;
  *             run unprivileged (as the shell runs it): the facility's switches and the
  *             probes' slots give E_PERM, and an unprivileged CLEAR leaves slot 0 alone
- * User slots are 9 and up (1..8 belong to the kernel's probes).
+ * User slots follow the kernel's probes (named in a dump); the first five are used.
  */
 #include <stdio.h>
 #include <string.h>
 #include <ondol/sys.h>
 
 static const char *const names[] = {"INIT", "RUNNING", "SET", "FAIL"};
-static struct pcnt_slot_info slots[16];
+static struct pcnt_slot_info slots[64];
+static int nslots;                   /* the kernel's PCNT_SLOTS: the largest dump it takes */
+static int first_user;               /* the first user slot */
 
 static long pcnt(unsigned cmd, long a, long b, long c) { return SC4(SYS_PCNT, cmd, a, b, c); }
 
+/* Every slot; the probes' slots carry their names, so the first unnamed one after slot 0
+ * is the first user slot. */
+static void find_user_slots(void)
+{
+    for (nslots = 64; nslots > 1 && pcnt(PCNT_DUMP, (long)slots, nslots, 0) < 0; nslots--)
+        continue;
+    for (first_user = 1; first_user < nslots && slots[first_user].name[0]; first_user++)
+        continue;
+}
+
 static const char *status_of(int slot)
 {
-    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    pcnt(PCNT_DUMP, (long)slots, nslots, 0);
     return names[slots[slot].status & 3];
 }
 
 static void states(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    printf("clear=%s\n", status_of(13));
-    pcnt(PCNT_START, 13, 42, 0);
-    const char *st = status_of(13);     /* refreshes slots[] before it is read below */
-    printf("start=%s para=%llu\n", st, (unsigned long long)slots[13].para);
-    pcnt(PCNT_STOP, 13, 0, 0);
-    printf("stop=%s\n", status_of(13));
-    pcnt(PCNT_START, 13, 7, 0);
-    printf("start_on_set=%s\n", status_of(13));
-    pcnt(PCNT_STOP, 13, 0, 0);
-    printf("stop_on_set=%s\n", status_of(13));
-    pcnt(PCNT_STOP, 14, 0, 0);
-    printf("stop_on_init=%s\n", status_of(14));
-    pcnt(PCNT_START, 14, 0, 0);
-    printf("start_on_fail=%s\n", status_of(14));
-    pcnt(PCNT_START, 15, 0, 0);
-    pcnt(PCNT_START, 15, 0, 0);
-    printf("start_on_running=%s\n", status_of(15));
+    printf("clear=%s\n", status_of(first_user + 2));
+    pcnt(PCNT_START, first_user + 2, 42, 0);
+    const char *st = status_of(first_user + 2);     /* refreshes slots[] before it is read below */
+    printf("start=%s para=%llu\n", st, (unsigned long long)slots[first_user + 2].para);
+    pcnt(PCNT_STOP, first_user + 2, 0, 0);
+    printf("stop=%s\n", status_of(first_user + 2));
+    pcnt(PCNT_START, first_user + 2, 7, 0);
+    printf("start_on_set=%s\n", status_of(first_user + 2));
+    pcnt(PCNT_STOP, first_user + 2, 0, 0);
+    printf("stop_on_set=%s\n", status_of(first_user + 2));
+    pcnt(PCNT_STOP, first_user + 3, 0, 0);
+    printf("stop_on_init=%s\n", status_of(first_user + 3));
+    pcnt(PCNT_START, first_user + 3, 0, 0);
+    printf("start_on_fail=%s\n", status_of(first_user + 3));
+    pcnt(PCNT_START, first_user + 4, 0, 0);
+    pcnt(PCNT_START, first_user + 4, 0, 0);
+    printf("start_on_running=%s\n", status_of(first_user + 4));
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    st = status_of(13);
-    printf("after_clear=%s,%s,%s\n", st, names[slots[14].status & 3], names[slots[15].status & 3]);
+    st = status_of(first_user + 2);
+    printf("after_clear=%s,%s,%s\n", st, names[slots[first_user + 3].status & 3],
+           names[slots[first_user + 4].status & 3]);
 }
 
 static void overhead(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    pcnt(PCNT_START, 12, 20, 0);
+    pcnt(PCNT_START, first_user + 1, 20, 0);
     volatile uint64_t x = 0;
     for (int i = 0; i < 1000; i++)
         x += (uint64_t)i;
-    pcnt(PCNT_STOP, 12, 0, 0);
-    pcnt(PCNT_DUMP, (long)slots, 16, 0);
+    pcnt(PCNT_STOP, first_user + 1, 0, 0);
+    pcnt(PCNT_DUMP, (long)slots, nslots, 0);
     printf("slot0=%llu raw=%llu net=%llu status=%s\n", (unsigned long long)slots[0].tsc,
-           (unsigned long long)slots[12].tsc, (unsigned long long)slots[12].tsc_net,
-           names[slots[12].status & 3]);
+           (unsigned long long)slots[first_user + 1].tsc,
+           (unsigned long long)slots[first_user + 1].tsc_net,
+           names[slots[first_user + 1].status & 3]);
 }
 
 static void repeat(void)
 {
     pcnt(PCNT_CLEAR, 0, 0, 0);
-    pcnt(PCNT_REPEAT, 11, 1, 0);
+    pcnt(PCNT_REPEAT, first_user, 1, 0);
     for (int i = 0; i < 200; i++) {
-        pcnt(PCNT_START, 11, (uint64_t)i, 0);
-        pcnt(PCNT_STOP, 11, 0, 0);
+        pcnt(PCNT_START, first_user, (uint64_t)i, 0);
+        pcnt(PCNT_STOP, first_user, 0, 0);
     }
-    pcnt(PCNT_DUMP, (long)slots, 16, 0);
-    const struct pcnt_slot_info *s = &slots[11];
+    pcnt(PCNT_DUMP, (long)slots, nslots, 0);
+    const struct pcnt_slot_info *s = &slots[first_user];
     printf("count=%llu dropped=%llu ring=%u min=%llu max=%llu sum=%llu status=%s\n",
            (unsigned long long)s->count, (unsigned long long)s->dropped, s->ring_len,
            (unsigned long long)s->min, (unsigned long long)s->max, (unsigned long long)s->sum,
@@ -110,6 +124,7 @@ static void errors(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    find_user_slots();
     if (!strcmp(mode, "states"))
         states();
     else if (!strcmp(mode, "overhead"))

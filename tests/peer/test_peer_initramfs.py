@@ -6,7 +6,7 @@ import stat
 import pytest
 
 EPOCH = 1704067200  # the fixed mtime the script stamps on every member
-PROGS = ("pingpong_pipe", "pingpong_futex", "null_syscall")
+PROGS = ("pingpong_pipe", "pingpong_futex", "null_syscall", "vm_ops")
 
 
 def parse_newc(data):

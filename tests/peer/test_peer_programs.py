@@ -11,6 +11,8 @@ PROGRAMS = [
     ("pingpong_futex", [], "ipc", "linux_futex_handoff", "threads"),
     ("pingpong_futex", ["-p"], "ipc", "linux_futex_handoff_proc", "processes"),
     ("null_syscall", [], "syscall", "linux_null_syscall", "getppid"),
+    *(("vm_ops", [op], "vm", f"linux_{op}", op)
+      for op in ("fork0", "fork64", "pagefault", "cowfault", "mmap16")),
 ]
 IDS = [p[3] for p in PROGRAMS]
 
@@ -112,3 +114,19 @@ def test_round_trip_costs_more_than_null_syscall(peer_build):
     pipe = records(run(peer_build, "pingpong_pipe", "-n", "500").stdout)[0]
     sysc = records(run(peer_build, "null_syscall", "-n", "500").stdout)[0]
     assert pipe["median"] > 2 * sysc["median"]
+
+
+@pytest.mark.parametrize("args", [[], ["nosuch"], ["-n", "5"], ["fork0", "-n", "0"]])
+def test_vm_ops_needs_a_known_operation_first(peer_build, args):
+    p = run(peer_build, "vm_ops", *args, check=False)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    assert "usage:" in p.stderr
+
+
+def test_vm_ops_costs_are_ordered(peer_build):
+    # A fork that copies 64 pages does more than one that copies none, and a COW fault
+    # copies a page where a first-touch fault only zeroes one: ordered on any machine.
+    med = {op: records(run(peer_build, "vm_ops", op, "-n", "200", "-w", "10").stdout)[0]["median"]
+           for op in ("fork0", "fork64")}
+    assert med["fork64"] > med["fork0"]

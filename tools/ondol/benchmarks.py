@@ -280,6 +280,83 @@ def rpc_rows(results: list[dict], config: Config) -> list[dict]:
             for row in results]
 
 
+# ---- vm: issue 9's memory mechanisms beside Linux's, see docs/memory.md -------------------
+# bench/vmbench.c on ondol, two boots per rmap mode: the operations timed (probes off), and
+# the same operations under `pcnt stat` for the reverse map's probes (rmap_insert,
+# rmap_remove, rmap_apply). tools/peer/vm_ops.c on the Linux peer, booted once in the same
+# QEMU and mode. Test -> the peer's short name for the same thing.
+VM_N = 500
+VM_PROBE_N = 100
+VM_RMAP_MODES = ("global", "lock", "log")
+VM_PEER_TESTS = {"clone0": "fork0", "clone64": "fork64", "pagefault": "pagefault",
+                 "cowfault": "cowfault", "map16": "mmap16"}
+VM_PEER_WARMUP = 50
+# Linux medians by test, from the peer boot of the run in progress (the first config's).
+_vm_linux: dict[str, int] = {}
+
+
+def _vm_peer_rows(n: int, mode: str) -> list[dict]:
+    """The Linux peer's rows for the vm table (none, with a note, when it cannot run)."""
+    import os
+    import sys
+    if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
+        return []
+    from ondol import peer
+    try:
+        records = peer.run_peer(list(VM_PEER_TESTS.values()), n, icount=mode == "icount",
+                                warmup=VM_PEER_WARMUP)
+    except peer.PeerError as exc:
+        print(f"ondol: note: no Linux peer rows for vm: {exc}", file=sys.stderr)
+        return []
+    by_result = {peer.TESTS[short]: test for test, short in VM_PEER_TESTS.items()}
+    return [{**{k: v for k, v in rec.items() if k not in ("type", "modes")},
+             "bench": "vm", "test": by_result[rec["test"]], "peer_test": rec["test"],
+             "kernel": "linux", "rmap": "n/a"}
+            for rec in peer.results(records) if rec.get("test") in by_result]
+
+
+def _vm_rows(results: list[dict], config: Config, peer_n: int) -> list[dict]:
+    """Guest rows with their rmap mode; the first configuration also boots the Linux peer
+    and keeps its medians, so every ondol row gets `linux` (Linux's median for the same
+    test) and `ratio` (ondol / Linux; the goal is <= 1, reported, never asserted)."""
+    rows = [{**config.params, **row, "kernel": "ondol"} for row in results]
+    if config.params.get("rmap") == VM_RMAP_MODES[0] and config.params.get("probes") == "off":
+        _vm_linux.clear()
+        linux = _vm_peer_rows(peer_n, _run_mode() or "icount")
+        _vm_linux.update({r["test"]: r["median"] for r in linux})
+        rows += linux
+    for row in rows:
+        row["label"] = f"{row['test']} {row['kernel']}" + (
+            f" {row['rmap']}" if row["kernel"] == "ondol" else "")
+        base = _vm_linux.get(row["test"]) if row["kernel"] == "ondol" else None
+        row["linux"] = base
+        row["ratio"] = round(row["median"] / base, 3) if base and "median" in row else None
+    return rows
+
+
+def vm_benchmark(n: int = VM_N, peer_n: int = VM_N, probe_n: int = VM_PROBE_N) -> Benchmark:
+    """`./ondol bench vm` with n samples per ondol row, peer_n per Linux row and probe_n
+    rounds of the operations for the probes (the test suite runs it with a few)."""
+    configs = tuple(config for mode in VM_RMAP_MODES for config in (
+        Config(command=f"vmbench {n}", options={"rmap": mode},
+               params={"rmap": mode, "probes": "off"}),
+        Config(command=f"pcnt stat vmbench probes {probe_n}", options={"rmap": mode},
+               params={"rmap": mode, "probes": "on"})))
+    return Benchmark(
+        name="vm",
+        description="memory (issue 9): clone+exit+wait with 0 and 64 touched pages, page "
+                    "fault, COW fault, map+touch 16+unmap, rmap insert/remove/apply, per rmap "
+                    "mode, beside Linux",
+        configs=configs,
+        key=("test", "kernel", "rmap"),
+        columns=("test", "kernel", "rmap", *STATS, "linux", "ratio"),
+        plot=Plot(kind="bar", x="label", logy=True),
+        paper=None,
+        timeout=600.0,
+        rows=lambda results, config: _vm_rows(results, config, peer_n),
+    )
+
+
 def _one_row(name: str, description: str, command: str) -> Benchmark:
     """A benchmark whose guest program reports a single row from a single boot."""
     return Benchmark(name=name, description=description, configs=(Config(command=command),),
@@ -327,6 +404,7 @@ BENCHMARKS = (
         paper=None,
         timeout=1800.0,
     ),
+    vm_benchmark(),
 )
 
 

@@ -85,6 +85,11 @@ TESTS = {
     "futex": "linux_futex_handoff",
     "futex_proc": "linux_futex_handoff_proc",
     "syscall": "linux_null_syscall",
+    "fork0": "linux_fork0",
+    "fork64": "linux_fork64",
+    "pagefault": "linux_pagefault",
+    "cowfault": "linux_cowfault",
+    "mmap16": "linux_mmap16",
 }
 
 #: seconds; a boot plus a few thousand samples takes ~10-20 s under TCG here

@@ -55,8 +55,7 @@ def busybox_path() -> Path:
     p = subprocess.run([str(PEER_SCRIPT)], capture_output=True, text=True)
     if p.returncode != 0:
         raise RootfsError(f"peer build failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
-    bb = Path(dict(ln.split("=", 1) for ln in p.stdout.splitlines() if "=" in ln)["bin"])
-    path = bb.parent / "busybox" / "bin" / "busybox"
+    path = Path(dict(ln.split("=", 1) for ln in p.stdout.splitlines() if "=" in ln)["busybox"])
     if not path.is_file():
         raise RootfsError(f"no busybox at {path}")
     return path

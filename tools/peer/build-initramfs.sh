@@ -13,9 +13,12 @@
 #
 # Products (printed as key=value on stdout at the end):
 #   vmlinuz=<dir>/vmlinuz            the stock kernel image
-#   initramfs=<dir>/initramfs.cpio   newc cpio: /init, busybox, peer programs
+#   initramfs=<dir>/images/<hash>/initramfs.cpio   newc cpio: /init, busybox, peer programs
 #   kernel_version=<uname -r of the kernel>
-#   bin=<dir>/bin                    the static peer programs (host-runnable)
+#   bin=<dir>/images/<hash>/bin      the static peer programs (host-runnable)
+#   busybox=<dir>/busybox/bin/busybox   Debian's static busybox (the rootfs uses it too)
+# <hash> names what they were built from (sources, flags, busybox), so two checkouts
+# sharing <dir> with different peer programs each keep their own.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +26,7 @@ ROOT=$(cd "$SRC/../.." && pwd)
 OUT=${PEER_BUILD_DIR:-$ROOT/build/peer}
 CC=${CC:-gcc}
 CFLAGS="-std=c11 -static -O2 -Wall -Wextra -Werror"
-PROGS="pingpong_pipe pingpong_futex null_syscall"
+PROGS="pingpong_pipe pingpong_futex null_syscall vm_ops"
 # Applets the /init script uses (busybox is linked under these names).
 APPLETS="sh mount cat stty uname tr poweroff echo printf sleep ls dmesg"
 # Fixed timestamp for every archive member (2024-01-01T00:00:00Z).
@@ -152,11 +155,17 @@ BUSYBOX="$OUT/busybox/bin/busybox"
 [ -x "$BUSYBOX" ] || die "no bin/busybox in $BDEB"
 
 # --- peer programs -----------------------------------------------------------
-mkdir -p "$OUT/bin"
+# The programs and the initramfs go to a directory named by a hash of what they are built
+# from, so checkouts with different peer programs sharing one $OUT never replace each
+# other's image between a build and a boot; the same sources give the same directory.
+KEY=$({ cd "$SRC" && LC_ALL=C cat build-initramfs.sh init ./*.c ./*.h &&
+	echo "$CC $CFLAGS $PROGS $APPLETS $(basename "$BDEB")"; } | sha256sum | cut -c1-16)
+IMG="$OUT/images/$KEY"
+mkdir -p "$IMG/bin"
 for p in $PROGS; do
-	"$CC" $CFLAGS -o "$OUT/bin/$p.tmp" "$SRC/$p.c" "$SRC/peer.c" -lpthread ||
+	"$CC" $CFLAGS -o "$IMG/bin/$p.tmp" "$SRC/$p.c" "$SRC/peer.c" -lpthread ||
 		die "compiling $p failed"
-	mv "$OUT/bin/$p.tmp" "$OUT/bin/$p"
+	mv "$IMG/bin/$p.tmp" "$IMG/bin/$p"
 done
 
 # --- initramfs ---------------------------------------------------------------
@@ -168,7 +177,7 @@ for a in $APPLETS; do
 	ln -s busybox "$STAGE/bin/$a"
 done
 for p in $PROGS; do
-	install -m 0755 "$OUT/bin/$p" "$STAGE/bin/$p"
+	install -m 0755 "$IMG/bin/$p" "$STAGE/bin/$p"
 done
 install -m 0755 "$SRC/init" "$STAGE/init"
 chmod 0755 "$STAGE" "$STAGE"/{bin,dev,proc,sys}
@@ -177,11 +186,12 @@ find "$STAGE" -exec touch -h -d "@$EPOCH" {} +
 	cd "$STAGE"
 	find . -mindepth 1 | LC_ALL=C sort |
 		cpio -o -H newc -R 0:0 --reproducible --quiet
-) >"$OUT/initramfs.cpio.tmp" || die "cpio failed"
-mv "$OUT/initramfs.cpio.tmp" "$OUT/initramfs.cpio"
+) >"$IMG/initramfs.cpio.tmp" || die "cpio failed"
+mv "$IMG/initramfs.cpio.tmp" "$IMG/initramfs.cpio"
 rm -rf "$STAGE"
 
 echo "vmlinuz=$OUT/vmlinuz"
-echo "initramfs=$OUT/initramfs.cpio"
+echo "initramfs=$IMG/initramfs.cpio"
 echo "kernel_version=$KVER"
-echo "bin=$OUT/bin"
+echo "bin=$IMG/bin"
+echo "busybox=$BUSYBOX"

@@ -75,7 +75,7 @@ enum pcnt_cmd {
     PCNT_SET_EVENT = 3,  /* (int ev0, int ev1, unsigned modes) -> 0 or E_NOTSUP (privileged) */
     PCNT_GET_EVENT = 4,  /* (struct pcnt_events *out)                                      */
     PCNT_LIST = 5,       /* (char *buf, size_t len) -> bytes: "probe NAME SLOT" / "event NAME ID" lines */
-    PCNT_START = 6,      /* (int slot, uint64_t para)  the probes' slots 1..8 need privilege */
+    PCNT_START = 6,      /* (int slot, uint64_t para)  the probes' slots 1..13 need privilege */
     PCNT_STOP = 7,       /* (int slot)                                                      */
     PCNT_REPEAT = 8,     /* (int slot, int on)  each start/stop pair becomes a sample        */
     PCNT_PROBES = 9,     /* (int on)  enable the named kernel probe points (privileged)      */
