@@ -48,19 +48,6 @@ static void copy_mrs(const struct trapframe *from, struct trapframe *to)
     to->rbx = from->rbx;
 }
 
-/* A forwarded call's message (fwd.c) into the receiver's message registers. */
-static void words_to_frame(const u64 w[IPC_MRS], struct trapframe *to)
-{
-    to->r8 = w[0];
-    to->r9 = w[1];
-    to->r10 = w[2];
-    to->r12 = w[3];
-    to->r13 = w[4];
-    to->r14 = w[5];
-    to->r15 = w[6];
-    to->rbx = w[7];
-}
-
 static u64 timeout_of(u64 rdx)
 {
     u32 t = (u32)rdx;
@@ -277,7 +264,7 @@ static long transfer(struct thread *s, struct thread *r)
  * built (the thread's registers stay as they were), no buffer. */
 static long take_forwarded(struct thread *s, struct thread *r)
 {
-    words_to_frame(s->fwd_words, r->tf);
+    ipc_words_to_frame(s->fwd_words, r->tf);   /* a forwarded call's message */
     if (r->ipc_flags & IPC_RECV_BUF)
         utcb_set_recv_len(r, 0);
     r->rwtid = s->tid;

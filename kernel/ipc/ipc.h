@@ -23,4 +23,25 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
 #define IPC_FWD (1ull << 34)   /* ipc_flags: blocked in a forwarded call (kernel only) */
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
+
+/* The message registers of a user frame (docs/ipc.md: w0..w7 in r8, r9, r10, r12..r15,
+ * rbx) to and from an array: forwarded calls (fwd.c) and IK server calls (srv/ik.c). */
+static inline void ipc_words_to_frame(const u64 w[IPC_MRS], struct trapframe *to)
+{
+    to->r8 = w[0];
+    to->r9 = w[1];
+    to->r10 = w[2];
+    to->r12 = w[3];
+    to->r13 = w[4];
+    to->r14 = w[5];
+    to->r15 = w[6];
+    to->rbx = w[7];
+}
+
+static inline void ipc_words_from_frame(const struct trapframe *tf, u64 w[IPC_MRS])
+{
+    const u64 mrs[IPC_MRS] = {tf->r8, tf->r9, tf->r10, tf->r12, tf->r13, tf->r14, tf->r15, tf->rbx};
+    for (int i = 0; i < IPC_MRS; i++)
+        w[i] = mrs[i];
+}
 #endif

@@ -10,29 +10,12 @@
  * out of them before it blocks.
  */
 #include <ondol/srv.h>
+#include "ipc.h"
 #include "kernel.h"
 #include "srv.h"
 #include "usercopy.h"
 
 static u8 request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
-
-static void words_from_frame(const struct trapframe *tf, u64 w[IPC_MRS])
-{
-    u64 mrs[IPC_MRS] = {tf->r8, tf->r9, tf->r10, tf->r12, tf->r13, tf->r14, tf->r15, tf->rbx};
-    memcpy(w, mrs, sizeof(mrs));
-}
-
-static void words_to_frame(const u64 w[IPC_MRS], struct trapframe *tf)
-{
-    tf->r8 = w[0];
-    tf->r9 = w[1];
-    tf->r10 = w[2];
-    tf->r12 = w[3];
-    tf->r13 = w[4];
-    tf->r14 = w[5];
-    tf->r15 = w[6];
-    tf->rbx = w[7];
-}
 
 /* The request buffer, if the caller sent one (its length is checked: <= IPC_BUF_MAX). */
 static long copy_request(struct srv_call *call, const struct ipc_utcb *u, u64 flags)
@@ -58,13 +41,13 @@ long srv_ik_call(const struct srv_iface *s, struct thread *c, u64 flags)
     if (flags && copyin(&u, c->utcb, sizeof(u)))
         return E_FAULT;
     struct srv_call call = {.out = reply_buf, .client = c->tid};
-    words_from_frame(c->tf, call.w);
+    ipc_words_from_frame(c->tf, call.w);
     if (copy_request(&call, &u, flags))
         return E_FAULT;
     call.out_cap = flags & IPC_RECV_BUF ? MIN(u.recv_cap, srv_label_cap(call.w[0])) : 0;
     srv_handle(s, &call);
     if ((flags & IPC_RECV_BUF) && copy_reply(&call, &u, c->utcb))
         return E_FAULT;
-    words_to_frame(call.w, c->tf);
+    ipc_words_to_frame(call.w, c->tf);
     return 0;
 }
