@@ -113,6 +113,7 @@ void kmain(u32 magic, u64 info_pa)
     pmm_init(bi.usable, bi.nusable, reserved, bi.archive_len ? 2 : 1);
     vm_init(bi.max_phys);
     cpu_init(&cpus[0], 0);
+    pmm_caches_start();
     kernel_lock();
     fpu_init_template();
     idt_init();

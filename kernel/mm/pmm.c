@@ -6,6 +6,14 @@
  * count of every frame (how many user PTEs map it as anonymous memory; copy-on-write
  * shares a frame while it is above 1), changed with atomic operations so it needs no
  * lock, and the frame's reverse map with its lock (rmap.c).
+ *
+ * Single frames go through a cache per CPU (issue 9, "physical memory"): a free pushes
+ * the frame on its CPU's stack, an allocation pops one, and only a full or empty stack
+ * moves a batch to or from the bitmap under the global lock. So the common alloc/free
+ * pair touches no shared cache line and scans nothing; on many CPUs the lock is taken
+ * once per batch. Cached frames stay marked in use in the bitmap; a run of contiguous
+ * frames that does not fit drains every cache and searches again, so the caches never
+ * make an allocation fail. frames_free() counts them (exact accounting).
  */
 #include "kernel.h"
 #include "memlayout.h"
@@ -21,6 +29,19 @@ static u64 nframes;          /* frames covered: up to the highest usable address
 static u64 total, nfree, hint, kernel_reserved;
 static struct spinlock lock;
 static struct frame_meta *meta;   /* per frame below nframes */
+
+#define CACHE_MAX 64                  /* frames a CPU may keep */
+#define CACHE_BATCH 16                /* frames moved at once to or from the bitmap */
+struct frame_cache {
+    struct spinlock lock;             /* its CPU, or a drain from another */
+    int n;
+    u64 frames[CACHE_MAX];            /* physical addresses, not zeroed */
+};
+static struct frame_cache caches[MAX_CPUS];
+static bool caches_on;                /* per-CPU state exists (pmm_caches_start) */
+
+void pmm_caches_start(void) { caches_on = true; }
+static u64 ncached;                   /* frames in every cache (atomic: read unlocked) */
 
 static bool frame_used(u64 f) { return bitmap[f / 64] & (1ull << (f % 64)); }
 static void set_used(u64 f) { bitmap[f / 64] |= 1ull << (f % 64); }
@@ -97,21 +118,98 @@ static u64 find_run(size_t n)
     return ~0ull;
 }
 
-static u64 take_run(size_t n)
+/* n contiguous frames out of the bitmap (the global lock held), or ~0. */
+static u64 take_run_locked(size_t n)
 {
-    spin_lock(&lock);
     u64 f = n <= nfree ? find_run(n) : ~0ull;
-    if (f == ~0ull) {
-        spin_unlock(&lock);
-        return 0;
-    }
+    if (f == ~0ull)
+        return f;
     for (u64 i = 0; i < n; i++)
         set_used(f + i);
     nfree -= n;
     hint = f + n;
+    return f;
+}
+
+/* Frames back from a cache into the bitmap (both locks held). */
+static void cache_drain_locked(struct frame_cache *c, int n)
+{
+    for (; n > 0 && c->n > 0; n--) {
+        u64 f = c->frames[--c->n] / PAGE_SIZE;
+        meta[f].cached = false;
+        set_free(f);
+        nfree++;
+        __atomic_sub_fetch(&ncached, 1, __ATOMIC_RELAXED);
+        if (f < hint)
+            hint = f;
+    }
+}
+
+/* Every CPU's cache emptied: a contiguous run may lie across cached frames. The lock
+ * order is always a cache's, then the global one. */
+static void drain_all(void)
+{
+    for (int i = 0; i < MAX_CPUS; i++) {
+        spin_lock(&caches[i].lock);
+        spin_lock(&lock);
+        cache_drain_locked(&caches[i], CACHE_MAX);
+        spin_unlock(&lock);
+        spin_unlock(&caches[i].lock);
+    }
+}
+
+static u64 take_run(size_t n)
+{
+    spin_lock(&lock);
+    u64 f = take_run_locked(n);
     spin_unlock(&lock);
+    if (f == ~0ull && __atomic_load_n(&ncached, __ATOMIC_RELAXED)) {
+        drain_all();
+        spin_lock(&lock);
+        f = take_run_locked(n);
+        spin_unlock(&lock);
+    }
+    if (f == ~0ull)
+        return 0;
     memset(phys_to_virt(f * PAGE_SIZE), 0, n * PAGE_SIZE);
     return f * PAGE_SIZE;
+}
+
+/* Refill an empty cache with up to CACHE_BATCH frames from the bitmap (its lock held). */
+static void cache_refill(struct frame_cache *c)
+{
+    spin_lock(&lock);
+    while (c->n < CACHE_BATCH) {
+        u64 f = take_run_locked(1);
+        if (f == ~0ull)
+            break;
+        meta[f].cached = true;
+        c->frames[c->n++] = f * PAGE_SIZE;
+        __atomic_add_fetch(&ncached, 1, __ATOMIC_RELAXED);
+    }
+    spin_unlock(&lock);
+}
+
+/* One zeroed frame from this CPU's cache, or 0 when none is left anywhere. */
+static u64 cached_frame(void)
+{
+    if (!caches_on)
+        return take_run(1);
+    struct frame_cache *c = &caches[this_cpu()->id];
+    spin_lock(&c->lock);
+    if (c->n == 0)
+        cache_refill(c);
+    u64 pa = 0;
+    if (c->n > 0) {
+        pa = c->frames[--c->n];
+        meta[pa / PAGE_SIZE].cached = false;
+        __atomic_sub_fetch(&ncached, 1, __ATOMIC_RELAXED);
+    }
+    spin_unlock(&c->lock);
+    if (!pa)
+        return take_run(1);         /* other CPUs' caches may hold the last frames */
+    memset(phys_to_virt(pa), 0, PAGE_SIZE);
+    return pa;
 }
 
 /* The frame_alloc probe times every frame allocation, zeroing included: the bottom layer
@@ -124,16 +222,27 @@ u64 frame_alloc_contig(size_t n)
     return pa;
 }
 
-u64 frame_alloc(void) { return frame_alloc_contig(1); }
+u64 frame_alloc(void)
+{
+    pcnt_probe_start(PROBE_FRAME, 1);
+    u64 pa = cached_frame();
+    pcnt_probe_stop(PROBE_FRAME);
+    return pa;
+}
+
+static void check_freeable(u64 f)
+{
+    if (!frame_used(f) || meta[f].maps || meta[f].cached)
+        panic("frame_free: frame %#lx is not allocated or still mapped",
+              (unsigned long)(f * PAGE_SIZE));
+}
 
 void frame_free_contig(u64 pa, size_t n)
 {
     spin_lock(&lock);
     for (u64 i = 0; i < n; i++) {
         u64 f = pa / PAGE_SIZE + i;
-        if (!frame_used(f) || meta[f].maps)
-            panic("frame_free: frame %#lx is not allocated or still mapped",
-                  (unsigned long)(f * PAGE_SIZE));
+        check_freeable(f);
         set_free(f);
     }
     nfree += n;
@@ -142,9 +251,30 @@ void frame_free_contig(u64 pa, size_t n)
     spin_unlock(&lock);
 }
 
-void frame_free(u64 pa) { frame_free_contig(pa, 1); }
+/* Onto this CPU's cache; a full cache first gives a batch back to the bitmap. */
+void frame_free(u64 pa)
+{
+    if (!caches_on) {
+        frame_free_contig(pa, 1);
+        return;
+    }
+    u64 f = pa / PAGE_SIZE;
+    struct frame_cache *c = &caches[this_cpu()->id];
+    spin_lock(&c->lock);
+    check_freeable(f);
+    if (c->n == CACHE_MAX) {
+        spin_lock(&lock);
+        cache_drain_locked(c, CACHE_BATCH);
+        spin_unlock(&lock);
+    }
+    meta[f].cached = true;
+    c->frames[c->n++] = pa;
+    __atomic_add_fetch(&ncached, 1, __ATOMIC_RELAXED);
+    spin_unlock(&c->lock);
+}
+
 u64 frames_total(void) { return total; }
-u64 frames_free(void) { return nfree; }
+u64 frames_free(void) { return nfree + __atomic_load_n(&ncached, __ATOMIC_RELAXED); }
 u64 frames_kernel(void) { return kernel_reserved; }
 
 struct frame_meta *frame_meta(u64 pa) { return &meta[pa / PAGE_SIZE]; }

@@ -1,4 +1,5 @@
-/* Physical frames (pmm.c): a bitmap allocator of zeroed 4 KiB frames, and per-frame map counts. */
+/* Physical frames (pmm.c): a bitmap allocator of zeroed 4 KiB frames with a cache per CPU,
+ * and per-frame map counts. */
 #ifndef PMM_H
 #define PMM_H
 #include "spinlock.h"
@@ -7,6 +8,7 @@
 struct rmap_entry;
 struct frame_meta {
     u32 maps;                    /* user PTEs mapping the frame as anonymous memory */
+    bool cached;                 /* free, in a CPU's frame cache (pmm.c) */
     struct spinlock lock;        /* rmap=lock: guards rmap */
     struct rmap_entry *rmap;     /* the frame's mappings (rmap.c) */
 };
@@ -15,6 +17,7 @@ struct mem_region {
     u64 base, len;
 };
 void pmm_init(const struct mem_region *usable, int n, const struct mem_region *reserved, int nres);
+void pmm_caches_start(void);       /* once this CPU's per-CPU state is set (cpu_init) */
 u64 frame_alloc(void);              /* zeroed 4 KiB frame, physical address; 0 when out */
 u64 frame_alloc_contig(size_t n);   /* n contiguous zeroed frames; 0 when out */
 void frame_free(u64 pa);
