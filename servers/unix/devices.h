@@ -112,4 +112,20 @@ size_t procfs_pid_status(char *buf, size_t cap, const struct procfs_task *t);
 /* /proc/PID/cmdline: the argument area (argv strings, each with its NUL) as it is. */
 size_t procfs_pid_cmdline(char *buf, size_t cap, const char *args, size_t len);
 
+/* /proc/loadavg (loads are 0: no load average is kept), /proc/version (uname's fields),
+ * /proc/mounts, /proc/filesystems, /proc/cpuinfo (ncpu entries of what busybox and
+ * musl's sysconf read). */
+size_t procfs_loadavg(char *buf, size_t cap, unsigned running, unsigned total, int last_pid);
+size_t procfs_version(char *buf, size_t cap);
+size_t procfs_mounts(char *buf, size_t cap);
+size_t procfs_filesystems(char *buf, size_t cap);
+size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
+/* /proc/ondol/syscalls (issue 10, item 7): "calls N", "unknown N", "thread_switches N",
+ * "as_switches N", then "nr NR NAME COUNT" for every number called (unknown ones named
+ * "-") and "pid PID COUNT" for every process: the counts of dispatch.c. */
+struct procfs_calls {
+    uint64_t thread_switches, as_switches;
+};
+size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
+
 #endif

@@ -49,6 +49,10 @@ struct inode {
     struct dentry *entries, *last;      /* directory: its names, in cookie order */
     uint64_t next_cookie;
     struct inode *parent;       /* directory: its parent (referenced); root: itself */
+    /* /proc (procfs.h): what the inode shows (enum proc_kind; 0: plain tmpfs), and the
+     * process and fd it is about */
+    uint8_t proc_kind;
+    int proc_pid, proc_fd;
 };
 
 #define TMPFS_DEV 0x16          /* st_dev of every tmpfs inode (tmpfs's anonymous device) */
@@ -123,6 +127,9 @@ void walk_done(struct walk *w);
  * AT_EMPTY_PATH and an empty path, dirfd's own file. One reference, or -errno. */
 long vfs_at_inode(struct ucall *c, int dirfd, uint64_t upath, bool follow, bool empty_ok,
                   struct inode **out);
+/* The absolute path of directory dir as seen from rootdir, in a static buffer (valid
+ * until the next call), or NULL when longer than PATH_MAX (vfs_cwd.c). */
+const char *vfs_dir_path(const struct inode *dir, const struct inode *rootdir);
 /* Copy a path in from the process into buf (PATH_MAX): its length, -EFAULT,
  * -ENAMETOOLONG, or -ENOENT when empty. */
 long vfs_path_in(struct ucall *c, uint64_t upath, char *buf);

@@ -3,7 +3,7 @@
  * without following a final symlink (a name is what they act on), then makes Linux's
  * checks in Linux's order, then changes the tree (tmpfs.c).
  */
-#include "vfs.h"
+#include "procfs.h"
 
 static char path_a[PATH_MAX], path_b[PATH_MAX];
 
@@ -30,6 +30,8 @@ static long make_dir(struct ucall *c, struct walk *w, unsigned mode)
         return -EEXIST;
     if (w->dir->nlink == 0)
         return -ENOENT;
+    if (procfs_dir_fixed(w->dir))
+        return -EACCES;
     struct inode *i = inode_new(S_IFDIR | (mode & 01777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
@@ -93,7 +95,12 @@ static long do_remove(struct ucall *c, long dirfd, uint64_t upath, bool dir)
     long r = walk_user(c, dirfd, upath, path_a, 0, &w);
     if (r < 0)
         return r;
-    r = dir ? remove_dir(c, &w) : remove_file(&w);
+    if (w.inode->proc_kind == PK_ROOT)
+        r = -EBUSY;                     /* a mount point */
+    else if (procfs_dir_fixed(w.dir))
+        r = -EACCES;
+    else
+        r = dir ? remove_dir(c, &w) : remove_file(&w);
     walk_done(&w);
     return r;
 }
@@ -164,6 +171,8 @@ static long rename_check(const struct walk *o, const struct walk *n, unsigned fl
 
 static long rename_names(struct walk *o, struct walk *n, unsigned flags)
 {
+    if (procfs_dir_fixed(o->dir) || procfs_dir_fixed(n->dir) || o->inode->proc_kind)
+        return -EXDEV;                  /* /proc is another file system */
     long r = rename_check(o, n, flags);
     if (r < 0 || o->inode == n->inode)
         return r;
