@@ -112,8 +112,11 @@ static void sync_link(struct inode *dir, const char *name, uint8_t kind, int fd,
         return;
     }
     struct inode *i = d ? d->inode : add_entry(dir, name, kind, LINK_MODE, dir->proc_pid, fd);
-    if (i && (i->size != vfs_strlen(target) || vfs_memcmp(i->data, target, i->size)))
-        inode_set_target(i, target, vfs_strlen(target));
+    size_t len = vfs_strlen(target);
+    if (!i || (i->data && i->size == len && !vfs_memcmp(i->data, target, len)))
+        return;
+    if (inode_set_target(i, target, len) < 0)
+        remove_entry(dir, find(dir, name));     /* no stale or empty target: ENOENT */
 }
 
 /* ---- link targets ---- */
