@@ -82,6 +82,21 @@ static long full_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     return n ? -ENOSPC : 0;
 }
 
+/* sendfile to a memory device: as write, from the server's memory. */
+static long sink_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
+                           uint64_t *off)
+{
+    (void)f, (void)c, (void)buf, (void)off;
+    return (long)n;
+}
+
+static long full_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
+                           uint64_t *off)
+{
+    (void)f, (void)c, (void)buf, (void)off;
+    return n ? -ENOSPC : 0;
+}
+
 static long zero_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
 {
     (void)f, (void)off;
@@ -95,10 +110,14 @@ static long random_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t 
     return give_bytes(c, uaddr, n, unix_random);
 }
 
-static const struct file_ops null_ops = {.read = null_read, .write = sink_write};
-static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write};
-static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
-static const struct file_ops random_ops = {.read = random_read, .write = sink_write};
+static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
+                                         .write_buf = sink_write_buf};
+static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
+                                         .write_buf = sink_write_buf};
+static const struct file_ops full_ops = {.read = zero_read, .write = full_write,
+                                         .write_buf = full_write_buf};
+static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
+                                           .write_buf = sink_write_buf};
 
 static const struct chardev chardevs[] = {
     {1, 3, &null_ops, NULL},

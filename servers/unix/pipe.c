@@ -35,14 +35,31 @@ static long ring_copy_out(struct pipe *pp, struct proc *p, uint64_t uaddr, size_
     return err;
 }
 
-/* Copy k bytes of user memory to the ring's end; they count only when it succeeds. */
-static long ring_copy_in(struct pipe *pp, struct proc *p, uint64_t uaddr, size_t k)
+/* Where a write's bytes come from: process p's memory at uaddr (write), or the server's
+ * own memory at buf (sendfile's write_buf). */
+struct source {
+    struct proc *p;
+    uint64_t uaddr;
+    const unsigned char *buf;
+};
+
+static long source_copy(const struct source *s, void *dst, size_t at, size_t k)
+{
+    if (s->buf) {
+        memcpy(dst, s->buf + at, k);
+        return 0;
+    }
+    return copy_in(s->p, dst, s->uaddr + at, k);
+}
+
+/* Copy k bytes from s at offset at to the ring's end; they count only when it succeeds. */
+static long ring_copy_in(struct pipe *pp, const struct source *s, size_t at, size_t k)
 {
     size_t tail = (pp->head + pp->len) % PIPE_SIZE;
     size_t first = PIPE_SIZE - tail < k ? PIPE_SIZE - tail : k;
-    long err = copy_in(p, pp->buf + tail, uaddr, first);
+    long err = source_copy(s, pp->buf + tail, at, first);
     if (!err && k > first)
-        err = copy_in(p, pp->buf, uaddr + first, k - first);
+        err = source_copy(s, pp->buf, at + first, k - first);
     if (!err)
         pp->len += k;
     return err;
@@ -82,10 +99,8 @@ static long write_stalled(struct file *f, struct ucall *c, struct pipe *pp, size
     return ucall_block(c, &pp->writable, UNIX_NO_DEADLINE);
 }
 
-static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
-                       uint64_t *off)
+static long pipe_put(struct file *f, struct ucall *c, const struct source *s, size_t n)
 {
-    (void)off;
     struct pipe *pp = f->priv;
     size_t done = c->done;
     if (is_read_end(f))
@@ -101,11 +116,28 @@ static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     if (room == 0 || (n <= PIPE_BUF && room < n))
         return write_stalled(f, c, pp, done);
     size_t k = want < room ? want : room;
-    if (ring_copy_in(pp, c->proc, uaddr + done, k))
+    if (ring_copy_in(pp, s, done, k))
         return done ? (long)done : -EFAULT;
     done += k;
     poll_wake(&pp->readable);
     return done < n ? write_stalled(f, c, pp, done) : (long)done;
+}
+
+static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                       uint64_t *off)
+{
+    (void)off;
+    struct source s = {c->proc, uaddr, NULL};
+    return pipe_put(f, c, &s, n);
+}
+
+/* sendfile into a pipe: the same rules as write (whole up to PIPE_BUF, waits for room). */
+static long pipe_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
+                           uint64_t *off)
+{
+    (void)off;
+    struct source s = {c->proc, 0, buf};
+    return pipe_put(f, c, &s, n);
 }
 
 static unsigned pipe_poll(struct file *f, struct waitlist **w)
@@ -154,6 +186,7 @@ static void pipe_release(struct file *f)
 static const struct file_ops pipe_ops = {
     .read = pipe_read,
     .write = pipe_write,
+    .write_buf = pipe_write_buf,
     .poll = pipe_poll,
     .ioctl = pipe_ioctl,
     .release = pipe_release,
