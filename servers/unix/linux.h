@@ -313,6 +313,16 @@ struct linux_iovec {
 #define CLOCK_MONOTONIC_COARSE   6
 #define CLOCK_BOOTTIME           7
 #define TIMER_ABSTIME            1
+/* mmap(2) */
+#define PROT_READ  1
+#define PROT_WRITE 2
+#define PROT_EXEC  4
+#define MAP_SHARED          0x01
+#define MAP_PRIVATE         0x02
+#define MAP_SHARED_VALIDATE 0x03
+#define MAP_TYPE            0x0f
+#define MAP_FIXED           0x10
+#define MAP_ANONYMOUS       0x20
 #define LINUX_UTS_LEN 65             /* struct utsname: six fields of 65 bytes */
 struct linux_utsname {
     char sysname[LINUX_UTS_LEN], nodename[LINUX_UTS_LEN], release[LINUX_UTS_LEN];

@@ -194,6 +194,28 @@ static inline bool user_range_ok(uint64_t uaddr, uint64_t n)
  * bit (Linux's answer for root). */
 long vfs_exec_inode(struct proc *p, const char *path, struct inode **out);
 
+/* ---- mmap of a file (vfs_mmap.c), for unix-run's mmap ----
+ * The file side of mmap(fd, off, len, prot, flags): Linux's errors (-EINVAL for an
+ * unaligned offset, length 0 or a bad MAP_TYPE; -EBADF for an fd that is not open or is
+ * O_PATH; -ENOMEM, -EOVERFLOW for ranges; -EACCES for a write-only fd, or a shared
+ * writable mapping of a file not open for writing or open O_APPEND; -ENODEV for what
+ * cannot be mapped: directories, pipes, the tty, /dev/null, /proc files) and, on success,
+ * the bytes the mapping starts with. A private mapping of a tmpfs file: out->inode (one
+ * reference: inode_put it once the bytes are copied in) and out->data/out->size, the file's
+ * bytes from off, at most len (size 0 when off is at or past the end); the rest of the
+ * mapping reads zeros (Linux: SIGBUS for pages wholly past the end). /dev/zero:
+ * out->zero, an anonymous mapping. Shared read-only mappings of a file are given as the
+ * same copy (a later write to the file does not show in them); shared writable ones are
+ * -ENODEV (not supported). */
+struct vfs_mapping {
+    struct inode *inode;
+    const unsigned char *data;
+    uint64_t size;
+    bool zero;
+};
+long vfs_mmap_file(struct proc *p, long fd, uint64_t off, uint64_t len, unsigned prot,
+                   unsigned flags, struct vfs_mapping *out);
+
 /* ---- the root archive (cpio.c) ---- */
 /* Unpack a newc cpio archive into the root tmpfs: 0, or -EINVAL for a malformed archive
  * (what was unpacked before the fault stays), -ENAMETOOLONG, -ENOMEM. */
