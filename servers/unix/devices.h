@@ -51,6 +51,14 @@ void poll_wake(struct waitlist *w);
  * with one reference; 0 or -ENOMEM. */
 long pipe_create(unsigned flags, struct file **read_end, struct file **write_end);
 
+/* FIFOs (named pipes, mknod S_IFIFO): open of FIFO inode i, as fifo(7) says: a read-only
+ * open waits for a writer and a write-only open for a reader (UNIX_BLOCKED; the open runs
+ * again when the other side comes); O_NONBLOCK: a reader opens at once, a writer without
+ * a reader is -ENXIO; O_RDWR opens at once. The pipe lives with the inode (fifo_free,
+ * from tmpfs when the inode goes); its data is dropped when the last end closes. */
+long fifo_open(struct ucall *c, struct inode *i, unsigned flags, struct file **out);
+void fifo_free(struct inode *i);
+
 /* Random bytes from one seeded deterministic generator (/dev/urandom, /dev/random,
  * getrandom, AT_RANDOM): the same sequence on every boot, so icount runs repeat exactly. */
 void unix_random(void *buf, size_t n);

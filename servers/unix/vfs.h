@@ -35,6 +35,7 @@ struct dentry {                 /* one name in a directory */
     char name[];                /* len bytes + NUL */
 };
 
+struct pipe;
 struct inode {
     uint64_t ino;
     unsigned mode;              /* S_IFMT type | permission bits */
@@ -53,6 +54,7 @@ struct inode {
      * process and fd it is about */
     uint8_t proc_kind;
     int proc_pid, proc_fd;
+    struct pipe *fifo;          /* FIFO: its pipe once opened (pipe.c), or NULL */
 };
 
 #define TMPFS_DEV 0x16          /* st_dev of every tmpfs inode (tmpfs's anonymous device) */
@@ -68,6 +70,7 @@ static inline bool inode_is(const struct inode *i, unsigned type)
  * memory. A directory's parent is set by dir_link (the root's is itself). */
 struct inode *inode_new(unsigned mode);
 struct inode *inode_get(struct inode *i);
+uint64_t inode_count(void);                 /* inodes in memory (statfs's f_ffree) */
 void inode_put(struct inode *i);            /* frees it when unreferenced and unlinked */
 void inode_touch(struct inode *i, bool access, bool modify, bool change);
 

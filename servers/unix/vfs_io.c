@@ -105,7 +105,7 @@ static bool writable(const struct file *f)
  * devices (major 1: /dev/null, zero, urandom), whose offset does not matter. */
 static bool seekable(const struct file *f)
 {
-    if (!f->inode)
+    if (!f->inode || inode_is(f->inode, S_IFIFO))
         return false;
     return !inode_is(f->inode, S_IFCHR) || f->inode->rdev_major == 1;
 }

@@ -40,8 +40,10 @@ long vfs_open_inode(struct ucall *c, struct inode *inode, unsigned flags, struct
         ops = &tmpfs_file_ops;
     else if (inode_is(inode, S_IFCHR))
         return open_device(c, inode, flags, out);
+    else if (inode_is(inode, S_IFIFO))
+        return fifo_open(c, inode, flags & ~(unsigned)O_NOCTTY, out);
     else
-        return -ENXIO;                  /* FIFOs and sockets in tmpfs: not supported */
+        return -ENXIO;                  /* sockets and block devices: no such device */
     *out = file_new(ops, inode, flags & ~(unsigned)O_NOCTTY);
     return *out ? 0 : -ENOMEM;
 }
