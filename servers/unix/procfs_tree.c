@@ -132,8 +132,8 @@ static struct dentry *name_of_dir(struct inode *dir, const struct inode *child)
     return NULL;
 }
 
-/* A name of inode target under top, depth first without recursion (skipping /proc):
- * the dentry, with its directory in *in, or NULL. */
+/* A name of inode target under top, depth first without recursion (into /proc only for
+ * a /proc inode): the dentry, with its directory in *in, or NULL. */
 static struct dentry *find_name(struct inode *top, const struct inode *target,
                                 struct inode **in)
 {
@@ -145,7 +145,8 @@ static struct dentry *find_name(struct inode *top, const struct inode *target,
                 *in = dir;
                 return d;
             }
-            if (inode_is(d->inode, S_IFDIR) && !d->inode->proc_kind && d->inode->entries)
+            if (inode_is(d->inode, S_IFDIR) && d->inode->entries &&
+                (!d->inode->proc_kind || target->proc_kind))
                 break;
         }
         if (d) {                            /* descend */

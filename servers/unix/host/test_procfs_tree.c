@@ -199,6 +199,11 @@ static void test_fds(void)
     snprintf(buf, sizeof buf, "/proc/self/fd/%d", pfd[0]);
     t_readlink(buf, got, sizeof got);
     CHECK_EQ(strncmp(got, "pipe:[", 6), 0);
+    long m = t_open("/proc/meminfo", O_RDONLY, 0);       /* a /proc file's own path */
+    snprintf(buf, sizeof buf, "/proc/self/fd/%ld", m);
+    t_readlink(buf, got, sizeof got);
+    CHECK_EQ(strcmp(got, "/proc/meminfo"), 0);
+    SYS(close, (uint64_t)m);
     /* reading through the link opens the file again */
     snprintf(buf, sizeof buf, "/proc/self/fd/%ld", f);
     CHECK_EQ(strcmp(t_read_all(buf, 16), "x"), 0);
