@@ -82,19 +82,12 @@ static long full_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     return n ? -ENOSPC : 0;
 }
 
-/* sendfile to a memory device: as write, from the server's memory. */
+/* sendfile to /dev/null, zero, random, urandom: as write, from the server's memory. */
 static long sink_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
                            uint64_t *off)
 {
     (void)f, (void)c, (void)buf, (void)off;
     return (long)n;
-}
-
-static long full_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
-                           uint64_t *off)
-{
-    (void)f, (void)c, (void)buf, (void)off;
-    return n ? -ENOSPC : 0;
 }
 
 static long zero_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
@@ -114,8 +107,8 @@ static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
-static const struct file_ops full_ops = {.read = zero_read, .write = full_write,
-                                         .write_buf = full_write_buf};
+/* /dev/full has no write_buf: sendfile to it is -EINVAL, as Linux (no splice_write). */
+static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
 static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
                                            .write_buf = sink_write_buf};
 

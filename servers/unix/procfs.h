@@ -38,10 +38,12 @@ long procfs_mount(void);
  * then does not resolve), or all of dir's entries before a listing. */
 void procfs_lookup(struct proc *caller, struct inode *dir, const char *name, size_t len);
 void procfs_list(struct proc *caller, struct inode *dir);
-/* Open a /proc regular file (vfs_open_inode): its text now, one reference. -EACCES for
- * a write open, -ENOENT when its process is gone, -ENOMEM. */
+/* Open a /proc regular file (vfs_open_inode): its text now, one reference; -ENOENT when
+ * its process is gone, -ENOMEM. A write open succeeds (root may), but writes fail: -EIO
+ * for the system files (proc_reg_write), -EINVAL for a process's files. */
 long procfs_open(struct ucall *c, struct inode *inode, unsigned flags, struct file **out);
-/* Creating, removing or renaming names in a /proc directory: -EACCES, as Linux. */
+/* Names in a /proc directory cannot be created (-ENOENT: /proc makes no name it does not
+ * know), removed (-EPERM) or renamed to or from tmpfs (-EXDEV), as on Linux. */
 static inline bool procfs_dir_fixed(const struct inode *dir)
 {
     return dir && dir->proc_kind != PK_NONE;

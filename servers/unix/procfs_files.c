@@ -2,7 +2,8 @@
  * Opening and reading /proc's regular files (procfs.h): the whole text is formatted at
  * open (procfs.c's formatters, fed by the providers) into a buffer the open file owns,
  * like a seq_file's first read on Linux; read and pread serve any offset from it and
- * lseek moves within it (SEEK_END is -EINVAL, as seq_lseek says).
+ * lseek moves within it (SEEK_END is -EINVAL, as seq_lseek says). Root may open them for
+ * writing, as on Linux, but no /proc file here takes a write.
  */
 #include "procfs.h"
 
@@ -24,6 +25,13 @@ static long text_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     return (long)k;
 }
 
+static long text_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                       uint64_t *off)
+{
+    (void)c, (void)uaddr, (void)n, (void)off;
+    return f->inode->proc_kind >= PK_PID_STAT ? -EINVAL : -EIO;
+}
+
 static void text_release(struct file *f)
 {
     unix_free(f->priv);
@@ -31,6 +39,7 @@ static void text_release(struct file *f)
 
 static const struct file_ops procfs_file_ops = {
     .read = text_read,
+    .write = text_write,
     .release = text_release,
 };
 
@@ -103,8 +112,6 @@ static size_t text_of(const struct inode *i, struct proc *p, char *buf, size_t c
 long procfs_open(struct ucall *c, struct inode *inode, unsigned flags, struct file **out)
 {
     (void)c;
-    if ((flags & O_ACCMODE) != O_RDONLY)
-        return -EACCES;
     struct proc *p = NULL;
     if (inode->proc_kind >= PK_PID_STAT) {
         p = proc_find(inode->proc_pid);

@@ -28,10 +28,8 @@ static long make_dir(struct ucall *c, struct walk *w, unsigned mode)
 {
     if (w->inode)
         return -EEXIST;
-    if (w->dir->nlink == 0)
-        return -ENOENT;
-    if (procfs_dir_fixed(w->dir))
-        return -EACCES;
+    if (w->dir->nlink == 0 || procfs_dir_fixed(w->dir))
+        return -ENOENT;                 /* removed; or /proc, which makes its own names */
     struct inode *i = inode_new(S_IFDIR | (mode & 01777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
@@ -83,10 +81,8 @@ static long make_node(struct ucall *c, struct walk *w, unsigned type, unsigned m
 {
     if (w->inode)
         return -EEXIST;
-    if (w->slash || w->dir->nlink == 0)
+    if (w->slash || w->dir->nlink == 0 || procfs_dir_fixed(w->dir))
         return -ENOENT;
-    if (procfs_dir_fixed(w->dir))
-        return -EACCES;
     struct inode *i = inode_new(type | (mode & 07777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
@@ -161,7 +157,7 @@ static long do_remove(struct ucall *c, long dirfd, uint64_t upath, bool dir)
     if (w.inode->proc_kind == PK_ROOT)
         r = -EBUSY;                     /* a mount point */
     else if (procfs_dir_fixed(w.dir))
-        r = -EACCES;
+        r = -EPERM;                     /* /proc removes nothing (no unlink or rmdir) */
     else
         r = dir ? remove_dir(c, &w) : remove_file(&w);
     walk_done(&w);

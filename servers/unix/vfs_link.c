@@ -20,10 +20,8 @@ static long walk_new_name(struct ucall *c, long dirfd, uint64_t upath, struct wa
         return r;
     if (w->inode)
         r = -EEXIST;
-    else if (w->slash || w->dir->nlink == 0)
-        r = -ENOENT;
-    else if (procfs_dir_fixed(w->dir))
-        r = -EACCES;
+    else if (w->slash || w->dir->nlink == 0 || procfs_dir_fixed(w->dir))
+        r = -ENOENT;                    /* /proc makes its own names only */
     if (r < 0)
         walk_done(w);
     return r;

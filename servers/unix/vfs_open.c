@@ -56,7 +56,7 @@ static long create_file(struct ucall *c, struct walk *w, unsigned mode, struct i
     if (w->dir->nlink == 0)
         return -ENOENT;                 /* the directory was removed */
     if (procfs_dir_fixed(w->dir))
-        return -EACCES;
+        return -ENOENT;                 /* /proc has no name it did not make */
     struct inode *i = inode_new(S_IFREG | (mode & 07777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
