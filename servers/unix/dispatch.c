@@ -1,8 +1,9 @@
 /*
  * The dispatch of forwarded Linux system calls (unix.h): a table indexed by number,
  * generated from syscalls.def, so adding a call is one LX line and its lx_ handler.
- * Every call is counted by number (P0's Table 2 needs the UNIX calls per run); an
- * unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
+ * Every call is counted once, when it first runs (a woken call's re-run is the same
+ * call), by number and by process (P0's Table 2 needs the UNIX calls per run;
+ * /proc/ondol/syscalls shows them); an unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
  * printed once ("unix: unknown system call N").
  */
 #include "unix.h"
