@@ -82,6 +82,14 @@ static long full_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     return n ? -ENOSPC : 0;
 }
 
+/* sendfile to /dev/null, zero, random, urandom: as write, from the server's memory. */
+static long sink_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
+                           uint64_t *off)
+{
+    (void)f, (void)c, (void)buf, (void)off;
+    return (long)n;
+}
+
 static long zero_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
 {
     (void)f, (void)off;
@@ -95,10 +103,14 @@ static long random_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t 
     return give_bytes(c, uaddr, n, unix_random);
 }
 
-static const struct file_ops null_ops = {.read = null_read, .write = sink_write};
-static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write};
+static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
+                                         .write_buf = sink_write_buf};
+static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
+                                         .write_buf = sink_write_buf};
+/* /dev/full has no write_buf: sendfile to it is -EINVAL, as Linux (no splice_write). */
 static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
-static const struct file_ops random_ops = {.read = random_read, .write = sink_write};
+static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
+                                           .write_buf = sink_write_buf};
 
 static const struct chardev chardevs[] = {
     {1, 3, &null_ops, NULL},

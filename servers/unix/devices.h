@@ -51,6 +51,14 @@ void poll_wake(struct waitlist *w);
  * with one reference; 0 or -ENOMEM. */
 long pipe_create(unsigned flags, struct file **read_end, struct file **write_end);
 
+/* FIFOs (named pipes, mknod S_IFIFO): open of FIFO inode i, as fifo(7) says: a read-only
+ * open waits for a writer and a write-only open for a reader (UNIX_BLOCKED; the open runs
+ * again when the other side comes); O_NONBLOCK: a reader opens at once, a writer without
+ * a reader is -ENXIO; O_RDWR opens at once. The pipe lives with the inode (fifo_free,
+ * from tmpfs when the inode goes); its data is dropped when the last end closes. */
+long fifo_open(struct ucall *c, struct inode *i, unsigned flags, struct file **out);
+void fifo_free(struct inode *i);
+
 /* Random bytes from one seeded deterministic generator (/dev/urandom, /dev/random,
  * getrandom, AT_RANDOM): the same sequence on every boot, so icount runs repeat exactly. */
 void unix_random(void *buf, size_t n);
@@ -111,5 +119,21 @@ size_t procfs_pid_stat(char *buf, size_t cap, const struct procfs_task *t);
 size_t procfs_pid_status(char *buf, size_t cap, const struct procfs_task *t);
 /* /proc/PID/cmdline: the argument area (argv strings, each with its NUL) as it is. */
 size_t procfs_pid_cmdline(char *buf, size_t cap, const char *args, size_t len);
+
+/* /proc/loadavg (loads are 0: no load average is kept), /proc/version (uname's fields),
+ * /proc/mounts, /proc/filesystems, /proc/cpuinfo (ncpu entries of what busybox and
+ * musl's sysconf read). */
+size_t procfs_loadavg(char *buf, size_t cap, unsigned running, unsigned total, int last_pid);
+size_t procfs_version(char *buf, size_t cap);
+size_t procfs_mounts(char *buf, size_t cap);
+size_t procfs_filesystems(char *buf, size_t cap);
+size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
+/* /proc/ondol/syscalls (issue 10, item 7): "calls N", "unknown N", "thread_switches N",
+ * "as_switches N", then "nr NR NAME COUNT" for every number called (unknown ones named
+ * "-") and "pid PID COUNT" for every process: the counts of dispatch.c. */
+struct procfs_calls {
+    uint64_t thread_switches, as_switches;
+};
+size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
 
 #endif

@@ -2,7 +2,8 @@
  * ioctl(2): the requests every descriptor answers (FIOCLEX, FIONCLEX, FIONBIO), then the
  * file's own (file_ops->ioctl: the tty's termios and job-control requests, FIONREAD on a
  * pipe). A file without ioctls gives -ENOTTY, as Linux does for /dev/null and regular
- * files' unknown requests.
+ * files' unknown requests. FIONREAD on a regular file (tmpfs or /proc) is its size minus
+ * the file position, cut to an int as Linux's do_vfs_ioctl does (negative past the end).
  */
 #include "devices.h"
 
@@ -27,6 +28,12 @@ static long set_nonblock(struct file *f, struct ucall *c, uint64_t arg)
     return 0;
 }
 
+static long regular_fionread(struct file *f, struct ucall *c, uint64_t arg)
+{
+    int32_t left = (int32_t)(f->inode->size - f->off);
+    return copy_out(c->proc, arg, &left, sizeof left) ? -EFAULT : 0;
+}
+
 /* ioctl(fd, request, arg); the request is a 32-bit number, as in Linux. */
 long lx_ioctl(struct ucall *c)
 {
@@ -42,6 +49,10 @@ long lx_ioctl(struct ucall *c)
         return 0;
     case FIONBIO:
         return set_nonblock(f, c, c->a[2]);
+    case FIONREAD:
+        if (f->inode && inode_is(f->inode, S_IFREG))
+            return regular_fionread(f, c, c->a[2]);
+        __attribute__((fallthrough));   /* the file's own: pipes, the tty */
     default:
         return f->ops && f->ops->ioctl ? f->ops->ioctl(f, c, cmd, c->a[2]) : -ENOTTY;
     }

@@ -1,8 +1,9 @@
 /*
  * The dispatch of forwarded Linux system calls (unix.h): a table indexed by number,
  * generated from syscalls.def, so adding a call is one LX line and its lx_ handler.
- * Every call is counted by number (P0's Table 2 needs the UNIX calls per run); an
- * unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
+ * Every call is counted once, when it first runs (a woken call's re-run is the same
+ * call), by number and by process (P0's Table 2 needs the UNIX calls per run;
+ * /proc/ondol/syscalls shows them); an unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
  * printed once ("unix: unknown system call N").
  */
 #include "unix.h"
@@ -15,8 +16,14 @@ static const lx_handler handlers[UNIX_NR_MAX] = {
 };
 #undef LX
 
+#define LX(nr, name) [nr] = #name,
+static const char *const names[UNIX_NR_MAX] = {
+#include "syscalls.def"
+};
+#undef LX
+
 static uint64_t counts[UNIX_NR_MAX];
-static uint64_t unknown_calls;
+static uint64_t unknown_calls, total_calls;
 static uint64_t reported[UNIX_NR_MAX / 64];   /* unknown numbers already printed */
 static bool reported_out_of_range;
 bool unix_report_unknown;
@@ -25,6 +32,17 @@ static bool in_table(long nr) { return nr >= 0 && nr < UNIX_NR_MAX; }
 
 uint64_t unix_call_count(long nr) { return in_table(nr) ? counts[nr] : 0; }
 uint64_t unix_unknown_count(void) { return unknown_calls; }
+uint64_t unix_total_count(void) { return total_calls; }
+const char *unix_call_name(long nr) { return in_table(nr) ? names[nr] : NULL; }
+
+static void count(const struct ucall *c)
+{
+    total_calls++;
+    if (c->proc)
+        c->proc->calls++;
+    if (in_table(c->nr))
+        counts[c->nr]++;
+}
 
 /* "unix: unknown system call N" (numbers outside the table print as "out of range") */
 static size_t append(char *line, size_t n, const char *s)
@@ -70,10 +88,10 @@ static long unknown(long nr)
 long unix_dispatch(struct ucall *c)
 {
     ucall_run_begin();
-    if (!c->started_ns)
+    if (!c->started_ns) {               /* the first run: a re-run is not a new call */
         c->started_ns = unix_now_ns();
-    if (in_table(c->nr))
-        counts[c->nr]++;
+        count(c);
+    }
     if (!in_table(c->nr) || !handlers[c->nr])
         return unknown(c->nr);
     return handlers[c->nr](c);

@@ -313,6 +313,38 @@ struct linux_iovec {
 #define CLOCK_MONOTONIC_COARSE   6
 #define CLOCK_BOOTTIME           7
 #define TIMER_ABSTIME            1
+/* flock(2), xattrs, statfs(2) */
+#define LOCK_SH 1
+#define LOCK_EX 2
+#define LOCK_NB 4
+#define LOCK_UN 8
+#define XATTR_CREATE  1
+#define XATTR_REPLACE 2
+#define XATTR_NAME_MAX 255
+#define XATTR_SIZE_MAX 65536
+#define TMPFS_MAGIC      0x01021994
+#define PROC_SUPER_MAGIC 0x9fa0
+#define PIPEFS_MAGIC     0x50495045
+#define ST_NOSUID   0x0002
+#define ST_NODEV    0x0004
+#define ST_NOEXEC   0x0008
+#define ST_VALID    0x0020
+#define ST_RELATIME 0x1000
+struct linux_statfs {                /* x86-64's struct statfs (120 bytes) */
+    int64_t f_type, f_bsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree;
+    int32_t f_fsid[2];
+    int64_t f_namelen, f_frsize, f_flags, f_spare[4];
+};
+/* mmap(2) */
+#define PROT_READ  1
+#define PROT_WRITE 2
+#define PROT_EXEC  4
+#define MAP_SHARED          0x01
+#define MAP_PRIVATE         0x02
+#define MAP_SHARED_VALIDATE 0x03
+#define MAP_TYPE            0x0f
+#define MAP_FIXED           0x10
+#define MAP_ANONYMOUS       0x20
 #define LINUX_UTS_LEN 65             /* struct utsname: six fields of 65 bytes */
 struct linux_utsname {
     char sysname[LINUX_UTS_LEN], nodename[LINUX_UTS_LEN], release[LINUX_UTS_LEN];

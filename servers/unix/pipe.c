@@ -18,11 +18,21 @@ struct pipe {
     int readers, writers;        /* open ends */
     struct waitlist readable;    /* readers waiting for data or EOF */
     struct waitlist writable;    /* writers waiting for room or EPIPE */
+    /* FIFOs (named pipes): the pipe lives as long as its inode; opens wait here for the
+     * other side (open(2) of a FIFO blocks until it has a reader and a writer) */
+    bool fifo;
+    struct waitlist open_readers, open_writers;
 };
 
-static bool is_read_end(const struct file *f)
+/* A pipe(2) end is read-only or write-only; a FIFO opened O_RDWR is both. */
+static bool can_read(const struct file *f)
 {
-    return (f->flags & O_ACCMODE) == O_RDONLY;
+    return (f->flags & O_ACCMODE) != O_WRONLY;
+}
+
+static bool can_write(const struct file *f)
+{
+    return (f->flags & O_ACCMODE) != O_RDONLY;
 }
 
 /* Copy k bytes at the ring's start to user memory (two pieces when it wraps). */
@@ -35,14 +45,31 @@ static long ring_copy_out(struct pipe *pp, struct proc *p, uint64_t uaddr, size_
     return err;
 }
 
-/* Copy k bytes of user memory to the ring's end; they count only when it succeeds. */
-static long ring_copy_in(struct pipe *pp, struct proc *p, uint64_t uaddr, size_t k)
+/* Where a write's bytes come from: process p's memory at uaddr (write), or the server's
+ * own memory at buf (sendfile's write_buf). */
+struct source {
+    struct proc *p;
+    uint64_t uaddr;
+    const unsigned char *buf;
+};
+
+static long source_copy(const struct source *s, void *dst, size_t at, size_t k)
+{
+    if (s->buf) {
+        memcpy(dst, s->buf + at, k);
+        return 0;
+    }
+    return copy_in(s->p, dst, s->uaddr + at, k);
+}
+
+/* Copy k bytes from s at offset at to the ring's end; they count only when it succeeds. */
+static long ring_copy_in(struct pipe *pp, const struct source *s, size_t at, size_t k)
 {
     size_t tail = (pp->head + pp->len) % PIPE_SIZE;
     size_t first = PIPE_SIZE - tail < k ? PIPE_SIZE - tail : k;
-    long err = copy_in(p, pp->buf + tail, uaddr, first);
+    long err = source_copy(s, pp->buf + tail, at, first);
     if (!err && k > first)
-        err = copy_in(p, pp->buf, uaddr + first, k - first);
+        err = source_copy(s, pp->buf, at + first, k - first);
     if (!err)
         pp->len += k;
     return err;
@@ -53,7 +80,7 @@ static long pipe_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
 {
     (void)off;
     struct pipe *pp = f->priv;
-    if (!is_read_end(f))
+    if (!can_read(f))
         return -EBADF;
     if (n == 0)
         return 0;
@@ -82,13 +109,11 @@ static long write_stalled(struct file *f, struct ucall *c, struct pipe *pp, size
     return ucall_block(c, &pp->writable, UNIX_NO_DEADLINE);
 }
 
-static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
-                       uint64_t *off)
+static long pipe_put(struct file *f, struct ucall *c, const struct source *s, size_t n)
 {
-    (void)off;
     struct pipe *pp = f->priv;
     size_t done = c->done;
-    if (is_read_end(f))
+    if (!can_write(f))
         return -EBADF;
     if (n == 0)
         return 0;
@@ -101,30 +126,48 @@ static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     if (room == 0 || (n <= PIPE_BUF && room < n))
         return write_stalled(f, c, pp, done);
     size_t k = want < room ? want : room;
-    if (ring_copy_in(pp, c->proc, uaddr + done, k))
+    if (ring_copy_in(pp, s, done, k))
         return done ? (long)done : -EFAULT;
     done += k;
     poll_wake(&pp->readable);
     return done < n ? write_stalled(f, c, pp, done) : (long)done;
 }
 
+static long pipe_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                       uint64_t *off)
+{
+    (void)off;
+    struct source s = {c->proc, uaddr, NULL};
+    return pipe_put(f, c, &s, n);
+}
+
+/* sendfile into a pipe: the same rules as write (whole up to PIPE_BUF, waits for room). */
+static long pipe_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
+                           uint64_t *off)
+{
+    (void)off;
+    struct source s = {c->proc, 0, buf};
+    return pipe_put(f, c, &s, n);
+}
+
 static unsigned pipe_poll(struct file *f, struct waitlist **w)
 {
     struct pipe *pp = f->priv;
     unsigned mask = 0;
-    if (is_read_end(f)) {
+    if (can_read(f)) {
         if (pp->len)
             mask |= POLLIN | POLLRDNORM;
         if (pp->writers == 0)
             mask |= POLLHUP;
-    } else {
+    }
+    if (can_write(f)) {
         if (PIPE_SIZE - pp->len >= PIPE_BUF)
             mask |= POLLOUT | POLLWRNORM;
         if (pp->readers == 0)
             mask |= POLLERR;
     }
     if (w)
-        *w = is_read_end(f) ? &pp->readable : &pp->writable;
+        *w = can_read(f) ? &pp->readable : &pp->writable;
     return mask;
 }
 
@@ -137,23 +180,35 @@ static long pipe_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint6
     return copy_out(c->proc, arg, &queued, sizeof queued);
 }
 
+static void pipe_free(struct pipe *pp)
+{
+    unix_free(pp->buf);
+    unix_free(pp);
+}
+
+/* The last close of an end. A pipe(2) pipe goes with its last end; a FIFO's stays with
+ * its inode, but its data goes (as Linux discards a FIFO's data at its last close). */
 static void pipe_release(struct file *f)
 {
     struct pipe *pp = f->priv;
-    if (is_read_end(f))
+    if (can_read(f))
         pp->readers--;
-    else
+    if (can_write(f))
         pp->writers--;
-    poll_wake(is_read_end(f) ? &pp->writable : &pp->readable);
-    if (pp->readers == 0 && pp->writers == 0) {
-        unix_free(pp->buf);
-        unix_free(pp);
-    }
+    poll_wake(&pp->writable);
+    poll_wake(&pp->readable);
+    if (pp->readers || pp->writers)
+        return;
+    if (!pp->fifo)
+        pipe_free(pp);
+    else
+        pp->head = pp->len = 0;
 }
 
 static const struct file_ops pipe_ops = {
     .read = pipe_read,
     .write = pipe_write,
+    .write_buf = pipe_write_buf,
     .poll = pipe_poll,
     .ioctl = pipe_ioctl,
     .release = pipe_release,
@@ -236,4 +291,75 @@ long lx_pipe2(struct ucall *c)
 long lx_pipe(struct ucall *c)
 {
     return make_pipe(c, c->a[0], 0);
+}
+
+/* ---- FIFOs ---- */
+
+static struct pipe *fifo_of(struct inode *i)
+{
+    if (i->fifo)
+        return i->fifo;
+    struct pipe *pp = unix_alloc(sizeof *pp);
+    unsigned char *buf = unix_alloc(PIPE_SIZE);
+    if (!pp || !buf) {
+        unix_free(pp);
+        unix_free(buf);
+        return NULL;
+    }
+    *pp = (struct pipe){.buf = buf, .fifo = true};
+    i->fifo = pp;
+    return pp;
+}
+
+/* Does an open with accmode acc wait for the other side? A reader waits for a writer
+ * (one that is open or waiting to open), a writer for a reader; O_RDWR never waits. */
+static bool open_must_wait(const struct pipe *pp, unsigned acc)
+{
+    if (acc == O_RDONLY)
+        return !pp->writers && !pp->open_writers.head;
+    if (acc == O_WRONLY)
+        return !pp->readers && !pp->open_readers.head;
+    return false;
+}
+
+long fifo_open(struct ucall *c, struct inode *i, unsigned flags, struct file **out)
+{
+    struct pipe *pp = fifo_of(i);
+    if (!pp)
+        return -ENOMEM;
+    unsigned acc = flags & O_ACCMODE;
+    if (open_must_wait(pp, acc)) {
+        if (acc == O_WRONLY && (flags & O_NONBLOCK))
+            return -ENXIO;
+        if (!(flags & O_NONBLOCK))
+            return ucall_block(c, acc == O_RDONLY ? &pp->open_readers : &pp->open_writers,
+                               UNIX_NO_DEADLINE);
+    }
+    struct file *f = file_new(&pipe_ops, i, flags);
+    if (!f)
+        return -ENOMEM;
+    f->priv = pp;
+    if (can_read(f)) {
+        pp->readers++;
+        waitlist_wake(&pp->open_writers);
+    }
+    if (can_write(f)) {
+        pp->writers++;
+        waitlist_wake(&pp->open_readers);
+    }
+    poll_wake(&pp->readable);
+    poll_wake(&pp->writable);
+    *out = f;
+    return 0;
+}
+
+void fifo_free(struct inode *i)
+{
+    struct pipe *pp = i->fifo;
+    if (!pp)
+        return;
+    waitlist_wake(&pp->open_readers);       /* they run again and find no FIFO */
+    waitlist_wake(&pp->open_writers);
+    pipe_free(pp);
+    i->fifo = NULL;
 }

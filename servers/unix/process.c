@@ -19,6 +19,12 @@ struct proc *proc_find(int pid)
     return NULL;
 }
 
+/* The table in order (newest first), for /proc's listing (procfs.h). */
+struct proc *proc_next(const struct proc *after)
+{
+    return after ? after->next : table;
+}
+
 static bool pid_in_use(int pid)
 {
     for (struct proc *p = table; p; p = p->next)

@@ -326,6 +326,96 @@ size_t procfs_pid_status(char *buf, size_t cap, const struct procfs_task *k)
 
 size_t procfs_pid_cmdline(char *buf, size_t cap, const char *args, size_t len)
 {
-    memcpy(buf, args, len < cap ? len : cap);
+    if (len && cap)
+        memcpy(buf, args, len < cap ? len : cap);
     return len;
+}
+
+/* ---- /proc/loadavg, version, mounts, filesystems, cpuinfo ---- */
+
+size_t procfs_loadavg(char *buf, size_t cap, unsigned running, unsigned total, int last_pid)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "0.00 0.00 0.00 ");
+    put_u(&t, running);
+    put_char(&t, '/');
+    put_u(&t, total);
+    put_char(&t, ' ');
+    put_i(&t, last_pid);
+    put_char(&t, '\n');
+    return t.len;
+}
+
+/* The same release and version as uname (misc.c). */
+size_t procfs_version(char *buf, size_t cap)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "Linux version 6.1.0-ondol (root@ondol) (gcc) #1 ondol UNIX server\n");
+    return t.len;
+}
+
+size_t procfs_mounts(char *buf, size_t cap)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "rootfs / rootfs rw 0 0\n");
+    put_str(&t, "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n");
+    return t.len;
+}
+
+size_t procfs_filesystems(char *buf, size_t cap)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "nodev\trootfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tpipefs\n");
+    return t.len;
+}
+
+/* One block per CPU, separated by an empty line, in Linux's "name\t: value" layout. */
+size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu)
+{
+    struct text t = {buf, cap, 0};
+    for (unsigned i = 0; i < ncpu; i++) {
+        put_str(&t, "processor\t: ");
+        put_u(&t, i);
+        put_str(&t, "\nvendor_id\t: ondol\nmodel name\t: QEMU Virtual CPU\n"
+                    "cpu MHz\t\t: 1000.000\ncpu cores\t: ");
+        put_u(&t, ncpu);
+        put_str(&t, "\nflags\t\t: fpu tsc msr pae cx8 apic sep cmov pat clflush mmx fxsr "
+                    "sse sse2 syscall nx lm\n\n");
+    }
+    return t.len;
+}
+
+/* ---- /proc/ondol/syscalls ---- */
+
+static void put_calls_by_number(struct text *t)
+{
+    for (long nr = 0; nr < UNIX_NR_MAX; nr++) {
+        uint64_t n = unix_call_count(nr);
+        if (!n)
+            continue;
+        const char *name = unix_call_name(nr);
+        put_str(t, "nr ");
+        put_u(t, (uint64_t)nr);
+        put_char(t, ' ');
+        put_str(t, name ? name : "-");
+        put_su(t, n);
+        put_char(t, '\n');
+    }
+}
+
+size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k)
+{
+    struct text t = {buf, cap, 0};
+    put_named(&t, "calls", unix_total_count());
+    put_named(&t, "unknown", unix_unknown_count());
+    put_named(&t, "thread_switches", k->thread_switches);
+    put_named(&t, "as_switches", k->as_switches);
+    put_calls_by_number(&t);
+    for (struct proc *p = proc_next(NULL); p; p = proc_next(p)) {
+        put_str(&t, "pid ");
+        put_i(&t, p->pid);
+        put_su(&t, p->calls);
+        put_char(&t, '\n');
+    }
+    return t.len;
 }

@@ -4,9 +4,14 @@
  * directory keeps a reference on its parent, dropped when it is freed (iteratively, so a
  * chain of removed directories does not recurse).
  */
-#include "vfs.h"
+#include "devices.h"
 
-static uint64_t next_ino = 1;
+static uint64_t next_ino = 1, live_inodes;
+
+uint64_t inode_count(void)
+{
+    return live_inodes;
+}
 
 struct inode *inode_new(unsigned mode)
 {
@@ -15,6 +20,7 @@ struct inode *inode_new(unsigned mode)
         return NULL;
     vfs_memset(i, 0, sizeof(*i));
     i->ino = next_ino++;
+    live_inodes++;
     i->mode = mode;
     i->refs = 1;
     i->next_cookie = 2;             /* 0 and 1 are "." and ".." */
@@ -34,6 +40,8 @@ struct inode *inode_get(struct inode *i)
 static struct inode *inode_free(struct inode *i)
 {
     struct inode *parent = (inode_is(i, S_IFDIR) && i->parent != i) ? i->parent : NULL;
+    fifo_free(i);
+    live_inodes--;
     unix_free(i->data);
     unix_free(i);
     return parent;

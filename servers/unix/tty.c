@@ -417,6 +417,22 @@ static long tty_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     return (long)n;
 }
 
+/* sendfile to the tty: the same output processing and job control as write. */
+static long tty_write_buf(struct file *f, struct ucall *c, const void *buf, size_t n,
+                          uint64_t *off)
+{
+    (void)off;
+    struct tty *t = f->priv;
+    struct outbuf o = {.len = 0};
+    long stop = t->t.c_lflag & TOSTOP ? job_control(t, c->proc, SIGTTOU) : 0;
+    if (stop)
+        return stop;
+    for (size_t i = 0; i < n; i++)
+        out_post(t, &o, ((const unsigned char *)buf)[i]);
+    out_flush(&o);
+    return (long)n;
+}
+
 static bool readable_now(const struct tty *t)
 {
     if (t->t.c_lflag & ICANON)
@@ -626,6 +642,7 @@ static long tty_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64
 const struct file_ops tty_file_ops = {
     .read = tty_read,
     .write = tty_write,
+    .write_buf = tty_write_buf,
     .poll = tty_poll,
     .ioctl = tty_ioctl,
 };

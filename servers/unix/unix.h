@@ -96,6 +96,8 @@ void ucall_run_begin(void);               /* wait.c: unix_dispatch starts a new 
 #define UNIX_NR_MAX 512                   /* numbers the table and the counters cover */
 uint64_t unix_call_count(long nr);        /* calls of nr so far (unknown ones too) */
 uint64_t unix_unknown_count(void);        /* calls of unknown numbers */
+uint64_t unix_total_count(void);          /* every call so far */
+const char *unix_call_name(long nr);      /* "read"..., NULL when not implemented */
 extern bool unix_report_unknown;          /* option: print each unknown number once */
 
 /* Waiting calls (wait.c). The runtime runs the woken ones with unix_run_woken after each
@@ -198,6 +200,7 @@ struct proc {
     struct proc *next;                /* in the table, by creation */
     bool zombie;                      /* exited, not yet reaped */
     int exit_status;                  /* wait4 status encoding, once a zombie */
+    uint64_t calls;                   /* system calls it made (dispatch.c; /proc/ondol) */
 };
 
 /* The process table (process.c). Pids count up from 1 and wrap to 2 after
@@ -207,6 +210,7 @@ struct proc {
 struct proc *proc_create(struct proc *parent);   /* a child of parent (NULL: init); NULL
                                                     at the limit or out of memory */
 struct proc *proc_find(int pid);                 /* a live or zombie process, or NULL */
+struct proc *proc_next(const struct proc *after); /* the one after (NULL: the first) */
 void proc_orphan_children(struct proc *p);       /* p exits: init (pid 1) adopts them */
 void proc_free(struct proc *p);                  /* out of the table; reaped */
 

@@ -35,6 +35,7 @@ struct dentry {                 /* one name in a directory */
     char name[];                /* len bytes + NUL */
 };
 
+struct pipe;
 struct inode {
     uint64_t ino;
     unsigned mode;              /* S_IFMT type | permission bits */
@@ -49,6 +50,11 @@ struct inode {
     struct dentry *entries, *last;      /* directory: its names, in cookie order */
     uint64_t next_cookie;
     struct inode *parent;       /* directory: its parent (referenced); root: itself */
+    /* /proc (procfs.h): what the inode shows (enum proc_kind; 0: plain tmpfs), and the
+     * process and fd it is about */
+    uint8_t proc_kind;
+    int proc_pid, proc_fd;
+    struct pipe *fifo;          /* FIFO: its pipe once opened (pipe.c), or NULL */
 };
 
 #define TMPFS_DEV 0x16          /* st_dev of every tmpfs inode (tmpfs's anonymous device) */
@@ -64,6 +70,7 @@ static inline bool inode_is(const struct inode *i, unsigned type)
  * memory. A directory's parent is set by dir_link (the root's is itself). */
 struct inode *inode_new(unsigned mode);
 struct inode *inode_get(struct inode *i);
+uint64_t inode_count(void);                 /* inodes in memory (statfs's f_ffree) */
 void inode_put(struct inode *i);            /* frees it when unreferenced and unlinked */
 void inode_touch(struct inode *i, bool access, bool modify, bool change);
 
@@ -123,6 +130,9 @@ void walk_done(struct walk *w);
  * AT_EMPTY_PATH and an empty path, dirfd's own file. One reference, or -errno. */
 long vfs_at_inode(struct ucall *c, int dirfd, uint64_t upath, bool follow, bool empty_ok,
                   struct inode **out);
+/* The absolute path of directory dir as seen from rootdir, in a static buffer (valid
+ * until the next call), or NULL when longer than PATH_MAX (vfs_cwd.c). */
+const char *vfs_dir_path(const struct inode *dir, const struct inode *rootdir);
 /* Copy a path in from the process into buf (PATH_MAX): its length, -EFAULT,
  * -ENAMETOOLONG, or -ENOENT when empty. */
 long vfs_path_in(struct ucall *c, uint64_t upath, char *buf);
@@ -186,6 +196,28 @@ static inline bool user_range_ok(uint64_t uaddr, uint64_t n)
  * -ENAMETOOLONG from the walk; -EACCES when it is not a regular file or has no execute
  * bit (Linux's answer for root). */
 long vfs_exec_inode(struct proc *p, const char *path, struct inode **out);
+
+/* ---- mmap of a file (vfs_mmap.c), for unix-run's mmap ----
+ * The file side of mmap(fd, off, len, prot, flags): Linux's errors (-EINVAL for an
+ * unaligned offset, length 0 or a bad MAP_TYPE; -EBADF for an fd that is not open or is
+ * O_PATH; -ENOMEM, -EOVERFLOW for ranges; -EACCES for a write-only fd, or a shared
+ * writable mapping of a file not open for writing or open O_APPEND; -ENODEV for what
+ * cannot be mapped: directories, pipes, the tty, /dev/null, /proc files) and, on success,
+ * the bytes the mapping starts with. A private mapping of a tmpfs file: out->inode (one
+ * reference: inode_put it once the bytes are copied in) and out->data/out->size, the file's
+ * bytes from off, at most len (size 0 when off is at or past the end); the rest of the
+ * mapping reads zeros (Linux: SIGBUS for pages wholly past the end). /dev/zero:
+ * out->zero, an anonymous mapping. Shared read-only mappings of a file are given as the
+ * same copy (a later write to the file does not show in them); shared writable ones are
+ * -ENODEV (not supported). */
+struct vfs_mapping {
+    struct inode *inode;
+    const unsigned char *data;
+    uint64_t size;
+    bool zero;
+};
+long vfs_mmap_file(struct proc *p, long fd, uint64_t off, uint64_t len, unsigned prot,
+                   unsigned flags, struct vfs_mapping *out);
 
 /* ---- the root archive (cpio.c) ---- */
 /* Unpack a newc cpio archive into the root tmpfs: 0, or -EINVAL for a malformed archive

@@ -1,7 +1,7 @@
 /*
  * Directories as places and as lists: chdir, fchdir, getcwd, getdents64.
  */
-#include "vfs.h"
+#include "procfs.h"
 
 static void set_cwd(struct proc *p, struct inode *dir)
 {
@@ -50,7 +50,7 @@ static const struct dentry *name_in_parent(const struct inode *d)
 
 /* Build the path of dir (up to root) at the end of cwd_buf: its start, or NULL when it
  * is longer than PATH_MAX. */
-static char *path_of(const struct inode *dir, const struct inode *rootdir)
+const char *vfs_dir_path(const struct inode *dir, const struct inode *rootdir)
 {
     char *p = cwd_buf + sizeof(cwd_buf) - 1;
     *p = 0;
@@ -74,7 +74,7 @@ long lx_getcwd(struct ucall *c)
     struct inode *cwd = c->proc->fs->cwd;
     if (cwd->nlink == 0)
         return -ENOENT;
-    char *path = path_of(cwd, c->proc->fs->root);
+    const char *path = vfs_dir_path(cwd, c->proc->fs->root);
     if (!path)
         return -ENAMETOOLONG;
     size_t len = vfs_strlen(path) + 1;
@@ -154,6 +154,8 @@ long lx_getdents64(struct ucall *c)
         return -EBADF;
     if (!f->inode || !inode_is(f->inode, S_IFDIR))
         return -ENOTDIR;
+    if (f->inode->proc_kind && f->off == 0)
+        procfs_list(c->proc, f->inode);     /* a listing starts: /proc as it is now */
     size_t count = c->a[2] > VFS_MAX_RW ? VFS_MAX_RW : (size_t)c->a[2], used = 0;
     struct inode *i;
     const char *name;

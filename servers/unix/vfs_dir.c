@@ -1,9 +1,9 @@
 /*
- * Names: mkdir(at), rmdir, unlink(at), rename(at), renameat2. Each resolves its paths
+ * Names: mkdir(at), mknod(at), rmdir, unlink(at), rename(at), renameat2. Each resolves its paths
  * without following a final symlink (a name is what they act on), then makes Linux's
  * checks in Linux's order, then changes the tree (tmpfs.c).
  */
-#include "vfs.h"
+#include "procfs.h"
 
 static char path_a[PATH_MAX], path_b[PATH_MAX];
 
@@ -28,8 +28,8 @@ static long make_dir(struct ucall *c, struct walk *w, unsigned mode)
 {
     if (w->inode)
         return -EEXIST;
-    if (w->dir->nlink == 0)
-        return -ENOENT;
+    if (w->dir->nlink == 0 || procfs_dir_fixed(w->dir))
+        return -ENOENT;                 /* removed; or /proc, which makes its own names */
     struct inode *i = inode_new(S_IFDIR | (mode & 01777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
@@ -59,6 +59,67 @@ long lx_mkdir(struct ucall *c)
 long lx_mkdirat(struct ucall *c)
 {
     return do_mkdir(c, arg_fd(c->a[0]), c->a[1], (unsigned)c->a[2]);
+}
+
+/* ---- mknod ---- */
+
+/* The type mknod makes of mode (0: a regular file), or -EPERM for a directory and
+ * -EINVAL for anything else, checked before the path as Linux's may_mknod. */
+static long node_type(unsigned mode)
+{
+    switch (mode & S_IFMT) {
+    case 0: return S_IFREG;
+    case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+        return mode & S_IFMT;
+    case S_IFDIR: return -EPERM;
+    default: return -EINVAL;
+    }
+}
+
+static long make_node(struct ucall *c, struct walk *w, unsigned type, unsigned mode,
+                      uint64_t dev)
+{
+    if (w->inode)
+        return -EEXIST;
+    if (w->slash || w->dir->nlink == 0 || procfs_dir_fixed(w->dir))
+        return -ENOENT;
+    struct inode *i = inode_new(type | (mode & 07777 & ~c->proc->fs->umask));
+    if (!i)
+        return -ENOSPC;
+    i->uid = c->proc->uid;
+    i->gid = c->proc->gid;
+    if (type == S_IFCHR || type == S_IFBLK) {     /* Linux's new_decode_dev */
+        i->rdev_major = (unsigned)((dev & 0xfff00) >> 8);
+        i->rdev_minor = (unsigned)((dev & 0xff) | ((dev >> 12) & 0xfff00));
+    }
+    long r = dir_link(w->dir, w->name, w->len, i);
+    inode_put(i);
+    return r;
+}
+
+static long do_mknod(struct ucall *c, long dirfd, uint64_t upath, unsigned mode, uint64_t dev)
+{
+    long type = node_type(mode);
+    if (type < 0)
+        return type;
+    struct walk w;
+    long r = walk_user(c, dirfd, upath, path_a, WALK_MAY_BE_MISSING, &w);
+    if (r < 0)
+        return r;
+    r = make_node(c, &w, (unsigned)type, mode, (uint32_t)dev);
+    walk_done(&w);
+    return r;
+}
+
+/* mknod(path, mode, dev); mknodat(dirfd, path, mode, dev). dev is 32 bits (unsigned). */
+long lx_mknod(struct ucall *c)
+{
+    return do_mknod(c, AT_FDCWD, c->a[0], (unsigned)c->a[1], c->a[2]);
+}
+
+long lx_mknodat(struct ucall *c)
+{
+    return do_mknod(c, arg_fd(c->a[0]), c->a[1], (unsigned)c->a[2], c->a[3]);
 }
 
 /* ---- rmdir, unlink ---- */
@@ -93,7 +154,12 @@ static long do_remove(struct ucall *c, long dirfd, uint64_t upath, bool dir)
     long r = walk_user(c, dirfd, upath, path_a, 0, &w);
     if (r < 0)
         return r;
-    r = dir ? remove_dir(c, &w) : remove_file(&w);
+    if (w.inode->proc_kind == PK_ROOT)
+        r = -EBUSY;                     /* a mount point */
+    else if (procfs_dir_fixed(w.dir))
+        r = -EPERM;                     /* /proc removes nothing (no unlink or rmdir) */
+    else
+        r = dir ? remove_dir(c, &w) : remove_file(&w);
     walk_done(&w);
     return r;
 }
@@ -164,6 +230,8 @@ static long rename_check(const struct walk *o, const struct walk *n, unsigned fl
 
 static long rename_names(struct walk *o, struct walk *n, unsigned flags)
 {
+    if (procfs_dir_fixed(o->dir) || procfs_dir_fixed(n->dir) || o->inode->proc_kind)
+        return -EXDEV;                  /* /proc is another file system */
     long r = rename_check(o, n, flags);
     if (r < 0 || o->inode == n->inode)
         return r;

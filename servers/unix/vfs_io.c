@@ -105,7 +105,7 @@ static bool writable(const struct file *f)
  * devices (major 1: /dev/null, zero, urandom), whose offset does not matter. */
 static bool seekable(const struct file *f)
 {
-    if (!f->inode)
+    if (!f->inode || inode_is(f->inode, S_IFIFO))
         return false;
     return !inode_is(f->inode, S_IFCHR) || f->inode->rdev_major == 1;
 }
@@ -244,7 +244,7 @@ long lx_writev(struct ucall *c)
 static long seek_base(struct file *f, int whence, int64_t off, int64_t *base)
 {
     struct inode *i = f->inode;
-    bool reg = inode_is(i, S_IFREG);
+    bool reg = inode_is(i, S_IFREG) && !i->proc_kind;   /* /proc: no end to seek from */
     switch (whence) {
     case SEEK_SET: *base = 0; return 0;
     case SEEK_CUR: *base = (int64_t)f->off; return 0;

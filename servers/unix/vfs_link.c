@@ -3,7 +3,7 @@
  * (never of a directory: EPERM); a symlink is an inode whose data is its target, followed
  * by path resolution (vfs_walk.c).
  */
-#include "vfs.h"
+#include "procfs.h"
 
 static char path_new[PATH_MAX], target[PATH_MAX];
 
@@ -20,8 +20,8 @@ static long walk_new_name(struct ucall *c, long dirfd, uint64_t upath, struct wa
         return r;
     if (w->inode)
         r = -EEXIST;
-    else if (w->slash || w->dir->nlink == 0)
-        r = -ENOENT;
+    else if (w->slash || w->dir->nlink == 0 || procfs_dir_fixed(w->dir))
+        r = -ENOENT;                    /* /proc makes its own names only */
     if (r < 0)
         walk_done(w);
     return r;
@@ -40,7 +40,9 @@ static long do_link(struct ucall *c, long olddfd, uint64_t uold, long newdfd, ui
     struct walk w;
     r = walk_new_name(c, newdfd, unew, &w);
     if (r == 0) {
-        if (inode_is(i, S_IFDIR))
+        if (i->proc_kind || procfs_dir_fixed(w.dir))
+            r = -EXDEV;                 /* /proc is another file system */
+        else if (inode_is(i, S_IFDIR))
             r = -EPERM;
         else if (i->nlink == 0)
             r = -ENOENT;

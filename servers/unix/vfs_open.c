@@ -2,7 +2,7 @@
  * Opening and closing: open, openat, creat, close (open(2)'s checks in Linux's order:
  * the path, a free fd, the walk, creation or the checks of an existing file, O_TRUNC).
  */
-#include "vfs.h"
+#include "procfs.h"
 
 /* Flags open does not keep in the open file (F_GETFL shows the rest); O_LARGEFILE is
  * always on, as Linux sets it for every 64-bit open. O_NOCTTY is dropped only after a
@@ -34,12 +34,16 @@ long vfs_open_inode(struct ucall *c, struct inode *inode, unsigned flags, struct
     const struct file_ops *ops;
     if ((flags & O_PATH) || inode_is(inode, S_IFDIR) || inode_is(inode, S_IFLNK))
         ops = &tmpfs_dir_ops;           /* no read or write */
+    else if (inode->proc_kind)
+        return procfs_open(c, inode, flags, out);
     else if (inode_is(inode, S_IFREG))
         ops = &tmpfs_file_ops;
     else if (inode_is(inode, S_IFCHR))
         return open_device(c, inode, flags, out);
+    else if (inode_is(inode, S_IFIFO))
+        return fifo_open(c, inode, flags & ~(unsigned)O_NOCTTY, out);
     else
-        return -ENXIO;                  /* FIFOs and sockets in tmpfs: not supported */
+        return -ENXIO;                  /* sockets and block devices: no such device */
     *out = file_new(ops, inode, flags & ~(unsigned)O_NOCTTY);
     return *out ? 0 : -ENOMEM;
 }
@@ -51,6 +55,8 @@ static long create_file(struct ucall *c, struct walk *w, unsigned mode, struct i
         return -EISDIR;
     if (w->dir->nlink == 0)
         return -ENOENT;                 /* the directory was removed */
+    if (procfs_dir_fixed(w->dir))
+        return -ENOENT;                 /* /proc has no name it did not make */
     struct inode *i = inode_new(S_IFREG | (mode & 07777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;

@@ -4,13 +4,15 @@
  * target followed by what is left of the path), so resolution needs no recursion and
  * no stack beyond a few words, and SYMLOOP_MAX bounds the splices (ELOOP).
  */
-#include "vfs.h"
+#include "procfs.h"
 
 static struct inode *root;
 static int64_t epoch_sec = 1704067200;          /* 2024-01-01T00:00:00Z */
 
 /* The path being resolved: the server runs one call at a time, so one buffer serves. */
 static char work[2 * PATH_MAX + 2];
+/* The process whose walk runs (vfs_walk), for /proc/self; NULL for vfs_walk_from. */
+static struct proc *walker;
 
 struct inode *vfs_root(void)
 {
@@ -83,6 +85,8 @@ static struct inode *lookup(struct inode *rootdir, struct inode *dir, const char
         return dir == rootdir ? dir : dir->parent;
     if (dir->nlink == 0)
         return NULL;                    /* a removed directory has no names */
+    if (dir->proc_kind)
+        procfs_lookup(walker, dir, name, len);
     struct dentry *d = dir_find(dir, name, len);
     return d ? d->inode : NULL;
 }
@@ -192,7 +196,10 @@ long vfs_walk(struct proc *p, int dirfd, const char *path, unsigned flags, struc
         if (r < 0)
             return r;
     }
-    return vfs_walk_from(p->fs->root, start, path, flags, w);
+    walker = p;
+    long r = vfs_walk_from(p->fs->root, start, path, flags, w);
+    walker = NULL;
+    return r;
 }
 
 long vfs_path_in(struct ucall *c, uint64_t upath, char *buf)

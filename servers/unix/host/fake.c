@@ -224,3 +224,38 @@ WEAK long signal_tty_background(struct proc *p, int sig)
     fake_tty_background_sig = sig;
     return fake_tty_background_result;
 }
+
+/* ---- /proc's providers (procfs.h), weak so that unix-run's real ones win ---- */
+const char *fake_view_exe = "/bin/fake";
+const char *fake_view_comm = "fake";
+const char *fake_view_args = "fake\0-x";
+size_t fake_view_args_len = 8;
+uint64_t fake_thread_switches = 7, fake_as_switches = 3;
+
+WEAK void proc_view_of(struct proc *p, struct proc_view *v)
+{
+    v->task.comm = fake_view_comm;
+    v->task.utime = (uint64_t)p->pid;
+    v->exe = p->zombie ? NULL : fake_view_exe;
+    v->args = p->zombie ? NULL : fake_view_args;
+    v->args_len = p->zombie ? 0 : fake_view_args_len;
+}
+
+WEAK void proc_system_view(struct proc_system_view *v)
+{
+    static const struct procfs_cpu cpus[2] = {{1, 2, 3, 4, 0, 0, 0, 0},
+                                              {5, 6, 7, 8, 0, 0, 0, 0}};
+    v->mem.total_kib = 131072;
+    v->mem.free_kib = 65536;
+    v->mem.available_kib = 65536;
+    v->uptime_ns = fake_now_ns;
+    v->stat.total = (struct procfs_cpu){6, 8, 10, 12, 0, 0, 0, 0};
+    v->stat.cpu = cpus;
+    v->stat.ncpu = 2;
+}
+
+WEAK void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
+{
+    *thread_switches = fake_thread_switches;
+    *as_switches = fake_as_switches;
+}

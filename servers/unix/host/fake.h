@@ -55,4 +55,12 @@ extern int fake_tty_background_calls, fake_tty_background_sig;
 extern long fake_tty_background_result; /* what signal_tty_background returns (0: go on) */
 extern char fake_console[8192];         /* what console_write wrote */
 extern size_t fake_console_len;
+/* /proc's providers (procfs.h): proc_view_of gives comm fake_view_comm, utime = pid, exe
+ * fake_view_exe and the argument area fake_view_args (none for a zombie);
+ * proc_system_view fixed numbers (128 MiB, 2 CPUs, uptime = fake_now_ns);
+ * unix_switch_counts the two counters. */
+#include "procfs.h"
+extern const char *fake_view_exe, *fake_view_comm, *fake_view_args;
+extern size_t fake_view_args_len;
+extern uint64_t fake_thread_switches, fake_as_switches;
 #endif
