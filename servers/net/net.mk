@@ -8,6 +8,10 @@
 #   $(BUILD)/net/netfuzz    seeded random-frame fuzz of the input path (ASan + UBSan)
 #   $(BUILD)/net/nethost    the stack on a Linux tap device (tests against the host's stack)
 #   $(BUILD)/net/netcost    per-layer instruction counts under callgrind
+# The server builds (MK and IK) put the stack's layer boundaries on pcnt slots
+# (servers/net/net_probe.h); the hosted builds and libnet.a leave the hooks empty.
+$(BUILD)/user/srvobj/servers/net/%.o: USER_CFLAGS += -DNET_LAYER_PROBES
+$(BUILD)/kernel/servers/net/%.o: KERNEL_CFLAGS += -DNET_LAYER_PROBES
 NET_SRCS := $(filter-out servers/net/netsrv.c,$(sort $(wildcard servers/net/*.c)))
 NET_HDRS := $(wildcard servers/net/*.h servers/net/host/*.h)
 NET_FREE_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/free/%.o,$(NET_SRCS))
