@@ -100,7 +100,9 @@ static int start(void)
 }
 
 /* Run the stack until done(sd) or timeout_ms have passed: due timers, received frames,
- * and in between a wait for the device's interrupt (or the next timer). */
+ * and in between a wait for the device's interrupt (or the next timer). done is checked
+ * after the timers too, so a call that waits for a timer's work (settle: the delayed ACK)
+ * returns before it takes in frames that came meanwhile. */
 static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
 {
     uint64_t start_ms = drv_now_ms();
@@ -108,6 +110,8 @@ static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
     for (;;) {
         uint64_t now = drv_now_ms();
         net_tick(stack, now);
+        if (done && done(sd))
+            return;                   /* before more input: a benchmark's phases stay apart */
         vnet_poll(&nic, input_frame, NULL);
         if ((done && done(sd)) || now >= deadline)
             return;
