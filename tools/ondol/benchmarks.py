@@ -522,8 +522,26 @@ BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH)
 
 
 # ---- net: P3 (per-layer TCP/IP cost) on ondol's network server, see docs/net.md ----------
-from ondol.netbench import NET_BENCH  # noqa: E402  (it builds on the classes above)
+from ondol import netbench  # noqa: E402
 
+NET_BENCH = Benchmark(
+    name="net",
+    description="P3's per-layer cost of one TCP segment (100, 300, 500, 1440 B): send, "
+                "ACK input, receive, ACK output, on the network server MK and IK against "
+                "the host's Linux stack (needs root: namespace and tap)",
+    configs=tuple(Config(command=f"netbench {netbench.netns.LINUX_IP} {netbench.N}",
+                         params={"placement": p}) for p in netbench.PLACEMENTS),
+    key=("test", "size", "phase", "layer", "placement"),
+    columns=("test", "size", "phase", "module", "placement", "median", "min", "max", "n",
+             "dropped", "segments", "p3_cycles"),
+    plot=Plot(kind="bar", x="bar", where={"size": 1440, "phase": "send"}),
+    paper="P3.modules",
+    timeout=600.0,
+    rows=netbench.net_rows,
+    environment=netbench.environment,
+    icount_sleep=True,
+    outputs=netbench.outputs,
+)
 BENCHMARKS += (NET_BENCH,)
 
 

@@ -10,6 +10,7 @@ waits for Linux its clock follows host time, so its TCP timers do not run out fi
 Besides the result rows, `outputs` writes `net-p3.md` (P3's tables: one per phase, a row
 per module, MK and IK per size, P3's FreeBSD numbers where the paper gives them) and
 `net-layers.{png,svg}` (one stacked bar per phase and placement, one panel per size).
+The benchmark itself is declared in benchmarks.py from what this module provides.
 """
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ondol import OndolError, netns
-from ondol.benchmarks import Benchmark, BootEnv, Config, Plot
 
 SIZES = (100, 300, 500, 1440)
 PLACEMENTS = ("mk", "ik")
@@ -65,8 +65,9 @@ LAYER_COLOURS = {"sock": "#4c72b0", "tcp_output": "#dd8452", "ip_output": "#55a8
 
 
 @contextmanager
-def environment(config: Config):
-    """A namespace with its tap, netpeer.py serving in it, for one boot."""
+def environment(config):
+    """A namespace with its tap, netpeer.py serving in it, for one boot (a BootEnv)."""
+    from ondol.benchmarks import BootEnv  # benchmarks.py imports this module
     placement = config.params["placement"]
     with netns.Namespace(f"ondolb{os.getpid()}{placement}") as ns:
         peer = subprocess.Popen([*ns.prefix(), sys.executable, str(PEER), netns.LINUX_IP],
@@ -81,7 +82,7 @@ def environment(config: Config):
             peer.wait()
 
 
-def net_rows(results: list[dict], config: Config) -> list[dict]:
+def net_rows(results: list[dict], config) -> list[dict]:
     """Guest rows plus the placement, P3's module label, P3's number where it gives one,
     and `bar` (what the generic plot's x axis shows)."""
     rows = []
@@ -175,23 +176,3 @@ def outputs(doc: dict, directory: Path) -> list[Path]:
     md.write_text(p3_tables(doc) + "\n")
     print(md.read_text(), file=sys.stderr)
     return [md, *stacked_plot(doc, directory)]
-
-
-NET_BENCH = Benchmark(
-    name="net",
-    description="P3's per-layer cost of one TCP segment (100, 300, 500, 1440 B): send, "
-                "ACK input, receive, ACK output, on the network server MK and IK against "
-                "the host's Linux stack (needs root: namespace and tap)",
-    configs=tuple(Config(command=f"netbench {netns.LINUX_IP} {N}", params={"placement": p})
-                  for p in PLACEMENTS),
-    key=("test", "size", "phase", "layer", "placement"),
-    columns=("test", "size", "phase", "module", "placement", "median", "min", "max", "n",
-             "dropped", "segments", "p3_cycles"),
-    plot=Plot(kind="bar", x="bar", where={"size": 1440, "phase": "send"}),
-    paper="P3.modules",
-    timeout=600.0,
-    rows=net_rows,
-    environment=environment,
-    icount_sleep=True,
-    outputs=outputs,
-)
