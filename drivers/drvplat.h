@@ -38,6 +38,14 @@ long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms);
 /* The value of kernel option `key` copied into buf (NUL-terminated); false if not given. */
 bool drv_option(const char *key, char *buf, size_t len);
 
+/* pcnt slots for a driver's or server's own probes (docs/measuring.md): the first slot
+ * after the kernel's probes, which every task may use. */
+int drv_pcnt_first_slot(void);
+/* PCNT_START (para), PCNT_STOP or PCNT_REPEAT (para = on) on a slot from the first one
+ * up: the slot's status, or E_INVAL for another slot or command. MK: SYS_PCNT; IK: the
+ * kernel's inline pcnt_start/pcnt_stop, a few instructions. */
+long drv_pcnt(int cmd, int slot, uint64_t para);
+
 /* Ordering between the driver's writes to shared memory and to device registers. */
 static inline void drv_barrier(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 #endif

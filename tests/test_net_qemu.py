@@ -96,6 +96,35 @@ def test_ping_tcp_udp_against_linux(placement, tmp_path):
         assert s.halt() == 0
 
 
+# 2 % loss, 1 % duplication, 3 % reordering, 2-5 ms each way: nethost's relay settings
+RELAY_LINK = "seed=7,loss=20,dup=10,reorder=30,delay=2,jitter=3"
+RELAY_BYTES = 300_000
+
+
+def test_tcp_both_ways_through_a_lossy_relay(tmp_path):
+    """QEMU's dgram back-end -> build/net/qemurelay (seeded loss, duplication, reordering,
+    delay) -> the tap: data both ways still arrives whole and in order, and the relay did
+    lose, duplicate and reorder frames on the way."""
+    relay_bin = ROOT / "build" / "net" / "qemurelay"
+    with Namespace("relay", tmp_path) as ns:
+        with netns.Relay(ns, relay_bin, RELAY_LINK) as relay:
+            with Session(netns.kernel_options("mk"), qemu=str(ns.wrapper),
+                         extra=netns.relay_qemu_flags(), lifetime=280) as s:
+                sink = ns.serve("sink", LINUX_IP, "9000")
+                out = s.cmd(f"netcli send {LINUX_IP} 9000 {RELAY_BYTES} 3", timeout=200)
+                want = f"{fnv1a(stream(RELAY_BYTES, 3)):016x}"
+                assert f"netcli send {RELAY_BYTES} bytes fnv {want}" in out, out
+                assert ns.finish(sink) == {"bytes": RELAY_BYTES, "fnv": want, "from": ONDOL_IP}
+                source = ns.serve("source", LINUX_IP, "9001", str(RELAY_BYTES), "5")
+                out = s.cmd(f"netcli recv {LINUX_IP} 9001", timeout=200)
+                want = f"{fnv1a(stream(RELAY_BYTES, 5)):016x}"
+                assert f"netcli recv {RELAY_BYTES} bytes fnv {want}" in out, out
+                ns.finish(source)
+                assert s.halt() == 0
+    m = re.search(r"qemurelay sent (\d+) lost (\d+) dup (\d+) reordered (\d+)", relay.report)
+    assert m and all(int(v) > 0 for v in m.groups()), relay.report
+
+
 def test_netcli_without_server():
     with Session() as s:
         out = s.cmd("netcli config")

@@ -19,6 +19,7 @@
 #define NET_SOCK_DGRAM  2
 #define TIMEOUT_MS 10000
 #define CHUNK 4096
+#define FIN_MS 1500                   /* the RTO's first three backoffs: 200, 400, 800 ms */
 
 static struct srv_conn conn;
 
@@ -137,8 +138,11 @@ static int cmd_send(uint32_t ip, uint16_t port, uint64_t bytes, uint64_t seed)
         h = fnv1a(h, chunk, n);
         sent += n;
     }
+    /* The stack runs only during calls: stay until every byte is acknowledged (a lost
+     * tail segment needs retransmissions), then give the FIN time for a few of its own. */
+    net_call_settle(&conn, (uint64_t)sd, TIMEOUT_MS, &r);
     net_call_release(&conn, (uint64_t)sd, &r);
-    net_call_run(&conn, 500);             /* let the FIN and the last data go out */
+    net_call_run(&conn, FIN_MS);
     printf("netcli send %lu bytes fnv %016lx\n", (unsigned long)sent, (unsigned long)h);
     return sent != bytes;
 }

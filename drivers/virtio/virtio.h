@@ -72,6 +72,10 @@ uint8_t virtio_isr(struct virtio_dev *v);
 
 /* Offer descriptor `id` (its buffer, len bytes; writable for the device or not). */
 void virtq_offer(struct virtq *q, uint16_t id, uint32_t len, bool device_writes);
+/* Ask the device not to interrupt when it uses this queue's buffers (a hint, virtio 1.0
+ * 2.4.7): the transmit queue, whose buffers are reclaimed when the driver runs out. */
+#define VIRTQ_AVAIL_F_NO_INTERRUPT 1
+void virtq_quiet(struct virtq *q);
 /* Publish offered descriptors and ring the doorbell. */
 void virtq_kick(struct virtq *q);
 /* The next buffer the device has finished with: true and *id, *len; false when none. */

@@ -34,6 +34,7 @@ int vnet_open(struct vnet *n, unsigned index)
         err = virtq_setup(&n->dev, &n->tx, 1, VNET_QUEUE, VNET_BUF);
     if (err)
         return err;
+    virtq_quiet(&n->tx);                  /* no interrupt per sent frame */
     for (uint16_t id = 0; id < n->tx.size; id++)
         n->tx_free[n->tx_nfree++] = id;
     for (int i = 0; i < 6; i++)

@@ -16,6 +16,11 @@ void virtq_offer(struct virtq *q, uint16_t id, uint32_t len, bool device_writes)
     q->avail_idx++;
 }
 
+void virtq_quiet(struct virtq *q)
+{
+    q->avail[RING_FLAGS] = VIRTQ_AVAIL_F_NO_INTERRUPT;
+}
+
 void virtq_kick(struct virtq *q)
 {
     drv_barrier();                       /* descriptors and ring entries before the index */

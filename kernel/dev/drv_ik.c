@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "memlayout.h"
 #include "options.h"
+#include "pcnt.h"
 #include "pmm.h"
 #include "sched.h"
 
@@ -73,4 +74,21 @@ bool drv_option(const char *key, char *buf, size_t len)
     memcpy(buf, v, n);
     buf[n] = 0;
     return true;
+}
+
+int drv_pcnt_first_slot(void) { return PCNT_FIRST_USER_SLOT; }
+
+long drv_pcnt(int cmd, int slot, uint64_t para)
+{
+    if (slot < PCNT_FIRST_USER_SLOT || slot >= PCNT_SLOTS)
+        return E_INVAL;
+    if (cmd == PCNT_START)
+        pcnt_start(slot, para);
+    else if (cmd == PCNT_STOP)
+        pcnt_stop(slot);
+    else if (cmd == PCNT_REPEAT)
+        pcnt_pool[this_cpu()->id][slot].repeat = para != 0;
+    else
+        return E_INVAL;
+    return pcnt_pool[this_cpu()->id][slot].status;
 }

@@ -135,18 +135,22 @@ static long dump(u64 uout, u64 max, u64 cpu)
     return (long)max;
 }
 
+/* The probes and events as text, one "probe NAME SLOT" / "event NAME ID" line each; the
+ * buffer holds every line (a build with more probes than fit stops with a short list,
+ * never past the buffer). */
 static long list(u64 ubuf, u64 len)
 {
-    char text[512];
-    int n = 0;
-    for (int p = 1; p < PROBE_COUNT; p++)
-        n += ksnprintf(text + n, sizeof(text) - (size_t)n, "probe %s %d\n", probe_names[p], p);
-    for (int e = 1; e < PCNT_NEVENTS; e++)
-        n += ksnprintf(text + n, sizeof(text) - (size_t)n, "event %s %d%s\n", event_table[e].name, e,
-                       cpu_features.pmu ? "" : " unsupported");
+    static char text[1024];
+    size_t n = 0;
+    for (int p = 1; p < PROBE_COUNT && n < sizeof(text); p++)
+        n += (size_t)ksnprintf(text + n, sizeof(text) - n, "probe %s %d\n", probe_names[p], p);
+    for (int e = 1; e < PCNT_NEVENTS && n < sizeof(text); e++)
+        n += (size_t)ksnprintf(text + n, sizeof(text) - n, "event %s %d%s\n", event_table[e].name,
+                               e, cpu_features.pmu ? "" : " unsupported");
+    n = MIN(n, sizeof(text) - 1);
     if (len > 0 && copyout(ubuf, text, MIN((u64)n + 1, len)))
         return E_FAULT;
-    return n;
+    return (long)n;
 }
 
 static long set_event(u64 a, u64 b, u64 c)

@@ -69,3 +69,38 @@ bool drv_option(const char *key, char *buf, size_t len)
 {
     return sys_kopt(key, buf, len) >= 0;
 }
+
+/* The kernel lists its probes as "probe NAME SLOT" lines: the user slots follow the last. */
+int drv_pcnt_first_slot(void)
+{
+    char text[512];
+    long n = SC4(SYS_PCNT, PCNT_LIST, (long)text, sizeof text, 0);
+    if (n < 0)
+        return (int)n;
+    text[n < (long)sizeof text ? n : (long)sizeof text - 1] = 0;
+    int first = 1;
+    for (const char *line = text; *line; ) {
+        const char *end = line;
+        while (*end && *end != '\n')
+            end++;
+        if (end - line > 6 && __builtin_memcmp(line, "probe ", 6) == 0) {
+            const char *num = end;
+            while (num > line && num[-1] >= '0' && num[-1] <= '9')
+                num--;
+            int slot = 0;
+            for (; num < end; num++)
+                slot = slot * 10 + (*num - '0');
+            if (slot + 1 > first)
+                first = slot + 1;
+        }
+        line = *end ? end + 1 : end;
+    }
+    return first;
+}
+
+long drv_pcnt(int cmd, int slot, uint64_t para)
+{
+    if (cmd != PCNT_START && cmd != PCNT_STOP && cmd != PCNT_REPEAT)
+        return E_INVAL;
+    return SC4(SYS_PCNT, cmd, slot, para, 0);
+}

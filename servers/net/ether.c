@@ -29,6 +29,7 @@ void ether_input(struct netstack *s, struct mbuf *m)
 /* Prepend the header and hand the frame to the driver; the mbuf is freed here. */
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type)
 {
+    NET_PROBE_ENTER(NET_L_DRV_OUT);
     uint8_t *h = mbuf_prepend(m, ETH_HLEN);
     net_memcpy(h, dst ? dst : ether_bcast, 6);
     net_memcpy(h + 6, s->nif->mac, 6);
@@ -36,4 +37,5 @@ void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint
     s->st.tx_frames++;
     s->nif->send(s->nif, h, m->len);
     mbuf_free(&s->pool, m);
+    NET_PROBE_LEAVE(NET_L_DRV_OUT);
 }

@@ -24,7 +24,7 @@ static void ip_drop(struct netstack *s, struct mbuf *m, uint64_t *counter)
     mbuf_free(&s->pool, m);
 }
 
-void ip_input(struct netstack *s, struct mbuf *m)
+static void ip_input_checked(struct netstack *s, struct mbuf *m)
 {
     const uint8_t *h = mbuf_data(m);
     if (m->len < IP_HLEN || (h[0] >> 4) != 4)
@@ -55,7 +55,14 @@ void ip_input(struct netstack *s, struct mbuf *m)
         ip_drop(s, m, &s->st.rx_drop_ip);
 }
 
-void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
+void ip_input(struct netstack *s, struct mbuf *m)
+{
+    NET_PROBE_ENTER(NET_L_IP_IN);
+    ip_input_checked(s, m);
+    NET_PROBE_LEAVE(NET_L_IP_IN);
+}
+
+static void ip_output_routed(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
 {
     uint8_t *h = mbuf_prepend(m, IP_HLEN);
     h[0] = 0x45;
@@ -79,4 +86,11 @@ void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
         return;
     }
     arp_resolve_and_send(s, m, onlink ? dst : s->gw);
+}
+
+void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
+{
+    NET_PROBE_ENTER(NET_L_IP_OUT);
+    ip_output_routed(s, m, dst, proto);
+    NET_PROBE_LEAVE(NET_L_IP_OUT);
 }

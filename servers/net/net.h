@@ -21,6 +21,7 @@
 #ifndef ONDOL_NET_H
 #define ONDOL_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "net_config.h"
@@ -113,6 +114,9 @@ int net_close(struct netstack *s, int sd);
 int net_abort(struct netstack *s, int sd);
 int net_setopt(struct netstack *s, int sd, int opt, int value);
 unsigned net_events(struct netstack *s, int sd);
+/* Nothing in flight: all sent data acknowledged, none queued, no ACK owed (benchmarks
+ * wait for it between measured steps). */
+bool net_quiet(struct netstack *s, int sd);
 /* The pending error (SO_ERROR): returned once, then cleared. */
 int net_error(struct netstack *s, int sd);
 int net_sockname(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);

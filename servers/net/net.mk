@@ -8,12 +8,17 @@
 #   $(BUILD)/net/netfuzz    seeded random-frame fuzz of the input path (ASan + UBSan)
 #   $(BUILD)/net/nethost    the stack on a Linux tap device (tests against the host's stack)
 #   $(BUILD)/net/netcost    per-layer instruction counts under callgrind
+#   $(BUILD)/net/qemurelay  a seeded lossy link between QEMU's -netdev dgram and a tap
+# The server builds (MK and IK) put the stack's layer boundaries on pcnt slots
+# (servers/net/net_probe.h); the hosted builds and libnet.a leave the hooks empty.
+$(BUILD)/user/srvobj/servers/net/%.o: USER_CFLAGS += -DNET_LAYER_PROBES
+$(BUILD)/kernel/servers/net/%.o: KERNEL_CFLAGS += -DNET_LAYER_PROBES
 NET_SRCS := $(filter-out servers/net/netsrv.c,$(sort $(wildcard servers/net/*.c)))
 NET_HDRS := $(wildcard servers/net/*.h servers/net/host/*.h)
 NET_FREE_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/free/%.o,$(NET_SRCS))
 NET_HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iservers/net
 NET_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-NET_HOST_BINS := $(addprefix $(BUILD)/net/,nettest netfuzz nethost netcost)
+NET_HOST_BINS := $(addprefix $(BUILD)/net/,nettest netfuzz nethost netcost qemurelay)
 # IK form: the same files compile with the kernel's flags (not linked into it yet)
 NET_IK_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/ik/%.o,$(NET_SRCS))
 
@@ -46,6 +51,12 @@ $(eval $(call net_host_prog,netfuzz,servers/net/host/link.c servers/net/host/pai
 $(eval $(call net_host_prog,nethost,servers/net/host/link.c servers/net/host/nethost.c,))
 # no sibling calls: a layer that ends by calling the next must stay its caller for callgrind
 $(eval $(call net_host_prog,netcost,servers/net/host/netcost.c,-fno-optimize-sibling-calls))
+
+# the seeded lossy link between QEMU's -netdev dgram and a tap (no stack in it)
+$(BUILD)/net/qemurelay: servers/net/host/qemurelay.c servers/net/host/link.c servers/net/host/link.h servers/net/net.mk
+	@mkdir -p $(dir $@)
+	@echo '  HOSTCC  $@'
+	$(Q)gcc $(NET_HOST_CFLAGS) servers/net/host/qemurelay.c servers/net/host/link.c -o $@
 
 # A long fuzz campaign: make net-fuzz SEED=1 N=10000000
 net-fuzz: $(BUILD)/net/netfuzz

@@ -9,6 +9,7 @@
 
 #include "net.h"
 #include "mbuf.h"
+#include "net_probe.h"
 
 #define ETH_HLEN 14
 #define IP_HLEN 20

@@ -15,6 +15,7 @@
 #include <ondol/srv.h>
 #include "drvplat.h"
 #include "net.h"
+#include "net_probe.h"
 #include "net_server.h"
 #include "virtio_net.h"
 
@@ -99,7 +100,9 @@ static int start(void)
 }
 
 /* Run the stack until done(sd) or timeout_ms have passed: due timers, received frames,
- * and in between a wait for the device's interrupt (or the next timer). */
+ * and in between a wait for the device's interrupt (or the next timer). done is checked
+ * after the timers too, so a call that waits for a timer's work (settle: the delayed ACK)
+ * returns before it takes in frames that came meanwhile. */
 static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
 {
     uint64_t start_ms = drv_now_ms();
@@ -107,6 +110,8 @@ static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
     for (;;) {
         uint64_t now = drv_now_ms();
         net_tick(stack, now);
+        if (done && done(sd))
+            return;                   /* before more input: a benchmark's phases stay apart */
         vnet_poll(&nic, input_frame, NULL);
         if ((done && done(sd)) || now >= deadline)
             return;
@@ -117,9 +122,103 @@ static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
     }
 }
 
+/* ---- P3's per-layer probes (servers/net/net_probe.h; docs/net.md) ----
+ * Slot probe_first + layer counts the instructions of that layer's own work: at every
+ * boundary the slot of the layer that was running stops and the next one's starts, so no
+ * slot contains a nested layer. The slots are pcnt's repeated mode (one sample per
+ * stretch of a layer's work; P3's filter drops a stretch an interrupt fell into); each
+ * sample also holds the fixed cost of one switch, which `probes` measures. */
+#define PROBE_DEPTH 16
+#define PROBE_CALIBRATIONS 8
+static int probe_first;               /* 0: probes off */
+static enum net_layer probe_stack[PROBE_DEPTH];
+static int probe_depth;
+
+static int probe_top(void)
+{
+    if (probe_depth == 0)
+        return -1;
+    return (int)probe_stack[(probe_depth < PROBE_DEPTH ? probe_depth : PROBE_DEPTH) - 1];
+}
+
+static void probe_switch(int from, int to)
+{
+    if (from == to)
+        return;
+    if (from >= 0)
+        drv_pcnt(PCNT_STOP, probe_first + from, 0);
+    if (to >= 0)
+        drv_pcnt(PCNT_START, probe_first + to, 0);
+}
+
+void net_probe_enter(enum net_layer layer)
+{
+    if (!probe_first)
+        return;
+    int below = probe_top();
+    if (probe_depth < PROBE_DEPTH)
+        probe_stack[probe_depth] = layer;
+    if (++probe_depth <= PROBE_DEPTH)
+        probe_switch(below, (int)layer);
+}
+
+void net_probe_leave(enum net_layer layer)
+{
+    if (!probe_first || probe_depth == 0)
+        return;
+    if (--probe_depth < PROBE_DEPTH)
+        probe_switch((int)layer, probe_top());
+}
+
+/* Every page of the stack's memory written once, so that in MK (demand paging) no first
+ * touch of an mbuf, a ring page or a device buffer falls into a measured stretch: P3
+ * measured a warm stack. */
+static void touch_pages(void *mem, size_t len)
+{
+    volatile uint8_t *p = mem;
+    for (size_t off = 0; off < len; off += 4096)
+        p[off] = p[off];
+}
+
+static void make_resident(void)
+{
+    touch_pages(stack, net_stack_size());
+    touch_pages(nic.rx.bufs, (size_t)nic.rx.size * nic.rx.buf_size);
+    touch_pages(nic.tx.bufs, (size_t)nic.tx.size * nic.tx.buf_size);
+}
+
+/* Probes on: the stack's memory resident, the slots in repeated mode, then PROBE_CALIBRATIONS empty stretches in the
+ * NET_L_SOCK slot (their minimum is the fixed cost of a switch; the caller reads it from
+ * the slot before measuring). The first slot, or E_INVAL when pcnt has too few slots. */
+static long probes_on(void)
+{
+    int first = drv_pcnt_first_slot();
+    if (first <= 0)
+        return first < 0 ? first : E_INVAL;
+    for (int l = 0; l < NET_LAYERS; l++)
+        if (drv_pcnt(PCNT_REPEAT, first + l, 1) < 0)
+            return E_INVAL;
+    make_resident();
+    probe_first = first;
+    for (int i = 0; i < PROBE_CALIBRATIONS; i++) {
+        net_probe_enter(NET_L_SOCK);
+        net_probe_leave(NET_L_SOCK);
+    }
+    return first;
+}
+
+static void probes_off(void)
+{
+    for (int l = 0; probe_first && l < NET_LAYERS; l++)
+        drv_pcnt(PCNT_REPEAT, probe_first + l, 0);
+    probe_first = 0;
+    probe_depth = 0;
+}
+
 static bool ping_done(int seq) { return net_ping_answered(stack, PING_ID, (uint16_t)seq); }
 static bool writable(int sd) { return net_events(stack, sd) & (NET_EV_OUT | NET_EV_ERR | NET_EV_HUP); }
 static bool readable(int sd) { return net_events(stack, sd) & (NET_EV_IN | NET_EV_ERR | NET_EV_HUP); }
+static bool quiet(int sd) { return net_quiet(stack, sd); }
 
 /* A socket number from a message word: the stack's range check does the rest. */
 static int sd_of(uint64_t w) { return w > 0x7fffffff ? -1 : (int)w; }
@@ -295,5 +394,30 @@ long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *i
     *tx = nic.stats.tx_frames;
     *irqs = nic.stats.irqs;
     *hdrpred = st->tcp_hdrpred_ack + st->tcp_hdrpred_data;
+    return 0;
+}
+
+long net_probes(struct srv_call *call, uint64_t on, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    if (on) {
+        probes_off();
+        *res = result(probes_on());
+    } else {
+        probes_off();
+        *res = 0;
+    }
+    return 0;
+}
+
+long net_settle(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    pump(timeout_ms, quiet, sd_of(sd));
+    *res = result(quiet(sd_of(sd)) ? 0 : -NET_ETIMEDOUT);
     return 0;
 }

@@ -24,7 +24,7 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
     mbuf_pool_init(&s->pool);
 }
 
-void net_input(struct netstack *s, const void *frame, size_t len)
+static void frame_input(struct netstack *s, const void *frame, size_t len)
 {
     s->st.rx_frames++;
     if (len > NET_MBUF_DATA) {
@@ -39,6 +39,13 @@ void net_input(struct netstack *s, const void *frame, size_t len)
     net_memcpy(m->buf, frame, len);
     m->len = (uint16_t)len;
     ether_input(s, m);
+}
+
+void net_input(struct netstack *s, const void *frame, size_t len)
+{
+    NET_PROBE_ENTER(NET_L_DRV_IN);
+    frame_input(s, frame, len);
+    NET_PROBE_LEAVE(NET_L_DRV_IN);
 }
 
 void net_tick(struct netstack *s, uint64_t now_ms)
@@ -183,7 +190,7 @@ int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port)
     return -NET_EINPROGRESS;
 }
 
-long net_send(struct netstack *s, int sd, const void *buf, size_t len)
+static long sock_send(struct netstack *s, int sd, const void *buf, size_t len)
 {
     struct sock *so = sock_get(s, sd);
     if (!so || so->type != NET_SOCK_STREAM)
@@ -206,7 +213,7 @@ long net_send(struct netstack *s, int sd, const void *buf, size_t len)
     return (long)n;
 }
 
-long net_recv(struct netstack *s, int sd, void *buf, size_t len)
+static long sock_recv(struct netstack *s, int sd, void *buf, size_t len)
 {
     struct sock *so = sock_get(s, sd);
     if (!so || so->type != NET_SOCK_STREAM)
@@ -228,6 +235,22 @@ long net_recv(struct netstack *s, int sd, void *buf, size_t len)
     if (so->state == TCPS_CLOSED || so->state == TCPS_LISTEN)
         return -NET_ENOTCONN;
     return -NET_EAGAIN;
+}
+
+long net_send(struct netstack *s, int sd, const void *buf, size_t len)
+{
+    NET_PROBE_ENTER(NET_L_SOCK);
+    long r = sock_send(s, sd, buf, len);
+    NET_PROBE_LEAVE(NET_L_SOCK);
+    return r;
+}
+
+long net_recv(struct netstack *s, int sd, void *buf, size_t len)
+{
+    NET_PROBE_ENTER(NET_L_SOCK);
+    long r = sock_recv(s, sd, buf, len);
+    NET_PROBE_LEAVE(NET_L_SOCK);
+    return r;
 }
 
 int net_shutdown_write(struct netstack *s, int sd)
@@ -337,6 +360,17 @@ unsigned net_events(struct netstack *s, int sd)
     if (closed || ((so->flags & TF_RCVDFIN) && (so->flags & TF_FINQUEUED)))
         ev |= NET_EV_HUP;
     return ev;
+}
+
+/* Quiet: a TCP socket with everything it sent acknowledged, no data waiting to go and no
+ * ACK owed (delayed or not); any other socket, or none, is quiet (nothing will come). */
+bool net_quiet(struct netstack *s, int sd)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so || so->type != NET_SOCK_STREAM || so->state == TCPS_CLOSED)
+        return true;
+    return so->snd.len == 0 && so->snd_una == so->snd_max &&
+           !(so->flags & (TF_ACKNOW | TF_DELACK));
 }
 
 int net_error(struct netstack *s, int sd)

@@ -482,7 +482,7 @@ static void tcp_sync_input(struct netstack *s, struct sock *tp, struct mbuf *m, 
         tcp_output(s, tp);
 }
 
-void tcp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst)
+static void tcp_segment_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst)
 {
     uint8_t *h = mbuf_data(m);
     unsigned hlen = m->len >= TCP_HLEN ? (h[12] >> 4) * 4u : 0;
@@ -521,4 +521,11 @@ void tcp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst)
     if (tcp_predicted(s, tp, m, &sg))
         return;
     tcp_sync_input(s, tp, m, &sg);
+}
+
+void tcp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst)
+{
+    NET_PROBE_ENTER(NET_L_TCP_IN);
+    tcp_segment_input(s, m, src, dst);
+    NET_PROBE_LEAVE(NET_L_TCP_IN);
 }

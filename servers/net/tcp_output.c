@@ -184,7 +184,7 @@ static int tcp_send_segment(struct netstack *s, struct sock *tp, uint32_t len, u
     return 0;
 }
 
-int tcp_output(struct netstack *s, struct sock *tp)
+static int tcp_output_segments(struct netstack *s, struct sock *tp)
 {
     if (tp->state == TCPS_CLOSED || tp->state == TCPS_LISTEN)
         return 0;
@@ -212,4 +212,12 @@ int tcp_output(struct netstack *s, struct sock *tp)
         if (r || !more)
             return r;
     }
+}
+
+int tcp_output(struct netstack *s, struct sock *tp)
+{
+    NET_PROBE_ENTER(NET_L_TCP_OUT);
+    int r = tcp_output_segments(s, tp);
+    NET_PROBE_LEAVE(NET_L_TCP_OUT);
+    return r;
 }

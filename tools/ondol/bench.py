@@ -1,11 +1,12 @@
 """Running a registered benchmark: boot each configuration, collect and combine its rows."""
 import statistics
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from ondol import OndolError, boot, cache, project, qemu
-from ondol.benchmarks import Benchmark, Config
+from ondol.benchmarks import Benchmark, BootEnv, Config
 from ondol.progress import BenchProgress
 from ondol.results import document, label_unit, mode_name
 
@@ -89,19 +90,23 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
     stem = f"{bench.name}-{index:02d}" + (f"-r{attempt}" if request.runs > 1 else "")
     stream_path, log = logs / f"{stem}.jsonl", logs / f"{stem}.log"
     windows_path = logs / f"{stem}.cache.jsonl"
-    options = {**config.options, **request.options, "run": config.command.replace(" ", ",")}
     plugin = None
     if request.cache:
         windows_path.unlink(missing_ok=True)
         plugin = cache.plugin(request.cache, ctx.top, windows_path,
                               logs / f"{stem}.plugin.log")
-    machine = qemu.Machine(kernel=ctx.kernel, initrd=ctx.initrd, results=stream_path,
-                           options=options, icount=ctx.mode == "icount", plugin=plugin)
     timeout = request.timeout or bench.timeout
-    started = time.monotonic()
-    stream = boot.headless(qemu.command(ctx.binary, machine), stream_path, log, timeout,
-                           progress.guest)
-    wall = time.monotonic() - started
+    environment = bench.environment(config) if bench.environment else nullcontext(BootEnv())
+    with environment as env:
+        options = {**config.options, **env.options, **request.options,
+                   "run": config.command.replace(" ", ",")}
+        machine = qemu.Machine(kernel=ctx.kernel, initrd=ctx.initrd, results=stream_path,
+                               options=options, icount=ctx.mode == "icount",
+                               icount_sleep=bench.icount_sleep, plugin=plugin, extra=env.extra)
+        started = time.monotonic()
+        stream = boot.headless([*env.prefix, *qemu.command(ctx.binary, machine)], stream_path,
+                               log, timeout, progress.guest)
+        wall = time.monotonic() - started
 
     ours = [r for r in stream.results if r["bench"] == bench.name]
     rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]

@@ -19,8 +19,15 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
 - Optional: `icount` (default mode), `timeout` (seconds per boot) and `rows`, a function
   (guest result rows of this bench, Config) -> table rows, for benchmarks whose guest rows
   need reshaping.
+- Optional, for guests that talk to the host: `environment`, a function Config -> context
+  manager yielding a `BootEnv` (a command QEMU runs through, more QEMU flags and kernel
+  options) that lives for the boot; `icount_sleep`, icount with idle time in host time;
+  `outputs`, a function (result document, results directory) -> paths it wrote (more
+  tables or plots), printed after the table.
 """
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from ondol import OndolError
@@ -49,6 +56,14 @@ class Plot:
     where: dict[str, object] = field(default_factory=dict)   # plot only the rows matching
 
 
+@dataclass(frozen=True)
+class BootEnv:
+    """What a benchmark's environment adds to one boot (e.g. a network namespace)."""
+    prefix: tuple[str, ...] = ()                     # QEMU runs through this command
+    extra: tuple[str, ...] = ()                      # more QEMU flags
+    options: dict[str, str] = field(default_factory=dict)   # more kernel options
+
+
 def with_params(results: list[dict], config: Config) -> list[dict]:
     """The default row conversion: guest rows as they are, plus the config's params."""
     return [{**config.params, **row} for row in results]
@@ -67,6 +82,9 @@ class Benchmark:
     icount: bool = True
     timeout: float = 300.0
     rows: Callable[[list[dict], Config], list[dict]] = with_params
+    environment: Callable[[Config], AbstractContextManager[BootEnv]] | None = None
+    icount_sleep: bool = False
+    outputs: Callable[[dict, Path], list[Path]] | None = None
 
 
 STATS = ("median", "min", "max", "n")
@@ -579,6 +597,30 @@ ALLOC_CACHE_BENCH = Benchmark(
     rows=alloc_rows,
 )
 BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH)
+
+
+# ---- net: P3 (per-layer TCP/IP cost) on ondol's network server, see docs/net.md ----------
+from ondol import netbench  # noqa: E402
+
+NET_BENCH = Benchmark(
+    name="net",
+    description="P3's per-layer cost of one TCP segment (100, 300, 500, 1440 B): send, "
+                "ACK input, receive, ACK output, on the network server MK and IK against "
+                "the host's Linux stack (needs root: namespace and tap)",
+    configs=tuple(Config(command=f"netbench {netbench.netns.LINUX_IP} {netbench.N}",
+                         params={"placement": p}) for p in netbench.PLACEMENTS),
+    key=("test", "size", "phase", "layer", "placement"),
+    columns=("test", "size", "phase", "module", "placement", "median", "min", "max", "n",
+             "dropped", "segments", "p3_cycles"),
+    plot=Plot(kind="bar", x="bar", where={"size": 1440, "phase": "send"}),
+    paper="P3.modules",
+    timeout=600.0,
+    rows=netbench.net_rows,
+    environment=netbench.environment,
+    icount_sleep=True,
+    outputs=netbench.outputs,
+)
+BENCHMARKS += (NET_BENCH,)
 
 
 def get(name: str) -> Benchmark:

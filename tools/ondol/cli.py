@@ -37,6 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     net.add_argument("--placement", choices=("mk", "ik"), default="mk",
                      help="the network server as a task (mk) or in the kernel (ik)")
     net.add_argument("--name", default="ondolnet", help="the namespace's name")
+    net.add_argument("--relay", metavar="K=V,...",
+                     help="frames through build/net/qemurelay, a seeded lossy link: "
+                          "seed, loss, dup, reorder (per mille), delay, jitter (ms), "
+                          "e.g. seed=7,loss=20,dup=10,reorder=30,delay=2,jitter=3")
     _boot_options(net)
     net.set_defaults(func=cmd_net)
 
@@ -135,14 +139,20 @@ def cmd_net(args: argparse.Namespace) -> int:
     if args.cache:
         plugin = cache.plugin(args.cache, top, directory / "net.cache.jsonl",
                               directory / "net.plugin.log")
+    extra = netns.relay_qemu_flags() if args.relay else netns.qemu_flags()
     machine = qemu.Machine(kernel=kernel, initrd=initrd, results=directory / "net.jsonl",
                            options=options, icount=False, plugin=plugin, interactive=True,
-                           extra=netns.qemu_flags())
+                           extra=extra)
     with netns.Namespace(args.name) as ns:
         print(f"ondol: namespace {ns.name}: Linux {netns.LINUX_IP}, ondol {netns.ONDOL_IP}; "
               f"host programs: sudo ip netns exec {ns.name} COMMAND "
               f"(try `netcli ping {netns.LINUX_IP}` in ondol)", file=sys.stderr)
-        return boot.interactive(ns.prefix() + qemu.command(binary, machine))
+        if not args.relay:
+            return boot.interactive(ns.prefix() + qemu.command(binary, machine))
+        with netns.Relay(ns, top / "build" / "net" / "qemurelay", args.relay) as relay:
+            status = boot.interactive(ns.prefix() + qemu.command(binary, machine))
+        print(f"ondol: {relay.report}", file=sys.stderr)
+        return status
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -162,7 +172,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     doc = bench_runner.run(bench, request, top, binary)
     from ondol import plot  # matplotlib takes ~0.4 s to import; only bench needs it
     written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory),
-               *plot.draw_figures(doc, bench.figures, report.load_papers(), directory)]
+               *plot.draw_figures(doc, bench.figures, report.load_papers(), directory),
+               *(bench.outputs(doc, directory) if bench.outputs else [])]
     found = results.units(doc["results"])
     columns = list(bench.columns) + ["unit"] * (len(found) > 1)
     caption = f"mode {doc['mode']}" + (f"; values in {found[0]}" if len(found) == 1 else "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from ondol import OndolError
 
@@ -68,3 +69,50 @@ def qemu_flags() -> tuple[str, ...]:
 
 def kernel_options(placement: str) -> dict[str, str]:
     return {"net": placement, "ip": f"{ONDOL_IP}/{PREFIX}", "gw": LINUX_IP}
+
+
+# Ports on the namespace's loopback between QEMU's dgram back-end and qemurelay.
+RELAY_PORT, RELAY_QEMU_PORT = 47001, 47002
+
+
+def relay_qemu_flags() -> tuple[str, ...]:
+    """The virtio-net device on QEMU's dgram back-end, whose frames go to build/net/qemurelay
+    on RELAY_PORT (and come back to RELAY_QEMU_PORT); the relay holds the tap."""
+    return ("-netdev", f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,"
+                       f"local.port={RELAY_QEMU_PORT},remote.type=inet,remote.host=127.0.0.1,"
+                       f"remote.port={RELAY_PORT}",
+            "-device", "virtio-net-pci,netdev=n0")
+
+
+RELAY_KEYS = ("seed", "loss", "dup", "reorder", "delay", "jitter")
+
+
+class Relay:
+    """`with Relay(ns, binary, "loss=20,seed=7") as r:` runs qemurelay in the namespace on
+    its tap (QEMU then uses relay_qemu_flags()); afterwards `r.report` says what it lost,
+    duplicated and reordered."""
+
+    def __init__(self, ns: Namespace, binary: Path, spec: str):
+        self.ns, self.binary, self.report = ns, binary, ""
+        self.args = []
+        for word in filter(None, spec.split(",")):
+            key, _, value = word.partition("=")
+            if key not in RELAY_KEYS or not value.isdigit():
+                raise OndolError(f"relay: {word!r}: want K=N with K one of {', '.join(RELAY_KEYS)}")
+            self.args += [f"--{key}", value]
+
+    def __enter__(self) -> "Relay":
+        if not self.binary.exists():
+            raise OndolError(f"relay: {self.binary} is missing (make builds it)")
+        self.proc = subprocess.Popen([*self.ns.prefix(), str(self.binary), "--tap", TAP,
+                                      "--port", str(RELAY_PORT), "--qemu-port",
+                                      str(RELAY_QEMU_PORT), *self.args],
+                                     stdout=subprocess.PIPE, text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            self.proc.kill()
+            raise OndolError("relay: qemurelay did not start")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        self.report = self.proc.communicate(timeout=30)[0].strip()

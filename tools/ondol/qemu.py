@@ -22,6 +22,7 @@ class Machine:
     results: Path
     options: dict[str, str] = field(default_factory=dict)
     icount: bool = True
+    icount_sleep: bool = False        # icount with idle time in host time (qemucmd)
     plugin: qemucmd.Plugin | None = None
     interactive: bool = False
     memory: str = qemucmd.DEFAULT_MEMORY
@@ -65,5 +66,6 @@ def command(binary: str, machine: Machine) -> list[str]:
     return qemucmd.ondol(machine.kernel, machine.initrd, append_line(machine.options),
                          com1="mon:stdio" if machine.interactive else "stdio",
                          com2=f"file:{machine.results}", qemu=binary, memory=machine.memory,
-                         smp=machine.smp, icount=machine.icount, plugin=machine.plugin,
+                         smp=machine.smp, icount=machine.icount,
+                         icount_sleep=machine.icount_sleep, plugin=machine.plugin,
                          extra=machine.extra)

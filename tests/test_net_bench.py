@@ -1,0 +1,71 @@
+"""`./ondol bench net` with few iterations (docs/net.md, "P3's per-layer cost in QEMU"):
+boots ondol with the network server MK and IK in a namespace of its own against the host's
+Linux stack (tools/ondol/netpeer.py) and checks the shape of what it reports: one row per
+placement, size, phase and P3 module, in instructions under icount, each with its kept
+iterations; the copies grow with the segment; P3's tables and the stacked plot are written.
+Needs root and namespaces; skips saying why otherwise.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ondol import netbench
+from tests.test_net_host import REASON
+
+ROOT = Path(__file__).resolve().parent.parent
+N = 3
+
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    results = tmp_path_factory.mktemp("netbench")
+    r = subprocess.run([str(ROOT / "ondol"), "bench", "net", "--no-build", "--results",
+                        str(results)], env={**os.environ, "ONDOL_NET_N": str(N)},
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return results, json.loads((results / "net.json").read_text())
+
+
+def test_one_row_per_placement_size_phase_and_module(run):
+    _, doc = run
+    assert doc["mode"] == "icount"
+    got = sorted((r["placement"], r["size"], r["phase"], r["layer"]) for r in doc["results"])
+    want = sorted((p, s, phase, layer) for p in netbench.PLACEMENTS for s in netbench.SIZES
+                  for phase, (_, modules) in netbench.PHASES.items() for layer, _ in modules)
+    assert got == want
+    for row in doc["results"]:
+        assert row["unit"] == "instructions (icount)", row
+        assert row["n"] + row["dropped"] == N and row["n"] >= 1, row
+        assert row["min"] <= row["median"] <= row["max"], row
+
+
+def test_every_module_costs_something_and_copies_grow(run):
+    _, doc = run
+    rows = {(r["placement"], r["size"], r["phase"], r["layer"]): r["median"]
+            for r in doc["results"]}
+    for (placement, size, phase, layer), median in rows.items():
+        if layer != "other":
+            assert median > 0, (placement, size, phase, layer)
+    for p in netbench.PLACEMENTS:
+        for phase, layer in (("send", "sock"), ("send", "tcp_output"), ("recv", "sock"),
+                             ("recv", "tcp_input"), ("call", "write call")):
+            grew = rows[(p, 1440, phase, layer)] - rows[(p, 100, phase, layer)]
+            assert grew >= 1340, (p, phase, layer, grew)   # at least a step per byte
+        # a pure ACK costs the same whatever the segment it acknowledges
+        assert rows[(p, 1440, "ack_out", "ip_output")] < 400
+
+
+def test_options_recorded_and_outputs_written(run):
+    results, doc = run
+    placements = sorted(b["options"]["net"] for b in doc["boots"])
+    assert placements == ["ik", "mk"]
+    md = (results / "net-p3.md").read_text()
+    assert md.count("| module |") == len(netbench.PHASES)
+    assert "| TCP output incl. checksum |" in md and "10,111" in md
+    for name in ("net-layers.png", "net-layers.svg", "net.csv"):
+        assert (results / name).stat().st_size > 0

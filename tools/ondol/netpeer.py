@@ -1,0 +1,96 @@
+"""The Linux side of `./ondol bench net` (docs/net.md, "P3's per-layer cost in QEMU"): run
+inside the benchmark's network namespace (`ip netns exec NS python3 netpeer.py IP`), it
+serves bench/netbench.c's connections until it is stopped:
+
+  SINK_PORT    reads everything and acknowledges each segment at once (TCP_QUICKACK after
+               every read), so ondol's "ack_in" phase sees one pure ACK per segment;
+  SOURCE_PORT  reads a 16-byte request "SIZE COUNT", then sends COUNT segments of SIZE
+               bytes, each once the previous one is acknowledged (SIOCOUTQ is 0), so
+               ondol receives one segment at a time and its delayed ACK goes out alone.
+
+Prints "ready" once both ports listen. Every socket has a timeout; nothing leaves the
+namespace. Standard library only.
+"""
+import fcntl
+import socket
+import struct
+import sys
+import termios
+import threading
+import time
+
+SINK_PORT, SOURCE_PORT = 9100, 9101
+TIMEOUT = 60.0
+ACK_POLL_S = 0.0002
+
+
+def listener(ip: str, port: int) -> socket.socket:
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((ip, port))
+    srv.listen(4)
+    return srv
+
+
+def unacked(conn: socket.socket) -> int:
+    """Bytes sent (or queued) and not yet acknowledged by the peer (SIOCOUTQ)."""
+    return struct.unpack("i", fcntl.ioctl(conn.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
+
+
+def wait_acked(conn: socket.socket) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while unacked(conn) and time.monotonic() < deadline:
+        time.sleep(ACK_POLL_S)
+
+
+def sink(conn: socket.socket) -> None:
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+    while conn.recv(65536):
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+
+
+def read_exactly(conn: socket.socket, n: int) -> bytes:
+    got = b""
+    while len(got) < n:
+        chunk = conn.recv(n - len(got))
+        if not chunk:
+            raise ConnectionError("request cut short")
+        got += chunk
+    return got
+
+
+def source(conn: socket.socket) -> None:
+    size, count = (int(w) for w in read_exactly(conn, 16).split())
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    segment = b"r" * size
+    for _ in range(count):
+        wait_acked(conn)
+        conn.sendall(segment)
+    wait_acked(conn)
+
+
+def serve(srv: socket.socket, handle) -> None:
+    """Connections one after another, each handled to its end; errors end only that one."""
+    while True:
+        conn, _ = srv.accept()
+        conn.settimeout(TIMEOUT)
+        try:
+            handle(conn)
+        except (OSError, ValueError) as exc:
+            print(f"netpeer: {handle.__name__}: {exc}", file=sys.stderr, flush=True)
+        finally:
+            conn.close()
+
+
+def main(ip: str) -> None:
+    servers = [(listener(ip, SINK_PORT), sink), (listener(ip, SOURCE_PORT), source)]
+    threads = [threading.Thread(target=serve, args=s, daemon=True) for s in servers]
+    for t in threads:
+        t.start()
+    print("ready", flush=True)
+    for t in threads:
+        t.join()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
