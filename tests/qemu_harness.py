@@ -125,11 +125,15 @@ class Session:
         return self.wait(timeout)
 
     def wait(self, timeout: float = 30) -> int:
+        """QEMU's exit status, once the console reader has taken everything QEMU wrote
+        (the last lines, "powering off" say, may still be in the pipe when it exits)."""
         try:
-            return self.proc.wait(timeout)
+            status = self.proc.wait(timeout)
         except subprocess.TimeoutExpired as e:
             self.kill()
             raise GuestError(f"QEMU did not exit within {timeout} s; console tail:\n{self.output[-3000:]}") from e
+        self._reader.join(timeout=10)
+        return status
 
     def results(self) -> list[dict]:
         if not self.com2.exists():
