@@ -19,6 +19,11 @@ struct proc *proc_find(int pid)
     return NULL;
 }
 
+struct proc *proc_next(struct proc *p)
+{
+    return p ? p->next : table;
+}
+
 static bool pid_in_use(int pid)
 {
     for (struct proc *p = table; p; p = p->next)

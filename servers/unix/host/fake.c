@@ -224,3 +224,52 @@ WEAK long signal_tty_background(struct proc *p, int sig)
     fake_tty_background_sig = sig;
     return fake_tty_background_result;
 }
+
+/* ---- signals' needs (signal.h, runtime.h), weak so that real definitions win ---- */
+struct user_regs fake_regs;
+int fake_regs_sets, fake_interrupts, fake_interrupt_tid, fake_exits, fake_exit_status;
+int fake_parent_wakes;
+
+WEAK long rt_regs_get(int tid, struct user_regs *r)
+{
+    (void)tid;
+    *r = fake_regs;
+    return 0;
+}
+
+/* As the kernel's SET_REGS: rip and rsp must lie in the user half. */
+WEAK long rt_regs_set(int tid, const struct user_regs *r)
+{
+    (void)tid;
+    if (r->rip >= 0x800000000000ull || r->rsp >= 0x800000000000ull)
+        return E_INVAL;
+    fake_regs_sets++;
+    fake_regs = *r;
+    return 0;
+}
+
+WEAK long rt_thread_interrupt(int tid)
+{
+    fake_interrupts++;
+    fake_interrupt_tid = tid;
+    return 0;
+}
+
+WEAK void proc_exit(struct proc *p, int wait_status)
+{
+    fake_exits++;
+    fake_exit_status = wait_status;
+    p->zombie = true;
+    p->exit_status = wait_status;
+}
+
+WEAK void proc_wake_parent(struct proc *p)
+{
+    (void)p;
+    fake_parent_wakes++;
+}
+
+WEAK int thread_linux_tid(const struct uthread *t)
+{
+    return t->tid;
+}

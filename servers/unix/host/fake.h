@@ -55,4 +55,15 @@ extern int fake_tty_background_calls, fake_tty_background_sig;
 extern long fake_tty_background_result; /* what signal_tty_background returns (0: go on) */
 extern char fake_console[8192];         /* what console_write wrote */
 extern size_t fake_console_len;
+/* ---- fakes of what signals need (signal.h, runtime.h), weak ----
+ * One thread's registers (rt_regs_get/rt_regs_set; a set with rip or rsp outside the
+ * user half fails as the kernel's does); proc_exit marks the process a zombie with the
+ * status; thread_linux_tid is t->tid. */
+#include <ondol/abi.h>
+#include "signal.h"
+extern struct user_regs fake_regs;
+extern int fake_regs_sets;              /* successful rt_regs_set calls */
+extern int fake_interrupts, fake_interrupt_tid;   /* rt_thread_interrupt calls, last tid */
+extern int fake_exits, fake_exit_status;          /* proc_exit calls, last status */
+extern int fake_parent_wakes;           /* proc_wake_parent calls */
 #endif
