@@ -152,13 +152,22 @@ static void notify(struct uthread *t, int sig)
     }
 }
 
-/* A thread of p that does not block sig: one waiting in a call first (it is the one a
- * signal can free), else the first; NULL when all block it. */
+/* t takes sig now: it does not block it, or waits for it in rt_sigtimedwait (which
+ * unblocks its set while it waits, as Linux's). */
+static bool wants(struct uthread *t, int sig)
+{
+    const struct ucall *c;
+    return !(t->sig_blocked & SIG_BIT(sig)) ||
+           ((t->sig_wait_set & SIG_BIT(sig)) && (c = unix_wait_call(t)) && c->nr == 128);
+}
+
+/* A thread of p that wants sig: one waiting in a call first (it is the one a signal can
+ * free), else the first; NULL when none does. */
 static struct uthread *wanting_thread(struct proc *p, int sig)
 {
     struct uthread *first = NULL;
     for (struct uthread *t = p->sig_threads; t; t = t->sig_next) {
-        if (t->sig_blocked & SIG_BIT(sig))
+        if (!wants(t, sig))
             continue;
         if (unix_wait_call(t))
             return t;
@@ -264,7 +273,7 @@ void send_info(struct proc *p, struct uthread *t, const struct sig_info *info)
     }
     if (!keep || p->sig_stopped)
         return;                        /* a stopped process takes it when continued */
-    struct uthread *to = t ? (t->sig_blocked & SIG_BIT(sig) ? NULL : t) : wanting_thread(p, sig);
+    struct uthread *to = t ? (wants(t, sig) ? t : NULL) : wanting_thread(p, sig);
     if (to)
         notify(to, sig);
 }

@@ -110,12 +110,27 @@ __attribute__((weak)) void waitlist_wake(struct waitlist *w)
 long fake_alloc_fail_after = -1;
 size_t fake_alloc_max;
 
+size_t fake_proc_mem_next;
+
+/* A process made by the real table (proc_create) with user memory, as fake_proc's, in
+ * one block: unix_free of the process frees its memory too. */
+static void *proc_with_memory(void)
+{
+    struct fake_mem *m = calloc(1, sizeof(*m) + fake_proc_mem_next);
+    m->bytes = (unsigned char *)(m + 1);
+    m->len = fake_proc_mem_next;
+    fake_proc_mem_next = 0;
+    return m;
+}
+
 void *unix_alloc(size_t n)
 {
     if (fake_alloc_fail_after == 0 || (fake_alloc_max && n > fake_alloc_max))
         return NULL;
     if (fake_alloc_fail_after > 0)
         fake_alloc_fail_after--;
+    if (fake_proc_mem_next && n == sizeof(struct proc))
+        return proc_with_memory();
     return calloc(1, n ? n : 1);     /* zeroed, as the runtime's */
 }
 

@@ -66,4 +66,7 @@ extern int fake_regs_sets;              /* successful rt_regs_set calls */
 extern int fake_interrupts, fake_interrupt_tid;   /* rt_thread_interrupt calls, last tid */
 extern int fake_exits, fake_exit_status;          /* proc_exit calls, last status */
 extern int fake_parent_wakes;           /* proc_wake_parent calls */
+/* When not 0, the next unix_alloc of a struct proc (proc_create: the real process table)
+ * gives it this many bytes of user memory, as fake_proc does. */
+extern size_t fake_proc_mem_next;
 #endif
