@@ -106,6 +106,13 @@ static inline void treturn(struct tproc *tp)
     signal_deliver(&tp->t, r);         /* registers were set: the answer's value is unused */
 }
 
+/* rt_sigprocmask(how, set, ARG2) by tp (the old mask lands at ARG2). */
+static inline long procmask(struct tproc *tp, int how, uint64_t set)
+{
+    memcpy(H(tp, ARG), &set, sizeof(set));
+    return tcall(tp, 14, (uint64_t)how, U(tp, ARG), U(tp, ARG2), 8);
+}
+
 static inline struct linux_rt_sigframe *frame_at(struct tproc *tp, uint64_t rsp)
 {
     return fake_host(tp->p, rsp);

@@ -97,12 +97,6 @@ static uint64_t read_u64(struct tproc *tp, size_t off)
     return v;
 }
 
-static long procmask(struct tproc *tp, int how, uint64_t set)
-{
-    memcpy(H(tp, ARG), &set, sizeof(set));
-    return tcall(tp, 14, (uint64_t)how, U(tp, ARG), U(tp, ARG2), 8);
-}
-
 static void masks(void)
 {
     tsigaction(&self, SIGUSR2, HANDLER, 0, 0);
