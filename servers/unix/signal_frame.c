@@ -128,9 +128,13 @@ static uint64_t frame_address(const struct uthread *t, uint64_t rsp, uint64_t fl
 }
 
 /* Push a frame for sig onto t's stack and point r at the handler. False: the frame could
- * not be written (no SA_RESTORER, a bad stack): Linux then forces SIGSEGV. */
-static bool push_frame(struct uthread *t, struct user_regs *r, const struct sig_info *info,
-                       const struct linux_sigaction *a, uint64_t saved_mask)
+ * not be written (no SA_RESTORER, a bad stack): Linux then forces SIGSEGV.
+ * Out of line: its 440-byte frame is not kept on the stack while delivery goes on
+ * (kernel stacks are 8 KiB in IK). */
+__attribute__((noinline)) static bool push_frame(struct uthread *t, struct user_regs *r,
+                                                 const struct sig_info *info,
+                                                 const struct linux_sigaction *a,
+                                                 uint64_t saved_mask)
 {
     if (!(a->flags & SA_RESTORER))
         return false;
