@@ -1,7 +1,7 @@
 /*
  * The signal system calls (docs/unix.md, "Signals"), with Linux 6.1's argument checks in
  * Linux's order: rt_sigaction, rt_sigprocmask, rt_sigpending, rt_sigsuspend, pause,
- * rt_sigtimedwait, sigaltstack, kill, tkill, tgkill. A set is 8 bytes (sigsetsize must
+ * rt_sigtimedwait, sigaltstack, kill, tkill, tgkill, rt_sigqueueinfo. A set is 8 bytes (sigsetsize must
  * be 8, except rt_sigpending's, which may be smaller). Signals made deliverable by a call
  * (an unblock, a kill of oneself) are delivered when the call is answered.
  */
@@ -301,4 +301,27 @@ long lx_tgkill(struct ucall *c)
     if (tgid <= 0)
         return -EINVAL;
     return thread_kill(c, tgid, (int32_t)c->a[1], (int32_t)c->a[2]);
+}
+
+/* rt_sigqueueinfo(tgid, sig, info): the caller's siginfo (si_code and the union's pid,
+ * uid and value) goes with the signal; only to itself may a process claim a kernel or
+ * kill/tkill si_code (EPERM), as Linux. */
+long lx_rt_sigqueueinfo(struct ucall *c)
+{
+    int64_t pid = (int32_t)c->a[0], sig = (int32_t)c->a[1];
+    struct linux_siginfo si;
+    if (copy_in(c->proc, &si, c->a[2], sizeof(si)))
+        return -EFAULT;
+    if ((si.si_code >= 0 || si.si_code == SI_TKILL) && pid != c->proc->pid)
+        return -EPERM;
+    struct proc *p = pid > 0 && pid <= UNIX_PID_MAX ? proc_find((int)pid) : NULL;
+    if (!p)
+        return -ESRCH;
+    if (sig != 0 && !valid_signal(sig))
+        return -EINVAL;
+    if (sig && !p->zombie)
+        send_info(p, NULL, &(struct sig_info){.signo = (int)sig, .code = si.si_code,
+                                              .pid = si.u.kill.pid, .uid = si.u.kill.uid,
+                                              .value = si.u.kill.value});
+    return 0;
 }

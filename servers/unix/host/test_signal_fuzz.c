@@ -35,7 +35,7 @@ static uint64_t arg(struct tproc *tp)
     }
 }
 
-static const long calls[] = {13, 14, 15, 34, 36, 37, 38, 62, 127, 128, 130, 131, 200, 234};
+static const long calls[] = {13, 14, 15, 34, 36, 37, 38, 62, 127, 128, 129, 130, 131, 200, 234};
 
 static bool queue_ok(const struct sig_pending *q)
 {
