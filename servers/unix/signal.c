@@ -244,14 +244,23 @@ static void cancel_opposites(struct proc *p, int sig)
                                 SIG_BIT(SIGTTOU));
 }
 
+/* The signals target t blocks, or (t NULL) every thread of p blocks (none without
+ * threads). */
+static uint64_t blocked_by_all(struct proc *p, struct uthread *t)
+{
+    if (t)
+        return t->sig_blocked;
+    uint64_t blocked = p->sig_threads ? ~0ull : 0;
+    for (struct uthread *u = p->sig_threads; u; u = u->sig_next)
+        blocked &= u->sig_blocked;
+    return blocked;
+}
+
 /* Linux's sig_ignored: dropped at once when discarded and not blocked by the target
  * (a thread, or every thread of the process). */
 static bool dropped(struct proc *p, struct uthread *t, int sig)
 {
-    uint64_t blocked = t ? t->sig_blocked : ~0ull;
-    for (struct uthread *u = t ? NULL : p->sig_threads; u; u = u->sig_next)
-        blocked &= u->sig_blocked;
-    return sig_discarded_by(p, sig) && !(blocked & SIG_BIT(sig));
+    return sig_discarded_by(p, sig) && !(blocked_by_all(p, t) & SIG_BIT(sig));
 }
 
 void send_info(struct proc *p, struct uthread *t, const struct sig_info *info)
@@ -321,10 +330,7 @@ bool pgrp_orphaned(int pgid)
 
 long signal_tty_background(struct proc *p, int sig)
 {
-    uint64_t blocked = ~0ull;
-    for (struct uthread *t = p->sig_threads; t; t = t->sig_next)
-        blocked &= t->sig_blocked;
-    if (p->sig_action[sig - 1].handler == SIG_IGN || (blocked & SIG_BIT(sig)))
+    if (p->sig_action[sig - 1].handler == SIG_IGN || (blocked_by_all(p, NULL) & SIG_BIT(sig)))
         return sig == SIGTTIN ? -EIO : 0;
     if (pgrp_orphaned(p->pgid))
         return -EIO;
