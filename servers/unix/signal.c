@@ -177,7 +177,15 @@ static struct uthread *wanting_thread(struct proc *p, int sig)
     return first;
 }
 
-/* ---- stop and continue ---- */
+/* ---- stop, continue, terminate ---- */
+
+unsigned sig_terminations;
+
+void sig_terminate(struct proc *p, int status)
+{
+    sig_terminations++;
+    proc_exit(p, status);
+}
 
 static void tell_parent(struct proc *p, int code, int status)
 {
@@ -221,12 +229,13 @@ static void continue_process(struct proc *p)
 {
     p->sig_stopped = false;
     p->sig_wait_report = 0xffff;
+    unsigned terminations = sig_terminations;
     for (struct uthread *t = p->sig_threads, *next; t; t = next) {
         next = t->sig_next;
         if (t->sig_held)
             release(t);
-        if (p->zombie || p->sig_stopped)
-            return;
+        if (sig_terminations != terminations || p->sig_stopped)
+            return;                    /* it ended (and may be freed), or stopped again */
     }
     tell_parent(p, CLD_CONTINUED, SIGCONT);
 }
@@ -269,7 +278,7 @@ void send_info(struct proc *p, struct uthread *t, const struct sig_info *info)
     if (p->zombie)
         return;
     if (sig == SIGKILL) {
-        proc_exit(p, SIGKILL);
+        sig_terminate(p, SIGKILL);
         return;
     }
     cancel_opposites(p, sig);

@@ -240,7 +240,7 @@ static bool act(struct delivery *d, const struct sig_info *info)
             stop_process(p, sig);
         return true;
     default:
-        proc_exit(p, sig);       /* no core file is written: no 0x80 flag, as the peer */
+        sig_terminate(p, sig);   /* no core file is written: no 0x80 flag, as the peer */
         return false;
     }
 }

@@ -28,6 +28,11 @@ void flush_everywhere(struct proc *p, uint64_t mask);
 /* Send: to process p (t NULL) or to its thread t; info->signo is a valid signal. */
 void send_info(struct proc *p, struct uthread *t, const struct sig_info *info);
 void stop_process(struct proc *p, int sig);
+/* proc_exit(p, status), counted: a process may be freed by it (a parent that reaps at
+ * once), so a loop that goes on afterwards compares sig_terminations instead of looking
+ * at p. */
+void sig_terminate(struct proc *p, int status);
+extern unsigned sig_terminations;
 bool pgrp_orphaned(int pgid);
 
 /* Signals pending for t that it does not block. */
