@@ -42,6 +42,15 @@ void signal_fault(struct uthread *t, unsigned vector, uint64_t error, uint64_t a
 void signal_force_fault(struct uthread *t, int sig, int code, uint64_t addr,
                         unsigned vector, uint64_t error);
 
+/* A call that waits with a temporary signal mask (ppoll, pselect6): signal_mask_begin
+ * reads the 8-byte set at umask (0: none) and makes it t's blocked set, saving the old
+ * one on the first run only (0 or -EFAULT); signal_mask_end(c, r) passes the call's
+ * result through and restores the old mask at once unless the call blocked (Linux's
+ * restore_saved_sigmask_unless: a signal that ends the wait is delivered under the
+ * temporary mask, and its frame saves the old one). */
+long signal_mask_begin(struct ucall *c, uint64_t umask);
+long signal_mask_end(struct ucall *c, long r);
+
 /* Process lifecycle hooks (process.c calls them): a child's exit sends SIGCHLD per the
  * parent's disposition (SA_NOCLDWAIT, SIG_IGN: the child is reaped at once when this
  * returns true); fork copies dispositions, mask and the alternate stack; execve resets

@@ -453,6 +453,53 @@ static void fork_and_exec(void)
     parent.t.ss_sp = parent.t.ss_size = 0;
 }
 
+/* ppoll's mask: in force while it waits; a signal it blocks does not end the wait; a
+ * caught one does, and its frame saves the old mask, so the blocked one comes after
+ * sigreturn; a call that does not wait restores the old mask at once. */
+static void ppoll_mask(void)
+{
+    struct tproc c;
+    job_new(&c);
+    tsigaction(&c, SIGUSR1, HANDLER, 0, 0);
+    tsigaction(&c, SIGUSR2, HANDLER2, 0, 0);
+    uint64_t mask = SIG_BIT(SIGUSR1);
+    memcpy(H(&c, ARG), &mask, sizeof(mask));
+    CHECK_EQ(tcall(&c, 271, 0, 0, 0, U(&c, ARG)), -EINVAL);        /* sigsetsize 0 */
+    CHECK_EQ(c.t.sig_blocked, 0);
+    struct ucall again = fake_call(c.p, 271, 0, 0, 0, U(&c, ARG));
+    again.a[4] = 8;
+    again.thread = &c.t;
+    CHECK_EQ(unix_dispatch(&again), UNIX_BLOCKED);                 /* no fds, no timeout */
+    CHECK_EQ(c.t.sig_blocked, SIG_BIT(SIGUSR1));
+    fake_answers = 0;
+    signal_send(c.p, SIGUSR1);
+    CHECK_EQ(fake_answers, 0);                                      /* still waiting */
+    signal_send(c.p, SIGUSR2);
+    CHECK_EQ(fake_answer, -ERESTARTNOHAND);
+    fake_regs = regs_in_call(&c, 271);
+    CHECK(tanswer(&c, fake_answer));
+    CHECK_EQ(fake_regs.rip, HANDLER2);
+    CHECK_EQ(frame_at(&c, fake_regs.rsp)->uc.uc_sigmask, 0);       /* the old mask */
+    CHECK_EQ(frame_at(&c, fake_regs.rsp)->uc.uc_mcontext.rax, (uint64_t)-EINTR);
+    treturn(&c);
+    CHECK_EQ(fake_regs.rip, HANDLER);                               /* USR1, unblocked now */
+    treturn(&c);
+    CHECK_EQ(fake_regs.rax, (uint64_t)-EINTR);
+    struct linux_timespec zero = {0, 0};
+    memcpy(H(&c, ARG2), &zero, sizeof(zero));
+    CHECK_EQ(tcall(&c, 271, 0, 0, U(&c, ARG2), U(&c, ARG)), -EINVAL);
+    again = fake_call(c.p, 271, 0, 0, U(&c, ARG2), U(&c, ARG));
+    again.a[4] = 8;
+    again.thread = &c.t;
+    CHECK_EQ(unix_dispatch(&again), 0);                             /* timed out at once */
+    CHECK_EQ(c.t.sig_blocked, 0);
+    CHECK(!c.t.sig_restore_mask);
+    again.a[3] = 8;
+    CHECK_EQ(unix_dispatch(&again), -EFAULT);
+    CHECK_EQ(c.t.sig_blocked, 0);
+    tproc_free(&c);
+}
+
 /* kill(0), kill(-pgid), kill(-1): groups and everyone; ESRCH for an empty group. */
 static void kill_targets(void)
 {
@@ -488,6 +535,7 @@ int main(void)
     job_control();
     fork_and_exec();
     kill_targets();
+    ppoll_mask();
     tproc_free(&parent);
     tproc_free(&init);
     return fake_done();
