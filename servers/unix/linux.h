@@ -7,6 +7,8 @@
 #ifndef UNIX_LINUX_H
 #define UNIX_LINUX_H
 
+#include <ondol/srv.h>          /* <ondol/abi.h>: PROT_*, shared with ondol's ABI */
+
 #include <stdint.h>
 
 /* ---- errno ---- */
@@ -335,10 +337,8 @@ struct linux_statfs {                /* x86-64's struct statfs (120 bytes) */
     int32_t f_fsid[2];
     int64_t f_namelen, f_frsize, f_flags, f_spare[4];
 };
-/* mmap(2) */
-#define PROT_READ  1
-#define PROT_WRITE 2
-#define PROT_EXEC  4
+/* mmap(2). PROT_READ/WRITE/EXEC are ondol's (<ondol/abi.h>, included above), which have
+ * Linux's values: one definition for server files that use both ABIs. */
 #define MAP_SHARED          0x01
 #define MAP_PRIVATE         0x02
 #define MAP_SHARED_VALIDATE 0x03
@@ -349,6 +349,128 @@ struct linux_statfs {                /* x86-64's struct statfs (120 bytes) */
 struct linux_utsname {
     char sysname[LINUX_UTS_LEN], nodename[LINUX_UTS_LEN], release[LINUX_UTS_LEN];
     char version[LINUX_UTS_LEN], machine[LINUX_UTS_LEN], domainname[LINUX_UTS_LEN];
+};
+
+/* ---- signals (signal*.c; the uapi's asm/signal.h, asm/siginfo.h, asm/sigcontext.h,
+ * asm/ucontext.h for x86-64) ---------------------------------------------------------- */
+#define LINUX_NSIG 64                /* signals 1..64; a set is one 64-bit word, bit sig-1 */
+#define SIGILL 4
+#define SIGTRAP 5
+#define SIGABRT 6
+#define SIGBUS 7
+#define SIGFPE 8
+#define SIGKILL 9
+#define SIGUSR1 10
+#define SIGSEGV 11
+#define SIGUSR2 12
+#define SIGALRM 14
+#define SIGTERM 15
+#define SIGCHLD 17
+#define SIGSTOP 19
+#define SIGURG 23
+#define SIGXCPU 24
+#define SIGXFSZ 25
+#define SIGSYS 31
+#define SIGRTMIN 32
+#define SIG_DFL 0
+#define SIG_IGN 1
+#define SIG_BLOCK 0
+#define SIG_UNBLOCK 1
+#define SIG_SETMASK 2
+/* sa_flags */
+#define SA_NOCLDSTOP 0x00000001u
+#define SA_NOCLDWAIT 0x00000002u
+#define SA_SIGINFO   0x00000004u
+#define SA_RESTORER  0x04000000u
+#define SA_ONSTACK   0x08000000u
+#define SA_RESTART   0x10000000u
+#define SA_NODEFER   0x40000000u
+#define SA_RESETHAND 0x80000000u
+/* sigaltstack */
+#define SS_ONSTACK 1
+#define SS_DISABLE 2
+#define SS_AUTODISARM (1u << 31)
+#define MINSIGSTKSZ 2048
+/* si_code values */
+#define SI_USER 0
+#define SI_KERNEL 0x80
+#define SI_QUEUE (-1)
+#define SI_TIMER (-2)
+#define SI_TKILL (-6)
+#define ILL_ILLOPN 2
+#define FPE_INTDIV 1
+#define FPE_FLTINV 7
+#define SEGV_MAPERR 1
+#define SEGV_ACCERR 2
+#define BUS_ADRALN 1
+#define BUS_ADRERR 2
+#define TRAP_BRKPT 1
+#define CLD_EXITED 1
+#define CLD_KILLED 2
+#define CLD_DUMPED 3
+#define CLD_STOPPED 5
+#define CLD_CONTINUED 6
+/* The kernel-internal "restart" results (Linux's include/linux/errno.h): a handler returns
+ * one when a signal interrupts it; signal_deliver turns it into -EINTR or a restart and
+ * user space never sees it. */
+#define ERESTARTSYS 512              /* restart if the handler has SA_RESTART */
+#define ERESTARTNOINTR 513           /* always restart */
+#define ERESTARTNOHAND 514           /* restart only when no handler runs */
+#define ERESTART_RESTARTBLOCK 516    /* sleeps: -EINTR with a handler, else run again */
+
+/* struct kernel_sigaction as rt_sigaction copies it (32 bytes) */
+struct linux_sigaction {
+    uint64_t handler, flags, restorer, mask;
+};
+/* stack_t (24 bytes) */
+struct linux_stack {
+    uint64_t ss_sp;
+    int32_t ss_flags, pad;
+    uint64_t ss_size;
+};
+/* siginfo_t: 128 bytes; the union starts at byte 16 */
+struct linux_siginfo {
+    int32_t si_signo, si_errno, si_code, pad;
+    union {
+        struct { int32_t pid; uint32_t uid; uint64_t value; } kill;    /* also rt queue */
+        struct { int32_t pid; uint32_t uid; int32_t status, pad; int64_t utime, stime; } chld;
+        struct { uint64_t addr; } fault;
+        uint8_t bytes[112];
+    } u;
+};
+/* struct sigcontext (256 bytes) */
+struct linux_sigcontext {
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+    uint16_t cs, gs, fs, ss;
+    uint64_t err, trapno, oldmask, cr2;
+    uint64_t fpstate;                 /* 0: no FP state saved (docs/unix.md, "Signals") */
+    uint64_t reserved1[8];
+};
+/* struct ucontext (304 bytes) */
+#define UC_FP_XSTATE 1
+#define UC_SIGCONTEXT_SS 2
+#define UC_STRICT_RESTORE_SS 4
+struct linux_ucontext {
+    uint64_t uc_flags, uc_link;
+    struct linux_stack uc_stack;
+    struct linux_sigcontext uc_mcontext;
+    uint64_t uc_sigmask;
+};
+/* struct rt_sigframe (440 bytes): what a handler finds at its rsp */
+struct linux_rt_sigframe {
+    uint64_t pretcode;                /* sa_restorer: the handler's return address */
+    struct linux_ucontext uc;
+    struct linux_siginfo info;
+};
+#define LINUX_USER_CS 0x33
+#define LINUX_USER_DS 0x2b
+/* itimers */
+#define ITIMER_REAL 0
+#define ITIMER_VIRTUAL 1
+#define ITIMER_PROF 2
+struct linux_itimerval {
+    struct linux_timeval it_interval, it_value;
 };
 
 #endif

@@ -8,10 +8,11 @@
  * it is the same on every re-run. Nothing is written to the caller before the call
  * decides not to wait. A negative or NULL timeout waits for ever; a zero one never waits.
  *
- * The signal masks of ppoll and pselect6 are checked (size 8) but not applied yet: that
- * needs unix-core's signal state (docs/unix.md).
+ * The signal masks of ppoll and pselect6 are checked (size 8) and applied while the call
+ * runs and waits (signal_mask_begin/end, signal.h).
  */
 #include "devices.h"
+#include "signal.h"
 
 #define NS_PER_S 1000000000ull
 #define POLL_NFDS_MAX 1024       /* RLIMIT_NOFILE's default: more pollfds is EINVAL */
@@ -167,12 +168,14 @@ long lx_ppoll(struct ucall *c)
     long err = timespec_deadline(c, c->a[2], &deadline);
     if (!err)
         err = check_sigset_size(c->a[3], c->a[4]);
+    if (!err)
+        err = signal_mask_begin(c, c->a[3]);
     if (err)
         return err;
     long r = do_poll(c, c->a[0], (uint32_t)c->a[1], deadline);
     if (r != UNIX_BLOCKED)
         timespec_write_back(c, c->a[2], deadline);
-    return r;
+    return signal_mask_end(c, r);
 }
 
 /* ---- select ---- */
@@ -291,7 +294,7 @@ long lx_pselect6(struct ucall *c)
         uint64_t sig[2];
         if (copy_in(c->proc, sig, c->a[5], sizeof sig))
             return -EFAULT;
-        if ((err = check_sigset_size(sig[0], sig[1])))
+        if ((err = check_sigset_size(sig[0], sig[1])) || (err = signal_mask_begin(c, sig[0])))
             return err;
     }
     struct fdsets s;
@@ -299,5 +302,5 @@ long lx_pselect6(struct ucall *c)
     long r = do_select(c, &s, deadline);
     if (r != UNIX_BLOCKED)
         timespec_write_back(c, c->a[4], deadline);
-    return r;
+    return signal_mask_end(c, r);
 }

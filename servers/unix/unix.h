@@ -81,12 +81,49 @@ void waitlist_wake(struct waitlist *w);
 /* Now, in nanoseconds since boot (CLOCK_MONOTONIC; under icount it repeats exactly). */
 uint64_t unix_now_ns(void);
 
+/* ---- signal state (signal*.c) ---------------------------------------------------------
+ * A pending signal's siginfo, compactly (signal_frame.c writes Linux's 128-byte form). */
+struct sig_info {
+    int32_t signo, code, pid, status;     /* status: SIGCHLD's si_status */
+    uint32_t uid;
+    uint64_t value;                       /* si_addr of a fault, si_value of a queued one */
+    uint64_t trapno, error;               /* a fault's vector and error code (sigcontext) */
+};
+struct sig_queued {
+    struct sig_queued *next;
+    struct sig_info info;
+};
+/* A pending set: the signals, and the siginfo of the first of each standard signal and
+ * of every queued real-time one (at most SIG_QUEUE_MAX entries; beyond, or without
+ * memory, the signal is pending with SI_USER's info). */
+#define SIG_QUEUE_MAX 64
+struct sig_pending {
+    uint64_t set;
+    struct sig_queued *queue;             /* in arrival order */
+    unsigned queued;
+};
+
 /* ---- the core: dispatch, waiting calls, the runtime (unix-core) -----------------------
  * A thread of a process, as the server knows it. */
 struct uthread {
     int tid;                          /* its ondol thread: the caller of forwarded calls */
     struct proc *proc;
     struct ucall_wait *wait;          /* the call it waits in (ucall_block), or NULL */
+    /* signals (signal*.c; signal.h) */
+    bool in_call;                     /* the runtime sets it from unix_syscall until the
+                                         answer: a signal then needs no interrupt */
+    uint64_t sig_blocked;             /* blocked set (bit sig-1; never SIGKILL/SIGSTOP) */
+    struct sig_pending sig_pending;   /* sent to this thread (tgkill, faults) */
+    uint64_t sig_saved_mask;          /* rt_sigsuspend: the mask to restore... */
+    bool sig_restore_mask;            /* ...after the handler (or at once if none runs) */
+    uint64_t ss_sp, ss_size;          /* alternate stack (sigaltstack); ss_size 0: none */
+    uint32_t ss_flags;                /* its SS_AUTODISARM bit */
+    uint64_t sig_wait_set;            /* rt_sigtimedwait: the signals it waits for */
+    struct waitlist sig_waiters;      /* rt_sigtimedwait waits here */
+    bool sig_held;                    /* stopped: its answer waits for SIGCONT */
+    long sig_held_result;             /* the answer it will get (signal_deliver's input) */
+    bool sig_interrupting;            /* rt_thread_interrupt sent, not yet come in */
+    struct uthread *sig_next;         /* in proc->sig_threads */
 };
 
 /* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
@@ -110,6 +147,21 @@ uint64_t unix_next_deadline(void);        /* UNIX_NO_DEADLINE when no call has o
 void unix_timers_expire(uint64_t now_ns);
 bool unix_wait_end(struct uthread *t, long result);
 void unix_wait_drop(struct uthread *t);
+/* The call thread t waits in (its copy, kept across re-runs), or NULL: signals read its
+ * number and progress to choose the result that ends the wait. */
+const struct ucall *unix_wait_call(const struct uthread *t);
+
+/* Timers of the server's own (wait.c): an armed timer's fire() runs once from
+ * unix_timers_expire when its deadline has passed (unix_next_deadline counts it). A zeroed
+ * timer is disarmed; arming an armed timer moves it. Used by alarm/setitimer. */
+struct unix_timer {
+    uint64_t deadline_ns;
+    bool armed;
+    void (*fire)(struct unix_timer *t);
+    struct unix_timer *next;          /* on the armed list, by deadline */
+};
+void unix_timer_arm(struct unix_timer *t, uint64_t deadline_ns);
+void unix_timer_disarm(struct unix_timer *t);
 
 /* What the runtime provides to the core (MK: servers/unix runtime over IPC; IK: the
  * kernel; hosted: host/fake.c). */
@@ -201,6 +253,17 @@ struct proc {
     bool zombie;                      /* exited, not yet reaped */
     int exit_status;                  /* wait4 status encoding, once a zombie */
     uint64_t calls;                   /* system calls it made (dispatch.c; /proc/ondol) */
+    /* signals (signal*.c; signal.h) */
+    struct linux_sigaction sig_action[LINUX_NSIG];   /* dispositions, index sig-1 */
+    struct sig_pending sig_pending;   /* sent to the process (kill) */
+    struct uthread *sig_threads;      /* its threads (signal_thread_new/_exit) */
+    bool sig_stopped;                 /* stopped by a stop signal until SIGCONT */
+    int sig_wait_report;              /* for wait4 (process.c): 0, a stop's status
+                                         (sig << 8 | 0x7f, WUNTRACED) or 0xffff (continued,
+                                         WCONTINUED); wait4 clears it when it reports it */
+    struct unix_timer sig_alarm;      /* ITIMER_REAL (alarm, setitimer) */
+    uint64_t sig_alarm_interval_ns;
+    struct linux_itimerval sig_itimer[2];   /* ITIMER_VIRTUAL, ITIMER_PROF: stored only */
 };
 
 /* The process table (process.c). Pids count up from 1 and wrap to 2 after

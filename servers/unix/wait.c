@@ -176,12 +176,50 @@ void unix_run_woken(void)
     }
 }
 
-uint64_t unix_next_deadline(void) { return timers ? timers->deadline_ns : UNIX_NO_DEADLINE; }
+/* ---- the server's own timers (alarm, setitimer): a second sorted list ---- */
+static struct unix_timer *armed;
 
+void unix_timer_disarm(struct unix_timer *t)
+{
+    if (!t->armed)
+        return;
+    for (struct unix_timer **p = &armed; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    t->armed = false;
+}
+
+void unix_timer_arm(struct unix_timer *t, uint64_t deadline_ns)
+{
+    unix_timer_disarm(t);
+    struct unix_timer **p = &armed;
+    while (*p && (*p)->deadline_ns <= deadline_ns)
+        p = &(*p)->next;
+    t->deadline_ns = deadline_ns;
+    t->armed = true;
+    t->next = *p;
+    *p = t;
+}
+
+uint64_t unix_next_deadline(void)
+{
+    uint64_t calls = timers ? timers->deadline_ns : UNIX_NO_DEADLINE;
+    uint64_t own = armed ? armed->deadline_ns : UNIX_NO_DEADLINE;
+    return calls < own ? calls : own;
+}
+
+/* A fired timer is off the list before fire() runs, so fire() may arm it again. */
 void unix_timers_expire(uint64_t now_ns)
 {
     while (timers && timers->deadline_ns <= now_ns)
         wake(timers);
+    while (armed && armed->deadline_ns <= now_ns) {
+        struct unix_timer *t = armed;
+        unix_timer_disarm(t);
+        t->fire(t);
+    }
 }
 
 /* Remove t's waiting call from everything; the record, or NULL if t waits for nothing. */
@@ -218,4 +256,9 @@ bool unix_wait_end(struct uthread *t, long result)
 void unix_wait_drop(struct uthread *t)
 {
     unix_free(take_wait(t));
+}
+
+const struct ucall *unix_wait_call(const struct uthread *t)
+{
+    return t->wait ? &t->wait->call : NULL;
 }

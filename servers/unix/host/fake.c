@@ -110,12 +110,27 @@ __attribute__((weak)) void waitlist_wake(struct waitlist *w)
 long fake_alloc_fail_after = -1;
 size_t fake_alloc_max;
 
+size_t fake_proc_mem_next;
+
+/* A process made by the real table (proc_create) with user memory, as fake_proc's, in
+ * one block: unix_free of the process frees its memory too. */
+static void *proc_with_memory(void)
+{
+    struct fake_mem *m = calloc(1, sizeof(*m) + fake_proc_mem_next);
+    m->bytes = (unsigned char *)(m + 1);
+    m->len = fake_proc_mem_next;
+    fake_proc_mem_next = 0;
+    return m;
+}
+
 void *unix_alloc(size_t n)
 {
     if (fake_alloc_fail_after == 0 || (fake_alloc_max && n > fake_alloc_max))
         return NULL;
     if (fake_alloc_fail_after > 0)
         fake_alloc_fail_after--;
+    if (fake_proc_mem_next && n == sizeof(struct proc))
+        return proc_with_memory();
     return calloc(1, n ? n : 1);     /* zeroed, as the runtime's */
 }
 
@@ -258,4 +273,53 @@ WEAK void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
 {
     *thread_switches = fake_thread_switches;
     *as_switches = fake_as_switches;
+}
+
+/* ---- signals' needs (signal.h, runtime.h), weak so that real definitions win ---- */
+struct user_regs fake_regs;
+int fake_regs_sets, fake_interrupts, fake_interrupt_tid, fake_exits, fake_exit_status;
+int fake_parent_wakes;
+
+WEAK long rt_regs_get(int tid, struct user_regs *r)
+{
+    (void)tid;
+    *r = fake_regs;
+    return 0;
+}
+
+/* As the kernel's SET_REGS: rip and rsp must lie in the user half. */
+WEAK long rt_regs_set(int tid, const struct user_regs *r)
+{
+    (void)tid;
+    if (r->rip >= 0x800000000000ull || r->rsp >= 0x800000000000ull)
+        return E_INVAL;
+    fake_regs_sets++;
+    fake_regs = *r;
+    return 0;
+}
+
+WEAK long rt_thread_interrupt(int tid)
+{
+    fake_interrupts++;
+    fake_interrupt_tid = tid;
+    return 0;
+}
+
+WEAK void proc_exit(struct proc *p, int wait_status)
+{
+    fake_exits++;
+    fake_exit_status = wait_status;
+    p->zombie = true;
+    p->exit_status = wait_status;
+}
+
+WEAK void proc_wake_parent(struct proc *p)
+{
+    (void)p;
+    fake_parent_wakes++;
+}
+
+WEAK int thread_linux_tid(const struct uthread *t)
+{
+    return t->tid;
 }

@@ -63,4 +63,18 @@ extern size_t fake_console_len;
 extern const char *fake_view_exe, *fake_view_comm, *fake_view_args;
 extern size_t fake_view_args_len;
 extern uint64_t fake_thread_switches, fake_as_switches;
+/* ---- fakes of what signals need (signal.h, runtime.h), weak ----
+ * One thread's registers (rt_regs_get/rt_regs_set; a set with rip or rsp outside the
+ * user half fails as the kernel's does); proc_exit marks the process a zombie with the
+ * status; thread_linux_tid is t->tid. */
+#include <ondol/abi.h>
+#include "signal.h"
+extern struct user_regs fake_regs;
+extern int fake_regs_sets;              /* successful rt_regs_set calls */
+extern int fake_interrupts, fake_interrupt_tid;   /* rt_thread_interrupt calls, last tid */
+extern int fake_exits, fake_exit_status;          /* proc_exit calls, last status */
+extern int fake_parent_wakes;           /* proc_wake_parent calls */
+/* When not 0, the next unix_alloc of a struct proc (proc_create: the real process table)
+ * gives it this many bytes of user memory, as fake_proc does. */
+extern size_t fake_proc_mem_next;
 #endif

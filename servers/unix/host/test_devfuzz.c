@@ -57,7 +57,9 @@ static long (*const calls[])(struct ucall *) = {
 
 static void random_call(void)
 {
+    static struct uthread thread;        /* ppoll/pselect6 set its mask for the call */
     struct ucall c = fake_call(p, 0, arg(), arg(), arg(), arg());
+    c.thread = &thread;
     c.a[4] = arg();
     c.a[5] = arg();
     size_t which = next() % (sizeof calls / sizeof calls[0]);

@@ -28,7 +28,9 @@ static void set_pfd(int i, int fd, int16_t events)
 static long call(long (*fn)(struct ucall *), uint64_t start, uint64_t a0, uint64_t a1,
                  uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
 {
+    static struct uthread thread;        /* ppoll/pselect6 set its mask for the call */
     struct ucall c = fake_call(p, 0, a0, a1, a2, a3);
+    c.thread = &thread;
     c.a[4] = a4;
     c.a[5] = a5;
     c.started_ns = start;

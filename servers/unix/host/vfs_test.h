@@ -9,6 +9,7 @@
 #define UNIX_VFS_TEST_H
 #include <string.h>
 #include "fake.h"
+#include "signal.h"
 #include "vfs.h"
 
 #define VT_MEM (4u << 20)
@@ -27,6 +28,7 @@ static inline void vfs_test_end(void)
 {
     fdtable_put(vt_proc->fds);
     fs_context_put(vt_proc->fs);
+    signal_exit(vt_proc);           /* a SIGPIPE a test caused is still pending */
     fake_proc_free(vt_proc);
     vfs_teardown();
 }
