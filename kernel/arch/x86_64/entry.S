@@ -137,7 +137,8 @@ syscall_entry:
     SYSCALL_FRAME
     leaq -ASM_SYS_IPC_CALL(%rax), %rcx
     cmpq $1, %rcx
-    jbe ipc_fast_try
+    jbe ipc_fastpath            /* ipcfast.S: switches, or comes back to syscall_slow */
+    .globl syscall_slow
 syscall_slow:
     movq %rsp, %rdi
     call syscall_dispatch       /* returns the frame to leave through: after a direct */
@@ -180,38 +181,6 @@ linux_syscall_entry:
     call fwd_syscall
     movq %rax, %rsp
     jmp exit_to_user
-
-/*
- * The IPC fastpath (ipc_fast_entry in ipc.c) either declines (rdx = NULL: nothing changed,
- * take the general path) or has switched to the partner and returns the partner's frame
- * in rdx and its result in rax. The message words stay live in registers: rbx and r12-r15 survive
- * the C call (callee-saved), r8-r10 are reloaded from the caller's frame (kept in rbp,
- * which the frame already holds). The partner gets back its own rdi, rsi, rdx, rbp as the
- * general path leaves them; its rip is canonical (it entered the kernel with syscall).
- */
-ipc_fast_try:
-    cmpb $0, ipc_dts(%rip)      /* the fastpath is a direct switch */
-    je syscall_slow
-    cmpb $0, pcnt_probes_on(%rip)   /* probes: ipc_syscall runs it under its probe */
-    jne syscall_slow
-    movq %rsp, %rdi
-    movq %rsp, %rbp
-    call ipc_fast_entry
-    testq %rdx, %rdx
-    jz syscall_slow
-    movq %rdx, %rsp
-    movq TF_R8(%rbp), %r8
-    movq TF_R9(%rbp), %r9
-    movq TF_R10(%rbp), %r10
-    movq TF_RDI(%rsp), %rdi
-    movq TF_RSI(%rsp), %rsi
-    movq TF_RDX(%rsp), %rdx
-    movq TF_RBP(%rsp), %rbp
-    movq TF_RIP(%rsp), %rcx
-    movq TF_RFLAGS(%rsp), %r11
-    movq TF_RSP(%rsp), %rsp
-    swapgs
-    sysretq
 
 /*
  * void swtch(u64 *save_rsp, u64 new_rsp): save callee-saved registers on the current
