@@ -25,7 +25,7 @@
 #include "vm.h"
 #include "waitq.h"
 
-bool ipc_dts = true;
+/* ipc_dts and ipc_fastpath_on: defined in ipcfast.S, bytes of the fast gate. */
 
 /* ---- id arguments -------------------------------------------------------------------------
  * Thread and task ids are positive ints; a register holds 64 bits. A larger value saturates
@@ -656,8 +656,6 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
     }
     return fast;
 }
-
-bool ipc_fastpath_on = true;
 
 /* The layout the assembly fastpath relies on (fastpath_layout.h). */
 #define FP_AT(type, field, off) _Static_assert(offsetof(type, field) == (off), "fastpath_layout.h: " #type "." #field)

@@ -137,7 +137,7 @@ syscall_entry:
     SYSCALL_FRAME
     leaq -ASM_SYS_IPC_CALL(%rax), %rcx
     cmpq $1, %rcx
-    jbe ipc_fastpath            /* ipcfast.S: switches, or comes back to syscall_slow */
+    jbe ipc_fastpath            /* ipcfast.S (uses these flags): switches, or comes back to syscall_slow */
     .globl syscall_slow
 syscall_slow:
     movq %rsp, %rdi

@@ -23,25 +23,39 @@
 #include "cpu_offsets.h"
 #include "fastpath_layout.h"
 
-    .text
-    .globl ipc_fastpath
-ipc_fastpath:
-    /* the gate: option, DTS (the fastpath is a direct switch), probes, pending work, killed */
-    cmpb $0, ipc_fastpath_on(%rip)
-    je syscall_slow
-    cmpb $0, ipc_dts(%rip)
-    je syscall_slow
-    cmpb $0, pcnt_probes_on(%rip)
+/*
+ * The fast gate: the three settings the fastpath depends on, as the bytes of one word, so
+ * that one compare checks them all. They are the option variables themselves (options.def:
+ * dts, ipc_fastpath; pcnt.c: pcnt_probes_on), declared `extern bool` in C as before and
+ * defined here, where their layout matters. Fast iff dts = 1, ipc_fastpath = 1, probes = 0.
+ */
+    .data
+    .balign 4
+    .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on
+ipc_fast_gate:
+ipc_dts:            .byte 1
+ipc_fastpath_on:    .byte 1
+pcnt_probes_on:     .byte 0
+                    .byte 0
+#define FAST_GATE_OPEN 0x0101
+
+/*
+ * The checks both operations start with, inline in each (no call, no branch on the kind):
+ * the gate, no pending work on this CPU (need_resched) and the caller not killed, as the
+ * general path's exit would check them; no flags (buffers) in rdx's upper half; and p =
+ * the thread whose id is exactly rdi, which rejects 0, negatives and ids >= 2^31 as the
+ * general path's lookup does. Leaves cur in rbp and p in rax.
+ */
+.macro GATE_AND_PARTNER
+    cmpl $FAST_GATE_OPEN, ipc_fast_gate(%rip)
     jne syscall_slow
     cmpb $0, %gs:CPU_NEED_RESCHED
     jne syscall_slow
     movq %gs:CPU_CURRENT, %rbp
     cmpb $0, TH_KILLED(%rbp)
     jne syscall_slow
-    cmpl $0, TF_RDX+4(%rsp)             /* flags (buffers) in rdx's upper half */
+    cmpl $0, TF_RDX+4(%rsp)
     jne syscall_slow
-
-    /* p = the thread whose id is exactly rdi (which rejects 0, negatives, >= 2^31) */
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
     movq thread_ids+IDT_OBJS(%rip), %rax
@@ -51,11 +65,87 @@ ipc_fastpath:
     movslq TH_TID(%rax), %r11
     cmpq %r11, %rdi
     jne syscall_slow
-    jrcxz fast_call
+.endm
 
-/* reply_recv(to = p, from = IPC_ANY, finite or infinite non-zero timeout): p waits for
- * our reply (not in a closed receive: that is on a queue, see below); no sender queued. */
+/*
+ * The L4 priority rule for a direct switch, as wake_partner applies it, narrowed as the
+ * fastpath needs: p at least our priority and at least every ready thread's
+ * (rq_highest_prio); p not sleeping (a timed receive: the general path disarms it) and on
+ * no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
+ */
+.macro PRIORITY_OK
+    movl TH_PRIO(%rax), %ecx
+    cmpl TH_PRIO(%rbp), %ecx
+    jl syscall_slow
+    movq rq_words(%rip), %rsi
+    testq %rsi, %rsi
+    jz 9f
+    bsrq %rsi, %rsi                     /* the highest non-empty word */
+    bsrq rq_bitmap(,%rsi,8), %rcx       /* its highest priority */
+    shll $6, %esi
+    addl %esi, %ecx
+    cmpl %ecx, TH_PRIO(%rax)
+    jl syscall_slow
+9:  cmpb $0, TH_SLEEPING(%rax)
+    jne syscall_slow
+    cmpq $0, TH_WAITING_ON(%rax)
+    jne syscall_slow
+.endm
+
+/*
+ * may_send(cur, p) (ipc.c): p in our task, in a task we created, our reply right names
+ * p (rdi holds p's id), or our task holds a grant for p (out of line). Falls through
+ * when allowed. Clobbers rcx, rsi.
+ */
+.macro MAY_SEND
+    movq TH_TASK(%rbp), %rsi
+    movq TH_TASK(%rax), %rcx
+    cmpq %rsi, %rcx
+    je 8f
+    cmpq %rsi, TASK_PARENT(%rcx)
+    je 8f
+    cmpl %edi, TH_REPLY_TO(%rbp)
+    je 8f
+    call fast_granted
+    jne syscall_slow
+8:
+.endm
+
+    .text
+    .globl ipc_fastpath
+/* From syscall_entry: the flags of its `cmpq $1, rcx` (rcx = number - SYS_IPC_CALL) tell
+ * the two apart: ZF set for reply_recv. */
+ipc_fastpath:
+    je fast_reply_recv
+
+/* call(dest = p): p receives from us or from anyone, on no queue, with no buffer. */
+fast_call:
+    GATE_AND_PARTNER
+    cmpq %rax, %rbp                     /* IPC with oneself: E_DEADLK */
+    je syscall_slow
+    cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
+    jne syscall_slow
+    movl TH_RECV_FROM(%rax), %r11d
+    testl %r11d, %r11d
+    jz 1f
+    cmpl TH_TID(%rbp), %r11d
+    jne syscall_slow
+1:  cmpq $0, TH_IPC_FLAGS(%rax)
+    jne syscall_slow
+    MAY_SEND
+    PRIORITY_OK
+    /* committed: p stops waiting for our reply if it was; we await p's reply */
+    testl %r11d, %r11d
+    jz 2f
+    decl TH_REPLY_WAITERS(%rbp)
+2:  movl %edi, TH_RECV_FROM(%rbp)
+    incl TH_REPLY_WAITERS(%rax)
+    jmp fast_commit
+
+/* reply_recv(to = p, from = IPC_ANY, a non-zero timeout): p waits for our reply; no
+ * sender queued for us. */
 fast_reply_recv:
+    GATE_AND_PARTNER
     cmpq $-1, %rsi                      /* IPC_ANY */
     jne syscall_slow
     cmpq $0, TH_SENDERS_HEAD(%rbp)
@@ -69,41 +159,15 @@ fast_reply_recv:
     jne syscall_slow
     cmpq $0, TH_IPC_FLAGS(%rax)
     jne syscall_slow
-    cmpl %edi, TH_REPLY_TO(%rbp)         /* usually the reply right */
+    cmpl %edi, TH_REPLY_TO(%rbp)        /* usually the reply right */
     jne fast_reply_may_send
 fast_reply_allowed:
-    call fast_priority_ok
-    jne syscall_slow
+    PRIORITY_OK
     /* committed: p stops waiting for our reply; we receive from anyone */
     decl TH_REPLY_WAITERS(%rbp)
-    andl $0, TH_RECV_FROM(%rbp)          /* = 0, in fewer bytes (jrcxz's reach) */
+    movl $0, TH_RECV_FROM(%rbp)
     cmpl $-1, %edx                      /* IPC_FOREVER: no timeout to arm */
     jne fast_arm_timeout
-    jmp fast_commit
-
-/* call(dest = p): p receives from us or from anyone, not in a closed receive, no buffer. */
-fast_call:
-    cmpq %rax, %rbp                     /* IPC with oneself: E_DEADLK */
-    je syscall_slow
-    cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
-    jne syscall_slow
-    movl TH_RECV_FROM(%rax), %r11d
-    testl %r11d, %r11d
-    jz 1f
-    cmpl TH_TID(%rbp), %r11d
-    jne syscall_slow
-1:  cmpq $0, TH_IPC_FLAGS(%rax)
-    jne syscall_slow
-    call fast_may_send
-    jne syscall_slow
-    call fast_priority_ok
-    jne syscall_slow
-    /* committed: p stops waiting for our reply if it was; we await p's reply */
-    testl %r11d, %r11d
-    jz 2f
-    decl TH_REPLY_WAITERS(%rbp)
-2:  movl %edi, TH_RECV_FROM(%rbp)
-    incl TH_REPLY_WAITERS(%rax)
 
 /* Both: p gets the message (words in registers, our tid in rax at the end) and the reply
  * right; we use ours up, block receiving, and p runs on our time slice. */
@@ -175,8 +239,7 @@ fast_commit:
 
 /* reply_recv without the reply right: the other rights. */
 fast_reply_may_send:
-    call fast_may_send
-    jne syscall_slow
+    MAY_SEND
     jmp fast_reply_allowed
 
 /* reply_recv's finite receive timeout: sleep_until(cur, ticks) (sched.c), keeping p, p's
@@ -213,54 +276,16 @@ fast_load_tagged:
     popq %rax
     jmp 4b
 
-/*
- * may_send(cur = rbp, p = rax) (ipc.c): ZF set when allowed: p in our task, in a task we
- * created, our reply right names p, or our task holds a grant for p. Clobbers rcx, rsi.
- * rdi holds p's id (equal to the argument, checked above).
- */
-fast_may_send:
-    movq TH_TASK(%rbp), %rsi
-    movq TH_TASK(%rax), %rcx
-    cmpq %rsi, %rcx
-    je 2f
-    cmpq %rsi, TASK_PARENT(%rcx)
-    je 2f
-    cmpl %edi, TH_REPLY_TO(%rbp)
-    je 2f
-    movl TASK_NGRANTS(%rsi), %ecx       /* the grant list, newest last */
+/* Whether our task (rsi) holds a grant for p (id in rdi): ZF set if so. Clobbers rcx. */
+fast_granted:
+    movl TASK_NGRANTS(%rsi), %ecx
 1:  testl %ecx, %ecx
-    jz 3f
+    jz 2f
     decl %ecx
     cmpl %edi, TASK_GRANTS(%rsi,%rcx,4)
     jne 1b
-2:  ret                                 /* ZF set */
-3:  testq %rsp, %rsp                   /* ZF clear: no right */
-    ret
-
-/*
- * The L4 priority rule for a direct switch, as wake_partner applies it, narrowed as the
- * fastpath needs: p at least our priority and at least every ready thread's, and p not
- * sleeping (a timed receive: the general path disarms it). ZF set when p may run now.
- * Clobbers rcx, rsi.
- */
-fast_priority_ok:
-    movl TH_PRIO(%rax), %ecx
-    cmpl TH_PRIO(%rbp), %ecx
-    jl 2f
-    movq rq_words(%rip), %rsi           /* rq_highest_prio(), when anything is ready */
-    testq %rsi, %rsi
-    jz 1f
-    bsrq %rsi, %rcx                     /* the highest non-empty word */
-    bsrq rq_bitmap(,%rcx,8), %rsi       /* its highest priority */
-    shll $6, %ecx
-    addl %ecx, %esi
-    cmpl %esi, TH_PRIO(%rax)
-    jl 2f
-1:  cmpb $0, TH_SLEEPING(%rax)
-    jne 2f
-    cmpq $0, TH_WAITING_ON(%rax)         /* a closed receive (on our queue): general path */
-    ret
-2:  testq %rsp, %rsp                   /* ZF clear */
+    ret                                 /* ZF set */
+2:  testq %rsp, %rsp                    /* ZF clear */
     ret
 
     .section .note.GNU-stack, "", @progbits
