@@ -25,14 +25,13 @@
 #define TH_SENDERS_HEAD   720
 #define TH_REPLY_WAITERS  752
 
-/* struct task (task.h), struct aspace (vm.h), struct idtable (idtable.h) */
+/* struct task (task.h), struct aspace (vm.h) */
 #define TASK_AS          24
 #define TASK_PARENT      32
 #define TASK_GRANTS      96
 #define TASK_NGRANTS     224
 #define AS_CR3           8
 #define AS_ASID          16
-#define IDT_OBJS         8
 
 /* struct cpu (cpu.h), reached through %gs */
 #define CPU_CURRENT      24

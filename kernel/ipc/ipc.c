@@ -614,8 +614,9 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
             (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
             return NULL;
     }
-    if (p->prio < cur->prio || (rq_words && p->prio < rq_highest_prio()) || p->sleeping ||
-        p->waiting_on)                         /* a closed receive: queue work, general path */
+    /* the L4 rule as wake_partner applies it when the caller blocks (p at least as high
+     * as every ready thread); not sleeping, and not in a closed receive (on a queue) */
+    if ((rq_words && p->prio < rq_highest_prio()) || p->sleeping || p->waiting_on)
         return NULL;
     /* the partner: stops waiting for our reply if it did, message in, running next */
     if (p->recv_from)
@@ -687,7 +688,6 @@ FP_AT(struct task, grants, TASK_GRANTS);
 FP_AT(struct task, ngrants, TASK_NGRANTS);
 FP_AT(struct aspace, cr3, AS_CR3);
 FP_AT(struct aspace, asid, AS_ASID);
-FP_AT(struct idtable, objs, IDT_OBJS);
 FP_AT(struct cpu, current, CPU_CURRENT);
 FP_AT(struct cpu, need_resched, CPU_NEED_RESCHED);
 FP_AT(struct cpu, fpu_ts, CPU_FPU_TS);

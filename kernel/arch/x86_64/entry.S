@@ -45,8 +45,7 @@
 #define SYSCALL_FRAME \
     swapgs; \
     movq %rsp, %gs:CPU_USER_RSP; \
-    movq %gs:CPU_KERNEL_RSP, %rsp; \
-    subq $TF_SIZE, %rsp; \
+    movq %gs:CPU_SYSCALL_FRAME, %rsp; \
     movq %rcx, TF_RIP(%rsp); \
     movq %r11, TF_RFLAGS(%rsp); \
     movq %gs:CPU_USER_RSP, %rcx; \

@@ -4,21 +4,24 @@
  * syscall_entry (entry.S) with no kernel lock (one CPU, interrupts off; a per-CPU or
  * per-object scheme once SMP arrives).
  *
- * In:  rsp = the caller's complete trapframe (SYSCALL_FRAME), rcx = 0 for call and 1 for
- *      reply_recv, rdi/rsi/rdx the caller's arguments, and the eight message words live in
- *      r8, r9, r10, r12, r13, r14, r15, rbx. Those eight are never written here: they reach
- *      the partner as they are, through sysret.
+ * In:  rsp = the caller's complete trapframe (SYSCALL_FRAME), the flags of entry.S's
+ *      compare (ZF set: reply_recv), rdi/rsi/rdx the caller's arguments, and the eight
+ *      message words live in r8, r9, r10, r12, r13, r14, r15, rbx. Those eight are never
+ *      written here: they reach the partner as they are, through sysret.
  * Out: either `jmp syscall_slow` with nothing changed (any condition fails: the general
  *      path decides, with the same semantics), or sysret into the partner with our tid in
  *      rax, its own rdi, rsi, rdx, rbp, rip, rflags, rsp from its frame.
  *
- * It does exactly what do_send (call) / do_reply_recv and wake_partner, direct_switch do
- * in ipc.c for this case: the slow path is the reference, and the differential test
- * (tests/test_ipc.py, ipctest diff) requires identical results with ipc_fastpath=on/off.
- * With pcnt probes on, ipc.c's fastpath() in C runs instead, under its probe.
+ * It does what do_send (call) / do_reply_recv, wake_partner and direct_switch do in ipc.c
+ * for this case, and ipc.c's fastpath() (which runs instead when pcnt probes are on) makes
+ * the same decisions check for check. The slow path is the reference: the differential
+ * test (tests/test_ipc.py, ipctest diff) requires identical results with ipc_fastpath=on
+ * and off.
  *
- * Registers here: rbp = the current thread (cur), rax = the partner (p); rcx, rdx, rsi,
- * rdi and r11 are scratch once the arguments are checked. Offsets: fastpath_layout.h.
+ * Registers: rbp = the current thread (cur), rax = the partner (p), rdi = p's id; rcx, rsi,
+ * r11 (and rdx for call) are scratch. No C code runs on the common route; each operation
+ * has its own straight-line copy of the shared parts (macros), so nothing is called and
+ * nothing branches on the kind twice. Offsets: kernel/ipc/fastpath_layout.h.
  */
 #include "cpu_offsets.h"
 #include "fastpath_layout.h"
@@ -27,7 +30,7 @@
  * The fast gate: the three settings the fastpath depends on, as the bytes of one word, so
  * that one compare checks them all. They are the option variables themselves (options.def:
  * dts, ipc_fastpath; pcnt.c: pcnt_probes_on), declared `extern bool` in C as before and
- * defined here, where their layout matters. Fast iff dts = 1, ipc_fastpath = 1, probes = 0.
+ * defined here, where their layout matters. Open iff dts = 1, ipc_fastpath = 1, probes = 0.
  */
     .data
     .balign 4
@@ -40,11 +43,11 @@ pcnt_probes_on:     .byte 0
 #define FAST_GATE_OPEN 0x0101
 
 /*
- * The checks both operations start with, inline in each (no call, no branch on the kind):
- * the gate, no pending work on this CPU (need_resched) and the caller not killed, as the
- * general path's exit would check them; no flags (buffers) in rdx's upper half; and p =
- * the thread whose id is exactly rdi, which rejects 0, negatives and ids >= 2^31 as the
- * general path's lookup does. Leaves cur in rbp and p in rax.
+ * The checks both operations start with: the gate; no pending work on this CPU
+ * (need_resched) and the caller not killed, as the general path's exit would check; no
+ * flags (buffers) in rdx's upper half; and p = the thread whose id is exactly rdi, which
+ * rejects 0, negatives and ids >= 2^31 as the general path's lookup does. Leaves cur in
+ * rbp and p in rax.
  */
 .macro GATE_AND_PARTNER
     cmpl $FAST_GATE_OPEN, ipc_fast_gate(%rip)
@@ -58,8 +61,7 @@ pcnt_probes_on:     .byte 0
     jne syscall_slow
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
-    movq thread_ids+IDT_OBJS(%rip), %rax
-    movq (%rax,%r11,8), %rax
+    movq thread_objs(,%r11,8), %rax     /* thread_ids' slots (thread.c) */
     testq %rax, %rax
     jz syscall_slow
     movslq TH_TID(%rax), %r11
@@ -68,15 +70,12 @@ pcnt_probes_on:     .byte 0
 .endm
 
 /*
- * The L4 priority rule for a direct switch, as wake_partner applies it, narrowed as the
- * fastpath needs: p at least our priority and at least every ready thread's
- * (rq_highest_prio); p not sleeping (a timed receive: the general path disarms it) and on
- * no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
+ * The L4 priority rule for a direct switch as wake_partner applies it when the current
+ * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p not
+ * sleeping (a timed receive: the general path disarms it) and on no queue (a closed
+ * receive: the general path unlinks it). Clobbers rcx, rsi.
  */
 .macro PRIORITY_OK
-    movl TH_PRIO(%rax), %ecx
-    cmpl TH_PRIO(%rbp), %ecx
-    jl syscall_slow
     movq rq_words(%rip), %rsi
     testq %rsi, %rsi
     jz 9f
@@ -93,9 +92,9 @@ pcnt_probes_on:     .byte 0
 .endm
 
 /*
- * may_send(cur, p) (ipc.c): p in our task, in a task we created, our reply right names
- * p (rdi holds p's id), or our task holds a grant for p (out of line). Falls through
- * when allowed. Clobbers rcx, rsi.
+ * may_send(cur, p) (ipc.c): p in our task, in a task we created, our reply right names p,
+ * or our task holds a grant for p (out of line). Falls through when allowed. Clobbers rcx,
+ * rsi.
  */
 .macro MAY_SEND
     movq TH_TASK(%rbp), %rsi
@@ -111,10 +110,84 @@ pcnt_probes_on:     .byte 0
 8:
 .endm
 
+/*
+ * Committed: the rest cannot fail. p gets the message (the words stay in their registers,
+ * our tid goes to its rax at the end) and the reply right, and runs next on the rest of
+ * our time slice; we block receiving (the fields the operation sets are already written)
+ * and resume later through our frame. Then p's kernel stack, address space, lazy x87/SSE
+ * (as switch_to_partner), and sysret through p's frame. Its rip is canonical: it entered
+ * the kernel with syscall.
+ */
+.macro SWITCH_TO_PARTNER
+    movl TH_TID(%rbp), %esi
+    movw $0, TH_RESUME_VIA_TF(%rax)     /* p: runs on, IPC idle */
+    movl %esi, TH_RWTID(%rax)
+    movl %esi, TH_REPLY_TO(%rax)
+    movq $0, TH_IPC_FLAGS(%rbp)
+    movl $FP_CALLER_BLOCKED_RECEIVING, TH_RESUME_VIA_TF(%rbp)
+    movl $FP_T_BLOCKED, TH_STATE(%rbp)
+    movb $0, TH_ON_CPU(%rbp)
+    movl $FP_T_RUNNING, TH_STATE(%rax)
+    movb $1, TH_ON_CPU(%rax)
+    movl TH_SLICE_LEFT(%rbp), %ecx      /* the rest of our slice, or a fresh one */
+    testl %ecx, %ecx
+    jnz 1f
+    movl slice_ticks(%rip), %ecx
+1:  movl %ecx, TH_SLICE_LEFT(%rax)
+    movq %rax, %gs:CPU_CURRENT
+    movq TH_TF(%rax), %rsp              /* p's frame, at the top of its kernel stack */
+    movq %rsp, %gs:CPU_SYSCALL_FRAME
+    leaq TF_SIZE(%rsp), %rcx
+    movq %rcx, %gs:CPU_TSS_RSP0
+    /* Address space: none to load within a task. Between tasks CR3 always changes (a
+     * task's address space is its own, and ours is loaded), so it is not read back. */
+    movq TH_TASK(%rax), %rcx
+    cmpq TH_TASK(%rbp), %rcx
+    je 3f
+    movq TASK_AS(%rcx), %rcx
+    cmpb $0, pcid_active(%rip)
+    jne 4f
+    cmpb $0, markers_on(%rip)           /* the cache model's marker (aspace_load) */
+    je 2f
+    movl AS_ASID(%rcx), %edx
+    andl $0xfff, %edx
+    movzbl FP_MARKER_ASID(%rdx), %edx
+2:  movq AS_CR3(%rcx), %rdx
+    movq %rdx, %cr3
+3:  cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */
+    jne 5f
+    cmpq %rax, %gs:CPU_FPU_OWNER
+    je 5f
+    movq %cr0, %rdx
+    orq $FP_CR0_TS, %rdx
+    movq %rdx, %cr0
+    movb $1, %gs:CPU_FPU_TS
+5:  movslq TH_TID(%rbp), %rax
+    movq TF_RDI(%rsp), %rdi
+    movq TF_RSI(%rsp), %rsi
+    movq TF_RDX(%rsp), %rdx
+    movq TF_RBP(%rsp), %rbp
+    movq TF_RIP(%rsp), %rcx
+    movq TF_RFLAGS(%rsp), %r11
+    movq TF_RSP(%rsp), %rsp
+    swapgs
+    sysretq
+4:  pushq %rax                          /* PCID: aspace_load_tagged(cr3, asid) (vm.c) on */
+    pushq %r8                           /* p's free stack, keeping p and the words in */
+    pushq %r9                           /* r8-r10; four pushes keep the 16-byte alignment */
+    pushq %r10
+    movq AS_CR3(%rcx), %rdi
+    movl AS_ASID(%rcx), %esi
+    call aspace_load_tagged
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rax
+    jmp 3b
+.endm
+
     .text
     .globl ipc_fastpath
-/* From syscall_entry: the flags of its `cmpq $1, rcx` (rcx = number - SYS_IPC_CALL) tell
- * the two apart: ZF set for reply_recv. */
 ipc_fastpath:
     je fast_reply_recv
 
@@ -134,13 +207,17 @@ fast_call:
     jne syscall_slow
     MAY_SEND
     PRIORITY_OK
-    /* committed: p stops waiting for our reply if it was; we await p's reply */
+    /* committed: p stops waiting for our reply if it was; we await p's reply; our reply
+     * right, if it names p, is used up */
     testl %r11d, %r11d
     jz 2f
     decl TH_REPLY_WAITERS(%rbp)
 2:  movl %edi, TH_RECV_FROM(%rbp)
     incl TH_REPLY_WAITERS(%rax)
-    jmp fast_commit
+    cmpl %edi, TH_REPLY_TO(%rbp)
+    jne 3f
+    movl $0, TH_REPLY_TO(%rbp)
+3:  SWITCH_TO_PARTNER
 
 /* reply_recv(to = p, from = IPC_ANY, a non-zero timeout): p waits for our reply; no
  * sender queued for us. */
@@ -160,87 +237,24 @@ fast_reply_recv:
     cmpq $0, TH_IPC_FLAGS(%rax)
     jne syscall_slow
     cmpl %edi, TH_REPLY_TO(%rbp)        /* usually the reply right */
-    jne fast_reply_may_send
-fast_reply_allowed:
+    jne fast_reply_other_right
     PRIORITY_OK
-    /* committed: p stops waiting for our reply; we receive from anyone */
+    movl $0, TH_REPLY_TO(%rbp)          /* committed: the reply right is used up */
+fast_reply_commit:
+    /* p stops waiting for our reply; we receive from anyone */
     decl TH_REPLY_WAITERS(%rbp)
     movl $0, TH_RECV_FROM(%rbp)
     cmpl $-1, %edx                      /* IPC_FOREVER: no timeout to arm */
     jne fast_arm_timeout
+fast_reply_armed:
+    SWITCH_TO_PARTNER
 
-/* Both: p gets the message (words in registers, our tid in rax at the end) and the reply
- * right; we use ours up, block receiving, and p runs on our time slice. */
-fast_commit:
-    movl TH_TID(%rbp), %esi
-    movw $0, TH_RESUME_VIA_TF(%rax)      /* p: runs on, IPC idle */
-    movl %esi, TH_RWTID(%rax)
-    movl %esi, TH_REPLY_TO(%rax)
-    cmpl %edi, TH_REPLY_TO(%rbp)         /* the reply right is one-shot */
-    jne 1f
-    movl $0, TH_REPLY_TO(%rbp)
-1:  movq $0, TH_IPC_FLAGS(%rbp)
-    movl $FP_CALLER_BLOCKED_RECEIVING, TH_RESUME_VIA_TF(%rbp)
-    movl $FP_T_BLOCKED, TH_STATE(%rbp)
-    movb $0, TH_ON_CPU(%rbp)
-    movl $FP_T_RUNNING, TH_STATE(%rax)
-    movb $1, TH_ON_CPU(%rax)
-    movl TH_SLICE_LEFT(%rbp), %ecx       /* the rest of our slice, or a fresh one */
-    testl %ecx, %ecx
-    jnz 2f
-    movl slice_ticks(%rip), %ecx
-2:  movl %ecx, TH_SLICE_LEFT(%rax)
-    movq %rax, %gs:CPU_CURRENT
-    movq TH_KSTACK(%rax), %rcx
-    addq $FP_KSTACK_SIZE, %rcx
-    movq %rcx, %gs:CPU_KERNEL_RSP
-    movq %rcx, %gs:CPU_TSS_RSP0
-
-    /* address space: same task, or its tables already loaded: nothing to do */
-    movq TH_TASK(%rax), %rcx
-    cmpq TH_TASK(%rbp), %rcx
-    je 4f
-    movq TASK_AS(%rcx), %rcx
-    movq AS_CR3(%rcx), %rdi
-    movq %cr3, %rdx
-    cmpq %rdx, %rdi
-    je 4f
-    cmpb $0, pcid_active(%rip)
-    jne fast_load_tagged
-    cmpb $0, markers_on(%rip)           /* the cache model's marker (aspace_load) */
-    je 3f
-    movl AS_ASID(%rcx), %edx
-    andl $0xfff, %edx
-    movzbl FP_MARKER_ASID(%rdx), %edx
-3:  movq %rdi, %cr3
-4:
-    /* lazy x87/SSE (thread_fpu_switch): set CR0.TS unless set or p owns the registers */
-    cmpb $0, %gs:CPU_FPU_TS
-    jne 5f
-    cmpq %rax, %gs:CPU_FPU_OWNER
-    je 5f
-    movq %cr0, %rdx
-    orq $FP_CR0_TS, %rdx
-    movq %rdx, %cr0
-    movb $1, %gs:CPU_FPU_TS
-5:
-    /* leave through p's frame; its rip is canonical (it entered with syscall) */
-    movq TH_TF(%rax), %rsp
-    movslq TH_TID(%rbp), %rax
-    movq TF_RDI(%rsp), %rdi
-    movq TF_RSI(%rsp), %rsi
-    movq TF_RDX(%rsp), %rdx
-    movq TF_RBP(%rsp), %rbp
-    movq TF_RIP(%rsp), %rcx
-    movq TF_RFLAGS(%rsp), %r11
-    movq TF_RSP(%rsp), %rsp
-    swapgs
-    sysretq
-
-/* reply_recv without the reply right: the other rights. */
-fast_reply_may_send:
+/* reply_recv without the reply right: the other rights, and our reply right (naming
+ * another thread) stays. */
+fast_reply_other_right:
     MAY_SEND
-    jmp fast_reply_allowed
+    PRIORITY_OK
+    jmp fast_reply_commit
 
 /* reply_recv's finite receive timeout: sleep_until(cur, ticks) (sched.c), keeping p, p's
  * id (rdi) and the caller-saved words; six pushes keep the frame's 16-byte alignment. */
@@ -260,21 +274,7 @@ fast_arm_timeout:
     popq %r8
     popq %rdi
     popq %rax
-    jmp fast_commit
-
-/* aspace_load_tagged(cr3, asid) (vm.c, PCID): the words in r8-r10 and p survive the call. */
-fast_load_tagged:
-    pushq %rax
-    pushq %r8
-    pushq %r9
-    pushq %r10
-    movl AS_ASID(%rcx), %esi
-    call aspace_load_tagged
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rax
-    jmp 4b
+    jmp fast_reply_armed
 
 /* Whether our task (rsi) holds a grant for p (id in rdi): ZF set if so. Clobbers rcx. */
 fast_granted:
