@@ -9,7 +9,6 @@
 #define TH_STATE          516
 #define TH_PRIO           520
 #define TH_TASK           528
-#define TH_KSTACK         536
 #define TH_SLICE_LEFT     552
 #define TH_KILLED         568
 #define TH_ON_CPU         570
@@ -31,7 +30,6 @@
 #define TASK_GRANTS      96
 #define TASK_NGRANTS     224
 #define AS_CR3           8
-#define AS_ASID          16
 
 /* struct cpu (cpu.h), reached through %gs */
 #define CPU_CURRENT      24
@@ -44,10 +42,8 @@
 #define FP_T_RUNNING     1     /* T_RUNNING */
 #define FP_T_BLOCKED     2     /* T_BLOCKED */
 #define FP_IPC_RECEIVING 2     /* IPC_RECEIVING; IPC_IDLE is 0 */
-#define FP_KSTACK_SIZE   8192  /* KSTACK_SIZE */
 #define FP_SLOT_MASK     0xfff /* (1 << THREAD_ID_BITS) - 1 */
 #define FP_CR0_TS        8     /* CR0_TS */
-#define FP_MARKER_ASID   (-0x40000000)   /* MARKER_BASE + (MARK_ASID << 12), sign-extended */
 
 /* The three bytes at TH_RESUME_VIA_TF (resume_via_tf, ipc_state, ipc_call) as the caller
  * leaves them, written with one 32-bit store (the fourth byte is padding): resumes through

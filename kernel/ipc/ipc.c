@@ -14,7 +14,6 @@
 #include "fwd.h"
 #include "ipc.h"
 #include "kernel.h"
-#include "marker.h"
 #include "memlayout.h"
 #include "pcnt.h"
 #include "sched.h"
@@ -658,13 +657,17 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
     return fast;
 }
 
+/* The assembly fastpath's address-space load when PCID or the cache model's markers are on
+ * (its CR3 gate, ipcfast.S): aspace_load, out of line. */
+void fastpath_load_aspace(struct aspace *as);
+void fastpath_load_aspace(struct aspace *as) { aspace_load(as->cr3, as->asid); }
+
 /* The layout the assembly fastpath relies on (fastpath_layout.h). */
 #define FP_AT(type, field, off) _Static_assert(offsetof(type, field) == (off), "fastpath_layout.h: " #type "." #field)
 FP_AT(struct thread, tid, TH_TID);
 FP_AT(struct thread, state, TH_STATE);
 FP_AT(struct thread, prio, TH_PRIO);
 FP_AT(struct thread, task, TH_TASK);
-FP_AT(struct thread, kstack, TH_KSTACK);
 FP_AT(struct thread, slice_left, TH_SLICE_LEFT);
 FP_AT(struct thread, killed, TH_KILLED);
 FP_AT(struct thread, on_cpu, TH_ON_CPU);
@@ -687,19 +690,17 @@ FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
 FP_AT(struct task, ngrants, TASK_NGRANTS);
 FP_AT(struct aspace, cr3, AS_CR3);
-FP_AT(struct aspace, asid, AS_ASID);
 FP_AT(struct cpu, current, CPU_CURRENT);
 FP_AT(struct cpu, need_resched, CPU_NEED_RESCHED);
 FP_AT(struct cpu, fpu_ts, CPU_FPU_TS);
 FP_AT(struct cpu, fpu_owner, CPU_FPU_OWNER);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
-               sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4 &&
-               sizeof(((struct aspace *)0)->asid) == 4,
+               sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,
                "fastpath_layout.h: field sizes");
 _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_RECEIVING == FP_IPC_RECEIVING &&
-               IPC_IDLE == 0 && KSTACK_SIZE == FP_KSTACK_SIZE && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
-               CR0_TS == FP_CR0_TS && MARKER_BASE + ((u64)MARK_ASID << 12) == (u64)(i64)FP_MARKER_ASID &&
+               IPC_IDLE == 0 && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
+               CR0_TS == FP_CR0_TS &&
                IPC_ANY == -1 && IPC_FOREVER == 0xffffffffu,
                "fastpath_layout.h: values");
 

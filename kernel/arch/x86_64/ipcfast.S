@@ -42,6 +42,14 @@ pcnt_probes_on:     .byte 0
                     .byte 0
 #define FAST_GATE_OPEN 0x0101
 
+/* The CR3 gate, likewise: a plain CR3 load between tasks unless PCID is in use (cpu.c
+ * sets pcid_active) or the cache model's markers are on (option markers); either takes
+ * aspace_load in C. */
+    .globl cr3_gate, pcid_active, markers_on
+cr3_gate:
+pcid_active:        .byte 0
+markers_on:         .byte 0
+
 /*
  * The checks both operations start with: the gate; no pending work on this CPU
  * (need_resched) and the caller not killed, as the general path's exit would check; no
@@ -145,14 +153,9 @@ pcnt_probes_on:     .byte 0
     cmpq TH_TASK(%rbp), %rcx
     je 3f
     movq TASK_AS(%rcx), %rcx
-    cmpb $0, pcid_active(%rip)
+    cmpw $0, cr3_gate(%rip)
     jne 4f
-    cmpb $0, markers_on(%rip)           /* the cache model's marker (aspace_load) */
-    je 2f
-    movl AS_ASID(%rcx), %edx
-    andl $0xfff, %edx
-    movzbl FP_MARKER_ASID(%rdx), %edx
-2:  movq AS_CR3(%rcx), %rdx
+    movq AS_CR3(%rcx), %rdx
     movq %rdx, %cr3
 3:  cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */
     jne 5f
@@ -172,13 +175,12 @@ pcnt_probes_on:     .byte 0
     movq TF_RSP(%rsp), %rsp
     swapgs
     sysretq
-4:  pushq %rax                          /* PCID: aspace_load_tagged(cr3, asid) (vm.c) on */
-    pushq %r8                           /* p's free stack, keeping p and the words in */
-    pushq %r9                           /* r8-r10; four pushes keep the 16-byte alignment */
+4:  pushq %rax                          /* fastpath_load_aspace(as) (ipc.c) on p's free */
+    pushq %r8                           /* stack, keeping p and the words in r8-r10; four */
+    pushq %r9                           /* pushes keep the 16-byte alignment */
     pushq %r10
-    movq AS_CR3(%rcx), %rdi
-    movl AS_ASID(%rcx), %esi
-    call aspace_load_tagged
+    movq %rcx, %rdi
+    call fastpath_load_aspace
     popq %r10
     popq %r9
     popq %r8
