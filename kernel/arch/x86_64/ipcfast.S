@@ -100,18 +100,17 @@ markers_on:         .byte 0
 .endm
 
 /*
- * may_send(cur, p) (ipc.c): p in our task, in a task we created, our reply right names p,
- * or our task holds a grant for p (out of line). Falls through when allowed. Clobbers rcx,
+ * may_send(cur, p) (ipc.c) when our reply right does not name p (each operation tests
+ * that first: in an RPC loop both sides hold it): p in our task, in a task we created, or
+ * our task holds a grant for p (out of line). Falls through when allowed. Clobbers rcx,
  * rsi.
  */
-.macro MAY_SEND
+.macro MAY_SEND_OTHER_RIGHT
     movq TH_TASK(%rbp), %rsi
     movq TH_TASK(%rax), %rcx
     cmpq %rsi, %rcx
     je 8f
     cmpq %rsi, TASK_PARENT(%rcx)
-    je 8f
-    cmpl %edi, TH_REPLY_TO(%rbp)
     je 8f
     call fast_granted
     jne syscall_slow
@@ -207,19 +206,25 @@ fast_call:
     jne syscall_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
     jne syscall_slow
-    MAY_SEND
+    cmpl %edi, TH_REPLY_TO(%rbp)        /* in an RPC loop, the right the last reply gave */
+    jne fast_call_other_right
     PRIORITY_OK
-    /* committed: p stops waiting for our reply if it was; we await p's reply; our reply
-     * right, if it names p, is used up */
+    movl $0, TH_REPLY_TO(%rbp)          /* committed: the reply right is used up */
+fast_call_commit:
+    /* p stops waiting for our reply if it was; we await p's reply */
     testl %r11d, %r11d
     jz 2f
     decl TH_REPLY_WAITERS(%rbp)
 2:  movl %edi, TH_RECV_FROM(%rbp)
     incl TH_REPLY_WAITERS(%rax)
-    cmpl %edi, TH_REPLY_TO(%rbp)
-    jne 3f
-    movl $0, TH_REPLY_TO(%rbp)
-3:  SWITCH_TO_PARTNER
+    SWITCH_TO_PARTNER
+
+/* call without the reply right: the other rights, and our reply right (naming another
+ * thread) stays. */
+fast_call_other_right:
+    MAY_SEND_OTHER_RIGHT
+    PRIORITY_OK
+    jmp fast_call_commit
 
 /* reply_recv(to = p, from = IPC_ANY, a non-zero timeout): p waits for our reply; no
  * sender queued for us. */
@@ -254,7 +259,7 @@ fast_reply_armed:
 /* reply_recv without the reply right: the other rights, and our reply right (naming
  * another thread) stays. */
 fast_reply_other_right:
-    MAY_SEND
+    MAY_SEND_OTHER_RIGHT
     PRIORITY_OK
     jmp fast_reply_commit
 
