@@ -154,16 +154,28 @@ syscall_slow:
 exit_to_user:
     movq %rsp, %rdi
     call kernel_exit_to_user
-    cmpq $256, 15*8(%rsp)       /* vector */
+    cmpq $256, TF_VECTOR(%rsp)
     jne trap_return
-    movq 17*8(%rsp), %rcx       /* rip */
+    movq TF_RIP(%rsp), %rcx     /* sysret's rip */
     movq %rcx, %rax
     sarq $47, %rax
     jnz trap_return
-    RESTORE_REGS
-    movq 16(%rsp), %rcx         /* rip */
-    movq 32(%rsp), %r11         /* rflags */
-    movq 40(%rsp), %rsp         /* user rsp */
+    /* loads, not pops: rcx and r11 come from rip and rflags, and the frame stays put */
+    movq TF_R15(%rsp), %r15
+    movq TF_R14(%rsp), %r14
+    movq TF_R13(%rsp), %r13
+    movq TF_R12(%rsp), %r12
+    movq TF_R10(%rsp), %r10
+    movq TF_R9(%rsp), %r9
+    movq TF_R8(%rsp), %r8
+    movq TF_RBP(%rsp), %rbp
+    movq TF_RDI(%rsp), %rdi
+    movq TF_RSI(%rsp), %rsi
+    movq TF_RDX(%rsp), %rdx
+    movq TF_RBX(%rsp), %rbx
+    movq TF_RAX(%rsp), %rax
+    movq TF_RFLAGS(%rsp), %r11
+    movq TF_RSP(%rsp), %rsp
     swapgs
     sysretq
 
