@@ -18,6 +18,11 @@
  * test (tests/test_ipc.py, ipctest diff) requires identical results with ipc_fastpath=on
  * and off.
  *
+ * No Linux thread (kernel/ipc/fwd.c) is ever involved, so the CPU's LSTAR and FS base stay
+ * as they are (thread_user_context is not needed): the caller came in through ondol's own
+ * syscall entry, and a Linux thread waits in IPC only inside a forwarded call, whose
+ * IPC_FWD flag the partner check (ipc_flags == 0) turns away.
+ *
  * Registers: rbp = the current thread (cur), rax = the partner (p), rdi = p's id; rcx, rsi,
  * r11 (and rdx for call) are scratch. No C code runs on the common route; each operation
  * has its own straight-line copy of the shared parts (macros), so nothing is called and
