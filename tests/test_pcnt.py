@@ -124,9 +124,8 @@ def test_deterministic_mode_repeats_exactly():
 
 
 def test_ipc_round_trip_instruction_bound():
-    # Regression bound under icount (exact counts): measured 361 instructions per
-    # cross-task call/reply_recv round trip with DTS on (the fastpath from the syscall
-    # entry, lazy x87/SSE switching), including rdtsc and the user-side stubs.
-    # Bound: measured + ~7 %.
+    # Regression bound under icount (exact counts): measured 242 instructions per
+    # cross-task call/reply_recv round trip with DTS on (the assembly fastpath, ipcfast.S),
+    # including rdtsc and the user-side stubs. Bound: issue 15's goal, measured + ~3 %.
     m = re.search(r"median=(\d+)", run_icount("ipcping tasks 1000"))
-    assert m and int(m.group(1)) <= 386
+    assert m and int(m.group(1)) <= 250

@@ -119,8 +119,18 @@ def ondol(kernel: str | Path, initrd: str | Path, append: str = "", *, com1: str
     monitor shares it: Ctrl-A C, Ctrl-A X quits). COM2 is the result stream, usually
     "file:PATH". Both take any QEMU character device.
     """
-    load = ["-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
-    return _assemble(load, [com1, com2], Knobs(**knobs))
+    knobs = Knobs(**knobs)
+    load = ["-kernel", str(kernel), "-initrd", str(initrd), "-append", with_markers(append, knobs)]
+    return _assemble(load, [com1, com2], knobs)
+
+
+def with_markers(append: str, knobs: Knobs) -> str:
+    """The kernel's marker loads (option `markers`, off by default so that measured paths
+    carry none) are what a cache-model plugin reads: on whenever a plugin is attached,
+    unless the options say otherwise."""
+    if knobs.plugin is None or any(w.startswith("markers=") for w in append.split()):
+        return append
+    return f"{append} markers=on".strip()
 
 
 def ondol_iso(iso: str | Path, *, com1: str = "stdio", com2: str = "null",

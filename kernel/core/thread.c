@@ -18,7 +18,7 @@
 #define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
 
 static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
-static void *thread_objs[1 << THREAD_ID_BITS];
+void *thread_objs[1 << THREAD_ID_BITS];   /* global for the IPC fastpath's lookup (ipcfast.S) */
 static u32 thread_gens[1 << THREAD_ID_BITS];
 struct idtable thread_ids = {THREAD_ID_BITS, thread_objs, thread_gens, 1, 0};
 

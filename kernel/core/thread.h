@@ -85,6 +85,7 @@ void thread_first_run(void);
 /* Thread ids: inline because every IPC looks its partner up. */
 #define THREAD_ID_BITS 12
 extern struct idtable thread_ids;
+extern void *thread_objs[1 << THREAD_ID_BITS];   /* thread_ids' slots */
 static inline struct thread *thread_lookup(int tid)
 {
     return idtable_lookup(&thread_ids, tid, THREAD_ID_BITS);

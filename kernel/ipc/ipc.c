@@ -9,6 +9,7 @@
  */
 #include <ondol/abi.h>
 #include "arch.h"
+#include "fastpath_layout.h"
 #include "fault.h"
 #include "fwd.h"
 #include "ipc.h"
@@ -23,7 +24,7 @@
 #include "vm.h"
 #include "waitq.h"
 
-bool ipc_dts = true;
+/* ipc_dts and ipc_fastpath_on: defined in ipcfast.S, bytes of the fast gate. */
 
 /* ---- id arguments -------------------------------------------------------------------------
  * Thread and task ids are positive ints; a register holds 64 bits. A larger value saturates
@@ -573,18 +574,14 @@ static inline struct thread *thread_of_reg(u64 reg)
 
 /* ---- fastpath ---------------------------------------------------------------------------
  * call / reply_recv with registers only, the partner already waiting for us, DTS on and no
- * priority conflict: switch to the partner touching as little as possible. Two callers:
- *   - ipc_fast_entry, straight from syscall_entry with no kernel lock (one CPU; the kernel
- *     runs with interrupts off): the message words stay live in the CPU registers and
- *     entry.S returns them to the partner with sysret (words_in_regs);
- *   - ipc_syscall with probes on, under the probe (the words are copied frame to frame).
- * Anything it declines goes to the general path (do_send / do_reply_recv), which has the
- * same semantics; the differential test (tests/test_ipc.py, ipctest diff) holds them
- * equal. */
-static inline __attribute__((always_inline)) struct trapframe *fastpath(struct cpu *c,
-                                                                   struct thread *cur,
-                                                                   struct trapframe *tf,
-                                                                   bool words_in_regs)
+ * priority conflict: switch to the partner touching as little as possible. Without probes
+ * it runs in assembly straight from the syscall entry (ipc_fastpath, arch ipcfast.S: no
+ * kernel lock, the message words stay in the CPU registers); this C version runs under the
+ * pcnt probe when probes are on (the words are copied frame to frame). The two make the
+ * same decisions: the assembly follows this function check for check, and both are held
+ * to the general path (do_send / do_reply_recv), which has the same semantics, by the
+ * differential test (tests/test_ipc.py, ipctest diff; with and without probes). */
+static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
 {
     if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
         return NULL;
@@ -603,14 +600,15 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
             (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
             return NULL;
     }
-    if (p->prio < cur->prio || (rq_words && p->prio < rq_highest_prio()) || p->sleeping)
+    /* the L4 rule as wake_partner applies it when the caller blocks (p at least as high
+     * as every ready thread); not sleeping, and not in a closed receive (on a queue) */
+    if ((rq_words && p->prio < rq_highest_prio()) || p->sleeping || p->waiting_on)
         return NULL;
-    /* the partner: off its queue, message in, running next */
-    end_receive_wait(cur, p);                  /* not sleeping (checked above) */
-    if (!words_in_regs) {                      /* else entry.S hands both over */
-        copy_mrs(tf, p->tf);
-        p->tf->rax = (u64)cur->tid;
-    }
+    /* the partner: stops waiting for our reply if it did, message in, running next */
+    if (p->recv_from)
+        cur->reply_waiters--;
+    copy_mrs(tf, p->tf);
+    p->tf->rax = (u64)cur->tid;
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
     p->reply_to = cur->tid;
@@ -628,7 +626,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
             sleep_until(cur, (u32)tf->rdx);     /* reply_recv's receive timeout */
     }
     cur->state = T_BLOCKED;
-    return words_in_regs ? switch_to_partner(c, cur, p) : direct_switch(cur, p);
+    return direct_switch(cur, p);
 }
 
 /* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
@@ -636,7 +634,7 @@ static inline __attribute__((always_inline)) struct trapframe *fastpath(struct c
 static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *tf)
 {
     pcnt_start(PROBE_IPC_FAST, tf->rax);
-    struct trapframe *fast = ipc_dts ? fastpath(this_cpu(), cur, tf, false) : NULL;
+    struct trapframe *fast = ipc_dts ? fastpath(cur, tf) : NULL;
     if (fast) {
         pcnt_stop(PROBE_IPC_FAST);
         pcnt_abort(PROBE_SYSCALL);            /* the syscall now ends in another thread */
@@ -646,26 +644,52 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
     return fast;
 }
 
-bool ipc_fastpath_on = true;
+/* The assembly fastpath's address-space load when PCID or the cache model's markers are on
+ * (its CR3 gate, ipcfast.S): aspace_load, out of line. */
+void fastpath_load_aspace(struct aspace *as);
+void fastpath_load_aspace(struct aspace *as) { aspace_load(as->cr3, as->asid); }
 
-/* From syscall_entry (entry.S) for SYS_IPC_CALL and SYS_IPC_REPLY_RECV, which has checked
- * that DTS is on and probes are off; without the kernel lock: tf is the caller's frame,
- * complete except rcx, r11 (see entry.S). Returns, in rax:rdx, the partner's result
- * register (the caller's tid) and its frame, after switching to it; entry.S hands over
- * the message words in registers. Or a NULL frame, having changed nothing: the fastpath
- * is off, work is pending on this CPU (a reschedule, or the caller was killed: checked
- * here once, as the general path's exit would), or any condition of fastpath() fails.
- * Without a frame pointer (it calls nothing that can panic on the common route): three
- * instructions fewer per IPC. */
-__attribute__((optimize("omit-frame-pointer"))) struct fast_exit ipc_fast_entry(struct trapframe *tf)
-{
-    struct cpu *c = this_cpu();
-    struct thread *cur = c->current;
-    if (!ipc_fastpath_on || c->need_resched || cur->killed)
-        return (struct fast_exit){0, NULL};
-    struct trapframe *next = fastpath(c, cur, tf, true);
-    return (struct fast_exit){(u64)cur->tid, next};
-}
+/* The layout the assembly fastpath relies on (fastpath_layout.h). */
+#define FP_AT(type, field, off) _Static_assert(offsetof(type, field) == (off), "fastpath_layout.h: " #type "." #field)
+FP_AT(struct thread, tid, TH_TID);
+FP_AT(struct thread, state, TH_STATE);
+FP_AT(struct thread, prio, TH_PRIO);
+FP_AT(struct thread, task, TH_TASK);
+FP_AT(struct thread, slice_left, TH_SLICE_LEFT);
+FP_AT(struct thread, killed, TH_KILLED);
+FP_AT(struct thread, on_cpu, TH_ON_CPU);
+FP_AT(struct thread, waiting_on, TH_WAITING_ON);
+FP_AT(struct thread, sleeping, TH_SLEEPING);
+FP_AT(struct thread, tf, TH_TF);
+FP_AT(struct thread, resume_via_tf, TH_RESUME_VIA_TF);
+FP_AT(struct thread, ipc_state, TH_RESUME_VIA_TF + 1);
+FP_AT(struct thread, ipc_call, TH_RESUME_VIA_TF + 2);
+FP_AT(struct thread, send_to, TH_RESUME_VIA_TF + 4);   /* the 32-bit store ends before it */
+FP_AT(struct thread, ipc_state, TH_IPC_STATE);
+FP_AT(struct thread, recv_from, TH_RECV_FROM);
+FP_AT(struct thread, rwtid, TH_RWTID);
+FP_AT(struct thread, reply_to, TH_REPLY_TO);
+FP_AT(struct thread, ipc_flags, TH_IPC_FLAGS);
+FP_AT(struct thread, senders.head, TH_SENDERS_HEAD);
+FP_AT(struct thread, reply_waiters, TH_REPLY_WAITERS);
+FP_AT(struct task, as, TASK_AS);
+FP_AT(struct task, parent, TASK_PARENT);
+FP_AT(struct task, grants, TASK_GRANTS);
+FP_AT(struct task, ngrants, TASK_NGRANTS);
+FP_AT(struct aspace, cr3, AS_CR3);
+FP_AT(struct cpu, current, CPU_CURRENT);
+FP_AT(struct cpu, need_resched, CPU_NEED_RESCHED);
+FP_AT(struct cpu, fpu_ts, CPU_FPU_TS);
+FP_AT(struct cpu, fpu_owner, CPU_FPU_OWNER);
+FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
+_Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
+               sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,
+               "fastpath_layout.h: field sizes");
+_Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_RECEIVING == FP_IPC_RECEIVING &&
+               IPC_IDLE == 0 && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
+               CR0_TS == FP_CR0_TS &&
+               IPC_ANY == -1 && IPC_FOREVER == 0xffffffffu,
+               "fastpath_layout.h: values");
 
 /* ---- entry ---------------------------------------------------------------------------- */
 static long sys_ipc_utcb(struct thread *t, u64 addr)

@@ -9,13 +9,6 @@ enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
 extern bool ipc_dts;                           /* option dts=on|off, SYS_KSET at run time */
 extern bool ipc_fastpath_on;                   /* option ipc_fastpath=on|off (the oracle: off) */
 struct trapframe *ipc_syscall(struct trapframe *tf);
-/* ipc_fast_entry's answer to syscall_entry (entry.S), in rax:rdx: the partner's result
- * register and the frame to leave through, or tf = NULL for the general path. */
-struct fast_exit {
-    u64 rax;
-    struct trapframe *tf;
-};
-struct fast_exit ipc_fast_entry(struct trapframe *tf);
 /* Linux forwarding (fwd.c): the current thread t calls its server s with t->fwd_words,
  * as a register-only call the kernel makes for it. Returns the frame to leave through;
  * with may_switch false (a fault's trap path) it blocks and never returns. */

@@ -1,7 +1,8 @@
 /* Marker accesses for the cache model; see marker.h. */
 #include "marker.h"
 
-bool markers_on = true;
+/* markers_on (option markers: off unless a plugin reads them): defined in arch ipcfast.S,
+ * a byte of the IPC fastpath's CR3 gate (docs/ipc.md). */
 
 void marker_define(int asid, int domain, const char *name)
 {

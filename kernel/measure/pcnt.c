@@ -5,7 +5,7 @@
 
 struct pcnt_slot pcnt_pool[MAX_CPUS][PCNT_SLOTS];
 u64 pcnt_irqs[MAX_CPUS];
-bool pcnt_probes_on;
+/* pcnt_probes_on: defined in arch ipcfast.S, a byte of the IPC fast gate (docs/ipc.md). */
 int pcnt_nevents;
 
 static int events[2];

@@ -196,14 +196,14 @@ def run_options(exe, cmdline, *sets):
 
 def test_defaults_when_no_option_is_given(options_exe):
     out = run_options(options_exe, "/boot/ondol.bin")
-    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on pcid=on markers=on init=init selftest=none echo=off net=off rmap=lock\n" in out
+    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on pcid=on markers=off init=init selftest=none echo=off net=off rmap=lock\n" in out
     assert "build json: {\"pcnt_slots\":24}" in out
     assert "given json: {}" in out
 
 
 def test_given_values_set_the_variables_and_are_recorded_as_given(options_exe):
     out = run_options(options_exe, "ondol.bin hz=250 dts=off selftest=panic colour=blue dts")
-    assert "settings: hz=250 slice=1 dts=on ipc_fastpath=on pcid=on markers=on init=init selftest=panic" in out
+    assert "settings: hz=250 slice=1 dts=on ipc_fastpath=on pcid=on markers=off init=init selftest=panic" in out
     assert "vars: hz=250 dts=1 selftest=1 init=init" in out       # the last dts (=1) wins
     assert "ondol: unknown option colour" in out
     given = json.loads(re.search(r"given json: (.*)", out)[1])
@@ -224,13 +224,13 @@ def test_given_values_set_the_variables_and_are_recorded_as_given(options_exe):
 def test_bad_values_fall_back_to_the_default_with_a_message(options_exe, word, message):
     out = run_options(options_exe, word)
     assert f"ondol: {message}\n" in out
-    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on pcid=on markers=on init=init selftest=none" in out
+    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on pcid=on markers=off init=init selftest=none" in out
 
 
 def test_only_run_time_options_can_be_set_later(options_exe):
-    out = run_options(options_exe, "", "dts", "off", "markers", "0", "hz", "200",
+    out = run_options(options_exe, "", "dts", "off", "markers", "1", "hz", "200",
                       "run", "x", "nosuch", "on", "dts", "maybe")
-    assert "set dts=off -> 0\nset markers=0 -> 0\n" in out
+    assert "set dts=off -> 0\nset markers=1 -> 0\n" in out
     assert f"set hz=200 -> {abi.E_NOENT}\nset run=x -> {abi.E_NOENT}\n" in out
     assert f"set nosuch=on -> {abi.E_NOENT}\nset dts=maybe -> {abi.E_INVAL}\n" in out
-    assert "dts after: 0 markers after: 0" in out
+    assert "dts after: 0 markers after: 1" in out

@@ -90,8 +90,16 @@ def test_plugin_names_the_object_and_its_arguments():
     plugin = qemucmd.Plugin("/p,1/cachesim.so", ("preset=modern", "out=w.jsonl"))
     cmd = qemucmd.ondol("k", "i", plugin=plugin)
     assert cmd[-2:] == ["-plugin", "/p,,1/cachesim.so,preset=modern,out=w.jsonl"]
+    assert value(cmd, "-append") == "markers=on"       # what the plugin reads
     logged = qemucmd.Plugin("c.so", log="plugin.log").flags()
     assert logged == ["-plugin", "c.so", "-d", "plugin", "-D", "plugin.log"]
+
+
+def test_markers_only_with_a_plugin_and_never_against_the_options():
+    plugin = qemucmd.Plugin("c.so")
+    assert value(qemucmd.ondol("k", "i", "hz=100", plugin=plugin), "-append") == "hz=100 markers=on"
+    assert value(qemucmd.ondol("k", "i", "markers=off", plugin=plugin), "-append") == "markers=off"
+    assert value(qemucmd.ondol("k", "i", "hz=100"), "-append") == "hz=100"
 
 
 def test_binary_comes_from_the_environment(monkeypatch):

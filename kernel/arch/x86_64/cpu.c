@@ -9,9 +9,9 @@ struct cpu cpus[MAX_CPUS];
 struct cpu_features cpu_features;
 bool smap_enabled;   /* read by usercopy.S */
 bool pcid_on = true;  /* option pcid */
-bool pcid_active;
+/* pcid_active: defined in ipcfast.S, a byte of the IPC fastpath's CR3 gate (docs/ipc.md). */
 
-_Static_assert(offsetof(struct cpu, kernel_rsp) == CPU_KERNEL_RSP, "entry.S offset");
+_Static_assert(offsetof(struct cpu, syscall_frame) == CPU_SYSCALL_FRAME, "entry.S offset");
 _Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "entry.S offset");
 
 extern void syscall_entry(void);

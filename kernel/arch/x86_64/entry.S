@@ -45,8 +45,7 @@
 #define SYSCALL_FRAME \
     swapgs; \
     movq %rsp, %gs:CPU_USER_RSP; \
-    movq %gs:CPU_KERNEL_RSP, %rsp; \
-    subq $TF_SIZE, %rsp; \
+    movq %gs:CPU_SYSCALL_FRAME, %rsp; \
     movq %rcx, TF_RIP(%rsp); \
     movq %r11, TF_RFLAGS(%rsp); \
     movq %gs:CPU_USER_RSP, %rcx; \
@@ -137,7 +136,8 @@ syscall_entry:
     SYSCALL_FRAME
     leaq -ASM_SYS_IPC_CALL(%rax), %rcx
     cmpq $1, %rcx
-    jbe ipc_fast_try
+    jbe ipc_fastpath            /* ipcfast.S (uses these flags): switches, or comes back to syscall_slow */
+    .globl syscall_slow
 syscall_slow:
     movq %rsp, %rdi
     call syscall_dispatch       /* returns the frame to leave through: after a direct */
@@ -154,16 +154,28 @@ syscall_slow:
 exit_to_user:
     movq %rsp, %rdi
     call kernel_exit_to_user
-    cmpq $256, 15*8(%rsp)       /* vector */
+    cmpq $256, TF_VECTOR(%rsp)
     jne trap_return
-    movq 17*8(%rsp), %rcx       /* rip */
+    movq TF_RIP(%rsp), %rcx     /* sysret's rip */
     movq %rcx, %rax
     sarq $47, %rax
     jnz trap_return
-    RESTORE_REGS
-    movq 16(%rsp), %rcx         /* rip */
-    movq 32(%rsp), %r11         /* rflags */
-    movq 40(%rsp), %rsp         /* user rsp */
+    /* loads, not pops: rcx and r11 come from rip and rflags, and the frame stays put */
+    movq TF_R15(%rsp), %r15
+    movq TF_R14(%rsp), %r14
+    movq TF_R13(%rsp), %r13
+    movq TF_R12(%rsp), %r12
+    movq TF_R10(%rsp), %r10
+    movq TF_R9(%rsp), %r9
+    movq TF_R8(%rsp), %r8
+    movq TF_RBP(%rsp), %rbp
+    movq TF_RDI(%rsp), %rdi
+    movq TF_RSI(%rsp), %rsi
+    movq TF_RDX(%rsp), %rdx
+    movq TF_RBX(%rsp), %rbx
+    movq TF_RAX(%rsp), %rax
+    movq TF_RFLAGS(%rsp), %r11
+    movq TF_RSP(%rsp), %rsp
     swapgs
     sysretq
 
@@ -180,38 +192,6 @@ linux_syscall_entry:
     call fwd_syscall
     movq %rax, %rsp
     jmp exit_to_user
-
-/*
- * The IPC fastpath (ipc_fast_entry in ipc.c) either declines (rdx = NULL: nothing changed,
- * take the general path) or has switched to the partner and returns the partner's frame
- * in rdx and its result in rax. The message words stay live in registers: rbx and r12-r15 survive
- * the C call (callee-saved), r8-r10 are reloaded from the caller's frame (kept in rbp,
- * which the frame already holds). The partner gets back its own rdi, rsi, rdx, rbp as the
- * general path leaves them; its rip is canonical (it entered the kernel with syscall).
- */
-ipc_fast_try:
-    cmpb $0, ipc_dts(%rip)      /* the fastpath is a direct switch */
-    je syscall_slow
-    cmpb $0, pcnt_probes_on(%rip)   /* probes: ipc_syscall runs it under its probe */
-    jne syscall_slow
-    movq %rsp, %rdi
-    movq %rsp, %rbp
-    call ipc_fast_entry
-    testq %rdx, %rdx
-    jz syscall_slow
-    movq %rdx, %rsp
-    movq TF_R8(%rbp), %r8
-    movq TF_R9(%rbp), %r9
-    movq TF_R10(%rbp), %r10
-    movq TF_RDI(%rsp), %rdi
-    movq TF_RSI(%rsp), %rsi
-    movq TF_RDX(%rsp), %rdx
-    movq TF_RBP(%rsp), %rbp
-    movq TF_RIP(%rsp), %rcx
-    movq TF_RFLAGS(%rsp), %r11
-    movq TF_RSP(%rsp), %rsp
-    swapgs
-    sysretq
 
 /*
  * void swtch(u64 *save_rsp, u64 new_rsp): save callee-saved registers on the current

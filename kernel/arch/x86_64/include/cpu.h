@@ -1,6 +1,7 @@
 /* Per-CPU state, reached through the GS base while in the kernel. */
 #ifndef CPU_H
 #define CPU_H
+#include "cpu_offsets.h"
 #include "types.h"
 
 #define MAX_CPUS 16
@@ -27,7 +28,8 @@ struct thread;
 struct cpu {
     /* The first three fields are used by entry.S at fixed offsets. */
     struct cpu *self;          /* gs:0  */
-    u64 kernel_rsp;            /* gs:8  top of the current thread's kernel stack */
+    u64 syscall_frame;         /* gs:8  the current thread's trapframe, at the top of its
+                                  kernel stack: where the syscall entry stores registers */
     u64 user_rsp;              /* gs:16 scratch for syscall entry */
     struct thread *current;    /* gs:24 */
     int id;
@@ -68,7 +70,7 @@ void cpu_init(struct cpu *c, int id);   /* GDT, TSS, GS base, syscall MSRs, CR4 
 static inline void cpu_set_kernel_stack(struct cpu *c, u64 top)
 {
     c->tss.rsp0 = top;
-    c->kernel_rsp = top;
+    c->syscall_frame = top - TF_SIZE;
 }
 /* The user context of a Linux thread beyond its registers: the syscall entry its
  * `syscall` reaches (the Linux forwarding entry instead of ondol's) and its FS base;

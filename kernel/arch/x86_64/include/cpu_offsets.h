@@ -1,6 +1,6 @@
 /* Offsets and numbers used by assembly (entry.S); checked by static asserts in cpu.c
  * (struct cpu), trap.c (struct trapframe) and ipc.c (the system-call numbers). */
-#define CPU_KERNEL_RSP 8
+#define CPU_SYSCALL_FRAME 8
 #define CPU_USER_RSP   16
 
 /* struct trapframe (trap.h) */

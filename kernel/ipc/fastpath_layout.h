@@ -1,0 +1,52 @@
+/* Offsets and constants the assembly IPC fastpath (kernel/arch/x86_64/ipcfast.S) uses;
+ * every one is checked by a static assert in ipc.c, so a change to a struct that moves a
+ * field fails the build instead of the fastpath. Plain #defines: included from assembly. */
+#ifndef FASTPATH_LAYOUT_H
+#define FASTPATH_LAYOUT_H
+
+/* struct thread (thread.h) */
+#define TH_TID            512
+#define TH_STATE          516
+#define TH_PRIO           520
+#define TH_TASK           528
+#define TH_SLICE_LEFT     552
+#define TH_KILLED         568
+#define TH_ON_CPU         570
+#define TH_WAITING_ON     592
+#define TH_SLEEPING       624
+#define TH_TF             672
+#define TH_RESUME_VIA_TF  680   /* then ipc_state (681) and ipc_call (682): written as one */
+#define TH_IPC_STATE      681
+#define TH_RECV_FROM      688
+#define TH_RWTID          692
+#define TH_REPLY_TO       696
+#define TH_IPC_FLAGS      712
+#define TH_SENDERS_HEAD   720
+#define TH_REPLY_WAITERS  752
+
+/* struct task (task.h), struct aspace (vm.h) */
+#define TASK_AS          24
+#define TASK_PARENT      32
+#define TASK_GRANTS      96
+#define TASK_NGRANTS     224
+#define AS_CR3           8
+
+/* struct cpu (cpu.h), reached through %gs */
+#define CPU_CURRENT      24
+#define CPU_NEED_RESCHED 64
+#define CPU_FPU_TS       65
+#define CPU_FPU_OWNER    72
+#define CPU_TSS_RSP0     172
+
+/* values */
+#define FP_T_RUNNING     1     /* T_RUNNING */
+#define FP_T_BLOCKED     2     /* T_BLOCKED */
+#define FP_IPC_RECEIVING 2     /* IPC_RECEIVING; IPC_IDLE is 0 */
+#define FP_SLOT_MASK     0xfff /* (1 << THREAD_ID_BITS) - 1 */
+#define FP_CR0_TS        8     /* CR0_TS */
+
+/* The three bytes at TH_RESUME_VIA_TF (resume_via_tf, ipc_state, ipc_call) as the caller
+ * leaves them, written with one 32-bit store (the fourth byte is padding): resumes through
+ * its frame, receiving, no call pending. */
+#define FP_CALLER_BLOCKED_RECEIVING (1 | FP_IPC_RECEIVING << 8)
+#endif
