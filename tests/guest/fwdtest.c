@@ -629,7 +629,7 @@ static void diff_reap(int step, int k)
 static void diff_answer(int step, int k, long v, bool deferred)
 {
     struct diff_slot *d = &slots[k];
-    bool dies = d->intr && v < 0;      /* an interrupt not handled: the task is ended */
+    bool dies = d->intr && !d->regs_set && v < 0;   /* an interrupt not handled: ended */
     if (!d->intr && !d->regs_set)
         d->expect = v;
     struct ipc_msg m = {{(uint64_t)v}};
