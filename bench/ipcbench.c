@@ -14,6 +14,12 @@
  *   ipcbench busy OTHERS [N]      one-way send -> recv with OTHERS busy_wait threads
  *                                 (one point of P1 Table 2)
  *   ipcbench serve [halves]       the server task of `roundtrip` (started by it)
+ *   ipcbench fwd [N]              forwarded Linux system calls (docs/unix.md "Forwarding"):
+ *                                 a Linux task (a clone of this one, served by the main
+ *                                 thread) makes N null calls, each answered at once with
+ *                                 reply_recv: rows "fwd" (round trip), "fwd_call" (trap ->
+ *                                 server after its receive) and "fwd_reply" (server before
+ *                                 reply_recv -> the Linux thread after its syscall)
  *
  * Measured as in P1: the time stamp counter is read just before the IPC call and just
  * after the matching receive returns in the partner (one-way), or just after the call
@@ -294,6 +300,125 @@ static int roundtrip(int n, int others)
     return 0;
 }
 
+/* ---- forwarded Linux system calls --------------------------------------------------------
+ * The Linux thread may make no ondol call (every `syscall` is forwarded), so it reports its
+ * timestamps in the arguments of its next call: rdi = the TSC before its previous call,
+ * rsi = the TSC after it. The server answers each call with word 0 = the call's index
+ * (the Linux thread checks it) and, in the halves series, reads the TSC after its receive
+ * and before its answer. The first series (no TSC reads in the server) gives the round
+ * trip; the second the halves. */
+#define LX_NULL 39                            /* getpid: any number is forwarded alike */
+#define LX_EXIT 60
+static uint8_t fwd_stack[16 * 1024] __attribute__((aligned(16)));
+
+static long lx_call(long nr, uint64_t a, uint64_t b)
+{
+    long ret;
+    __asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b) : "rcx", "r11", "memory");
+    return ret;
+}
+
+/* The Linux task: `total` calls, then exit with rdi = 0, or 1 if an answer was wrong. */
+static void fwd_client(void *arg)
+{
+    long total = (long)arg, bad = 0;
+    uint64_t t0 = 0, t1 = 0;
+    for (long i = 0; i < total; i++) {
+        uint64_t s0 = rdtsc();
+        long r = lx_call(LX_NULL, t0, t1);
+        t1 = rdtsc();
+        t0 = s0;
+        bad |= r != i;
+    }
+    lx_call(LX_EXIT, (uint64_t)bad, 0);
+    for (;;)
+        ;
+}
+
+/* reply_recv(to, IPC_ANY, forever) answering with w0 and taking the next call's words
+ * 1-3 (number, rdi, rsi) in registers: libc's stub stores all eight words with SSE, and
+ * the server's first x87/SSE use after each switch traps (#NM, lazy FPU), a cost of the
+ * program, not of forwarding. The sender, or E_*. */
+static long answer_take(long to, uint64_t w0, uint64_t *nr, uint64_t *a, uint64_t *b)
+{
+    register uint64_t r8 __asm__("r8") = w0;
+    register uint64_t r9 __asm__("r9");
+    register uint64_t r10 __asm__("r10");
+    register uint64_t r12 __asm__("r12");
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret), "+r"(r8), "=r"(r9), "=r"(r10), "=r"(r12)
+                     : "a"((long)SYS_IPC_REPLY_RECV), "D"(to), "S"((long)IPC_ANY),
+                       "d"((long)IPC_FOREVER)
+                     : "rcx", "r11", "rbx", "r13", "r14", "r15", "memory");
+    *nr = r9;
+    *a = r10;
+    *b = r12;
+    return ret;
+}
+
+/* Serve `warm + n + 1` calls from a new Linux task; samples after the warm-up go to rt
+ * (round trip) or, with halves, to call[] and reply[]. */
+static long fwd_series(uint64_t *rt, uint64_t *call, uint64_t *reply, int n, int warm)
+{
+    int total = warm + n + 1;                 /* call i reports call i - 1's timestamps */
+    long task = sys_task_create("ipcfwd");
+    long r = task < 0 ? task : sys_vm_clone((int)task, 0);
+    if (!r)
+        r = sys_task_linux((int)task, thread_self());
+    if (!r)
+        r = sys_task_thread((int)task, fwd_client, fwd_stack + sizeof(fwd_stack) - 8,
+                            (void *)(uintptr_t)total, PRIO_INHERIT);
+    if (r < 0)
+        return r;
+    struct ipc_msg m = {{0}};
+    uint64_t t_in = 0, t_out = 0;
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    uint64_t nr = m.w[1], t0 = m.w[2], t1 = m.w[3];   /* the call's number and report */
+    for (int i = 0; from > 0 && nr == LX_NULL; i++) {
+        uint64_t in = call ? rdtsc() : 0;
+        if (i > warm) {                       /* this call reports call i - 1 */
+            int k = i - 1 - warm;
+            if (call) {
+                call[k] = t_in - t0;
+                reply[k] = t1 - t_out;
+            } else {
+                rt[k] = t1 - t0;
+            }
+        }
+        t_in = in;
+        t_out = call ? rdtsc() : 0;
+        from = answer_take(from, (uint64_t)i, &nr, &t0, &t1);
+    }
+    long ok = from > 0 && nr == LX_EXIT && t0 == 0;
+    sys_task_kill((int)task);
+    sys_task_wait((int)task, NULL);
+    return ok ? 0 : from < 0 ? from : E_INVAL;
+}
+
+static int fwd_rows(int n)
+{
+    const int warm = 200;
+    uint64_t *rt = malloc(sizeof(uint64_t) * (size_t)n);
+    uint64_t *call = malloc(sizeof(uint64_t) * (size_t)n);
+    uint64_t *reply = malloc(sizeof(uint64_t) * (size_t)n);
+    if (!rt || !call || !reply)
+        return failed("malloc", E_NOMEM);
+    long r = fwd_series(rt, NULL, NULL, n, warm);
+    if (r < 0)
+        return failed("fwd round trips", r);
+    r = fwd_series(NULL, call, reply, n, warm);
+    if (r < 0)
+        return failed("fwd halves", r);
+    emit("fwd", "linux", 0, rt, n, warm);
+    emit("fwd_call", "linux", 0, call, n, warm);
+    emit("fwd_reply", "linux", 0, reply, n, warm);
+    free(rt);
+    free(call);
+    free(reply);
+    return 0;
+}
+
 /* ---- one way, with other threads ----------------------------------------------------- */
 enum { BUSY, SLEEPY };
 static volatile uint64_t spins;
@@ -406,6 +531,9 @@ int main(int argc, char **argv)
             cache_windows = 1;
         }
         status = roundtrip(n < 10 ? 10 : n, others);
+    } else if (!strcmp(mode, "fwd")) {
+        int n = argc > 2 ? atoi(argv[2]) : 2000;
+        status = fwd_rows(n < 10 ? 10 : n);
     } else if (!strcmp(mode, "table1")) {
         int others = argc > 2 ? atoi(argv[2]) : 50;
         int n = argc > 3 ? atoi(argv[3]) : 1000;
@@ -427,7 +555,7 @@ int main(int argc, char **argv)
         status = oneway("busy_wait", others, n, warm);
     } else {
         printf("usage: ipcbench roundtrip|cacheroundtrip [N] [OTHERS] | table1 [OTHERS] [N] | "
-               "busy OTHERS [N]\n");
+               "busy OTHERS [N] | fwd [N]\n");
         return 2;
     }
     if (status)

@@ -221,6 +221,39 @@ def test_icount_round_trip_stays_below_bound(dts):
             assert row["median"] <= HALF_BOUND[key], row
 
 
+# A forwarded Linux null system call (ipcbench fwd, docs/unix.md "Forwarding"), DTS on:
+# measured 283 round trip, halves 133 (trap -> server) + 148 (answer -> Linux thread) on
+# the fastpath; 854 (419 + 433) through the general path before it, 831 now with
+# ipc_fastpath=off. Bounds + ~3 %.
+FWD_BOUND = {"fwd": 292, "fwd_call": 137, "fwd_reply": 153}
+
+
+def fwd_rows(**options) -> dict[str, dict]:
+    status, out, records = run_to_halt({"run": "ipcbench,fwd,1000", **options}, timeout=90,
+                                       icount=True)
+    assert status == 0, out[-2000:]
+    rows = {r["test"]: r for r in records if r.get("type") == "result"}
+    assert set(rows) == set(FWD_BOUND), records
+    for row in rows.values():
+        assert row["bench"] == "ipc" and row["scenario"] == "linux" and row["n"] == 1000
+        assert row["pcnt_probes"] is False and row["unit"] == "tsc"
+        assert 50 < row["min"] <= row["median"] <= row["max"]
+    assert {"type": "end", "bench": "ipc", "status": 0} in records
+    return rows
+
+
+def test_icount_forwarded_call_stays_below_bound():
+    """The forwarding fastpath (ipcfast.S: fwd_fastpath and fast_answer) makes a forwarded
+    null call cost about a third of the general path's."""
+    fast, general = fwd_rows(), fwd_rows(ipc_fastpath="off")
+    for test, bound in FWD_BOUND.items():
+        assert fast[test]["median"] <= bound, fast[test]
+        assert fast[test]["median"] < 0.4 * general[test]["median"], (fast[test], general[test])
+    # each half costs about half a round trip (the server's two TSC reads between)
+    half_sum = fast["fwd_call"]["median"] + fast["fwd_reply"]["median"]
+    assert fast["fwd"]["median"] - 10 < half_sum < fast["fwd"]["median"] + 40
+
+
 def test_icount_oneway_dts_skips_the_ready_queue():
     """P1's effect in miniature: with 3 busy threads a one-way send -> recv without DTS
     waits about one time slice per busy thread; with DTS it does not."""

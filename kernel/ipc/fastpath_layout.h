@@ -23,12 +23,15 @@
 #define TH_IPC_FLAGS      712
 #define TH_SENDERS_HEAD   720
 #define TH_REPLY_WAITERS  752
+#define TH_FWD            757   /* Linux forwarding (fwd.c) */
+#define TH_FS_BASE        824
 
 /* struct task (task.h), struct aspace (vm.h) */
 #define TASK_AS          24
 #define TASK_PARENT      32
 #define TASK_GRANTS      96
 #define TASK_NGRANTS     224
+#define TASK_LINUX_SERVER 228
 #define AS_CR3           8
 
 /* struct cpu (cpu.h), reached through %gs */
@@ -36,6 +39,8 @@
 #define CPU_NEED_RESCHED 64
 #define CPU_FPU_TS       65
 #define CPU_FPU_OWNER    72
+#define CPU_LINUX_ENTRY  80
+#define CPU_FS_BASE      88
 #define CPU_TSS_RSP0     172
 
 /* values */
@@ -44,9 +49,17 @@
 #define FP_IPC_RECEIVING 2     /* IPC_RECEIVING; IPC_IDLE is 0 */
 #define FP_SLOT_MASK     0xfff /* (1 << THREAD_ID_BITS) - 1 */
 #define FP_CR0_TS        8     /* CR0_TS */
+#define FP_MSR_LSTAR     0xc0000082
+#define FP_MSR_FS_BASE   0xc0000100
+#define FP_FWD_SYSCALL   1     /* FWD_SYSCALL (fwd.h) */
+#define FP_IPC_FWD       0x400000000 /* IPC_FWD (ipc.h), bit 34 */
+#define FP_FWD_SYSCALL_LABEL 0x20001 /* FWD_LABEL(FWD_OP_SYSCALL) (abi.h) */
 
 /* The three bytes at TH_RESUME_VIA_TF (resume_via_tf, ipc_state, ipc_call) as the caller
  * leaves them, written with one 32-bit store (the fourth byte is padding): resumes through
  * its frame, receiving, no call pending. */
 #define FP_CALLER_BLOCKED_RECEIVING (1 | FP_IPC_RECEIVING << 8)
+/* ... and as a Linux thread leaves them when its forwarded call is taken: resumes through
+ * its frame, receiving (the answer), in a call. */
+#define FP_CALLER_BLOCKED_IN_CALL (1 | FP_IPC_RECEIVING << 8 | 1 << 16)
 #endif

@@ -57,7 +57,10 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
         no_server(t);
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_SYSCALL;
-    return ipc_forward(t, s, true);
+    /* without probes, linux_syscall_entry has tried the fastpath already */
+    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? ipc_forward_fast_probed(t, s)
+                                                               : NULL;
+    return fast ? fast : ipc_forward(t, s, true);
 }
 
 void fwd_fault(struct trapframe *tf, u64 addr)

@@ -572,6 +572,16 @@ static inline struct thread *thread_of_reg(u64 reg)
     return t && (u64)(i64)t->tid == reg ? t : NULL;
 }
 
+/* A receiver the fastpath may answer although it has ipc_flags: a Linux thread waiting in
+ * a forwarded system call (fwd.c), not killed or interrupted (its exit acts on that), whose
+ * frame leaves by sysret (a canonical rip). Faults, interrupts and registers the server
+ * set (FWD_REGS: an iret frame) take the general path. */
+static inline bool fast_answerable(const struct thread *p)
+{
+    return p->ipc_flags == IPC_FWD && p->fwd == FWD_SYSCALL && !p->killed &&
+           (i64)p->tf->rip >> 47 == 0;
+}
+
 /* ---- fastpath ---------------------------------------------------------------------------
  * call / reply_recv with registers only, the partner already waiting for us, DTS on and no
  * priority conflict: switch to the partner touching as little as possible. Without probes
@@ -580,7 +590,56 @@ static inline struct thread *thread_of_reg(u64 reg)
  * pcnt probe when probes are on (the words are copied frame to frame). The two make the
  * same decisions: the assembly follows this function check for check, and both are held
  * to the general path (do_send / do_reply_recv), which has the same semantics, by the
- * differential test (tests/test_ipc.py, ipctest diff; with and without probes). */
+ * differential test (tests/test_ipc.py, ipctest diff; with and without probes). Forwarded
+ * Linux system calls have their twins too: the answer (fast_answer) and the call itself
+ * (forward_fast), held to the general path by fwdtest diff (tests/test_unix_fwd.py). */
+
+/* The L4 rule as wake_partner applies it when the caller blocks (p at least as high as
+ * every ready thread); not sleeping, and not in a closed receive (on a queue). */
+static inline bool fast_partner_ready(const struct thread *p)
+{
+    return !(rq_words && p->prio < rq_highest_prio()) && !p->sleeping && !p->waiting_on;
+}
+
+/* The caller's side, once p has its message: the reply right used up if it named p; now
+ * receiving (the reply from p, or from anyone); then the switch to p. */
+static inline __attribute__((always_inline)) struct trapframe *
+fast_block_and_switch(struct thread *cur, struct thread *p, const struct trapframe *tf,
+                      bool is_call)
+{
+    if (cur->reply_to == p->tid)
+        cur->reply_to = 0;                     /* the reply right is one-shot */
+    cur->ipc_flags = 0;
+    cur->ipc_call = false;
+    if (is_call) {
+        await_reply(cur, p);
+    } else {
+        cur->ipc_state = IPC_RECEIVING;
+        cur->recv_from = 0;
+        if ((u32)tf->rdx != IPC_FOREVER)
+            sleep_until(cur, (u32)tf->rdx);     /* reply_recv's receive timeout */
+    }
+    cur->state = T_BLOCKED;
+    return direct_switch(cur, p);
+}
+
+/* reply_recv's answer to p, a Linux thread waiting in a forwarded call (the reply_recv
+ * checks before passed, p->ipc_flags is set): on fast_answerable's terms, word 0 becomes
+ * p's rax and its forwarded call ends, as fwd_answer does; no sender id, no reply right. */
+static __attribute__((noinline)) struct trapframe *fast_answer(struct thread *cur, struct thread *p,
+                                                               const struct trapframe *tf)
+{
+    if (!fast_answerable(p) || (cur->reply_to != p->tid && !may_send(cur, p)) ||
+        !fast_partner_ready(p))
+        return NULL;
+    cur->reply_waiters--;                      /* p waited for our reply */
+    p->ipc_state = IPC_IDLE;
+    p->tf->rax = tf->r8;
+    p->fwd = FWD_NONE;
+    p->ipc_flags = 0;
+    return fast_block_and_switch(cur, p, tf, false);
+}
+
 static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
 {
     if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
@@ -596,13 +655,14 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
         if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
             return NULL;
         p = thread_of_reg(tf->rdi);
-        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid || p->ipc_flags ||
-            (cur->reply_to != p->tid && !may_send(cur, p)))   /* usually the reply right */
+        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid)
+            return NULL;
+        if (p->ipc_flags)
+            return fast_answer(cur, p, tf);
+        if (cur->reply_to != p->tid && !may_send(cur, p))   /* usually the reply right */
             return NULL;
     }
-    /* the L4 rule as wake_partner applies it when the caller blocks (p at least as high
-     * as every ready thread); not sleeping, and not in a closed receive (on a queue) */
-    if ((rq_words && p->prio < rq_highest_prio()) || p->sleeping || p->waiting_on)
+    if (!fast_partner_ready(p))
         return NULL;
     /* the partner: stops waiting for our reply if it did, message in, running next */
     if (p->recv_from)
@@ -612,21 +672,7 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
     p->reply_to = cur->tid;
-    if (cur->reply_to == p->tid)
-        cur->reply_to = 0;                     /* the reply right is one-shot */
-    /* the current thread: now receiving (the reply from p, or from anyone) */
-    cur->ipc_flags = 0;
-    cur->ipc_call = false;
-    if (is_call) {
-        await_reply(cur, p);
-    } else {
-        cur->ipc_state = IPC_RECEIVING;
-        cur->recv_from = 0;
-        if ((u32)tf->rdx != IPC_FOREVER)
-            sleep_until(cur, (u32)tf->rdx);     /* reply_recv's receive timeout */
-    }
-    cur->state = T_BLOCKED;
-    return direct_switch(cur, p);
+    return fast_block_and_switch(cur, p, tf, is_call);
 }
 
 /* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
@@ -641,6 +687,41 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
     } else {
         pcnt_abort(PROBE_IPC_FAST);
     }
+    return fast;
+}
+
+/* A Linux thread's forwarded system call, on the fastpath's terms (ipcfast.S,
+ * fwd_fastpath, which runs instead when probes are off): the server s waits in an open
+ * receive (or one from t), with no buffer, on no queue, not in a timed receive, and may
+ * run before every ready thread; then ipc_forward's delivery and direct switch. NULL
+ * when a condition fails (ipc_forward decides). */
+static struct trapframe *forward_fast(struct thread *t, struct thread *s)
+{
+    if (!ipc_dts || s->ipc_state != IPC_RECEIVING || (s->recv_from && s->recv_from != t->tid) ||
+        s->ipc_flags || !fast_partner_ready(s))
+        return NULL;
+    if (s->recv_from)
+        t->reply_waiters--;
+    ipc_words_to_frame(t->fwd_words, s->tf);
+    s->tf->rax = (u64)t->tid;
+    s->ipc_state = IPC_IDLE;
+    s->rwtid = t->tid;
+    s->reply_to = t->tid;
+    t->ipc_flags = IPC_FWD;
+    t->ipc_call = true;
+    await_reply(t, s);
+    t->state = T_BLOCKED;
+    return direct_switch(t, s);
+}
+
+struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s)
+{
+    pcnt_start(PROBE_IPC_FAST, SYS_IPC_CALL);
+    struct trapframe *fast = forward_fast(t, s);
+    if (fast)
+        pcnt_stop(PROBE_IPC_FAST);
+    else
+        pcnt_abort(PROBE_IPC_FAST);
     return fast;
 }
 
@@ -672,22 +753,30 @@ FP_AT(struct thread, reply_to, TH_REPLY_TO);
 FP_AT(struct thread, ipc_flags, TH_IPC_FLAGS);
 FP_AT(struct thread, senders.head, TH_SENDERS_HEAD);
 FP_AT(struct thread, reply_waiters, TH_REPLY_WAITERS);
+FP_AT(struct thread, fwd, TH_FWD);
+FP_AT(struct thread, fs_base, TH_FS_BASE);
 FP_AT(struct task, as, TASK_AS);
 FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
 FP_AT(struct task, ngrants, TASK_NGRANTS);
+FP_AT(struct task, linux_server, TASK_LINUX_SERVER);
 FP_AT(struct aspace, cr3, AS_CR3);
 FP_AT(struct cpu, current, CPU_CURRENT);
 FP_AT(struct cpu, need_resched, CPU_NEED_RESCHED);
 FP_AT(struct cpu, fpu_ts, CPU_FPU_TS);
 FP_AT(struct cpu, fpu_owner, CPU_FPU_OWNER);
+FP_AT(struct cpu, linux_entry, CPU_LINUX_ENTRY);
+FP_AT(struct cpu, fs_base, CPU_FS_BASE);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,
                "fastpath_layout.h: field sizes");
 _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_RECEIVING == FP_IPC_RECEIVING &&
                IPC_IDLE == 0 && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
-               CR0_TS == FP_CR0_TS &&
+               CR0_TS == FP_CR0_TS && MSR_LSTAR == FP_MSR_LSTAR && MSR_FS_BASE == FP_MSR_FS_BASE &&
+               FWD_SYSCALL == FP_FWD_SYSCALL && IPC_FWD == FP_IPC_FWD &&
+               FWD_LABEL(FWD_OP_SYSCALL) == FP_FWD_SYSCALL_LABEL &&
+               sizeof(((struct thread *)0)->fwd) == 1 && sizeof(((struct cpu *)0)->linux_entry) == 1 &&
                IPC_ANY == -1 && IPC_FOREVER == 0xffffffffu,
                "fastpath_layout.h: values");
 

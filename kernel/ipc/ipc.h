@@ -13,6 +13,9 @@ struct trapframe *ipc_syscall(struct trapframe *tf);
  * as a register-only call the kernel makes for it. Returns the frame to leave through;
  * with may_switch false (a fault's trap path) it blocks and never returns. */
 struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch);
+/* With pcnt probes on, the fastpath of a forwarded system call (in assembly otherwise)
+ * under its probe: the frame to leave through, or NULL for ipc_forward. */
+struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s);
 #define IPC_FWD (1ull << 34)   /* ipc_flags: blocked in a forwarded call (kernel only) */
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */

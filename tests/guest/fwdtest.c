@@ -15,12 +15,15 @@
  *           makes an "interrupted" call and the server moves it to a handler
  *   nosrv   the server thread exits while a Linux task waits for it: the task is killed
  *   errors  rights and arguments of the three calls
+ *   diff SEED STEPS  the forwarding fastpath's differential test (below)
  * Prints "fwdtest ok" when every check passed.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <stdlib.h>
 
 #include <ondol/ipc.h>
 #include <ondol/sys.h>
@@ -473,6 +476,256 @@ static void errors(void)
     CHECK(sys_task_wait((int)t, NULL) == t, "reaped");
 }
 
+/* ---- diff SEED STEPS ------------------------------------------------------------------
+ * The differential test of the forwarding fastpath (tests/test_unix_fwd.py boots it with
+ * ipc_fastpath=on, =off and with probes, under icount, and requires the same "FD" lines;
+ * docs/unix.md "Forwarding"). A server thread serves DIFF_TASKS Linux tasks, one thread
+ * each, whose every call fills all registers with patterns (regs_call) and reports, in
+ * its next call, the answer it got and how many registers changed. Each step the server
+ * acts on one held call at random: answers it with reply_recv from anyone (the fastpath's
+ * case both ways: the answer, then the thread's next call to the waiting server; with a
+ * forever or a 5000-tick receive), answers it deferred (reply_recv(to, to, poll)), reads
+ * or rewrites the thread's registers, interrupts, ends or kills it (a new task takes the
+ * slot). At most one Linux thread runs at a time and the server takes its next call
+ * before the next step, so every result depends only on the seed. At the end the server
+ * exits with every call held: the tasks are killed (fwd_server_gone). */
+#define DIFF_TASKS 3
+#define DIFF_NR 2000                   /* call i of a thread has number DIFF_NR + i */
+#define DIFF_REGS 13                   /* rbx rdx rdi rsi rbp r8 r9 r10 r12-r15 */
+
+static const uint64_t diff_pattern[DIFF_REGS] = {
+    0x1111111111111111, 0x2222222222222222, 0, 0, 0x5555555555555555, 0x8888888888888888,
+    0x9999999999999999, 0xaaaaaaaaaaaaaaaa, 0xcccccccccccccccc, 0xdddddddddddddddd,
+    0xeeeeeeeeeeeeeeee, 0xffffffffffffffff, 0};
+static __attribute__((used)) uint64_t diff_regs[DIFF_REGS + 1];
+static __attribute__((used)) uint64_t diff_saved_rbp;
+
+/* Call nr with rdi = a, rsi = b and every other register but rsp, rcx, r11 set to a
+ * pattern; *rax gets the result; returns how many registers differ afterwards. */
+static long regs_call(long nr, long a, long b, long *rax)
+{
+    __asm__ volatile(
+        "movq %%rbp, diff_saved_rbp(%%rip)\n"
+        "movabs $0x1111111111111111, %%rbx\n"
+        "movabs $0x2222222222222222, %%rdx\n"
+        "movabs $0x5555555555555555, %%rbp\n"
+        "movabs $0x8888888888888888, %%r8\n"
+        "movabs $0x9999999999999999, %%r9\n"
+        "movabs $0xaaaaaaaaaaaaaaaa, %%r10\n"
+        "movabs $0xcccccccccccccccc, %%r12\n"
+        "movabs $0xdddddddddddddddd, %%r13\n"
+        "movabs $0xeeeeeeeeeeeeeeee, %%r14\n"
+        "movabs $0xffffffffffffffff, %%r15\n"
+        "syscall\n"
+        "movq %%rbx, diff_regs+0(%%rip)\n"
+        "movq %%rdx, diff_regs+8(%%rip)\n"
+        "movq %%rdi, diff_regs+16(%%rip)\n"
+        "movq %%rsi, diff_regs+24(%%rip)\n"
+        "movq %%rbp, diff_regs+32(%%rip)\n"
+        "movq %%r8, diff_regs+40(%%rip)\n"
+        "movq %%r9, diff_regs+48(%%rip)\n"
+        "movq %%r10, diff_regs+56(%%rip)\n"
+        "movq %%r12, diff_regs+64(%%rip)\n"
+        "movq %%r13, diff_regs+72(%%rip)\n"
+        "movq %%r14, diff_regs+80(%%rip)\n"
+        "movq %%r15, diff_regs+88(%%rip)\n"
+        "movq %%rax, diff_regs+96(%%rip)\n"
+        "movq diff_saved_rbp(%%rip), %%rbp\n"
+        : "+a"(nr), "+D"(a), "+S"(b)
+        :
+        : "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory");
+    long changed = 0;
+    for (int i = 0; i < DIFF_REGS - 1; i++)
+        changed += diff_regs[i] != (i == 2 ? (uint64_t)a : i == 3 ? (uint64_t)b : diff_pattern[i]);
+    *rax = (long)diff_regs[DIFF_REGS - 1];
+    return changed;
+}
+
+/* A Linux thread of the differential test: calls forever, each reporting the last. */
+static void linux_diff(void *arg)
+{
+    (void)arg;
+    long answer = 0, changed = 0;
+    for (long i = 0;; i++)
+        changed = regs_call(DIFF_NR + i, answer, changed, &answer);
+}
+
+struct diff_slot {
+    long task, tid;
+    int gen;
+    long expect;               /* the answer its next report must carry */
+    long expect_changed;       /* registers the server changed (SET_REGS) */
+    bool intr;                 /* its held call is an "interrupted" call */
+    bool regs_set;             /* its registers were set: the answer is ignored */
+};
+
+static struct diff_slot slots[DIFF_TASKS];
+static uint64_t diff_rng;
+static int diff_server_tid;
+
+static unsigned diff_rnd(unsigned n)
+{
+    diff_rng ^= diff_rng << 13;
+    diff_rng ^= diff_rng >> 7;
+    diff_rng ^= diff_rng << 17;
+    return (unsigned)(diff_rng % n);
+}
+
+static uint64_t words_hash(const struct ipc_msg *m)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ m->w[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The held call that just arrived in m from slot k (sender r): print and check it. */
+static void diff_took(int step, int k, long r, const struct ipc_msg *m)
+{
+    struct diff_slot *d = &slots[k];
+    CHECK(r == d->tid, "diff: the call comes from the thread answered");
+    d->regs_set = false;
+    d->intr = m->w[0] == FWD_LABEL(FWD_OP_INTERRUPT);
+    if (d->intr) {
+        printf("FD %d x%d.%d took interrupt\n", step, k, d->gen);
+        return;
+    }
+    printf("FD %d x%d.%d took nr=%llu answer=%lld changed=%llu h=%016llx\n", step, k, d->gen,
+           (unsigned long long)(m->w[1] - DIFF_NR), (long long)m->w[2],
+           (unsigned long long)m->w[3], (unsigned long long)words_hash(m));
+    CHECK(m->w[0] == FWD_LABEL(FWD_OP_SYSCALL) && m->w[1] >= DIFF_NR, "diff: label, number");
+    CHECK(m->w[4] == diff_pattern[1] && m->w[5] == diff_pattern[7] && m->w[6] == diff_pattern[5] &&
+          m->w[7] == diff_pattern[6], "diff: rdx, r10, r8, r9 in words 4-7");
+    if (m->w[1] > DIFF_NR) {           /* the first call reports nothing */
+        CHECK((long)m->w[2] == d->expect, "diff: the answer arrived in rax");
+        CHECK((long)m->w[3] == d->expect_changed, "diff: registers kept");
+    }
+    d->expect_changed = 0;
+}
+
+/* A new Linux task in slot k, and its first call. */
+static void diff_spawn(int step, int k)
+{
+    struct diff_slot *d = &slots[k];
+    d->task = linux_task(diff_server_tid, linux_diff, 0, k, &d->tid);
+    CHECK(d->task > 0, "diff: Linux task");
+    struct ipc_msg m = {{0}};
+    long r = ipc_recv(IPC_ANY, &m, WAIT);
+    diff_took(step, k, r, &m);
+}
+
+/* Slot k's task ended (or must): reap it, print its status, start the next. */
+static void diff_reap(int step, int k)
+{
+    struct diff_slot *d = &slots[k];
+    int status = -1;
+    CHECK(sys_task_wait((int)d->task, &status) == d->task, "diff: reaped");
+    printf("FD %d x%d.%d ended status=%d\n", step, k, d->gen, status);
+    d->gen++;
+    diff_spawn(step, k);
+}
+
+/* Answer slot k with value v, and take its next call (or its end). */
+static void diff_answer(int step, int k, long v, bool deferred)
+{
+    struct diff_slot *d = &slots[k];
+    bool dies = d->intr && !d->regs_set && v < 0;   /* an interrupt not handled: ended */
+    if (!d->intr && !d->regs_set)
+        d->expect = v;
+    struct ipc_msg m = {{(uint64_t)v}};
+    long r;
+    if (deferred || dies) {
+        r = ipc_reply_recv((int)d->tid, (int)d->tid, &m, IPC_POLL);
+        printf("FD %d x%d.%d answer deferred v=%ld r=%ld\n", step, k, d->gen, v, r);
+        if (dies) {
+            diff_reap(step, k);
+            return;
+        }
+        r = ipc_recv(IPC_ANY, &m, WAIT);
+    } else {
+        uint32_t timeout = diff_rnd(2) ? IPC_FOREVER : 5000;
+        r = ipc_reply_recv((int)d->tid, IPC_ANY, &m, timeout);
+        printf("FD %d x%d.%d answer v=%ld t=%u\n", step, k, d->gen, v, timeout);
+    }
+    diff_took(step, k, r, &m);
+}
+
+static void diff_regs_op(int step, int k, bool set)
+{
+    struct diff_slot *d = &slots[k];
+    struct user_regs r;
+    long e = sys_thread_ctl((int)d->tid, THREAD_CTL_GET_REGS, &r);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof(r); i++)
+        h = (h ^ ((const uint8_t *)&r)[i]) * 1099511628211ull;
+    printf("FD %d x%d.%d get r=%ld h=%016llx\n", step, k, d->gen, e, (unsigned long long)h);
+    CHECK(e == 0 && r.rbx == diff_pattern[0] && r.r15 == diff_pattern[11], "diff: registers read");
+    if (!set)
+        return;
+    r.r13 ^= (uint64_t)step;           /* one register the thread will see changed */
+    r.rax = 7000 + step;               /* and its result; the answer is then ignored */
+    e = sys_thread_ctl((int)d->tid, THREAD_CTL_SET_REGS, &r);
+    printf("FD %d x%d.%d set r=%ld\n", step, k, d->gen, e);
+    d->expect = 7000 + step;
+    d->expect_changed = 1;
+    d->regs_set = true;
+}
+
+static void diff_step(int step)
+{
+    int k = (int)diff_rnd(DIFF_TASKS);
+    struct diff_slot *d = &slots[k];
+    unsigned op = diff_rnd(20);
+    long v = (long)diff_rnd(1000) - (d->intr ? 300 : 0);
+    if (op < 11) {
+        diff_answer(step, k, v, false);
+    } else if (op < 14) {
+        diff_answer(step, k, v, true);
+    } else if (op < 15) {
+        diff_regs_op(step, k, false);
+    } else if (op < 16) {
+        diff_regs_op(step, k, true);
+    } else if (op < 18) {
+        long r = sys_thread_ctl((int)d->tid, THREAD_CTL_INTERRUPT, NULL);
+        printf("FD %d x%d.%d interrupt r=%ld\n", step, k, d->gen, r);
+    } else if (op < 19) {
+        long r = sys_thread_ctl((int)d->tid, THREAD_CTL_END, NULL);
+        printf("FD %d x%d.%d end r=%ld\n", step, k, d->gen, r);
+        diff_reap(step, k);
+    } else {
+        long r = sys_task_kill((int)d->task);
+        printf("FD %d x%d.%d kill r=%ld\n", step, k, d->gen, r);
+        diff_reap(step, k);
+    }
+}
+
+static int diff_steps;
+
+static int diff_server(void *arg)
+{
+    (void)arg;
+    diff_server_tid = self_tid();
+    for (int k = 0; k < DIFF_TASKS; k++)
+        diff_spawn(0, k);
+    for (int step = 1; step <= diff_steps; step++)
+        diff_step(step);
+    return 0;                          /* with every call held: the tasks are killed */
+}
+
+static void diff(uint64_t seed, int steps)
+{
+    diff_rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    diff_steps = steps;
+    static struct thread server;
+    CHECK(thread_start(&server, diff_server, NULL, PRIO_INHERIT, STACK_SIZE) > 0, "server");
+    thread_join(&server, NULL);
+    for (int k = 0; k < DIFF_TASKS; k++) {
+        int status = -1;
+        CHECK(sys_task_wait((int)slots[k].task, &status) == slots[k].task, "diff: reaped at end");
+        printf("FD end x%d.%d status=%d\n", k, slots[k].gen, status);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -481,6 +734,11 @@ int main(int argc, char **argv)
     } modes[] = {{"basic", basic}, {"defer", defer}, {"fault", fault},
                  {"regs", regs},   {"intr", intr},   {"nosrv", nosrv},
                  {"errors", errors}};
+    if (argc > 3 && strcmp(argv[1], "diff") == 0) {
+        diff((uint64_t)atol(argv[2]), atoi(argv[3]));
+        printf(failures ? "fwdtest failed: %d\n" : "fwdtest ok\n", failures);
+        return failures != 0;
+    }
     for (size_t i = 0; argc > 1 && i < sizeof(modes) / sizeof(modes[0]); i++) {
         if (strcmp(argv[1], modes[i].name) == 0) {
             modes[i].fn();
@@ -488,6 +746,6 @@ int main(int argc, char **argv)
             return failures != 0;
         }
     }
-    printf("usage: fwdtest basic|defer|fault|regs|intr|nosrv|errors\n");
+    printf("usage: fwdtest basic|defer|fault|regs|intr|nosrv|errors | diff SEED STEPS\n");
     return 2;
 }

@@ -45,6 +45,9 @@ def test_configurations_cover_round_trips_and_both_p1_tables():
     assert [c.command for c in by_table["round trip"]] == ["ipcbench roundtrip 2000"] * 2
     assert all("hz" not in c.options for c in by_table["round trip"])
     assert [c.command for c in by_table["P1 table 1"]] == ["ipcbench table1 50 1000"] * 2
+    # forwarded Linux system calls: round trip and halves, DTS on and off
+    assert [(c.command, c.params["dts"]) for c in by_table["forwarded"]] == [
+        ("ipcbench fwd 1000", "on"), ("ipcbench fwd 1000", "off")]
     table2 = {(c.params["dts"], c.params["threads"]): c for c in by_table["P1 table 2"]}
     assert set(table2) == {(d, t) for d in ("on", "off")
                            for t in (0, 30, 60, 90, 120, 150, 180, 200)}
@@ -75,10 +78,11 @@ def test_plot_series_keep_table2_lines_apart_from_the_rest():
     rows = [{"table": "P1 table 2", "dts": "on"}, {"table": "P1 table 2", "dts": "off"},
             {"table": "P1 table 1", "dts": "on"}, {"table": "round trip", "dts": "off"},
             {"table": "round trip", "dts": "n/a", "kernel": "linux"},
-            {"table": "one-way halves", "dts": "on"}]
+            {"table": "one-way halves", "dts": "on"}, {"table": "forwarded", "dts": "on"}]
     assert [benchmarks._series(r) for r in rows] == [
         "table 2, DTS on", "table 2, DTS off", "table 1 (3 scenarios), DTS on",
-        "round trips, ondol", "round trips, Linux", "one-way halves (call, reply), ondol"]
+        "round trips, ondol", "round trips, Linux", "one-way halves (call, reply), ondol",
+        "forwarded Linux calls (round trip, halves), ondol"]
 
 
 def test_round_trip_halves_get_their_own_table():
@@ -95,12 +99,13 @@ def test_bench_ipc_boots_every_configuration_and_adds_the_peer_once(scratch, fak
     fake_qemu.stream(ROW, END)
     assert main(["bench", "ipc", "--no-build", *flag]) == 0
     doc = json.loads((scratch / "results" / "ipc.json").read_text())
-    assert len(fake_qemu.calls()) == len(doc["boots"]) == 20
+    assert len(fake_qemu.calls()) == len(doc["boots"]) == 22
     ondol_rows = [r for r in doc["results"] if r.get("kernel") != "linux"]
     linux_rows = [r for r in doc["results"] if r.get("kernel") == "linux"]
-    assert len(ondol_rows) == 20
+    assert len(ondol_rows) == 22
     commands = {r["cmd"] for r in ondol_rows}
     assert "ipcbench,busy,200,1000" in commands and "ipcbench,roundtrip,2000" in commands
+    assert "ipcbench,fwd,1000" in commands
     assert {r["hz_seen"] for r in ondol_rows if r["cmd"].startswith("ipcbench,busy")} == {"10000"}
     # the peer ran once, in the same mode as the ondol boots, for three round trips
     assert fake_peer == [{"tests": ["pipe", "futex", "futex_proc"], "n": 2000, "icount": icount}]
@@ -125,7 +130,7 @@ def test_peer_failure_is_a_note_not_an_error(scratch, fake_qemu, monkeypatch, ca
     assert main(["bench", "ipc", "--no-build"]) == 0
     assert "no Linux peer rows for ipc: QEMU failed: fake" in capsys.readouterr().err
     doc = json.loads((scratch / "results" / "ipc.json").read_text())
-    assert len(doc["results"]) == 20
+    assert len(doc["results"]) == 22
 
 
 def test_peer_can_be_switched_off(scratch, fake_qemu, fake_peer, monkeypatch):

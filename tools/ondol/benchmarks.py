@@ -111,6 +111,9 @@ def _ipc_configs() -> tuple[Config, ...]:
     for dts in ("on", "off"):
         configs.append(Config(command=f"ipcbench roundtrip {IPC_N * 2}", options={"dts": dts},
                               params={"table": "round trip", "dts": dts}))
+    for dts in ("on", "off"):   # forwarded Linux system calls: rows fwd, fwd_call, fwd_reply
+        configs.append(Config(command=f"ipcbench fwd {IPC_N}", options={"dts": dts},
+                              params={"table": "forwarded", "dts": dts}))
     for dts in ("on", "off"):
         configs.append(Config(command=f"ipcbench table1 {IPC_TABLE1_OTHERS} {IPC_N}",
                               options={"dts": dts, "hz": IPC_ONEWAY_HZ},
@@ -154,11 +157,13 @@ def _p1_value(row: dict, tables: dict) -> float | None:
 def _series(row: dict) -> str:
     """The plot line a row belongs to: Table 2's two lines; Table 1's three scenarios
     stacked at x = 50 threads; the round trips, and apart from them their one-way halves,
-    stacked at x = 0."""
+    stacked at x = 0; the forwarded Linux calls likewise."""
     if row.get("kernel") == "linux":
         return "round trips, Linux"
     if row.get("table") == "one-way halves":
         return "one-way halves (call, reply), ondol"
+    if row.get("table") == "forwarded":
+        return "forwarded Linux calls (round trip, halves), ondol"
     if row.get("table") == "P1 table 2":
         return f"table 2, DTS {row.get('dts')}"
     if row.get("table") == "P1 table 1":

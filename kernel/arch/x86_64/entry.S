@@ -181,13 +181,18 @@ exit_to_user:
 
 /*
  * The syscall entry while a Linux task runs (LSTAR is switched per thread:
- * cpu_user_context, cpu.h): the same frame, then fwd_syscall (kernel/ipc/fwd.c) forwards
- * the call to the task's server whatever rax holds, and returns the frame to leave
- * through (the server's after a direct switch). ondol's own entry is untouched.
+ * cpu_user_context, cpu.h): the same frame, then the forwarding fastpath (fwd_fastpath,
+ * ipcfast.S), which switches to the server or comes back to fwd_slow: fwd_syscall
+ * (kernel/ipc/fwd.c) forwards the call to the task's server whatever rax holds, and
+ * returns the frame to leave through (the server's after a direct switch). ondol's own
+ * entry is untouched.
  */
     .globl linux_syscall_entry
 linux_syscall_entry:
     SYSCALL_FRAME
+    jmp fwd_fastpath
+    .globl fwd_slow
+fwd_slow:
     movq %rsp, %rdi
     call fwd_syscall
     movq %rax, %rsp

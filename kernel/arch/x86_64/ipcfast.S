@@ -18,13 +18,18 @@
  * test (tests/test_ipc.py, ipctest diff) requires identical results with ipc_fastpath=on
  * and off.
  *
- * No Linux thread (kernel/ipc/fwd.c) is ever involved, so the CPU's LSTAR and FS base stay
- * as they are (thread_user_context is not needed): the caller came in through ondol's own
- * syscall entry, and a Linux thread waits in IPC only inside a forwarded call, whose
- * IPC_FWD flag the partner check (ipc_flags == 0) turns away.
+ * Forwarded Linux system calls (kernel/ipc/fwd.c, docs/unix.md "Forwarding") have their
+ * own two routes here: fwd_fastpath, from linux_syscall_entry, takes a Linux thread's
+ * `syscall` straight to its server waiting in an open receive, and fast_reply_recv's
+ * answer to a thread waiting in a forwarded system call (IPC_FWD, FWD_SYSCALL) returns to
+ * it with the answer in rax and every other register from its frame. Those two switch the
+ * CPU's user context (LSTAR, FS base) as thread_user_context does; between native threads
+ * it stays as it is, and a Linux thread waits in IPC only inside a forwarded call, whose
+ * IPC_FWD flag the ordinary partner checks (ipc_flags == 0) turn away.
  *
  * Registers: rbp = the current thread (cur), rax = the partner (p), rdi = p's id; rcx, rsi,
- * r11 (and rdx for call) are scratch. No C code runs on the common route; each operation
+ * r11 (and rdx for call) are scratch; on the forwarded routes everything but rbp and rax
+ * is (the caller's registers are in its frame). No C code runs on the common route; each operation
  * has its own straight-line copy of the shared parts (macros), so nothing is called and
  * nothing branches on the kind twice. Offsets: kernel/ipc/fastpath_layout.h.
  */
@@ -62,14 +67,18 @@ markers_on:         .byte 0
  * rejects 0, negatives and ids >= 2^31 as the general path's lookup does. Leaves cur in
  * rbp and p in rax.
  */
-.macro GATE_AND_PARTNER
+.macro GATE slow
     cmpl $FAST_GATE_OPEN, ipc_fast_gate(%rip)
-    jne syscall_slow
+    jne \slow
     cmpb $0, %gs:CPU_NEED_RESCHED
-    jne syscall_slow
+    jne \slow
     movq %gs:CPU_CURRENT, %rbp
     cmpb $0, TH_KILLED(%rbp)
-    jne syscall_slow
+    jne \slow
+.endm
+
+.macro GATE_AND_PARTNER
+    GATE syscall_slow
     cmpl $0, TF_RDX+4(%rsp)
     jne syscall_slow
     movl %edi, %r11d
@@ -88,7 +97,7 @@ markers_on:         .byte 0
  * sleeping (a timed receive: the general path disarms it) and on no queue (a closed
  * receive: the general path unlinks it). Clobbers rcx, rsi.
  */
-.macro PRIORITY_OK
+.macro PRIORITY_OK slow=syscall_slow
     movq rq_words(%rip), %rsi
     testq %rsi, %rsi
     jz 9f
@@ -97,11 +106,11 @@ markers_on:         .byte 0
     shll $6, %esi
     addl %esi, %ecx
     cmpl %ecx, TH_PRIO(%rax)
-    jl syscall_slow
+    jl \slow
 9:  cmpb $0, TH_SLEEPING(%rax)
-    jne syscall_slow
+    jne \slow
     cmpq $0, TH_WAITING_ON(%rax)
-    jne syscall_slow
+    jne \slow
 .endm
 
 /*
@@ -123,20 +132,111 @@ markers_on:         .byte 0
 .endm
 
 /*
- * Committed: the rest cannot fail. p gets the message (the words stay in their registers,
- * our tid goes to its rax at the end) and the reply right, and runs next on the rest of
- * our time slice; we block receiving (the fields the operation sets are already written)
- * and resume later through our frame. Then p's kernel stack, address space, lazy x87/SSE
- * (as switch_to_partner), and sysret through p's frame. Its rip is canonical: it entered
- * the kernel with syscall.
+ * Committed (this and what follows cannot fail): p gets the message (the words stay in
+ * their registers, our tid goes to its rax at the end) and the reply right; we block
+ * receiving, resuming later through our frame (the fields the operation sets are already
+ * written). The forwarded call sets these fields its own way (fwd_fastpath).
  */
-.macro SWITCH_TO_PARTNER
+.macro MESSAGE_FIELDS
     movl TH_TID(%rbp), %esi
     movw $0, TH_RESUME_VIA_TF(%rax)     /* p: runs on, IPC idle */
     movl %esi, TH_RWTID(%rax)
     movl %esi, TH_REPLY_TO(%rax)
     movq $0, TH_IPC_FLAGS(%rbp)
     movl $FP_CALLER_BLOCKED_RECEIVING, TH_RESUME_VIA_TF(%rbp)
+.endm
+
+/* Between native threads the user context stays (FS base 0, ondol's entry). */
+.macro NATIVE_CONTEXT
+.endm
+
+/* sysret into a native p: our tid in rax, the words as they are, p's own rdi, rsi, rdx,
+ * rbp, rip, rflags and rsp from its frame. */
+.macro LEAVE_NATIVE
+    movslq TH_TID(%rbp), %rax
+    movq TF_RDI(%rsp), %rdi
+    movq TF_RSI(%rsp), %rsi
+    movq TF_RDX(%rsp), %rdx
+    movq TF_RBP(%rsp), %rbp
+    movq TF_RIP(%rsp), %rcx
+    movq TF_RFLAGS(%rsp), %r11
+    movq TF_RSP(%rsp), %rsp
+    swapgs
+    sysretq
+.endm
+
+/* The user context of a native p after a Linux thread (cpu_load_user_context): ondol's
+ * syscall entry, and p's FS base unless it is loaded. Keeps rax (p); clobbers rcx, rdx,
+ * rsi (p's rsi and rdx come from its frame at the exit). */
+.macro LINUX_TO_NATIVE_CONTEXT
+    movq %rax, %rsi
+    leaq syscall_entry(%rip), %rax
+    movb $0, %gs:CPU_LINUX_ENTRY
+    LOAD_MSR FP_MSR_LSTAR
+    LOAD_FS_BASE
+    movq %rsi, %rax
+.endm
+
+/* The user context of a Linux p after a native thread: its syscall entry and FS base. */
+.macro NATIVE_TO_LINUX_CONTEXT
+    movq %rax, %rsi
+    leaq linux_syscall_entry(%rip), %rax
+    movb $1, %gs:CPU_LINUX_ENTRY
+    LOAD_MSR FP_MSR_LSTAR
+    LOAD_FS_BASE
+    movq %rsi, %rax
+.endm
+
+/* wrmsr(msr, rax) */
+.macro LOAD_MSR msr
+    movq %rax, %rdx
+    shrq $32, %rdx
+    movl $\msr, %ecx
+    wrmsr
+.endm
+
+/* The FS base of the thread in rsi, unless the CPU has it loaded already. */
+.macro LOAD_FS_BASE
+    movq TH_FS_BASE(%rsi), %rax
+    cmpq %rax, %gs:CPU_FS_BASE
+    je 6f
+    movq %rax, %gs:CPU_FS_BASE
+    LOAD_MSR FP_MSR_FS_BASE
+6:
+.endm
+
+/* sysret into a Linux thread answered: the answer (word 0, r8) in rax, every other
+ * register as it was at its `syscall` (its frame; rcx and r11 from rip and rflags, as
+ * Linux's syscall leaves them). */
+.macro LEAVE_LINUX
+    movq %r8, %rax
+    movq TF_RBX(%rsp), %rbx
+    movq TF_RDX(%rsp), %rdx
+    movq TF_RSI(%rsp), %rsi
+    movq TF_RDI(%rsp), %rdi
+    movq TF_RBP(%rsp), %rbp
+    movq TF_R8(%rsp), %r8
+    movq TF_R9(%rsp), %r9
+    movq TF_R10(%rsp), %r10
+    movq TF_R12(%rsp), %r12
+    movq TF_R13(%rsp), %r13
+    movq TF_R14(%rsp), %r14
+    movq TF_R15(%rsp), %r15
+    movq TF_RIP(%rsp), %rcx
+    movq TF_RFLAGS(%rsp), %r11
+    movq TF_RSP(%rsp), %rsp
+    swapgs
+    sysretq
+.endm
+
+/*
+ * The switch: p runs next on the rest of our time slice, on its kernel stack and address
+ * space, with its user context (`context`: a macro, empty between native threads) and
+ * lazy x87/SSE (as switch_to_partner), and leaves (`leave`) through its frame: sysret,
+ * as its rip is canonical (it entered the kernel with syscall; the forwarded answer
+ * checks a Linux thread's).
+ */
+.macro SWITCH_TO_PARTNER context=NATIVE_CONTEXT, leave=LEAVE_NATIVE
     movl $FP_T_BLOCKED, TH_STATE(%rbp)
     movb $0, TH_ON_CPU(%rbp)
     movl $FP_T_RUNNING, TH_STATE(%rax)
@@ -161,7 +261,8 @@ markers_on:         .byte 0
     jne 4f
     movq AS_CR3(%rcx), %rdx
     movq %rdx, %cr3
-3:  cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */
+3:  \context
+    cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */
     jne 5f
     cmpq %rax, %gs:CPU_FPU_OWNER
     je 5f
@@ -169,16 +270,7 @@ markers_on:         .byte 0
     orq $FP_CR0_TS, %rdx
     movq %rdx, %cr0
     movb $1, %gs:CPU_FPU_TS
-5:  movslq TH_TID(%rbp), %rax
-    movq TF_RDI(%rsp), %rdi
-    movq TF_RSI(%rsp), %rsi
-    movq TF_RDX(%rsp), %rdx
-    movq TF_RBP(%rsp), %rbp
-    movq TF_RIP(%rsp), %rcx
-    movq TF_RFLAGS(%rsp), %r11
-    movq TF_RSP(%rsp), %rsp
-    swapgs
-    sysretq
+5:  \leave
 4:  pushq %rax                          /* fastpath_load_aspace(as) (ipc.c) on p's free */
     pushq %r8                           /* stack, keeping p and the words in r8-r10; four */
     pushq %r9                           /* pushes keep the 16-byte alignment */
@@ -222,6 +314,7 @@ fast_call_commit:
     decl TH_REPLY_WAITERS(%rbp)
 2:  movl %edi, TH_RECV_FROM(%rbp)
     incl TH_REPLY_WAITERS(%rax)
+    MESSAGE_FIELDS
     SWITCH_TO_PARTNER
 
 /* call without the reply right: the other rights, and our reply right (naming another
@@ -247,7 +340,7 @@ fast_reply_recv:
     cmpl %r11d, TH_RECV_FROM(%rax)
     jne syscall_slow
     cmpq $0, TH_IPC_FLAGS(%rax)
-    jne syscall_slow
+    jne fast_answer                     /* a buffer, or a Linux thread's forwarded call */
     cmpl %edi, TH_REPLY_TO(%rbp)        /* usually the reply right */
     jne fast_reply_other_right
     PRIORITY_OK
@@ -259,6 +352,7 @@ fast_reply_commit:
     cmpl $-1, %edx                      /* IPC_FOREVER: no timeout to arm */
     jne fast_arm_timeout
 fast_reply_armed:
+    MESSAGE_FIELDS
     SWITCH_TO_PARTNER
 
 /* reply_recv without the reply right: the other rights, and our reply right (naming
@@ -270,7 +364,7 @@ fast_reply_other_right:
 
 /* reply_recv's finite receive timeout: sleep_until(cur, ticks) (sched.c), keeping p, p's
  * id (rdi) and the caller-saved words; six pushes keep the frame's 16-byte alignment. */
-fast_arm_timeout:
+.macro ARM_TIMEOUT back
     pushq %rax
     pushq %rdi
     pushq %r8
@@ -286,7 +380,112 @@ fast_arm_timeout:
     popq %r8
     popq %rdi
     popq %rax
-    jmp fast_reply_armed
+    jmp \back
+.endm
+
+fast_arm_timeout:
+    ARM_TIMEOUT fast_reply_armed
+
+/*
+ * reply_recv answering a Linux thread's forwarded system call (fwd_answer, fwd.c): p waits
+ * in a forwarded call (IPC_FWD) of kind FWD_SYSCALL (faults, interrupts and registers the
+ * server set leave by the general path), is not killed or interrupted (its exit would
+ * act on it), and its rip is canonical (the general exit would leave by iret). The
+ * checks before are reply_recv's. p gets word 0 in rax and nothing else: no sender id,
+ * no reply right, its forwarded call ends.
+ */
+fast_answer:
+    movabsq $FP_IPC_FWD, %rcx
+    cmpq %rcx, TH_IPC_FLAGS(%rax)
+    jne syscall_slow
+    cmpb $FP_FWD_SYSCALL, TH_FWD(%rax)
+    jne syscall_slow
+    cmpb $0, TH_KILLED(%rax)
+    jne syscall_slow
+    movq TH_TF(%rax), %rcx
+    movq TF_RIP(%rcx), %rcx
+    sarq $47, %rcx
+    jnz syscall_slow
+    cmpl %edi, TH_REPLY_TO(%rbp)        /* the right its call gave us */
+    jne fast_answer_other_right
+    PRIORITY_OK
+    movl $0, TH_REPLY_TO(%rbp)
+fast_answer_commit:
+    decl TH_REPLY_WAITERS(%rbp)         /* as fast_reply_commit */
+    movl $0, TH_RECV_FROM(%rbp)
+    cmpl $-1, %edx
+    jne fast_answer_arm_timeout
+fast_answer_armed:
+    movw $0, TH_RESUME_VIA_TF(%rax)     /* p: runs on, IPC idle, its forwarded call over */
+    movb $0, TH_FWD(%rax)
+    movq $0, TH_IPC_FLAGS(%rax)
+    movq $0, TH_IPC_FLAGS(%rbp)
+    movl $FP_CALLER_BLOCKED_RECEIVING, TH_RESUME_VIA_TF(%rbp)
+    SWITCH_TO_PARTNER NATIVE_TO_LINUX_CONTEXT, LEAVE_LINUX
+
+fast_answer_other_right:
+    MAY_SEND_OTHER_RIGHT
+    PRIORITY_OK
+    jmp fast_answer_commit
+
+fast_answer_arm_timeout:
+    ARM_TIMEOUT fast_answer_armed
+
+/*
+ * A Linux thread's `syscall` (linux_syscall_entry, entry.S), as fwd_syscall and
+ * ipc_forward (the call) and wake_partner (the direct switch) do it: to its server s, the
+ * thread whose id is exactly task->linux_server, blocked in an open receive (or one from
+ * this thread) with no buffer, on no queue, not in a timed receive, at least as high as
+ * every ready thread. Else `jmp fwd_slow`, nothing changed. s gets the message in its
+ * registers: w0 = the label, w1 = the number (rax), w2..w7 = rdi, rsi, rdx, r10, r8, r9,
+ * all read back from our frame, and our tid in rax. We wait for the answer as a caller
+ * (recv_from = s, counted in s's reply_waiters) in a forwarded call (IPC_FWD,
+ * FWD_SYSCALL); fwd_words are left alone, since only a queued call is taken from them.
+ */
+    .globl fwd_fastpath
+fwd_fastpath:
+    GATE fwd_slow
+    movq TH_TASK(%rbp), %rcx
+    movslq TASK_LINUX_SERVER(%rcx), %rdi
+    movl %edi, %r11d
+    andl $FP_SLOT_MASK, %r11d
+    movq thread_objs(,%r11,8), %rax
+    testq %rax, %rax
+    jz fwd_slow
+    cmpl TH_TID(%rax), %edi
+    jne fwd_slow
+    cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
+    jne fwd_slow
+    movl TH_RECV_FROM(%rax), %r11d
+    testl %r11d, %r11d
+    jz 1f
+    cmpl TH_TID(%rbp), %r11d
+    jne fwd_slow
+1:  cmpq $0, TH_IPC_FLAGS(%rax)
+    jne fwd_slow
+    PRIORITY_OK fwd_slow
+    testl %r11d, %r11d                  /* s stops waiting for our reply if it was */
+    jz 2f
+    decl TH_REPLY_WAITERS(%rbp)
+2:  movl %edi, TH_RECV_FROM(%rbp)       /* we await s's answer */
+    incl TH_REPLY_WAITERS(%rax)
+    movl TH_TID(%rbp), %esi
+    movw $0, TH_RESUME_VIA_TF(%rax)     /* s: runs on, IPC idle, the sender and its right */
+    movl %esi, TH_RWTID(%rax)
+    movl %esi, TH_REPLY_TO(%rax)
+    movabsq $FP_IPC_FWD, %rcx           /* we: in a forwarded system call */
+    movq %rcx, TH_IPC_FLAGS(%rbp)
+    movl $FP_CALLER_BLOCKED_IN_CALL, TH_RESUME_VIA_TF(%rbp)
+    movb $FP_FWD_SYSCALL, TH_FWD(%rbp)
+    movq TF_R8(%rsp), %r15              /* the message, from our frame */
+    movq TF_R9(%rsp), %rbx
+    movq TF_R10(%rsp), %r14
+    movq TF_RDX(%rsp), %r13
+    movq TF_RSI(%rsp), %r12
+    movq TF_RDI(%rsp), %r10
+    movq TF_RAX(%rsp), %r9
+    movl $FP_FWD_SYSCALL_LABEL, %r8d
+    SWITCH_TO_PARTNER LINUX_TO_NATIVE_CONTEXT, LEAVE_NATIVE
 
 /* Whether our task (rsi) holds a grant for p (id in rdi): ZF set if so. Clobbers rcx. */
 fast_granted:
