@@ -36,7 +36,7 @@ $(MALLOC_HOST_A): $(MALLOC_HOST_OBJS)
 $(BUILD)/user/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -DMALLOC_TLS -c $< -o $@
 
 $(MALLOC_USER_A): $(MALLOC_USER_OBJS)
 	$(Q)rm -f $@

@@ -21,7 +21,10 @@
  * No Linux thread (kernel/ipc/fwd.c) is ever involved, so the CPU's LSTAR and FS base stay
  * as they are (thread_user_context is not needed): the caller came in through ondol's own
  * syscall entry, and a Linux thread waits in IPC only inside a forwarded call, whose
- * IPC_FWD flag the partner check (ipc_flags == 0) turns away.
+ * IPC_FWD flag the partner check (ipc_flags == 0) turns away. Native threads with an FS
+ * base (TLS, user_fs) are turned away too, at no cost: user_fs shares a 16-bit compare
+ * with the caller's killed byte and with the partner's sleeping byte. Switching the base
+ * here would cost three instructions a half on every IPC.
  *
  * Registers: rbp = the current thread (cur), rax = the partner (p), rdi = p's id; rcx, rsi,
  * r11 (and rdx for call) are scratch. No C code runs on the common route; each operation
@@ -68,7 +71,7 @@ markers_on:         .byte 0
     cmpb $0, %gs:CPU_NEED_RESCHED
     jne syscall_slow
     movq %gs:CPU_CURRENT, %rbp
-    cmpb $0, TH_KILLED(%rbp)
+    cmpw $0, TH_KILLED(%rbp)            /* killed, or an FS base to switch (user_fs) */
     jne syscall_slow
     cmpl $0, TF_RDX+4(%rsp)
     jne syscall_slow
@@ -84,9 +87,9 @@ markers_on:         .byte 0
 
 /*
  * The L4 priority rule for a direct switch as wake_partner applies it when the current
- * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p not
- * sleeping (a timed receive: the general path disarms it) and on no queue (a closed
- * receive: the general path unlinks it). Clobbers rcx, rsi.
+ * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p with
+ * no FS base (user_fs), not sleeping (a timed receive: the general path disarms it) and on
+ * no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
  */
 .macro PRIORITY_OK
     movq rq_words(%rip), %rsi
@@ -98,7 +101,7 @@ markers_on:         .byte 0
     addl %esi, %ecx
     cmpl %ecx, TH_PRIO(%rax)
     jl syscall_slow
-9:  cmpb $0, TH_SLEEPING(%rax)
+9:  cmpw $0, TH_USER_FS(%rax)           /* an FS base to switch (user_fs), or sleeping */
     jne syscall_slow
     cmpq $0, TH_WAITING_ON(%rax)
     jne syscall_slow
