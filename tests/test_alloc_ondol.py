@@ -147,8 +147,26 @@ def workloads():
     status, out, records = run_to_halt({"run": "mallocbench,workloads"}, timeout=240,
                                        icount=True)
     assert status == 0 and "PANIC" not in out, out[-3000:]
-    return {r["workload"]: r for r in records
+    pools = {r["workload"]: r for r in records if r.get("type") == "result" and r.get("test") == "pool"}
+    return {r["workload"]: {**r, "pool": pools.get(r["workload"])} for r in records
             if r.get("type") == "result" and r.get("test") == "workload"}
+
+
+def test_pool_is_sampled_over_each_whole_workload(workloads):
+    """P2's pool trace: one point per `stride` allocation calls, covering the run, for the
+    kept spans (P2's pool chunks) and the mapped memory outside live blocks."""
+    for name, w in workloads.items():
+        pool = w["pool"]
+        assert pool is not None, name
+        calls = w["malloc"] + w["calloc"] + w["realloc"] + w["free"]
+        stride = pool["stride"]
+        assert stride >= 16 and stride & (stride - 1) == 0, pool
+        for series in ("spans", "kept_kib"):
+            points = pool[series]
+            assert 1 <= len(points) < 48 and len(points) == calls // stride, (name, calls, pool)
+            assert pool[f"{series}_max"] == max(points), pool
+        # spans are 256 KiB and a class keeps its current one: memory is always kept
+        assert min(pool["kept_kib"]) > 0, (name, pool)
 
 
 def test_workloads_count_their_calls_exactly(workloads):
