@@ -620,7 +620,7 @@ ALLOC_CACHE_BENCH = Benchmark(
     configs=(Config(command="mallocbench workloads alloc-cache",
                     options={"malloc_lock": ALLOC_P2_LOCK},
                     params={"lock": ALLOC_P2_LOCK}),),
-    key=("table", "workload", "function", "lock"),
+    key=("table", "workload", "function", "call", "lock"),
     columns=("table", "workload", "category", "malloc", "free", "mmap", "munmap", "ticks",
              "alloc_permille", "function", "count"),
     plot=Plot(kind="bar", x="workload", y="ticks", where={"table": "workloads"}),
