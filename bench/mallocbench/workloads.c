@@ -4,8 +4,9 @@
  * program does; for each, the calls it made to malloc, calloc, realloc and free (counted
  * by the wrappers below), the page-layer system calls the allocator made meanwhile
  * (mmap = SYS_VM_MAP, munmap = SYS_VM_UNMAP; ondol_malloc_info), and the share of the
- * workload's ticks spent inside the allocation calls (P2: "mostly < 1 %, up to 38 %").
- * One result row per workload. Deterministic: a fixed xorshift seed per workload.
+ * workload's ticks spent inside the allocation calls (P2: "mostly < 1 %, up to 38 %"),
+ * and the pool's length over the run (below). One result row per workload.
+ * Deterministic: a fixed xorshift seed per workload.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +29,88 @@ static uint64_t seed;
 
 static uint64_t rnd(void) { return bench_random(&seed); }
 
+/*
+ * The pool over time (P2: "the library pool rarely holds more than 1-3 chunks"): what the
+ * allocator keeps for reuse beyond the blocks in use, as
+ *   spans     the empty spans (in the pool and the heaps' caches) and cached large
+ *             blocks: the analogue of P2's pool chunks (ondol_malloc_info);
+ *   kept_kib  mapped memory not in live blocks (mapped_bytes less the usable size of
+ *             every live block, which the wrappers track), in KiB.
+ * Sampled every 16 allocation calls. Point i holds the largest sample of calls up to
+ * (i + 1) * stride; when POOL_POINTS points are full, neighbours merge and the stride
+ * doubles, so a run of any length ends with fewer than POOL_POINTS points. The sampling's
+ * and the tracking's own ticks are left out of the workload's.
+ */
+#define POOL_POINTS 48
+struct series {
+    unsigned n, max;
+    unsigned point[POOL_POINTS];
+};
+static struct {
+    unsigned long stride, countdown;
+    struct series spans, kept_kib;
+    size_t live;                     /* usable bytes of the live blocks */
+    uint64_t ticks;
+} pool;
+
+static void pool_start(void)
+{
+    pool.stride = pool.countdown = 16;
+    pool.spans.n = pool.spans.max = pool.kept_kib.n = pool.kept_kib.max = 0;
+    pool.live = 0;
+    pool.ticks = 0;
+}
+
+static void series_add(struct series *s, unsigned v, int merge)
+{
+    s->point[s->n++] = v;
+    if (v > s->max)
+        s->max = v;
+    if (!merge)
+        return;
+    for (unsigned i = 0; i < POOL_POINTS / 2; i++) {
+        unsigned a = s->point[2 * i], b = s->point[2 * i + 1];
+        s->point[i] = a > b ? a : b;
+    }
+    s->n = POOL_POINTS / 2;
+}
+
+/* Live bytes change by `sign` times p's usable size (p may be NULL). */
+static void pool_track(void *p, int sign)
+{
+    if (p == NULL)
+        return;
+    uint64_t t0 = rdtsc();
+    size_t n = malloc_usable_size(p);
+    pool.live = sign > 0 ? pool.live + n : pool.live - n;
+    pool.ticks += rdtsc() - t0;
+}
+
+static void pool_sample(void)
+{
+    if (--pool.countdown != 0)
+        return;
+    uint64_t t0 = rdtsc();
+    struct ondol_malloc_info info;
+    ondol_malloc_info(&info);
+    int full = pool.spans.n + 1 == POOL_POINTS;
+    series_add(&pool.spans, info.pool_spans + info.heap_cached + info.large_cached, full);
+    size_t kept = info.mapped_bytes > pool.live ? info.mapped_bytes - pool.live : 0;
+    series_add(&pool.kept_kib, (unsigned)(kept >> 10), full);
+    if (full)
+        pool.stride *= 2;
+    pool.countdown = pool.stride;
+    pool.ticks += rdtsc() - t0;
+}
+
 static void *w_malloc(size_t n)
 {
     uint64_t t0 = rdtsc();
     void *p = malloc(n);
     calls.ticks += rdtsc() - t0;
     calls.malloc++;
+    pool_track(p, 1);
+    pool_sample();
     if (p == NULL)
         bench_fail("malloc failed");
     return p;
@@ -45,6 +122,8 @@ static void *w_calloc(size_t n, size_t size)
     void *p = calloc(n, size);
     calls.ticks += rdtsc() - t0;
     calls.calloc++;
+    pool_track(p, 1);
+    pool_sample();
     if (p == NULL)
         bench_fail("calloc failed");
     return p;
@@ -52,10 +131,13 @@ static void *w_calloc(size_t n, size_t size)
 
 static void *w_realloc(void *old, size_t n)
 {
+    pool_track(old, -1);
     uint64_t t0 = rdtsc();
     void *p = realloc(old, n);
     calls.ticks += rdtsc() - t0;
     calls.realloc++;
+    pool_track(p, 1);
+    pool_sample();
     if (p == NULL)
         bench_fail("realloc failed");
     return p;
@@ -63,10 +145,12 @@ static void *w_realloc(void *old, size_t n)
 
 static void w_free(void *p)
 {
+    pool_track(p, -1);
     uint64_t t0 = rdtsc();
     free(p);
     calls.ticks += rdtsc() - t0;
     calls.free++;
+    pool_sample();
 }
 
 /* ---- automotive: sort records (MiBench qsort) ------------------------------------------ */
@@ -299,6 +383,27 @@ static const struct workload {
     {"frames", "telecom", telecom_frames},
 };
 
+/* Writes a series as a JSON array into buf (room for POOL_POINTS numbers). */
+static void series_json(const struct series *s, char *buf, size_t cap)
+{
+    size_t at = 0;
+    for (unsigned i = 0; i < s->n && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%u", i ? "," : "", s->point[i]);
+    buf[at < cap ? at : cap - 1] = '\0';
+}
+
+/* The pool samples of the workload just run, one row: a point every `stride` calls. */
+static void print_pool(const struct workload *w)
+{
+    char spans[POOL_POINTS * 4 + 1], kept[POOL_POINTS * 7 + 1];
+    series_json(&pool.spans, spans, sizeof spans);
+    series_json(&pool.kept_kib, kept, sizeof kept);
+    result_printf("{\"type\":\"result\",\"bench\":\"%s\",\"test\":\"pool\",\"workload\":\"%s\","
+                  "\"stride\":%lu,\"spans_max\":%u,\"kept_kib_max\":%u,\"spans\":[%s],"
+                  "\"kept_kib\":[%s]}",
+                  bench_name, w->name, pool.stride, pool.spans.max, pool.kept_kib.max, spans, kept);
+}
+
 /* Each workload is cache-model window `window` (SYS_MEASURE; a no-op without the plugin),
  * so `./ondol bench alloc-cache --cache ...` models its caches (docs/alloc.md). */
 static void run_workload(const struct workload *w, int window)
@@ -307,10 +412,11 @@ static void run_workload(const struct workload *w, int window)
     calls = (struct calls){0};
     seed = 0x9e3779b97f4a7c15ull;
     ondol_malloc_info(&before);
+    pool_start();
     SC2(SYS_MEASURE, MEASURE_WINDOW_BEGIN, window);
     uint64_t t0 = rdtsc();
     uint64_t check = w->run();
-    uint64_t ticks = rdtsc() - t0;
+    uint64_t ticks = rdtsc() - t0 - pool.ticks;
     SC2(SYS_MEASURE, MEASURE_WINDOW_END, window);
     ondol_malloc_info(&after);
     result_printf("{\"type\":\"result\",\"bench\":\"%s\",\"test\":\"workload\","
@@ -324,6 +430,7 @@ static void run_workload(const struct workload *w, int window)
                   (unsigned long long)calls.ticks,
                   (unsigned long long)(calls.ticks * 1000 / (ticks ? ticks : 1)),
                   (unsigned long long)check);
+    print_pool(w);
 }
 
 int run_workloads(void)

@@ -139,6 +139,19 @@ static long sys_thread_create(u64 entry, u64 stack_top, u64 arg, u64 prio)
 
 static long sys_thread_exit(u64 status) { thread_exit((int)status); }
 
+/* The caller's FS base (TLS: libc points it at the thread's control block, docs/syscalls.md).
+ * Loaded now and on every switch to the thread; a thread with one takes the general IPC
+ * path (ipcfast.S). */
+static long sys_thread_tls(u64 base)
+{
+    if (base >= USER_SPACE_END)
+        return E_FAULT;
+    struct thread *t = current_thread();
+    thread_set_fs_base(t, base);
+    cpu_load_user_context(this_cpu(), t->linux, base);
+    return 0;
+}
+
 static long sys_thread_join(u64 tid, u64 ustatus)
 {
     if (tid > 0x7fffffff)

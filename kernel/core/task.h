@@ -25,11 +25,12 @@ struct task {
 };
 
 /* Load the user context t needs on CPU c (syscall entry, FS base) before it runs: on
- * every switch except the IPC fastpath's, which never involves a Linux thread. Between
- * native threads (FS base 0, ondol's entry) it costs one test. */
+ * every switch except the IPC fastpath's, which involves neither a Linux thread nor one
+ * with an FS base (user_fs). Between native threads without TLS (FS base 0, ondol's
+ * entry) it costs two tests. */
 static inline void thread_user_context(struct cpu *c, const struct thread *t)
 {
-    if (t->linux | c->linux_entry)
+    if ((t->linux | c->linux_entry) || t->fs_base != c->fs_base)
         cpu_load_user_context(c, t->linux, t->fs_base);
 }
 

@@ -32,6 +32,12 @@ struct thread {
     u32 slice_left;
     u64 ticks;                         /* timer ticks spent running */
     bool killed;                       /* exit at the next kernel exit or wake-up */
+    bool user_fs;                      /* a native thread's fs_base != 0 (TLS): the IPC
+                                          fastpath leaves it to the general path, which
+                                          switches the base (one 16-bit compare tests it
+                                          with killed, another with sleeping:
+                                          fastpath_layout.h) */
+    bool sleeping;                     /* on the sleep list (below) */
     bool interrupt;                    /* with killed: instead of exiting, make a forwarded
                                           "interrupted" call (fwd.c; Linux threads only) */
     bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
@@ -42,7 +48,6 @@ struct thread {
     int wait_result;
     /* sleep / timeout list */
     struct thread *sleep_next, *sleep_prev;
-    bool sleeping;
     u64 wake_tick;
     u64 futex_addr;                    /* the user word it waits on in SYS_FUTEX_WAIT, or 0 */
     struct waitq joiners;
@@ -69,8 +74,17 @@ struct thread {
     bool linux;                        /* of a Linux task: its syscalls are forwarded */
     u8 fwd;                            /* FWD_NONE, or the kind of forwarded call pending */
     u64 fwd_words[IPC_MRS];            /* its message, built at the trap */
-    u64 fs_base;                       /* user FS base (0 for native threads) */
+    u64 fs_base;                       /* user FS base: a Linux thread's (arch_prctl), a
+                                          native thread's TLS (SYS_THREAD_TLS), else 0 */
 };
+
+/* Sets t's FS base; loaded when t next enters user space (thread_user_context, or the
+ * forwarded-call fastpath for a Linux thread, which is why user_fs stays 0 for those). */
+static inline void thread_set_fs_base(struct thread *t, u64 base)
+{
+    t->fs_base = base;
+    t->user_fs = base != 0 && !t->linux;
+}
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
 /* A kernel thread (no task) that starts in fn; prio -1 is below every user priority (idle). */

@@ -10,10 +10,11 @@
 #define TH_PRIO           520
 #define TH_TASK           528
 #define TH_SLICE_LEFT     552
-#define TH_KILLED         568
-#define TH_ON_CPU         570
-#define TH_WAITING_ON     592
-#define TH_SLEEPING       624
+#define TH_KILLED         568   /* then user_fs (569): one 16-bit compare tests both */
+#define TH_USER_FS        569   /* then sleeping (570): likewise */
+#define TH_SLEEPING       570
+#define TH_ON_CPU         572
+#define TH_WAITING_ON     600
 #define TH_TF             672
 #define TH_RESUME_VIA_TF  680   /* then ipc_state (681) and ipc_call (682): written as one */
 #define TH_IPC_STATE      681

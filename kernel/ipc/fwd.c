@@ -173,7 +173,7 @@ static void regs_to_frame(struct thread *t, const struct user_regs *r)
     f->ss = SEL_UDATA;
     f->vector = VEC_REGS;
     f->error = 0;
-    t->fs_base = r->fs_base;
+    thread_set_fs_base(t, r->fs_base);
 }
 
 static long read_regs(u64 uregs, struct user_regs *r)

@@ -595,10 +595,12 @@ static inline bool fast_answerable(const struct thread *p)
  * (forward_fast), held to the general path by fwdtest diff (tests/test_unix_fwd.py). */
 
 /* The L4 rule as wake_partner applies it when the caller blocks (p at least as high as
- * every ready thread); not sleeping, and not in a closed receive (on a queue). */
+ * every ready thread); no FS base of its own to switch (user_fs: native TLS), not
+ * sleeping, and not in a closed receive (on a queue). */
 static inline bool fast_partner_ready(const struct thread *p)
 {
-    return !(rq_words && p->prio < rq_highest_prio()) && !p->sleeping && !p->waiting_on;
+    return !(rq_words && p->prio < rq_highest_prio()) && !p->user_fs && !p->sleeping &&
+           !p->waiting_on;
 }
 
 /* The caller's side, once p has its message: the reply right used up if it named p; now
@@ -643,6 +645,8 @@ static __attribute__((noinline)) struct trapframe *fast_answer(struct thread *cu
 static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
 {
     if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
+        return NULL;
+    if (cur->user_fs)                          /* its FS base: the general path switches it */
         return NULL;
     struct thread *p;
     bool is_call = tf->rax == SYS_IPC_CALL;
@@ -738,6 +742,9 @@ FP_AT(struct thread, prio, TH_PRIO);
 FP_AT(struct thread, task, TH_TASK);
 FP_AT(struct thread, slice_left, TH_SLICE_LEFT);
 FP_AT(struct thread, killed, TH_KILLED);
+FP_AT(struct thread, user_fs, TH_KILLED + 1);     /* cmpw at TH_KILLED: killed, user_fs */
+FP_AT(struct thread, user_fs, TH_USER_FS);
+FP_AT(struct thread, sleeping, TH_USER_FS + 1);   /* cmpw at TH_USER_FS: user_fs, sleeping */
 FP_AT(struct thread, on_cpu, TH_ON_CPU);
 FP_AT(struct thread, waiting_on, TH_WAITING_ON);
 FP_AT(struct thread, sleeping, TH_SLEEPING);

@@ -122,6 +122,7 @@ static struct span *pool;
 static unsigned pool_count;
 static struct span *large_cache;
 static unsigned large_cache_count;
+static unsigned heap_cached_spans;          /* in every heap's cache (ondol_malloc_info) */
 static size_t large_cache_bytes;
 static size_t mapped_bytes;
 static uintptr_t registry[REGISTRY_SLOTS];   /* check mode: live headers, 1 = deleted */
@@ -434,6 +435,7 @@ static void span_release(struct heap *h, struct span *s)
         s->next = h->cache;
         h->cache = s;
         h->ncache++;
+        __atomic_add_fetch(&heap_cached_spans, 1, __ATOMIC_RELAXED);
         return;
     }
     pool_put(s);
@@ -445,6 +447,7 @@ static struct span *span_new(struct heap *h, unsigned cls)
     if (s != NULL) {
         h->cache = s->next;
         h->ncache--;
+        __atomic_sub_fetch(&heap_cached_spans, 1, __ATOMIC_RELAXED);
     } else {
         s = pool_get();
         if (s == NULL)
@@ -1049,6 +1052,7 @@ EXPORT void ondol_malloc_info(struct ondol_malloc_info *out)
     out->pool_spans = pool_count;
     out->large_cached = large_cache_count;
     mlock_release(&pool_lock, lock_kind);
+    out->heap_cached = __atomic_load_n(&heap_cached_spans, __ATOMIC_RELAXED);
     out->span_size = SPAN_SIZE;
     out->small_max = SMALL_MAX;
     os_page_stats(&out->pages);

@@ -33,10 +33,10 @@ $(MALLOC_HOST_A): $(MALLOC_HOST_OBJS)
 	@echo '  AR      $@'
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/user/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS)
+$(BUILD)/user/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS) lib/malloc/malloc.mk
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -DMALLOC_TLS -c $< -o $@
 
 $(MALLOC_USER_A): $(MALLOC_USER_OBJS)
 	$(Q)rm -f $@

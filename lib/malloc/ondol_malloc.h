@@ -21,11 +21,16 @@ struct ondol_malloc_info {
     int check;                  /* malloc_check=on: double/invalid frees are reported */
     size_t mapped_bytes;        /* mapped from the page layer now */
     unsigned pool_spans;        /* empty spans kept (purged) for reuse */
+    unsigned heap_cached;       /* empty spans the heaps keep unpurged, one each at most */
     unsigned large_cached;      /* freed large blocks kept for reuse */
     size_t span_size;
     size_t small_max;           /* largest size served from size classes */
     struct ondol_malloc_pages pages;
 };
+
+/* Usable bytes of a block malloc returned (declared here for native ondol programs, whose
+ * libc headers have no malloc.h). */
+size_t malloc_usable_size(void *p);
 
 /* Fills *out; the allocator's options are read by the first allocation (or this call). */
 void ondol_malloc_info(struct ondol_malloc_info *out);

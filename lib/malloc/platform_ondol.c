@@ -3,19 +3,24 @@
  * Pages come from SYS_VM_MAP (frames are allocated on first touch) and go back with
  * SYS_VM_UNMAP, which may unmap part of a mapping; each call is counted and timed for
  * ondol_malloc_info(). A blocked locker sleeps on the kernel futex (SYS_FUTEX_WAIT).
- * There is no thread-local storage yet: all threads share one heap under the lock; and
- * purging (madvise) is not available, so empty spans stay mapped in the pool.
+ * The thread's heap is a `__thread` word (libc's TLS, ondol/thread.h), so every thread
+ * calling malloc must have been started by libc; a thread's heap is abandoned for
+ * adoption when it ends (thread_at_exit). Purging (madvise) is not available, so empty
+ * spans stay mapped in the pool.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <ondol/sys.h>
+#include <ondol/thread.h>
 #include <ondol/timing.h>
 
 #include "platform.h"
 
 static struct ondol_malloc_pages page_calls;
+
+__thread struct heap *os_tls_heap __attribute__((tls_model("initial-exec")));
 
 /* Every page-layer call is counted and timed (P2's per-layer costs, docs/alloc.md): a
  * counter read on each side of the system call, which is rare next to malloc calls. */
@@ -78,10 +83,16 @@ int os_option(const char *name, char *buf, size_t len)
     return n >= 0 && (size_t)n < len;
 }
 
+/* One registration a thread is all libc keeps, and all the allocator makes (its heap,
+ * once); the heap type is opaque here, hence the wrapper. */
+static void (*heap_exit_fn)(struct heap *);
+
+static void heap_exit(void *h) { heap_exit_fn(h); }
+
 void os_at_thread_exit(void (*fn)(struct heap *), struct heap *h)
 {
-    (void)fn;
-    (void)h;
+    heap_exit_fn = fn;
+    thread_at_exit(heap_exit, h);
 }
 
 void os_at_fork(void (*prepare)(void), void (*after)(void))

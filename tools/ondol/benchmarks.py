@@ -481,16 +481,29 @@ def _table2_rows(workloads: list[dict]) -> list[dict]:
     return rows
 
 
+def _pool_rows(row: dict) -> list[dict]:
+    """A workload's pool samples, one row per point: after `call` allocation calls (the
+    largest sample since the last point), the spans kept for reuse (empty spans, cached
+    large blocks: P2's pool chunks) and the mapped KiB outside live blocks."""
+    return [{"bench": row["bench"], "table": "pool", "test": "pool", "lock": row.get("lock"),
+             "workload": row["workload"], "call": (i + 1) * row["stride"], "spans": spans,
+             "kept_kib": kept, "unit": "KiB"}
+            for i, (spans, kept) in enumerate(zip(row["spans"], row["kept_kib"]))]
+
+
 def alloc_rows(results: list[dict], config: Config) -> list[dict]:
     """Guest rows plus the config's params: "sizes" rows get a size label and their plot
-    series, a "contention" row is followed by its histogram rows, the "workloads" rows by
-    their Table 2 rows."""
+    series, a "contention" row is followed by its histogram rows, a "pool" row becomes one
+    row per sample, the "workloads" rows are followed by their Table 2 rows."""
     rows = []
     workloads = [{**config.params, **g, "table": "workloads"} for g in results
                  if g.get("test") == "workload"]
     for guest in results:
         row = {**config.params, **guest}
         if row.get("test") == "workload":
+            continue
+        if row.get("test") == "pool":
+            rows += _pool_rows(row)
             continue
         if row.get("test") == "contended":
             row["table"] = "contention"
@@ -524,12 +537,13 @@ ALLOC_FIGURES = (
     Figure(
         id="p2-lock", paper="P2", kind="bar", x="bucket", axes="shared", logy=True,
         xlabel="latency of one malloc or free call, TSC ticks (under icount: 10^7 = 10 ms)",
-        title="P2's lock outliers on ondol: with 2 threads only sleep-retry's 10 ms sleeps "
-              "reach 10^7 ticks; with 4, futex waiters woken behind other threads do too",
+        title="P2's lock outliers on ondol: sleep-retry's 10 ms sleeps reach 10^7 ticks; "
+              "with 4 threads futex waiters woken behind others do too; lock-free's "
+              "per-thread heaps never do",
         caption="Calls per decade of latency (logarithmic), threads contending for "
                 f"ondol's allocator at {ALLOC_CONTEND_HZ} Hz on one CPU, {ALLOC_CONTEND_N:,} "
-                "malloc and as many free calls per thread. Without TLS on ondol, lock-free "
-                "runs as blocking. Calls of 10^6 ticks and more are a preempted holder (or "
+                "malloc and as many free calls per thread. lock-free: a heap per thread "
+                "(TLS). Calls of 10^6 ticks and more are a preempted holder (or "
                 "the caller preempted); 10^7 and more, a sleep of sleep-retry or a waiter "
                 "woken behind others.",
         series=tuple(Ours(f"{lock}, {n} threads",
@@ -554,6 +568,23 @@ ALLOC_FIGURES += (
 )
 
 
+ALLOC_FIGURES += (
+    Figure(
+        id="p2-pool", paper="P2", kind="line", x="call", axes="shared",
+        xlabel="allocation calls (malloc, calloc, realloc, free) since the workload began",
+        title="P2's pool on ondol: no empty span or large block is kept for reuse (P2: "
+              "\"rarely more than 1-3 chunks\"), but each size class keeps its current "
+              "256 KiB span, so mapped memory outside live blocks is ~1-8 MiB",
+        caption="Mapped KiB (virtual: pages get frames only when touched) outside live "
+                "blocks, sampled along each mallocbench workload (the largest value in each "
+                f"interval; workloads run one after another in one program), malloc_lock="
+                f"{ALLOC_P2_LOCK}. The spans column of the pool table (P2's pool chunks) "
+                "stays 0. P2 reports its pool only in words, so there is no published series.",
+        series=tuple(Ours(w, {"table": "pool", "workload": w}, y="kept_kib")
+                     for w in ("qsort", "dijkstra", "patricia", "digest", "typeset", "frames"))),
+)
+
+
 def _alloc_configs() -> tuple[Config, ...]:
     sizes = tuple(Config(command="pcnt stat mallocbench sizes", options={"malloc_lock": lock},
                          params={"lock": lock}) for lock in ALLOC_LOCKS)
@@ -573,10 +604,11 @@ ALLOC_BENCH = Benchmark(
                 "contention, under each lock kind; calls per program (P2's Table 2)",
     configs=_alloc_configs(),
     key=("table", "test", "size", "round", "threads", "bucket", "workload", "function",
-         "lock"),
+         "call", "lock"),
     columns=("table", "lock", "threads", "size_label", "round", "test", "median", "max",
              "mean", "library", "page_calls", "frames", "frame_ticks", "over_10ms",
-             "workload", "alloc_permille", "bucket", "function", "count"),
+             "workload", "alloc_permille", "bucket", "function", "count", "call", "spans",
+             "kept_kib"),
     plot=Plot(kind="line", x="size", y="mean", series="series", logy=True, logx=True,
               where={"table": "sizes", "lock": ALLOC_P2_LOCK}),
     paper="P2.findings",
@@ -593,7 +625,7 @@ ALLOC_CACHE_BENCH = Benchmark(
     configs=(Config(command="mallocbench workloads alloc-cache",
                     options={"malloc_lock": ALLOC_P2_LOCK},
                     params={"lock": ALLOC_P2_LOCK}),),
-    key=("table", "workload", "function", "lock"),
+    key=("table", "workload", "function", "call", "lock"),
     columns=("table", "workload", "category", "malloc", "free", "mmap", "munmap", "ticks",
              "alloc_permille", "function", "count"),
     plot=Plot(kind="bar", x="workload", y="ticks", where={"table": "workloads"}),

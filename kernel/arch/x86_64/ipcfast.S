@@ -26,6 +26,10 @@
  * CPU's user context (LSTAR, FS base) as thread_user_context does; between native threads
  * it stays as it is, and a Linux thread waits in IPC only inside a forwarded call, whose
  * IPC_FWD flag the ordinary partner checks (ipc_flags == 0) turn away.
+ * Native threads with an FS base of their own (TLS, user_fs) are turned away, at no
+ * cost: user_fs shares a 16-bit compare with the caller's killed byte and with the
+ * partner's sleeping byte (a Linux thread's base is switched on its own routes, so its
+ * user_fs stays 0). Switching the base here would cost three instructions a half.
  *
  * Registers: rbp = the current thread (cur), rax = the partner (p), rdi = p's id; rcx, rsi,
  * r11 (and rdx for call) are scratch; on the forwarded routes everything but rbp and rax
@@ -73,7 +77,7 @@ markers_on:         .byte 0
     cmpb $0, %gs:CPU_NEED_RESCHED
     jne \slow
     movq %gs:CPU_CURRENT, %rbp
-    cmpb $0, TH_KILLED(%rbp)
+    cmpw $0, TH_KILLED(%rbp)            /* killed, or an FS base to switch (user_fs) */
     jne \slow
 .endm
 
@@ -93,9 +97,9 @@ markers_on:         .byte 0
 
 /*
  * The L4 priority rule for a direct switch as wake_partner applies it when the current
- * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p not
- * sleeping (a timed receive: the general path disarms it) and on no queue (a closed
- * receive: the general path unlinks it). Clobbers rcx, rsi.
+ * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p with
+ * no FS base (user_fs), not sleeping (a timed receive: the general path disarms it) and on
+ * no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
  */
 .macro PRIORITY_OK slow=syscall_slow
     movq rq_words(%rip), %rsi
@@ -107,7 +111,7 @@ markers_on:         .byte 0
     addl %esi, %ecx
     cmpl %ecx, TH_PRIO(%rax)
     jl \slow
-9:  cmpb $0, TH_SLEEPING(%rax)
+9:  cmpw $0, TH_USER_FS(%rax)           /* an FS base to switch (user_fs), or sleeping */
     jne \slow
     cmpq $0, TH_WAITING_ON(%rax)
     jne \slow

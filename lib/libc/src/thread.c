@@ -5,11 +5,12 @@
 #include <ondol/sys.h>
 #include <ondol/thread.h>
 
+#include "tls.h"
+
 /*
- * First instructions of a new thread. The kernel enters here with rdi = the arg given
- * to SYS_THREAD_CREATE, which is a pointer to the start block {fn, arg} at the top of
- * the new stack. Align the stack, call fn(arg), end the thread with its return value
- * (through a C function: the call number is an enumerator, which asm text cannot name).
+ * First instructions of a thread libc starts (thread_start_on, task_clone_run). The kernel
+ * enters with rdi = the start block (at the top of the new stack, or in the cloned
+ * caller's frame): align the stack as a call expects and go on in C.
  */
 __asm__(".text\n"
         ".globl __libc_thread_entry\n"
@@ -17,30 +18,53 @@ __asm__(".text\n"
         "__libc_thread_entry:\n"
         "    xorl %ebp, %ebp\n"
         "    andq $-16, %rsp\n"
-        "    movq 0(%rdi), %rax\n"
-        "    movq 8(%rdi), %rdi\n"
-        "    call *%rax\n"
-        "    movl %eax, %edi\n"
-        "    call __libc_thread_exit\n"
+        "    call __libc_thread_main\n"
         "    ud2\n"
         ".size __libc_thread_entry, . - __libc_thread_entry\n");
-
-__attribute__((noreturn, used)) void __libc_thread_exit(int status);
-void __libc_thread_exit(int status) { sys_thread_exit(status); }
 void __libc_thread_entry(void *start_block);
+
+/* What a new thread needs, written by its starter. */
+struct start_block {
+    thread_fn fn;
+    void *arg;
+    void *tp;            /* its TLS thread pointer, or NULL */
+    uint64_t pad;        /* keeps the block a multiple of 16 bytes */
+};
+
+/* A thread's life: its TLS, fn(arg), the thread_at_exit registration, the end with fn's
+ * return value as status. */
+__attribute__((noreturn, used)) void __libc_thread_main(struct start_block *b);
+void __libc_thread_main(struct start_block *b)
+{
+    __libc_tls_install(b->tp);
+    int status = b->fn(b->arg);
+    __libc_tls_exit();
+    sys_thread_exit(status);
+}
+
+/* Writes the start block (and the TLS area, when the program has TLS) at the top of
+ * [stack, stack+size) and returns the block, or NULL when the stack is too small. */
+static struct start_block *start_block_at(void *stack, size_t size, thread_fn fn, void *arg)
+{
+    size_t tls = __libc_tls_area_size();
+    if (size < tls + sizeof(struct start_block) + 256)
+        return NULL;
+    void *tp = __libc_tls_layout((char *)stack + size - tls, tls);
+    uintptr_t top = ((uintptr_t)stack + size - tls) & ~(uintptr_t)15;
+    struct start_block *b = (struct start_block *)(top - sizeof(struct start_block));
+    b->fn = fn;
+    b->arg = arg;
+    b->tp = tp;
+    return b;
+}
 
 int thread_start_on(struct thread *t, thread_fn fn, void *arg, int prio, void *stack,
                     size_t stack_size)
 {
-    uintptr_t top = ((uintptr_t)stack + stack_size) & ~(uintptr_t)15;
-    if (stack_size < 256 || top - 16 < (uintptr_t)stack)
+    struct start_block *b = start_block_at(stack, stack_size, fn, arg);
+    if (b == NULL)
         return E_INVAL;
-    /* The start block {fn, arg} sits at the very top of the stack; the thread's
-     * stack pointer starts right below it. */
-    void **block = (void **)(top - 16);
-    block[0] = (void *)fn;
-    block[1] = arg;
-    long tid = sys_thread_create(__libc_thread_entry, block, block, prio);
+    long tid = sys_thread_create(__libc_thread_entry, b, b, prio);
     if (tid < 0)
         return (int)tid;
     t->tid = (int)tid;
@@ -90,13 +114,25 @@ int thread_self(void)
     return r < 0 ? (int)r : si.tid;
 }
 
+/* The clone's thread runs fn(arg) on its copy of the stack region, with its copy of the
+ * caller's TLS block (same address in the copy). Its start block lives in this function's
+ * frame: the clone gets a copy of it, and no page of the stack region is touched here. */
+static int clone_entry_fn(void *fn_arg)
+{
+    void **fa = fn_arg;
+    ((void (*)(void *))fa[0])(fa[1]);
+    return 0;
+}
+
 long task_clone_run(const char *name, void (*fn)(void *), void *stack_top, void *arg)
 {
+    void *fa[2] = {(void *)fn, arg};
+    struct start_block b = {.fn = clone_entry_fn, .arg = fa, .tp = __libc_tls_self()};
     long t = sys_task_create(name);
     if (t < 0)
         return t;
     long r = sys_vm_clone((int)t, 0);
     if (r == 0)
-        r = sys_task_thread((int)t, fn, stack_top, arg, PRIO_INHERIT);
+        r = sys_task_thread((int)t, __libc_thread_entry, stack_top, &b, PRIO_INHERIT);
     return r < 0 ? r : t;
 }

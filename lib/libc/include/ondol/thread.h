@@ -6,6 +6,14 @@
  * value becomes the thread's exit status. thread_join() waits for the thread and
  * unmaps its stack. thread_start_on() uses a caller-provided stack instead (which
  * thread_join then leaves alone).
+ *
+ * Thread-local storage: `__thread` variables work in native programs. Every thread libc
+ * starts (the main thread, thread_start/_on, task_clone_run's clone) has its own copy of
+ * the program's TLS template, at the top of its stack (the main thread's in a static
+ * area, or mapped when larger), and its FS base points at it (SYS_THREAD_TLS). A thread
+ * made with the raw SYS_THREAD_CREATE / SYS_TASK_THREAD has none: it must not touch
+ * `__thread` variables (or malloc with malloc_lock=lock-free). Threads with TLS take the
+ * general IPC path (docs/ipc.md).
  */
 #ifndef ONDOL_THREAD_H
 #define ONDOL_THREAD_H
@@ -29,6 +37,11 @@ int thread_start_on(struct thread *t, thread_fn fn, void *arg, int prio, void *s
                     size_t stack_size);
 /* Returns 0 or a negative E_* code; *status (if non-NULL) gets the exit status. */
 int thread_join(struct thread *t, int *status);
+
+/* Calls fn(arg) when the calling thread ends through libc (fn returns from a thread
+ * started by thread_start/_on); one registration a thread. 0, E_NOTSUP (the program
+ * has no TLS) or E_INVAL (already registered). */
+int thread_at_exit(void (*fn)(void *), void *arg);
 
 /* Thread id of the caller (SYS_SELF). */
 int thread_self(void);
