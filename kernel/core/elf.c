@@ -54,7 +54,7 @@ static bool header_ok(const struct elf64_ehdr *h, u64 size)
 static int load_segment(struct aspace *as, const u8 *image, u64 size, const struct elf64_phdr *ph)
 {
     if (ph->filesz > ph->memsz || ph->offset > size || size - ph->offset < ph->filesz ||
-        ph->vaddr < USER_IMAGE_BASE || ph->vaddr >= USER_TOP || USER_TOP - ph->vaddr < ph->memsz)
+        ph->vaddr < USER_IMAGE_BASE || ph->vaddr >= USER_MAP_END || USER_MAP_END - ph->vaddr < ph->memsz)
         return E_INVAL;
     unsigned prot = PROT_READ | (ph->flags & PF_W ? PROT_WRITE : 0) | (ph->flags & PF_X ? PROT_EXEC : 0);
     u64 start = ALIGN_DOWN(ph->vaddr, PAGE_SIZE), end = ALIGN_UP(ph->vaddr + ph->memsz, PAGE_SIZE);

@@ -21,6 +21,11 @@
 #define USER_STACK_TOP  0x00007ffffffff000ull
 #define USER_STACK_SIZE (256ull * 1024)
 #define USER_TOP        0x0000800000000000ull
+/* The top user page is never mapped: a `syscall` in its last two bytes would return with
+ * sysret to 2^47, a non-canonical address, which raises #GP in ring 0 on Intel CPUs (the
+ * fastpaths sysret without checking rip, as the general exit does). Linux keeps the same
+ * page free for the same reason. */
+#define USER_MAP_END    (USER_TOP - 0x1000ull)
 
 #ifndef __ASSEMBLER__
 #include "types.h"

@@ -242,7 +242,7 @@ static u64 find_gap(struct aspace *as, u64 len)
 
 static bool fits_user(u64 addr, u64 len)
 {
-    return addr >= VM_MIN_ADDR && addr < USER_TOP && len <= USER_TOP - addr;
+    return addr >= VM_MIN_ADDR && addr < USER_MAP_END && len <= USER_MAP_END - addr;
 }
 
 /* Where a mapping of len bytes goes: its address, or E_INVAL (bad fixed address) or

@@ -124,6 +124,8 @@ static void place(void)
     CHECK(sys_vm_mmap((void *)(at + 1), PAGE, RW, VM_MMAP_FIXED, 0) == E_INVAL, "fixed unaligned");
     CHECK(sys_vm_mmap((void *)0x7ffffffff000ul, 2 * PAGE, RW, VM_MMAP_FIXED, 0) == E_INVAL,
           "fixed past the user half");
+    CHECK(sys_vm_mmap((void *)0x7ffffffff000ul, PAGE, RW | PROT_EXEC, VM_MMAP_FIXED, 0) == E_INVAL,
+          "the top user page stays unmapped (sysret to 2^47 faults in ring 0 on Intel)");
     CHECK(sys_vm_mmap(NULL, PAGE, RW, 0x80, 0) == E_INVAL, "unknown flag");
     CHECK(sys_vm_mmap(NULL, 0, RW, 0, 0) == E_INVAL, "zero length");
     CHECK(sys_vm_mmap(NULL, PAGE, RW, VM_MMAP_PHYS, 0xb8000) == E_PERM, "phys needs privilege");
