@@ -70,6 +70,8 @@ struct thread {
     u8 fwd;                            /* FWD_NONE, or the kind of forwarded call pending */
     u64 fwd_words[IPC_MRS];            /* its message, built at the trap */
     u64 fs_base;                       /* user FS base (0 for native threads) */
+    u64 pager_refused;                 /* page | 1 its pager refused: the next fault on
+                                          it is the thread's own (mm/pager.c) */
 };
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);

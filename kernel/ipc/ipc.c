@@ -12,6 +12,7 @@
 #include "fastpath_layout.h"
 #include "fault.h"
 #include "fwd.h"
+#include "pager.h"
 #include "ipc.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -236,6 +237,8 @@ static long transfer_buffer(struct thread *s, struct thread *r)
  * (fwd.c: the answer goes to its rax, not its message registers). */
 static __attribute__((noinline)) long transfer_special(struct thread *s, struct thread *r)
 {
+    if (r->fwd == FWD_PAGER)
+        return pager_resume(r);
     if (r->ipc_flags & IPC_FWD)
         return fwd_answer(r, s->tf->r8);
     copy_mrs(s->tf, r->tf);
@@ -495,6 +498,14 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
     block_current(r, f ? &f->receivers : NULL, timeout);
 }
 
+/* A pager's answer to c's pager call (mm/pager.c), checked before it is delivered: the
+ * waiting call is the right to answer it, so may_send is not asked. Out of line: the
+ * ordinary reply pays one test. */
+static __attribute__((noinline, cold)) long answer_pager(struct thread *r, struct thread *c)
+{
+    return pager_answer(r, c);
+}
+
 /* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
 static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
 {
@@ -504,7 +515,9 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     long err = lookup_partner(to, &c);
     if (!err && (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid))
         err = E_SRCH;                          /* not waiting for a reply from us */
-    if (!err && !may_send(r, c))
+    if (!err && c->fwd == FWD_PAGER)
+        err = answer_pager(r, c);
+    else if (!err && !may_send(r, c))
         err = E_PERM;
     if (!err)
         err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
@@ -743,6 +756,10 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
  * closed receivers, and (a scan, only when it has any) the callers awaiting its reply. */
 static void release(struct thread *x)
 {
+    if (x->fwd == FWD_PAGER) {
+        pager_gone(x);                         /* its access becomes its fault */
+        return;
+    }
     if (x->ipc_flags & IPC_FWD)
         fwd_server_gone(x);                    /* a Linux task loses its server: killed */
     thread_wake(x, E_DEAD);

@@ -182,6 +182,20 @@ struct user_regs {
 #define TASK_COPY_FROM  2        /* the task's bytes into ours */
 #define TASK_COPY_MAX   (1u << 20)
 
+/* ---- pagers (docs/memory.md, "Pagers") ------------------------------------------------
+ * A region made by SYS_VM_PAGER gets its pages from a pager thread. A fault on a page it
+ * has not supplied becomes an IPC call from the faulting thread to the pager, words:
+ *   w0 = PAGER_FAULT, w1 = fault address, w2 = access (PROT_READ, PROT_WRITE or PROT_EXEC),
+ *   w3 = rip, w4 = faulting thread id, w5 = its task id, w6 = byte offset in the object.
+ * The pager answers with IPC_REPLY_RECV: w0 = PAGER_SUPPLY, w1 = page-aligned address of
+ * a readable page of the pager's own memory, whose bytes are copied into a new page of
+ * the region; or w0 = PAGER_REFUSE, and the access is the thread's fault. A bad answer
+ * (other label, bad address) fails the pager's call (E_INVAL, E_FAULT) and the faulting
+ * thread keeps waiting. */
+#define PAGER_FAULT   0x5046ull  /* "PF" */
+#define PAGER_SUPPLY  0x5053ull  /* "PS" */
+#define PAGER_REFUSE  0x5052ull  /* "PR" */
+
 #define PRIO_MIN      0
 #define PRIO_MAX      255
 #define PRIO_DEFAULT  100
