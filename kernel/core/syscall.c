@@ -367,6 +367,11 @@ static long sys_vm_pager(u64 id, u64 addr, u64 len, u64 prot, u64 flags, u64 pag
     return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
 }
 
+static long sys_task_handover(u64 id, u64 to)
+{
+    return task_handover(self_task(), (int)MIN(id, 0x7fffffffull), (int)MIN(to, 0x7fffffffull));
+}
+
 /* Number 49 belongs to SYS_ROOTFS_MAP, added on another branch: until the merge, nothing. */
 static long sys_reserved_49(void) { return E_NOSYS; }
 

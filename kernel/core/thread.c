@@ -75,8 +75,30 @@ static void fpu_release(struct thread *t)
             cpus[i].fpu_owner = NULL;
 }
 
+/* Native threads with a base of their own: while there are any, the fastpath's gate
+ * byte ipc_user_bases (ipcfast.S) is 1 and the fastpath is closed. */
+static int threads_with_bases;
+
+static void count_bases(struct thread *t, bool has)
+{
+    if (has == !!(t->user_ctx & USER_CTX_BASES))
+        return;
+    threads_with_bases += has ? 1 : -1;
+    t->user_ctx ^= USER_CTX_BASES;
+    ipc_user_bases = threads_with_bases > 0;
+}
+
+void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base)
+{
+    t->fs_base = fs_base;
+    t->gs_base = gs_base;
+    if (!t->linux)
+        count_bases(t, (fs_base | gs_base) != 0);
+}
+
 void thread_free(struct thread *t)
 {
+    count_bases(t, false);
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
     fpu_release(t);
@@ -102,6 +124,7 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
         return NULL;
     t->task = task;
     t->linux = task->linux_server != 0;    /* fixed: a task is marked before it has threads */
+    t->user_ctx = t->linux ? USER_CTX_LINUX : 0;
     u64 top = t->kstack + KSTACK_SIZE;
     struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));
     memset(tf, 0, sizeof(*tf));

@@ -234,11 +234,12 @@ static long transfer_buffer(struct thread *s, struct thread *r)
 }
 
 /* transfer() for a receiver that takes a buffer, or that waits in a forwarded call
- * (fwd.c: the answer goes to its rax, not its message registers). */
+ * (fwd.c: the answer goes to its rax, not its message registers) or a pager call
+ * (mm/pager.c: the answer is a page, and the thread retries its access). */
 static __attribute__((noinline)) long transfer_special(struct thread *s, struct thread *r)
 {
     if (r->fwd == FWD_PAGER)
-        return pager_resume(r);
+        return pager_answer(s, r);
     if (r->ipc_flags & IPC_FWD)
         return fwd_answer(r, s->tf->r8);
     copy_mrs(s->tf, r->tf);
@@ -498,14 +499,6 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
     block_current(r, f ? &f->receivers : NULL, timeout);
 }
 
-/* A pager's answer to c's pager call (mm/pager.c), checked before it is delivered: the
- * waiting call is the right to answer it, so may_send is not asked. Out of line: the
- * ordinary reply pays one test. */
-static __attribute__((noinline, cold)) long answer_pager(struct thread *r, struct thread *c)
-{
-    return pager_answer(r, c);
-}
-
 /* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
 static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
 {
@@ -515,9 +508,7 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     long err = lookup_partner(to, &c);
     if (!err && (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid))
         err = E_SRCH;                          /* not waiting for a reply from us */
-    if (!err && c->fwd == FWD_PAGER)
-        err = answer_pager(r, c);
-    else if (!err && !may_send(r, c))
+    if (!err && !may_send(r, c))
         err = E_PERM;
     if (!err)
         err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));

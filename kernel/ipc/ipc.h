@@ -8,6 +8,7 @@ enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
 
 extern bool ipc_dts;                           /* option dts=on|off, SYS_KSET at run time */
 extern bool ipc_fastpath_on;                   /* option ipc_fastpath=on|off (the oracle: off) */
+extern bool ipc_user_bases;                    /* a native thread has FS/GS bases (thread.c) */
 struct trapframe *ipc_syscall(struct trapframe *tf);
 /* Linux forwarding (fwd.c): the current thread t calls its server s with t->fwd_words,
  * as a register-only call the kernel makes for it. Returns the frame to leave through;

@@ -5,9 +5,11 @@
  * forwarded (ipc_forward: the thread blocks with its registers untouched, the words are
  * kept in fwd_words, thread->fwd = FWD_PAGER). The pager answers with reply_recv:
  * PAGER_SUPPLY names a page of its own memory, whose bytes are copied into a new frame
- * of the faulting address space (vm_supply), or PAGER_REFUSE. The answer is checked
- * before it is delivered, so a bad one fails the pager's call and the client keeps
- * waiting. Copying rather than mapping the pager's frame keeps a supplied page an
+ * of the faulting address space (vm_supply), or PAGER_REFUSE. Either way the thread
+ * leaves the call and retries its access. An answer that fails its checks is not taken:
+ * the retry calls the pager again, with the reason in word 7, so the IPC paths pay
+ * nothing for pagers (the answer is looked at where a forwarded call's already is, in
+ * transfer_special). Copying rather than mapping the pager's frame keeps a supplied page an
  * ordinary private anonymous page (map count, reverse map, copy-on-write on clone,
  * freed on unmap) and keeps the pager's memory its own.
  *
@@ -47,13 +49,15 @@ void pager_fault(struct trapframe *tf, u64 addr, unsigned access)
         t->pager_refused = 0;
         return;                       /* refused: this time it is the thread's fault */
     }
+    t->pager_refused = 0;
     struct region *r = region_find(t->task->as, addr);
     struct thread *p = r && r->obj->kind == MEMOBJ_PAGER ? pager_of(r->obj) : NULL;
     if (!p || p == t)
         return;                       /* no pager to ask, or it faults on its own region */
     const u64 w[IPC_MRS] = {PAGER_FAULT, addr, access_prot(access), tf->rip, (u64)t->tid,
-                            (u64)t->task->id, r->off + (page - r->start)};
+                            (u64)t->task->id, r->off + (page - r->start), (u64)t->pager_error};
     memcpy(t->fwd_words, w, sizeof(w));
+    t->pager_error = 0;
     t->fwd = FWD_PAGER;
     ipc_forward(t, p, false);
     panic("pager: a pager call returned");
@@ -67,7 +71,8 @@ static long source_page(struct thread *p, u64 va, u64 *pa)
     return vm_resolve(p->task->as, va, VM_ACCESS_READ, pa) ? E_FAULT : 0;
 }
 
-long pager_answer(struct thread *p, struct thread *c)
+/* Carry out p's answer for c: 0, or why it was not taken. */
+static long take_answer(struct thread *p, struct thread *c)
 {
     u64 label = p->tf->r8, va = p->tf->r9, pa;
     if (label == PAGER_REFUSE) {
@@ -80,8 +85,9 @@ long pager_answer(struct thread *p, struct thread *c)
     return err ? err : vm_supply(c->task->as, c->fwd_words[1], pa);
 }
 
-long pager_resume(struct thread *c)
+long pager_answer(struct thread *p, struct thread *c)
 {
+    c->pager_error = take_answer(p, c);
     c->fwd = FWD_NONE;
     c->ipc_flags = 0;
     return (long)c->tf->rax;

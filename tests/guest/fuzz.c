@@ -43,6 +43,10 @@
  *   SYS_VM_CLONE, SYS_TASK_THREAD, SYS_VM_CTL, SYS_TASK_COPY  often aimed at those
  *                               tasks; threads only with invalid entry points; copies never
  *                               into our own program image
+ *   SYS_THREAD_CTL              often on our own thread (E_PERM: never stopped or ended)
+ *   SYS_TASK_HANDOVER           often aimed at those tasks; the receiver is never another
+ *                               live task (invalid ids, ourselves, the created tasks, which
+ *                               have no threads: E_INVAL), so nothing outlives the fuzzer
  *   SYS_TASK_THREAD_REGS        as SYS_TASK_THREAD: the registers come from a random frame
  *                               whose rip is always an invalid entry point (E_INVAL)
  *   SYS_VM_UNMAP                only the fuzzer's own SYS_VM_MAP results (whole or a
@@ -98,6 +102,13 @@ static long created[MAX_CREATED];     /* empty tasks from SYS_TASK_CREATE (freed
 static int ncreated;
 
 static uint64_t r64(void) { return rand64(&rng); }
+
+static int self_task_id(void)
+{
+    struct self_info me;
+    sys_self(&me);
+    return me.task;
+}
 static uint64_t below(uint64_t n) { return n ? r64() % n : 0; }
 
 static const unsigned char *code_ptr(void)
@@ -275,6 +286,24 @@ static void draw_vm_pager(uint64_t *a)
         a[5] = (uint64_t)sys_self(NULL);        /* a valid pager: this thread */
 }
 
+/* SYS_TASK_HANDOVER(task, to): `to` never names a live task but ours (see the list). */
+static void draw_task_handover(uint64_t *a)
+{
+    if (ncreated > 0 && below(2) == 0)
+        a[0] = (uint64_t)created[below((uint64_t)ncreated)];
+    switch (below(4)) {
+    case 0: a[1] = (uint64_t)self_task_id(); break;
+    case 1:
+        if (ncreated > 0) {
+            a[1] = (uint64_t)created[below((uint64_t)ncreated)];
+            break;
+        }
+        /* fall through */
+    case 2: a[1] = (uint64_t)-(int64_t)(1 + below(100)); break;
+    default: a[1] = 0x80000000ull + below(1ull << 40); break;
+    }
+}
+
 /* Draws a call and its arguments, applying the skip list and the sanitising rules. */
 static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
 {
@@ -365,6 +394,13 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
     }
     case SYS_VM_PAGER:
         draw_vm_pager(a);
+        break;
+    case SYS_TASK_HANDOVER:
+        draw_task_handover(a);
+        break;
+    case SYS_THREAD_CTL:
+        if (below(2) == 0)
+            a[0] = (uint64_t)sys_self(NULL);   /* ours: not a controlled task's (E_PERM) */
         break;
     case SYS_TASK_CREATE:
         if (ncreated == MAX_CREATED)

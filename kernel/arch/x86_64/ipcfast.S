@@ -35,16 +35,18 @@
  * The fast gate: the three settings the fastpath depends on, as the bytes of one word, so
  * that one compare checks them all. They are the option variables themselves (options.def:
  * dts, ipc_fastpath; pcnt.c: pcnt_probes_on), declared `extern bool` in C as before and
- * defined here, where their layout matters. Open iff dts = 1, ipc_fastpath = 1, probes = 0.
+ * defined here, where their layout matters. Open iff dts = 1, ipc_fastpath = 1, probes = 0,
+ * and no native thread has FS/GS bases of its own (ipc_user_bases, thread.c: the fastpath
+ * does not load them).
  */
     .data
     .balign 4
-    .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on
+    .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on, ipc_user_bases
 ipc_fast_gate:
 ipc_dts:            .byte 1
 ipc_fastpath_on:    .byte 1
 pcnt_probes_on:     .byte 0
-                    .byte 0
+ipc_user_bases:     .byte 0
 #define FAST_GATE_OPEN 0x0101
 
 /* The CR3 gate, likewise: a plain CR3 load between tasks unless PCID is in use (cpu.c
