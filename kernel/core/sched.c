@@ -242,7 +242,7 @@ static void stop_here(struct thread *t)
 /* A killed thread exits, unless `killed` carries an interrupt of a Linux thread (fwd.c),
  * which makes its forwarded "interrupted" call instead, or a stop. Out of line: the exit
  * check is one test on every return to user mode. */
-static __attribute__((noinline)) void leave_killed(struct thread *t)
+static __attribute__((noinline, cold)) void leave_killed(struct thread *t)
 {
     if (t->interrupt == KILL_STOP) {
         stop_here(t);
@@ -274,18 +274,28 @@ void thread_resume(struct thread *t)
     }
 }
 
-/* Run before any return to user mode, with the kernel lock held. */
-void sched_kernel_exit_checks(void)
+/* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
+ * running thread, or a reschedule; each may leave the other to do. */
+static __attribute__((noinline)) void exit_checks_loop(struct cpu *c)
 {
-    struct cpu *c = this_cpu();
     for (;;) {
         struct thread *t = c->current;
         if (t->killed)
             leave_killed(t);
-        if (!c->need_resched)
+        else if (c->need_resched)
+            schedule();
+        else
             return;
-        schedule();
     }
+}
+
+/* Run before any return to user mode, with the kernel lock held: one test of two bytes
+ * when there is nothing to do. */
+void sched_kernel_exit_checks(void)
+{
+    struct cpu *c = this_cpu();
+    if (c->current->killed | c->need_resched)
+        exit_checks_loop(c);
 }
 
 /* ---- sleeping and timeouts ----------------------------------------------------- */
