@@ -185,7 +185,7 @@ def test_sse_state_survives_ipc_switches(fastpath):
     assert status == 0
 
 
-# measured 242 / 232 (DTS on: the assembly fastpath), 1,071 / 1,053 (off), + ~3 %; the
+# measured 242 / 232 (DTS on: the assembly fastpath), 1,063 / 1,045 (off), + ~3 %; the
 # DTS-on bounds are issue 15's goals (tasks <= 250, threads <= 240)
 ROUNDTRIP_BOUND = {("on", "tasks"): 250, ("on", "threads"): 240,
                    ("off", "tasks"): 1100, ("off", "threads"): 1080}
