@@ -185,7 +185,7 @@ def test_sse_state_survives_ipc_switches(fastpath):
     assert status == 0
 
 
-# measured 242 / 232 (DTS on: the assembly fastpath), 1,071 / 1,053 (off), + ~3 %; the
+# measured 242 / 232 (DTS on: the assembly fastpath), 1,063 / 1,045 (off), + ~3 %; the
 # DTS-on bounds are issue 15's goals (tasks <= 250, threads <= 240)
 ROUNDTRIP_BOUND = {("on", "tasks"): 250, ("on", "threads"): 240,
                    ("off", "tasks"): 1100, ("off", "threads"): 1080}
@@ -222,10 +222,10 @@ def test_icount_round_trip_stays_below_bound(dts):
 
 
 # A forwarded Linux null system call (ipcbench fwd, docs/unix.md "Forwarding"), DTS on:
-# measured 283 round trip, halves 133 (trap -> server) + 148 (answer -> Linux thread) on
-# the fastpath; 854 (419 + 433) through the general path before it, 831 now with
-# ipc_fastpath=off. Bounds + ~3 %.
-FWD_BOUND = {"fwd": 292, "fwd_call": 137, "fwd_reply": 153}
+# measured 290 round trip, halves 136 (trap -> server) + 152 (answer -> Linux thread) on
+# the fastpath (283 = 133 + 148 before the GS base and the user_ctx bit); 854 (419 + 433)
+# through the general path before it, 844 now with ipc_fastpath=off. Bounds + ~3 %.
+FWD_BOUND = {"fwd": 298, "fwd_call": 140, "fwd_reply": 157}
 
 
 def fwd_rows(**options) -> dict[str, dict]:

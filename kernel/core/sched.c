@@ -226,28 +226,76 @@ void sched_start(void)
     panic("sched_start returned");
 }
 
-/* A killed thread exits, unless `killed` carries an interrupt of a Linux thread (fwd.c),
- * which makes its forwarded "interrupted" call instead. Out of line: the exit check is
- * one test on every return to user mode. */
-static __attribute__((noinline, noreturn)) void leave_killed(struct thread *t)
+/* THREAD_CTL_STOP reached t at its return to user mode: it waits there, its registers
+ * complete in its frame (the controller may read and write them), until THREAD_CTL_RESUME
+ * or a kill wakes it; then the exit checks run again. */
+static void stop_here(struct thread *t)
 {
+    t->killed = false;
+    t->interrupt = KILL_EXIT;
+    t->stopped = true;
+    t->state = T_BLOCKED;
+    schedule();
+    t->stopped = false;
+}
+
+/* A killed thread exits, unless `killed` carries an interrupt of a Linux thread (fwd.c),
+ * which makes its forwarded "interrupted" call instead, or a stop. Out of line: the exit
+ * check is one test on every return to user mode. */
+static __attribute__((noinline, cold)) void leave_killed(struct thread *t)
+{
+    if (t->interrupt == KILL_STOP) {
+        stop_here(t);
+        return;
+    }
     if (t->interrupt)
         fwd_interrupt(t);
     thread_exit(t->task ? t->task->exit_status : 0);
 }
 
-/* Run before any return to user mode, with the kernel lock held. */
-void sched_kernel_exit_checks(void)
+int thread_stop(struct thread *t)
 {
-    struct cpu *c = this_cpu();
+    if (t->stopped)
+        return 1;
+    if (t->killed && t->interrupt != KILL_STOP)
+        return E_INVAL;               /* being killed or interrupted */
+    t->killed = true;
+    t->interrupt = KILL_STOP;
+    return 0;
+}
+
+void thread_resume(struct thread *t)
+{
+    if (t->stopped)
+        thread_wake(t, 0);
+    else if (t->killed && t->interrupt == KILL_STOP) {   /* the stop had not happened yet */
+        t->killed = false;
+        t->interrupt = KILL_EXIT;
+    }
+}
+
+/* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
+ * running thread, or a reschedule; each may leave the other to do. */
+static __attribute__((noinline)) void exit_checks_loop(struct cpu *c)
+{
     for (;;) {
         struct thread *t = c->current;
         if (t->killed)
             leave_killed(t);
-        if (!c->need_resched)
+        else if (c->need_resched)
+            schedule();
+        else
             return;
-        schedule();
     }
+}
+
+/* Run before any return to user mode, with the kernel lock held: one test of two bytes
+ * when there is nothing to do. */
+void sched_kernel_exit_checks(void)
+{
+    struct cpu *c = this_cpu();
+    if (c->current->killed | c->need_resched)
+        exit_checks_loop(c);
 }
 
 /* ---- sleeping and timeouts ----------------------------------------------------- */
@@ -313,12 +361,12 @@ int thread_sleep(u64 n)
         schedule();
         return 0;
     }
-    if (t->killed)
+    if (thread_dying(t))
         return WAIT_KILLED;
     sleep_until(t, n);
     t->state = T_SLEEPING;
     schedule();
-    return t->killed ? WAIT_KILLED : 0;
+    return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
 /* Timer interrupt, kernel lock held. */

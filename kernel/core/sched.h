@@ -12,6 +12,12 @@ void make_ready(struct thread *t);
 struct thread *current_thread(void);
 void sched_set_priority(struct thread *t, int prio);
 void sched_tick(void);
+/* THREAD_CTL_STOP: t stops at its next return to user mode (a thread blocked in the
+ * kernel first finishes its call). 1 when it is stopped already, 0 when pending, E_INVAL
+ * when it is being killed or interrupted. */
+int thread_stop(struct thread *t);
+/* THREAD_CTL_RESUME: a stopped thread goes on; a pending stop is cancelled. */
+void thread_resume(struct thread *t);
 void sched_kernel_exit_checks(void);        /* resched / killed, before returning to user */
 extern u64 slice_ticks;
 u64 ticks_now(void);

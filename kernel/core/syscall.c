@@ -147,8 +147,8 @@ static long sys_thread_tls(u64 base)
     if (base >= USER_SPACE_END)
         return E_FAULT;
     struct thread *t = current_thread();
-    thread_set_fs_base(t, base);
-    cpu_load_user_context(this_cpu(), t->linux, base);
+    thread_set_bases(t, base, t->gs_base);
+    thread_user_context(this_cpu(), t);
     return 0;
 }
 
@@ -351,6 +351,41 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
 /* Linux tasks (kernel/ipc/fwd.c, docs/unix.md) */
 static long sys_task_linux(u64 task, u64 server) { return fwd_task_linux(self_task(), task, server); }
 
+/* The address space SYS_VM_PAGER maps into: the caller's (task 0) or a controlled task's. */
+static struct aspace *pager_target(u64 id, long *err)
+{
+    if (id == 0)
+        return self_task()->as;
+    struct task *t = controlled(id, err);
+    return t ? t->as : NULL;
+}
+
+/* A region whose pages a thread of the caller's own task supplies (mm/pager.c): naming
+ * only its own threads, a task cannot direct fault calls at anyone else. */
+static long sys_vm_pager(u64 id, u64 addr, u64 len, u64 prot, u64 flags, u64 pager)
+{
+    long err;
+    struct aspace *as = pager_target(id, &err);
+    if (!as)
+        return err;
+    struct thread *p = thread_lookup((int)MIN(pager, 0x7fffffffull));
+    if (!p || p->task != self_task() || p->state == T_ZOMBIE)
+        return E_SRCH;
+    if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) || (flags & ~(u64)VM_MMAP_FIXED))
+        return E_INVAL;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    struct memobj *obj = memobj_pager(len, p->tid, p->task->id);
+    if (!obj)
+        return E_NOMEM;
+    return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
+}
+
+static long sys_task_handover(u64 id, u64 to)
+{
+    return task_handover(self_task(), (int)MIN(id, 0x7fffffffull), (int)MIN(to, 0x7fffffffull));
+}
+
+/* Number 49 belongs to SYS_ROOTFS_MAP, added on another branch: until the merge, nothing. */
 static long sys_thread_ctl(u64 tid, u64 op, u64 uregs)
 {
     return fwd_thread_ctl(self_task(), tid, op, uregs);

@@ -200,7 +200,7 @@ void task_kill_except(struct task *task, int status, struct thread *self)
         if (t == self || t->state == T_ZOMBIE)
             continue;
         t->killed = true;
-        t->interrupt = false;                 /* a kill wins over an interrupt (fwd.c) */
+        t->interrupt = KILL_EXIT;             /* a kill wins over an interrupt or a stop */
         thread_wake(t, WAIT_KILLED);
     }
 }
@@ -234,6 +234,28 @@ long task_kill_other(struct task *killer, int id)
             task_kill(d, KILLED_STATUS);
     }
     task_kill(t, KILLED_STATUS);
+    return 0;
+}
+
+long task_handover(struct task *self, int id, int to_id)
+{
+    long err;
+    struct task *t = task_controlled(self, id, &err);
+    if (!t)
+        return err;
+    struct task *to = to_id > 0 ? task_lookup(to_id) : NULL;
+    if (!to || to->zombie || to->exiting)
+        return E_SRCH;
+    if (to == t || is_ancestor(t, to))
+        return E_INVAL;               /* it would control itself: a cycle of parents */
+    if (!to->live_threads)
+        return E_INVAL;               /* a task freed unstarted (orphan_children) has no
+                                         children to orphan: it must never get any */
+    if (t->privileged && !to->privileged)
+        return E_PERM;                /* control of a privileged task is privilege */
+    t->parent = to;
+    t->max_prio = MIN(t->max_prio, to->max_prio);
+    waitq_wake_all(&self->child_exit, 0);    /* a wait for it now finds it gone */
     return 0;
 }
 

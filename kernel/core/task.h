@@ -24,14 +24,14 @@ struct task {
                                           and faults are forwarded to (docs/unix.md) */
 };
 
-/* Load the user context t needs on CPU c (syscall entry, FS base) before it runs: on
- * every switch except the IPC fastpath's, which involves neither a Linux thread nor one
- * with an FS base (user_fs). Between native threads without TLS (FS base 0, ondol's
- * entry) it costs two tests. */
+/* Load the user context t needs on CPU c (syscall entry, FS and GS bases) before it runs:
+ * on every switch except the IPC fastpath's, which never involves a native thread with
+ * bases (user_bases) and switches a Linux thread's on its forwarded-call routes. Between
+ * native threads without bases (both 0, ondol's entry) it costs one test. */
 static inline void thread_user_context(struct cpu *c, const struct thread *t)
 {
-    if ((t->linux | c->linux_entry) || t->fs_base != c->fs_base)
-        cpu_load_user_context(c, t->linux, t->fs_base);
+    if (t->user_ctx | c->user_ctx)
+        cpu_load_user_context(c, t->linux, t->fs_base, t->gs_base, t->user_ctx);
 }
 
 long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
@@ -43,6 +43,12 @@ long task_create_empty(struct task *parent, const char *name, int max_prio);
 struct task *task_controlled(struct task *self, int id, long *err);
 void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
 long task_wait(struct task *parent, int id, int *status);
+/* SYS_TASK_HANDOVER: task `id`, which self controls, becomes a child of task `to_id`, with
+ * every right that gives (control, waiting for it, sending to its threads); self keeps
+ * none. Its priority ceiling becomes at most to's. E_SRCH / E_PERM (not controlled, or a
+ * privileged task to an unprivileged one) / E_INVAL (to is the task or its descendant,
+ * or has no threads yet). */
+long task_handover(struct task *self, int id, int to_id);
 void task_thread_exited(struct thread *t);
 void task_kill(struct task *task, int status);
 /* task_kill, sparing thread `spare` (which the caller ends itself) instead of the caller */

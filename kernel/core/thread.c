@@ -75,6 +75,16 @@ static void fpu_release(struct thread *t)
             cpus[i].fpu_owner = NULL;
 }
 
+void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base)
+{
+    t->fs_base = fs_base;
+    t->gs_base = gs_base;
+    if (t->linux)
+        return;                       /* USER_CTX_LINUX loads a Linux thread's bases */
+    t->user_bases = (fs_base | gs_base) != 0;
+    t->user_ctx = t->user_bases ? t->user_ctx | USER_CTX_BASES : t->user_ctx & ~USER_CTX_BASES;
+}
+
 void thread_free(struct thread *t)
 {
     if (*(u64 *)t->kstack != STACK_CANARY)
@@ -102,6 +112,7 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
         return NULL;
     t->task = task;
     t->linux = task->linux_server != 0;    /* fixed: a task is marked before it has threads */
+    t->user_ctx = t->linux ? USER_CTX_LINUX : 0;
     u64 top = t->kstack + KSTACK_SIZE;
     struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));
     memset(tf, 0, sizeof(*tf));

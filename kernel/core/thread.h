@@ -32,14 +32,15 @@ struct thread {
     u32 slice_left;
     u64 ticks;                         /* timer ticks spent running */
     bool killed;                       /* exit at the next kernel exit or wake-up */
-    bool user_fs;                      /* a native thread's fs_base != 0 (TLS): the IPC
-                                          fastpath leaves it to the general path, which
-                                          switches the base (one 16-bit compare tests it
-                                          with killed, another with sleeping:
+    bool user_bases;                   /* a native thread with an FS or GS base of its own
+                                          (TLS): the IPC fastpath leaves it to the general
+                                          path, which loads the bases (one 16-bit compare
+                                          tests it with killed, another with sleeping:
                                           fastpath_layout.h) */
     bool sleeping;                     /* on the sleep list (below) */
-    bool interrupt;                    /* with killed: instead of exiting, make a forwarded
-                                          "interrupted" call (fwd.c; Linux threads only) */
+    u8 interrupt;                      /* with killed, what to do instead of exiting (KILL_*):
+                                          make a forwarded "interrupted" call (fwd.c; Linux
+                                          threads only), or stop (THREAD_CTL_STOP) */
     bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
     int exit_status;
     /* exactly one of: ready queue, wait queue, nothing */
@@ -76,15 +77,28 @@ struct thread {
     u64 fwd_words[IPC_MRS];            /* its message, built at the trap */
     u64 fs_base;                       /* user FS base: a Linux thread's (arch_prctl), a
                                           native thread's TLS (SYS_THREAD_TLS), else 0 */
+    u64 gs_base;                       /* user GS base */
+    u8 user_ctx;                       /* USER_CTX_*: what thread_user_context loads */
+    bool stopped;                      /* held at its return to user mode (THREAD_CTL_STOP) */
+    u64 pager_refused;                 /* page | 1 its pager refused: the next fault on
+                                          it is the thread's own (mm/pager.c) */
+    long pager_error;                  /* why its pager's last answer was not taken */
 };
 
-/* Sets t's FS base; loaded when t next enters user space (thread_user_context, or the
- * forwarded-call fastpath for a Linux thread, which is why user_fs stays 0 for those). */
-static inline void thread_set_fs_base(struct thread *t, u64 base)
-{
-    t->fs_base = base;
-    t->user_fs = base != 0 && !t->linux;
-}
+/* thread->interrupt: what `killed` asks for. Every kill sets KILL_EXIT, so a kill wins. */
+enum { KILL_EXIT = 0, KILL_INTERRUPT = 1, KILL_STOP = 2 };
+/* Whether the thread is really being killed (a pending stop or interrupt is not): waits
+ * in the kernel end early only for this. */
+static inline bool thread_dying(const struct thread *t) { return t->killed && t->interrupt != KILL_STOP; }
+
+/* thread->user_ctx: a Linux thread (its syscall entry, FS and GS bases), or a native thread
+ * with an FS or GS base of its own (SYS_THREAD_CTL). 0: ondol's entry and zero bases. */
+#define USER_CTX_LINUX 0x1u
+#define USER_CTX_BASES 0x2u
+/* Set t's user FS and GS bases (user addresses), loaded when it next runs. A native thread
+ * with a non-zero base is user_bases: the assembly IPC fastpath leaves it to the general
+ * path (it switches without loading bases). */
+void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base);
 
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
 /* A kernel thread (no task) that starts in fn; prio -1 is below every user priority (idle). */

@@ -8,7 +8,7 @@
 int waitq_sleep(struct waitq *q, u64 timeout)
 {
     struct thread *t = current_thread();
-    if (t->killed)
+    if (thread_dying(t))
         return WAIT_KILLED;
     if (timeout == 0)
         return E_TIMEOUT;
@@ -17,7 +17,7 @@ int waitq_sleep(struct waitq *q, u64 timeout)
     t->state = T_BLOCKED;
     t->wait_result = 0;
     schedule();
-    return t->killed ? WAIT_KILLED : t->wait_result;
+    return thread_dying(t) ? WAIT_KILLED : t->wait_result;
 }
 
 bool waitq_wake_one(struct waitq *q, int result)

@@ -10,8 +10,8 @@
 #define TH_PRIO           520
 #define TH_TASK           528
 #define TH_SLICE_LEFT     552
-#define TH_KILLED         568   /* then user_fs (569): one 16-bit compare tests both */
-#define TH_USER_FS        569   /* then sleeping (570): likewise */
+#define TH_KILLED         568   /* then user_bases (569): one 16-bit compare tests both */
+#define TH_USER_BASES        569   /* then sleeping (570): likewise */
 #define TH_SLEEPING       570
 #define TH_ON_CPU         572
 #define TH_WAITING_ON     600
@@ -26,6 +26,7 @@
 #define TH_REPLY_WAITERS  752
 #define TH_FWD            757   /* Linux forwarding (fwd.c) */
 #define TH_FS_BASE        824
+#define TH_GS_BASE        832
 
 /* struct task (task.h), struct aspace (vm.h) */
 #define TASK_AS          24
@@ -42,6 +43,8 @@
 #define CPU_FPU_OWNER    72
 #define CPU_LINUX_ENTRY  80
 #define CPU_FS_BASE      88
+#define CPU_GS_BASE      4368
+#define CPU_USER_CTX     4376
 #define CPU_TSS_RSP0     172
 
 /* values */
@@ -52,6 +55,8 @@
 #define FP_CR0_TS        8     /* CR0_TS */
 #define FP_MSR_LSTAR     0xc0000082
 #define FP_MSR_FS_BASE   0xc0000100
+#define FP_MSR_KERNEL_GS_BASE 0xc0000102   /* the user GS base while in the kernel */
+#define FP_USER_CTX_LINUX 1     /* USER_CTX_LINUX */
 #define FP_FWD_SYSCALL   1     /* FWD_SYSCALL (fwd.h) */
 #define FP_IPC_FWD       0x400000000 /* IPC_FWD (ipc.h), bit 34 */
 #define FP_FWD_SYSCALL_LABEL 0x20001 /* FWD_LABEL(FWD_OP_SYSCALL) (abi.h) */

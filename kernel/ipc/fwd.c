@@ -82,7 +82,8 @@ void fwd_fault(struct trapframe *tf, u64 addr)
  * wait sees the flag as a kill; a real kill clears `interrupt`. */
 void fwd_interrupt(struct thread *t)
 {
-    t->killed = t->interrupt = false;
+    t->killed = false;
+    t->interrupt = KILL_EXIT;
     struct thread *s = t->task->linux_server ? server_of(t) : NULL;
     if (!s)
         no_server(t);
@@ -147,14 +148,16 @@ static void regs_from_frame(const struct thread *t, struct user_regs *r)
         .rsi = f->rsi, .rdi = f->rdi, .rbp = f->rbp, .rsp = f->rsp, .r8 = f->r8, .r9 = f->r9,
         .r10 = f->r10, .r11 = sys ? f->rflags : f->r11, .r12 = f->r12, .r13 = f->r13,
         .r14 = f->r14, .r15 = f->r15, .rip = f->rip, .rflags = f->rflags, .fs_base = t->fs_base,
+        .gs_base = t->gs_base,
     };
 }
 
-/* rip, rsp and the FS base must lie in the user half: the return to user mode (iret,
- * sysret) and the FS base write would fault in the kernel on a non-canonical one. */
+/* rip, rsp and the FS and GS bases must lie in the user half: the return to user mode
+ * (iret, sysret) and the base writes would fault in the kernel on a non-canonical one. */
 static bool regs_valid(const struct user_regs *r)
 {
-    return r->rip < USER_SPACE_END && r->rsp < USER_SPACE_END && r->fs_base < USER_SPACE_END;
+    return r->rip < USER_SPACE_END && r->rsp < USER_SPACE_END && r->fs_base < USER_SPACE_END &&
+           r->gs_base < USER_SPACE_END;
 }
 
 /* Load r into t's frame. The frame is marked VEC_REGS so that the thread leaves by iret
@@ -173,7 +176,7 @@ static void regs_to_frame(struct thread *t, const struct user_regs *r)
     f->ss = SEL_UDATA;
     f->vector = VEC_REGS;
     f->error = 0;
-    thread_set_fs_base(t, r->fs_base);
+    thread_set_bases(t, r->fs_base, r->gs_base);
 }
 
 static long read_regs(u64 uregs, struct user_regs *r)
@@ -183,15 +186,21 @@ static long read_regs(u64 uregs, struct user_regs *r)
     return regs_valid(r) ? 0 : E_INVAL;
 }
 
-/* A thread of a Linux task the caller controls, or NULL with *err. */
+/* A thread of a task the caller controls, or NULL with *err. */
 static struct thread *controlled_thread(struct task *self, u64 tid, long *err)
 {
     struct thread *t = thread_lookup(id_of(tid));
     *err = E_SRCH;
     if (!t || !t->task || t->state == T_ZOMBIE || !task_controlled(self, t->task->id, err))
         return NULL;
-    *err = E_INVAL;
-    return t->task->linux_server ? t : NULL;
+    return t;
+}
+
+/* Its registers are stable, complete in its frame: stopped (THREAD_CTL_STOP), or blocked
+ * in a Linux forwarded call (not a pager call: that one resumes by retrying the access). */
+static bool regs_stable(const struct thread *t)
+{
+    return t->stopped || (t->fwd != FWD_NONE && t->fwd != FWD_PAGER);
 }
 
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
@@ -202,17 +211,27 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
         return err;
     if (op == THREAD_CTL_END) {
         t->killed = true;
-        t->interrupt = false;
+        t->interrupt = KILL_EXIT;
         thread_wake(t, WAIT_KILLED);
         return 0;
     }
     if (op == THREAD_CTL_INTERRUPT) {
-        if (!t->killed)                /* a thread being killed stays killed */
-            t->killed = t->interrupt = true;
+        if (!t->task->linux_server)
+            return E_INVAL;
+        if (!t->killed) {              /* a thread being killed or stopped stays so */
+            t->killed = true;
+            t->interrupt = KILL_INTERRUPT;
+        }
         return 0;
     }
-    if (t->fwd == FWD_NONE)
-        return E_INVAL;            /* its registers are stable only in a forwarded call */
+    if (op == THREAD_CTL_STOP)
+        return thread_stop(t);
+    if (op == THREAD_CTL_RESUME) {
+        thread_resume(t);
+        return 0;
+    }
+    if (!regs_stable(t))
+        return E_INVAL;
     struct user_regs r;
     if (op == THREAD_CTL_GET_REGS) {
         regs_from_frame(t, &r);
@@ -223,7 +242,8 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
     if ((err = read_regs(uregs, &r)))
         return err;
     regs_to_frame(t, &r);
-    t->fwd = FWD_REGS;
+    if (t->fwd != FWD_NONE)
+        t->fwd = FWD_REGS;             /* the answer's word 0 is ignored */
     return 0;
 }
 

@@ -7,7 +7,7 @@
 
 /* thread->fwd: the forwarded call a thread is blocked in */
 enum { FWD_NONE = 0, FWD_SYSCALL = 1, FWD_FAULT = 2, FWD_INTERRUPT = 3,
-       FWD_REGS = 4 /* registers were set */ };
+       FWD_REGS = 4 /* registers were set */, FWD_PAGER = 5 /* a pager call (mm/pager.c) */ };
 
 /* linux_syscall_entry (entry.S): forward the current thread's system call; the frame to
  * leave through. Kills the task when its server is gone. */

@@ -12,6 +12,7 @@
 #include "fastpath_layout.h"
 #include "fault.h"
 #include "fwd.h"
+#include "pager.h"
 #include "ipc.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -233,9 +234,12 @@ static long transfer_buffer(struct thread *s, struct thread *r)
 }
 
 /* transfer() for a receiver that takes a buffer, or that waits in a forwarded call
- * (fwd.c: the answer goes to its rax, not its message registers). */
+ * (fwd.c: the answer goes to its rax, not its message registers) or a pager call
+ * (mm/pager.c: the answer is a page, and the thread retries its access). */
 static __attribute__((noinline)) long transfer_special(struct thread *s, struct thread *r)
 {
+    if (r->fwd == FWD_PAGER)
+        return pager_answer(s, r);
     if (r->ipc_flags & IPC_FWD)
         return fwd_answer(r, s->tf->r8);
     copy_mrs(s->tf, r->tf);
@@ -595,11 +599,11 @@ static inline bool fast_answerable(const struct thread *p)
  * (forward_fast), held to the general path by fwdtest diff (tests/test_unix_fwd.py). */
 
 /* The L4 rule as wake_partner applies it when the caller blocks (p at least as high as
- * every ready thread); no FS base of its own to switch (user_fs: native TLS), not
+ * every ready thread); no FS base of its own to switch (user_bases: native TLS), not
  * sleeping, and not in a closed receive (on a queue). */
 static inline bool fast_partner_ready(const struct thread *p)
 {
-    return !(rq_words && p->prio < rq_highest_prio()) && !p->user_fs && !p->sleeping &&
+    return !(rq_words && p->prio < rq_highest_prio()) && !p->user_bases && !p->sleeping &&
            !p->waiting_on;
 }
 
@@ -646,7 +650,7 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
 {
     if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
         return NULL;
-    if (cur->user_fs)                          /* its FS base: the general path switches it */
+    if (cur->user_bases)                          /* its FS base: the general path switches it */
         return NULL;
     struct thread *p;
     bool is_call = tf->rax == SYS_IPC_CALL;
@@ -742,9 +746,9 @@ FP_AT(struct thread, prio, TH_PRIO);
 FP_AT(struct thread, task, TH_TASK);
 FP_AT(struct thread, slice_left, TH_SLICE_LEFT);
 FP_AT(struct thread, killed, TH_KILLED);
-FP_AT(struct thread, user_fs, TH_KILLED + 1);     /* cmpw at TH_KILLED: killed, user_fs */
-FP_AT(struct thread, user_fs, TH_USER_FS);
-FP_AT(struct thread, sleeping, TH_USER_FS + 1);   /* cmpw at TH_USER_FS: user_fs, sleeping */
+FP_AT(struct thread, user_bases, TH_KILLED + 1);     /* cmpw at TH_KILLED: killed, user_bases */
+FP_AT(struct thread, user_bases, TH_USER_BASES);
+FP_AT(struct thread, sleeping, TH_USER_BASES + 1);   /* cmpw at TH_USER_BASES: user_bases, sleeping */
 FP_AT(struct thread, on_cpu, TH_ON_CPU);
 FP_AT(struct thread, waiting_on, TH_WAITING_ON);
 FP_AT(struct thread, sleeping, TH_SLEEPING);
@@ -762,6 +766,7 @@ FP_AT(struct thread, senders.head, TH_SENDERS_HEAD);
 FP_AT(struct thread, reply_waiters, TH_REPLY_WAITERS);
 FP_AT(struct thread, fwd, TH_FWD);
 FP_AT(struct thread, fs_base, TH_FS_BASE);
+FP_AT(struct thread, gs_base, TH_GS_BASE);
 FP_AT(struct task, as, TASK_AS);
 FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
@@ -774,6 +779,8 @@ FP_AT(struct cpu, fpu_ts, CPU_FPU_TS);
 FP_AT(struct cpu, fpu_owner, CPU_FPU_OWNER);
 FP_AT(struct cpu, linux_entry, CPU_LINUX_ENTRY);
 FP_AT(struct cpu, fs_base, CPU_FS_BASE);
+FP_AT(struct cpu, gs_base, CPU_GS_BASE);
+FP_AT(struct cpu, user_ctx, CPU_USER_CTX);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,
@@ -781,6 +788,7 @@ _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct threa
 _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_RECEIVING == FP_IPC_RECEIVING &&
                IPC_IDLE == 0 && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
                CR0_TS == FP_CR0_TS && MSR_LSTAR == FP_MSR_LSTAR && MSR_FS_BASE == FP_MSR_FS_BASE &&
+               MSR_KERNEL_GS_BASE == FP_MSR_KERNEL_GS_BASE && USER_CTX_LINUX == FP_USER_CTX_LINUX &&
                FWD_SYSCALL == FP_FWD_SYSCALL && IPC_FWD == FP_IPC_FWD &&
                FWD_LABEL(FWD_OP_SYSCALL) == FP_FWD_SYSCALL_LABEL &&
                sizeof(((struct thread *)0)->fwd) == 1 && sizeof(((struct cpu *)0)->linux_entry) == 1 &&
@@ -839,6 +847,10 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
  * closed receivers, and (a scan, only when it has any) the callers awaiting its reply. */
 static void release(struct thread *x)
 {
+    if (x->fwd == FWD_PAGER) {
+        pager_gone(x);                         /* its access becomes its fault */
+        return;
+    }
     if (x->ipc_flags & IPC_FWD)
         fwd_server_gone(x);                    /* a Linux task loses its server: killed */
     thread_wake(x, E_DEAD);

@@ -3,7 +3,9 @@
  * is resolved (a fresh frame from the region's object on first touch, a parked page
  * brought back, a copy-on-write break, or a stale TLB entry refreshed); anything else is
  * the thread's fault. A write to a shared anonymous frame copies it only while it is
- * shared: the last sharer finds a map count of 1 and writes in place.
+ * shared: the last sharer finds a map count of 1 and writes in place. A page of a pager
+ * region that was never supplied is VM_NEEDS_PAGER; the pager's copy arrives later
+ * through vm_supply (pager.c).
  */
 #include <ondol/abi.h>
 #include "fault.h"
@@ -131,4 +133,33 @@ int vm_fault(struct aspace *as, u64 va, unsigned access)
 {
     u64 pa;
     return pcnt_probed() ? vm_fault_probed(as, va, access) : vm_resolve(as, va, access, &pa);
+}
+
+/* A new anonymous frame holding a copy of src_pa, mapped at page (whose PTE is empty). */
+static int install_copy(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 src_pa)
+{
+    u64 frame = frame_alloc();
+    struct rmap_entry *e = frame ? rmap_entry_alloc() : NULL;
+    if (!e) {
+        if (frame)
+            frame_free(frame);
+        return E_NOMEM;
+    }
+    memcpy(phys_to_virt(frame), phys_to_virt(src_pa), PAGE_SIZE);
+    frame_map_inc(frame);
+    rmap_insert(e, as, page, frame, pte);
+    vm_set_pte(as, page, pte, region_pte(r, frame | PTE_ANON));
+    return 0;
+}
+
+int vm_supply(struct aspace *as, u64 va, u64 src_pa)
+{
+    struct region *r = region_find(as, va);
+    if (!r || r->obj->kind != MEMOBJ_PAGER)
+        return 0;                  /* unmapped or replaced while the pager worked */
+    u64 page = ALIGN_DOWN(va, PAGE_SIZE);
+    u64 *pte = vm_pte(as, page, true);
+    if (!pte)
+        return E_NOMEM;
+    return *pte ? 0 : install_copy(as, r, page, pte, src_pa);
 }

@@ -5,12 +5,15 @@
  * that mapping goes. A shared anonymous object (MAP_SHARED|MAP_ANONYMOUS) must hand every
  * mapper the same frame, so it keeps its frames in a two-level directory (one frame of 512
  * leaf pointers, each leaf a frame of 512 frame addresses: 1 GiB at most), filled on first
- * touch and freed with the object. Splitting a region shares its object (one reference per
+ * touch and freed with the object. A pager object (pager.c) has no frames of its own:
+ * each page is supplied by its pager, copied into a frame owned by the mapping that
+ * faulted, exactly like an anonymous page from then on. Splitting a region shares its object (one reference per
  * region).
  */
 #include <ondol/abi.h>
 #include "kernel.h"
 #include "kobj.h"
+#include "fault.h"
 #include "memlayout.h"
 #include "memobj.h"
 #include "pmm.h"
@@ -31,6 +34,16 @@ static struct memobj *memobj_new(enum memobj_kind kind, u64 phys_base, u64 size)
 
 struct memobj *memobj_anon(u64 size) { return memobj_new(MEMOBJ_ANON, 0, size); }
 struct memobj *memobj_phys(u64 phys_base, u64 size) { return memobj_new(MEMOBJ_PHYS, phys_base, size); }
+
+struct memobj *memobj_pager(u64 size, int pager, int pager_task)
+{
+    struct memobj *obj = memobj_new(MEMOBJ_PAGER, 0, size);
+    if (obj) {
+        obj->pager = pager;
+        obj->pager_task = pager_task;
+    }
+    return obj;
+}
 
 struct memobj *memobj_shared(u64 size)
 {
@@ -106,6 +119,8 @@ int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
         *owned = false;
         return shared_frame(obj, off / PAGE_SIZE, pa);
     }
+    if (obj->kind == MEMOBJ_PAGER)
+        return VM_NEEDS_PAGER;
     if (obj->kind != MEMOBJ_ANON) {           /* physical and contiguous: a fixed run */
         *pa = obj->phys_base + off;
         *owned = false;

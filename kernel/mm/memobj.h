@@ -3,13 +3,14 @@
  * when cloned); shared anonymous memory keeps its frames in the object, so every address
  * space that maps it (after a clone too) sees the same frames; a physical range (device
  * memory) maps fixed frames that the kernel never frees; a contiguous object (DMA buffers)
- * owns its run of frames and frees it with its last reference. Objects are reference
- * counted by the regions mapping them. */
+ * owns its run of frames and frees it with its last reference; a pager object gets each
+ * page from a pager thread (pager.c) and is private like anonymous memory once supplied.
+ * Objects are reference counted by the regions mapping them. */
 #ifndef MEMOBJ_H
 #define MEMOBJ_H
 #include "types.h"
 
-enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG };
+enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG, MEMOBJ_PAGER };
 
 struct memobj {
     enum memobj_kind kind;
@@ -17,6 +18,7 @@ struct memobj {
     u64 phys_base;            /* MEMOBJ_PHYS, MEMOBJ_CONTIG: first byte of the range */
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
     u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
+    int pager, pager_task;    /* MEMOBJ_PAGER: the pager thread's id and its task's id */
 };
 
 #define MEMOBJ_SHARED_MAX (1ull << 30)   /* one directory frame of 512 leaves of 512 pages */
@@ -27,11 +29,14 @@ struct memobj *memobj_phys(u64 phys_base, u64 size);
 struct memobj *memobj_shared(u64 size);
 /* size bytes (page multiple) of zeroed contiguous frames; NULL when out of frames or objects. */
 struct memobj *memobj_contig(u64 size);
+/* Pages supplied by thread `pager` of task `pager_task`: NULL when out of kernel objects. */
+struct memobj *memobj_pager(u64 size, int pager, int pager_task);
 void memobj_get(struct memobj *obj);
 void memobj_put(struct memobj *obj);                  /* frees it with the last reference */
 /* The frame backing byte offset `off` (page aligned): 0 and *pa, with *owned set when the
  * frame was allocated for the caller (it must free it on unmap); E_NOMEM or E_FAULT. A
  * shared object's frame stays the object's (not owned): allocated on the first touch by
- * any mapper, freed with the object. */
+ * any mapper, freed with the object. A pager object has no frame to give: VM_NEEDS_PAGER
+ * (fault.h), and the page comes from the pager (pager.c). */
 int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned);
 #endif

@@ -33,11 +33,20 @@
  *                               (so nothing appears where other arguments point);
  *                               results tracked like SYS_VM_MAP's
  *   SYS_VM_PROTECT              only the fuzzer's own mappings or invalid addresses
+ *   SYS_VM_PAGER                as SYS_VM_MMAP (shifted by the task argument: often 0 or a
+ *                               created task); the pager is often our own thread. Our own
+ *                               pager regions are only ever reached by the kernel (which
+ *                               gets E_FAULT), never touched by the fuzzer itself (its
+ *                               pager would be itself: the fault would kill it)
  *   SYS_TASK_CREATE             at most MAX_CREATED tasks are made (then bad names only);
  *                               they never run and go when the fuzzer exits
  *   SYS_VM_CLONE, SYS_TASK_THREAD, SYS_VM_CTL, SYS_TASK_COPY  often aimed at those
  *                               tasks; threads only with invalid entry points; copies never
  *                               into our own program image
+ *   SYS_THREAD_CTL              often on our own thread (E_PERM: never stopped or ended)
+ *   SYS_TASK_HANDOVER           often aimed at those tasks; the receiver is never another
+ *                               live task (invalid ids, ourselves, the created tasks, which
+ *                               have no threads: E_INVAL), so nothing outlives the fuzzer
  *   SYS_TASK_THREAD_REGS        as SYS_TASK_THREAD: the registers come from a random frame
  *                               whose rip is always an invalid entry point (E_INVAL)
  *   SYS_VM_UNMAP                only the fuzzer's own SYS_VM_MAP results (whole or a
@@ -93,6 +102,13 @@ static long created[MAX_CREATED];     /* empty tasks from SYS_TASK_CREATE (freed
 static int ncreated;
 
 static uint64_t r64(void) { return rand64(&rng); }
+
+static int self_task_id(void)
+{
+    struct self_info me;
+    sys_self(&me);
+    return me.task;
+}
 static uint64_t below(uint64_t n) { return n ? r64() % n : 0; }
 
 static const unsigned char *code_ptr(void)
@@ -247,6 +263,47 @@ static void own_or_invalid_range(uint64_t *a, int *idx, uint64_t *keep)
     }
 }
 
+/* SYS_VM_PAGER(task, addr, len, prot, flags, pager): SYS_VM_MMAP's rules for addr..flags. */
+static void draw_vm_pager(uint64_t *a)
+{
+    int idx;
+    uint64_t keep, range[2] = {a[1], a[2]};
+    own_or_invalid_range(range, &idx, &keep);   /* fixed: only over our own mappings */
+    a[1] = range[0];
+    a[2] = range[1];
+    if (below(4) != 0) {
+        a[3] = below(8);
+        a[4] = below(2) == 0 ? VM_MMAP_FIXED : below(8);
+    }
+    if (!(a[4] & VM_MMAP_FIXED)) {
+        a[2] = 1 + below(1 << 18);
+        if (below(2) == 0)
+            a[1] = 0;
+    }
+    if (below(2) == 0)
+        a[0] = ncreated > 0 && below(2) == 0 ? (uint64_t)created[below((uint64_t)ncreated)] : 0;
+    if (below(2) == 0)
+        a[5] = (uint64_t)sys_self(NULL);        /* a valid pager: this thread */
+}
+
+/* SYS_TASK_HANDOVER(task, to): `to` never names a live task but ours (see the list). */
+static void draw_task_handover(uint64_t *a)
+{
+    if (ncreated > 0 && below(2) == 0)
+        a[0] = (uint64_t)created[below((uint64_t)ncreated)];
+    switch (below(4)) {
+    case 0: a[1] = (uint64_t)self_task_id(); break;
+    case 1:
+        if (ncreated > 0) {
+            a[1] = (uint64_t)created[below((uint64_t)ncreated)];
+            break;
+        }
+        /* fall through */
+    case 2: a[1] = (uint64_t)-(int64_t)(1 + below(100)); break;
+    default: a[1] = 0x80000000ull + below(1ull << 40); break;
+    }
+}
+
 /* Draws a call and its arguments, applying the skip list and the sanitising rules. */
 static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
 {
@@ -335,6 +392,16 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
         }
         break;
     }
+    case SYS_VM_PAGER:
+        draw_vm_pager(a);
+        break;
+    case SYS_TASK_HANDOVER:
+        draw_task_handover(a);
+        break;
+    case SYS_THREAD_CTL:
+        if (below(2) == 0)
+            a[0] = (uint64_t)sys_self(NULL);   /* ours: not a controlled task's (E_PERM) */
+        break;
     case SYS_TASK_CREATE:
         if (ncreated == MAX_CREATED)
             a[0] = invalid_entry();        /* E_FAULT: keeps the task table from filling */
@@ -474,6 +541,8 @@ int main(int argc, char **argv)
             created[ncreated++] = r;
         if (n == SYS_VM_MMAP && r >= 0 && !(a[3] & VM_MMAP_FIXED))
             track_map((uint64_t)r, a[1]);
+        if (n == SYS_VM_PAGER && r >= 0 && a[0] == 0 && !(a[4] & VM_MMAP_FIXED))
+            track_map((uint64_t)r, a[2]);
         if (n == SYS_VM_UNMAP && unmap_idx >= 0 && r == 0) {
             if (unmap_keep == 0) {
                 memmove(&tracked[unmap_idx], &tracked[unmap_idx + 1],

@@ -99,14 +99,20 @@ static void gdt_load(struct cpu *c)
     __asm__ volatile("ltr %w0" ::"r"(SEL_TSS));
 }
 
-void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base)
+/* The user GS base is MSR_KERNEL_GS_BASE while in the kernel: the exit's swapgs makes it
+ * GS_BASE. */
+void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base, u64 gs_base, u8 user_ctx)
 {
     if (c->linux_entry != linux_entry)
         wrmsr(MSR_LSTAR, linux_entry ? (u64)linux_syscall_entry : (u64)syscall_entry);
     if (c->fs_base != fs_base)
         wrmsr(MSR_FS_BASE, fs_base);
+    if (c->gs_base != gs_base)
+        wrmsr(MSR_KERNEL_GS_BASE, gs_base);
     c->linux_entry = linux_entry;
     c->fs_base = fs_base;
+    c->gs_base = gs_base;
+    c->user_ctx = user_ctx;
 }
 
 void cpu_init(struct cpu *c, int id)

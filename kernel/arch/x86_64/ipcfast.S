@@ -26,10 +26,10 @@
  * CPU's user context (LSTAR, FS base) as thread_user_context does; between native threads
  * it stays as it is, and a Linux thread waits in IPC only inside a forwarded call, whose
  * IPC_FWD flag the ordinary partner checks (ipc_flags == 0) turn away.
- * Native threads with an FS base of their own (TLS, user_fs) are turned away, at no
- * cost: user_fs shares a 16-bit compare with the caller's killed byte and with the
+ * Native threads with an FS base of their own (TLS, user_bases) are turned away, at no
+ * cost: user_bases shares a 16-bit compare with the caller's killed byte and with the
  * partner's sleeping byte (a Linux thread's base is switched on its own routes, so its
- * user_fs stays 0). Switching the base here would cost three instructions a half.
+ * user_bases stays 0). Switching the base here would cost three instructions a half.
  *
  * Registers: rbp = the current thread (cur), rax = the partner (p), rdi = p's id; rcx, rsi,
  * r11 (and rdx for call) are scratch; on the forwarded routes everything but rbp and rax
@@ -77,7 +77,7 @@ markers_on:         .byte 0
     cmpb $0, %gs:CPU_NEED_RESCHED
     jne \slow
     movq %gs:CPU_CURRENT, %rbp
-    cmpw $0, TH_KILLED(%rbp)            /* killed, or an FS base to switch (user_fs) */
+    cmpw $0, TH_KILLED(%rbp)            /* killed, or an FS base to switch (user_bases) */
     jne \slow
 .endm
 
@@ -98,7 +98,7 @@ markers_on:         .byte 0
 /*
  * The L4 priority rule for a direct switch as wake_partner applies it when the current
  * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p with
- * no FS base (user_fs), not sleeping (a timed receive: the general path disarms it) and on
+ * no FS base (user_bases), not sleeping (a timed receive: the general path disarms it) and on
  * no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
  */
 .macro PRIORITY_OK slow=syscall_slow
@@ -111,7 +111,7 @@ markers_on:         .byte 0
     addl %esi, %ecx
     cmpl %ecx, TH_PRIO(%rax)
     jl \slow
-9:  cmpw $0, TH_USER_FS(%rax)           /* an FS base to switch (user_fs), or sleeping */
+9:  cmpw $0, TH_USER_BASES(%rax)           /* an FS base to switch (user_bases), or sleeping */
     jne \slow
     cmpq $0, TH_WAITING_ON(%rax)
     jne \slow
@@ -170,24 +170,30 @@ markers_on:         .byte 0
 .endm
 
 /* The user context of a native p after a Linux thread (cpu_load_user_context): ondol's
- * syscall entry, and p's FS base unless it is loaded. Keeps rax (p); clobbers rcx, rdx,
- * rsi (p's rsi and rdx come from its frame at the exit). */
+ * syscall entry, and p's FS and GS bases unless loaded. The CPU's user_ctx keeps the
+ * Linux bit, so the next general switch checks everything again (thread_user_context).
+ * Keeps rax (p); clobbers rcx, rdx, rsi (p's rsi and rdx come from its frame at the
+ * exit). */
 .macro LINUX_TO_NATIVE_CONTEXT
     movq %rax, %rsi
     leaq syscall_entry(%rip), %rax
     movb $0, %gs:CPU_LINUX_ENTRY
     LOAD_MSR FP_MSR_LSTAR
-    LOAD_FS_BASE
+    LOAD_BASE TH_FS_BASE, CPU_FS_BASE, FP_MSR_FS_BASE
+    LOAD_BASE TH_GS_BASE, CPU_GS_BASE, FP_MSR_KERNEL_GS_BASE
     movq %rsi, %rax
 .endm
 
-/* The user context of a Linux p after a native thread: its syscall entry and FS base. */
+/* The user context of a Linux p after a native thread: its syscall entry, FS and GS
+ * bases, and the Linux bit in the CPU's user_ctx (what thread_user_context tests). */
 .macro NATIVE_TO_LINUX_CONTEXT
     movq %rax, %rsi
     leaq linux_syscall_entry(%rip), %rax
     movb $1, %gs:CPU_LINUX_ENTRY
+    orb $FP_USER_CTX_LINUX, %gs:CPU_USER_CTX
     LOAD_MSR FP_MSR_LSTAR
-    LOAD_FS_BASE
+    LOAD_BASE TH_FS_BASE, CPU_FS_BASE, FP_MSR_FS_BASE
+    LOAD_BASE TH_GS_BASE, CPU_GS_BASE, FP_MSR_KERNEL_GS_BASE
     movq %rsi, %rax
 .endm
 
@@ -199,13 +205,14 @@ markers_on:         .byte 0
     wrmsr
 .endm
 
-/* The FS base of the thread in rsi, unless the CPU has it loaded already. */
-.macro LOAD_FS_BASE
-    movq TH_FS_BASE(%rsi), %rax
-    cmpq %rax, %gs:CPU_FS_BASE
+/* A base of the thread in rsi (its field th, the CPU's copy cpu, the MSR msr), unless
+ * the CPU has it loaded already. */
+.macro LOAD_BASE th, cpu, msr
+    movq \th(%rsi), %rax
+    cmpq %rax, %gs:\cpu
     je 6f
-    movq %rax, %gs:CPU_FS_BASE
-    LOAD_MSR FP_MSR_FS_BASE
+    movq %rax, %gs:\cpu
+    LOAD_MSR \msr
 6:
 .endm
 

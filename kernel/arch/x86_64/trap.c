@@ -14,6 +14,7 @@
 #include "kernel.h"
 #include "pcnt.h"
 #include "klock.h"
+#include "pager.h"
 #include "sched.h"
 #include "task.h"
 #include "trap.h"
@@ -76,8 +77,9 @@ static void describe_page_fault(char *buf, size_t n, u64 err)
 }
 
 /* One line for the user and the tests: task, thread, cause, rip, fault address. A page
- * fault that found no free frame says "out of memory". */
-static void kill_faulting_thread(struct trapframe *tf, bool out_of_memory)
+ * fault that found no free frame says "out of memory"; one whose pager refused the page
+ * (or exited) says "no page from its pager". */
+static void kill_faulting_thread(struct trapframe *tf, int err)
 {
     struct thread *t = current_thread();
     struct task *task = t->task;
@@ -85,11 +87,18 @@ static void kill_faulting_thread(struct trapframe *tf, bool out_of_memory)
     u64 addr = tf->vector == 14 ? read_cr2() : 0;
     if (tf->vector == 14)
         describe_page_fault(detail, sizeof(detail), tf->error);
-    if (out_of_memory)
+    if (err == E_NOMEM)
         ksnprintf(detail, sizeof(detail), " (out of memory)");
+    if (err == VM_NEEDS_PAGER)
+        ksnprintf(detail, sizeof(detail), " (no page from its pager)");
     printk("ondol: killed task %d (%s) thread %d: %s%s rip=%#lx addr=%#lx\n", task->id, task->name,
            t->tid, trap_name(tf->vector), detail, (unsigned long)tf->rip, (unsigned long)addr);
     thread_exit(KILLED_STATUS_BASE + (int)tf->vector);
+}
+
+static unsigned fault_access(const struct trapframe *tf)
+{
+    return (tf->error & 2 ? VM_ACCESS_WRITE : 0) | (tf->error & 16 ? VM_ACCESS_EXEC : 0);
 }
 
 /* A page fault goes to the portable handler first (demand paging, fault.c): 0 when it
@@ -99,8 +108,7 @@ static int resolve_page_fault(struct trapframe *tf)
     if (tf->error & 8)
         return E_FAULT;     /* reserved bit set: never retried */
     struct task *task = current_thread()->task;
-    unsigned access = (tf->error & 2 ? VM_ACCESS_WRITE : 0) | (tf->error & 16 ? VM_ACCESS_EXEC : 0);
-    return vm_fault(task ? task->as : NULL, read_cr2(), access);
+    return vm_fault(task ? task->as : NULL, read_cr2(), fault_access(tf));
 }
 
 static void exception(struct trapframe *tf)
@@ -123,9 +131,11 @@ static void exception(struct trapframe *tf)
     }
     if (tf->vector == 14 && (err = resolve_page_fault(tf)) == 0)
         return;
+    if (err == VM_NEEDS_PAGER)  /* the pager's call; returns when the access is refused */
+        pager_fault(tf, read_cr2(), fault_access(tf));
     if (err != E_NOMEM)        /* a Linux task's server gets the fault; else it returns */
         fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0);
-    kill_faulting_thread(tf, err == E_NOMEM);
+    kill_faulting_thread(tf, err);
 }
 
 void trap(struct trapframe *tf)

@@ -154,12 +154,14 @@ struct dev_info {
 struct user_regs {
     uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp;
     uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
-    uint64_t rip, rflags, fs_base;
+    uint64_t rip, rflags, fs_base, gs_base;
 };
 #define THREAD_CTL_GET_REGS 1    /* SYS_THREAD_CTL ops */
 #define THREAD_CTL_SET_REGS 2
 #define THREAD_CTL_END      3
 #define THREAD_CTL_INTERRUPT 4   /* a FWD_OP_INTERRUPT call at its next return to user mode */
+#define THREAD_CTL_STOP     5    /* stop at its next return to user mode: 1 stopped, 0 pending */
+#define THREAD_CTL_RESUME   6    /* a stopped thread goes on (a pending stop is cancelled) */
 /* rflags bits a user frame may set (CF PF AF ZF SF DF OF); IF is always on */
 #define USER_RFLAGS_MASK    0xcd5ull
 
@@ -181,6 +183,21 @@ struct user_regs {
 #define TASK_COPY_TO    1        /* SYS_TASK_COPY: our bytes into the task's memory */
 #define TASK_COPY_FROM  2        /* the task's bytes into ours */
 #define TASK_COPY_MAX   (1u << 20)
+
+/* ---- pagers (docs/memory.md, "Pagers") ------------------------------------------------
+ * A region made by SYS_VM_PAGER gets its pages from a pager thread. A fault on a page it
+ * has not supplied becomes an IPC call from the faulting thread to the pager, words:
+ *   w0 = PAGER_FAULT, w1 = fault address, w2 = access (PROT_READ, PROT_WRITE or PROT_EXEC),
+ *   w3 = rip, w4 = faulting thread id, w5 = its task id, w6 = byte offset in the object,
+ *   w7 = why the pager's previous answer to this thread was not taken (0: it was).
+ * The pager answers with IPC_REPLY_RECV: w0 = PAGER_SUPPLY, w1 = page-aligned address of
+ * a readable page of the pager's own memory, whose bytes are copied into a new page of
+ * the region; or w0 = PAGER_REFUSE, and the access is the thread's fault. A bad answer
+ * (other label E_INVAL, unaligned E_INVAL, unreadable E_FAULT, no frame E_NOMEM) is not
+ * taken: the thread retries its access and calls again, with the reason in w7. */
+#define PAGER_FAULT   0x5046ull  /* "PF" */
+#define PAGER_SUPPLY  0x5053ull  /* "PS" */
+#define PAGER_REFUSE  0x5052ull  /* "PR" */
 
 #define PRIO_MIN      0
 #define PRIO_MAX      255

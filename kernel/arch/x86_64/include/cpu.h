@@ -45,6 +45,9 @@ struct cpu {
     u64 gdt[9];
     struct tss tss;
     u8 df_stack[4096] __attribute__((aligned(16)));
+    u64 gs_base;               /* user GS base loaded (MSR_KERNEL_GS_BASE while in the kernel) */
+    u8 user_ctx;               /* the running thread's USER_CTX_* (thread.h); last: the
+                                  fields above have fixed offsets (fastpath_layout.h) */
 };
 
 struct cpu_features {
@@ -75,5 +78,5 @@ static inline void cpu_set_kernel_stack(struct cpu *c, u64 top)
 /* The user context of a Linux thread beyond its registers: the syscall entry its
  * `syscall` reaches (the Linux forwarding entry instead of ondol's) and its FS base;
  * written to the MSRs only when they differ from what the CPU holds. */
-void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base);
+void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base, u64 gs_base, u8 user_ctx);
 #endif
