@@ -19,9 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <ondol/srv.h>     /* <ondol/abi.h>: struct user_regs, VM_MMAP_*, PROT_*, E_* */
 #include "unix.h"
-
-struct user_regs;                 /* <ondol/abi.h>: rax..r15, rip, rflags, fs_base */
 
 /* ---- tasks and threads of Linux processes ------------------------------------------- */
 long rt_task_create(const char *name);      /* an empty task the server controls: its id */
