@@ -52,6 +52,17 @@ def test_static_musl_program_prints_what_linux_prints(shell, peer):
     assert "cases 17 failed 0" in out
 
 
+def test_threads_and_futex_as_on_linux(shell, peer):
+    """misc's thread cases (pthreads: clone, futex, set_tid_address, join) print what
+    they print on the Linux peer."""
+    out = shell.cmd("cd /tmp && /suite/bin/misc", timeout=120)
+    names = ("FS base is the thread pointer", "4 threads x 1000", "thread ", "futex ",
+             "set_tid_address", "sysinfo", "rseq")
+    pick = lambda text: [l for l in text.splitlines() if l.startswith(names)]
+    assert pick(out) == pick(peer["misc"].output)
+    assert len(pick(out)) >= 12
+
+
 def test_exit_statuses_through_the_shell(shell):
     assert shell.cmd('sh -c "exit 7"; echo status $?') == "status 7\n"
     assert shell.cmd("/suite/bin/hello segv; echo status $?") == \

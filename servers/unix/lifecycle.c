@@ -126,6 +126,34 @@ long lx_fork(struct ucall *c) { return fork_process(c, SIGCHLD, 0, 0, 0, 0); }
  * and the parent does not wait for its exec or exit (docs/unix.md, differences). */
 long lx_vfork(struct ucall *c) { return fork_process(c, SIGCHLD, 0, 0, 0, 0); }
 
+/* A new thread of the caller's process (CLONE_THREAD): the caller's registers with rax 0,
+ * the new stack and TLS; its Linux tid, or -errno. */
+static long new_thread(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t ptid,
+                       uint64_t ctid, uint64_t tls)
+{
+    struct user_regs regs;
+    if (rt_regs_get(c->thread->tid, &regs) < 0)
+        return -EINVAL;
+    regs.rax = 0;
+    regs.rsp = stack ? stack : regs.rsp;
+    regs.fs_base = (flags & CLONE_SETTLS) ? tls : regs.fs_base;
+    long tid = rt_thread_start(c->proc->task, &regs);
+    if (tid < 0)
+        return tid == E_NOMEM ? -EAGAIN : rt_errno(tid);
+    struct uthread *t = uthread_new(c->proc, (int)tid, UNIX_TID_BASE + (int)tid);
+    if (!t) {
+        rt_thread_end((int)tid);
+        return -EAGAIN;
+    }
+    t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    if (flags & CLONE_PARENT_SETTID)
+        copy_out(c->proc, ptid, &t->ltid, 4);
+    if (flags & CLONE_CHILD_SETTID)
+        copy_out(c->proc, ctid, &t->ltid, 4);
+    signal_fork(c->proc, c->proc, t, c->thread);
+    return t->ltid;
+}
+
 long lx_clone(struct ucall *c)
 {
     uint64_t flags = c->a[0];
@@ -134,7 +162,7 @@ long lx_clone(struct ucall *c)
     if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM))
         return -EINVAL;
     if (flags & CLONE_THREAD)
-        return -ENOSYS;            /* threads: not yet (docs/unix.md, "Still to come") */
+        return new_thread(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
     if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
         return -ENOSYS;            /* a second process sharing memory: not supported */
     return fork_process(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
@@ -199,12 +227,14 @@ long lx_exit_group(struct ucall *c)
     return UNIX_NOREPLY;
 }
 
-/* exit: the whole process when this is its last thread (threads are not made yet). */
+/* exit: the whole process when this is its last thread; else the thread ends, its
+ * clear_child_tid word is cleared and a joiner woken. */
 long lx_exit(struct ucall *c)
 {
     struct uthread *t = c->thread;
     if (t->proc->threads == t && !t->next_in_proc)
         return lx_exit_group(c);
+    futex_clear_child_tid(t);
     signal_thread_exit(t);
     rt_thread_end(t->tid);
     uthread_free(t);

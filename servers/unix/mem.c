@@ -198,6 +198,7 @@ long lx_sysinfo(struct ucall *c)
     proc_for_each(count_proc, &procs);
     uint64_t info[14] = {0};
     info[0] = unix_now_ns() / 1000000000ull;      /* uptime, s */
+    rt_memory(&info[4], &info[5]);                /* totalram, freeram */
     info[10] = procs & 0xffff;                    /* procs (u16 at offset 80) */
     info[13] = 1;                                 /* mem_unit (u32 at offset 104) */
     return copy_out(c->proc, c->a[0], info, sizeof(info));
@@ -300,8 +301,11 @@ long lx_set_robust_list(struct ucall *c)
     return c->a[1] == 24 ? 0 : -EINVAL;      /* the list is not walked at exit */
 }
 
+/* rseq: the arguments are checked as Linux does (length 32, only the unregister flag);
+ * registering is not supported (ENOSYS: glibc and musl then go on without it). */
 long lx_rseq(struct ucall *c)
 {
-    (void)c;
+    if (c->a[1] != 32 || (c->a[2] & ~1ull))
+        return -EINVAL;
     return -ENOSYS;
 }

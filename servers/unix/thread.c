@@ -38,6 +38,7 @@ struct uthread *uthread_new(struct proc *p, int tid, int ltid)
 void uthread_free(struct uthread *t)
 {
     unix_wait_drop(t);
+    futex_forget(t);
     for (struct uthread **q = bucket(t->tid); *q; q = &(*q)->next_hash)
         if (*q == t) {
             *q = t->next_hash;

@@ -240,6 +240,12 @@ void uthread_collect(void);
  * at path with these argument and environment strings (each an array of pointers into
  * the server's memory, NULL-terminated): a new task with one thread, p's old task ended.
  * 0 or -errno; on error p is unchanged. */
+/* futex.c: a thread's waits are forgotten when it goes (uthread_free); at a thread's exit
+ * its clear_child_tid word becomes 0 and one waiter there wakes. */
+void futex_forget(struct uthread *t);
+void futex_clear_child_tid(struct uthread *t);
+/* The Linux tid of a thread other than a process's first: above every pid. */
+#define UNIX_TID_BASE (UNIX_PID_MAX + 1)
 void proc_end_task(struct proc *p);     /* every thread and the task end (exec, exit) */
 long exec_image(struct proc *p, const char *path, const char *const *argv,
                 const char *const *envp);

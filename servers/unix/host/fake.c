@@ -286,4 +286,5 @@ WEAK long rt_thread_start(int task, const struct user_regs *r) { (void)task; (vo
 WEAK long rt_thread_end(int tid) { (void)tid; return E_SRCH; }
 WEAK long rt_thread_interrupt(int tid) { (void)tid; return E_SRCH; }
 WEAK void rt_poweroff(void) {}
+WEAK void rt_memory(uint64_t *total, uint64_t *free) { *total = 256u << 20; *free = 128u << 20; }
 WEAK long rt_errno(long e) { return e >= 0 ? e : -EIO; }

@@ -125,6 +125,14 @@ long rt_thread_start(int task, const struct user_regs *r)
 long rt_thread_end(int tid) { return sys_thread_ctl(tid, THREAD_CTL_END, NULL); }
 long rt_thread_interrupt(int tid) { return sys_thread_ctl(tid, THREAD_CTL_INTERRUPT, NULL); }
 void rt_poweroff(void) { sys_poweroff(); }
+
+void rt_memory(uint64_t *total, uint64_t *free)
+{
+    struct meminfo m = {0};
+    sys_meminfo(&m);
+    *total = m.frames_total * 4096;
+    *free = m.frames_free * 4096;
+}
 void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
 
 const void *rt_rootfs(size_t *len)
