@@ -80,9 +80,18 @@ def test_malformed_elf_files_are_refused(shell):
     assert shell.cmd("echo still here") == "still here\n"
 
 
-def test_unknown_calls_are_reported_once_and_poweroff_ends_qemu(peer):
+def test_unknown_calls_statistics_and_poweroff(peer):
+    """Each unknown number is printed once; poweroff -f ends QEMU with status 0 after
+    the server wrote its per-call statistics to the result stream."""
     with boot({"unix": "mk", "unix_unknown": "on"}, timeout=60, lifetime=300) as s:
         s.cmd("/suite/bin/hello one two; /suite/bin/hello one two", timeout=60)
         assert s.output.count("unix: unknown system call 500") == 1
         s.send("poweroff -f\r")
         assert s.wait(30) == 0
+        stats = [r for r in s.results() if r.get("type") == "unix_calls"]
+    assert len(stats) == 1, "one statistics record at power-off"
+    rec = stats[0]
+    assert rec["form"] == "mk" and rec["unknown"] >= 2
+    assert rec["calls"] == sum(rec["by_number"].values())
+    assert rec["by_number"]["59"] >= 2 and rec["by_number"]["500"] == 2    # execve, unknown
+    assert rec["by_pid"]["1"] > 0 and rec["reaped"] > 0

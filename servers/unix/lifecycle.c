@@ -210,6 +210,7 @@ void proc_exit(struct proc *p, int wait_status)
     wake_init();
     if (p->pid == 1) {                 /* Linux panics; the machine powers off here */
         say_init_exit(wait_status);
+        unix_stats_write();
         rt_poweroff();
         return;
     }
@@ -304,6 +305,7 @@ long lx_wait4(struct ucall *c)
         static const uint8_t no_usage[144];
         if (c->a[3] && copy_out(c->proc, c->a[3], no_usage, sizeof(no_usage)) < 0)
             return -EFAULT;
+        stats_reaped(s.zombie);
         proc_free(s.zombie);
         return found;
     }
@@ -342,8 +344,10 @@ long lx_waitid(struct ucall *c)
         child_siginfo(info, s.zombie);
         if (c->a[2] && copy_out(c->proc, c->a[2], info, sizeof(info)) < 0)
             return -EFAULT;
-        if (!(options & WNOWAIT))
+        if (!(options & WNOWAIT)) {
+            stats_reaped(s.zombie);
             proc_free(s.zombie);
+        }
         return 0;
     }
     if (!s.any)

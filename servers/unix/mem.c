@@ -183,6 +183,7 @@ long lx_reboot(struct ucall *c)
         return 0;
     if (cmd != 0x4321fedc && cmd != 0xcdef0123 && cmd != 0x01234567)
         return -EINVAL;
+    unix_stats_write();
     rt_poweroff();                                  /* power off, halt and restart alike */
     return 0;
 }

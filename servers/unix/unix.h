@@ -213,6 +213,7 @@ struct proc {
     uint64_t brk_mapped;              /* page-aligned end of what is mapped for it */
     uint64_t rlim[16][2];             /* setrlimit's values (cur, max) where rlim_set has */
     uint32_t rlim_set;                /* the bit; the default otherwise (mem.c) */
+    uint64_t calls;                   /* forwarded system calls it made (stats.c) */
 };
 
 /* The process table (process.c). Pids count up from 1 and wrap to 2 after
@@ -246,7 +247,11 @@ void futex_forget(struct uthread *t);
 void futex_clear_child_tid(struct uthread *t);
 /* The Linux tid of a thread other than a process's first: above every pid. */
 #define UNIX_TID_BASE (UNIX_PID_MAX + 1)
-void proc_end_task(struct proc *p);     /* every thread and the task end (exec, exit) */
+void proc_end_task(struct proc *p);
+/* Statistics (stats.c): a reaped process's calls are kept in a total; the record of
+ * every count goes to the result stream (before a power-off). */
+void stats_reaped(const struct proc *p);
+void unix_stats_write(void);     /* every thread and the task end (exec, exit) */
 long exec_image(struct proc *p, const char *path, const char *const *argv,
                 const char *const *envp);
 

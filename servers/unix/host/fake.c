@@ -286,5 +286,11 @@ WEAK long rt_thread_start(int task, const struct user_regs *r) { (void)task; (vo
 WEAK long rt_thread_end(int tid) { (void)tid; return E_SRCH; }
 WEAK long rt_thread_interrupt(int tid) { (void)tid; return E_SRCH; }
 WEAK void rt_poweroff(void) {}
+WEAK void rt_result_write(const char *buf, size_t n) { (void)buf; (void)n; }
+WEAK long rt_option(const char *key, char *buf, size_t cap)
+{
+    (void)key; (void)buf; (void)cap;
+    return E_NOENT;
+}
 WEAK void rt_memory(uint64_t *total, uint64_t *free) { *total = 256u << 20; *free = 128u << 20; }
 WEAK long rt_errno(long e) { return e >= 0 ? e : -EIO; }
