@@ -2,8 +2,8 @@
  * The server's entries (runtime.h): what every runtime (MK, IK) calls for a forwarded
  * system call, a fault, an interrupted thread or console input, and the start: unpack
  * the root archive and run the first program (the option linux_init, /bin/sh by default)
- * as init, pid 1, whose fds 0, 1 and 2 are /dev/console and whose controlling tty is the
- * console.
+ * as init, pid 1, whose fds 0, 1 and 2 are /dev/console. As on Linux, /dev/console does
+ * not become a controlling tty, so busybox sh as init runs without job control.
  */
 #include "devices.h"
 #include "runtime.h"
@@ -90,7 +90,7 @@ static long open_console(struct proc *init)
     return r < 0 ? r : 0;
 }
 
-/* The first process: pid 1 in its own session and group, the console as its tty. */
+/* The first process: pid 1 in its own session and group, no controlling tty. */
 static long start_init(const char *program)
 {
     struct proc *init = proc_create(NULL);
@@ -100,7 +100,6 @@ static long start_init(const char *program)
     init->fs = fs_context_new();
     if (!init->fds || !init->fs)
         return -ENOMEM;
-    init->ctty = tty_console();
     long r = open_console(init);
     if (r < 0)
         return r;
