@@ -184,6 +184,31 @@ static void close_conn(long sd)
     net_call_run(&conn, 100);
 }
 
+/* The ACK phase after a data phase: the stack settles, its layers' costs into sample. */
+static bool measure_settle(long sd, bool measured, struct phase_samples *sample)
+{
+    read_slots(dump_a);
+    bool ok = settle(sd);
+    read_slots(dump_b);
+    if (measured)
+        record(sample);
+    return ok;
+}
+
+/* End of a test: close, and report its two phases when every round went through. */
+static bool finish_test(long sd, bool ok, const char *what, unsigned size,
+                        const struct phase_def *data, const struct phase_def *ack)
+{
+    close_conn(sd);
+    if (!ok) {
+        printf("netbench: %s %u failed\n", what, size);
+        return false;
+    }
+    report(data, size, &samples[0]);
+    report(ack, size, &samples[1]);
+    return true;
+}
+
 /* The send test of one size: write, then the ACK coming back. */
 static bool send_test(uint32_t ip, unsigned size, int n)
 {
@@ -202,20 +227,9 @@ static bool send_test(uint32_t ip, unsigned size, int n)
         ok = e == 0 && r == size;
         if (i >= WARMUP)
             record(&samples[0]);
-        read_slots(dump_a);
-        ok = ok && settle(sd);
-        read_slots(dump_b);
-        if (i >= WARMUP)
-            record(&samples[1]);
+        ok = ok && measure_settle(sd, i >= WARMUP, &samples[1]);
     }
-    close_conn(sd);
-    if (!ok) {
-        printf("netbench: send %u failed\n", size);
-        return false;
-    }
-    report(&phase_send, size, &samples[0]);
-    report(&phase_ack_in, size, &samples[1]);
-    return true;
+    return finish_test(sd, ok, "send", size, &phase_send, &phase_ack_in);
 }
 
 /* The whole write call as the client sees it (IPC, the server's dispatch, the stack),
@@ -282,20 +296,9 @@ static bool recv_test(uint32_t ip, unsigned size, int n)
         read_slots(dump_b);
         if (i >= WARMUP)
             record(&samples[0]);
-        read_slots(dump_a);
-        ok = ok && settle(sd);
-        read_slots(dump_b);
-        if (i >= WARMUP)
-            record(&samples[1]);
+        ok = ok && measure_settle(sd, i >= WARMUP, &samples[1]);
     }
-    close_conn(sd);
-    if (!ok) {
-        printf("netbench: recv %u failed\n", size);
-        return false;
-    }
-    report(&phase_recv, size, &samples[0]);
-    report(&phase_ack_out, size, &samples[1]);
-    return true;
+    return finish_test(sd, ok, "recv", size, &phase_recv, &phase_ack_out);
 }
 
 /* Probes on, and the fixed cost of one stretch: the minimum of the calibration samples

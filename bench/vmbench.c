@@ -23,6 +23,7 @@
 
 #include <ondol/result.h>
 #include <ondol/sys.h>
+#include <ondol/thread.h>
 #include <ondol/timing.h>
 
 #define PAGE 4096ul
@@ -63,14 +64,7 @@ static void child_sleeps(void *arg)
 /* A copy-on-write clone of this task running fn: its task id, or E_*. */
 static long clone_run(void (*fn)(void *), uint64_t arg)
 {
-    long t = sys_task_create("vmchild");
-    if (t < 0)
-        return t;
-    long r = sys_vm_clone((int)t, 0);
-    if (r == 0)
-        r = sys_task_thread((int)t, fn, child_stack + STACK_SIZE - 8, (void *)(uintptr_t)arg,
-                            PRIO_INHERIT);
-    return r < 0 ? r : t;
+    return task_clone_run("vmchild", fn, child_stack + STACK_SIZE - 8, (void *)(uintptr_t)arg);
 }
 
 static void expect(int ok, const char *what)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <ondol/sys.h>
+#include <ondol/thread.h>
 
 #define PAGE 4096ul
 #define NPAGES 64
@@ -57,14 +58,7 @@ static int holds(uint64_t who)
 /* A clone of this task running fn(arg) on its copy of child_stack: task id or E_*. */
 static long clone_run(void (*fn)(void *), uint64_t arg)
 {
-    long t = sys_task_create("cowchild");
-    if (t < 0)
-        return t;
-    long r = sys_vm_clone((int)t, 0);
-    if (r == 0)
-        r = sys_task_thread((int)t, fn, child_stack + STACK_SIZE - 8, (void *)(uintptr_t)arg,
-                            PRIO_INHERIT);
-    return r < 0 ? r : t;
+    return task_clone_run("cowchild", fn, child_stack + STACK_SIZE - 8, (void *)(uintptr_t)arg);
 }
 
 static int wait_ok(long task)

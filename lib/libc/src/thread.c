@@ -89,3 +89,14 @@ int thread_self(void)
     long r = sys_self(&si);
     return r < 0 ? (int)r : si.tid;
 }
+
+long task_clone_run(const char *name, void (*fn)(void *), void *stack_top, void *arg)
+{
+    long t = sys_task_create(name);
+    if (t < 0)
+        return t;
+    long r = sys_vm_clone((int)t, 0);
+    if (r == 0)
+        r = sys_task_thread((int)t, fn, stack_top, arg, PRIO_INHERIT);
+    return r < 0 ? r : t;
+}

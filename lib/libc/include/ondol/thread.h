@@ -33,4 +33,10 @@ int thread_join(struct thread *t, int *status);
 /* Thread id of the caller (SYS_SELF). */
 int thread_self(void);
 
+/* A fork for native programs: a new task `name` whose memory is a copy-on-write clone of
+ * the caller's (SYS_TASK_CREATE, SYS_VM_CLONE, SYS_TASK_THREAD), running fn(arg) on its
+ * copy of the caller's stack region whose top is stack_top (which the caller must not be
+ * running on). Returns the new task's id, or a negative E_* code. */
+long task_clone_run(const char *name, void (*fn)(void *), void *stack_top, void *arg);
+
 #endif
