@@ -201,7 +201,7 @@ void fake_fds_free(struct proc *p)
     p->fds = NULL;
 }
 
-int fake_sigpipes, fake_pgrp_signals, fake_last_pgrp, fake_last_sig, fake_pgrp_session_of;
+int fake_sigpipes, fake_pgrp_signals, fake_last_pgrp, fake_last_sig;
 char fake_console[8192];
 size_t fake_console_len;
 
@@ -218,10 +218,6 @@ WEAK void signal_send_pgrp(int pgid, int sig)
     fake_last_sig = sig;
 }
 
-WEAK long proc_pgrp_session(int pgid)
-{
-    return pgid > 0 && fake_pgrp_session_of ? fake_pgrp_session_of : -ESRCH;
-}
 
 WEAK void console_write(const char *buf, size_t n)
 {
@@ -279,7 +275,7 @@ WEAK void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
 
 /* ---- signals' needs (signal.h, runtime.h), weak so that real definitions win ---- */
 struct user_regs fake_regs;
-int fake_regs_sets, fake_interrupts, fake_interrupt_tid, fake_exits, fake_exit_status;
+int fake_regs_sets, fake_interrupts, fake_interrupt_tid;
 int fake_parent_wakes;
 
 WEAK long rt_regs_get(int tid, struct user_regs *r)
@@ -309,8 +305,6 @@ WEAK long rt_thread_interrupt(int tid)
 
 WEAK void proc_exit(struct proc *p, int wait_status)
 {
-    fake_exits++;
-    fake_exit_status = wait_status;
     p->zombie = true;
     p->exit_status = wait_status;
 }
