@@ -13,7 +13,7 @@ from qemu_harness import BUILD, boot
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from ondol import linuxsuite  # noqa: E402
+from ondol import linuxsuite, suite_ondol  # noqa: E402
 
 FORMS = ["mk"]          # unix=ik: not built yet (docs/unix.md, "Still to come")
 
@@ -95,3 +95,85 @@ def test_unknown_calls_statistics_and_poweroff(peer):
     assert rec["calls"] == sum(rec["by_number"].values())
     assert rec["by_number"]["59"] >= 2 and rec["by_number"]["500"] == 2    # execve, unknown
     assert rec["by_pid"]["1"] > 0 and rec["reaped"] > 0
+
+
+# ---- signals through the run-time (servers/unix/entry.c, mk/rt_mk.c) ----------------------
+
+def test_kill_and_trap_reach_shell_processes(shell):
+    """kill -TERM ends a background sleep (wait's status 128+15); a trapped SIGINT runs
+    the trap and the shell goes on; SIGCHLD and wait4 see each end."""
+    shell.cmd("sleep 99 & p=$!")
+    shell.cmd("until grep -q sleep /proc/$p/stat; do :; done")    # exec'd: SIGTERM not ignored
+    assert shell.cmd("kill -TERM $p; wait $p; echo status $?") == "status 143\n"
+    assert shell.cmd("sh -c 'trap \"echo caught\" INT; kill -INT $$; echo after'") == \
+        "caught\nafter\n"
+    assert shell.cmd("sh -c 'kill -KILL $$'; echo status $?") == "Killed\nstatus 137\n"
+
+
+def test_ps_reads_proc(shell):
+    """busybox ps lists the shell (pid 1) and itself from /proc (as "[sh]": the server
+    keeps no argument area yet, so /proc/PID/cmdline is empty and ps shows the name)."""
+    out = shell.cmd("ps")
+    rows = [l.split() for l in out.splitlines()]
+    assert rows[0] == ["PID", "USER", "COMMAND"], out
+    names = {r[2].strip("[]"): r[0] for r in rows[1:]}
+    assert names["sh"] == "1" and int(names["ps"]) > 1, out
+
+
+def test_signals_program_prints_what_linux_prints(shell, peer):
+    """tests/linux/signals.c (handlers, masks, sigreturn, alarm and setitimer, EINTR and
+    SA_RESTART, faults to handlers, SIGCHLD, SIGPIPE) prints the peer's bytes."""
+    out = shell.cmd("cd /tmp && /suite/bin/signals; echo $?", timeout=120)
+    output, status = out[:-1].rsplit("\n", 1)[0] + "\n", int(out.splitlines()[-1])
+    t = suite_ondol.Tally()
+    suite_ondol.compare_program("signals", peer["signals"], linuxsuite.Outcome(
+        "signals", output, status), linuxsuite.load_differences(), t)
+    assert t.failing == []
+    assert t.matched + t.listed == len(peer["signals"].lines()) and t.listed <= 2
+
+
+@pytest.fixture(scope="module")
+def job_shell(peer):
+    """A shell with the console as its controlling tty and job control (busybox
+    `setsid -c sh` from init's shell, which has none, as on Linux)."""
+    s = boot({"unix": "mk"}, timeout=60, lifetime=600)
+    try:
+        s.send("setsid -c sh\r")
+        s.expect(r"setsid -c sh\n")
+        s.expect(r"ondol\$ ")
+        yield s
+    finally:
+        s.close()
+
+
+# The job prints "go" once it runs in the foreground group with the tty in canonical
+# mode (ash sets the group in the child too), so the key cannot reach the line editor
+# or the shell instead.
+JOB = 'sh -c "echo go; exec sleep 100"'
+
+
+def test_ctrl_c_ends_the_foreground_job(job_shell):
+    s = job_shell
+    s.send(JOB + "\r")
+    s.expect(r"\ngo\n")
+    s.send("\x03")
+    s.expect(r"\^C")
+    s.expect(r"ondol\$ ")
+    assert s.cmd("echo status $?") == "status 130\n"
+    assert s.cmd("echo still here") == "still here\n"
+
+
+def test_ctrl_z_stops_the_foreground_job(job_shell):
+    s = job_shell
+    s.send(JOB + "\r")
+    s.expect(r"\ngo\n")
+    s.send("\x1a")
+    s.expect(r"Stopped")
+    s.expect(r"ondol\$ ")
+    stopped = "[1]+  Stopped                    " + JOB + "\n"
+    assert s.cmd("jobs") == stopped
+    # a stopped process keeps SIGTERM pending (as Linux) until SIGCONT lets it act
+    s.cmd("kill -TERM %1")
+    assert s.cmd("jobs") == stopped
+    assert s.cmd("kill -CONT %1; wait %1; echo status $?").startswith("status 143\n")
+    assert s.cmd("jobs; echo none") == "none\n"

@@ -2,10 +2,12 @@
  * The server's entries (runtime.h): what every runtime (MK, IK) calls for a forwarded
  * system call, a fault, an interrupted thread or console input, and the start: unpack
  * the root archive and run the first program (the option linux_init, /bin/sh by default)
- * as init, pid 1, whose fds 0, 1 and 2 are /dev/console. As on Linux, /dev/console does
- * not become a controlling tty, so busybox sh as init runs without job control.
+ * as init, pid 1, whose fds 0, 1 and 2 are /dev/console, with /dev and /proc made first.
+ * As on Linux, /dev/console does not become a controlling tty, so busybox sh as init
+ * runs without job control (`setsid -c sh` starts one that has it).
  */
 #include "devices.h"
+#include "procfs.h"
 #include "runtime.h"
 #include "signal.h"
 
@@ -16,6 +18,7 @@ void unix_syscall(int tid, long nr, const uint64_t args[6])
         return;         /* not a thread of ours (cannot happen: only our tasks forward) */
     struct ucall c = {.proc = t->proc, .thread = t, .nr = nr};
     t->proc->calls++;
+    t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
     for (int i = 0; i < 6; i++)
         c.a[i] = args[i];
     long r = unix_dispatch(&c);
@@ -23,19 +26,28 @@ void unix_syscall(int tid, long nr, const uint64_t args[6])
         unix_answer(&c, r);
 }
 
+/* Resume thread t that came in from user mode (a fault, an interrupt): what is pending
+ * is delivered and it is answered 0 (its registers kept), unless it ended or is held. */
+static void resume_from_user(struct uthread *t)
+{
+    struct ucall c = {.proc = t->proc, .thread = t, .nr = -1};
+    unix_answer(&c, SIGNAL_INTERRUPTED);
+}
+
 void unix_fault(int tid, unsigned vector, uint64_t error, uint64_t addr, uint64_t rip)
 {
     struct uthread *t = uthread_find(tid);
-    if (t)
-        signal_fault(t, vector, error, addr, rip);
+    if (!t)
+        return;
+    signal_fault(t, vector, error, addr, rip);
+    resume_from_user(t);            /* at the handler, or not at all when the process ended */
 }
 
 void unix_interrupted(int tid)
 {
     struct uthread *t = uthread_find(tid);
-    struct ucall c = {.proc = t ? t->proc : NULL, .thread = t, .nr = -1};
     if (t)
-        unix_answer(&c, 0);        /* resume, after delivering what is pending */
+        resume_from_user(t);
 }
 
 void unix_console_input(const char *buf, size_t n) { tty_input(buf, n); }
@@ -106,7 +118,7 @@ static long start_init(const char *program)
     const char *argv[] = {program, NULL};
     const char *envp[] = {"HOME=/", "TERM=vt100", "PATH=/bin:/sbin:/usr/bin:/usr/sbin",
                           "PS1=ondol$ ", NULL};
-    return exec_image(init, program, argv, envp);
+    return exec_image(init, NULL, program, argv, envp);
 }
 
 static void say(const char *what, const char *detail, long err)
@@ -141,6 +153,8 @@ void unix_start(void)
         say("unix: cannot unpack the root archive (build/rootfs.cpio): error", "", r);
     else if ((r = make_dev_nodes()) < 0)
         say("unix: cannot make /dev: error", "", r);
+    else if ((r = procfs_mount()) < 0)
+        say("unix: cannot mount /proc: error", "", r);
     static char program[256];
     if (rt_option("linux_init", program, sizeof(program)) <= 0)
         vfs_memcpy(program, "/bin/sh", 8);

@@ -316,8 +316,8 @@ void proc_end_task(struct proc *p)
     p->task = 0;
 }
 
-long exec_image(struct proc *p, const char *path, const char *const *argv,
-                const char *const *envp)
+long exec_image(struct proc *p, const struct uthread *caller, const char *path,
+                const char *const *argv, const char *const *envp)
 {
     long r = check_args(path, argv, envp);
     struct inode *ino = NULL;
@@ -337,13 +337,15 @@ long exec_image(struct proc *p, const char *path, const char *const *argv,
         vfs_memcpy(p->comm, old_comm, sizeof(old_comm));
         return task;
     }
-    proc_end_task(p);                            /* the point of no return */
+    proc_end_task(p);            /* the point of no return; caller stays readable */
     p->task = (int)task;
     long tid = rt_thread_start((int)task, &regs);
-    if (tid < 0 || !uthread_new(p, (int)tid, p->pid)) {
+    struct uthread *t = tid < 0 ? NULL : uthread_new(p, (int)tid, p->pid);
+    if (!t) {
         proc_exit(p, SIGKILL);
         return UNIX_NOREPLY;
     }
+    signal_thread_new(t, caller);
     p->brk_start = p->brk_end = p->brk_mapped = page_up(img.end);
     fdtable_exec(p->fds);
     signal_exec(p);
@@ -388,6 +390,6 @@ long lx_execve(struct ucall *c)
     if ((r = copy_strings(c->proc, c->a[1], &used, &nptr, &argv)) < 0 ||
         (r = copy_strings(c->proc, c->a[2], &used, &nptr, &envp)) < 0)
         return r;
-    r = exec_image(c->proc, path, argv, envp);
+    r = exec_image(c->proc, c->thread, path, argv, envp);
     return r < 0 ? r : UNIX_NOREPLY;         /* the calling thread is gone */
 }

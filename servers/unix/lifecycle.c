@@ -150,7 +150,7 @@ static long new_thread(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t
         copy_out(c->proc, ptid, &t->ltid, 4);
     if (flags & CLONE_CHILD_SETTID)
         copy_out(c->proc, ctid, &t->ltid, 4);
-    signal_fork(c->proc, c->proc, t, c->thread);
+    signal_thread_new(t, c->thread);
     return t->ltid;
 }
 
@@ -268,9 +268,20 @@ static bool matches(const struct proc *self, const struct proc *child, long pid)
 struct wait_scan {
     const struct proc *self;
     long pid;
+    uint64_t options;              /* WUNTRACED, WCONTINUED: which reports count */
     struct proc *zombie;           /* the first matching zombie */
+    struct proc *changed;          /* the first matching child with a report to give */
     bool any;                      /* some child matches */
 };
+
+/* A stop or continue of p that options ask for (signal.c sets p->sig_wait_report). */
+static bool has_report(const struct proc *p, uint64_t options)
+{
+    int r = p->sig_wait_report;
+    if (!r || p->zombie)
+        return false;
+    return r == 0xffff ? (options & WCONTINUED) != 0 : (options & WUNTRACED) != 0;
+}
 
 static void scan_one(struct proc *p, void *arg)
 {
@@ -280,13 +291,28 @@ static void scan_one(struct proc *p, void *arg)
     s->any = true;
     if (p->zombie && !s->zombie)
         s->zombie = p;
+    if (!s->changed && has_report(p, s->options))
+        s->changed = p;
 }
 
-static struct wait_scan scan_children(const struct proc *self, long pid)
+static struct wait_scan scan_children(const struct proc *self, long pid, uint64_t options)
 {
-    struct wait_scan s = {.self = self, .pid = pid};
+    struct wait_scan s = {.self = self, .pid = pid, .options = options};
     proc_for_each(scan_one, &s);
     return s;
+}
+
+/* wait4 on a child that stopped or continued: its report (read and cleared) as the
+ * status, no resource usage; the child's pid or -EFAULT. */
+static long report_change(struct ucall *c, struct proc *child)
+{
+    int status = child->sig_wait_report;
+    static const uint8_t no_usage[144];
+    if ((c->a[1] && copy_out(c->proc, c->a[1], &status, 4) < 0) ||
+        (c->a[3] && copy_out(c->proc, c->a[3], no_usage, sizeof(no_usage)) < 0))
+        return -EFAULT;
+    child->sig_wait_report = 0;
+    return child->pid;
 }
 
 long lx_wait4(struct ucall *c)
@@ -297,7 +323,9 @@ long lx_wait4(struct ucall *c)
         return -EINVAL;
     if (pid == -2147483648L)
         return -ESRCH;
-    struct wait_scan s = scan_children(c->proc, pid);
+    struct wait_scan s = scan_children(c->proc, pid, options);
+    if (!s.zombie && s.changed)
+        return report_change(c, s.changed);
     if (s.zombie) {
         int status = s.zombie->exit_status, found = s.zombie->pid;
         if (c->a[1] && copy_out(c->proc, c->a[1], &status, 4) < 0)
@@ -316,15 +344,36 @@ long lx_wait4(struct ucall *c)
     return ucall_block(c, &c->proc->child_exit, UNIX_NO_DEADLINE);
 }
 
-/* waitid's siginfo for a child that ended: SIGCHLD, how it ended, its pid and status. */
-static void child_siginfo(uint8_t info[128], const struct proc *child)
+/* waitid's siginfo about child: SIGCHLD, si_code (CLD_*), its pid, uid and status. */
+static void chld_siginfo(uint8_t info[128], const struct proc *child, int code, int status)
 {
-    int st = child->exit_status, sig = st & 0x7f;
-    int32_t words[7] = {SIGCHLD, 0, sig ? ((st & 0x80) ? 3 : 2) : 1, 0, child->pid,
-                        (int32_t)child->uid, sig ? sig : (st >> 8) & 0xff};
+    int32_t words[7] = {SIGCHLD, 0, code, 0, child->pid, (int32_t)child->uid, status};
     vfs_memset(info, 0, 128);
     vfs_memcpy(info, words, 12);
     vfs_memcpy(info + 16, &words[4], 12);
+}
+
+/* ...for a child that ended: exited with its code, or killed (dumped) by its signal. */
+static void child_siginfo(uint8_t info[128], const struct proc *child)
+{
+    int st = child->exit_status, sig = st & 0x7f;
+    chld_siginfo(info, child, sig ? ((st & 0x80) ? 3 : 2) : 1, sig ? sig : (st >> 8) & 0xff);
+}
+
+/* waitid on a child that stopped (CLD_STOPPED, the signal) or continued (CLD_CONTINUED,
+ * SIGCONT); the report is cleared unless WNOWAIT. */
+static long waitid_report_change(struct ucall *c, struct proc *child, uint64_t options)
+{
+    int r = child->sig_wait_report;
+    bool cont = r == 0xffff;
+    uint8_t info[128];
+    chld_siginfo(info, child, cont ? CLD_CONTINUED : CLD_STOPPED,
+                 cont ? SIGCONT : (r >> 8) & 0xff);
+    if (c->a[2] && copy_out(c->proc, c->a[2], info, sizeof(info)) < 0)
+        return -EFAULT;
+    if (!(options & WNOWAIT))
+        child->sig_wait_report = 0;
+    return 0;
 }
 
 long lx_waitid(struct ucall *c)
@@ -338,8 +387,10 @@ long lx_waitid(struct ucall *c)
     long pid = type == 0 ? -1 : type == 1 ? id : type == 2 ? (id ? -id : 0) : -1;
     if ((type == 1 && id <= 0) || type == 3)
         return -EINVAL;
-    struct wait_scan s = scan_children(c->proc, pid);
+    struct wait_scan s = scan_children(c->proc, pid, options);
     uint8_t info[128] = {0};
+    if (!(s.zombie && (options & WEXITED)) && s.changed)
+        return waitid_report_change(c, s.changed, options);
     if (s.zombie && (options & WEXITED)) {
         child_siginfo(info, s.zombie);
         if (c->a[2] && copy_out(c->proc, c->a[2], info, sizeof(info)) < 0)

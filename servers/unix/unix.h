@@ -303,10 +303,6 @@ void uthread_free(struct uthread *t);
  * after the entry that freed it, so a handler that ended its own thread can still return. */
 void uthread_collect(void);
 
-/* The lifecycle (lifecycle.c, exec.c). exec_image: replace p's program by the static ELF
- * at path with these argument and environment strings (each an array of pointers into
- * the server's memory, NULL-terminated): a new task with one thread, p's old task ended.
- * 0 or -errno; on error p is unchanged. */
 /* futex.c: a thread's waits are forgotten when it goes (uthread_free); at a thread's exit
  * its clear_child_tid word becomes 0 and one waiter there wakes. */
 void futex_forget(struct uthread *t);
@@ -318,7 +314,12 @@ void proc_end_task(struct proc *p);
  * every count goes to the result stream (before a power-off). */
 void stats_reaped(const struct proc *p);
 void unix_stats_write(void);     /* every thread and the task end (exec, exit) */
-long exec_image(struct proc *p, const char *path, const char *const *argv,
-                const char *const *envp);
+/* The lifecycle (lifecycle.c, exec.c). exec_image: replace p's program by the static ELF
+ * at path with these argument and environment strings (each an array of pointers into
+ * the server's memory, NULL-terminated): a new task with one thread, p's old task ended.
+ * The new thread keeps caller's blocked signals (execve keeps the mask; NULL for init:
+ * none). 0 or -errno; on error p is unchanged. */
+long exec_image(struct proc *p, const struct uthread *caller, const char *path,
+                const char *const *argv, const char *const *envp);
 
 #endif
