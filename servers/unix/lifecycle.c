@@ -87,7 +87,25 @@ static void copy_identity(struct proc *child, const struct proc *parent)
     child->rlim_set = parent->rlim_set;
 }
 
-/* fork-style clone: the child's pid, or -errno (EAGAIN at the process limit). */
+static void count_uid(struct proc *p, void *arg)
+{
+    unsigned *want_and_count = arg;
+    if (p->uid == want_and_count[0])
+        want_and_count[1]++;
+}
+
+/* RLIMIT_NPROC, as Linux: a non-root user's processes (zombies too, until reaped) may
+ * not reach the caller's soft limit. */
+static bool over_nproc(const struct proc *p)
+{
+    if (p->uid == 0)
+        return false;
+    unsigned want_and_count[2] = {p->uid, 0};
+    proc_for_each(count_uid, want_and_count);
+    return want_and_count[1] >= proc_rlimit_cur(p, LINUX_RLIMIT_NPROC);
+}
+
+/* fork-style clone: the child's pid, or -errno (EAGAIN at the process limits). */
 static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t ptid,
                          uint64_t ctid, uint64_t tls)
 {
@@ -95,7 +113,7 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
     struct user_regs regs;
     if (rt_regs_get(c->thread->tid, &regs) < 0)
         return -EINVAL;
-    struct proc *child = proc_create(parent);
+    struct proc *child = over_nproc(parent) ? NULL : proc_create(parent);
     if (!child)
         return -EAGAIN;
     long r = share_or_copy(child, parent, flags);

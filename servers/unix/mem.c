@@ -52,16 +52,29 @@ static long fill_from_file(struct proc *p, uint64_t addr, const struct inode *in
     return copy_out(p, addr, ino->data + off, (size_t)n) < 0 ? -ENOMEM : 0;
 }
 
-/* The file of a file mapping: a readable regular file, or -errno. */
+/* /dev/zero (1,5): its mappings are anonymous ones, as Linux's shmem_zero_setup. */
+static bool is_dev_zero(const struct inode *i)
+{
+    return inode_is(i, S_IFCHR) && i->rdev_major == 1 && i->rdev_minor == 5;
+}
+
+/* The file of a file mapping: a readable regular file (*out), /dev/zero (*out NULL:
+ * anonymous), or -errno in Linux's order (access mode, then whether it can be mapped). */
 static long mapped_file(struct ucall *c, uint64_t prot, uint64_t type, struct inode **out)
 {
     struct file *f = fd_file(c->proc, arg_fd(c->a[4]));
     if (!f)
         return -EBADF;
+    unsigned acc = f->flags & O_ACCMODE;
+    if (type != MAP_PRIVATE && (prot & PROT_WRITE) && (acc != O_RDWR || (f->flags & O_APPEND)))
+        return -EACCES;
+    if (acc == O_WRONLY)
+        return -EACCES;
+    *out = NULL;
+    if (f->inode && is_dev_zero(f->inode))
+        return 0;
     if (!f->inode || !inode_is(f->inode, S_IFREG))
         return -ENODEV;
-    if ((f->flags & O_ACCMODE) == O_WRONLY)
-        return -EACCES;
     if (type != MAP_PRIVATE && (prot & PROT_WRITE))
         return -ENODEV;                 /* shared writable file mappings: not supported */
     *out = f->inode;
@@ -130,9 +143,15 @@ long lx_mprotect(struct ucall *c)
     return r < 0 ? -ENOMEM : 0;
 }
 
+/* The advice values Linux 6.1 knows (MADV_NORMAL..DONTNEED, FREE..COLLAPSE, HWPOISON,
+ * SOFT_OFFLINE); any other is EINVAL. */
+static bool known_advice(uint64_t a) { return a <= 4 || (a >= 8 && a <= 25) || a == 100 || a == 101; }
+
 long lx_madvise(struct ucall *c)
 {
-    return page_aligned(c->a[0]) ? 0 : -EINVAL;    /* advice is accepted and ignored */
+    if (!page_aligned(c->a[0]) || !known_advice(c->a[2]))
+        return -EINVAL;
+    return 0;                                    /* advice is accepted and ignored */
 }
 
 /* ---- arch_prctl ----------------------------------------------------------------------- */
@@ -221,6 +240,13 @@ static void limit_of(const struct proc *p, unsigned res, uint64_t out[2])
     const uint64_t *v = (p->rlim_set & (1u << res)) ? p->rlim[res] : defaults[res];
     out[0] = v[0];
     out[1] = v[1];
+}
+
+uint64_t proc_rlimit_cur(const struct proc *p, unsigned res)
+{
+    uint64_t v[2];
+    limit_of(p, res, v);
+    return v[0];
 }
 
 /* prlimit64's core: old limits out, new limits in (either pointer may be 0). */

@@ -288,6 +288,8 @@ struct proc {
 struct proc *proc_create(struct proc *parent);   /* a child of parent (NULL: init); NULL
                                                     at the limit or out of memory */
 struct proc *proc_find(int pid);                 /* a live or zombie process, or NULL */
+uint64_t proc_rlimit_cur(const struct proc *p, unsigned res);   /* mem.c: soft limit */
+#define LINUX_RLIMIT_NPROC 6
 struct proc *proc_next(const struct proc *after); /* the one after (NULL: the first) */
 void proc_orphan_children(struct proc *p);       /* p exits: init (pid 1) adopts them */
 void proc_free(struct proc *p);                  /* out of the table; reaped */

@@ -29,16 +29,18 @@ else:  # run as a script: tools/ondol/ is sys.path[0]
 
 PROMPT = b"ondol$ "
 # Typed at the prompt. The marker is split by quotes so that the echoed command line
-# does not contain it; only echo's output does.
-COMMAND = b"/suite/run 1; echo @@do''ne\r"
+# does not contain it; only echo's output does. The runner is started by sh: the server
+# does not run "#!" scripts yet (execve gives ENOEXEC; docs/unix.md, differences).
+COMMAND = b"sh /suite/run 1; echo @@do''ne\r"
 DONE = b"\n@@done\n"
 TIMEOUT = 900.0            # seconds for the boot and the whole run (icount mode)
 
 
 class _Console:
-    """QEMU's console (COM1 on a pipe), read with a deadline."""
+    """QEMU's console (COM1 on a pipe), read with a deadline and copied to a log."""
 
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str], log: Path):
+        self.log = open(log, "wb")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.buf = b""
@@ -52,13 +54,16 @@ class _Console:
                 why = "timed out" if left <= 0 else f"QEMU exited ({self.proc.returncode})"
                 raise linuxsuite.SuiteError(f"ondol {why} waiting for {marker!r}: ...{tail!r}")
             if select.select([fd], [], [], min(left, 1.0))[0]:
-                self.buf += os.read(fd, 65536)
+                chunk = os.read(fd, 65536)
+                self.buf += chunk
+                self.log.write(chunk)
+                self.log.flush()
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self.proc.stdin, self.proc.stdout, self.log):
             f.close()
 
 
@@ -80,7 +85,8 @@ def ondol_runner(form: str):
         append = qemucmd.append_line({"unix": form})
         argv = qemucmd.ondol(build / "ondol.bin", build / "bootfs.tar", append,
                              rootfs=archive, com1="stdio", com2="null", icount=True)
-        console = _Console(argv)
+        log = build / "linuxsuite" / f"ondol-{form}-console.log"
+        console = _Console(argv, log)
         try:
             deadline = time.monotonic() + TIMEOUT
             console.wait_for(PROMPT, deadline)
