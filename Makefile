@@ -10,6 +10,10 @@ QEMU ?= qemu-system-x86_64
 QEMU_MEM ?= 256M
 QEMU_EXTRA ?=
 ARGS ?=
+# `make run` boots into busybox sh under the UNIX server (docs/unix.md); UNIX=off gives
+# ondol's native shell, UNIX=ik the server's IK form once it exists.
+UNIX ?= mk
+RUN_APPEND = $(strip $(if $(filter-out off,$(UNIX)),unix=$(UNIX)) $(ARGS))
 # The QEMU command line is written once, in tools/qemucmd.py (docs/debugging.md); run and
 # debug only choose the variant. `QEMU_EXTRA='-d int -D qemu.log'` appends flags verbatim.
 QEMU_BOOT = python3 tools/qemucmd.py --qemu $(QEMU) --memory $(QEMU_MEM) --build $(BUILD) \
@@ -39,9 +43,9 @@ deps:
 	@scripts/deps.sh
 
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(if $(filter-out off,$(UNIX)),rootfs)
 	@echo "ondol: booting in QEMU (type 'halt' to power off, Ctrl-A X to kill QEMU)"
-	@$(QEMU_BOOT) $(QEMU_TAIL)
+	@python3 tools/qemucmd.py --qemu $(QEMU) --memory $(QEMU_MEM) --build $(BUILD) --append "$(RUN_APPEND)" $(QEMU_TAIL)
 
 debug: deps
 	@$(MAKE) --no-print-directory all

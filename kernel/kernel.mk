@@ -15,11 +15,14 @@ PCNT_SLOTS ?= 32
 KERNEL_CFLAGS += -DPCNT_SLOTS=$(PCNT_SLOTS)
 KERNEL_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T $(KERNEL_ARCH_DIR)/linker.ld
 
+# Servers without an IK runtime yet stay out of the kernel (unix: docs/unix.md, "IK").
+SERVERS_MK_ONLY := unix
 # In-kernel (IK) servers: servers/NAME/*.c and their generated dispatch (docs/servers.md);
 # the drivers (drivers/*/*.c, docs/drivers.md) with the IK platform kernel/dev/drv_ik.c.
 KERNEL_SRCS := $(wildcard $(addsuffix /*.c,$(KERNEL_DIRS)) $(KERNEL_ARCH_DIR)/*.c \
 	$(KERNEL_ARCH_DIR)/*.S) \
-	$(LIBC_KERNEL_SRCS) $(foreach s,$(SERVER_NAMES),$(wildcard servers/$(s)/*.c)) $(GEN_KERNEL_SRCS) \
+	$(LIBC_KERNEL_SRCS) $(foreach s,$(filter-out $(SERVERS_MK_ONLY),$(SERVER_NAMES)),\
+	$(wildcard servers/$(s)/*.c)) $(GEN_KERNEL_SRCS) \
 	$(DRV_SRCS)
 KERNEL_OBJS := $(patsubst %,$(BUILD)/kernel/%.o,$(KERNEL_SRCS))
 

@@ -44,8 +44,9 @@ def qemu_command(options: dict | None = None, *, iso: bool = False, com2: str | 
     ports = dict(com1="stdio", com2=f"file:{com2}" if com2 else "null")
     if iso:
         return qemucmd.ondol_iso(BUILD / "ondol.iso", **ports, **knobs)
-    return qemucmd.ondol(BUILD / "ondol.bin", BUILD / "bootfs.tar",
-                         qemucmd.append_line(options or {}), **ports, **knobs)
+    append = qemucmd.append_line(options or {})
+    return qemucmd.ondol(BUILD / "ondol.bin", BUILD / "bootfs.tar", append,
+                         rootfs=qemucmd.unix_rootfs(BUILD, append), **ports, **knobs)
 
 
 class Session:

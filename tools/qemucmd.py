@@ -110,17 +110,26 @@ def _assemble(load: list[str], serials: list[str], knobs: Knobs) -> list[str]:
     return cmd + list(knobs.extra)
 
 
+def unix_rootfs(build: str | Path, append: str) -> Path | None:
+    """The UNIX server's root archive when the options place the server (unix=mk|ik):
+    build/rootfs.cpio, loaded as the second multiboot module (docs/unix.md, "Boot")."""
+    placed = any(w in ("unix=mk", "unix=ik") for w in append.split())
+    return Path(build) / "rootfs.cpio" if placed else None
+
+
 def ondol(kernel: str | Path, initrd: str | Path, append: str = "", *, com1: str = "stdio",
-          com2: str = "null", **knobs) -> list[str]:
+          com2: str = "null", rootfs: str | Path | None = None, **knobs) -> list[str]:
     """ondol loaded by QEMU's multiboot loader (the boot archive is the module), with the
     kernel options `append` (`append_line()` makes it from a dict).
 
     COM1 is the console: "stdio" for pipes and logs, "mon:stdio" on a terminal (the QEMU
     monitor shares it: Ctrl-A C, Ctrl-A X quits). COM2 is the result stream, usually
-    "file:PATH". Both take any QEMU character device.
+    "file:PATH". Both take any QEMU character device. `rootfs`, when given, is the second
+    module (QEMU's -initrd takes a comma-separated list; a comma in a path is doubled).
     """
     knobs = Knobs(**knobs)
-    load = ["-kernel", str(kernel), "-initrd", str(initrd), "-append", with_markers(append, knobs)]
+    modules = ",".join(str(m).replace(",", ",,") for m in (initrd, rootfs) if m)
+    load = ["-kernel", str(kernel), "-initrd", modules, "-append", with_markers(append, knobs)]
     return _assemble(load, [com1, com2], knobs)
 
 
@@ -182,7 +191,8 @@ def _command_from(args: argparse.Namespace) -> list[str]:
                  extra=tuple(args.extra))
     if args.iso:
         return ondol_iso(build / "ondol.iso", **ports, **knobs)
-    return ondol(build / "ondol.bin", build / "bootfs.tar", args.append, **ports, **knobs)
+    return ondol(build / "ondol.bin", build / "bootfs.tar", args.append,
+                 rootfs=unix_rootfs(build, args.append), **ports, **knobs)
 
 
 def main(argv: list[str]) -> int:

@@ -48,8 +48,9 @@ $(foreach d,$(USER_MULTI_FILE_DIRS),$(eval $(call user_program,$(notdir $(d)),\
 # the MK runtime (lib/srv/mk.c) become the program NAMEsrv in the boot archive.
 SERVER_PROGS := $(patsubst %,$(BUILD)/user/bin/%srv,$(SERVER_NAMES))
 USER_PROGS += $(SERVER_PROGS)
+# A server with its own MK runtime (servers/NAME/mk/*.c: the UNIX server) links it too.
 server_objs = $(patsubst %,$(BUILD)/user/srvobj/%.o,$(wildcard servers/$(1)/*.c) \
-	$(GEN)/$(1)_server.c $(GEN)/$(1)_mk.c lib/srv/mk.c)
+	$(wildcard servers/$(1)/mk/*.c) $(GEN)/$(1)_server.c $(GEN)/$(1)_mk.c lib/srv/mk.c)
 
 $(BUILD)/user/srvobj/%.c.o: %.c | $(IDL_STAMP)
 	@mkdir -p $(dir $@)

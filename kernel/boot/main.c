@@ -28,6 +28,7 @@ int selftest_mode;
 enum { SELFTEST_NONE, SELFTEST_PANIC };   /* the order of selftest's values */
 
 static struct boot_info bi;
+u64 rootfs_pa, rootfs_len;
 extern char __image_start[], __kernel_end[];
 
 static void print_features(char *buf, size_t n)
@@ -109,8 +110,11 @@ void kmain(u32 magic, u64 info_pa)
     struct mem_region reserved[] = {
         {(u64)__image_start, (u64)__kernel_end - KERNEL_VMA - (u64)__image_start},
         {bi.archive_pa, bi.archive_len},
+        {bi.rootfs_pa, bi.rootfs_len},
     };
-    pmm_init(bi.usable, bi.nusable, reserved, bi.archive_len ? 2 : 1);
+    pmm_init(bi.usable, bi.nusable, reserved, 3);
+    rootfs_pa = bi.rootfs_pa;
+    rootfs_len = bi.rootfs_len;
     vm_init(bi.max_phys);
     cpu_init(&cpus[0], 0);
     pmm_caches_start();

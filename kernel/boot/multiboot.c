@@ -1,4 +1,5 @@
-/* Multiboot v1 information: command line, memory map, the boot archive module. */
+/* Multiboot v1 information: command line, memory map, the boot archive module and the
+ * optional second module (the UNIX server's root archive, docs/unix.md "Boot"). */
 #include "multiboot.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -65,5 +66,10 @@ void multiboot_parse(u32 magic, u64 info_pa, struct boot_info *bi)
         const struct mb_module *m = phys_to_virt(mb->mods_addr);
         bi->archive_pa = m->start;
         bi->archive_len = m->end - m->start;
+    }
+    if ((mb->flags & (1u << 3)) && mb->mods_count > 1) {
+        const struct mb_module *m = (const struct mb_module *)phys_to_virt(mb->mods_addr) + 1;
+        bi->rootfs_pa = m->start;
+        bi->rootfs_len = m->end - m->start;
     }
 }

@@ -9,6 +9,7 @@
 #include "dev.h"
 #include "ipc.h"
 #include "kernel.h"
+#include "multiboot.h"
 #include "klock.h"
 #include "kobj.h"
 #include "marker.h"
@@ -249,6 +250,30 @@ static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 
 static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
 static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task()->as, addr, len); }
+
+/* The UNIX server's root archive (the boot's second module), read-only in the caller:
+ * privileged, since it is a mapping of physical memory; the frames stay reserved for
+ * the whole run (pmm_init), so any number of mappings may share them. */
+static long sys_rootfs_map(u64 ulen)
+{
+    if (!self_task()->privileged)
+        return E_PERM;
+    if (!rootfs_len)
+        return E_NOENT;
+    if (rootfs_pa & (PAGE_SIZE - 1))
+        return E_INVAL;
+    if (!user_range_ok(ulen, sizeof(u64)))
+        return E_FAULT;
+    long addr = mmap_in(self_task()->as, 0, rootfs_len, PROT_READ, VM_MMAP_PHYS, rootfs_pa);
+    if (addr < 0)
+        return addr;
+    if (copyout(ulen, &rootfs_len, sizeof(u64))) {
+        unmap_in(self_task()->as, (u64)addr, rootfs_len);
+        return E_FAULT;
+    }
+    return addr;
+}
+
 static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task()->as, addr, len, prot); }
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
@@ -385,7 +410,6 @@ static long sys_task_handover(u64 id, u64 to)
     return task_handover(self_task(), (int)MIN(id, 0x7fffffffull), (int)MIN(to, 0x7fffffffull));
 }
 
-/* Number 49 belongs to SYS_ROOTFS_MAP, added on another branch: until the merge, nothing. */
 static long sys_thread_ctl(u64 tid, u64 op, u64 uregs)
 {
     return fwd_thread_ctl(self_task(), tid, op, uregs);

@@ -155,6 +155,21 @@ static void orphan_children(struct task *dying)
     }
 }
 
+/* A task without live threads: its memory goes, its parent is told (or it is freed). */
+static void task_ended(struct task *task)
+{
+    aspace_destroy(task->as);
+    task->as = NULL;
+    task->zombie = true;
+    orphan_children(task);
+    if (task->parent) {
+        waitq_wake_all(&task->parent->child_exit, 0);
+    } else {
+        printk("ondol: task %d (%s) exited with status %d\n", task->id, task->name, task->exit_status);
+        task_free(task);
+    }
+}
+
 /* Called by thread_exit for every exiting thread, with the thread already a zombie. */
 void task_thread_exited(struct thread *t)
 {
@@ -175,16 +190,7 @@ void task_thread_exited(struct thread *t)
     }
     task->threads = NULL;
     this_cpu()->dead = t;
-    aspace_destroy(task->as);
-    task->as = NULL;
-    task->zombie = true;
-    orphan_children(task);
-    if (task->parent) {
-        waitq_wake_all(&task->parent->child_exit, 0);
-    } else {
-        printk("ondol: task %d (%s) exited with status %d\n", task->id, task->name, task->exit_status);
-        task_free(task);
-    }
+    task_ended(task);
 }
 
 /* Make every other thread of the task exit; the caller then exits itself. */
@@ -203,6 +209,8 @@ void task_kill_except(struct task *task, int status, struct thread *self)
         t->interrupt = KILL_EXIT;             /* a kill wins over an interrupt or a stop */
         thread_wake(t, WAIT_KILLED);
     }
+    if (!task->threads && !task->zombie)      /* an empty task (SYS_TASK_CREATE) ends now */
+        task_ended(task);
 }
 
 static bool is_ancestor(const struct task *a, const struct task *t)

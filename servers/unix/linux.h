@@ -69,6 +69,8 @@
 /* signals the devices send */
 #define SIGHUP 1
 #define SIGINT 2
+#define SIGKILL 9
+#define SIGCHLD 17
 #define SIGQUIT 3
 #define SIGPIPE 13
 #define SIGCONT 18

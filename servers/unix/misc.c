@@ -1,6 +1,6 @@
 /*
- * Identity calls (docs/unix.md): process ids from the process table, one root user
- * (every uid and gid is the process's stored uid/gid, 0), and uname.
+ * Identity calls (docs/unix.md): process ids from the process table, one id per process
+ * for user and group (0, root, unless setuid/setgid changed it), and uname.
  */
 #include "unix.h"
 
@@ -10,6 +10,23 @@ long lx_getuid(struct ucall *c) { return c->proc->uid; }
 long lx_geteuid(struct ucall *c) { return c->proc->uid; }
 long lx_getgid(struct ucall *c) { return c->proc->gid; }
 long lx_getegid(struct ucall *c) { return c->proc->gid; }
+
+/* setuid/setgid with one id per process (real = effective = saved): root may take any
+ * id, anyone else only its own (EPERM); -1 is EINVAL, as Linux. A non-root uid makes
+ * RLIMIT_NPROC count (fork_process). */
+static long set_id(struct ucall *c, unsigned *id)
+{
+    uint32_t want = (uint32_t)c->a[0];
+    if (want == UINT32_MAX)
+        return -EINVAL;
+    if (c->proc->uid != 0 && want != *id)
+        return -EPERM;
+    *id = want;
+    return 0;
+}
+
+long lx_setuid(struct ucall *c) { return set_id(c, &c->proc->uid); }
+long lx_setgid(struct ucall *c) { return set_id(c, &c->proc->gid); }
 
 long lx_uname(struct ucall *c)
 {

@@ -139,3 +139,17 @@ long lx_setsid(struct ucall *c)
     self->ctty = NULL;
     return self->sid;
 }
+
+void proc_for_each(void (*fn)(struct proc *p, void *arg), void *arg)
+{
+    for (struct proc *p = table; p; p = p->next)
+        fn(p, arg);
+}
+
+long proc_pgrp_session(int pgid)
+{
+    for (struct proc *p = table; p; p = p->next)
+        if (p->pgid == pgid && !p->zombie)
+            return p->sid;
+    return -ESRCH;
+}

@@ -19,9 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <ondol/srv.h>     /* <ondol/abi.h>: struct user_regs, VM_MMAP_*, PROT_*, E_* */
 #include "unix.h"
-
-struct user_regs;                 /* <ondol/abi.h>: rax..r15, rip, rflags, fs_base */
 
 /* ---- tasks and threads of Linux processes ------------------------------------------- */
 long rt_task_create(const char *name);      /* an empty task the server controls: its id */
@@ -43,6 +42,8 @@ long rt_regs_set(int tid, const struct user_regs *r);
 long rt_thread_start(int task, const struct user_regs *r);   /* new thread's tid */
 long rt_thread_end(int tid);
 long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its next return */
+/* The machine's memory in bytes: all usable, and free now (sysinfo, /proc/meminfo). */
+void rt_memory(uint64_t *total, uint64_t *free);
 void rt_poweroff(void);                     /* reboot(2) with power off: QEMU exits 0 */
 void rt_result_write(const char *buf, size_t n);   /* the result stream (COM2) */
 

@@ -375,6 +375,10 @@ void signal_thread_new(struct uthread *t, const struct uthread *creator)
 {
     t->sig_blocked = creator ? creator->sig_blocked : 0;
     thread_link(t);
+    if (sig_deliverable(t)) {          /* sent to the process before (an exec's new image) */
+        t->sig_interrupting = true;
+        rt_thread_interrupt(t->tid);
+    }
 }
 
 void signal_fork(struct proc *child, const struct proc *parent,

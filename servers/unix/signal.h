@@ -61,9 +61,11 @@ void signal_fork(struct proc *child, const struct proc *parent,
 void signal_exec(struct proc *p);
 void signal_exit(struct proc *p);
 void signal_thread_exit(struct uthread *t);
-/* Every new thread before it runs (init's, a clone thread's; signal_fork does fork's
- * child): t->proc set; it joins its process's thread list and inherits creator's blocked
- * mask (creator NULL: nothing blocked). A CLONE_VM thread has no alternate stack. */
+/* Every new thread (init's, an exec's, a clone thread's; signal_fork does fork's child):
+ * t->proc set; it joins its process's thread list and inherits creator's blocked mask
+ * (creator NULL: nothing blocked). A CLONE_VM thread has no alternate stack. A signal
+ * already pending for the process and not blocked interrupts it (rt_thread_interrupt),
+ * so an exec's new image takes it at once, as Linux does on execve's return. */
 void signal_thread_new(struct uthread *t, const struct uthread *creator);
 
 /* The end of a process, for signals' default actions (process.c): every thread ends,

@@ -294,12 +294,12 @@ bool signal_deliver(struct uthread *t, long result)
 static void restore_context(struct user_regs *r, const struct linux_sigcontext *sc)
 {
     uint64_t keep_flags = r->rflags & ~(uint64_t)USER_RFLAGS_MASK;
-    uint64_t fs_base = r->fs_base;
+    uint64_t fs_base = r->fs_base, gs_base = r->gs_base;   /* not in a Linux sigcontext */
     *r = (struct user_regs){
         .rax = sc->rax, .rbx = sc->rbx, .rcx = sc->rcx, .rdx = sc->rdx, .rsi = sc->rsi,
         .rdi = sc->rdi, .rbp = sc->rbp, .rsp = sc->rsp, .r8 = sc->r8, .r9 = sc->r9,
         .r10 = sc->r10, .r11 = sc->r11, .r12 = sc->r12, .r13 = sc->r13, .r14 = sc->r14,
-        .r15 = sc->r15, .rip = sc->rip, .fs_base = fs_base,
+        .r15 = sc->r15, .rip = sc->rip, .fs_base = fs_base, .gs_base = gs_base,
         .rflags = keep_flags | (sc->eflags & USER_RFLAGS_MASK),
     };
 }

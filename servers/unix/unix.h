@@ -124,6 +124,12 @@ struct uthread {
     long sig_held_result;             /* the answer it will get (signal_deliver's input) */
     bool sig_interrupting;            /* rt_thread_interrupt sent, not yet come in */
     struct uthread *sig_next;         /* in proc->sig_threads */
+    /* lifecycle (thread.c, lifecycle.c) */
+    int ltid;                         /* its Linux thread id (the main thread's is the pid) */
+    uint64_t clear_child_tid;         /* set_tid_address / CLONE_CHILD_CLEARTID, or 0 */
+    struct uthread *next_in_proc;     /* the process's threads */
+    struct uthread *next_hash;        /* uthread_find's bucket; the graveyard once gone */
+    bool gone;                        /* ended: no answer reaches it any more */
 };
 
 /* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
@@ -264,6 +270,15 @@ struct proc {
     struct unix_timer sig_alarm;      /* ITIMER_REAL (alarm, setitimer) */
     uint64_t sig_alarm_interval_ns;
     struct linux_itimerval sig_itimer[2];   /* ITIMER_VIRTUAL, ITIMER_PROF: stored only */
+    /* lifecycle (lifecycle.c, exec.c) */
+    struct uthread *threads;          /* its live threads (none once a zombie) */
+    struct waitlist child_exit;       /* wait4/waitid callers: a child changed state */
+    char comm[16];                    /* the program's name (exec, PR_SET_NAME) */
+    /* memory (mem.c) */
+    uint64_t brk_start, brk_end;      /* the program break: [start, end) in use */
+    uint64_t brk_mapped;              /* page-aligned end of what is mapped for it */
+    uint64_t rlim[16][2];             /* setrlimit's values (cur, max) where rlim_set has */
+    uint32_t rlim_set;                /* the bit; the default otherwise (mem.c) */
 };
 
 /* The process table (process.c). Pids count up from 1 and wrap to 2 after
@@ -273,8 +288,40 @@ struct proc {
 struct proc *proc_create(struct proc *parent);   /* a child of parent (NULL: init); NULL
                                                     at the limit or out of memory */
 struct proc *proc_find(int pid);                 /* a live or zombie process, or NULL */
+uint64_t proc_rlimit_cur(const struct proc *p, unsigned res);   /* mem.c: soft limit */
+#define LINUX_RLIMIT_NPROC 6
 struct proc *proc_next(const struct proc *after); /* the one after (NULL: the first) */
 void proc_orphan_children(struct proc *p);       /* p exits: init (pid 1) adopts them */
 void proc_free(struct proc *p);                  /* out of the table; reaped */
+/* Visit every process (live or zombie) in the table; fn may not free. */
+void proc_for_each(void (*fn)(struct proc *p, void *arg), void *arg);
+
+/* Threads of processes (thread.c): the one of an ondol thread id, a new one (tid is its
+ * ondol thread, added to p's list), one freed (its wait dropped). */
+struct uthread *uthread_find(int tid);
+struct uthread *uthread_new(struct proc *p, int tid, int ltid);
+void uthread_free(struct uthread *t);
+/* A freed thread stays readable (gone is set) until the runtime calls uthread_collect
+ * after the entry that freed it, so a handler that ended its own thread can still return. */
+void uthread_collect(void);
+
+/* futex.c: a thread's waits are forgotten when it goes (uthread_free); at a thread's exit
+ * its clear_child_tid word becomes 0 and one waiter there wakes. */
+void futex_forget(struct uthread *t);
+void futex_clear_child_tid(struct uthread *t);
+/* The Linux tid of a thread other than a process's first: above every pid. */
+#define UNIX_TID_BASE (UNIX_PID_MAX + 1)
+void proc_end_task(struct proc *p);
+/* Statistics (stats.c): a reaped process's calls are kept in a total; the record of
+ * every count goes to the result stream (before a power-off). */
+void stats_reaped(const struct proc *p);
+void unix_stats_write(void);     /* every thread and the task end (exec, exit) */
+/* The lifecycle (lifecycle.c, exec.c). exec_image: replace p's program by the static ELF
+ * at path with these argument and environment strings (each an array of pointers into
+ * the server's memory, NULL-terminated): a new task with one thread, p's old task ended.
+ * The new thread keeps caller's blocked signals (execve keeps the mask; NULL for init:
+ * none). 0 or -errno; on error p is unchanged. */
+long exec_image(struct proc *p, const struct uthread *caller, const char *path,
+                const char *const *argv, const char *const *envp);
 
 #endif

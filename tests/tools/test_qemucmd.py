@@ -139,7 +139,16 @@ MAKE_RUN = ("qemu-system-x86_64 -machine pc -cpu max -m 256M -smp 1 -display non
 
 
 def test_make_run_boots_with_the_same_command_as_before():
-    assert make_boot_command("run", "ARGS=hz=1000 run=a,b;c") == shlex.split(MAKE_RUN)
+    """UNIX=off: ondol's native shell, exactly the command of before the UNIX server."""
+    assert make_boot_command("run", "UNIX=off", "ARGS=hz=1000 run=a,b;c") == \
+        shlex.split(MAKE_RUN)
+
+
+def test_make_run_boots_busybox_under_the_unix_server_by_default():
+    """The UNIX server placed (unix=mk) with the root archive as the second module."""
+    expected = shlex.split(MAKE_RUN.replace("'hz=1000", "'unix=mk hz=1000").replace(
+        "build/bootfs.tar", "build/bootfs.tar,build/rootfs.cpio"))
+    assert make_boot_command("run", "ARGS=hz=1000 run=a,b;c") == expected
 
 
 def test_make_debug_adds_the_gdb_stub_and_knobs_reach_qemu():

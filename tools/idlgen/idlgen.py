@@ -15,7 +15,9 @@ and, for all interfaces together, srv_ik_table.c: the IK shim, the kernel's list
 interfaces whose dispatch it can call directly on a caller's stack (kernel/srv/ik.c).
 
 The language, one declaration per line, '#' starts a comment:
-  interface NAME NUMBER
+  interface NAME NUMBER [forwarded]
+(forwarded: the server is reached by forwarded Linux system calls, has no ops and brings
+its own MK main in servers/NAME/mk/; only the placement and the interface number are used)
   op NAME NUMBER (TYPE ARG, ...) -> (TYPE ARG, ...) [errors E_X, E_Y]
 TYPE is u64 (a message word; at most 7 each way) or buf (bytes in the UTCB buffer, at most
 one each way, up to IPC_BUF_MAX). Python 3.11, standard library only.
@@ -64,10 +66,13 @@ class Interface:
     name: str
     number: int
     ops: list[Op] = field(default_factory=list)
+    # `forwarded`: the server is reached by forwarded Linux system calls, not by ops
+    # (interfaces/unix.idl): no ops, its own MK main and dispatch (servers/NAME/mk/)
+    forwarded: bool = False
 
 
 # ---- parsing ---------------------------------------------------------------------------------
-IFACE_RE = re.compile(rf"interface\s+({IDENT})\s+(\d+)$")
+IFACE_RE = re.compile(rf"interface\s+({IDENT})\s+(\d+)(\s+forwarded)?$")
 OP_RE = re.compile(rf"op\s+({IDENT})\s+(\d+)\s*\((.*?)\)\s*->\s*\((.*?)\)"
                    rf"(?:\s+errors\s+(.+))?$")
 
@@ -121,12 +126,14 @@ def parse(text: str, filename: str = "<idl>") -> Interface:
         if m := IFACE_RE.match(line):
             if iface:
                 raise IdlError(f"{where}: a second 'interface' line (one interface per file)")
-            iface = Interface(m[1], int(m[2]))
+            iface = Interface(m[1], int(m[2]), forwarded=bool(m[3]))
             if not 1 <= iface.number <= MAX_IFACE:
                 raise IdlError(f"{where}: interface number must be 1..{MAX_IFACE}")
         elif m := OP_RE.match(line):
             if not iface:
                 raise IdlError(f"{where}: 'op' before the 'interface' line")
+            if iface.forwarded:
+                raise IdlError(f"{where}: a forwarded interface has no ops")
             op = _parse_op(m, lineno, where)
             for other in iface.ops:
                 if op.name == other.name or op.number == other.number:
@@ -229,6 +236,8 @@ def gen_server_h(iface: Interface, src: str) -> str:
     for op in iface.ops:
         lines += [_doc(op), _signature(f"{iface.name}_{op.name}", "struct srv_call *call", op)
                   + ";"]
+    if iface.forwarded:         # its own dispatch (unix_dispatch) must not clash
+        return "\n".join(lines + ["", "#endif", ""])
     lines += ["", f"long {iface.name}_dispatch(struct srv_call *c);",
               f"extern const struct srv_iface {iface.name}_iface;", "#endif"]
     return "\n".join(lines) + "\n"
@@ -249,6 +258,15 @@ def _dispatch_case(iface: Interface, op: Op) -> str:
 
 
 def gen_server_c(iface: Interface, src: str) -> str:
+    if iface.forwarded:
+        return (f"{HEADER.format(src=src)}"
+                f'#include "{iface.name}_server.h"\n\n'
+                "/* A forwarded interface has no ops: its calls are forwarded Linux system\n"
+                " * calls (kernel/ipc/fwd.c), so an IPC call of an op is E_NOSYS. */\n"
+                "static long no_ops(struct srv_call *c)\n{\n    (void)c;\n"
+                "    return E_NOSYS;\n}\n\n"
+                f"const struct srv_iface {iface.name}_iface = "
+                f'{{{_upper(iface)}, "{iface.name}", no_ops}};\n')
     cases = "".join(_dispatch_case(iface, op) for op in iface.ops)
     return (f"{HEADER.format(src=src)}"
             f'#include "{iface.name}_server.h"\n\n'
@@ -264,6 +282,9 @@ def gen_server_c(iface: Interface, src: str) -> str:
 
 
 def gen_mk(iface: Interface, src: str) -> str:
+    if iface.forwarded:
+        return (f"{HEADER.format(src=src)}"
+                f"/* The {iface.name} server is forwarded: its main is in servers/{iface.name}/mk/. */\n")
     return (f"{HEADER.format(src=src)}"
             f"/* The MK shim: the {iface.name} server as a user task (lib/srv/mk.c). */\n"
             f'#include "{iface.name}_server.h"\n\n'

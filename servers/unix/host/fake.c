@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake.h"
+#include "runtime.h"
+#include "signal.h"
 
 #define USER_BASE 0x10000u
 
@@ -199,7 +201,7 @@ void fake_fds_free(struct proc *p)
     p->fds = NULL;
 }
 
-int fake_sigpipes, fake_pgrp_signals, fake_last_pgrp, fake_last_sig, fake_pgrp_session_of;
+int fake_sigpipes, fake_pgrp_signals, fake_last_pgrp, fake_last_sig;
 char fake_console[8192];
 size_t fake_console_len;
 
@@ -216,10 +218,6 @@ WEAK void signal_send_pgrp(int pgid, int sig)
     fake_last_sig = sig;
 }
 
-WEAK long proc_pgrp_session(int pgid)
-{
-    return pgid > 0 && fake_pgrp_session_of ? fake_pgrp_session_of : -ESRCH;
-}
 
 WEAK void console_write(const char *buf, size_t n)
 {
@@ -277,7 +275,7 @@ WEAK void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
 
 /* ---- signals' needs (signal.h, runtime.h), weak so that real definitions win ---- */
 struct user_regs fake_regs;
-int fake_regs_sets, fake_interrupts, fake_interrupt_tid, fake_exits, fake_exit_status;
+int fake_regs_sets, fake_interrupts, fake_interrupt_tid;
 int fake_parent_wakes;
 
 WEAK long rt_regs_get(int tid, struct user_regs *r)
@@ -307,8 +305,6 @@ WEAK long rt_thread_interrupt(int tid)
 
 WEAK void proc_exit(struct proc *p, int wait_status)
 {
-    fake_exits++;
-    fake_exit_status = wait_status;
     p->zombie = true;
     p->exit_status = wait_status;
 }
@@ -323,3 +319,67 @@ WEAK int thread_linux_tid(const struct uthread *t)
 {
     return t->tid;
 }
+/* ---- the rest of signal.h and the runtime (runtime.h), for the handlers dispatch.c
+ * links: weak, and failing or doing nothing, since hosted tests do not run processes ---- */
+WEAK void signal_send(struct proc *p, int sig) { (void)p; (void)sig; }
+WEAK void signal_send_to_thread(struct uthread *t, int sig) { (void)t; (void)sig; }
+WEAK bool signal_deliver(struct uthread *t, long result) { (void)t; (void)result; return false; }
+WEAK void signal_fault(struct uthread *t, unsigned v, uint64_t e, uint64_t a, uint64_t r)
+{
+    (void)t; (void)v; (void)e; (void)a; (void)r;
+}
+WEAK bool signal_child_exited(struct proc *parent, struct proc *child)
+{
+    (void)parent; (void)child;
+    return false;
+}
+WEAK void signal_fork(struct proc *c, const struct proc *p, struct uthread *ct,
+                      const struct uthread *pt)
+{
+    (void)c; (void)p; (void)ct; (void)pt;
+}
+WEAK void signal_exec(struct proc *p) { (void)p; }
+WEAK void signal_exit(struct proc *p) { (void)p; }
+WEAK void signal_thread_exit(struct uthread *t) { (void)t; }
+
+WEAK long rt_task_create(const char *name) { (void)name; return E_NOSYS; }
+WEAK long rt_task_linux(int task) { (void)task; return E_NOSYS; }
+WEAK long rt_task_kill(int task) { (void)task; return E_NOSYS; }
+WEAK long rt_task_reap(int task) { (void)task; return E_NOSYS; }
+WEAK long rt_vm_clone(int task, int from) { (void)task; (void)from; return E_NOSYS; }
+WEAK long rt_vm_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
+{
+    (void)task; (void)addr; (void)len; (void)prot; (void)flags;
+    return E_NOSYS;
+}
+WEAK long rt_vm_unmap(int task, uint64_t addr, uint64_t len)
+{
+    (void)task; (void)addr; (void)len;
+    return E_NOSYS;
+}
+WEAK long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot)
+{
+    (void)task; (void)addr; (void)len; (void)prot;
+    return E_NOSYS;
+}
+WEAK long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n)
+{
+    (void)task; (void)uaddr; (void)src; (void)n;
+    return E_FAULT;
+}
+WEAK long rt_copy_from(int task, void *dst, uint64_t uaddr, size_t n)
+{
+    (void)task; (void)dst; (void)uaddr; (void)n;
+    return E_FAULT;
+}
+WEAK long rt_thread_start(int task, const struct user_regs *r) { (void)task; (void)r; return E_NOSYS; }
+WEAK long rt_thread_end(int tid) { (void)tid; return E_SRCH; }
+WEAK void rt_poweroff(void) {}
+WEAK void rt_result_write(const char *buf, size_t n) { (void)buf; (void)n; }
+WEAK long rt_option(const char *key, char *buf, size_t cap)
+{
+    (void)key; (void)buf; (void)cap;
+    return E_NOENT;
+}
+WEAK void rt_memory(uint64_t *total, uint64_t *free) { *total = 256u << 20; *free = 128u << 20; }
+WEAK long rt_errno(long e) { return e >= 0 ? e : -EIO; }

@@ -50,7 +50,6 @@ void fake_fds_free(struct proc *p);     /* close every fd of p and free the tabl
 extern int fake_sigpipes;               /* signal_send_pipe calls */
 extern int fake_pgrp_signals;           /* signal_send_pgrp calls */
 extern int fake_last_pgrp, fake_last_sig;
-extern int fake_pgrp_session_of;        /* proc_pgrp_session gives this for any pgid > 0 */
 extern int fake_tty_background_calls, fake_tty_background_sig;
 extern long fake_tty_background_result; /* what signal_tty_background returns (0: go on) */
 extern char fake_console[8192];         /* what console_write wrote */
@@ -66,13 +65,13 @@ extern uint64_t fake_thread_switches, fake_as_switches;
 /* ---- fakes of what signals need (signal.h, runtime.h), weak ----
  * One thread's registers (rt_regs_get/rt_regs_set; a set with rip or rsp outside the
  * user half fails as the kernel's does); proc_exit marks the process a zombie with the
- * status; thread_linux_tid is t->tid. */
+ * status (as the real one, which wins when a test links lifecycle.c: tests read
+ * p->zombie and p->exit_status); thread_linux_tid is t->tid. */
 #include <ondol/abi.h>
 #include "signal.h"
 extern struct user_regs fake_regs;
 extern int fake_regs_sets;              /* successful rt_regs_set calls */
 extern int fake_interrupts, fake_interrupt_tid;   /* rt_thread_interrupt calls, last tid */
-extern int fake_exits, fake_exit_status;          /* proc_exit calls, last status */
 extern int fake_parent_wakes;           /* proc_wake_parent calls */
 /* When not 0, the next unix_alloc of a struct proc (proc_create: the real process table)
  * gives it this many bytes of user memory, as fake_proc does. */

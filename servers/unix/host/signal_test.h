@@ -45,6 +45,14 @@ static inline void tproc_free(struct tproc *tp)
     proc_free(tp->p);
 }
 
+/* How tp's process ended: its wait status once proc_exit made it a zombie, else -1.
+ * Read from the process itself, so the real proc_exit (linked when a test uses
+ * dispatch.c) and the fake one are checked alike. */
+static inline int tproc_ended(const struct tproc *tp)
+{
+    return tp->p->zombie ? tp->p->exit_status : -1;
+}
+
 static inline uint64_t U(struct tproc *tp, size_t off) { return fake_user(tp->p, off); }
 static inline void *H(struct tproc *tp, size_t off) { return fake_host(tp->p, fake_user(tp->p, off)); }
 

@@ -108,7 +108,8 @@ int main(void)
     p = fake_proc(MEM);
     p->pid = p->pgid = p->sid = 9;
     fake_fds(p);
-    fake_pgrp_session_of = 9;
+    struct proc *member = proc_create(NULL);     /* group 9 exists: TIOCSPGRP can succeed */
+    member->pgid = member->sid = 9;
     const struct chardev *cons = chardev_lookup(5, 1), *null = chardev_lookup(1, 3);
     struct ucall open = fake_call(p, 2, 0, 0, 0, 0);
     struct file *f = file_new(cons->ops, NULL, O_RDWR);
@@ -139,5 +140,6 @@ int main(void)
     p->ctty = NULL;
     fake_fds_free(p);
     fake_proc_free(p);
+    proc_free(member);
     return fake_done();
 }

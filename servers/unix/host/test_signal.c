@@ -261,19 +261,18 @@ static void sigreturn_checks(void)
     tcall(&victim, 62, (uint64_t)victim.p->pid, SIGUSR1, 0, 0);
     CHECK(tanswer(&victim, 0));
     frame_at(&victim, fake_regs.rsp)->uc.uc_mcontext.rip = 0xffff800000000000ull;
-    fake_exits = 0;
+    CHECK_EQ(tproc_ended(&victim), -1);
     treturn(&victim);
-    CHECK_EQ(fake_exits, 1);
-    CHECK_EQ(fake_exit_status, SIGSEGV);
+    CHECK_EQ(tproc_ended(&victim), SIGSEGV);
     tproc_free(&victim);
     tproc_new(&victim, &self);
     fake_regs = regs_in_call(&victim, 15);
     fake_regs.rsp = 8;                                         /* no frame there */
     struct ucall c = fake_call(victim.p, 15, 0, 0, 0, 0);
     c.thread = &victim.t;
+    CHECK_EQ(tproc_ended(&victim), -1);
     signal_deliver(&victim.t, unix_dispatch(&c));
-    CHECK_EQ(fake_exits, 2);
-    CHECK_EQ(fake_exit_status, SIGSEGV);
+    CHECK_EQ(tproc_ended(&victim), SIGSEGV);
     tproc_free(&victim);
     /* no SA_RESTORER: Linux cannot build the frame and forces SIGSEGV */
     tproc_new(&victim, &self);
@@ -281,8 +280,9 @@ static void sigreturn_checks(void)
     memcpy(H(&victim, ARG), &a, sizeof(a));
     tcall(&victim, 13, SIGUSR1, U(&victim, ARG), 0, 8);
     tcall(&victim, 62, (uint64_t)victim.p->pid, SIGUSR1, 0, 0);
+    CHECK_EQ(tproc_ended(&victim), -1);
     CHECK(tanswer(&victim, 0));
-    CHECK_EQ(fake_exit_status, SIGSEGV);
+    CHECK_EQ(tproc_ended(&victim), SIGSEGV);
     tproc_free(&victim);
 }
 

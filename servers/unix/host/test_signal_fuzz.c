@@ -139,14 +139,18 @@ static void new_proc(struct tproc *tp)
     catch_most(tp);
 }
 
-static void replace_ended(void)
+/* Processes that ended (zombies) are replaced by new ones: how many. */
+static int replace_ended(void)
 {
+    int ended = 0;
     for (int i = 0; i < PROCS; i++) {
         if (!procs[i].p->zombie)
             continue;
+        ended++;
         tproc_free(&procs[i]);
         new_proc(&procs[i]);
     }
+    return ended;
 }
 
 int main(void)
@@ -156,10 +160,8 @@ int main(void)
         new_proc(&procs[i]);
     int ended = 0, frames_before = fake_regs_sets;
     for (int round = 0; round < ROUNDS; round++) {
-        int exits = fake_exits;
         one_event();
-        ended += fake_exits - exits;
-        replace_ended();
+        ended += replace_ended();
         for (int i = 0; i < PROCS; i++)
             check_invariants(&procs[i]);
     }

@@ -23,11 +23,9 @@ static int default_action_status(int sig)
 {
     struct tproc c;
     tproc_new(&c, &parent);
-    fake_exits = 0;
-    fake_exit_status = -1;
     CHECK_EQ(tcall(&c, 62, (uint64_t)c.p->pid, (uint64_t)sig, 0, 0), 0);
     tanswer(&c, 0);
-    int st = fake_exits ? fake_exit_status : 0;
+    int st = tproc_ended(&c) == -1 ? 0 : tproc_ended(&c);
     tproc_free(&c);
     return st;
 }
@@ -109,10 +107,9 @@ static void stop_and_continue(void)
     tcall(&c, 39, 0, 0, 0, 0);
     tanswer(&c, 0);
     CHECK(c.p->sig_stopped);
-    fake_exits = 0;
+    CHECK_EQ(tproc_ended(&c), -1);
     tcall(&parent, 62, (uint64_t)c.p->pid, SIGKILL, 0, 0);
-    CHECK_EQ(fake_exits, 1);
-    CHECK_EQ(fake_exit_status, SIGKILL);
+    CHECK_EQ(tproc_ended(&c), SIGKILL);
     tproc_free(&c);
     tsigaction(&parent, SIGCHLD, SIG_DFL, 0, 0);
 }
@@ -171,11 +168,10 @@ static void sigpipe(void)
     treturn(&c);
     CHECK_EQ(fake_regs.rax, (uint64_t)-EPIPE);
     tsigaction(&c, SIGPIPE, SIG_DFL, 0, 0);
-    fake_exits = 0;
+    CHECK_EQ(tproc_ended(&c), -1);
     r = tcall(&c, 1, (uint64_t)fds[1], U(&c, ARG), 1, 0);
     tanswer(&c, r);
-    CHECK_EQ(fake_exits, 1);
-    CHECK_EQ(fake_exit_status, SIGPIPE);
+    CHECK_EQ(tproc_ended(&c), SIGPIPE);
     fake_fds_free(c.p);
     tproc_free(&c);
 }
@@ -346,19 +342,18 @@ static void faults(void)
     /* blocked: unblocked and set to default, so it terminates */
     procmask(&c, SIG_BLOCK, SIG_BIT(SIGSEGV));
     tanswer(&c, 0);
-    fake_exits = 0;
+    CHECK_EQ(tproc_ended(&c), -1);
     signal_fault(&c.t, 14, 4, 8, CALL_RIP);
-    CHECK_EQ(fake_exits, 1);
-    CHECK_EQ(fake_exit_status, SIGSEGV);
+    CHECK_EQ(tproc_ended(&c), SIGSEGV);
     tproc_free(&c);
     tproc_new(&c, &parent);
     tsigaction(&c, SIGFPE, SIG_IGN, 0, 0);
     signal_fault(&c.t, 0, 0, 0, CALL_RIP);
-    CHECK_EQ(fake_exit_status, SIGFPE);
+    CHECK_EQ(tproc_ended(&c), SIGFPE);
     tproc_free(&c);
     tproc_new(&c, &parent);
     signal_fault(&c.t, 6, 0, 0, CALL_RIP);
-    CHECK_EQ(fake_exit_status, SIGILL);
+    CHECK_EQ(tproc_ended(&c), SIGILL);
     tproc_free(&c);
 }
 
@@ -371,7 +366,6 @@ static void job_control(void)
     tproc_new(&other_session, &parent);
     leader.p->pgid = leader.p->pid;
     bg.p->pgid = bg.p->pid;                      /* a group whose parent is in the session */
-    fake_exits = 0;
     CHECK_EQ(signal_tty_background(bg.p, SIGTTIN), -ERESTARTSYS);
     CHECK_EQ(bg.p->sig_pending.set, SIG_BIT(SIGTTIN));
     CHECK_EQ(fake_interrupt_tid, bg.t.tid);
@@ -400,7 +394,9 @@ static void job_control(void)
     tcall(&bg, 39, 0, 0, 0, 0);
     CHECK(!tanswer(&bg, bg.p->pid));
     CHECK(!bg.p->sig_stopped);
-    CHECK_EQ(fake_exits, 0);
+    CHECK_EQ(tproc_ended(&bg), -1);
+    CHECK_EQ(tproc_ended(&leader), -1);
+    CHECK_EQ(tproc_ended(&other_session), -1);
     tproc_free(&other_session);
     tproc_free(&bg);
     tproc_free(&leader);

@@ -428,18 +428,24 @@ static void test_controlling_tty(void)
     CHECK_EQ(int_at(ARG), 100);
     CHECK_EQ(tty_devnum_of(p), 0x501);            /* 5,1 */
     CHECK_EQ(tty_fg_pgrp_of(p), 100);
-    fake_pgrp_session_of = 100;
+    /* TIOCSPGRP asks the real process table: group 200 in p's session, group 300 in
+     * another one, and no group 400 */
+    struct proc *job = proc_create(NULL), *stranger = proc_create(NULL);
+    job->pgid = 200;
+    job->sid = 100;
+    stranger->pgid = stranger->sid = 300;
     put_int(ARG, 200);
     CHECK_EQ(ioctl3(TIOCSPGRP, fake_user(p, ARG)), 0);
     CHECK_EQ(tty_fg_pgrp_of(p), 200);
     CHECK_EQ(ioctl3(TIOCSPGRP, 8), -EFAULT);
     put_int(ARG, -1);
     CHECK_EQ(ioctl3(TIOCSPGRP, fake_user(p, ARG)), -EINVAL);
-    fake_pgrp_session_of = 300;
     put_int(ARG, 300);
     CHECK_EQ(ioctl3(TIOCSPGRP, fake_user(p, ARG)), -EPERM);   /* another session */
-    fake_pgrp_session_of = 0;
+    put_int(ARG, 400);
     CHECK_EQ(ioctl3(TIOCSPGRP, fake_user(p, ARG)), -ESRCH);   /* no such group */
+    proc_free(stranger);
+    proc_free(job);
     member->ctty = p->ctty;                       /* inherited by fork */
     CHECK_EQ(ioctl_p(member, TIOCGPGRP, fake_user(p, ARG)), 0);
     member->fds = NULL;

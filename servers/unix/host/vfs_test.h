@@ -68,34 +68,6 @@ static inline long vt_call(long (*fn)(struct ucall *), const uint64_t a[6])
 }
 #define SYS(name, ...) vt_call(lx_##name, (const uint64_t[6]){__VA_ARGS__})
 
-/* Character devices for the tests (weak: unix-dev's devices.c wins when linked): 1,3 is
- * a /dev/null that counts its opens and records their flags; anything else is ENXIO. */
-static int vt_dev_opens;
-static unsigned vt_dev_open_flags;     /* f->flags the last device open saw */
-static long vt_null_read(struct file *f, struct ucall *c, uint64_t u, size_t n, uint64_t *off)
-{
-    (void)f; (void)c; (void)u; (void)n; (void)off;
-    return 0;
-}
-static long vt_null_write(struct file *f, struct ucall *c, uint64_t u, size_t n, uint64_t *off)
-{
-    (void)f; (void)c; (void)u; (void)off;
-    return (long)n;
-}
-static long vt_null_open(struct file *f, struct ucall *c)
-{
-    (void)c;
-    vt_dev_opens++;
-    vt_dev_open_flags = f->flags;
-    return 0;
-}
-static const struct file_ops vt_null_ops = {.read = vt_null_read, .write = vt_null_write};
-static const struct chardev vt_null = {1, 3, &vt_null_ops, vt_null_open};
-__attribute__((weak)) const struct chardev *chardev_lookup(unsigned major, unsigned minor)
-{
-    return major == 1 && minor == 3 ? &vt_null : NULL;
-}
-
 /* Shorthands on paths given as host strings. */
 static inline long t_open(const char *path, long flags, long mode)
 {

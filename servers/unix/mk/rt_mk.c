@@ -1,0 +1,241 @@
+/*
+ * The UNIX server's MK runtime (docs/unix.md, "The MK runtime"): the server as the user
+ * task unixsrv. The kernel forwards every system call and unresolved fault of a Linux
+ * task to the main thread as an IPC call (kernel/ipc/fwd.c); the main loop hands each one
+ * to the server's entries (runtime.h) and answers with reply_recv(to, to, IPC_POLL), now
+ * or later (a held call is just a thread that has not been answered yet). The rt_* calls
+ * are ondol system calls on the tasks the server created. A second thread reads the
+ * console and passes the bytes to the main thread as an IPC call, so the server's state is
+ * only ever touched by the main thread: one call at a time, as unix.h requires.
+ */
+#include <ondol/ipc.h>
+#include <ondol/sys.h>
+#include <ondol/thread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../devices.h"
+#include "../runtime.h"
+#include "../signal.h"
+
+/* Label of the console thread's calls: an op of UNIX_IFACE no forwarded call uses. */
+#define CONSOLE_LABEL FWD_LABEL(0x100)
+#define CONSOLE_CHUNK 48                /* bytes per call: message words 2..7 */
+
+static int server_tid;                  /* the main thread: forwarded calls come here */
+
+/* ---- time and memory ------------------------------------------------------------------ */
+uint64_t unix_now_ns(void)
+{
+    struct time_info t;
+    sys_time(&t);
+    if (t.tsc_hz)
+        return t.tsc / t.tsc_hz * 1000000000ull + t.tsc % t.tsc_hz * 1000000000ull / t.tsc_hz;
+    return t.ticks * (1000000000ull / t.hz);
+}
+
+void *unix_alloc(size_t n) { return calloc(1, n ? n : 1); }
+void unix_free(void *p) { free(p); }
+
+void unix_log(const char *msg)
+{
+    sys_console_write(msg, strlen(msg));
+    sys_console_write("\n", 1);
+}
+
+void console_write(const char *buf, size_t n) { sys_console_write(buf, n); }
+
+/* ---- answers -------------------------------------------------------------------------- */
+/* Answer thread `to` with rax = value, taking no other call (the receive half polls `to`,
+ * which cannot have sent: E_TIMEOUT is success). A thread that died meanwhile: E_SRCH,
+ * nothing to do. */
+static void answer_thread(int to, long value)
+{
+    struct ipc_msg m = {{(uint64_t)value}};
+    ipc_reply_recv(to, to, &m, IPC_POLL);
+}
+
+/* The call's result goes back, after signal delivery (signal.h): registers set by it
+ * make the value unused (0 is sent); a thread whose process ended (gone) or stopped
+ * (sig_held: signal.c answers at SIGCONT) gets no answer now. SIGNAL_INTERRUPTED (a
+ * thread that came from user mode) is answered 0: the kernel keeps its rax. */
+void unix_answer(struct ucall *c, long result)
+{
+    struct uthread *t = c->thread;
+    if (!t || t->gone)
+        return;
+    t->in_call = false;
+    if (signal_deliver(t, result) || result == SIGNAL_INTERRUPTED)
+        result = 0;
+    if (!t->gone && !t->sig_held)
+        answer_thread(t->tid, result);
+}
+
+/* ---- the rt_* calls over ondol system calls ------------------------------------------- */
+long rt_task_create(const char *name) { return sys_task_create(name); }
+long rt_task_linux(int task) { return sys_task_linux(task, server_tid); }
+long rt_task_kill(int task) { return sys_task_kill(task); }
+long rt_task_reap(int task) { return sys_task_wait(task, NULL); }
+long rt_vm_clone(int task, int from) { return sys_vm_clone(task, from); }
+
+long rt_vm_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
+{
+    return sys_vm_ctl(task, VM_CTL_MAP, (void *)addr, len, prot, flags);
+}
+
+long rt_vm_unmap(int task, uint64_t addr, uint64_t len)
+{
+    return sys_vm_ctl(task, VM_CTL_UNMAP, (void *)addr, len, 0, 0);
+}
+
+long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot)
+{
+    return sys_vm_ctl(task, VM_CTL_PROTECT, (void *)addr, len, prot, 0);
+}
+
+/* SYS_TASK_COPY moves at most TASK_COPY_MAX bytes a call. */
+static long task_copy(int task, unsigned dir, uint64_t uaddr, void *local, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        size_t chunk = n - done < TASK_COPY_MAX ? n - done : TASK_COPY_MAX;
+        long r = sys_task_copy(task, dir, (void *)(uaddr + done), (char *)local + done, chunk);
+        if (r <= 0)
+            return r < 0 ? r : E_FAULT;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n)
+{
+    return task_copy(task, TASK_COPY_TO, uaddr, (void *)src, n);
+}
+
+long rt_copy_from(int task, void *dst, uint64_t uaddr, size_t n)
+{
+    return task_copy(task, TASK_COPY_FROM, uaddr, dst, n);
+}
+
+long rt_regs_get(int tid, struct user_regs *r) { return sys_thread_ctl(tid, THREAD_CTL_GET_REGS, r); }
+
+long rt_regs_set(int tid, const struct user_regs *r)
+{
+    return sys_thread_ctl(tid, THREAD_CTL_SET_REGS, (struct user_regs *)r);
+}
+
+long rt_thread_start(int task, const struct user_regs *r)
+{
+    return sys_task_thread_regs(task, r, PRIO_INHERIT);
+}
+
+long rt_thread_end(int tid) { return sys_thread_ctl(tid, THREAD_CTL_END, NULL); }
+long rt_thread_interrupt(int tid) { return sys_thread_ctl(tid, THREAD_CTL_INTERRUPT, NULL); }
+void rt_poweroff(void) { sys_poweroff(); }
+
+void rt_memory(uint64_t *total, uint64_t *free)
+{
+    struct meminfo m = {0};
+    sys_meminfo(&m);
+    *total = m.frames_total * 4096;
+    *free = m.frames_free * 4096;
+}
+void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
+
+const void *rt_rootfs(size_t *len)
+{
+    long addr = sys_rootfs_map(len);
+    return addr < 0 ? NULL : (const void *)addr;
+}
+
+long rt_option(const char *key, char *buf, size_t cap) { return sys_kopt(key, buf, cap); }
+
+long rt_errno(long e)
+{
+    switch (e) {
+    case E_FAULT: return -EFAULT;
+    case E_INVAL: return -EINVAL;
+    case E_NOMEM: return -ENOMEM;
+    case E_SRCH: return -ESRCH;
+    case E_NOENT: return -ENOENT;
+    case E_PERM: return -EPERM;
+    case E_TIMEOUT: return -ETIMEDOUT;
+    case E_2BIG: return -E2BIG;
+    default: return e >= 0 ? e : -EIO;
+    }
+}
+
+/* ---- the console thread --------------------------------------------------------------- */
+/* Reads the console and calls the main thread with the bytes (w1 = count, w2.. = bytes);
+ * the main thread answers at once, so input keeps its order. */
+static int console_reader(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct ipc_msg m = {{CONSOLE_LABEL}};
+        long n = sys_console_read((char *)&m.w[2], CONSOLE_CHUNK);
+        if (n <= 0)
+            continue;
+        m.w[1] = (uint64_t)n;
+        ipc_call(server_tid, &m, IPC_FOREVER);
+    }
+    return 0;
+}
+
+/* ---- the main loop -------------------------------------------------------------------- */
+/* The receive timeout, in ticks, until the earliest deadline of a waiting call. */
+static uint32_t timeout_ticks(void)
+{
+    uint64_t deadline = unix_next_deadline();
+    if (deadline == UNIX_NO_DEADLINE)
+        return IPC_FOREVER;
+    uint64_t now = unix_now_ns();
+    if (deadline <= now)
+        return IPC_POLL;
+    struct time_info t;
+    sys_time(&t);
+    uint64_t ns_per_tick = 1000000000ull / t.hz;
+    uint64_t ticks = (deadline - now + ns_per_tick - 1) / ns_per_tick;
+    return ticks >= IPC_FOREVER ? IPC_FOREVER - 1 : (uint32_t)ticks;
+}
+
+static void handle(long sender, const struct ipc_msg *m)
+{
+    switch (m->w[0]) {
+    case FWD_LABEL(FWD_OP_SYSCALL):
+        unix_syscall((int)sender, (long)m->w[1], &m->w[2]);
+        break;
+    case FWD_LABEL(FWD_OP_FAULT):
+        unix_fault((int)sender, (unsigned)m->w[1], m->w[2], m->w[3], m->w[4]);
+        break;
+    case FWD_LABEL(FWD_OP_INTERRUPT):
+        unix_interrupted((int)sender);
+        break;
+    case CONSOLE_LABEL:
+        unix_console_input((const char *)&m->w[2],
+                           m->w[1] < CONSOLE_CHUNK ? (size_t)m->w[1] : CONSOLE_CHUNK);
+        answer_thread((int)sender, 0);
+        break;
+    default:                        /* a native client calling an op: there are none */
+        answer_thread((int)sender, E_NOSYS);
+    }
+}
+
+int main(void)
+{
+    server_tid = (int)sys_self(NULL);
+    char opt[8];
+    unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 && opt[0] == 'o' &&
+                          opt[1] == 'n';
+    unix_start();
+    static struct thread reader;
+    thread_start(&reader, console_reader, NULL, PRIO_INHERIT, 16 * 1024);
+    for (;;) {
+        struct ipc_msg m;
+        long sender = ipc_recv(IPC_ANY, &m, timeout_ticks());
+        if (sender > 0)
+            handle(sender, &m);
+        unix_timers_expire(unix_now_ns());
+        unix_run_woken();
+        uthread_collect();
+    }
+}

@@ -1,0 +1,69 @@
+/*
+ * What the rest of the server reads about processes and the system (procfs.h's providers,
+ * signal.h's process hooks), from the process table (process.c, lifecycle.c) and the
+ * runtime. Not kept yet, and shown as 0: per-process CPU times, memory sizes, the argument
+ * area and the executable's path (/proc/PID/cmdline is empty, /proc/PID/exe is absent), and
+ * the kernel's thread and address-space switch counts (issue 10, item 7).
+ */
+#include "procfs.h"
+#include "runtime.h"
+#include "signal.h"
+#include "unix.h"
+
+static int thread_count(const struct proc *p)
+{
+    int n = 0;
+    for (const struct uthread *t = p->threads; t; t = t->next_in_proc)
+        n++;
+    return n;
+}
+
+void proc_view_of(struct proc *p, struct proc_view *v)
+{
+    v->task.pid = p->pid;
+    v->task.ppid = p->ppid;
+    v->task.pgid = p->pgid;
+    v->task.sid = p->sid;
+    v->task.threads = p->zombie ? 1 : thread_count(p);
+    v->task.state = p->zombie ? 'Z' : p->sig_stopped ? 'T' : 'S';
+    v->task.comm = p->comm;
+    v->task.uid = p->uid;
+    v->task.gid = p->gid;
+    v->task.umask = p->fs ? p->fs->umask : 022;
+    v->task.fd_slots = UNIX_MAX_FDS;
+    v->exe = NULL;
+    v->args = NULL;
+    v->args_len = 0;
+}
+
+void proc_system_view(struct proc_system_view *v)
+{
+    static const struct procfs_cpu one_cpu;
+    uint64_t total = 0, free = 0;
+    rt_memory(&total, &free);
+    v->mem.total_kib = total / 1024;
+    v->mem.free_kib = free / 1024;
+    v->mem.available_kib = free / 1024;
+    v->uptime_ns = unix_now_ns();
+    v->stat.cpu = &one_cpu;
+    v->stat.ncpu = 1;
+}
+
+void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
+{
+    *thread_switches = 0;
+    *as_switches = 0;
+}
+
+/* A child changed state: its parent's wait4/waitid calls run again. */
+void proc_wake_parent(struct proc *p)
+{
+    struct proc *parent = proc_find(p->ppid);
+    if (parent)
+        waitlist_wake(&parent->child_exit);
+}
+
+int thread_linux_tid(const struct uthread *t)
+{
+    return t->ltid;
+}
