@@ -227,12 +227,16 @@ void sched_start(void)
 }
 
 /* A killed thread exits, unless `killed` carries an interrupt of a Linux thread (fwd.c),
- * which makes its forwarded "interrupted" call instead. Out of line: the exit check is
- * one test on every return to user mode. */
-static __attribute__((noinline, noreturn)) void leave_killed(struct thread *t)
+ * which makes its forwarded "interrupted" call instead (in IK form it returns here once
+ * answered, and the thread goes on to user mode unless the answer killed it). Out of
+ * line: the exit check is one test on every return to user mode. */
+static __attribute__((noinline)) void leave_killed(struct thread *t)
 {
-    if (t->interrupt)
+    if (t->interrupt) {
         fwd_interrupt(t);
+        if (!t->killed)
+            return;
+    }
     thread_exit(t->task ? t->task->exit_status : 0);
 }
 

@@ -24,6 +24,7 @@
 #include "rmap.h"
 #include "sched.h"
 #include "srv.h"
+#include "syscall.h"
 #include "task.h"
 #include "thread.h"
 #include "usercopy.h"
@@ -202,8 +203,8 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 }
 
 /* The memory calls work on any address space: the caller's own, or (SYS_VM_CTL) that of
- * a task it controls. */
-static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+ * a task it controls (syscall.h: the UNIX server's IK form calls them too). */
+long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED)))
@@ -216,14 +217,14 @@ static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u
     return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
 }
 
-static long unmap_in(struct aspace *as, u64 addr, u64 len)
+long unmap_in(struct aspace *as, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
     return region_unmap(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
-static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
+long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
 {
     if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
         return E_INVAL;

@@ -27,6 +27,7 @@
 #include "sched.h"
 #include "task.h"
 #include "thread.h"
+#include "unix_ik.h"
 #include "usercopy.h"
 #include "waitq.h"
 
@@ -50,6 +51,8 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
+    if (t->task->linux_server == FWD_SERVER_IK)
+        return unix_ik_syscall(tf);
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
                             tf->rdx, tf->r10, tf->r8, tf->r9};
     struct thread *s = server_of(t);
@@ -60,12 +63,14 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
     return ipc_forward(t, s, true);
 }
 
-void fwd_fault(struct trapframe *tf, u64 addr)
+bool fwd_fault(struct trapframe *tf, u64 addr)
 {
     struct thread *t = current_thread();
+    if (t->task && t->task->linux_server == FWD_SERVER_IK)
+        return unix_ik_fault(tf, addr);
     struct thread *s = t->task && t->task->linux_server ? server_of(t) : NULL;
     if (!s)
-        return;
+        return false;
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_FAULT), tf->vector, tf->error, addr, tf->rip};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_FAULT;
@@ -76,10 +81,15 @@ void fwd_fault(struct trapframe *tf, u64 addr)
 /* An interrupt is carried by `killed` (with `interrupt`), so that the one check every
  * return to user mode already makes (sched_kernel_exit_checks) finds it: native exits
  * pay nothing. A Linux thread never sleeps in the kernel outside a forwarded call, so no
- * wait sees the flag as a kill; a real kill clears `interrupt`. */
+ * wait sees the flag as a kill; a real kill clears `interrupt`. MK: never returns (the
+ * thread leaves through the server); IK: returns once the server has answered. */
 void fwd_interrupt(struct thread *t)
 {
     t->killed = t->interrupt = false;
+    if (t->task->linux_server == FWD_SERVER_IK) {
+        unix_ik_interrupted(t);
+        return;
+    }
     struct thread *s = t->task->linux_server ? server_of(t) : NULL;
     if (!s)
         no_server(t);
@@ -173,13 +183,6 @@ static void regs_to_frame(struct thread *t, const struct user_regs *r)
     t->fs_base = r->fs_base;
 }
 
-static long read_regs(u64 uregs, struct user_regs *r)
-{
-    if (copyin(r, uregs, sizeof(*r)))
-        return E_FAULT;
-    return regs_valid(r) ? 0 : E_INVAL;
-}
-
 /* A thread of a Linux task the caller controls, or NULL with *err. */
 static struct thread *controlled_thread(struct task *self, u64 tid, long *err)
 {
@@ -191,6 +194,50 @@ static struct thread *controlled_thread(struct task *self, u64 tid, long *err)
     return t->task->linux_server ? t : NULL;
 }
 
+/* ---- the controls on a Linux thread, shared by SYS_THREAD_CTL (MK) and the IK runtime */
+void fwd_thread_end(struct thread *t)
+{
+    t->killed = true;
+    t->interrupt = false;
+    thread_wake(t, WAIT_KILLED);
+}
+
+void fwd_thread_interrupt(struct thread *t)
+{
+    if (!t->killed)                /* a thread being killed stays killed */
+        t->killed = t->interrupt = true;
+}
+
+long fwd_regs_get(const struct thread *t, struct user_regs *r)
+{
+    if (t->fwd == FWD_NONE)
+        return E_INVAL;            /* its registers are stable only in a forwarded call */
+    regs_from_frame(t, r);
+    return 0;
+}
+
+long fwd_regs_set(struct thread *t, const struct user_regs *r)
+{
+    if (t->fwd == FWD_NONE)
+        return E_INVAL;
+    if (!regs_valid(r))
+        return E_INVAL;
+    regs_to_frame(t, r);
+    t->fwd = FWD_REGS;
+    return 0;
+}
+
+long fwd_thread_start(struct task *t, const struct user_regs *r, int prio)
+{
+    if (!regs_valid(r))
+        return E_INVAL;
+    struct thread *th = thread_create(t, r->rip, r->rsp, 0, 0, prio);
+    if (!th)
+        return E_NOMEM;
+    regs_to_frame(th, r);
+    return th->tid;
+}
+
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
 {
     long err;
@@ -198,30 +245,25 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
     if (!t)
         return err;
     if (op == THREAD_CTL_END) {
-        t->killed = true;
-        t->interrupt = false;
-        thread_wake(t, WAIT_KILLED);
+        fwd_thread_end(t);
         return 0;
     }
     if (op == THREAD_CTL_INTERRUPT) {
-        if (!t->killed)                /* a thread being killed stays killed */
-            t->killed = t->interrupt = true;
+        fwd_thread_interrupt(t);
         return 0;
     }
-    if (t->fwd == FWD_NONE)
-        return E_INVAL;            /* its registers are stable only in a forwarded call */
     struct user_regs r;
     if (op == THREAD_CTL_GET_REGS) {
-        regs_from_frame(t, &r);
-        return copyout(uregs, &r, sizeof(r));
+        err = fwd_regs_get(t, &r);
+        return err ? err : copyout(uregs, &r, sizeof(r));
     }
     if (op != THREAD_CTL_SET_REGS)
         return E_INVAL;
-    if ((err = read_regs(uregs, &r)))
-        return err;
-    regs_to_frame(t, &r);
-    t->fwd = FWD_REGS;
-    return 0;
+    if (t->fwd == FWD_NONE)
+        return E_INVAL;
+    if (copyin(&r, uregs, sizeof(r)))
+        return E_FAULT;
+    return fwd_regs_set(t, &r);
 }
 
 long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio)
@@ -237,11 +279,7 @@ long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio)
     if (prio > (u64)t->max_prio)
         return E_PERM;                 /* above the task's ceiling, as SYS_TASK_THREAD */
     struct user_regs r;
-    if ((err = read_regs(uregs, &r)))
-        return err;
-    struct thread *th = thread_create(t, r.rip, r.rsp, 0, 0, (int)prio);
-    if (!th)
-        return E_NOMEM;
-    regs_to_frame(th, &r);
-    return th->tid;
+    if (copyin(&r, uregs, sizeof(r)))
+        return E_FAULT;
+    return fwd_thread_start(t, &r, (int)prio);
 }

@@ -123,8 +123,9 @@ static void exception(struct trapframe *tf)
     }
     if (tf->vector == 14 && (err = resolve_page_fault(tf)) == 0)
         return;
-    if (err != E_NOMEM)        /* a Linux task's server gets the fault; else it returns */
-        fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0);
+    /* a Linux task's server gets the fault (MK: never returns; IK: true when handled) */
+    if (err != E_NOMEM && fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0))
+        return;
     kill_faulting_thread(tf, err == E_NOMEM);
 }
 
