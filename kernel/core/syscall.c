@@ -203,8 +203,8 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 }
 
 /* The memory calls work on any address space: the caller's own, or (SYS_VM_CTL) that of
- * a task it controls (syscall.h: the UNIX server's IK form calls them too). */
-long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+ * a task it controls. */
+static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED)))
@@ -217,18 +217,30 @@ long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys
     return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
 }
 
-long unmap_in(struct aspace *as, u64 addr, u64 len)
+static long unmap_in(struct aspace *as, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
     return region_unmap(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
-long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
+static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
 {
     if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
         return E_INVAL;
     return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
+}
+
+/* The same for the UNIX server's IK form (syscall.h). Separate, so the static ones stay
+ * inlined into the system calls as before. */
+long vm_ctl_map(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    return mmap_in(as, addr, len, prot, flags, 0);
+}
+long vm_ctl_unmap(struct aspace *as, u64 addr, u64 len) { return unmap_in(as, addr, len); }
+long vm_ctl_protect(struct aspace *as, u64 addr, u64 len, u64 prot)
+{
+    return protect_in(as, addr, len, prot);
 }
 
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)

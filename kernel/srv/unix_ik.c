@@ -165,19 +165,19 @@ long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flag
         return E_SRCH;
     if (flags & VM_MMAP_PHYS)
         return E_INVAL;
-    return mmap_in(t->as, addr, len, prot, flags, 0);
+    return vm_ctl_map(t->as, addr, len, prot, flags);
 }
 
 long rt_vm_unmap(int id, uint64_t addr, uint64_t len)
 {
     struct task *t = linux_task(id);
-    return t ? unmap_in(t->as, addr, len) : E_SRCH;
+    return t ? vm_ctl_unmap(t->as, addr, len) : E_SRCH;
 }
 
 long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
 {
     struct task *t = linux_task(id);
-    return t ? protect_in(t->as, addr, len, prot) : E_SRCH;
+    return t ? vm_ctl_protect(t->as, addr, len, prot) : E_SRCH;
 }
 
 /* Bytes between kernel memory and task t's pages, one page at a time through the
