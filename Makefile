@@ -11,7 +11,7 @@ QEMU_MEM ?= 256M
 QEMU_EXTRA ?=
 ARGS ?=
 # `make run` boots into busybox sh under the UNIX server (docs/unix.md); UNIX=off gives
-# ondol's native shell, UNIX=ik the server's IK form once it exists.
+# ondol's native shell, UNIX=ik the server's IK form (linked into the kernel).
 UNIX ?= mk
 RUN_APPEND = $(strip $(if $(filter-out off,$(UNIX)),unix=$(UNIX)) $(ARGS))
 # The QEMU command line is written once, in tools/qemucmd.py (docs/debugging.md); run and

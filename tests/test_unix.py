@@ -1,4 +1,5 @@
-"""The UNIX server running Linux programs (docs/unix.md): ondol boots with unix=mk, the
+"""The UNIX server running Linux programs (docs/unix.md), in both forms: ondol boots with
+unix=mk (the server a task, reached by IPC) or unix=ik (the same server in the kernel), the
 server unpacks build/rootfs.cpio (the second multiboot module) and runs Debian's busybox
 sh as init on the console. The same static musl program (tests/linux/hello.c) must print
 the same bytes as on the Linux peer; fork, wait4 statuses, execve, a segfault and an
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from ondol import linuxsuite, suite_ondol  # noqa: E402
 
-FORMS = ["mk"]          # unix=ik: not built yet (docs/unix.md, "Still to come")
+FORMS = ["mk", "ik"]
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +81,11 @@ def test_malformed_elf_files_are_refused(shell):
     assert shell.cmd("echo still here") == "still here\n"
 
 
-def test_unknown_calls_statistics_and_poweroff(peer):
+@pytest.mark.parametrize("form", FORMS)
+def test_unknown_calls_statistics_and_poweroff(peer, form):
     """Each unknown number is printed once; poweroff -f ends QEMU with status 0 after
     the server wrote its per-call statistics to the result stream."""
-    with boot({"unix": "mk", "unix_unknown": "on"}, timeout=60, lifetime=300) as s:
+    with boot({"unix": form, "unix_unknown": "on"}, timeout=60, lifetime=300) as s:
         s.cmd("/suite/bin/hello one two; /suite/bin/hello one two", timeout=60)
         assert s.output.count("unix: unknown system call 500") == 1
         s.send("poweroff -f\r")
@@ -91,7 +93,7 @@ def test_unknown_calls_statistics_and_poweroff(peer):
         stats = [r for r in s.results() if r.get("type") == "unix_calls"]
     assert len(stats) == 1, "one statistics record at power-off"
     rec = stats[0]
-    assert rec["form"] == "mk" and rec["unknown"] >= 2
+    assert rec["form"] == form and rec["unknown"] >= 2
     assert rec["calls"] == sum(rec["by_number"].values())
     assert rec["by_number"]["59"] >= 2 and rec["by_number"]["500"] == 2    # execve, unknown
     assert rec["by_pid"]["1"] > 0 and rec["reaped"] > 0

@@ -14,6 +14,7 @@
 #include "sched.h"
 #include "srv.h"
 #include "task.h"
+#include "unix_ik.h"
 #include "vm.h"
 
 #ifndef ONDOL_COMMIT
@@ -142,6 +143,7 @@ void kmain(u32 magic, u64 info_pa)
         selftest(selftest_mode);
     sched_init();
     srv_start();
+    unix_ik_boot();
     start_init();
     sched_start();
 }

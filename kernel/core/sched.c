@@ -240,16 +240,20 @@ static void stop_here(struct thread *t)
 }
 
 /* A killed thread exits, unless `killed` carries an interrupt of a Linux thread (fwd.c),
- * which makes its forwarded "interrupted" call instead, or a stop. Out of line: the exit
- * check is one test on every return to user mode. */
+ * which makes its forwarded "interrupted" call instead (in IK form it returns here once
+ * answered, and the thread goes on to user mode unless the answer killed it), or a stop.
+ * Out of line: the exit check is one test on every return to user mode. */
 static __attribute__((noinline, cold)) void leave_killed(struct thread *t)
 {
     if (t->interrupt == KILL_STOP) {
         stop_here(t);
         return;
     }
-    if (t->interrupt)
+    if (t->interrupt) {
         fwd_interrupt(t);
+        if (!t->killed)
+            return;
+    }
     thread_exit(t->task ? t->task->exit_status : 0);
 }
 

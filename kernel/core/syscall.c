@@ -24,6 +24,7 @@
 #include "rmap.h"
 #include "sched.h"
 #include "srv.h"
+#include "syscall.h"
 #include "task.h"
 #include "thread.h"
 #include "usercopy.h"
@@ -241,6 +242,18 @@ static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
     if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
         return E_INVAL;
     return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
+}
+
+/* The same for the UNIX server's IK form (syscall.h). Separate, so the static ones stay
+ * inlined into the system calls as before. */
+long vm_ctl_map(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    return mmap_in(as, addr, len, prot, flags, 0);
+}
+long vm_ctl_unmap(struct aspace *as, u64 addr, u64 len) { return unmap_in(as, addr, len); }
+long vm_ctl_protect(struct aspace *as, u64 addr, u64 len, u64 prot)
+{
+    return protect_in(as, addr, len, prot);
 }
 
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)

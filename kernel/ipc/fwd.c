@@ -27,6 +27,7 @@
 #include "sched.h"
 #include "task.h"
 #include "thread.h"
+#include "unix_ik.h"
 #include "usercopy.h"
 #include "waitq.h"
 
@@ -50,6 +51,8 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
+    if (t->task->linux_server == FWD_SERVER_IK)
+        return unix_ik_syscall(tf);
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
                             tf->rdx, tf->r10, tf->r8, tf->r9};
     struct thread *s = server_of(t);
@@ -63,12 +66,14 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
     return fast ? fast : ipc_forward(t, s, true);
 }
 
-void fwd_fault(struct trapframe *tf, u64 addr)
+bool fwd_fault(struct trapframe *tf, u64 addr)
 {
     struct thread *t = current_thread();
+    if (t->task && t->task->linux_server == FWD_SERVER_IK)
+        return unix_ik_fault(tf, addr);
     struct thread *s = t->task && t->task->linux_server ? server_of(t) : NULL;
     if (!s)
-        return;
+        return false;
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_FAULT), tf->vector, tf->error, addr, tf->rip};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_FAULT;
@@ -79,11 +84,16 @@ void fwd_fault(struct trapframe *tf, u64 addr)
 /* An interrupt is carried by `killed` (with `interrupt`), so that the one check every
  * return to user mode already makes (sched_kernel_exit_checks) finds it: native exits
  * pay nothing. A Linux thread never sleeps in the kernel outside a forwarded call, so no
- * wait sees the flag as a kill; a real kill clears `interrupt`. */
+ * wait sees the flag as a kill; a real kill clears `interrupt`. MK: never returns (the
+ * thread leaves through the server); IK: returns once the server has answered. */
 void fwd_interrupt(struct thread *t)
 {
     t->killed = false;
     t->interrupt = KILL_EXIT;
+    if (t->task->linux_server == FWD_SERVER_IK) {
+        unix_ik_interrupted(t);
+        return;
+    }
     struct thread *s = t->task->linux_server ? server_of(t) : NULL;
     if (!s)
         no_server(t);
@@ -103,7 +113,7 @@ long fwd_answer(struct thread *c, u64 w0)
         return (long)w0;
     if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0) {   /* not handled */
         c->killed = true;
-        c->interrupt = false;
+        c->interrupt = KILL_EXIT;
         task_kill_except(c->task, kind == FWD_FAULT ? KILLED_STATUS_BASE + (int)c->fwd_words[1]
                                                     : KILLED_STATUS, c);
     }
@@ -203,6 +213,51 @@ static bool regs_stable(const struct thread *t)
     return t->stopped || (t->fwd != FWD_NONE && t->fwd != FWD_PAGER);
 }
 
+/* ---- the controls on a thread, shared by SYS_THREAD_CTL (MK) and the IK runtime ---- */
+void fwd_thread_end(struct thread *t)
+{
+    t->killed = true;
+    t->interrupt = KILL_EXIT;
+    thread_wake(t, WAIT_KILLED);
+}
+
+void fwd_thread_interrupt(struct thread *t)
+{
+    if (!t->killed) {              /* a thread being killed or stopped stays so */
+        t->killed = true;
+        t->interrupt = KILL_INTERRUPT;
+    }
+}
+
+long fwd_thread_start(struct task *t, const struct user_regs *r, int prio)
+{
+    if (!regs_valid(r))
+        return E_INVAL;
+    struct thread *th = thread_create(t, r->rip, r->rsp, 0, 0, prio);
+    if (!th)
+        return E_NOMEM;
+    regs_to_frame(th, r);
+    return th->tid;
+}
+
+long fwd_regs_get(const struct thread *t, struct user_regs *r)
+{
+    if (!regs_stable(t))
+        return E_INVAL;
+    regs_from_frame(t, r);
+    return 0;
+}
+
+long fwd_regs_set(struct thread *t, const struct user_regs *r)
+{
+    if (!regs_stable(t) || !regs_valid(r))
+        return E_INVAL;
+    regs_to_frame(t, r);
+    if (t->fwd != FWD_NONE)
+        t->fwd = FWD_REGS;         /* the answer's word 0 is ignored */
+    return 0;
+}
+
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
 {
     long err;
@@ -210,18 +265,13 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
     if (!t)
         return err;
     if (op == THREAD_CTL_END) {
-        t->killed = true;
-        t->interrupt = KILL_EXIT;
-        thread_wake(t, WAIT_KILLED);
+        fwd_thread_end(t);
         return 0;
     }
     if (op == THREAD_CTL_INTERRUPT) {
         if (!t->task->linux_server)
             return E_INVAL;
-        if (!t->killed) {              /* a thread being killed or stopped stays so */
-            t->killed = true;
-            t->interrupt = KILL_INTERRUPT;
-        }
+        fwd_thread_interrupt(t);
         return 0;
     }
     if (op == THREAD_CTL_STOP)
@@ -230,21 +280,18 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
         thread_resume(t);
         return 0;
     }
-    if (!regs_stable(t))
-        return E_INVAL;
     struct user_regs r;
     if (op == THREAD_CTL_GET_REGS) {
-        regs_from_frame(t, &r);
-        return copyout(uregs, &r, sizeof(r));
+        err = fwd_regs_get(t, &r);
+        return err ? err : copyout(uregs, &r, sizeof(r));
     }
     if (op != THREAD_CTL_SET_REGS)
         return E_INVAL;
+    if (!regs_stable(t))
+        return E_INVAL;
     if ((err = read_regs(uregs, &r)))
         return err;
-    regs_to_frame(t, &r);
-    if (t->fwd != FWD_NONE)
-        t->fwd = FWD_REGS;             /* the answer's word 0 is ignored */
-    return 0;
+    return fwd_regs_set(t, &r);
 }
 
 long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio)
@@ -262,9 +309,5 @@ long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio)
     struct user_regs r;
     if ((err = read_regs(uregs, &r)))
         return err;
-    struct thread *th = thread_create(t, r.rip, r.rsp, 0, 0, (int)prio);
-    if (!th)
-        return E_NOMEM;
-    regs_to_frame(th, &r);
-    return th->tid;
+    return fwd_thread_start(t, &r, (int)prio);
 }

@@ -8,21 +8,36 @@
 /* thread->fwd: the forwarded call a thread is blocked in */
 enum { FWD_NONE = 0, FWD_SYSCALL = 1, FWD_FAULT = 2, FWD_INTERRUPT = 3,
        FWD_REGS = 4 /* registers were set */, FWD_PAGER = 5 /* a pager call (mm/pager.c) */ };
+/* task->linux_server of a task served by the UNIX server's IK form (kernel/srv/unix_ik.c):
+ * no thread; its calls and faults run the server on the trapping thread's stack. */
+#define FWD_SERVER_IK (-1)
 
 /* linux_syscall_entry (entry.S): forward the current thread's system call; the frame to
  * leave through. Kills the task when its server is gone. */
 struct trapframe *fwd_syscall(struct trapframe *tf);
 /* A user-mode fault the VM did not resolve (trap.c): forwarded, never returning, when the
- * thread's task is a Linux task with a live server; else returns (kill as usual). */
-void fwd_fault(struct trapframe *tf, u64 addr);
+ * thread's task is a Linux task with a live MK server; handled by the IK server, true
+ * (leave through the frame, which the server may have rewritten); else false (kill as
+ * usual). */
+bool fwd_fault(struct trapframe *tf, u64 addr);
 /* THREAD_CTL_INTERRUPT reached t at its return to user mode (sched.c): forward an
- * "interrupted" call; never returns. */
-__attribute__((noreturn)) void fwd_interrupt(struct thread *t);
+ * "interrupted" call; never returns in MK, returns once answered in IK. */
+void fwd_interrupt(struct thread *t);
 /* The server answered c's forwarded call with word 0 = w0 (ipc.c, transfer): ends the
  * forwarded call and returns the value c's rax must hold. */
 long fwd_answer(struct thread *c, u64 w0);
 /* The server c waits for has exited: its task is killed, with a report. */
 void fwd_server_gone(struct thread *c);
+
+/* The controls on a thread t of a controlled task (SYS_THREAD_CTL's ops; the IK runtime
+ * calls them directly). Registers only while t is stopped or in a Linux forwarded call
+ * (else E_INVAL); rip, rsp and the FS and GS bases must be user addresses (E_INVAL).
+ * fwd_thread_start: a new thread of task t with registers r, its tid or E_*. */
+void fwd_thread_end(struct thread *t);
+void fwd_thread_interrupt(struct thread *t);
+long fwd_regs_get(const struct thread *t, struct user_regs *r);
+long fwd_regs_set(struct thread *t, const struct user_regs *r);
+long fwd_thread_start(struct task *t, const struct user_regs *r, int prio);
 
 long fwd_task_linux(struct task *self, u64 task, u64 server);             /* SYS_TASK_LINUX */
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs);        /* SYS_THREAD_CTL */

@@ -6,11 +6,15 @@
  *   1,8 /dev/random, 1,9 /dev/urandom   the server's seeded generator (unix_random)
  *   5,0 /dev/tty      the caller's controlling tty (ENXIO without one)
  *   5,1 /dev/console  the console tty
+ *   240,0 /dev/results ondol's result stream (COM2; rt_result_write): benchmark records
+ *                     from Linux programs (tools/unixbench); reads end at once. 240 is
+ *                     in the range Linux keeps for local use.
  * The generator is deterministic on purpose: the same boot gives the same bytes, so runs
  * under icount repeat exactly. It is splitmix64 (Steele, Lea and Flood, 2014), which is
  * fast and well mixed but not a cryptographic generator.
  */
 #include "devices.h"
+#include "runtime.h"
 
 #define RANDOM_SEED 0x6f6e646f6c2d3130ull    /* "ondol-10" */
 #define FILL_CHUNK 256                       /* bytes produced per copy_out */
@@ -103,12 +107,30 @@ static long random_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t 
     return give_bytes(c, uaddr, n, unix_random);
 }
 
+/* The caller's bytes to the result stream, a chunk at a time: n, or what was written
+ * before a bad address (-EFAULT if nothing was). */
+static long results_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                          uint64_t *off)
+{
+    (void)f, (void)off;
+    char chunk[FILL_CHUNK];
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < sizeof chunk ? n - done : sizeof chunk;
+        if (copy_in(c->proc, chunk, uaddr + done, k))
+            return done ? (long)done : -EFAULT;
+        rt_result_write(chunk, k);
+        done += k;
+    }
+    return (long)n;
+}
+
 static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 /* /dev/full has no write_buf: sendfile to it is -EINVAL, as Linux (no splice_write). */
 static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
+static const struct file_ops results_ops = {.read = null_read, .write = results_write};
 static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
                                            .write_buf = sink_write_buf};
 
@@ -120,6 +142,7 @@ static const struct chardev chardevs[] = {
     {1, 9, &random_ops, NULL},
     {5, 0, &tty_file_ops, tty_open_ctty},
     {5, 1, &tty_file_ops, tty_open_console},
+    {240, 0, &results_ops, NULL},
 };
 
 const struct chardev *chardev_lookup(unsigned major, unsigned minor)

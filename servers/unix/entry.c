@@ -11,6 +11,22 @@
 #include "runtime.h"
 #include "signal.h"
 
+/* The call's result at its answer, after signal delivery (signal.h): registers set by it
+ * make the value unused (0 is sent); SIGNAL_INTERRUPTED (a thread that came from user
+ * mode) is answered 0, the kernel keeps its rax. False when the thread gets no answer
+ * now: its process ended (gone), or it stopped (sig_held: signal.c answers at SIGCONT).
+ * Both runtimes' unix_answer are this and their own way to answer. */
+bool unix_answer_value(struct ucall *c, long *result)
+{
+    struct uthread *t = c->thread;
+    if (!t || t->gone)
+        return false;
+    t->in_call = false;
+    if (signal_deliver(t, *result) || *result == SIGNAL_INTERRUPTED)
+        *result = 0;
+    return !t->gone && !t->sig_held;
+}
+
 void unix_syscall(int tid, long nr, const uint64_t args[6])
 {
     struct uthread *t = uthread_find(tid);
@@ -60,7 +76,8 @@ static long make_dev_nodes(void)
         const char *name;
         unsigned major, minor;
     } nodes[] = {{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8},
-                 {"urandom", 1, 9}, {"tty", 5, 0}, {"console", 5, 1}};
+                 {"urandom", 1, 9}, {"tty", 5, 0}, {"console", 5, 1},
+                 {"results", 240, 0}};
     struct walk w;
     long r = vfs_walk_from(vfs_root(), vfs_root(), "/dev", WALK_FOLLOW, &w);
     if (r < 0)

@@ -63,6 +63,9 @@ void unix_syscall(int tid, long nr, const uint64_t args[6]);
 /* A fault the kernel could not resolve (FWD_OP_FAULT): a signal for the process. */
 void unix_fault(int tid, unsigned vector, uint64_t error, uint64_t addr, uint64_t rip);
 void unix_interrupted(int tid);             /* FWD_OP_INTERRUPT: deliver pending signals */
+/* For a runtime's unix_answer: the result after signal delivery, false when the thread
+ * gets no answer now (entry.c). */
+bool unix_answer_value(struct ucall *c, long *result);
 void unix_console_input(const char *buf, size_t n);   /* bytes typed on the console */
 /* After each entry, the runtime runs the woken calls (unix_run_woken), then waits for the
  * next event with unix_next_deadline() as its timeout and calls unix_timers_expire. */

@@ -1,5 +1,5 @@
-"""The differential suite on ondol (tools/ondol/suite_ondol.py): one boot with unix=mk runs
-every program of tests/linux/ from the root archive the Linux peer ran, and each compared
+"""The differential suite on ondol (tools/ondol/suite_ondol.py): one boot per form of the
+UNIX server (unix=mk, a task; unix=ik, in the kernel) runs every program of tests/linux/ from the root archive the Linux peer ran, and each compared
 output line matches the peer's or is listed, with its reason, in tests/linux/differences.txt.
 The list is the ratchet: a new difference fails until it is fixed or listed. The run is
 cached by a hash of the archive, ondol's kernel and boot archive, and the runner."""
@@ -14,23 +14,25 @@ REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = linuxsuite.programs()
 
 
-@pytest.fixture(scope="module")
-def ondol_pass():
+@pytest.fixture(scope="module", params=["mk", "ik"])
+def ondol_pass(request):
     try:
-        return suite_ondol.suite_on_ondol(REPO / "build", "mk")[0]
+        return request.param, suite_ondol.suite_on_ondol(REPO / "build", request.param)[0]
     except linuxsuite.SuiteError as e:
         pytest.fail(f"differential suite on ondol: {e}")
 
 
 def test_every_program_ran_on_ondol(ondol_pass):
-    assert [p.name for p in PROGRAMS] == list(ondol_pass)
-    assert ondol_pass["fuzz"].status == 0
+    form, outcomes = ondol_pass
+    assert [p.name for p in PROGRAMS] == list(outcomes), form
+    assert outcomes["fuzz"].status == 0, form
 
 
 def test_ondol_prints_what_linux_prints_or_the_difference_is_listed(peer_passes, ondol_pass):
-    t = suite_ondol.tally(peer_passes[0], ondol_pass, linuxsuite.load_differences())
-    print(f"suite on ondol (mk): matched {t.matched} listed {t.listed} of {t.total} lines")
-    assert t.failing == []
+    form, outcomes = ondol_pass
+    t = suite_ondol.tally(peer_passes[0], outcomes, linuxsuite.load_differences())
+    print(f"suite on ondol ({form}): matched {t.matched} listed {t.listed} of {t.total} lines")
+    assert t.failing == [], form
     assert t.matched > 500
 
 

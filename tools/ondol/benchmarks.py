@@ -380,6 +380,90 @@ def vm_benchmark(n: int = VM_N, peer_n: int = VM_N, probe_n: int = VM_PROBE_N) -
     )
 
 
+# ---- unix: the UNIX server in MK and IK form beside Linux, see docs/unix.md ----------------
+# tools/unixbench/unixbench.c as pid 1 of ondol's UNIX server, one boot per form, and on the
+# Linux peer (tools/ondol/unixbench.py), booted once in the same QEMU and mode.
+UNIX_FORMS = ("mk", "ik")
+# Linux medians by test, from the peer boot of the run in progress (the first config's).
+_unix_linux: dict[str, int] = {}
+
+
+def _unix_peer_rows(quick: bool, mode: str) -> list[dict]:
+    """The Linux peer's rows for the unix table (none, with a note, when it cannot run)."""
+    import os
+    import sys
+    if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
+        return []
+    from ondol import unixbench
+    try:
+        records = unixbench.peer_records(unixbench.REPO / "build", quick, icount=mode == "icount")
+    except unixbench.UnixBenchError as exc:
+        print(f"ondol: note: no Linux peer rows for unix: {exc}", file=sys.stderr)
+        return []
+    return [{**rec, "unix": "linux", "kernel": "linux"} for rec in records
+            if rec.get("bench") == "unix"]
+
+
+def _unix_rows(results: list[dict], config: Config, quick: bool) -> list[dict]:
+    """Guest rows with their form; the first form's boot also boots the Linux peer, so
+    every ondol row gets `linux` (Linux's median) and `ratio` (ondol / Linux; the issue's
+    goals, IK getppid <= 0.6x and MK <= 1.5x, are reported, never asserted)."""
+    rows = [{**config.params, **row, "kernel": "ondol"} for row in results]
+    if config.params.get("unix") == UNIX_FORMS[0]:
+        _unix_linux.clear()
+        linux = _unix_peer_rows(quick, _run_mode() or "icount")
+        _unix_linux.update({r["test"]: r["median"] for r in linux})
+        rows += linux
+    for row in rows:
+        row["label"] = f"{row['test']} {row['unix']}"
+        base = _unix_linux.get(row["test"]) if row["kernel"] == "ondol" else None
+        row["linux"] = base
+        row["ratio"] = round(row["median"] / base, 3) if base and "median" in row else None
+    return rows
+
+
+def _unix_archive(config: Config):
+    """Before each boot: build/rootfs.cpio with the program, built when it is missing or
+    older than the program's source (the tests share the archive, so it is not rewritten
+    under a running boot without need)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def environment():
+        from ondol import linuxsuite, unixbench
+        archive = linuxsuite.REPO / "build" / "rootfs.cpio"
+        program = archive.parent / "rootfs" / unixbench.QUICK_PROGRAM.lstrip("/")
+        if not program.exists() or unixbench.SOURCE.stat().st_mtime > archive.stat().st_mtime:
+            try:
+                linuxsuite.rootfs_archive(archive.parent)
+            except linuxsuite.SuiteError as exc:
+                raise OndolError(f"root archive for bench unix: {exc}") from None
+        yield BootEnv()
+    return environment()
+
+
+def unix_benchmark(quick: bool = False) -> Benchmark:
+    """`./ondol bench unix`; quick: a few samples per operation (the test suite's run)."""
+    from ondol.unixbench import program_path
+    configs = tuple(Config(command="unixbench",
+                           options={"unix": form, "linux_init": program_path(quick)},
+                           params={"unix": form, "probes": "off"}) for form in UNIX_FORMS)
+    return Benchmark(
+        name="unix",
+        description="the UNIX server (issue 10), MK and IK beside Linux: getppid, "
+                    "open+read 4 KiB+close, stat, pipe 4 KiB write+read, fork+exit+wait, "
+                    "fork+execve+exit+wait",
+        configs=configs,
+        key=("test", "unix"),
+        columns=("test", "unix", *STATS, "linux", "ratio"),
+        plot=Plot(kind="bar", x="label", logy=True),
+        paper=None,
+        timeout=600.0,
+        rows=lambda results, config: _unix_rows(results, config, quick),
+        environment=_unix_archive,
+    )
+
+
 def _one_row(name: str, description: str, command: str) -> Benchmark:
     """A benchmark whose guest program reports a single row from a single boot."""
     return Benchmark(name=name, description=description, configs=(Config(command=command),),
@@ -428,6 +512,7 @@ BENCHMARKS = (
         timeout=1800.0,
     ),
     vm_benchmark(),
+    unix_benchmark(),
 )
 
 

@@ -135,10 +135,15 @@ def suite_entries(build: Path) -> list:
 
 
 def rootfs_archive(build: Path) -> Path:
-    """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite; return the archive."""
+    """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite and the UNIX benchmark's
+    program (unixbench.py); return the archive."""
+    if __package__:
+        from . import unixbench
+    else:
+        import unixbench
     try:
-        return rootfs.assemble(suite_entries(build), build)
-    except rootfs.RootfsError as e:
+        return rootfs.assemble(suite_entries(build) + unixbench.archive_entries(build), build)
+    except (rootfs.RootfsError, unixbench.UnixBenchError) as e:
         raise SuiteError(str(e)) from None
 
 

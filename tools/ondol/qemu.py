@@ -63,7 +63,9 @@ def append_line(options: dict[str, str]) -> str:
 
 def command(binary: str, machine: Machine) -> list[str]:
     """The QEMU command booting `machine` with `binary`."""
-    return qemucmd.ondol(machine.kernel, machine.initrd, append_line(machine.options),
+    append = append_line(machine.options)
+    return qemucmd.ondol(machine.kernel, machine.initrd, append,
+                         rootfs=qemucmd.unix_rootfs(Path(machine.kernel).parent, append),
                          com1="mon:stdio" if machine.interactive else "stdio",
                          com2=f"file:{machine.results}", qemu=binary, memory=machine.memory,
                          smp=machine.smp, icount=machine.icount,

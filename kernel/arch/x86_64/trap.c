@@ -133,8 +133,9 @@ static void exception(struct trapframe *tf)
         return;
     if (err == VM_NEEDS_PAGER)  /* the pager's call; returns when the access is refused */
         pager_fault(tf, read_cr2(), fault_access(tf));
-    if (err != E_NOMEM)        /* a Linux task's server gets the fault; else it returns */
-        fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0);
+    /* a Linux task's server gets the fault (MK: never returns; IK: true when handled) */
+    if (err != E_NOMEM && fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0))
+        return;
     kill_faulting_thread(tf, err);
 }
 

@@ -55,20 +55,11 @@ static void answer_thread(int to, long value)
     ipc_reply_recv(to, to, &m, IPC_POLL);
 }
 
-/* The call's result goes back, after signal delivery (signal.h): registers set by it
- * make the value unused (0 is sent); a thread whose process ended (gone) or stopped
- * (sig_held: signal.c answers at SIGCONT) gets no answer now. SIGNAL_INTERRUPTED (a
- * thread that came from user mode) is answered 0: the kernel keeps its rax. */
+/* The call's result goes back (entry.c decides what and whether). */
 void unix_answer(struct ucall *c, long result)
 {
-    struct uthread *t = c->thread;
-    if (!t || t->gone)
-        return;
-    t->in_call = false;
-    if (signal_deliver(t, result) || result == SIGNAL_INTERRUPTED)
-        result = 0;
-    if (!t->gone && !t->sig_held)
-        answer_thread(t->tid, result);
+    if (unix_answer_value(c, &result))
+        answer_thread(c->thread->tid, result);
 }
 
 /* ---- the rt_* calls over ondol system calls ------------------------------------------- */

@@ -1,0 +1,448 @@
+/*
+ * The UNIX server's IK runtime (docs/unix.md, "The IK form"): the files of servers/unix compiled
+ * with the kernel's flags and linked into the kernel, with runtime.h's rt_* calls made
+ * here of kernel functions on the same objects the MK runtime reaches by system calls.
+ *
+ * Entry: a Linux task served in IK form has linux_server == FWD_SERVER_IK; its `syscall`
+ * reaches fwd_syscall (kernel/ipc/fwd.c), which calls unix_ik_syscall on the trapping
+ * thread's kernel stack: no IPC, no address-space switch. The thread is marked as in a
+ * forwarded call (thread->fwd, as in MK, so the register controls apply); unix_answer
+ * ends the call (fwd_answer) and sets rax. A call left unanswered (UNIX_BLOCKED) puts the
+ * thread to sleep here until another thread's call, a timer or console input answers it.
+ *
+ * Two kernel threads: `unix` starts the server (unix_start), then runs the timers and
+ * reaps ended tasks, sleeping until the next deadline or a task's end; `unixcons` reads
+ * the console and hands the bytes to unix_console_input.
+ *
+ * What protects the server's data: the big kernel lock, held by whichever thread runs
+ * the server (a Linux thread in its call, or one of the two kernel threads), and the
+ * kernel being non-preemptive: server code runs to its end or to an explicit sleep, and
+ * it never sleeps in the middle (a waiting call is a record on a wait list, re-run from
+ * the start). SMP needs a server lock around each entry (unix_syscall .. unix_run_woken)
+ * once the big lock goes, and the wake of a sleeping thread on another CPU.
+ */
+#include <ondol/abi.h>
+#include "arch.h"
+#include "console.h"
+#include "fault.h"
+#include "fwd.h"
+#include "kernel.h"
+#include "kheap.h"
+#include "memlayout.h"
+#include "multiboot.h"
+#include "options.h"
+#include "pmm.h"
+#include "region.h"
+#include "sched.h"
+#include "syscall.h"
+#include "task.h"
+#include "thread.h"
+#include "unix_ik.h"
+#include "usercopy.h"
+#include "waitq.h"
+
+#include "../../servers/unix/runtime.h"
+#include "../../servers/unix/signal.h"
+
+#define CONSOLE_CHUNK 64
+/* Linux threads run at the native default priority; the server's kernel threads above
+ * it, so timers and Ctrl-C reach a process that spins. */
+#define LINUX_PRIO PRIO_DEFAULT
+#define SERVICE_PRIO (PRIO_DEFAULT + 10)
+
+static struct task *holder;            /* parent of every Linux task (as unixsrv in MK) */
+static struct waitq answer_waiters;    /* Linux threads sleeping until answered */
+static struct thread *service;         /* the `unix` kernel thread */
+static u64 service_deadline = UNIX_NO_DEADLINE;   /* when it wakes next */
+
+/* ---- time, memory, log ---------------------------------------------------------------- */
+uint64_t unix_now_ns(void)
+{
+    u64 hz = tsc_hz();
+    if (hz) {
+        u64 t = rdtsc();
+        return t / hz * 1000000000ull + t % hz * 1000000000ull / hz;
+    }
+    return ticks_now() * (1000000000ull / timer_hz);
+}
+
+void *unix_alloc(size_t n) { return kheap_alloc(n); }
+void unix_free(void *p) { kheap_free(p); }
+void unix_log(const char *msg) { printk("%s\n", msg); }
+/* console_write is the kernel's own (console.c), with the signature devices.h declares. */
+
+/* ---- answers -------------------------------------------------------------------------- */
+/* End thread tid's forwarded call with `value` (fwd_answer: rax for a system call, a kill
+ * for a refused fault) and let it run. A thread gone or not in a call: nothing. */
+static void answer_thread(int tid, long value)
+{
+    struct thread *t = thread_lookup(tid);
+    if (!t || t->state == T_ZOMBIE || t->fwd == FWD_NONE)
+        return;
+    t->tf->rax = (u64)fwd_answer(t, (u64)value);
+    if (t != current_thread())
+        thread_wake(t, 0);
+}
+
+/* The call's result goes back (entry.c decides what and whether, as in MK). */
+void unix_answer(struct ucall *c, long result)
+{
+    if (unix_answer_value(c, &result))
+        answer_thread(c->thread->tid, result);
+}
+
+/* ---- the rt_* calls as kernel functions ----------------------------------------------- */
+/* A task this server created and that has not ended, or NULL. */
+static struct task *linux_task(int id)
+{
+    long err;
+    return task_controlled(holder, id, &err);
+}
+
+/* A live thread of a Linux task of this server, or NULL. */
+static struct thread *linux_thread(int tid)
+{
+    struct thread *t = thread_lookup(tid);
+    if (!t || t->state == T_ZOMBIE || !t->task || t->task->parent != holder)
+        return NULL;
+    return t->task->linux_server == FWD_SERVER_IK ? t : NULL;
+}
+
+long rt_task_create(const char *name) { return task_create_empty(holder, name, LINUX_PRIO); }
+
+long rt_task_linux(int id)
+{
+    struct task *t = linux_task(id);
+    if (!t)
+        return E_SRCH;
+    if (t->live_threads)
+        return E_INVAL;
+    t->linux_server = FWD_SERVER_IK;
+    return 0;
+}
+
+/* Every thread is marked killed (the caller's own too, when it ends its own process: it
+ * exits on its way back to user mode). */
+long rt_task_kill(int id)
+{
+    struct task *t = linux_task(id);
+    if (!t)
+        return E_SRCH;
+    task_kill_except(t, KILLED_STATUS, NULL);
+    return 0;
+}
+
+/* Free an ended task now; one still ending is reaped by the service thread. */
+long rt_task_reap(int id)
+{
+    struct task *t = id > 0 ? task_lookup(id) : NULL;
+    int status;
+    if (t && t->zombie && t->parent == holder)
+        return task_wait(holder, id, &status);
+    return 0;
+}
+
+long rt_vm_clone(int id, int from_id)
+{
+    struct task *t = linux_task(id), *from = linux_task(from_id);
+    if (!t || !from)
+        return E_SRCH;
+    if (t->live_threads || t == from)
+        return E_INVAL;
+    long err = regions_clone(t->as, from->as);
+    if (err)
+        regions_destroy(t->as);
+    return err;
+}
+
+long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
+{
+    struct task *t = linux_task(id);
+    if (!t)
+        return E_SRCH;
+    if (flags & VM_MMAP_PHYS)
+        return E_INVAL;
+    return vm_ctl_map(t->as, addr, len, prot, flags);
+}
+
+long rt_vm_unmap(int id, uint64_t addr, uint64_t len)
+{
+    struct task *t = linux_task(id);
+    return t ? vm_ctl_unmap(t->as, addr, len) : E_SRCH;
+}
+
+long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
+{
+    struct task *t = linux_task(id);
+    return t ? vm_ctl_protect(t->as, addr, len, prot) : E_SRCH;
+}
+
+/* Bytes between kernel memory and task t's pages, one page at a time through the
+ * physical map; vm_resolve brings in a page first touched and breaks copy-on-write. */
+static long copy_pages(struct task *t, u64 uaddr, u8 *local, size_t n, bool to_task)
+{
+    if (!user_range_ok(uaddr, n))
+        return E_FAULT;
+    for (size_t done = 0; done < n;) {
+        u64 va = uaddr + done;
+        size_t chunk = MIN(n - done, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
+        u64 pa;
+        if (vm_resolve(t->as, va, to_task ? VM_ACCESS_WRITE : VM_ACCESS_READ, &pa))
+            return E_FAULT;
+        u8 *k = (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1));
+        memcpy(to_task ? k : local + done, to_task ? local + done : k, chunk);
+        done += chunk;
+    }
+    return 0;
+}
+
+/* The calling process's own memory is the current address space: the fault-safe user
+ * copy reaches it directly; another task's through its pages. */
+long rt_copy_to(int id, uint64_t uaddr, const void *src, size_t n)
+{
+    struct task *t = linux_task(id);
+    if (!t)
+        return E_SRCH;
+    if (t == current_thread()->task)
+        return copyout(uaddr, src, n) ? E_FAULT : 0;
+    return copy_pages(t, uaddr, (u8 *)src, n, true);
+}
+
+long rt_copy_from(int id, void *dst, uint64_t uaddr, size_t n)
+{
+    struct task *t = linux_task(id);
+    if (!t)
+        return E_SRCH;
+    if (t == current_thread()->task)
+        return copyin(dst, uaddr, n) ? E_FAULT : 0;
+    return copy_pages(t, uaddr, dst, n, false);
+}
+
+long rt_regs_get(int tid, struct user_regs *r)
+{
+    struct thread *t = linux_thread(tid);
+    return t ? fwd_regs_get(t, r) : E_SRCH;
+}
+
+long rt_regs_set(int tid, const struct user_regs *r)
+{
+    struct thread *t = linux_thread(tid);
+    return t ? fwd_regs_set(t, r) : E_SRCH;
+}
+
+long rt_thread_start(int id, const struct user_regs *r)
+{
+    struct task *t = linux_task(id);
+    return t ? fwd_thread_start(t, r, LINUX_PRIO) : E_SRCH;
+}
+
+long rt_thread_end(int tid)
+{
+    struct thread *t = linux_thread(tid);
+    if (!t)
+        return E_SRCH;
+    fwd_thread_end(t);
+    return 0;
+}
+
+long rt_thread_interrupt(int tid)
+{
+    struct thread *t = linux_thread(tid);
+    if (!t)
+        return E_SRCH;
+    fwd_thread_interrupt(t);
+    return 0;
+}
+
+void rt_memory(uint64_t *total, uint64_t *free)
+{
+    *total = frames_total() * PAGE_SIZE;
+    *free = frames_free() * PAGE_SIZE;
+}
+
+void rt_poweroff(void)
+{
+    printk("ondol: powering off\n");
+    power_off_or_halt();
+}
+
+void rt_result_write(const char *buf, size_t n) { serial_write(COM2, buf, n); }
+
+const void *rt_rootfs(size_t *len)
+{
+    *len = rootfs_len;
+    return rootfs_len ? phys_to_virt(rootfs_pa) : NULL;
+}
+
+long rt_option(const char *key, char *buf, size_t cap)
+{
+    const char *v = opt_get(key);
+    if (!v)
+        return E_NOENT;
+    size_t vlen = strlen(v);
+    if (cap > 0) {
+        size_t n = MIN(vlen, cap - 1);
+        memcpy(buf, v, n);
+        buf[n] = 0;
+    }
+    return (long)vlen;
+}
+
+long rt_errno(long e)
+{
+    switch (e) {
+    case E_FAULT: return -EFAULT;
+    case E_INVAL: return -EINVAL;
+    case E_NOMEM: return -ENOMEM;
+    case E_SRCH: return -ESRCH;
+    case E_NOENT: return -ENOENT;
+    case E_PERM: return -EPERM;
+    case E_TIMEOUT: return -ETIMEDOUT;
+    case E_2BIG: return -E2BIG;
+    default: return e >= 0 ? e : -EIO;
+    }
+}
+
+/* ---- the entries from fwd.c ----------------------------------------------------------- */
+/* After every entry: the calls it woke run, freed threads go, and the service thread is
+ * woken early when a call now has an earlier deadline than the one it sleeps until. */
+static void step_end(void)
+{
+    unix_run_woken();
+    uthread_collect();
+    if (unix_next_deadline() < service_deadline && service)
+        thread_wake(service, 0);
+}
+
+/* Sleep until the forwarded call of the current thread is answered, or it is killed (it
+ * then exits on its way out). An interrupt request does not end the sleep: it is served
+ * at the return to user mode, after the answer. The FS base is loaded into the CPU at a
+ * switch (thread_user_context); a thread that set its own (arch_prctl, signal frames)
+ * without sleeping loads it here. */
+static void await_answer(struct thread *t, u64 fs_base_before)
+{
+    while (t->fwd != FWD_NONE && !(t->killed && t->interrupt == KILL_EXIT)) {
+        waitq_append(&answer_waiters, t);
+        t->state = T_BLOCKED;
+        schedule();
+    }
+    if (t->fs_base != fs_base_before)
+        thread_user_context(this_cpu(), t);
+}
+
+struct trapframe *unix_ik_syscall(struct trapframe *tf)
+{
+    struct thread *t = current_thread();
+    const uint64_t args[6] = {tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9};
+    u64 fs_base = t->fs_base;
+    t->fwd = FWD_SYSCALL;
+    unix_syscall(t->tid, (long)tf->rax, args);
+    step_end();
+    await_answer(t, fs_base);
+    return tf;
+}
+
+bool unix_ik_fault(struct trapframe *tf, u64 addr)
+{
+    struct thread *t = current_thread();
+    u64 fs_base = t->fs_base;
+    t->fwd = FWD_FAULT;
+    t->fwd_words[1] = tf->vector;      /* fwd_answer's exit status for a refused fault */
+    unix_fault(t->tid, (unsigned)tf->vector, tf->error, addr, tf->rip);
+    step_end();
+    await_answer(t, fs_base);
+    return true;
+}
+
+void unix_ik_interrupted(struct thread *t)
+{
+    u64 fs_base = t->fs_base;
+    t->fwd = FWD_INTERRUPT;
+    unix_interrupted(t->tid);
+    step_end();
+    await_answer(t, fs_base);
+}
+
+/* ---- the kernel threads --------------------------------------------------------------- */
+/* Ticks from now until deadline_ns (rounded up): 0 when it has passed. */
+static u64 ticks_until(u64 deadline_ns)
+{
+    if (deadline_ns == UNIX_NO_DEADLINE)
+        return WAIT_FOREVER;
+    u64 now = unix_now_ns();
+    if (deadline_ns <= now)
+        return 0;
+    u64 ns_per_tick = 1000000000ull / timer_hz;
+    return (deadline_ns - now + ns_per_tick - 1) / ns_per_tick;
+}
+
+/* Free every ended Linux task whose end the server has already seen. */
+static void collect_task(struct task *t, void *ended)
+{
+    if (t->parent == holder && t->zombie && !*(int *)ended)
+        *(int *)ended = t->id;
+}
+
+static void reap_ended_tasks(void)
+{
+    for (;;) {
+        int ended = 0, status;
+        tasks_each(collect_task, &ended);
+        if (!ended)
+            return;
+        task_wait(holder, ended, &status);
+    }
+}
+
+static void service_main(void)
+{
+    thread_first_run();
+    unix_start();
+    step_end();
+    for (;;) {
+        reap_ended_tasks();
+        service_deadline = unix_next_deadline();
+        waitq_sleep(&holder->child_exit, ticks_until(service_deadline));
+        service_deadline = UNIX_NO_DEADLINE;
+        unix_timers_expire(unix_now_ns());
+        step_end();
+    }
+}
+
+static void console_main(void)
+{
+    thread_first_run();
+    for (;;) {
+        char buf[CONSOLE_CHUNK];
+        size_t n = console_read(buf, sizeof(buf));
+        if (n == 0)
+            continue;
+        unix_console_input(buf, n);
+        step_end();
+    }
+}
+
+static struct thread *start_kernel_thread(void (*fn)(void))
+{
+    struct thread *t = thread_create_kernel(fn, SERVICE_PRIO);
+    if (!t)
+        panic("unix: no memory for the server's kernel threads");
+    make_ready(t);
+    return t;
+}
+
+void unix_ik_boot(void)
+{
+    const char *placement = opt_get("unix");
+    if (!placement || strcmp(placement, "ik") != 0)
+        return;
+    char opt[8];
+    unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 &&
+                          strcmp(opt, "on") == 0;
+    long id = task_create_empty(NULL, "unix", LINUX_PRIO);
+    if (id < 0)
+        panic("unix: no memory for the server");
+    holder = task_lookup((int)id);
+    service = start_kernel_thread(service_main);
+    start_kernel_thread(console_main);
+}

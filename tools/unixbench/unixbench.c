@@ -1,0 +1,177 @@
+/*
+ * unixbench - `./ondol bench unix` (docs/unix.md, "Benchmark"): one static Linux program
+ * (musl-gcc -static) that times the same UNIX operations on ondol's UNIX server, in MK
+ * and IK form, and on the Linux peer, in the same QEMU.
+ *
+ *   unixbench            the full run (installed as /bench/unixbench)
+ *   unixbench-quick      the same with a few samples (the test suite's shape check)
+ *   unixbench exit       exits at once: the program fork+execve runs
+ *
+ * ondol's UNIX server starts it as pid 1 (linux_init= takes no arguments, so the name
+ * picks the mode); the peer's /init runs it. Operations, one sample each, the TSC read
+ * just before and just after (under QEMU's icount the TSC counts instructions, so a
+ * sample is the exact number of instructions the whole machine ran for the operation):
+ *   getppid      the getppid system call
+ *   open_read    open + read 4 KiB + close of a file on tmpfs (/tmp)
+ *   stat         stat of that file
+ *   pipe         write 4 KiB into a pipe, read it back (one process)
+ *   fork         fork, the child _exit(0)s, wait4
+ *   fork_exec    fork, the child execve's this program with "exit", wait4
+ * Each operation prints one result record (median, min, max, n; unit "tsc") on the
+ * result stream: /dev/results where it exists (ondol's server: COM2), else stdout (the
+ * peer's /init sends that to its COM2). An end record follows, then a power-off.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FILE_BYTES 4096
+#define DATA_FILE "/tmp/unixbench.dat"
+#define MAX_SAMPLES 2000
+
+struct op {
+    const char *name;
+    void (*run)(void);
+    int samples, quick_samples;
+};
+
+static char self_path[256];
+static char buffer[FILE_BYTES];
+static int pipe_fds[2];
+static int out_fd = 1;
+static uint64_t samples[MAX_SAMPLES];
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static void die(const char *what)
+{
+    dprintf(out_fd, "{\"type\":\"end\",\"bench\":\"unix\",\"status\":1,\"error\":\"%s\"}\n",
+            what);
+    exit(1);
+}
+
+static void op_getppid(void) { syscall(SYS_getppid); }
+
+static void op_open_read(void)
+{
+    int fd = open(DATA_FILE, O_RDONLY);
+    if (fd < 0 || read(fd, buffer, FILE_BYTES) != FILE_BYTES)
+        die("open_read");
+    close(fd);
+}
+
+static void op_stat(void)
+{
+    struct stat st;
+    if (stat(DATA_FILE, &st) != 0 || st.st_size != FILE_BYTES)
+        die("stat");
+}
+
+static void op_pipe(void)
+{
+    if (write(pipe_fds[1], buffer, FILE_BYTES) != FILE_BYTES ||
+        read(pipe_fds[0], buffer, FILE_BYTES) != FILE_BYTES)
+        die("pipe");
+}
+
+static void wait_child(pid_t pid)
+{
+    int status;
+    if (pid < 0 || wait4(pid, &status, 0, NULL) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        die("wait4");
+}
+
+static void op_fork(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    wait_child(pid);
+}
+
+static void op_fork_exec(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[] = {self_path, "exit", NULL};
+        char *envp[] = {NULL};
+        execve(self_path, argv, envp);
+        _exit(127);
+    }
+    wait_child(pid);
+}
+
+static int compare(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A few untimed rounds first (caches, the first page faults), then the samples. */
+static void measure(const struct op *op, int n)
+{
+    for (int i = 0; i < 3; i++)
+        op->run();
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = rdtsc();
+        op->run();
+        samples[i] = rdtsc() - t0;
+    }
+    qsort(samples, (size_t)n, sizeof(samples[0]), compare);
+    dprintf(out_fd, "{\"type\":\"result\",\"bench\":\"unix\",\"test\":\"%s\",\"unit\":\"tsc\","
+            "\"median\":%llu,\"min\":%llu,\"max\":%llu,\"n\":%d}\n", op->name,
+            (unsigned long long)samples[n / 2], (unsigned long long)samples[0],
+            (unsigned long long)samples[n - 1], n);
+}
+
+static void setup(void)
+{
+    memset(buffer, 'u', sizeof(buffer));
+    int fd = open(DATA_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, buffer, FILE_BYTES) != FILE_BYTES || close(fd) != 0)
+        die("setup file");
+    if (pipe(pipe_fds) != 0)
+        die("pipe");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "exit") == 0)
+        return 0;
+    int quick = strstr(argv[0], "-quick") != NULL;
+    if (readlink("/proc/self/exe", self_path, sizeof(self_path) - 1) <= 0)
+        snprintf(self_path, sizeof(self_path), "%s", argv[0]);
+    int results = open("/dev/results", O_WRONLY);
+    if (results >= 0)
+        out_fd = results;
+    setup();
+    static const struct op ops[] = {
+        {"getppid", op_getppid, 1000, 5},
+        {"open_read", op_open_read, 1000, 5},
+        {"stat", op_stat, 1000, 5},
+        {"pipe", op_pipe, 1000, 5},
+        {"fork", op_fork, 100, 3},
+        {"fork_exec", op_fork_exec, 50, 3},
+    };
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        measure(&ops[i], quick ? ops[i].quick_samples : ops[i].samples);
+    dprintf(out_fd, "{\"type\":\"end\",\"bench\":\"unix\",\"status\":0}\n");
+    sync();
+    if (getpid() == 1)
+        reboot(RB_POWER_OFF);
+    return 0;
+}
