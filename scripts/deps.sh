@@ -40,10 +40,15 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 # Python venv for the host tools and tests (pytest, matplotlib, rich).
+# The venv is made once; a changed requirements file only installs into it (re-making a
+# venv in use would swap its python under running tests).
 stamp=.venv/.requirements
-if [ ! -x .venv/bin/python ] || ! cmp -s tools/requirements.txt "$stamp"; then
-  echo "ondol: creating the Python venv (.venv) from tools/requirements.txt"
+if [ ! -x .venv/bin/python ]; then
+  echo "ondol: creating the Python venv (.venv)"
   python3 -m venv .venv
+fi
+if ! cmp -s tools/requirements.txt "$stamp"; then
+  echo "ondol: installing tools/requirements.txt into .venv"
   .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
   cp tools/requirements.txt "$stamp"
 fi

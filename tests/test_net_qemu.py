@@ -96,6 +96,42 @@ def test_ping_tcp_udp_against_linux(placement, tmp_path):
         assert s.halt() == 0
 
 
+UDHCPD_CONF = """start 10.79.0.50
+end 10.79.0.59
+interface {tap}
+lease_file {dir}/udhcpd.leases
+pidfile {dir}/udhcpd.pid
+opt subnet 255.255.255.0
+opt router {router}
+opt lease 600
+max_leases 10
+"""
+
+
+def test_dhcp_lease_from_busybox_udhcpd(tmp_path):
+    """ip=dhcp: the stack's DHCP client (servers/net/dhcp.c) takes its address, netmask
+    and router from Debian's busybox udhcpd on the Linux side, then uses them."""
+    from ondol.rootfs import busybox_path
+    conf = tmp_path / "udhcpd.conf"
+    conf.write_text(UDHCPD_CONF.format(tap=netns.TAP, dir=tmp_path, router=LINUX_IP))
+    (tmp_path / "udhcpd.leases").write_bytes(b"")
+    with Namespace("dhcp", tmp_path) as ns:
+        server = subprocess.Popen([*ns.prefix(), str(busybox_path()), "udhcpd", "-f", str(conf)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            with Session({"net": "mk", "ip": "dhcp"}, qemu=str(ns.wrapper),
+                         extra=netns.qemu_flags(), lifetime=200) as s:
+                out = s.cmd("netcli config", timeout=60)
+                assert f"ip 10.79.0.50 mask 255.255.255.0 gw {LINUX_IP}" in out, out
+                out = s.cmd(f"netcli ping {LINUX_IP} 2", timeout=60)
+                assert "netcli ping 2 sent 2 answered" in out, out
+                assert s.halt() == 0
+        finally:
+            server.terminate()
+            log = server.communicate(timeout=10)[0]
+    assert "sending OFFER to 10.79.0.50" in log and "sending ACK to 10.79.0.50" in log, log
+
+
 # 2 % loss, 1 % duplication, 3 % reordering, 2-5 ms each way: nethost's relay settings
 RELAY_LINK = "seed=7,loss=20,dup=10,reorder=30,delay=2,jitter=3"
 RELAY_BYTES = 300_000

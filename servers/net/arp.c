@@ -110,7 +110,7 @@ void arp_input(struct netstack *s, struct mbuf *m)
     mbuf_free(&s->pool, m);
     if (sip == 0 || sip == s->ip)
         return;
-    int for_us = tip == s->ip;
+    int for_us = tip == s->ip && s->ip != 0;   /* no address yet (DHCP): answer nothing */
     arp_learn(s, sip, sha, for_us);          /* RFC 826: merge, add only if for us */
     if (for_us && op == 1)
         arp_send(s, 2, sha, sip);

@@ -127,6 +127,24 @@ int net_peername(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
 #define NET_PING_MAX 1472
 int net_ping(struct netstack *s, uint32_t ip, uint16_t id, uint16_t seq, size_t len);
 int net_ping_answered(const struct netstack *s, uint16_t id, uint16_t seq);
+/* DHCP (dhcp.c, RFC 2131): net_dhcp_start drops the address and asks for one; the stack
+ * then runs the client from net_input/net_tick, renews the lease, and drops the address
+ * when the lease runs out. net_address tells what is configured now. */
+enum dhcp_state { DHCP_OFF, DHCP_SELECTING, DHCP_REQUESTING, DHCP_BOUND, DHCP_RENEWING,
+                  DHCP_REBINDING };
+struct dhcp {
+    enum dhcp_state state;
+    uint32_t xid, offered, server;
+    uint64_t started, timer, t1, t2, expires;   /* ms; t1, t2, expires absolute */
+    unsigned backoff, tries;
+    uint64_t sent, leases, naks, dropped;       /* messages sent, ACKs bound, NAKs, replies
+                                                   ignored (invalid or unexpected) */
+};
+void net_dhcp_start(struct netstack *s);
+enum dhcp_state net_dhcp_state(const struct netstack *s);
+const struct dhcp *net_dhcp(const struct netstack *s);
+void net_address(const struct netstack *s, uint32_t *ip, uint32_t *mask, uint32_t *gw);
+
 /* TCP state name (tests, debugging): "ESTABLISHED", "TIME_WAIT", ... */
 const char *net_state_name(struct netstack *s, int sd);
 

@@ -133,6 +133,7 @@ struct netstack {
     struct net_stats st;
     struct mbuf_pool pool;
     struct arp_entry arp[NET_ARP_ENTRIES];
+    struct dhcp dhcp;
     struct sock socks[NET_MAX_SOCKETS];
 };
 
@@ -158,6 +159,12 @@ void icmp_port_unreachable(struct netstack *s, const uint8_t *iphdr, size_t len)
 /* udp.c */
 void udp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst,
                const uint8_t *iphdr);
+/* dhcp.c: a datagram from sport to dport is the DHCP client's (then dhcp_input takes
+ * its payload); its retransmissions and lease timers. */
+bool dhcp_port(const struct netstack *s, uint16_t sport, uint16_t dport);
+void dhcp_input(struct netstack *s, struct mbuf *m);
+void dhcp_timer(struct netstack *s);
+uint64_t dhcp_next_timer(const struct netstack *s);
 /* tcp_input.c */
 void tcp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst);
 /* tcp_output.c */

@@ -10,7 +10,8 @@
  * Between calls frames wait in the receive ring (128 buffers) and timers wait for the
  * next call, so a client keeps the stack going by calling; a server thread of its own
  * comes with deferred replies (docs/servers.md). The device and the stack are started at
- * the first call; `ip=` (address/prefix) and `gw=` choose the address.
+ * the first call; `ip=` (address/prefix) and `gw=` choose the address, or `ip=dhcp` asks
+ * a DHCP server for it (dhcp.c) and the start waits for the lease.
  */
 #include <ondol/srv.h>
 #include "drvplat.h"
@@ -54,13 +55,24 @@ static bool parse_ip(const char *s, uint32_t *ip, int *prefix)
     return !*s;
 }
 
+/* ip=dhcp: the address comes from a DHCP server (dhcp.c); the start waits for it at most
+ * this long (DISCOVERs at 0, ~4 and ~12 s), then goes on without (the client keeps
+ * asking while the stack runs). */
+#define DHCP_START_WAIT_MS 15000
+static bool use_dhcp;
+
 static void read_addresses(void)
 {
     char buf[40];
     int prefix = DEFAULT_PREFIX;
     my_ip = DEFAULT_IP;
     my_gw = DEFAULT_GW;
-    if (drv_option("ip", buf, sizeof(buf)) && !parse_ip(buf, &my_ip, &prefix)) {
+    use_dhcp = drv_option("ip", buf, sizeof(buf)) && buf[0] == 'd' && buf[1] == 'h' &&
+               buf[2] == 'c' && buf[3] == 'p' && buf[4] == '\0';
+    if (use_dhcp) {
+        my_ip = my_gw = 0;
+        prefix = 32;
+    } else if (drv_option("ip", buf, sizeof(buf)) && !parse_ip(buf, &my_ip, &prefix)) {
         my_ip = DEFAULT_IP;
         prefix = DEFAULT_PREFIX;
     }
@@ -80,6 +92,13 @@ static void input_frame(void *ctx, const uint8_t *frame, size_t len)
     net_input(stack, frame, len);
 }
 
+static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd);
+static bool dhcp_bound(int sd)
+{
+    (void)sd;
+    return net_dhcp_state(stack) == DHCP_BOUND;
+}
+
 static int start(void)
 {
     if (started != NOT_STARTED)
@@ -96,6 +115,10 @@ static int start(void)
         nif.mac[i] = nic.mac[i];
     uint64_t now = drv_now_ms();
     net_init(stack, &nif, my_ip, my_mask, my_gw, now, now ^ (uint64_t)nic.mac[5] << 40);
+    if (use_dhcp) {
+        net_dhcp_start(stack);
+        pump(DHCP_START_WAIT_MS, dhcp_bound, 0);
+    }
     return 0;
 }
 
@@ -229,9 +252,11 @@ long net_config(struct srv_call *call, uint64_t *ip, uint64_t *mask, uint64_t *g
     (void)call;
     if (start())
         return E_NOENT;
-    *ip = my_ip;
-    *mask = my_mask;
-    *gw = my_gw;
+    uint32_t a, m, g;
+    net_address(stack, &a, &m, &g);   /* ip= and gw=, or what DHCP gave */
+    *ip = a;
+    *mask = m;
+    *gw = g;
     *mac = 0;
     for (int i = 0; i < 6; i++)
         *mac = *mac << 8 | nic.mac[i];

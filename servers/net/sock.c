@@ -53,6 +53,7 @@ void net_tick(struct netstack *s, uint64_t now_ms)
     if (now_ms > s->now)
         s->now = now_ms;
     arp_timer(s);
+    dhcp_timer(s);
     for (unsigned i = 0; i < s->nsocks; i++) {
         struct sock *tp = &s->socks[i];
         if (tp->used && tp->type == NET_SOCK_STREAM && tcp_next_timer(tp) <= s->now)
@@ -62,7 +63,9 @@ void net_tick(struct netstack *s, uint64_t now_ms)
 
 uint64_t net_next_timer(const struct netstack *s)
 {
-    uint64_t t = arp_next_timer(s);
+    uint64_t t = arp_next_timer(s), d = dhcp_next_timer(s);
+    if (d < t)
+        t = d;
     for (unsigned i = 0; i < s->nsocks; i++) {
         const struct sock *tp = &s->socks[i];
         if (tp->used && tp->type == NET_SOCK_STREAM) {

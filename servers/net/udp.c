@@ -33,6 +33,11 @@ void udp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst,
     if (get16(h + 6) &&
         cksum_fold(cksum_add(cksum_pseudo(src, dst, IPPROTO_UDP, ulen), h, ulen)) != 0)
         return udp_drop(s, m, &s->st.udp_bad_cksum);
+    if (dhcp_port(s, get16(h), get16(h + 2))) {
+        m->len = ulen;
+        mbuf_adj(m, UDP_HLEN);
+        return dhcp_input(s, m);
+    }
     struct sock *so = udp_lookup(s, get16(h + 2));
     if (!so) {
         if (iphdr && dst == s->ip)

@@ -6,7 +6,10 @@
  * flags, sequence numbers near the live connections', options, lengths, UDP, ICMP, ARP
  * and IP fragments and options. After every frame the connection invariants are checked;
  * at the end every socket is closed and the stacks must give back every buffer and
- * socket. Exit 0 and a summary line when all held; a crash, a sanitizer report, a broken
+ * socket. Then a stack running its DHCP client gets N/4 frames aimed at it: UDP 67 -> 68
+ * carrying replies to its transaction (or nearly), with random message types, addresses
+ * and option bytes; its state must stay sound and it must hold no buffer at the end.
+ * Exit 0 and a summary line when all held; a crash, a sanitizer report, a broken
  * invariant or a leak fails.
  */
 #include "pair.h"
@@ -204,6 +207,114 @@ static void traffic(struct pair *p, int listener)
     }
 }
 
+/* ---- the DHCP client ---------------------------------------------------------------- */
+static void drop_frame(struct netif *nif, const void *frame, size_t len)
+{
+    (void)nif;
+    (void)frame;
+    (void)len;
+}
+
+/* A DHCP reply (UDP 67 -> 68, to broadcast) for the client c: right or nearly right. */
+static size_t make_dhcp_frame(struct netstack *c, const struct netif *nif, uint8_t *f)
+{
+    uint8_t *eth = f, *ih = f + ETH_HLEN, *uh = ih + IP_HLEN, *m = uh + UDP_HLEN;
+    size_t dlen = below(8) ? 240 + below(200) : below(600);
+    memset(m, 0, dlen);
+    for (size_t i = 0; i < dlen; i++)
+        m[i] = below(4) ? 0 : (uint8_t)rnd();
+    if (dlen >= 240) {
+        m[0] = below(16) ? 2 : (uint8_t)rnd();
+        m[1] = 1;
+        m[2] = 6;
+        put32(m + 4, below(8) ? net_dhcp(c)->xid : (uint32_t)rnd());
+        memcpy(m + 28, nif->mac, 6);
+        const struct dhcp *d = net_dhcp(c);
+        if (below(4))                            /* yiaddr: the offered one, or others */
+            put32(m + 16, below(2) && d->offered ? d->offered
+                          : below(2) ? 0x0a000000u | below(256) : (uint32_t)rnd());
+        put32(m + 236, 0x63825363u);
+        size_t i = 240;                          /* plausible options, then noise */
+        while (i + 6 < dlen && below(8)) {
+            static const uint8_t codes[] = {53, 54, 1, 3, 51, 58, 59, 0, 255, 52};
+            m[i] = below(8) ? codes[below(sizeof codes)] : (uint8_t)rnd();
+            m[i + 1] = below(8) ? (m[i] == 53 ? 1 : 4) : (uint8_t)rnd();
+            if (m[i] == 53 && m[i + 1] == 1)
+                m[i + 2] = (uint8_t)(below(4) ? 2 + 3 * below(2) : below(9));
+            if (m[i] == 54 && m[i + 1] == 4)
+                put32(m + i + 2, below(4) ? (d->server ? d->server : 0x0a000001u) : (uint32_t)rnd());
+            if (m[i] == 1 && m[i + 1] == 4 && below(2))
+                put32(m + i + 2, 0xffffff00u);
+            i += 2u + (m[i + 1] < 8 ? m[i + 1] : 8);
+        }
+    }
+    memset(eth, 0xff, 6);
+    memcpy(eth + 6, "\x02\x00\x00\x00\x00\x09", 6);
+    put16(eth + 12, ETHERTYPE_IP);
+    memset(ih, 0, IP_HLEN);
+    ih[0] = 0x45;
+    put16(ih + 2, (uint16_t)(IP_HLEN + UDP_HLEN + dlen));
+    ih[8] = 64;
+    ih[9] = IPPROTO_UDP;
+    put32(ih + 12, 0x0a000001u);
+    put32(ih + 16, 0xffffffffu);
+    put16(ih + 10, cksum_fold(cksum_add(0, ih, IP_HLEN)));
+    put16(uh, 67);
+    put16(uh + 2, 68);
+    put16(uh + 4, (uint16_t)(UDP_HLEN + dlen));
+    put16(uh + 6, 0);                            /* no checksum: allowed, and always reaches */
+    return ETH_HLEN + IP_HLEN + UDP_HLEN + dlen;
+}
+
+/* The client's state is one of its states, and an address it holds is one it was given
+ * as usable (not 0, not broadcast, its mask contiguous). */
+static void check_dhcp(const struct netstack *c)
+{
+    enum dhcp_state st = net_dhcp_state(c);
+    if (st < DHCP_SELECTING || st > DHCP_REBINDING)
+        abort();
+    uint32_t ip, mask, gw;
+    net_address(c, &ip, &mask, &gw);
+    int bound = st == DHCP_BOUND || st == DHCP_RENEWING || st == DHCP_REBINDING;
+    if (bound != (ip != 0) || (bound && ((~mask & (~mask + 1)) != 0 || (ip | mask) == 0xffffffffu)))
+        abort();
+}
+
+static int fuzz_dhcp(uint64_t n)
+{
+    struct netif nif = {.mac = {2, 0, 0, 0, 0, 7}, .mtu = 1500, .send = drop_frame};
+    struct netstack *c = calloc(1, net_stack_size());
+    if (!c)
+        abort();
+    uint64_t now = 1000;
+    net_init(c, &nif, 0, 0, 0, now, rng);
+    net_dhcp_start(c);
+    static uint8_t frame[NET_MBUF_DATA + 256];
+    uint64_t bound = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        net_input(c, frame, make_dhcp_frame(c, &nif, frame));
+        check_dhcp(c);
+        bound += net_dhcp_state(c) == DHCP_BOUND;
+        if (below(4) == 0) {
+            now += below(8) ? below(100) : below(4000000);
+            net_tick(c, now);
+            check_dhcp(c);
+        }
+    }
+    net_tick(c, now + 600000);                   /* ARP gives up on a renewal's server */
+    net_tick(c, now + 1200000);
+    unsigned left = net_mbufs_in_use(c);
+    printf("netfuzz dhcp: %llu frames; %llu leases, %llu ignored, bound after %llu frames; mbufs %u\n",
+           (unsigned long long)n, (unsigned long long)net_dhcp(c)->leases,
+           (unsigned long long)net_dhcp(c)->dropped, (unsigned long long)bound, left);
+    uint64_t leases = net_dhcp(c)->leases;
+    free(c);
+    if (n >= 10000 && leases == 0)
+        printf("netfuzz dhcp: never bound: the frames test too little\n");
+    return left != 0 || (n >= 10000 && leases == 0);
+}
+
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], 0, 0) : 1;
@@ -250,6 +361,7 @@ int main(int argc, char **argv)
     int leak = net_sockets_in_use(p.st[0]) || net_sockets_in_use(p.st[1]) ||
                net_mbufs_in_use(p.st[0]) || net_mbufs_in_use(p.st[1]);
     pair_free(&p);
+    leak |= fuzz_dhcp(n / 4);
     if (leak) {
         printf("netfuzz: LEAK\n");
         return 1;

@@ -690,6 +690,189 @@ static void test_udp_icmp_arp(void)
 
 /* `nettest SEED COUNT`: only the impaired transfer, for COUNT seeds from SEED (a longer
  * exploration than make test's eight). */
+/* ---- DHCP: a scripted server on B (UDP port 67) and the client on A ------------------ */
+struct dhcpd {
+    int sd;
+    int mode;                          /* DHCPD_ANSWER, DHCPD_SILENT, DHCPD_NAK */
+    uint32_t lease_s;
+    unsigned discovers, requests, unicast_requests, bad_requests;
+    uint32_t last_ciaddr;
+};
+#define DHCPD_ANSWER 0
+#define DHCPD_SILENT 1
+#define DHCPD_NAK 2
+#define DHCPD_OFFER_IP 0x0a00004du     /* 10.0.0.77 */
+
+/* The value of option `code` in a client message (len bytes), or NULL. */
+static const uint8_t *dhcp_opt(const uint8_t *m, size_t len, uint8_t code, uint8_t *olen)
+{
+    for (size_t i = 240; i + 1 < len && m[i] != 255;) {
+        if (m[i] == 0) {
+            i++;
+            continue;
+        }
+        if (m[i] == code) {
+            *olen = m[i + 1];
+            return m + i + 2;
+        }
+        i += 2u + m[i + 1];
+    }
+    return NULL;
+}
+
+/* A reply of `type` to request `req` (xid, chaddr): the offer/lease options. */
+static size_t dhcpd_reply(const struct dhcpd *d, uint8_t *out, const uint8_t *req, uint8_t type)
+{
+    memset(out, 0, 300);
+    out[0] = 2; out[1] = 1; out[2] = 6;
+    memcpy(out + 4, req + 4, 4);
+    memcpy(out + 28, req + 28, 16);
+    if (type != 6)
+        put32(out + 16, DHCPD_OFFER_IP);
+    put32(out + 236, 0x63825363u);
+    uint8_t *o = out + 240;
+    *o++ = 53; *o++ = 1; *o++ = type;
+    *o++ = 54; *o++ = 4; put32(o, PAIR_IP_B); o += 4;
+    if (type != 6) {
+        *o++ = 1; *o++ = 4; put32(o, 0xffffff00u); o += 4;
+        *o++ = 3; *o++ = 4; put32(o, PAIR_IP_B); o += 4;
+        *o++ = 51; *o++ = 4; put32(o, d->lease_s); o += 4;
+    }
+    *o++ = 255;
+    return 300;
+}
+
+/* Answers every message waiting on B's port 67 as d->mode says; checks each request. */
+static void dhcpd_serve(struct pair *p, struct dhcpd *d)
+{
+    uint8_t m[600], out[300];
+    uint32_t ip;
+    uint16_t port;
+    long n;
+    while ((n = net_recvfrom(p->st[1], d->sd, m, sizeof m, &ip, &port)) > 0) {
+        uint8_t olen = 0;
+        const uint8_t *type = dhcp_opt(m, (size_t)n, 53, &olen);
+        int good = n >= 300 && m[0] == 1 && port == 68 && !memcmp(m + 28, p->nif[0].mac, 6) &&
+                   get32(m + 236) == 0x63825363u && type && olen == 1 &&
+                   dhcp_opt(m, (size_t)n, 55, &olen);
+        if (!good) {
+            d->bad_requests++;
+            continue;
+        }
+        if (*type == 1) {
+            d->discovers++;
+            good = ip == 0 && (get16(m + 10) & 0x8000);
+        } else if (*type == 3) {
+            d->requests++;
+            d->last_ciaddr = get32(m + 12);
+            const uint8_t *want = dhcp_opt(m, (size_t)n, 50, &olen);
+            if (d->last_ciaddr)
+                d->unicast_requests += ip == d->last_ciaddr;
+            else
+                good = want && olen == 4 && get32(want) == DHCPD_OFFER_IP &&
+                       dhcp_opt(m, (size_t)n, 54, &olen);
+        }
+        d->bad_requests += !good;
+        if (d->mode == DHCPD_SILENT)
+            continue;
+        uint8_t reply = *type == 1 ? 2 : d->mode == DHCPD_NAK ? 6 : 5;
+        net_sendto(p->st[1], d->sd, out, dhcpd_reply(d, out, m, reply), 0xffffffffu, 68);
+    }
+}
+
+#define RUN_SERVING(p, d, cond, limit_ms)                                   \
+    do {                                                                    \
+        uint64_t until_ = (p)->now + (limit_ms);                            \
+        while (!(cond) && (p)->now < until_) {                              \
+            pair_step((p), 1000);                                           \
+            dhcpd_serve((p), (d));                                          \
+        }                                                                   \
+    } while (0)
+
+/* A hand-made reply to A's current transaction, broken as `how` says, sent from B. */
+static void dhcp_bad_reply(struct pair *p, struct dhcpd *d, int how)
+{
+    uint8_t req[300] = {0}, out[300];
+    put32(req + 4, net_dhcp(p->st[0])->xid);
+    memcpy(req + 28, p->nif[0].mac, 6);
+    size_t n = dhcpd_reply(d, out, req, 2);
+    if (how == 0) out[4] ^= 1;                 /* another transaction */
+    if (how == 1) out[28] ^= 1;                /* another client */
+    if (how == 2) out[0] = 1;                  /* a request, not a reply */
+    if (how == 3) { out[241] = 200; n = 250; } /* an option running past the end */
+    if (how == 4) n = 200;                     /* shorter than the fixed part */
+    if (how == 5) { out[246] = 0; out[245] = 0; out[244] = 0; out[243] = 0; out[242] = 0; } /* no server id */
+    net_sendto(p->st[1], d->sd, out, n, 0xffffffffu, 68);
+}
+
+static void test_dhcp(void)
+{
+    begin("dhcp");
+    struct pair p;
+    pair_init(&p, &clean, 1500);
+    unsigned mbufs = net_mbufs_in_use(p.st[0]);
+    struct dhcpd d = {.sd = net_socket(p.st[1], NET_SOCK_DGRAM), .lease_s = 600};
+    CHECK(net_bind(p.st[1], d.sd, 0, 67) == 0);
+    d.mode = DHCPD_SILENT;
+    net_dhcp_start(p.st[0]);
+    uint32_t ip, mask, gw;
+    net_address(p.st[0], &ip, &mask, &gw);
+    CHECK(ip == 0 && net_dhcp_state(p.st[0]) == DHCP_SELECTING);
+    /* unanswered: DISCOVERs at 0, ~4, ~12, ~28 s (backoff 4, 8, 16 s, +-1 s) */
+    RUN_SERVING(&p, &d, 0, 30000);
+    CHECK(d.discovers == 4 && d.bad_requests == 0);
+    /* replies that are not for us, or broken, change nothing */
+    for (int how = 0; how < 6; how++)
+        dhcp_bad_reply(&p, &d, how);
+    RUN_UNTIL(&p, 0, 10);
+    CHECK(net_dhcp(p.st[0])->dropped == 6 && net_dhcp_state(p.st[0]) == DHCP_SELECTING);
+    /* answered: OFFER, REQUEST, ACK */
+    d.mode = DHCPD_ANSWER;
+    RUN_SERVING(&p, &d, net_dhcp_state(p.st[0]) == DHCP_BOUND, 70000);
+    net_address(p.st[0], &ip, &mask, &gw);
+    CHECK(net_dhcp_state(p.st[0]) == DHCP_BOUND && ip == DHCPD_OFFER_IP &&
+          mask == 0xffffff00u && gw == PAIR_IP_B && d.requests == 1 && d.bad_requests == 0);
+    /* the address works: B answers a ping from it */
+    CHECK(net_ping(p.st[0], PAIR_IP_B, 7, 1, 32) == 0);
+    RUN_SERVING(&p, &d, net_ping_answered(p.st[0], 7, 1), 5000);
+    CHECK(net_ping_answered(p.st[0], 7, 1));
+    /* T1 (lease/2 = 300 s): a unicast REQUEST from the address, answered: renewed */
+    uint64_t bound_at = p.now;
+    RUN_SERVING(&p, &d, net_dhcp(p.st[0])->leases == 2, 400000);
+    CHECK(net_dhcp(p.st[0])->leases == 2 && d.unicast_requests == 1 &&
+          d.last_ciaddr == DHCPD_OFFER_IP && p.now >= bound_at + 300000 - 10 &&
+          p.now < bound_at + 301000);
+    /* the server goes away: renewing, rebinding (broadcast), then the lease runs out and
+     * the address goes, 600 s after the renewal */
+    d.mode = DHCPD_SILENT;
+    uint64_t renewed_at = p.now;
+    unsigned before = d.requests;
+    RUN_SERVING(&p, &d, net_dhcp_state(p.st[0]) == DHCP_SELECTING, 700000);
+    net_address(p.st[0], &ip, &mask, &gw);
+    CHECK(net_dhcp_state(p.st[0]) == DHCP_SELECTING && ip == 0 &&
+          p.now >= renewed_at + 600000 - 10 && p.now < renewed_at + 601000);
+    CHECK(d.requests - before >= 3 && d.bad_requests == 0);
+    /* a NAK sends the client back to the start */
+    d.mode = DHCPD_NAK;
+    RUN_SERVING(&p, &d, net_dhcp(p.st[0])->naks == 1, 70000);
+    CHECK(net_dhcp(p.st[0])->naks == 1 && net_dhcp_state(p.st[0]) == DHCP_SELECTING);
+    d.mode = DHCPD_ANSWER;
+    RUN_SERVING(&p, &d, net_dhcp_state(p.st[0]) == DHCP_BOUND, 70000);
+    CHECK(net_dhcp_state(p.st[0]) == DHCP_BOUND);
+    CHECK(net_mbufs_in_use(p.st[0]) == mbufs);
+    pair_free(&p);
+    /* over a link losing 30 % of frames the client still gets its lease */
+    const struct link_params lossy = {300, 0, 0, 1, 0, 5};
+    pair_init(&p, &lossy, 1500);
+    struct dhcpd e = {.sd = net_socket(p.st[1], NET_SOCK_DGRAM), .lease_s = 600};
+    CHECK(net_bind(p.st[1], e.sd, 0, 67) == 0);
+    net_dhcp_start(p.st[0]);
+    RUN_SERVING(&p, &e, net_dhcp_state(p.st[0]) == DHCP_BOUND, 300000);
+    CHECK(net_dhcp_state(p.st[0]) == DHCP_BOUND && e.bad_requests == 0);
+    pair_free(&p);
+    end();
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3) {
@@ -713,6 +896,7 @@ int main(int argc, char **argv)
     test_keepalive();
     test_many();
     test_udp_icmp_arp();
+    test_dhcp();
     printf("total        %u checks %u failed\n", checks, failed);
     return failed != 0;
 }
