@@ -1,6 +1,8 @@
 """Boot, options, power-off, the kernel panic path, and the GRUB ISO."""
 import re
 
+import pytest
+
 from qemu_harness import boot, run_to_halt
 
 
@@ -43,6 +45,19 @@ def test_kernel_fault_panics_with_registers_and_symbolised_backtrace():
     assert re.search(r"#0 0xffffffff8[0-9a-f]+ selftest\+0x", out)
     assert re.search(r"#\d 0xffffffff8[0-9a-f]+ kmain\+0x", out)
     assert status == 0   # the panic path powers QEMU off so a test sees the end
+
+
+@pytest.mark.parametrize("cpus", [1, 4])
+def test_acpi_madt_lists_the_machines_cpus(cpus):
+    """The MADT (kernel/arch/x86_64/acpi.c) finds every CPU QEMU was given and the I/O APIC,
+    whose routing from it still delivers the console's interrupts (the shell answers)."""
+    with boot(extra=("-smp", str(cpus))) as s:
+        assert re.search(rf"acpi: revision \d+, {cpus} CPUs \({cpus} listed\), "
+                         r"I/O APIC at 0xfec00000", s.output), s.output[:2000]
+        assert "hi" in s.cmd("hello hi")
+        assert s.halt() == 0
+        (hello,) = [r for r in s.results() if r.get("type") == "hello"]
+    assert hello["cpu"]["count"] == cpus and hello["cpu"]["running"] == 1
 
 
 def test_grub_iso_boots_to_shell():

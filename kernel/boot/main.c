@@ -47,6 +47,12 @@ static void banner(void)
     printk("\nondol %s (%s) x86_64, booted by %s\n", ondol_version, ONDOL_COMMIT,
            bi.loader[0] ? bi.loader : "multiboot");
     printk("cpu: %s \"%s\" features: %s\n", cpu_features.vendor, cpu_features.brand, feats);
+    if (acpi.found)
+        printk("acpi: revision %u, %u CPUs (%u listed), I/O APIC at %#lx (GSI %u..), one CPU runs\n",
+               acpi.revision, acpi.ncpus, acpi.madt_cpus, (unsigned long)acpi.ioapic_pa,
+               acpi.ioapic_gsi_base);
+    else
+        printk("acpi: no MADT; one CPU, I/O APIC at %#lx\n", (unsigned long)acpi.ioapic_pa);
     printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
            (unsigned long)mib, (unsigned long)(frames_kernel() * 4), (unsigned long)(tsc_hz() / 1000),
            (unsigned long)timer_hz, (unsigned long)slice_ticks, ipc_dts ? "on" : "off");
@@ -69,12 +75,13 @@ static void result_stream_hello(void)
     int n = ksnprintf(buf, sizeof(buf),
                       "{\"type\":\"hello\",\"kernel\":\"ondol\",\"version\":\"%s\",\"commit\":\"%s\","
                       "\"mem_mib\":%lu,\"tsc_hz\":%lu,\"timer_hz\":%lu,\"cpu\":{\"vendor\":\"%s\","
-                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s},\"build\":{%s},\"settings\":{%s},"
+                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s,\"count\":%u,\"running\":1},"
+                      "\"build\":{%s},\"settings\":{%s},"
                       "\"options\":{%s}}\n",
                       ondol_version, ONDOL_COMMIT, (unsigned long)(frames_total() * PAGE_SIZE >> 20),
                       (unsigned long)tsc_hz(), (unsigned long)timer_hz, cpu_features.vendor,
                       cpu_features.pmu ? "true" : "false", cpu_features.smep ? "true" : "false",
-                      cpu_features.smap ? "true" : "false", build, settings, given);
+                      cpu_features.smap ? "true" : "false", acpi.ncpus, build, settings, given);
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
@@ -113,6 +120,7 @@ void kmain(u32 magic, u64 info_pa)
     pmm_init(bi.usable, bi.nusable, reserved, bi.archive_len ? 2 : 1);
     vm_init(bi.max_phys);
     cpu_init(&cpus[0], 0);
+    acpi_init(bi.max_phys);
     pmm_caches_start();
     kernel_lock();
     fpu_init_template();
