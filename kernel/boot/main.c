@@ -48,9 +48,9 @@ static void banner(void)
            bi.loader[0] ? bi.loader : "multiboot");
     printk("cpu: %s \"%s\" features: %s\n", cpu_features.vendor, cpu_features.brand, feats);
     if (acpi.found)
-        printk("acpi: revision %u, %u CPUs (%u listed), I/O APIC at %#lx (GSI %u..), one CPU runs\n",
+        printk("acpi: revision %u, %u CPUs (%u listed), I/O APIC at %#lx (GSI %u..), %u started, one runs\n",
                acpi.revision, acpi.ncpus, acpi.madt_cpus, (unsigned long)acpi.ioapic_pa,
-               acpi.ioapic_gsi_base);
+               acpi.ioapic_gsi_base, cpus_running);
     else
         printk("acpi: no MADT; one CPU, I/O APIC at %#lx\n", (unsigned long)acpi.ioapic_pa);
     printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
@@ -75,13 +75,13 @@ static void result_stream_hello(void)
     int n = ksnprintf(buf, sizeof(buf),
                       "{\"type\":\"hello\",\"kernel\":\"ondol\",\"version\":\"%s\",\"commit\":\"%s\","
                       "\"mem_mib\":%lu,\"tsc_hz\":%lu,\"timer_hz\":%lu,\"cpu\":{\"vendor\":\"%s\","
-                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s,\"count\":%u,\"running\":1},"
+                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s,\"count\":%u,\"started\":%u,\"running\":1},"
                       "\"build\":{%s},\"settings\":{%s},"
                       "\"options\":{%s}}\n",
                       ondol_version, ONDOL_COMMIT, (unsigned long)(frames_total() * PAGE_SIZE >> 20),
                       (unsigned long)tsc_hz(), (unsigned long)timer_hz, cpu_features.vendor,
                       cpu_features.pmu ? "true" : "false", cpu_features.smep ? "true" : "false",
-                      cpu_features.smap ? "true" : "false", acpi.ncpus, build, settings, given);
+                      cpu_features.smap ? "true" : "false", acpi.ncpus, cpus_running, build, settings, given);
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
@@ -114,10 +114,11 @@ void kmain(u32 magic, u64 info_pa)
     cpu_detect_features();
 
     struct mem_region reserved[] = {
+        {SMP_RESERVED_PA, SMP_RESERVED_LEN},
         {(u64)__image_start, (u64)__kernel_end - KERNEL_VMA - (u64)__image_start},
         {bi.archive_pa, bi.archive_len},
     };
-    pmm_init(bi.usable, bi.nusable, reserved, bi.archive_len ? 2 : 1);
+    pmm_init(bi.usable, bi.nusable, reserved, bi.archive_len ? 3 : 2);
     vm_init(bi.max_phys);
     cpu_init(&cpus[0], 0);
     acpi_init(bi.max_phys);
@@ -130,6 +131,7 @@ void kmain(u32 magic, u64 info_pa)
     cpus[0].apic_id = lapic_id();
 
     lapic_timer_start((u32)timer_hz);
+    smp_start_aps();
     pcnt_init();
     banner();
     result_stream_hello();

@@ -44,6 +44,23 @@ void lapic_init(void)
 }
 
 void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+
+/* An interprocessor interrupt: destination, then the command that sends it; waits until
+ * the local APIC has delivered it (delivery status clear). */
+#define LAPIC_ICR_LO 0x300
+#define LAPIC_ICR_HI 0x310
+#define ICR_PENDING (1u << 12)
+#define ICR_ASSERT (1u << 14)
+static void lapic_ipi(u32 apic_id, u32 command)
+{
+    lapic_write(LAPIC_ICR_HI, apic_id << 24);
+    lapic_write(LAPIC_ICR_LO, command);
+    while (lapic_read(LAPIC_ICR_LO) & ICR_PENDING)
+        pause();
+}
+
+void lapic_send_init(u32 apic_id) { lapic_ipi(apic_id, 0x500 | ICR_ASSERT); }
+void lapic_send_startup(u32 apic_id, u32 page) { lapic_ipi(apic_id, 0x600 | ICR_ASSERT | (page & 0xff)); }
 u32 lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
 
 /* Count LAPIC timer ticks (divide by 16) and TSC ticks over 10 ms of PIT channel 2. */

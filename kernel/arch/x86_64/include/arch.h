@@ -7,7 +7,8 @@
  *     invlpg, pause, interrupt enable/disable, wait_for_interrupt (x86.h)
  *   - x87/SSE state: struct fpu_state, fpu_save/fpu_restore/fpu_init (fpu.h)
  *   - the interrupt controller and timer (apic.h), the firmware's CPU and interrupt tables
- *     (acpi.h), the serial ports (serial.h), power off, PCI configuration space (pcicfg.h)
+ *     (acpi.h) and the other CPUs' start (smp.h), the serial ports (serial.h), power off,
+ *     PCI configuration space (pcicfg.h)
  * The rest of arch/x86_64/include is private to arch/x86_64/.
  */
 #ifndef ARCH_H
@@ -19,6 +20,7 @@
 #include "pcicfg.h"
 #include "power.h"
 #include "serial.h"
+#include "smp.h"
 #include "trap.h"
 #include "x86.h"
 #endif
