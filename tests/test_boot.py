@@ -1,6 +1,8 @@
 """Boot, options, power-off, the kernel panic path, and the GRUB ISO."""
 import re
 
+import pytest
+
 from qemu_harness import boot, run_to_halt
 
 
@@ -43,6 +45,24 @@ def test_kernel_fault_panics_with_registers_and_symbolised_backtrace():
     assert re.search(r"#0 0xffffffff8[0-9a-f]+ selftest\+0x", out)
     assert re.search(r"#\d 0xffffffff8[0-9a-f]+ kmain\+0x", out)
     assert status == 0   # the panic path powers QEMU off so a test sees the end
+
+
+@pytest.mark.parametrize("cpus,smp,started", [(1, "on", 1), (4, "on", 4), (4, "off", 1),
+                                               (20, "on", 16)])
+def test_acpi_cpus_are_found_and_started(cpus, smp, started):
+    """The MADT (kernel/arch/x86_64/acpi.c) finds every CPU QEMU was given and the I/O APIC,
+    whose routing from it still delivers the console's interrupts (the shell answers);
+    smp.c starts the others (at most MAX_CPUS = 16), which halt; smp=off starts none."""
+    with boot({"smp": smp}, extra=("-smp", str(cpus))) as s:
+        assert re.search(rf"acpi: revision \d+, {cpus} CPUs \({cpus} listed\), "
+                         rf"I/O APIC at 0xfec00000 \(GSI 0\.\.\), {started} started",
+                         s.output), s.output[:2000]
+        assert "did not start" not in s.output
+        assert "hi" in s.cmd("hello hi")
+        assert s.halt() == 0
+        (hello,) = [r for r in s.results() if r.get("type") == "hello"]
+    assert hello["cpu"]["count"] == cpus
+    assert hello["cpu"]["started"] == started and hello["cpu"]["running"] == 1
 
 
 def test_grub_iso_boots_to_shell():

@@ -49,6 +49,12 @@ static void banner(void)
     printk("\nondol %s (%s) x86_64, booted by %s\n", ondol_version, ONDOL_COMMIT,
            bi.loader[0] ? bi.loader : "multiboot");
     printk("cpu: %s \"%s\" features: %s\n", cpu_features.vendor, cpu_features.brand, feats);
+    if (acpi.found)
+        printk("acpi: revision %u, %u CPUs (%u listed), I/O APIC at %#lx (GSI %u..), %u started, one runs\n",
+               acpi.revision, acpi.ncpus, acpi.madt_cpus, (unsigned long)acpi.ioapic_pa,
+               acpi.ioapic_gsi_base, cpus_running);
+    else
+        printk("acpi: no MADT; one CPU, I/O APIC at %#lx\n", (unsigned long)acpi.ioapic_pa);
     printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
            (unsigned long)mib, (unsigned long)(frames_kernel() * 4), (unsigned long)(tsc_hz() / 1000),
            (unsigned long)timer_hz, (unsigned long)slice_ticks, ipc_dts ? "on" : "off");
@@ -71,12 +77,13 @@ static void result_stream_hello(void)
     int n = ksnprintf(buf, sizeof(buf),
                       "{\"type\":\"hello\",\"kernel\":\"ondol\",\"version\":\"%s\",\"commit\":\"%s\","
                       "\"mem_mib\":%lu,\"tsc_hz\":%lu,\"timer_hz\":%lu,\"cpu\":{\"vendor\":\"%s\","
-                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s},\"build\":{%s},\"settings\":{%s},"
+                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s,\"count\":%u,\"started\":%u,\"running\":1},"
+                      "\"build\":{%s},\"settings\":{%s},"
                       "\"options\":{%s}}\n",
                       ondol_version, ONDOL_COMMIT, (unsigned long)(frames_total() * PAGE_SIZE >> 20),
                       (unsigned long)tsc_hz(), (unsigned long)timer_hz, cpu_features.vendor,
                       cpu_features.pmu ? "true" : "false", cpu_features.smep ? "true" : "false",
-                      cpu_features.smap ? "true" : "false", build, settings, given);
+                      cpu_features.smap ? "true" : "false", acpi.ncpus, cpus_running, build, settings, given);
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
@@ -109,15 +116,17 @@ void kmain(u32 magic, u64 info_pa)
     cpu_detect_features();
 
     struct mem_region reserved[] = {
+        {SMP_RESERVED_PA, SMP_RESERVED_LEN},
         {(u64)__image_start, (u64)__kernel_end - KERNEL_VMA - (u64)__image_start},
         {bi.archive_pa, bi.archive_len},
         {bi.rootfs_pa, bi.rootfs_len},
     };
-    pmm_init(bi.usable, bi.nusable, reserved, 3);
+    pmm_init(bi.usable, bi.nusable, reserved, 4);
     rootfs_pa = bi.rootfs_pa;
     rootfs_len = bi.rootfs_len;
     vm_init(bi.max_phys);
     cpu_init(&cpus[0], 0);
+    acpi_init(bi.max_phys);
     pmm_caches_start();
     kernel_lock();
     fpu_init_template();
@@ -127,6 +136,7 @@ void kmain(u32 magic, u64 info_pa)
     cpus[0].apic_id = lapic_id();
 
     lapic_timer_start((u32)timer_hz);
+    smp_start_aps();
     pcnt_init();
     banner();
     result_stream_hello();

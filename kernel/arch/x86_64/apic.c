@@ -1,10 +1,11 @@
 /*
  * Interrupt controllers. The legacy 8259 PICs are remapped and masked; the local APIC
  * provides the periodic timer (calibrated against PIT channel 2, which also calibrates the
- * TSC) and the I/O APIC routes device interrupts (COM1). The I/O APIC is assumed at its
- * standard address 0xfec00000 with ISA IRQs on the same pin numbers (true for QEMU and
- * most PCs; MADT parsing comes with SMP bring-up).
+ * TSC) and the I/O APIC routes device interrupts (COM1). The I/O APIC's address and the
+ * ISA IRQs' pins, trigger and polarity come from the MADT (acpi.c), with the standard
+ * address and identity-mapped, edge, active-high ISA IRQs when the firmware has none.
  */
+#include "acpi.h"
 #include "apic.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -12,7 +13,6 @@
 #include "x86.h"
 
 #define LAPIC_PA 0xfee00000ull
-#define IOAPIC_PA 0xfec00000ull
 enum {
     LAPIC_ID = 0x20, LAPIC_EOI = 0xb0, LAPIC_SVR = 0xf0, LAPIC_LVT_TIMER = 0x320,
     LAPIC_TIMER_INIT = 0x380, LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3e0,
@@ -44,6 +44,23 @@ void lapic_init(void)
 }
 
 void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+
+/* An interprocessor interrupt: destination, then the command that sends it; waits until
+ * the local APIC has delivered it (delivery status clear). */
+#define LAPIC_ICR_LO 0x300
+#define LAPIC_ICR_HI 0x310
+#define ICR_PENDING (1u << 12)
+#define ICR_ASSERT (1u << 14)
+static void lapic_ipi(u32 apic_id, u32 command)
+{
+    lapic_write(LAPIC_ICR_HI, apic_id << 24);
+    lapic_write(LAPIC_ICR_LO, command);
+    while (lapic_read(LAPIC_ICR_LO) & ICR_PENDING)
+        pause();
+}
+
+void lapic_send_init(u32 apic_id) { lapic_ipi(apic_id, 0x500 | ICR_ASSERT); }
+void lapic_send_startup(u32 apic_id, u32 page) { lapic_ipi(apic_id, 0x600 | ICR_ASSERT | (page & 0xff)); }
 u32 lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
 
 /* Count LAPIC timer ticks (divide by 16) and TSC ticks over 10 ms of PIT channel 2. */
@@ -80,32 +97,60 @@ void lapic_timer_start(u32 hz)
 
 u64 tsc_hz(void) { return calibrated_tsc_hz; }
 
+#define IOAPIC_ACTIVE_LOW (1u << 13)
 #define IOAPIC_LEVEL  (1u << 15)
 #define IOAPIC_MASKED (1u << 16)
 
-static void ioapic_write_entry(u32 irq, u32 low, u32 apic_id)
+static volatile u32 *ioapic(void) { return phys_to_virt(acpi.ioapic_pa); }
+
+/* The I/O APIC pin of an IRQ, and the trigger/polarity bits its redirection entry needs:
+ * `level` forces level triggering (PCI INTx), else the MADT's override or ISA's edge. */
+static u32 irq_pin(u32 irq, bool level, u32 *bits)
 {
-    volatile u32 *io = phys_to_virt(IOAPIC_PA);
-    io[0] = 0x10 + 2 * irq + 1;
+    bool lvl, low;
+    u32 gsi = acpi_isa_gsi(irq, &lvl, &low);
+    *bits = (level || lvl ? IOAPIC_LEVEL : 0) | (low ? IOAPIC_ACTIVE_LOW : 0);
+    return gsi - acpi.ioapic_gsi_base;
+}
+
+/* Redirection entries of the I/O APIC (its version register, bits 16-23, + 1). */
+static u32 ioapic_pins(void)
+{
+    volatile u32 *io = ioapic();
+    io[0] = 1;
+    return ((io[4] >> 16) & 0xff) + 1;
+}
+
+static void ioapic_write_entry(u32 pin, u32 low, u32 apic_id)
+{
+    if (pin >= ioapic_pins())
+        return;                   /* an IRQ no pin carries: left unrouted */
+    volatile u32 *io = ioapic();
+    io[0] = 0x10 + 2 * pin + 1;
     io[4] = apic_id << 24;
-    io[0] = 0x10 + 2 * irq;
+    io[0] = 0x10 + 2 * pin;
     io[4] = low;
 }
 
 void ioapic_route(u32 irq, u8 vector, u32 apic_id)
 {
-    ioapic_write_entry(irq, vector, apic_id);   /* edge, active high, fixed, physical, unmasked */
+    u32 bits, pin = irq_pin(irq, false, &bits);
+    ioapic_write_entry(pin, vector | bits, apic_id);   /* fixed, physical, unmasked */
 }
 
 void ioapic_route_level(u32 irq, u8 vector, u32 apic_id)
 {
-    ioapic_write_entry(irq, vector | IOAPIC_LEVEL | IOAPIC_MASKED, apic_id);
+    u32 bits, pin = irq_pin(irq, true, &bits);
+    ioapic_write_entry(pin, vector | bits | IOAPIC_MASKED, apic_id);
 }
 
 void ioapic_mask(u32 irq, bool masked)
 {
-    volatile u32 *io = phys_to_virt(IOAPIC_PA);
-    io[0] = 0x10 + 2 * irq;
+    u32 bits, pin = irq_pin(irq, true, &bits);
+    if (pin >= ioapic_pins())
+        return;
+    volatile u32 *io = ioapic();
+    io[0] = 0x10 + 2 * pin;
     u32 low = io[4];
     io[4] = masked ? low | IOAPIC_MASKED : low & ~IOAPIC_MASKED;
 }

@@ -63,6 +63,11 @@ void idt_init(void)
             .off_mid = (a >> 16) & 0xffff, .off_hi = (u32)(a >> 32),
         };
     }
+    idt_load();
+}
+
+void idt_load(void)
+{
     struct {
         u16 limit;
         u64 base;

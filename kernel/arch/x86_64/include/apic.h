@@ -7,6 +7,10 @@ void pic_disable(void);
 void lapic_init(void);
 void lapic_eoi(void);
 u32 lapic_id(void);
+/* AP start (smp.c): an INIT IPI, and a startup IPI that runs the CPU at physical page
+ * `page` (below 1 MiB) in real mode. */
+void lapic_send_init(u32 apic_id);
+void lapic_send_startup(u32 apic_id, u32 page);
 void lapic_timer_start(u32 hz);       /* calibrates against the PIT first */
 u64 tsc_hz(void);                      /* calibrated TSC frequency */
 void ioapic_route(u32 irq, u8 vector, u32 apic_id);

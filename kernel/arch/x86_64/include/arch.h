@@ -6,18 +6,21 @@
  *   - instructions the portable code needs inline on hot paths: rdtsc, rdmsr, read_cr3,
  *     invlpg, pause, interrupt enable/disable, wait_for_interrupt (x86.h)
  *   - x87/SSE state: struct fpu_state, fpu_save/fpu_restore/fpu_init (fpu.h)
- *   - the interrupt controller and timer (apic.h), the serial ports (serial.h), power off,
+ *   - the interrupt controller and timer (apic.h), the firmware's CPU and interrupt tables
+ *     (acpi.h) and the other CPUs' start (smp.h), the serial ports (serial.h), power off,
  *     PCI configuration space (pcicfg.h)
  * The rest of arch/x86_64/include is private to arch/x86_64/.
  */
 #ifndef ARCH_H
 #define ARCH_H
+#include "acpi.h"
 #include "apic.h"
 #include "cpu.h"
 #include "fpu.h"
 #include "pcicfg.h"
 #include "power.h"
 #include "serial.h"
+#include "smp.h"
 #include "trap.h"
 #include "x86.h"
 #endif

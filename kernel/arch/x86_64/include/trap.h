@@ -20,6 +20,7 @@ struct trapframe {
 #define VEC_REGS      257   /* pseudo vector: registers set by a server (fwd.c); leave by iret */
 
 void idt_init(void);
+void idt_load(void);                   /* this CPU's IDTR := the shared IDT (APs) */
 void trap(struct trapframe *tf);
 struct trapframe *syscall_dispatch(struct trapframe *tf);
 void kernel_exit_to_user(struct trapframe *tf);
