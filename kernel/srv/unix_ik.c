@@ -288,21 +288,6 @@ long rt_option(const char *key, char *buf, size_t cap)
     return (long)vlen;
 }
 
-long rt_errno(long e)
-{
-    switch (e) {
-    case E_FAULT: return -EFAULT;
-    case E_INVAL: return -EINVAL;
-    case E_NOMEM: return -ENOMEM;
-    case E_SRCH: return -ESRCH;
-    case E_NOENT: return -ENOENT;
-    case E_PERM: return -EPERM;
-    case E_TIMEOUT: return -ETIMEDOUT;
-    case E_2BIG: return -E2BIG;
-    default: return e >= 0 ? e : -EIO;
-    }
-}
-
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
 /* After every entry: the calls it woke run, freed threads go, and the service thread is
  * woken early when a call now has an earlier deadline than the one it sleeps until. */

@@ -179,3 +179,19 @@ void unix_start(void)
     if (r < 0)
         say("unix: cannot start init ", program, r);
 }
+
+/* ondol's error codes as Linux's (runtime.h): the same in every placement, so here. */
+long rt_errno(long e)
+{
+    switch (e) {
+    case E_FAULT: return -EFAULT;
+    case E_INVAL: return -EINVAL;
+    case E_NOMEM: return -ENOMEM;
+    case E_SRCH: return -ESRCH;
+    case E_NOENT: return -ENOENT;
+    case E_PERM: return -EPERM;
+    case E_TIMEOUT: return -ETIMEDOUT;
+    case E_2BIG: return -E2BIG;
+    default: return e >= 0 ? e : -EIO;
+    }
+}

@@ -10,12 +10,6 @@
 #include "runtime.h"
 
 #define PAGE 4096ull
-#define MAP_SHARED 0x01
-#define MAP_PRIVATE 0x02
-#define MAP_SHARED_VALIDATE 0x03
-#define MAP_TYPE 0x0f
-#define MAP_FIXED 0x10
-#define MAP_ANONYMOUS 0x20
 #define MAP_FIXED_NOREPLACE 0x100000
 #define MAP_KNOWN 0x1ff17f             /* every flag Linux 6.1 knows on x86-64 */
 

@@ -12,7 +12,8 @@
  *        kernel stack;
  *   host the unit tests' fake (servers/unix/host/).
  * Results of rt_* calls are ondol's: >= 0, or an E_* code (<ondol/abi.h> values, all
- * negative); rt_errno() turns one into the Linux -errno a system call returns.
+ * negative); rt_errno() turns one into the Linux -errno a system call returns (entry.c:
+ * one mapping for every placement).
  */
 #ifndef UNIX_RUNTIME_H
 #define UNIX_RUNTIME_H

@@ -140,21 +140,6 @@ const void *rt_rootfs(size_t *len)
 
 long rt_option(const char *key, char *buf, size_t cap) { return sys_kopt(key, buf, cap); }
 
-long rt_errno(long e)
-{
-    switch (e) {
-    case E_FAULT: return -EFAULT;
-    case E_INVAL: return -EINVAL;
-    case E_NOMEM: return -ENOMEM;
-    case E_SRCH: return -ESRCH;
-    case E_NOENT: return -ENOENT;
-    case E_PERM: return -EPERM;
-    case E_TIMEOUT: return -ETIMEDOUT;
-    case E_2BIG: return -E2BIG;
-    default: return e >= 0 ? e : -EIO;
-    }
-}
-
 /* ---- the console thread --------------------------------------------------------------- */
 /* Reads the console and calls the main thread with the bytes (w1 = count, w2.. = bytes);
  * the main thread answers at once, so input keeps its order. */
