@@ -140,16 +140,27 @@ static void test_defaults(void)
 	lt_true("SIGCHLD default ignored", WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	st = default_action_status(SIGURG);
 	lt_true("SIGURG default ignored", WIFEXITED(st));
+	/* The continued child waits on a pipe until the parent has seen WCONTINUED: had it
+	 * exited first, waitpid would report the exit instead (on Linux too), and whether
+	 * it does would depend on where a timer tick falls. */
+	int gate[2];
+	pipe(gate);
 	pid_t c = fork();
 	if (c == 0) {
+		char b;
+		close(gate[1]);
 		raise(SIGSTOP);
+		read(gate[0], &b, 1);
 		_exit(4);
 	}
+	close(gate[0]);
 	waitpid(c, &st, WUNTRACED);
 	lt_true("SIGSTOP stops (WUNTRACED)", WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP);
 	kill(c, SIGCONT);
 	waitpid(c, &st, WCONTINUED);
 	lt_true("SIGCONT continues (WCONTINUED)", WIFCONTINUED(st));
+	write(gate[1], "x", 1);
+	close(gate[1]);
 	waitpid(c, &st, 0);
 	VAL("continued child exits", WEXITSTATUS(st), 4);
 }
