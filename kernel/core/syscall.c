@@ -244,6 +244,13 @@ static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
     return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
+static long discard_in(struct aspace *as, u64 addr, u64 len)
+{
+    if (!vm_range_ok(addr, len))
+        return E_INVAL;
+    return region_discard(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+}
+
 /* The same for the UNIX server's IK form (syscall.h). Separate, so the static ones stay
  * inlined into the system calls as before. */
 long vm_ctl_map(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags)
@@ -255,6 +262,7 @@ long vm_ctl_protect(struct aspace *as, u64 addr, u64 len, u64 prot)
 {
     return protect_in(as, addr, len, prot);
 }
+long vm_ctl_discard(struct aspace *as, u64 addr, u64 len) { return discard_in(as, addr, len); }
 
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
@@ -336,6 +344,8 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return unmap_in(t->as, addr, len);
     if (op == VM_CTL_PROTECT)
         return protect_in(t->as, addr, len, prot);
+    if (op == VM_CTL_DISCARD)
+        return discard_in(t->as, addr, len);
     return E_INVAL;
 }
 

@@ -9,4 +9,5 @@
 long vm_ctl_map(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags);
 long vm_ctl_unmap(struct aspace *as, u64 addr, u64 len);
 long vm_ctl_protect(struct aspace *as, u64 addr, u64 len, u64 prot);
+long vm_ctl_discard(struct aspace *as, u64 addr, u64 len);
 #endif

@@ -214,6 +214,13 @@ int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
     return 0;
 }
 
+int region_discard(struct aspace *as, u64 start, u64 end)
+{
+    bool whole = covered(as, start, end);
+    each_pte(as, start, end, release_page, NULL);     /* only mapped pages have PTEs */
+    return whole ? 0 : E_FAULT;
+}
+
 /* First address >= from in the map area where len bytes fit with a free guard page on
  * each side; 0 if none. */
 static u64 gap_from(struct aspace *as, u64 from, u64 len)

@@ -26,6 +26,11 @@ long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned fl
 int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot);
 int region_unmap(struct aspace *as, u64 start, u64 end);                   /* 0 or E_NOMEM */
 int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot);  /* 0, E_NOMEM, E_FAULT */
+/* Drop the pages [start, end) maps and keep its regions (Linux's MADV_DONTNEED): the next
+ * touch faults a page in afresh, zero-filled for private anonymous memory, the object's
+ * page for shared memory, the pager's for a pager region. 0, or E_FAULT when part of the
+ * range is not mapped (the mapped parts are dropped all the same, as Linux's madvise). */
+int region_discard(struct aspace *as, u64 start, u64 end);
 struct region *region_find(struct aspace *as, u64 va);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
 void regions_destroy(struct aspace *as);

@@ -177,6 +177,12 @@ long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
     return t ? vm_ctl_protect(t->as, addr, len, prot) : E_SRCH;
 }
 
+long rt_vm_discard(int id, uint64_t addr, uint64_t len)
+{
+    struct task *t = linux_task(id);
+    return t ? vm_ctl_discard(t->as, addr, len) : E_SRCH;
+}
+
 /* Bytes between kernel memory and task t's pages, one page at a time through the
  * physical map; vm_resolve brings in a page first touched and breaks copy-on-write. */
 static long copy_pages(struct task *t, u64 uaddr, u8 *local, size_t n, bool to_task)

@@ -279,6 +279,27 @@ static void set_comm(struct proc *p, const char *path)
     p->comm[n] = 0;
 }
 
+/* ---- what /proc shows of the program ---------------------------------------------------- */
+/* The executable (a new reference) and argv's bytes, each string with its NUL, as Linux's
+ * argument area; NULL without memory. */
+static struct proc_image *image_of(struct inode *exe, const char *const *argv)
+{
+    size_t len = 0;
+    for (size_t i = 0; argv[i]; i++)
+        len += vfs_strlen(argv[i]) + 1;
+    struct proc_image *img = unix_alloc(sizeof(*img) + len);
+    if (!img)
+        return NULL;
+    img->refs = 1;
+    img->exe = inode_get(exe);
+    for (size_t i = 0; argv[i]; i++) {
+        size_t n = vfs_strlen(argv[i]) + 1;
+        vfs_memcpy(img->args + img->args_len, argv[i], n);
+        img->args_len += n;
+    }
+    return img;
+}
+
 /* A new task with the program loaded: its id and the thread's registers, or -errno. */
 static long new_image(struct proc *p, const char *path, const struct image *img,
                       const unsigned char *data, const char *const *argv,
@@ -302,42 +323,59 @@ static long new_image(struct proc *p, const char *path, const struct image *img,
     return task;
 }
 
-/* End every thread of p and its task (execve's old image, exit). */
+/* Does another live process run in p's task (a vfork or CLONE_VM child, or the parent
+ * it shares with)? */
+static bool task_shared(const struct proc *p)
+{
+    for (const struct proc *q = proc_next(NULL); q; q = proc_next(q))
+        if (q != p && q->task == p->task)
+            return true;
+    return false;
+}
+
+/* End every thread of p and its task (execve's old image, exit). A task another process
+ * still runs in stays: only p's threads end, and p's parent is woken (a vfork parent
+ * waits until its child leaves the memory it lent). */
 void proc_end_task(struct proc *p)
 {
+    bool shared = p->task > 0 && task_shared(p);
     while (p->threads) {
-        signal_thread_exit(p->threads);
-        uthread_free(p->threads);
+        struct uthread *t = p->threads;
+        signal_thread_exit(t);
+        if (shared)
+            rt_thread_end(t->tid);
+        uthread_free(t);
     }
-    if (p->task > 0) {
+    if (p->task > 0 && !shared) {
         rt_task_kill(p->task);
         rt_task_reap(p->task);
     }
     p->task = 0;
+    if (shared)
+        proc_wake_parent(p);
 }
 
-long exec_image(struct proc *p, const struct uthread *caller, const char *path,
-                const char *const *argv, const char *const *envp)
+/* Load the ELF file ino into a new task and end p's old one: 0 or -errno (p unchanged). */
+static long exec_elf(struct proc *p, const struct uthread *caller, struct inode *ino,
+                     const char *execfn, const char *const *argv, const char *const *envp)
 {
-    long r = check_args(path, argv, envp);
-    struct inode *ino = NULL;
-    if (r == 0)
-        r = vfs_exec_inode(p, path, &ino);
-    if (r < 0)
-        return r;
     static struct image img;
-    r = check_elf(ino->data, ino->size, &img);
+    long r = check_elf(ino->data, ino->size, &img);
+    struct proc_image *shown = r < 0 ? NULL : image_of(ino, argv);
+    r = r < 0 ? r : shown ? 0 : -ENOMEM;
     struct user_regs regs;
     char old_comm[16];
     vfs_memcpy(old_comm, p->comm, sizeof(old_comm));
-    set_comm(p, path);
-    long task = r < 0 ? r : new_image(p, path, &img, ino->data, argv, envp, &regs);
-    inode_put(ino);
+    set_comm(p, execfn);
+    long task = r < 0 ? r : new_image(p, execfn, &img, ino->data, argv, envp, &regs);
     if (task < 0) {
         vfs_memcpy(p->comm, old_comm, sizeof(old_comm));
+        proc_image_put(shown);
         return task;
     }
     proc_end_task(p);            /* the point of no return; caller stays readable */
+    proc_image_put(p->image);
+    p->image = shown;
     p->task = (int)task;
     long tid = rt_thread_start((int)task, &regs);
     struct uthread *t = tid < 0 ? NULL : uthread_new(p, (int)tid, p->pid);
@@ -350,6 +388,32 @@ long exec_image(struct proc *p, const struct uthread *caller, const char *path,
     fdtable_exec(p->fds);
     signal_exec(p);
     return 0;
+}
+
+long exec_file(struct proc *p, const struct uthread *caller, const char *file,
+               const char *execfn, const char *const *argv, const char *const *envp,
+               int depth)
+{
+    long r = check_args(execfn, argv, envp);
+    struct inode *ino = NULL;
+    if (r == 0)
+        r = vfs_exec_inode(p, file, &ino);
+    if (r < 0)
+        return r;
+    if (depth > EXEC_MAX_DEPTH)
+        r = -ELOOP;
+    else if (exec_is_script(ino))
+        r = exec_script(p, caller, ino, file, execfn, argv, envp, depth);
+    else
+        r = exec_elf(p, caller, ino, execfn, argv, envp);
+    inode_put(ino);
+    return r;
+}
+
+long exec_image(struct proc *p, const struct uthread *caller, const char *path,
+                const char *const *argv, const char *const *envp)
+{
+    return exec_file(p, caller, path, path, argv, envp, 0);
 }
 
 /* ---- execve --------------------------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /*
  * Process lifecycle (docs/unix.md, "Processes"): fork, vfork and clone with fork-style
- * flags (a new task whose memory is a copy-on-write copy of the parent's, one thread with
- * the parent's registers and rax 0), exit and exit_group, wait4 and waitid, and
- * proc_exit, the end of a process for every cause (exit, a fatal signal).
+ * flags (a new task whose memory is a copy-on-write copy of the parent's, or with
+ * CLONE_VM the parent's task itself; one thread with the parent's registers and rax 0;
+ * CLONE_VFORK holds the parent until the child execs or exits), exit and exit_group,
+ * wait4 and waitid, and proc_exit, the end of a process for every cause (exit, a fatal
+ * signal).
  */
 #include "devices.h"
 #include "runtime.h"
@@ -49,13 +51,13 @@ static long share_or_copy(struct proc *child, const struct proc *parent, uint64_
     return child->fds && child->fs ? 0 : -ENOMEM;
 }
 
-/* Undo a fork that failed before the child ran. */
-static void fork_undo(struct proc *child)
+/* Undo a fork that failed before the child's thread was known: its thread (tid > 0)
+ * ends, and its task unless it shares the parent's (proc_end_task). */
+static void fork_undo(struct proc *child, long tid)
 {
-    if (child->task > 0) {
-        rt_task_kill(child->task);
-        rt_task_reap(child->task);
-    }
+    if (tid > 0)
+        rt_thread_end((int)tid);
+    proc_end_task(child);
     if (child->fds)
         fdtable_put(child->fds);
     if (child->fs)
@@ -63,9 +65,14 @@ static void fork_undo(struct proc *child)
     proc_free(child);
 }
 
-/* The child's task: a COW copy of the parent's memory. */
-static long child_task(struct proc *child, const struct proc *parent)
+/* The child's task: the parent's own (CLONE_VM: the memory is shared), or a new one with
+ * a COW copy of the parent's memory. */
+static long child_task(struct proc *child, const struct proc *parent, uint64_t flags)
 {
+    if (flags & CLONE_VM) {
+        child->task = parent->task;
+        return 0;
+    }
     long task = rt_task_create(parent->comm[0] ? parent->comm : "linux");
     if (task < 0)
         return rt_errno(task);
@@ -80,6 +87,9 @@ static void copy_identity(struct proc *child, const struct proc *parent)
 {
     child->ctty = parent->ctty;
     vfs_memcpy(child->comm, parent->comm, sizeof(child->comm));
+    child->image = parent->image;
+    if (child->image)
+        child->image->refs++;
     child->brk_start = parent->brk_start;
     child->brk_end = parent->brk_end;
     child->brk_mapped = parent->brk_mapped;
@@ -118,7 +128,7 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
         return -EAGAIN;
     long r = share_or_copy(child, parent, flags);
     if (r == 0)
-        r = child_task(child, parent);
+        r = child_task(child, parent, flags);
     copy_identity(child, parent);
     if (r == 0 && (flags & CLONE_CHILD_SETTID))
         r = copy_out(child, ctid, &child->pid, 4);
@@ -128,7 +138,7 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
     long tid = r == 0 ? rt_thread_start(child->task, &regs) : r;
     struct uthread *t = tid > 0 ? uthread_new(child, (int)tid, child->pid) : NULL;
     if (!t) {
-        fork_undo(child);
+        fork_undo(child, tid);
         return tid < 0 ? (r < 0 ? r : rt_errno(tid)) : -ENOMEM;
     }
     t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
@@ -140,9 +150,42 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
 
 long lx_fork(struct ucall *c) { return fork_process(c, SIGCHLD, 0, 0, 0, 0); }
 
-/* vfork runs as fork: the child gets a copy of the memory rather than the parent's own,
- * and the parent does not wait for its exec or exit (docs/unix.md, differences). */
-long lx_vfork(struct ucall *c) { return fork_process(c, SIGCHLD, 0, 0, 0, 0); }
+bool proc_vfork_call(const struct ucall *c)
+{
+    return c->nr == 58 || (c->nr == 56 && (c->a[0] & CLONE_VFORK));
+}
+
+/* The parent's half of CLONE_VFORK: the first run starts the child (its pid kept in
+ * c->done) and waits on the parent's child_exit list; each re-run (the child left the
+ * shared task: proc_end_task wakes the parent; or it exited) returns the pid once the
+ * child no longer runs in the parent's memory. Signals wait until then (signal.c). */
+static long vfork_wait(struct ucall *c)
+{
+    struct proc *child = proc_find((int)c->done);
+    if (child && !child->zombie && child->task == c->proc->task)
+        return ucall_block(c, &c->proc->child_exit, UNIX_NO_DEADLINE);
+    return (long)c->done;
+}
+
+/* fork_process, then (CLONE_VFORK) the wait above. */
+static long clone_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t ptid,
+                          uint64_t ctid, uint64_t tls)
+{
+    if (c->done)
+        return vfork_wait(c);
+    long pid = fork_process(c, flags, stack, ptid, ctid, tls);
+    if (pid < 0 || !(flags & CLONE_VFORK))
+        return pid;
+    c->done = (uint64_t)pid;
+    return vfork_wait(c);
+}
+
+/* vfork: the child runs in the parent's memory (CLONE_VM) while the parent waits for its
+ * exec or exit (CLONE_VFORK), as Linux's. */
+long lx_vfork(struct ucall *c)
+{
+    return clone_process(c, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
+}
 
 /* A new thread of the caller's process (CLONE_THREAD): the caller's registers with rax 0,
  * the new stack and TLS; its Linux tid, or -errno. */
@@ -181,9 +224,7 @@ long lx_clone(struct ucall *c)
         return -EINVAL;
     if (flags & CLONE_THREAD)
         return new_thread(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
-    if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
-        return -ENOSYS;            /* a second process sharing memory: not supported */
-    return fork_process(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
+    return clone_process(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
 }
 
 /* ---- exit ----------------------------------------------------------------------------- */
@@ -216,6 +257,8 @@ void proc_exit(struct proc *p, int wait_status)
         return;
     signal_exit(p);
     proc_end_task(p);
+    proc_image_put(p->image);          /* a zombie has no program: cmdline is empty */
+    p->image = NULL;
     if (p->fds)
         fdtable_put(p->fds);
     if (p->fs)

@@ -141,11 +141,26 @@ long lx_mprotect(struct ucall *c)
  * SOFT_OFFLINE); any other is EINVAL. */
 static bool known_advice(uint64_t a) { return a <= 4 || (a >= 8 && a <= 25) || a == 100 || a == 101; }
 
+#define MADV_DONTNEED 4
+#define MADV_DONTNEED_LOCKED 24
+
+/* madvise: Linux 6.1's checks in its order (advice, alignment, a length that wraps) and
+ * an empty range is 0. MADV_DONTNEED drops the range's pages (rt_vm_discard): private
+ * anonymous memory reads back as zeros, shared memory keeps its contents; a hole in the
+ * range is ENOMEM, as Linux, after the mapped parts are dropped. Every other advice is
+ * accepted and ignored (MADV_FREE may keep the data, as Linux until reclaim). A private
+ * file mapping is a copy (mmap above), so DONTNEED zeroes it where Linux re-reads the
+ * file. */
 long lx_madvise(struct ucall *c)
 {
-    if (!page_aligned(c->a[0]) || !known_advice(c->a[2]))
+    uint64_t start = c->a[0], len = page_up(c->a[1]), advice = c->a[2];
+    if (!known_advice(advice) || !page_aligned(start) || (c->a[1] && !len) ||
+        start + len < start)
         return -EINVAL;
-    return 0;                                    /* advice is accepted and ignored */
+    if (!len || (advice != MADV_DONTNEED && advice != MADV_DONTNEED_LOCKED))
+        return 0;
+    long r = rt_vm_discard(c->proc->task, start, len);
+    return r == 0 ? 0 : -ENOMEM;
 }
 
 /* ---- arch_prctl ----------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
  * linear scans over at most that many.
  */
 #include "unix.h"
+#include "vfs.h"
 
 static struct proc *table;          /* every process, live or zombie */
 static int nprocs, last_pid;
@@ -56,6 +57,9 @@ struct proc *proc_create(struct proc *parent)
     p->ppid = parent ? parent->pid : 0;
     p->uid = parent ? parent->uid : 0;
     p->gid = parent ? parent->gid : 0;
+    p->groups = parent ? parent->groups : NULL;
+    if (p->groups)
+        p->groups->refs++;
     p->next = table;
     table = p;
     nprocs++;
@@ -69,6 +73,22 @@ void proc_orphan_children(struct proc *p)
             c->ppid = 1;
 }
 
+/* Here rather than in exec.c and misc.c, which make them: freeing a process needs no
+ * more than the process table (hosted tests link process.c without the rest). */
+void proc_image_put(struct proc_image *img)
+{
+    if (!img || --img->refs > 0)
+        return;
+    inode_put(img->exe);
+    unix_free(img);
+}
+
+void groups_put(struct unix_groups *g)
+{
+    if (g && --g->refs == 0)
+        unix_free(g);
+}
+
 void proc_free(struct proc *p)
 {
     for (struct proc **q = &table; *q; q = &(*q)->next)
@@ -77,6 +97,8 @@ void proc_free(struct proc *p)
             nprocs--;
             break;
         }
+    proc_image_put(p->image);
+    groups_put(p->groups);
     unix_free(p);
 }
 

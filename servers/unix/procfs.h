@@ -49,9 +49,17 @@ static inline bool procfs_dir_fixed(const struct inode *dir)
     return dir && dir->proc_kind != PK_NONE;
 }
 
+/* The bytes an open /proc regular file reads (formatted at its open): true, or false
+ * when f is not one (sendfile reads those from the inode; it refuses a process's /proc
+ * files with -EINVAL, as Linux 6.1, and sends the system's). */
+bool procfs_file_text(const struct file *f, const unsigned char **bytes, uint64_t *len);
+
 /* The text of /proc/PID/fd/N's link for open file f: the file's path, "pipe:[INO]", or
  * "(deleted)" for an inode with no name left. Into buf (cap bytes, NUL-terminated). */
 void procfs_file_path(struct proc *p, const struct file *f, char *buf, size_t cap);
+/* The absolute path of a file that is not a directory, as seen from p's root (the first
+ * name found), or "(deleted)" when it has no name left. */
+void procfs_inode_path(struct proc *p, struct inode *ino, char *buf, size_t cap);
 
 /* ==== providers (unix-run implements these; host/fake.c has weak fakes) ===============
  * Also proc_find and proc_next (unix.h, process.c): every live and zombie process. */

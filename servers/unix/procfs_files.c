@@ -109,6 +109,16 @@ static size_t text_of(const struct inode *i, struct proc *p, char *buf, size_t c
     return p ? process_text(i->proc_kind, p, buf, cap) : system_text(i->proc_kind, buf, cap);
 }
 
+bool procfs_file_text(const struct file *f, const unsigned char **bytes, uint64_t *len)
+{
+    if (f->ops != &procfs_file_ops)
+        return false;
+    const struct proc_text *t = f->priv;
+    *bytes = (const unsigned char *)t->bytes;
+    *len = t->len;
+    return true;
+}
+
 long procfs_open(struct ucall *c, struct inode *inode, unsigned flags, struct file **out)
 {
     (void)c;

@@ -178,7 +178,7 @@ static void copy_text(char *buf, size_t cap, const char *a, const char *b, const
 void procfs_file_path(struct proc *p, const struct file *f, char *buf, size_t cap)
 {
     char num[24];
-    struct inode *root = p->fs->root, *dir;
+    struct inode *root = p->fs->root;
     if (!f->inode) {
         number_text(num, (long)((uintptr_t)f >> 4));     /* fstat's inode number */
         copy_text(buf, cap, "pipe:[", num, "]");
@@ -189,7 +189,13 @@ void procfs_file_path(struct proc *p, const struct file *f, char *buf, size_t ca
         copy_text(buf, cap, path ? path : "(deleted)", NULL, NULL);
         return;
     }
-    struct dentry *d = f->inode->nlink ? find_name(root, f->inode, &dir) : NULL;
+    procfs_inode_path(p, f->inode, buf, cap);
+}
+
+void procfs_inode_path(struct proc *p, struct inode *ino, char *buf, size_t cap)
+{
+    struct inode *root = p->fs->root, *dir;
+    struct dentry *d = ino->nlink ? find_name(root, ino, &dir) : NULL;
     const char *path = d ? vfs_dir_path(dir, root) : NULL;
     if (!path)
         copy_text(buf, cap, "(deleted)", NULL, NULL);

@@ -33,6 +33,8 @@ long rt_vm_clone(int task, int from);       /* task's memory := COW copy of from
 long rt_vm_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags);
 long rt_vm_unmap(int task, uint64_t addr, uint64_t len);
 long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot);
+long rt_vm_discard(int task, uint64_t addr, uint64_t len);   /* MADV_DONTNEED: E_FAULT
+                                                                when not all mapped */
 /* Bytes between the server and a task's memory (copy_in/copy_out are built on these). */
 long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n);
 long rt_copy_from(int task, void *dst, uint64_t uaddr, size_t n);

@@ -144,7 +144,7 @@ static void notify(struct uthread *t, int sig)
     const struct ucall *c = unix_wait_call(t);
     if (c && c->nr == 128 && (t->sig_wait_set & SIG_BIT(sig))) {
         waitlist_wake(&t->sig_waiters);        /* rt_sigtimedwait runs again and takes it */
-    } else if (c) {
+    } else if (c && !proc_vfork_call(c)) {
         unix_wait_end(t, interrupted_result(c));
     } else if (!t->in_call && !t->sig_interrupting && !t->sig_held) {
         t->sig_interrupting = true;

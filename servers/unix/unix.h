@@ -247,6 +247,27 @@ struct fs_context {                   /* cwd and umask */
     unsigned umask;
 };
 
+/* What /proc shows of the program a process runs (exec.c): the executable (a reference
+ * to its inode, so /proc/PID/exe follows a rename as Linux's d_path does) and the bytes
+ * of the argument area, argv's strings each with its NUL, as /proc/PID/cmdline reads
+ * them. Immutable once made; counted because fork's child shares its parent's. */
+struct proc_image {
+    int refs;
+    struct inode *exe;
+    size_t args_len;
+    char args[];
+};
+void proc_image_put(struct proc_image *img);    /* one reference less; NULL is fine */
+
+/* Supplementary groups (setgroups; misc.c): sorted, immutable once set, counted because
+ * fork's child shares its parent's, as Linux's group_info. */
+struct unix_groups {
+    int refs;
+    int n;
+    uint32_t gid[];
+};
+void groups_put(struct unix_groups *g);     /* one reference less; NULL is fine */
+
 struct proc {
     int pid, ppid, pgid, sid;
     int task;                         /* the ondol task that holds its memory and threads */
@@ -254,6 +275,7 @@ struct proc {
     struct fs_context *fs;
     struct tty *ctty;                 /* controlling terminal, or NULL */
     unsigned uid, gid;                /* one root user: 0 (stored, reported) */
+    struct unix_groups *groups;       /* supplementary groups (misc.c), NULL: none */
     /* process table (process.c) */
     struct proc *next;                /* in the table, by creation */
     bool zombie;                      /* exited, not yet reaped */
@@ -274,6 +296,9 @@ struct proc {
     struct uthread *threads;          /* its live threads (none once a zombie) */
     struct waitlist child_exit;       /* wait4/waitid callers: a child changed state */
     char comm[16];                    /* the program's name (exec, PR_SET_NAME) */
+    struct proc_image *image;         /* its program's file and argument area (exec.c;
+                                         shared with fork's children until they exec;
+                                         NULL once a zombie) */
     /* memory (mem.c) */
     uint64_t brk_start, brk_end;      /* the program break: [start, end) in use */
     uint64_t brk_mapped;              /* page-aligned end of what is mapped for it */
@@ -312,6 +337,9 @@ void futex_clear_child_tid(struct uthread *t);
 /* The Linux tid of a thread other than a process's first: above every pid. */
 #define UNIX_TID_BASE (UNIX_PID_MAX + 1)
 void proc_end_task(struct proc *p);
+/* Is c a vfork (or clone with CLONE_VFORK) whose caller waits for its child? Signals do
+ * not end that wait (Linux waits killably): they are delivered when it returns. */
+bool proc_vfork_call(const struct ucall *c);
 /* Statistics (stats.c): a reaped process's calls are kept in a total; the record of
  * every count goes to the result stream (before a power-off). */
 void stats_reaped(const struct proc *p);
@@ -323,5 +351,16 @@ void unix_stats_write(void);     /* every thread and the task end (exec, exit) *
  * none). 0 or -errno; on error p is unchanged. */
 long exec_image(struct proc *p, const struct uthread *caller, const char *path,
                 const char *const *argv, const char *const *envp);
+/* exec_image's steps: run `file` for execve(execfn, argv, envp), `depth` interpreters
+ * deep (exec.c; above EXEC_MAX_DEPTH, -ELOOP as Linux's exec_binprm), and a "#!" script's
+ * part (exec_script.c): exec_file of its interpreter with Linux's argv. */
+#define EXEC_MAX_DEPTH 5
+long exec_file(struct proc *p, const struct uthread *caller, const char *file,
+               const char *execfn, const char *const *argv, const char *const *envp,
+               int depth);
+bool exec_is_script(const struct inode *ino);
+long exec_script(struct proc *p, const struct uthread *caller, const struct inode *script,
+                 const char *file, const char *execfn, const char *const *argv,
+                 const char *const *envp, int depth);
 
 #endif

@@ -4,6 +4,7 @@
  * checks the fd and the access mode; the file's ops move the bytes and may block
  * (unix.h), in which case nothing has changed yet.
  */
+#include "procfs.h"
 #include "vfs.h"
 
 /* ---- tmpfs regular files ---- */
@@ -296,20 +297,22 @@ long lx_sendfile(struct ucall *c)
     if (!in || !readable(in) || !out || !writable(out))
         return -EBADF;
     if (!in->inode || !inode_is(in->inode, S_IFREG) || (out->flags & O_APPEND) ||
-        !out->ops->write_buf)
-        return -EINVAL;
+        !out->ops->write_buf || in->inode->proc_kind >= PK_PID_STAT)
+        return -EINVAL;                /* Linux 6.1 cannot splice a process's /proc files */
     int64_t pos = (int64_t)in->off;
     if (c->a[2] && copy_in(c->proc, &pos, c->a[2], sizeof(pos)) < 0)
         return -EFAULT;
     if (pos < 0)
         return -EINVAL;
-    struct inode *i = in->inode;
+    const unsigned char *data = in->inode->data;
+    uint64_t size = in->inode->size;
+    procfs_file_text(in, &data, &size);       /* a /proc file: the text formatted at open */
     size_t n = c->a[3] > VFS_MAX_RW ? VFS_MAX_RW : (size_t)c->a[3];
-    if ((uint64_t)pos >= i->size)
+    if ((uint64_t)pos >= size)
         n = 0;
-    else if (n > i->size - (uint64_t)pos)
-        n = (size_t)(i->size - (uint64_t)pos);
-    long r = n ? out->ops->write_buf(out, c, i->data + pos, n, &out->off) : 0;
+    else if (n > size - (uint64_t)pos)
+        n = (size_t)(size - (uint64_t)pos);
+    long r = n ? out->ops->write_buf(out, c, data + pos, n, &out->off) : 0;
     if (r < 0)
         return r;
     pos += r;

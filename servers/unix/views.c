@@ -1,9 +1,9 @@
 /*
  * What the rest of the server reads about processes and the system (procfs.h's providers,
  * signal.h's process hooks), from the process table (process.c, lifecycle.c) and the
- * runtime. Not kept yet, and shown as 0: per-process CPU times, memory sizes, the argument
- * area and the executable's path (/proc/PID/cmdline is empty, /proc/PID/exe is absent), and
- * the kernel's thread and address-space switch counts (issue 10, item 7).
+ * runtime; the argument area and the executable from the process's image (exec.c). Not
+ * kept yet, and shown as 0: per-process CPU times, memory sizes, and the kernel's thread
+ * and address-space switch counts (issue 10, item 7).
  */
 #include "procfs.h"
 #include "runtime.h"
@@ -18,6 +18,17 @@ static int thread_count(const struct proc *p)
     return n;
 }
 
+/* Linux's R or S: a process with a thread that runs (in user mode, or in the call being
+ * served, as the reader of its own /proc/self/stat is) is running; one whose threads all
+ * wait in calls is sleeping. */
+static char run_state(const struct proc *p)
+{
+    for (const struct uthread *t = p->threads; t; t = t->next_in_proc)
+        if (!unix_wait_call(t))
+            return 'R';
+    return 'S';
+}
+
 void proc_view_of(struct proc *p, struct proc_view *v)
 {
     v->task.pid = p->pid;
@@ -25,15 +36,20 @@ void proc_view_of(struct proc *p, struct proc_view *v)
     v->task.pgid = p->pgid;
     v->task.sid = p->sid;
     v->task.threads = p->zombie ? 1 : thread_count(p);
-    v->task.state = p->zombie ? 'Z' : p->sig_stopped ? 'T' : 'S';
+    v->task.state = p->zombie ? 'Z' : p->sig_stopped ? 'T' : run_state(p);
     v->task.comm = p->comm;
     v->task.uid = p->uid;
     v->task.gid = p->gid;
     v->task.umask = p->fs ? p->fs->umask : 022;
     v->task.fd_slots = UNIX_MAX_FDS;
+    static char exe_path[4096];
     v->exe = NULL;
-    v->args = NULL;
-    v->args_len = 0;
+    if (p->image && p->fs) {
+        procfs_inode_path(p, p->image->exe, exe_path, sizeof(exe_path));
+        v->exe = exe_path;
+    }
+    v->args = p->image ? p->image->args : NULL;
+    v->args_len = p->image ? p->image->args_len : 0;
 }
 
 void proc_system_view(struct proc_system_view *v)

@@ -191,6 +191,19 @@ static void child_reads(void *arg)
     sys_exit(memcmp((const void *)CTL_AT, want, strlen(want) + 1) == 0 && arg == (void *)7 ? 0 : 1);
 }
 
+/* VM_CTL_DISCARD drops the two mapped pages at `at` (they read back as zeros) and keeps
+ * the region; a range reaching past it is E_FAULT, after dropping what is mapped. */
+static void discard(long t, void *at)
+{
+    char back[8] = "x";
+    static const char zeros[8];
+    CHECK(sys_vm_ctl((int)t, VM_CTL_DISCARD, at, 2 * PAGE, 0, 0) == 0, "discard");
+    CHECK(sys_task_copy((int)t, TASK_COPY_FROM, (char *)at + PAGE - 4, back, 8) == 8 &&
+          memcmp(back, zeros, 8) == 0, "discarded pages read as zeros");
+    CHECK(sys_vm_ctl((int)t, VM_CTL_DISCARD, at, 3 * PAGE, 0, 0) == E_FAULT, "discard past the region");
+    CHECK(sys_vm_ctl((int)t, VM_CTL_DISCARD, (char *)at + 1, PAGE, 0, 0) == E_INVAL, "discard unaligned");
+}
+
 static void ctl(void)
 {
     static const char msg[] = "written by the controlling task";
@@ -205,6 +218,9 @@ static void ctl(void)
           memcmp(back, msg, sizeof msg) == 0, "copy back");
     CHECK(sys_task_copy((int)t, TASK_COPY_TO, (char *)at + PAGE - 4, (void *)msg, 8) == 8,
           "copy across a page boundary");
+    discard(t, at);
+    CHECK(sys_task_copy((int)t, TASK_COPY_TO, at, (void *)msg, sizeof msg) == sizeof msg,
+          "copy to after the discard");
     CHECK(sys_vm_ctl((int)t, VM_CTL_PROTECT, (char *)at + PAGE, PAGE, PROT_READ, 0) == 0, "protect");
     CHECK(sys_task_copy((int)t, TASK_COPY_TO, (char *)at + PAGE, (void *)msg, 8) == E_FAULT,
           "copy into a read-only page");

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <termios.h>
 
@@ -83,6 +84,23 @@ static const char *line_with(const char *file, const char *prefix)
 	return "";
 }
 
+/* sendfile of a /proc file into a pipe: "bytes", "0" (nothing) or "-1 ENAME". */
+static const char *sendfile_from(const char *path)
+{
+	static char got[32];
+	int pp[2], fd = open(path, O_RDONLY);
+	pipe(pp);
+	long r = sendfile(pp[1], fd, NULL, 4096);
+	if (r > 0)
+		snprintf(got, sizeof got, "bytes");
+	else
+		lt_show(got, sizeof got, r, errno);
+	close(fd);
+	close(pp[0]);
+	close(pp[1]);
+	return got;
+}
+
 static void test_proc(char *argv0)
 {
 	char path[64], buf[512] = {0};
@@ -116,6 +134,9 @@ static void test_proc(char *argv0)
 	close(fd);
 	VAL("/proc/self/cmdline length", n, (long)strlen(argv0) + 1);
 	lt_str("/proc/self/cmdline is argv[0]", buf, argv0);
+	lt_str("sendfile from /proc/self/cmdline", sendfile_from("/proc/self/cmdline"), "-1 EINVAL");
+	lt_str("sendfile from /proc/self/stat", sendfile_from("/proc/self/stat"), "-1 EINVAL");
+	lt_str("sendfile from /proc/meminfo", sendfile_from("/proc/meminfo"), "bytes");
 	memset(buf, 0, sizeof buf);
 	n = readlink("/proc/self/exe", buf, sizeof buf);
 	lt_true("/proc/self/exe ends in /dev", n > 4 && !strcmp(buf + n - 4, "/dev"));

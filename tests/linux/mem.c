@@ -91,6 +91,47 @@ static void test_protect(void)
 	VAL("madvise DONTNEED zeroes private page", p[0], 0);
 	VAL("madvise NORMAL", madvise(p, 4096, MADV_NORMAL), 0);
 	ERR("madvise bad advice", madvise(p, 4096, 12345), EINVAL);
+	p[0] = 5;
+	VAL("madvise FREE accepted", madvise(p, 4096, MADV_FREE), 0);
+	ERR("madvise DONTNEED unaligned", madvise(p + 1, 4096, MADV_DONTNEED), EINVAL);
+	ERR("madvise length wraps", syscall(SYS_madvise, p, -1L, MADV_DONTNEED), EINVAL);
+	VAL("madvise length 0", madvise(p, 0, MADV_DONTNEED), 0);
+	ERR("madvise DONTNEED unmapped", madvise((void *)0x200000000000, 4096, MADV_DONTNEED), ENOMEM);
+	munmap(p, 4096);
+}
+
+/* MADV_DONTNEED: a private page is dropped for this process only (a fork's copy keeps
+ * its data), a range with a hole drops the mapped part and says ENOMEM, shared anonymous
+ * memory keeps its contents, and the mapping stays usable. */
+static void test_dontneed(void)
+{
+	char *p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(p, 7, 3 * 4096);
+	int pp[2];
+	pipe(pp);
+	pid_t c = fork();
+	if (c == 0) {
+		char got = madvise(p, 4096, MADV_DONTNEED) == 0 ? p[0] : 'x';
+		write(pp[1], &got, 1);
+		_exit(0);
+	}
+	char child_saw = '?';
+	read(pp[0], &child_saw, 1);
+	waitpid(c, NULL, 0);
+	VAL("DONTNEED in a fork's child reads zero", child_saw, 0);
+	VAL("DONTNEED in the child leaves the parent's copy", p[0], 7);
+	munmap(p + 4096, 4096);
+	ERR("DONTNEED over a hole", madvise(p, 3 * 4096, MADV_DONTNEED), ENOMEM);
+	VAL("DONTNEED over a hole drops the mapped part", p[0] + p[2 * 4096], 0);
+	p[0] = 3;
+	VAL("the mapping stays writable", p[0], 3);
+	char *s = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	s[0] = 9;
+	VAL("DONTNEED shared anonymous", madvise(s, 4096, MADV_DONTNEED), 0);
+	VAL("DONTNEED shared keeps contents", s[0], 9);
+	munmap(s, 4096);
+	close(pp[0]);
+	close(pp[1]);
 }
 
 int main(void)
@@ -103,5 +144,6 @@ int main(void)
 	test_brk();
 	test_mmap();
 	test_protect();
+	test_dontneed();
 	return lt_done();
 }

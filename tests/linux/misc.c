@@ -3,6 +3,7 @@
  * argument checks, an unknown system call, and threads (clone through pthreads, futex,
  * set_tid_address). Times are compared, never printed. */
 #include "lt.h"
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <sys/sysinfo.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define ARCH_SET_FS 0x1002
@@ -57,6 +59,52 @@ static void test_time(void)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	VAL("clock_nanosleep absolute past", clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &a, NULL), 0);
 	VAL("clock_nanosleep bad clock", clock_nanosleep(12345, 0, &nap, NULL), EINVAL);
+}
+
+/* Supplementary groups, changed in a child (its cases print there; its exit status says
+ * whether any failed): setgroups sorts, getgroups checks the size, fork inherits, only
+ * root may set them. */
+static void groups_child(void)
+{
+	gid_t set[3] = {5, 1, 3}, got[4] = {0};
+	VAL("setgroups 3", setgroups(3, set), 0);
+	VAL("getgroups count", getgroups(0, NULL), 3);
+	VAL("getgroups list", getgroups(4, got), 3);
+	lt_true("getgroups sorted 1 3 5", got[0] == 1 && got[1] == 3 && got[2] == 5);
+	ERR("getgroups list too small", getgroups(2, got), EINVAL);
+	ERR("getgroups negative size", getgroups(-1, got), EINVAL);
+	ERR("getgroups bad pointer", syscall(SYS_getgroups, 3, LT_BADPTR), EFAULT);
+	ERR("setgroups bad pointer", syscall(SYS_setgroups, 2, LT_BADPTR), EFAULT);
+	ERR("setgroups above NGROUPS_MAX", syscall(SYS_setgroups, 65537, set), EINVAL);
+	pid_t c = fork();
+	if (c == 0)
+		_exit(getgroups(0, NULL));
+	int st = 0;
+	waitpid(c, &st, 0);
+	VAL("fork inherits groups", WEXITSTATUS(st), 3);
+	VAL("setgroups 0", setgroups(0, NULL), 0);
+	VAL("getgroups after clearing", getgroups(0, NULL), 0);
+	VAL("setuid 1000", setuid(1000), 0);
+	ERR("setgroups as non-root", setgroups(1, set), EPERM);
+	_exit(lt_failed);
+}
+
+static void test_groups(void)
+{
+	VAL("getgroups at start", getgroups(0, NULL), 0);
+	uid_t r = 9, e = 9, s = 9;
+	VAL("getresuid", getresuid(&r, &e, &s), 0);
+	lt_true("getresuid all 0", r == 0 && e == 0 && s == 0);
+	gid_t gr = 9, ge = 9, gs = 9;
+	VAL("getresgid", getresgid(&gr, &ge, &gs), 0);
+	lt_true("getresgid all 0", gr == 0 && ge == 0 && gs == 0);
+	ERR("getresuid bad pointer", syscall(SYS_getresuid, LT_BADPTR, &e, &s), EFAULT);
+	pid_t c = fork();
+	if (c == 0)
+		groups_child();
+	int st = 0;
+	waitpid(c, &st, 0);
+	VAL("groups child cases failed", WEXITSTATUS(st), 0);
 }
 
 static void test_ids_system(void)
@@ -157,6 +205,7 @@ int main(void)
 	test_arch_random();
 	test_time();
 	test_ids_system();
+	test_groups();
 	test_threads();
 	return lt_done();
 }

@@ -4,6 +4,7 @@
  * program again (argv[0], found through /proc/self/exe) with "child-exec" arguments. */
 #include "lt.h"
 #include <fcntl.h>
+#include <poll.h>
 #include <elf.h>
 #include <sched.h>
 #include <signal.h>
@@ -116,12 +117,63 @@ static void test_fork_memory(void)
 	}
 	waitpid(c, &st, 0);
 	VAL("vfork shares memory until exit", borrowed, 9);
+	borrowed = 1;
+	c = vfork();
+	if (c == 0) {
+		for (int i = 0; i < 200; i++)
+			sched_yield();
+		borrowed = 2;
+		_exit(0);
+	}
+	VAL("vfork parent resumes after the child's exit", borrowed, 2);
+	waitpid(c, &st, 0);
 	c = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (c == 0)
 		_exit(11);
 	waitpid(c, &st, 0);
 	VAL("clone fork-style exit status", WEXITSTATUS(st), 11);
 	ERR("clone CLONE_THREAD without CLONE_SIGHAND", syscall(SYS_clone, CLONE_THREAD, 0, 0, 0, 0), EINVAL);
+}
+
+static char clone_stack[64 * 1024] __attribute__((aligned(16)));
+static volatile int clone_shared;
+
+static int clone_vm_child(void *arg)
+{
+	clone_shared = (int)(long)arg;
+	return 4;
+}
+
+/* vfork's parent goes on once the child execs (the new program then waits up to 5 s
+ * for the parent's byte: "released" shows the parent ran while it lived); CLONE_VM
+ * without CLONE_VFORK is a second process in the same memory. */
+static void test_vfork_exec(const char *self)
+{
+	int p[2], st;
+	pipe(p);
+	pid_t c = vfork();
+	if (c == 0) {
+		char *argv[] = {(char *)self, "vfork-exec", NULL};
+		dup2(p[0], 5);
+		execve(self, argv, (char *[]){NULL});
+		_exit(99);
+	}
+	write(p[1], "r", 1);
+	waitpid(c, &st, 0);
+	VAL("vfork parent resumes at the child's exec", WEXITSTATUS(st), 0);
+	close(p[0]);
+	close(p[1]);
+	c = clone(clone_vm_child, clone_stack + sizeof clone_stack, CLONE_VM | SIGCHLD, (void *)6);
+	waitpid(c, &st, 0);
+	VAL("clone CLONE_VM child exit status", WEXITSTATUS(st), 4);
+	VAL("clone CLONE_VM shares memory", clone_shared, 6);
+}
+
+static int vfork_exec_child(void)
+{
+	struct pollfd pfd = {.fd = 5, .events = POLLIN};
+	char b = 0;
+	return poll(&pfd, 1, 5000) == 1 && read(5, &b, 1) == 1 && b == 'r' ? 0 : 1;
 }
 
 static void test_exec(const char *self)
@@ -270,6 +322,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "child-exec"))
 		return exec_child(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "vfork-exec"))
+		return vfork_exec_child();
 	char self[256] = {0};
 	if (readlink("/proc/self/exe", self, sizeof self - 1) < 0)
 		strcpy(self, argv[0]);
@@ -278,6 +332,7 @@ int main(int argc, char **argv)
 	test_wait();
 	test_fork_memory();
 	test_exec(self);
+	test_vfork_exec(self);
 	test_groups();
 	test_orphan();
 	test_limits();

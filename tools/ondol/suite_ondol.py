@@ -29,9 +29,9 @@ else:  # run as a script: tools/ondol/ is sys.path[0]
 
 PROMPT = b"ondol$ "
 # Typed at the prompt. The marker is split by quotes so that the echoed command line
-# does not contain it; only echo's output does. The runner is started by sh: the server
-# does not run "#!" scripts yet (execve gives ENOEXEC; docs/unix.md, differences).
-COMMAND = b"sh /suite/run 1; echo @@do''ne\r"
+# does not contain it; only echo's output does. The runner is a "#!/bin/sh" script run
+# directly, as on the peer.
+COMMAND = b"/suite/run 1; echo @@do''ne\r"
 DONE = b"\n@@done\n"
 TIMEOUT = 900.0            # seconds for the boot and the whole run (icount mode)
 

@@ -180,6 +180,7 @@ struct user_regs {
 #define VM_CTL_MAP      1        /* SYS_VM_CTL operations in a controlled task */
 #define VM_CTL_UNMAP    2
 #define VM_CTL_PROTECT  3
+#define VM_CTL_DISCARD  4        /* drop the pages of a mapped range; the regions stay */
 #define TASK_COPY_TO    1        /* SYS_TASK_COPY: our bytes into the task's memory */
 #define TASK_COPY_FROM  2        /* the task's bytes into ours */
 #define TASK_COPY_MAX   (1u << 20)

@@ -362,6 +362,11 @@ WEAK long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot)
     (void)task; (void)addr; (void)len; (void)prot;
     return E_NOSYS;
 }
+WEAK long rt_vm_discard(int task, uint64_t addr, uint64_t len)
+{
+    (void)task; (void)addr; (void)len;
+    return E_NOSYS;
+}
 WEAK long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n)
 {
     (void)task; (void)uaddr; (void)src; (void)n;

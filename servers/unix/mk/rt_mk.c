@@ -84,6 +84,11 @@ long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot)
     return sys_vm_ctl(task, VM_CTL_PROTECT, (void *)addr, len, prot, 0);
 }
 
+long rt_vm_discard(int task, uint64_t addr, uint64_t len)
+{
+    return sys_vm_ctl(task, VM_CTL_DISCARD, (void *)addr, len, 0, 0);
+}
+
 /* SYS_TASK_COPY moves at most TASK_COPY_MAX bytes a call. */
 static long task_copy(int task, unsigned dir, uint64_t uaddr, void *local, size_t n)
 {
