@@ -113,13 +113,14 @@ def test_kill_and_trap_reach_shell_processes(shell):
 
 
 def test_ps_reads_proc(shell):
-    """busybox ps lists the shell (pid 1) and itself from /proc (as "[sh]": the server
-    keeps no argument area yet, so /proc/PID/cmdline is empty and ps shows the name)."""
+    """busybox ps lists the shell (pid 1) and itself from /proc with their command lines
+    (/proc/PID/cmdline: init's argv is the program's path, as linux_init gives it; ps is
+    the shell's forked child, so busybox shows its name apart: "{ps} /bin/sh", as on Linux)."""
     out = shell.cmd("ps")
     rows = [l.split() for l in out.splitlines()]
     assert rows[0] == ["PID", "USER", "COMMAND"], out
-    names = {r[2].strip("[]"): r[0] for r in rows[1:]}
-    assert names["sh"] == "1" and int(names["ps"]) > 1, out
+    names = {" ".join(r[2:]): r[0] for r in rows[1:]}
+    assert names["/bin/sh"] == "1" and int(names["{ps} /bin/sh"]) > 1, out
 
 
 def test_signals_program_prints_what_linux_prints(shell, peer):
