@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -105,15 +106,35 @@ static void fork_bomb(int limited)
 	lt_true("fork works again", again > 0 && waitpid(again, NULL, 0) == again);
 }
 
+/* CHUNK more bytes: the raw brk call (musl's sbrk refuses to grow the break), which
+ * returns the old break when it fails; or an anonymous mapping. NULL with errno set. */
+static char *grow(int use_brk)
+{
+	if (!use_brk) {
+		char *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	char *end = (char *)syscall(SYS_brk, 0);
+	if ((char *)syscall(SYS_brk, end + CHUNK) != end + CHUNK) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return end;
+}
+
 /* The child's part of a memory hog: grow by CHUNK and touch every page, until a
- * request fails (exit 0) or the system kills it. */
+ * request fails (exit 0 for ENOMEM) or the system kills it. */
 static void hog_memory(int use_brk)
 {
 	for (long mib = 0;; mib++) {
-		char *p = use_brk ? sbrk(CHUNK) : mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
-							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == (use_brk ? (char *)-1 : MAP_FAILED))
-			_exit(errno == ENOMEM ? 0 : 1);
+		char *p = grow(use_brk);
+		if (!p) {
+			int err = errno;
+			printf("refused after %ld MiB: -1 %s\n", mib, lt_errname(err));
+			fflush(stdout);
+			_exit(err == ENOMEM ? 0 : 1);
+		}
 		for (long off = 0; off < CHUNK; off += 4096)
 			p[off] = (char)mib;
 	}
