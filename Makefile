@@ -20,7 +20,7 @@ QEMU_BOOT = python3 tools/qemucmd.py --qemu $(QEMU) --memory $(QEMU_MEM) --build
 	--append "$(ARGS)"
 QEMU_TAIL = $(if $(QEMU_EXTRA),-- $(QEMU_EXTRA))
 
-.PHONY: all run test debug fuzz iso clean deps distclean docs
+.PHONY: all run test debug fuzz fuzz-linux iso clean deps distclean docs
 all: kernel-and-archive
 
 include lib/libc/libc.mk
@@ -66,6 +66,11 @@ N ?= 1000000
 fuzz: deps
 	@$(MAKE) --no-print-directory all
 	@.venv/bin/python tests/fuzz_campaign.py --seed $(SEED) --n $(N)
+
+# The Linux-ABI fuzzer on the UNIX server, MK then IK (docs/unix.md, "Reliability").
+fuzz-linux: deps
+	@$(MAKE) --no-print-directory all
+	@.venv/bin/python tests/fuzz_linux_campaign.py --seed $(SEED) --n $(N)
 
 # ---- boot archive and ISO --------------------------------------------------------------
 # Every program of user/, bench/ and tests/guest/ (user/user.mk), flat, by program name.

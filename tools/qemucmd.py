@@ -37,7 +37,8 @@ ICOUNT_FLAGS = ("-icount", "shift=0,sleep=off", "-seed", "1",
 ICOUNT_SLEEP_FLAGS = ("-icount", "shift=0,sleep=on") + ICOUNT_FLAGS[2:]
 # QEMU stops before the first instruction and serves gdb on localhost:1234.
 GDB_FLAGS = ("-s", "-S")
-# A port write of v makes QEMU exit with status 2v+1: how bare test guests end.
+# A port write of v makes QEMU exit with status 2v+1: how bare test guests end, and how
+# ondol powers off after a failure (the MK UNIX server's death, docs/unix.md).
 DEBUG_EXIT_DEVICE = ("-device", "isa-debug-exit,iobase=0xf4,iosize=0x04")
 
 
@@ -129,7 +130,8 @@ def ondol(kernel: str | Path, initrd: str | Path, append: str = "", *, com1: str
     """
     knobs = Knobs(**knobs)
     modules = ",".join(str(m).replace(",", ",,") for m in (initrd, rootfs) if m)
-    load = ["-kernel", str(kernel), "-initrd", modules, "-append", with_markers(append, knobs)]
+    load = ["-kernel", str(kernel), "-initrd", modules, "-append", with_markers(append, knobs),
+            *DEBUG_EXIT_DEVICE]      # a failure power-off's status (power_off_failed)
     return _assemble(load, [com1, com2], knobs)
 
 

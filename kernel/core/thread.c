@@ -11,6 +11,7 @@
 #include "memlayout.h"
 #include "pmm.h"
 #include "sched.h"
+#include "srv.h"
 #include "task.h"
 #include "thread.h"
 #include "waitq.h"
@@ -151,6 +152,7 @@ void thread_exit(int status)
     t->exit_status = status;
     t->state = T_ZOMBIE;
     ipc_thread_exited(t);
+    srv_thread_exited(t);
     waitq_wake_all(&t->joiners, 0);
     task_thread_exited(t);
     schedule();

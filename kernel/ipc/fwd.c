@@ -66,15 +66,15 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
     return fast ? fast : ipc_forward(t, s, true);
 }
 
-bool fwd_fault(struct trapframe *tf, u64 addr)
+bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr)
 {
     struct thread *t = current_thread();
     if (t->task && t->task->linux_server == FWD_SERVER_IK)
-        return unix_ik_fault(tf, addr);
+        return unix_ik_fault(tf, vector, addr);
     struct thread *s = t->task && t->task->linux_server ? server_of(t) : NULL;
     if (!s)
         return false;
-    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_FAULT), tf->vector, tf->error, addr, tf->rip};
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_FAULT), vector, tf->error, addr, tf->rip};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_FAULT;
     ipc_forward(t, s, false);

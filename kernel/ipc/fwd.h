@@ -18,8 +18,8 @@ struct trapframe *fwd_syscall(struct trapframe *tf);
 /* A user-mode fault the VM did not resolve (trap.c): forwarded, never returning, when the
  * thread's task is a Linux task with a live MK server; handled by the IK server, true
  * (leave through the frame, which the server may have rewritten); else false (kill as
- * usual). */
-bool fwd_fault(struct trapframe *tf, u64 addr);
+ * usual). `vector` is the frame's, or FWD_FAULT_NOMEM when no frame was free. */
+bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr);
 /* THREAD_CTL_INTERRUPT reached t at its return to user mode (sched.c): forward an
  * "interrupted" call; never returns in MK, returns once answered in IK. */
 void fwd_interrupt(struct thread *t);

@@ -222,8 +222,16 @@ u64 frame_alloc_contig(size_t n)
     return pa;
 }
 
+/* Per CPU: frame_alloc leaves the last FRAMES_RESERVED frames alone (frame_reserve_guard;
+ * user page faults come after the caches are on, and this_cpu() works from then on). */
+static bool reserve_guard[MAX_CPUS];
+
+void frame_reserve_guard(bool on) { reserve_guard[this_cpu()->id] = on; }
+
 u64 frame_alloc(void)
 {
+    if (caches_on && reserve_guard[this_cpu()->id] && frames_free() <= FRAMES_RESERVED)
+        return 0;
     pcnt_probe_start(PROBE_FRAME, 1);
     u64 pa = cached_frame();
     pcnt_probe_stop(PROBE_FRAME);

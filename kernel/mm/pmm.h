@@ -19,6 +19,13 @@ struct mem_region {
 void pmm_init(const struct mem_region *usable, int n, const struct mem_region *reserved, int nres);
 void pmm_caches_start(void);       /* once this CPU's per-CPU state is set (cpu_init) */
 u64 frame_alloc(void);              /* zeroed 4 KiB frame, physical address; 0 when out */
+/* Frames kept for the kernel and privileged tasks (the servers): while the guard is on
+ * (trap.c, around the page fault of an unprivileged task), frame_alloc gives 0 rather
+ * than take them, so that a process that exhausts memory is ended (a Linux process by
+ * its server, as Linux's OOM killer would) while the kernel and the UNIX server can still
+ * allocate (docs/unix.md, "Reliability"). 8 MiB. */
+#define FRAMES_RESERVED 2048
+void frame_reserve_guard(bool on);
 u64 frame_alloc_contig(size_t n);   /* n contiguous zeroed frames; 0 when out */
 void frame_free(u64 pa);
 void frame_free_contig(u64 pa, size_t n);

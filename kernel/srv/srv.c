@@ -17,6 +17,8 @@
 #include "srv.h"
 #include "task.h"
 #include "thread.h"
+#include "unix.h"
+#include "unix_down.h"
 
 extern const struct srv_iface *const srv_ifaces[];
 extern int *const srv_placements[];
@@ -27,6 +29,7 @@ enum where { SRV_OFF, SRV_MK, SRV_IK };  /* = the index of the option's value of
 static struct placement {
     enum where where;
     int tid;                                 /* MK: the server's main thread, 0 if none */
+    int task;                                /* MK: the server's task, 0 if none */
 } placements[MAX_SERVERS];
 
 static int index_of(u64 iface)
@@ -44,7 +47,7 @@ static enum where placement_option(int i)
     return (enum where)*srv_placements[i];
 }
 
-/* The MK server of `s`: a user task named after the program; its main thread's id. It is
+/* The MK server of `s`: a user task named after the program; its id, 0 if none. It is
  * privileged: servers are the system's own parts, and a driver's server (net) claims its
  * device and DMA memory with the privileged device calls (docs/drivers.md). */
 static int spawn_server(const struct srv_iface *s)
@@ -57,7 +60,7 @@ static int spawn_server(const struct srv_iface *s)
         printk("ondol: cannot start server %s: error %ld\n", prog, id);
         return 0;
     }
-    return task_lookup((int)id)->threads->tid;
+    return (int)id;
 }
 
 void srv_start(void)
@@ -66,8 +69,30 @@ void srv_start(void)
         panic("srv: %d interfaces, room for %d", srv_nifaces, MAX_SERVERS);
     for (int i = 0; i < srv_nifaces; i++) {
         placements[i].where = placement_option(i);
-        if (placements[i].where == SRV_MK)
-            placements[i].tid = spawn_server(srv_ifaces[i]);
+        if (placements[i].where != SRV_MK)
+            continue;
+        placements[i].task = spawn_server(srv_ifaces[i]);
+        if (placements[i].task)
+            placements[i].tid = task_lookup(placements[i].task)->threads->tid;
+    }
+}
+
+/* A thread is exiting (thread_exit). If it is an MK server's main thread, the server is
+ * dead even if other threads of its task live on (a fault ends only the faulting thread):
+ * say so; its lookups give E_DEAD from now on. The UNIX server runs init, every Linux
+ * process and the console: without it the machine cannot go on, so the rest of its task
+ * is ended and unix_server_died ends its processes and powers off. */
+void srv_thread_exited(struct thread *t)
+{
+    for (int i = 0; i < srv_nifaces; i++) {
+        if (placements[i].where != SRV_MK || placements[i].tid != t->tid)
+            continue;
+        printk("%s: server died (task %d, thread %d, status %d)\n", srv_ifaces[i]->name,
+               placements[i].task, t->tid, t->exit_status);
+        if (srv_ifaces[i]->id != UNIX_IFACE)
+            continue;
+        task_kill_except(t->task, t->exit_status, t);
+        unix_server_died(t->tid);
     }
 }
 

@@ -6,6 +6,8 @@
 
 void srv_start(void);                       /* boot: read NAME=mk|ik, spawn the MK servers */
 long srv_lookup(u64 iface);                 /* SYS_SRV_LOOKUP */
+struct thread;
+void srv_thread_exited(struct thread *t);   /* thread_exit: an MK server's main thread? */
 struct srv_iface;
 /* IK: the in-kernel server that IPC destination `dest` names (a thread id no thread can
  * have), or NULL. */

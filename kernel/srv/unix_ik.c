@@ -333,13 +333,13 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     return tf;
 }
 
-bool unix_ik_fault(struct trapframe *tf, u64 addr)
+bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
 {
     struct thread *t = current_thread();
     u64 fs_base = t->fs_base;
     t->fwd = FWD_FAULT;
-    t->fwd_words[1] = tf->vector;      /* fwd_answer's exit status for a refused fault */
-    unix_fault(t->tid, (unsigned)tf->vector, tf->error, addr, tf->rip);
+    t->fwd_words[1] = vector;          /* fwd_answer's exit status for a refused fault */
+    unix_fault(t->tid, (unsigned)vector, tf->error, addr, tf->rip);
     step_end();
     await_answer(t, fs_base);
     return true;

@@ -14,7 +14,7 @@ void unix_ik_boot(void);
 struct trapframe *unix_ik_syscall(struct trapframe *tf);
 /* An unresolved user fault: the server signals the process; true (leave through tf,
  * which the server may have rewritten, or exit if killed). */
-bool unix_ik_fault(struct trapframe *tf, u64 addr);
+bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr);
 /* THREAD_CTL_INTERRUPT reached t at its return to user mode: the server delivers the
  * pending signals (or kills it). */
 void unix_ik_interrupted(struct thread *t);

@@ -74,6 +74,9 @@ static long child_task(struct proc *child, const struct proc *parent, uint64_t f
         return 0;
     }
     long task = rt_task_create(parent->comm[0] ? parent->comm : "linux");
+    if (task == E_NOMEM)
+        return -EAGAIN;     /* the kernel's task table or memory is full: POSIX's "lacked
+                             * the resources to create another process", as for threads */
     if (task < 0)
         return rt_errno(task);
     child->task = (int)task;

@@ -226,7 +226,7 @@ static struct file *pipe_end(unsigned flags, struct pipe *pp)
 long pipe_create(unsigned flags, struct file **read_end, struct file **write_end)
 {
     struct pipe *pp = unix_alloc(sizeof *pp);
-    unsigned char *buf = unix_alloc(PIPE_SIZE);
+    unsigned char *buf = unix_alloc_big(PIPE_SIZE);
     if (!pp || !buf) {
         unix_free(pp);
         unix_free(buf);
@@ -300,7 +300,7 @@ static struct pipe *fifo_of(struct inode *i)
     if (i->fifo)
         return i->fifo;
     struct pipe *pp = unix_alloc(sizeof *pp);
-    unsigned char *buf = unix_alloc(PIPE_SIZE);
+    unsigned char *buf = unix_alloc_big(PIPE_SIZE);
     if (!pp || !buf) {
         unix_free(pp);
         unix_free(buf);

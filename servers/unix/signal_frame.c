@@ -388,6 +388,9 @@ void signal_fault(struct uthread *t, unsigned vector, uint64_t error, uint64_t a
     case 17:                                       /* #AC */
         signal_force_fault(t, SIGBUS, BUS_ADRALN, 0, vector, error);
         break;
+    case FWD_FAULT_NOMEM:                          /* no frame: as Linux's OOM killer */
+        signal_force_fault(t, SIGKILL, SI_KERNEL, addr, vector, error);
+        break;
     default:                                       /* #GP and the rest */
         signal_force_fault(t, SIGSEGV, SI_KERNEL, 0, vector, error);
         break;

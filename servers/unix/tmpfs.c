@@ -238,7 +238,7 @@ long inode_reserve(struct inode *i, uint64_t size)
         cap *= 2;
     if (cap > TMPFS_MAX_FILE)
         cap = TMPFS_MAX_FILE;
-    unsigned char *data = unix_alloc(cap);
+    unsigned char *data = unix_alloc_big(cap);
     if (!data)
         return -ENOSPC;
     if (i->size)

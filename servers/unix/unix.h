@@ -175,6 +175,11 @@ void unix_answer(struct ucall *c, long result);   /* the call's result reaches i
 void unix_log(const char *msg);                   /* a line on the console */
 void *unix_alloc(size_t n);                       /* zeroed, or NULL */
 void unix_free(void *p);
+/* A buffer whose size a client chooses or multiplies (file data, pipe buffers): zeroed,
+ * or NULL when it would leave less than UNIX_MEM_KEEP of the machine's memory free
+ * (budget.c; docs/unix.md "Reliability"). */
+#define UNIX_MEM_KEEP (24ull << 20)
+void *unix_alloc_big(size_t n);
 
 /* ---- a process's memory ---------------------------------------------------------------
  * Copies between the server and process p's address space. They check every address (a

@@ -132,9 +132,11 @@ def make_boot_command(target: str, *variables: str) -> list[str]:
     return shlex.split(out)
 
 
-# What the Makefile wrote out by hand before tools/qemucmd.py; the same command must come out.
+# What the Makefile wrote out by hand before tools/qemucmd.py; the same command must come
+# out, plus the debug-exit port (a failure power-off's status, docs/unix.md "Reliability").
 MAKE_RUN = ("qemu-system-x86_64 -machine pc -cpu max -m 256M -smp 1 -display none -no-reboot "
             "-kernel build/ondol.bin -initrd build/bootfs.tar -append 'hz=1000 run=a,b;c' "
+            "-device isa-debug-exit,iobase=0xf4,iosize=0x04 "
             "-serial mon:stdio -serial file:build/com2.jsonl")
 
 

@@ -15,3 +15,9 @@ void power_off_or_halt(void)
     for (;;)
         hlt();
 }
+
+void power_off_failed(unsigned char code)
+{
+    outb(0xf4, code);          /* isa-debug-exit: QEMU stops at once */
+    power_off_or_halt();
+}

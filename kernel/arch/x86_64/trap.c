@@ -15,6 +15,7 @@
 #include "pcnt.h"
 #include "klock.h"
 #include "pager.h"
+#include "pmm.h"
 #include "sched.h"
 #include "task.h"
 #include "trap.h"
@@ -116,6 +117,17 @@ static int resolve_page_fault(struct trapframe *tf)
     return vm_fault(task ? task->as : NULL, read_cr2(), fault_access(tf));
 }
 
+/* A user-mode page fault: an unprivileged task's may not take the frames the kernel
+ * and the servers keep (FRAMES_RESERVED, pmm.h). */
+static int resolve_user_page_fault(struct trapframe *tf)
+{
+    struct task *task = current_thread()->task;
+    frame_reserve_guard(task && !task->privileged);
+    int err = resolve_page_fault(tf);
+    frame_reserve_guard(false);
+    return err;
+}
+
 static void exception(struct trapframe *tf)
 {
     if (tf->vector == 7 && tf_from_user(tf)) {   /* #NM: lazy x87/SSE switch (thread.h) */
@@ -134,12 +146,15 @@ static void exception(struct trapframe *tf)
         }
         panic_trap(tf, trap_name(tf->vector));
     }
-    if (tf->vector == 14 && (err = resolve_page_fault(tf)) == 0)
+    if (tf->vector == 14 && (err = resolve_user_page_fault(tf)) == 0)
         return;
     if (err == VM_NEEDS_PAGER)  /* the pager's call; returns when the access is refused */
         pager_fault(tf, read_cr2(), fault_access(tf));
-    /* a Linux task's server gets the fault (MK: never returns; IK: true when handled) */
-    if (err != E_NOMEM && fwd_fault(tf, tf->vector == 14 ? read_cr2() : 0))
+    /* a Linux task's server gets the fault (MK: never returns; IK: true when handled);
+     * one that found no free frame as FWD_FAULT_NOMEM, so that the server ends the
+     * process as Linux's OOM killer would, and learns of its end */
+    u64 vector = err == E_NOMEM ? FWD_FAULT_NOMEM : tf->vector;
+    if (fwd_fault(tf, vector, tf->vector == 14 ? read_cr2() : 0))
         return;
     kill_faulting_thread(tf, err);
 }

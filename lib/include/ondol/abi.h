@@ -139,7 +139,8 @@ struct dev_info {
  * thread to its server thread. Message words: w0 = label (op of the unix interface,
  * SRV_LABEL layout: op | UNIX_IFACE << 16), then
  *   FWD_OP_SYSCALL  w1 = Linux call number, w2..w7 = rdi, rsi, rdx, r10, r8, r9
- *   FWD_OP_FAULT    w1 = vector, w2 = error code, w3 = address (cr2 for #PF), w4 = rip
+ *   FWD_OP_FAULT    w1 = vector, w2 = error code, w3 = address (cr2 for #PF), w4 = rip;
+ *                   w1 = FWD_FAULT_NOMEM: a page fault that found no free frame
  * The reply's word 0 becomes rax (a system call; every other register is preserved), or
  * for a fault or an interrupt: >= 0 resume (at the registers SYS_THREAD_CTL may have set), < 0 end the
  * task with status KILLED_STATUS_BASE + vector. After SYS_THREAD_CTL(SET_REGS) the reply
@@ -148,6 +149,7 @@ struct dev_info {
 #define FWD_OP_SYSCALL      1
 #define FWD_OP_FAULT        2
 #define FWD_OP_INTERRUPT    3    /* SYS_THREAD_CTL(INTERRUPT): no other words */
+#define FWD_FAULT_NOMEM     256  /* FWD_OP_FAULT's vector when memory ran out (not a CPU's) */
 #define FWD_LABEL(op)       ((uint64_t)(op) | (uint64_t)UNIX_IFACE << 16)
 
 /* A thread's user registers (SYS_THREAD_CTL, SYS_TASK_THREAD_REGS). */

@@ -179,10 +179,23 @@ static uint32_t timeout_ticks(void)
     return ticks >= IPC_FOREVER ? IPC_FOREVER - 1 : (uint32_t)ticks;
 }
 
+/* Test only (option unix_crash=N, docs/unix.md "Reliability"): the server dies as a
+ * server with a bug would, by a fault of its own, on receiving system call N, so that
+ * tests can check what the kernel does then. 0: never. */
+static long crash_call;
+
+static void crash_if_asked(long nr)
+{
+    volatile uintptr_t unmapped = 8;
+    if (crash_call && nr == crash_call)
+        *(volatile int *)unmapped = 0;
+}
+
 static void handle(long sender, const struct ipc_msg *m)
 {
     switch (m->w[0]) {
     case FWD_LABEL(FWD_OP_SYSCALL):
+        crash_if_asked((long)m->w[1]);
         unix_syscall((int)sender, (long)m->w[1], &m->w[2]);
         break;
     case FWD_LABEL(FWD_OP_FAULT):
@@ -207,6 +220,7 @@ int main(void)
     char opt[8];
     unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 && opt[0] == 'o' &&
                           opt[1] == 'n';
+    crash_call = rt_option("unix_crash", opt, sizeof(opt)) > 0 ? strtol(opt, NULL, 10) : 0;
     unix_start();
     static struct thread reader;
     thread_start(&reader, console_reader, NULL, PRIO_INHERIT, 16 * 1024);

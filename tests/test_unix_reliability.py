@@ -1,0 +1,79 @@
+"""The UNIX server's reliability (issue 10, docs/unix.md "Reliability"), in both forms:
+the Linux-ABI fuzzer's 100,000 calls leave the server up, the shell answering and the
+frames free. Boots in icount mode: the fuzzer's stall polls and random sleeps then cost
+no wall time (about 15 s per form for the calls under TCG)."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import linux_fuzz
+from qemu_harness import BUILD, boot
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from ondol import linuxsuite  # noqa: E402
+
+FORMS = ["mk", "ik"]
+FUZZ_CALLS = 100_000
+
+
+@pytest.fixture(scope="module")
+def archive():
+    """build/rootfs.cpio with the suite's programs (built, under the suite's lock, by the
+    peer's cached run)."""
+    try:
+        linuxsuite.suite_on_peer(BUILD)
+    except linuxsuite.SuiteError as e:
+        pytest.fail(f"root archive: {e}")
+
+
+@pytest.fixture(scope="module", params=FORMS)
+def shell(request, archive):
+    s = boot({"unix": request.param}, timeout=60, lifetime=900, icount=True)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def test_fuzzer_leaves_the_server_up_and_the_frames_free(shell):
+    run = linux_fuzz.run(shell, seed=1, calls=FUZZ_CALLS, timeout=600)
+    assert run.trouble == []
+    assert shell.cmd("echo still here; ls /suite/bin | grep -c fuzz") == "still here\n1\n"
+    lost = run.free_before_kib - run.free_after_kib
+    assert lost <= linux_fuzz.CACHE_SLACK_KIB, run
+
+
+def hog(shell, mode: str, timeout: float = 300) -> str:
+    """Run `hog MODE` (tests/linux/hog.c) in /tmp; its output and exit status."""
+    return shell.cmd(f"cd /tmp && /suite/bin/hog {mode}; echo status $?; cd /", timeout=timeout)
+
+
+def frames_back_after_second_run(shell, mode: str) -> tuple[str, int]:
+    """Run `hog MODE` twice; the second run's output and the KiB it did not give back.
+    The first run grows the server's heap and the kernel's caches to what such a run
+    needs (MK: libc's pools keep their pages); a leak would show in the second."""
+    hog(shell, mode)
+    before = linux_fuzz.free_kib(shell)
+    out = hog(shell, mode)
+    return out, before - linux_fuzz.free_kib(shell)
+
+
+def test_fork_bomb_is_stopped_by_the_process_table(shell):
+    """As root no RLIMIT_NPROC applies: the bomb grows until fork gives EAGAIN (the
+    server's table or the kernel's task table is full), then ends in order."""
+    out, lost = frames_back_after_second_run(shell, "table")
+    assert "fork bomb stopped by: -1 EAGAIN\n" in out, out
+    members = int(re.search(r"members at the table limit: (\d+)", out).group(1))
+    assert 1000 <= members <= 1022, out
+    assert out.endswith("cases 4 failed 0\nstatus 0\n"), out
+    assert shell.cmd("echo still here") == "still here\n"
+    assert lost <= linux_fuzz.CACHE_SLACK_KIB
+
+
+def test_fork_bomb_is_stopped_by_rlimit_nproc(shell):
+    out = hog(shell, "nproc")
+    assert "fork bomb stopped by: -1 EAGAIN\nmembers at RLIMIT_NPROC: 16\n" in out, out
+    assert out.endswith("cases 5 failed 0\nstatus 0\n"), out
