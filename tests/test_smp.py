@@ -9,7 +9,7 @@ from qemu_harness import run_to_halt
 def smpbench(mode, cpus, **opts):
     options = {"smpbench": mode, **{k: str(v) for k, v in opts.items()}}
     status, out, records = run_to_halt(options, timeout=90, extra=("-smp", str(cpus)))
-    (rec,) = [r for r in records if r.get("type") == "smpbench"]
+    (rec,) = [r for r in records if r.get("type") in ("smpbench", "result")]
     return status, out, rec
 
 

@@ -174,12 +174,15 @@ static void run_workload(int mode)
     u64 jobs = smpbench_iters * cpus_running;
     printk("smpbench: %s on %u CPUs, %lu iterations each: %s, %lu TSC ticks\n", mode_names[mode],
            cpus_running, (unsigned long)smpbench_iters, ok ? "correct" : "WRONG", (unsigned long)tsc);
-    char buf[256];
+    /* a result row of `./ondol bench coherence` (tools/ondol/coherence.py), and its end */
+    char buf[320];
     int n = ksnprintf(buf, sizeof(buf),
-                      "{\"type\":\"smpbench\",\"mode\":\"%s\",\"cpus\":%u,\"iters\":%lu,\"jobs\":%lu,"
-                      "\"ok\":%s,\"tsc\":%lu}\n",
+                      "{\"type\":\"result\",\"bench\":\"coherence\",\"test\":\"%s\",\"cpus\":%u,"
+                      "\"iters\":%lu,\"jobs\":%lu,\"ok\":%s,\"tsc\":%lu,\"window\":%u}\n"
+                      "{\"type\":\"end\",\"bench\":\"coherence\",\"status\":%d}\n",
                       mode_names[mode], cpus_running, (unsigned long)smpbench_iters,
-                      (unsigned long)jobs, ok ? "true" : "false", (unsigned long)tsc);
+                      (unsigned long)jobs, ok ? "true" : "false", (unsigned long)tsc,
+                      COHER_WINDOW, ok ? 0 : 1);
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
