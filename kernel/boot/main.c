@@ -12,6 +12,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "sched.h"
+#include "smpbench.h"
 #include "srv.h"
 #include "task.h"
 #include "unix_ik.h"
@@ -140,6 +141,8 @@ void kmain(u32 magic, u64 info_pa)
     pcnt_init();
     banner();
     result_stream_hello();
+    if (smpbench_mode != SMPBENCH_NONE)
+        smpbench_run(smpbench_mode);
     if (bi.max_phys > (16ull << 30))
         printk("ondol: memory above 16 GiB is not used\n");
 

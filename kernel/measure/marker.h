@@ -21,7 +21,12 @@ enum marker_cmd {
     MARK_INVLPG_HI = 9,     /* bits 36-47 */
     MARK_CR3_PCID = 10,     /* the next CR3 write: 0 = keeps every TLB entry (PCID, no-flush
                                bit), 1 = drops only the new asid's */
+    MARK_LOCK = 11,         /* coherence model: a lock event, payload = kind << 10 | lock id */
+    MARK_MODEL = 12,        /* coherence model: 0 = this CPU's work pauses (not modelled:
+                               a barrier, the end), 1 = it resumes */
 };
+
+enum { LOCK_EV_WAIT = 0, LOCK_EV_ACQUIRE = 1, LOCK_EV_RELEASE = 2 };
 
 enum { DOMAIN_SERVER = 1, DOMAIN_USER = 2 };
 
@@ -41,5 +46,7 @@ static inline void marker_invlpg(u64 va)
     marker(MARK_INVLPG_MID, (unsigned)(va >> 24));
     marker(MARK_INVLPG_HI, (unsigned)(va >> 36));
 }
+static inline void marker_lock(unsigned kind, unsigned lock) { marker(MARK_LOCK, kind << 10 | (lock & 0x3ff)); }
+static inline void marker_model(bool running) { marker(MARK_MODEL, running); }
 void marker_define(int asid, int domain, const char *name);
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "coher.h"
 #include "config.h"
 #include "counters.h"
 #include "hier.h"
@@ -758,6 +759,11 @@ static void t_x86dec(void)
     CHECK_EQ(classify("0f017f10"), INSN_INVLPG);    /* invlpg 0x10(%rdi) */
     CHECK_EQ(classify("410f013c24"), INSN_INVLPG);  /* invlpg (%r12) */
     CHECK_EQ(classify("0f01f8"), INSN_PLAIN);       /* swapgs */
+    CHECK_EQ(classify("f0480fc107"), INSN_ATOMIC);  /* lock xadd %rax,(%rdi) */
+    CHECK_EQ(classify("f0830701"), INSN_ATOMIC);    /* lock addl $1,(%rdi) */
+    CHECK_EQ(classify("488707"), INSN_ATOMIC);      /* xchg %rax,(%rdi): locked implicitly */
+    CHECK_EQ(classify("4887c0"), INSN_PLAIN);       /* xchg %rax,%rax: no memory */
+    CHECK_EQ(classify("48ff07"), INSN_PLAIN);       /* incq (%rdi): not atomic */
     CHECK_EQ(classify("0f01f9"), INSN_PLAIN);       /* rdtscp */
     CHECK_EQ(classify("0f0110"), INSN_PLAIN);       /* lgdt (%rax): /2 */
     CHECK_EQ(classify("0f22"), INSN_PLAIN);         /* truncated */
@@ -843,6 +849,11 @@ static void t_config(void)
     char b4[] = "novalue";
     char *bad5[] = {b4};
     CHECK(config_parse(&c, 1, bad5, err, sizeof(err)) != 0);
+    char c0[] = "coherence=p4", c1[] = "coherence=off", c2[] = "coherence=vax";
+    char *coh[] = {c0}, *coh_off[] = {c0, c1}, *coh_bad[] = {c2};
+    CHECK(config_parse(&c, 1, coh, err, sizeof(err)) == 0 && !strcmp(c.coherence, "p4"));
+    CHECK(config_parse(&c, 2, coh_off, err, sizeof(err)) == 0 && !c.coherence[0]);
+    CHECK(config_parse(&c, 1, coh_bad, err, sizeof(err)) != 0);
 
     uint64_t v;
     CHECK(config_parse_size("32k", &v) == 0 && v == 32768);
@@ -928,6 +939,107 @@ static void t_deterministic_output(void)
     free(buf[1]);
 }
 
+/* ---- the coherence model (coher.c) ------------------------------------------------------- */
+
+static struct coher *coher_rig(const char *preset, unsigned ncpus)
+{
+    static struct coher co;
+    coher_free(&co);
+    if (coher_init(&co, coher_preset_find(preset), 1.0, ncpus) != 0) {
+        printf("coher_init failed\n");
+        exit(2);
+    }
+    for (unsigned i = 0; i < ncpus; i++)
+        coher_model_marker(&co, i, 1);
+    return &co;
+}
+
+static void t_coher_latency(void)
+{
+    struct coher *co = coher_rig("die", 16);
+    CHECK_EQ(coher_latency(co, 0, 15), 144);
+    co = coher_rig("chiplet", 16);
+    CHECK_EQ(coher_latency(co, 0, 7), 60);            /* one CCX */
+    CHECK_EQ(coher_latency(co, 0, 8), 285);           /* across CCXs */
+    co = coher_rig("2socket", 16);
+    CHECK_EQ(coher_latency(co, 1, 7), 144);
+    CHECK_EQ(coher_latency(co, 7, 8), 366);
+    co = coher_rig("p4", 32);
+    CHECK_EQ(coher_latency(co, 0, 14), 110);          /* 15 cores a socket */
+    CHECK_EQ(coher_latency(co, 0, 15), 280);          /* sockets 0 and 1: one hop */
+    CHECK(coher_preset_find("none") == NULL);
+}
+
+/* MESI-like states: a read of another's copy transfers it, a write invalidates the rest. */
+static void t_coher_directory(void)
+{
+    struct coher *co = coher_rig("die", 2);
+    coher_access(co, 0, 0x1000, 8, false);            /* first touch: from memory */
+    CHECK_EQ(co->cpu[0].st.transfers, 0);
+    coher_access(co, 1, 0x1008, 8, false);            /* same line, shared copy */
+    CHECK_EQ(co->cpu[1].st.transfers, 1);
+    coher_access(co, 1, 0x1010, 8, true);             /* upgrade: invalidates cpu 0 */
+    CHECK_EQ(co->cpu[1].st.transfers, 1);
+    CHECK_EQ(co->cpu[1].st.invalidations, 1);
+    coher_access(co, 1, 0x1010, 8, true);             /* modified here: a hit */
+    CHECK_EQ(co->cpu[1].st.invalidations, 1);
+    coher_access(co, 0, 0x1000, 8, false);            /* from the modified copy */
+    CHECK_EQ(co->cpu[0].st.transfers, 1);
+    coher_access(co, 0, 0x1000, 8, true);             /* and cpu 1's copy goes */
+    CHECK_EQ(co->cpu[0].st.invalidations, 1);
+    coher_access(co, 0, 0x103c, 8, false);            /* straddles into a new line */
+    CHECK_EQ(co->cpu[0].st.transfers, 1);
+    CHECK_EQ(co->used_lines, 2);
+    CHECK_EQ(co->cpu[1].st.clock, 288);               /* a transfer and an invalidation */
+    CHECK_EQ(co->cpu[0].st.clock, 576);               /* behind cpu 1's on the line, then two */
+}
+
+/* Private lines cost nothing; one line written by everyone serialises its transfers. */
+static void t_coher_scaling(void)
+{
+    struct coher *co = coher_rig("die", 4);
+    for (unsigned round = 0; round < 10; round++)
+        for (unsigned c = 0; c < 4; c++) {
+            coher_account(co, c, 10, 0, 0);
+            coher_access(co, c, 0x10000 + 64 * c, 8, true);
+        }
+    for (unsigned c = 0; c < 4; c++)
+        CHECK_EQ(co->cpu[c].st.clock, 100);
+    co = coher_rig("die", 4);
+    for (unsigned round = 0; round < 10; round++)
+        for (unsigned c = 0; c < 4; c++)
+            coher_access(co, c, 0x20000, 8, true);
+    uint64_t transfers = 0;
+    for (unsigned c = 0; c < 4; c++)
+        transfers += co->cpu[c].st.transfers;
+    CHECK_EQ(transfers, 39);                           /* all but the first write */
+    CHECK_EQ(co->cpu[3].st.clock, 39 * 144);           /* one after the other */
+    coher_window_begin(co);
+    CHECK_EQ(co->used_lines, 0);
+    CHECK(!co->cpu[0].active);
+}
+
+/* A hand-off completes no earlier than the recorded release; the wait is not counted. */
+static void t_coher_locks(void)
+{
+    struct coher *co = coher_rig("die", 2);
+    coher_lock_marker(co, 0, 1 << 10 | 5);            /* cpu 0 acquires lock 5 */
+    coher_account(co, 0, 100, 0, 0);
+    coher_lock_marker(co, 1, 0 << 10 | 5);            /* cpu 1 waits: not modelled */
+    coher_account(co, 1, 1000, 0, 0);
+    CHECK_EQ(co->cpu[1].st.instructions, 0);
+    coher_lock_marker(co, 0, 2 << 10 | 5);            /* released at 100 */
+    coher_lock_marker(co, 1, 1 << 10 | 5);
+    CHECK_EQ(co->cpu[1].st.clock, 100);
+    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 100);
+    CHECK_EQ(co->cpu[1].st.lock_waits, 1);
+    CHECK_EQ(co->cpu[1].st.handoffs, 1);
+    CHECK_EQ(co->cpu[0].st.lock_releases, 1);
+    coher_model_marker(co, 1, 0);                     /* paused: nothing counts */
+    coher_access(co, 1, 0x3000, 8, true);
+    CHECK_EQ(co->used_lines, 0);
+}
+
 /* ---- driver -------------------------------------------------------------------------------- */
 
 struct tcase {
@@ -968,6 +1080,10 @@ static const struct tcase cases[] = {
     {"cycles", t_cycles},
     {"insntab", t_insntab},
     {"deterministic_output", t_deterministic_output},
+    {"coher_latency", t_coher_latency},
+    {"coher_directory", t_coher_directory},
+    {"coher_scaling", t_coher_scaling},
+    {"coher_locks", t_coher_locks},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -1,6 +1,8 @@
 /* Presets and key=value argument parsing. */
 #include "config.h"
 
+#include "coher.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +257,18 @@ static int u64_value(const char *v, uint64_t *out)
     return config_parse_size(v, out) ? 1 : 0;
 }
 
+static int coherence_value(struct config *c, const char *v)
+{
+    if (!strcmp(v, "off")) {
+        c->coherence[0] = 0;
+        return 0;
+    }
+    if (!coher_preset_find(v))
+        return 1;
+    snprintf(c->coherence, sizeof(c->coherence), "%s", v);
+    return 0;
+}
+
 /* Tracks whether l3=/stlb= were given explicitly, so geometry keys can imply "on". */
 struct explicit_flags {
     bool l3_set, stlb_set, l3_touched, stlb_touched;
@@ -277,6 +291,8 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
         x->stlb_set = true;
         return parse_bool(v, &c->hier.stlb_on) ? 1 : 0;
     }
+    if (!strcmp(key, "coherence"))
+        return coherence_value(c, v);
     if (!strcmp(key, "always"))
         return parse_bool(v, &c->always) ? 1 : 0;
     if (!strcmp(key, "inclusive"))

@@ -23,6 +23,7 @@ struct config {
     uint64_t ktext_base;    /* kernel text: virtual = ktext_base + physical */
     char out[512];          /* JSON lines file; empty: standard error */
     bool always;            /* count from the start (window 0) without a begin marker */
+    char coherence[16];     /* coherence-model latency preset (coher.c); empty: off */
 };
 
 /* Fills cfg from a named preset ("pentiumpro", "modern"); -1 if unknown. */

@@ -34,10 +34,28 @@ static void on_insn(unsigned int vcpu, void *udata)
         sim_insn(sim, vcpu, udata);
 }
 
+/* With the coherence model on (coherence=PRESET), instructions and accesses go through
+ * the _coher entry points; the callbacks without it stay exactly as they were. */
+static bool coherence;
+
+static void on_insn_coher(unsigned int vcpu, void *udata)
+{
+    if (vcpu < n_vcpus)
+        sim_insn_coher(sim, vcpu, udata);
+}
+
+static void any_insn(unsigned int vcpu, void *udata)
+{
+    if (coherence)
+        sim_insn_coher(sim, vcpu, udata);
+    else
+        sim_insn(sim, vcpu, udata);
+}
+
 static void on_mov_cr3(unsigned int vcpu, void *udata)
 {
     if (vcpu < n_vcpus) {
-        sim_insn(sim, vcpu, udata);
+        any_insn(vcpu, udata);
         sim_cr3_write(sim, vcpu, udata);
     }
 }
@@ -45,7 +63,7 @@ static void on_mov_cr3(unsigned int vcpu, void *udata)
 static void on_invlpg(unsigned int vcpu, void *udata)
 {
     if (vcpu < n_vcpus) {
-        sim_insn(sim, vcpu, udata);
+        any_insn(vcpu, udata);
         sim_invlpg(sim, vcpu, udata);
     }
 }
@@ -66,6 +84,21 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
     sim_data(sim, vcpu, udata, vaddr, qemu_plugin_hwaddr_phys_addr(hw), size, store);
 }
 
+static void on_mem_coher(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                         void *udata)
+{
+    if (vcpu >= n_vcpus)
+        return;
+    bool store = qemu_plugin_mem_is_store(info);
+    if (sim_marker_access(sim, vcpu, vaddr, store))
+        return;
+    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+    if (!hw || qemu_plugin_hwaddr_is_io(hw))
+        return;
+    unsigned size = 1u << qemu_plugin_mem_size_shift(info);
+    sim_data_coher(sim, vcpu, udata, vaddr, qemu_plugin_hwaddr_phys_addr(hw), size, store);
+}
+
 /* ---- translation ------------------------------------------------------------------- */
 
 static const struct insn_desc *describe(const struct qemu_plugin_insn *insn)
@@ -84,14 +117,14 @@ static const struct insn_desc *describe(const struct qemu_plugin_insn *insn)
 
 static void instrument(struct qemu_plugin_insn *insn, const struct insn_desc *d)
 {
-    qemu_plugin_vcpu_udata_cb_t cb = on_insn;
+    qemu_plugin_vcpu_udata_cb_t cb = coherence ? on_insn_coher : on_insn;
     if (d->kind == INSN_MOV_CR3)
         cb = on_mov_cr3;
     else if (d->kind == INSN_INVLPG)
         cb = on_invlpg;
     void *ud = (void *)d;
     qemu_plugin_register_vcpu_insn_exec_cb(insn, cb, QEMU_PLUGIN_CB_NO_REGS, ud);
-    qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+    qemu_plugin_register_vcpu_mem_cb(insn, coherence ? on_mem_coher : on_mem, QEMU_PLUGIN_CB_NO_REGS,
                                      QEMU_PLUGIN_MEM_RW, ud);
 }
 
@@ -162,6 +195,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     if (open_output(&cfg) != 0)
         return -1;
     n_vcpus = info->system.max_vcpus > 0 ? (unsigned)info->system.max_vcpus : 1;
+    coherence = cfg.coherence[0] != 0;
     sim = sim_create(&cfg, n_vcpus, out);
     if (!sim) {
         complain("out of memory");

@@ -13,7 +13,7 @@ cachesim_saved_goal := $(.DEFAULT_GOAL)
 
 CACHESIM_DIR := tools/cacheplugin
 CACHESIM_MODEL_SRCS := $(addprefix $(CACHESIM_DIR)/,cache.c tlb.c hier.c counters.c \
-	domains.c config.c sim.c report.c x86dec.c iphys.c insntab.c)
+	domains.c config.c sim.c report.c x86dec.c iphys.c insntab.c coher.c)
 CACHESIM_SRCS := $(CACHESIM_MODEL_SRCS) $(CACHESIM_DIR)/plugin.c
 CACHESIM_OBJDIR := $(BUILD)/tools/cacheplugin
 CACHESIM_OBJS := $(patsubst $(CACHESIM_DIR)/%.c,$(CACHESIM_OBJDIR)/%.o,$(CACHESIM_SRCS))

@@ -175,8 +175,13 @@ void report_window(FILE *f, const struct sim *s, unsigned end_id, bool complete)
     put_vcpus(f, s);
     fprintf(f, ",\"iphys\":{\"calibrated\":%s,\"conflicts\":%" PRIu64 ",\"fallbacks\":%" PRIu64
                "},\"markers\":%" PRIu64 ",\"bad_markers\":%" PRIu64
-               ",\"invlpg_without_hint\":%" PRIu64 "}\n",
+               ",\"invlpg_without_hint\":%" PRIu64,
             s->ip.calibrated ? "true" : "false", s->ip.conflicts, s->ip.fallbacks, s->markers,
             s->bad_markers, s->invlpg_nohint);
+    if (s->coh) {
+        fputs(",\"coherence\":", f);
+        coher_report(f, s->coh);
+    }
+    fputs("}\n", f);
     fflush(f);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "x86dec.h"
 
 static void window_begin(struct sim *s, unsigned id);
 
@@ -63,6 +64,12 @@ struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
     for (unsigned i = 0; i < s->nvcpus; i++)
         if (vcpu_init(&s->v[i], &cfg->hier, i) != 0)
             goto fail;
+    if (cfg->coherence[0]) {
+        s->coh = malloc(sizeof(*s->coh));
+        if (!s->coh || coher_init(s->coh, coher_preset_find(cfg->coherence), cfg->pen.cpi,
+                                  s->nvcpus) != 0)
+            goto fail;
+    }
     if (cfg->always)
         window_begin(s, 0);
     return s;
@@ -79,6 +86,9 @@ void sim_destroy(struct sim *s)
         vcpu_free(&s->v[i]);
     free(s->v);
     domains_free(&s->dom);
+    if (s->coh)
+        coher_free(s->coh);
+    free(s->coh);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -103,6 +113,37 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
 {
     struct vcpu *v = &s->v[vcpu];
     hier_data(&v->h, charge(v, d), v->asid, vaddr, paddr, size, store);
+}
+
+/* What an event cost in the private hierarchy: its misses and stall cycles. */
+static uint64_t misses_of(const struct counters *c)
+{
+    return c->v[CTR_L1I_MISS] + c->v[CTR_L1D_MISS];
+}
+
+void sim_insn_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d)
+{
+    struct vcpu *v = &s->v[vcpu];
+    struct counters *c = charge(v, d);
+    uint64_t misses = misses_of(c);
+    double stall = counters_stall_cycles(c, &s->cfg.pen, &s->lv);
+    sim_insn(s, vcpu, d);
+    coher_account(s->coh, vcpu, 1, misses_of(c) - misses,
+                  counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall);
+}
+
+void sim_data_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
+                    uint64_t paddr, unsigned size, bool store)
+{
+    struct vcpu *v = &s->v[vcpu];
+    struct counters *c = charge(v, d);
+    uint64_t misses = misses_of(c);
+    double stall = counters_stall_cycles(c, &s->cfg.pen, &s->lv);
+    sim_data(s, vcpu, d, vaddr, paddr, size, store);
+    coher_account(s->coh, vcpu, 0, misses_of(c) - misses,
+                  counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall);
+    /* an atomic RMW's load takes the line for writing (one transfer, not two) */
+    coher_access(s->coh, vcpu, paddr, size, store || d->kind == INSN_ATOMIC);
 }
 
 void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d)
@@ -196,6 +237,8 @@ static void window_begin(struct sim *s, unsigned id)
     domains_clear_totals(&s->dom);
     s->open = true;
     s->window = id;
+    if (s->coh)
+        coher_window_begin(s->coh);
     for (unsigned i = 0; i < s->nvcpus; i++)
         point_counters(s, &s->v[i]);
 }
@@ -294,6 +337,18 @@ static void hint_marker(struct vcpu *v, unsigned cmd, unsigned payload)
     }
 }
 
+/* Lock and model markers feed the coherence model when it is on, and are ignored
+ * otherwise (the kernel does not know whether the plugin models coherence). */
+static void coherence_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload)
+{
+    if (!s->coh || !s->open)
+        return;
+    if (cmd == MK_LOCK)
+        coher_lock_marker(s->coh, vcpu, payload);
+    else
+        coher_model_marker(s->coh, vcpu, payload);
+}
+
 void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload)
 {
     struct vcpu *v = &s->v[vcpu];
@@ -308,6 +363,8 @@ void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload)
         hint_marker(v, cmd, payload);
     else if (cmd == MK_CR3_PCID && payload <= 1)
         v->cr3_mode = payload ? CR3_FLUSH_ASID : CR3_KEEP;
+    else if (cmd == MK_LOCK || cmd == MK_MODEL)
+        coherence_marker(s, vcpu, cmd, payload);
     else
         s->bad_markers++;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coher.h"
 #include "config.h"
 #include "counters.h"
 #include "domains.h"
@@ -34,6 +35,9 @@ enum marker_cmd {
     MK_INVLPG_HI = 9,   /* bits 36..47; the hint is complete */
     /* PCID: how the next CR3 write on this vCPU treats the TLBs (default: full flush). */
     MK_CR3_PCID = 10,   /* 0 = keeps every entry (no-flush bit), 1 = drops the new asid's */
+    /* The coherence model (coher.h); ignored when it is off. */
+    MK_LOCK = 11,       /* kind << 10 | lock id; kind 0 wait, 1 acquire, 2 release */
+    MK_MODEL = 12,      /* 0 = this vCPU's work is not modelled from here, 1 = it is again */
 };
 
 enum cr3_mode { CR3_FLUSH_ALL, CR3_KEEP, CR3_FLUSH_ASID };
@@ -86,6 +90,7 @@ struct sim {
     uint64_t windows_done;
     uint64_t markers, bad_markers, invlpg_nohint;
     FILE *out;                      /* JSON lines; not owned */
+    struct coher *coh;              /* the coherence model, or NULL (coherence=off) */
 };
 
 struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out);
@@ -97,6 +102,10 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
 /* Returns true (and acts on it) if vaddr is a marker access; markers are never counted. */
 bool sim_marker_access(struct sim *s, unsigned vcpu, uint64_t vaddr, bool store);
 void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload);
+/* The same with the coherence model on: also feed it instructions, misses and accesses. */
+void sim_insn_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d);
+void sim_data_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
+                    uint64_t paddr, unsigned size, bool store);
 void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d);
 void sim_invlpg(struct sim *s, unsigned vcpu, const struct insn_desc *d);
 /* At exit: writes a still-open window, marked incomplete. */

@@ -1,4 +1,4 @@
-/* Minimal x86-64 decoding: just enough to spot mov-to-CR3 and invlpg. */
+/* Minimal x86-64 decoding: just enough to spot mov-to-CR3, invlpg and atomic RMWs. */
 #include "x86dec.h"
 
 #include <stdbool.h>
@@ -18,12 +18,15 @@ enum insn_kind x86_classify(const uint8_t *b, size_t len)
 {
     size_t i = 0;
     uint8_t rex = 0;
+    bool lock = false;
 
     while (i < len && is_legacy_prefix(b[i]))
-        i++;
+        lock |= b[i++] == 0xF0;
     /* REX must come last, right before the opcode. */
     if (i < len && (b[i] & 0xF0) == 0x40)
         rex = b[i++];
+    if (lock || (len >= i + 2 && (b[i] == 0x86 || b[i] == 0x87) && (b[i + 1] >> 6) != 3))
+        return INSN_ATOMIC;
     if (len < i + 3 || b[i] != 0x0F)
         return INSN_PLAIN;
     uint8_t op = b[i + 1];

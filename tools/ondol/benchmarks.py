@@ -751,3 +751,25 @@ def get(name: str) -> Benchmark:
             return bench
     known = ", ".join(b.name for b in BENCHMARKS)
     raise OndolError(f"no benchmark named {name!r} (known: {known})")
+
+
+# ---- coherence: the coherence model's validation (issue 13), see docs/smp.md ------------
+from ondol import coherence  # noqa: E402
+
+COHERENCE_BENCH = Benchmark(
+    name="coherence",
+    description="MODELLED scaling of per-CPU counters, one shared counter and a lock "
+                "ping-pong over 1-8 vCPUs (coherence model, latency preset "
+                f"{coherence.LATENCY_PRESET}); --no-icount: real concurrency, TSC only",
+    configs=coherence.configs(),
+    key=("test", "cpus"),
+    columns=("test", "cpus", "iters", "ok", "median", "unit", "cycles_per_iter",
+             "transfers_per_job", "transfers_per_handoff", "invalidations", "lock_wait_cycles",
+             "tsc"),
+    plot=Plot(kind="line", x="cpus", series="test", logx=True, logy=True),
+    paper=None,
+    timeout=600.0,
+    rows=coherence.rows,
+    environment=coherence.environment,
+)
+BENCHMARKS += (COHERENCE_BENCH,)

@@ -62,6 +62,14 @@ static void lapic_ipi(u32 apic_id, u32 command)
 void lapic_send_init(u32 apic_id) { lapic_ipi(apic_id, 0x500 | ICR_ASSERT); }
 void lapic_send_startup(u32 apic_id, u32 page) { lapic_ipi(apic_id, 0x600 | ICR_ASSERT | (page & 0xff)); }
 u32 lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
+/* A fixed-vector IPI, physical destination, edge. */
+void lapic_send_ipi(u32 apic_id, u8 vector) { lapic_ipi(apic_id, ICR_ASSERT | vector); }
+
+#define LAPIC_ISR 0x100
+bool lapic_in_service(u8 vector)
+{
+    return (lapic_read(LAPIC_ISR + 0x10 * (vector / 32)) >> (vector % 32)) & 1;
+}
 
 /* Count LAPIC timer ticks (divide by 16) and TSC ticks over 10 ms of PIT channel 2. */
 static u32 calibrate(void)
@@ -96,6 +104,12 @@ void lapic_timer_start(u32 hz)
 }
 
 u64 tsc_hz(void) { return calibrated_tsc_hz; }
+
+void lapic_timer_mask(void)
+{
+    lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+    lapic_write(LAPIC_TIMER_INIT, 0);
+}
 
 #define IOAPIC_ACTIVE_LOW (1u << 13)
 #define IOAPIC_LEVEL  (1u << 15)

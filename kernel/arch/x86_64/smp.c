@@ -4,12 +4,14 @@
  * (apboot.S), and a second one if the CPU has not checked in after 1 ms; a CPU that is not
  * up 100 ms later is reported and skipped. A started CPU loads the kernel's page tables,
  * its own GDT, TSS and GS base (cpu_init), the IDT and its local APIC, checks in, and
- * halts with interrupts off: nothing is scheduled on it yet (issue 13's next step).
+ * enters its idle loop (ipi.c): halted with interrupts on and its timer masked, it wakes
+ * only for IPIs; nothing is scheduled on it yet (issue 13's next step).
  * Timing is by the TSC, calibrated by then (apic.c), so it also holds under icount.
  */
 #include "acpi.h"
 #include "apic.h"
 #include "cpu.h"
+#include "ipi.h"
 #include "kernel.h"
 #include "memlayout.h"
 #include "pmm.h"
@@ -27,6 +29,7 @@ extern u64 kernel_pml4_pa;                  /* vm.c */
 #define PTE_PS 0x80ull
 #define EFER_LME (1u << 8)
 #define EFER_NXE_BIT (1u << 11)
+#define AP_STACK_FRAMES 4       /* 16 KiB: IPI handlers nest while a called function waits */
 
 bool smp_on = true;                          /* option smp */
 unsigned cpus_running = 1;
@@ -52,8 +55,7 @@ void ap_entry(void)
     lapic_init();
     c->apic_id = lapic_id();
     __atomic_store_n(&ap_checked_in, id, __ATOMIC_RELEASE);
-    for (;;)
-        __asm__ volatile("cli; hlt");
+    ipi_ap_idle();
 }
 
 /* The trampoline's page and its boot page tables: identity-mapped low 2 MiB, and the
@@ -80,10 +82,10 @@ static void trampoline_install(void)
 /* Starts the AP with local APIC id apic_id as cpus[index]: true once it checked in. */
 static bool start_ap(u32 apic_id, int index)
 {
-    u64 stack = frame_alloc();
+    u64 stack = frame_alloc_contig(AP_STACK_FRAMES);
     if (!stack)
         return false;
-    u64 top = (u64)phys_to_virt(stack) + PAGE_SIZE;
+    u64 top = (u64)phys_to_virt(stack) + AP_STACK_FRAMES * PAGE_SIZE;
     memcpy((u8 *)phys_to_virt(AP_TRAMPOLINE_PA) + (ap_boot_stack - ap_trampoline), &top, 8);
     ap_starting = index;
     ap_checked_in = -1;
@@ -96,7 +98,7 @@ static bool start_ap(u32 apic_id, int index)
     }
     if (ap_checked_in == index)
         return true;
-    frame_free(stack);
+    frame_free_contig(stack, AP_STACK_FRAMES);
     return false;
 }
 

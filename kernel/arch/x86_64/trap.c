@@ -11,6 +11,7 @@
 #include "dev.h"
 #include "fault.h"
 #include "fwd.h"
+#include "ipi.h"
 #include "kernel.h"
 #include "pcnt.h"
 #include "klock.h"
@@ -163,11 +164,17 @@ void trap(struct trapframe *tf)
 {
     if (smap_enabled)
         __asm__ volatile("clac");
+    if (tf->vector >= 32 && tf->vector < 256)
+        pcnt_irqs[this_cpu()->id]++;          /* P3's filter drops samples spanning one */
+    if (ipi_interrupt(tf->vector))            /* no kernel lock: the sender may hold it */
+        return;
+    if (ipi_stopping() && tf->vector >= 32) { /* powering off: interrupts only acknowledged */
+        lapic_eoi();
+        return;
+    }
     bool took_lock = !kernel_lock_held();
     if (took_lock)
         kernel_lock();
-    if (tf->vector >= 32 && tf->vector < 256)
-        pcnt_irqs[this_cpu()->id]++;          /* P3's filter drops samples spanning one */
     switch (tf->vector) {
     case VEC_TIMER:
         lapic_eoi();
@@ -176,8 +183,6 @@ void trap(struct trapframe *tf)
     case VEC_COM1:
         console_irq();
         lapic_eoi();
-        break;
-    case VEC_SPURIOUS:
         break;
     case 2:
         printk("ondol: NMI received (ignored)\n");

@@ -11,6 +11,12 @@ u32 lapic_id(void);
  * `page` (below 1 MiB) in real mode. */
 void lapic_send_init(u32 apic_id);
 void lapic_send_startup(u32 apic_id, u32 page);
+/* A fixed-vector interprocessor interrupt (ipi.c). */
+void lapic_send_ipi(u32 apic_id, u8 vector);
+/* The vector's bit in the in-service register: set when it was delivered as an interrupt
+ * (needs an EOI), clear for a true spurious interrupt. */
+bool lapic_in_service(u8 vector);
+void lapic_timer_mask(void);          /* an AP's timer: masked, stopped */
 void lapic_timer_start(u32 hz);       /* calibrates against the PIT first */
 u64 tsc_hz(void);                      /* calibrated TSC frequency */
 void ioapic_route(u32 irq, u8 vector, u32 apic_id);

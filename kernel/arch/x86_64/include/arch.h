@@ -7,7 +7,7 @@
  *     invlpg, pause, interrupt enable/disable, wait_for_interrupt (x86.h)
  *   - x87/SSE state: struct fpu_state, fpu_save/fpu_restore/fpu_init (fpu.h)
  *   - the interrupt controller and timer (apic.h), the firmware's CPU and interrupt tables
- *     (acpi.h) and the other CPUs' start (smp.h), the serial ports (serial.h), power off,
+ *     (acpi.h), the other CPUs' start (smp.h) and IPIs to them (ipi.h), the serial ports (serial.h), power off,
  *     PCI configuration space (pcicfg.h)
  * The rest of arch/x86_64/include is private to arch/x86_64/.
  */
@@ -17,6 +17,7 @@
 #include "apic.h"
 #include "cpu.h"
 #include "fpu.h"
+#include "ipi.h"
 #include "pcicfg.h"
 #include "power.h"
 #include "serial.h"

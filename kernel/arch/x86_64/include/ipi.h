@@ -1,0 +1,49 @@
+/*
+ * Interprocessor interrupts (ipi.c, docs/smp.md): fixed vectors sent to one CPU or to every
+ * other started CPU, a call-function IPI (run a function on other CPUs and wait for it,
+ * bounded), and stop (used by power off and panic so no CPU keeps running).
+ */
+#ifndef IPI_H
+#define IPI_H
+#include "types.h"
+
+/* Vectors 0xf0..0xfe are IPIs (priority class 15, above every device vector). */
+#define VEC_IPI_RESCHED 0xf0   /* wake the CPU from its halt; nothing else yet */
+#define VEC_IPI_CALL    0xf1   /* run the function posted in the CPU's call box */
+#define VEC_IPI_STOP    0xf2   /* halt for good, interrupts off */
+#define VEC_IPI_FIRST   0xf0
+#define VEC_IPI_LAST    0xfe
+
+typedef void (*ipi_fn)(void *arg);
+
+/* Sends `vector` to cpus[cpu] (a started CPU; others are ignored), without waiting. */
+void ipi_send(int cpu, u8 vector);
+/* Sends `vector` to every started CPU except this one. */
+void ipi_send_others(u8 vector);
+/* Runs fn(arg) on cpus[cpu] in its interrupt handler (interrupts off there, the kernel lock
+ * not taken) and waits for it to return, at most timeout_us microseconds (TSC). Returns 0,
+ * E_INVAL for a CPU that is not started or is this one, E_TIMEOUT when it did not answer
+ * (fn may still run later: pass data that outlives the call). Callers are serialised. */
+int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us);
+/* Runs fn(arg) on every started CPU: posted to the others, then run here, then waits for
+ * all of them (bounded as above). Returns 0 or E_TIMEOUT. */
+int ipi_call_all(ipi_fn fn, void *arg, u64 timeout_us);
+/* Stops every other started CPU and waits (bounded, 100 ms) until they report it; from
+ * then on interrupts here are only acknowledged. Returns how many stopped. */
+unsigned ipi_stop_others(void);
+/* trap(): handles an IPI vector (or the spurious vector) without the kernel lock; false for
+ * any other vector. */
+bool ipi_interrupt(u64 vector);
+/* True once a stop has begun: trap() then only acknowledges interrupts. */
+bool ipi_stopping(void);
+/* Waits until *word == value or the TSC passes `deadline`: spins briefly, then halts until
+ * an interrupt (so under icount the vCPU it waits for gets to run). True if it matched. */
+bool ipi_wait_word(volatile u32 *word, u32 value, u64 deadline);
+/* The idle loop of a started AP: halts with interrupts on, wakes on IPIs. */
+__attribute__((noreturn)) void ipi_ap_idle(void);
+/* Counters for tests: IPIs handled per CPU, unknown and spurious vectors seen. */
+struct ipi_stats {
+    u32 handled, unknown, spurious;
+};
+extern struct ipi_stats ipi_stats[];
+#endif

@@ -1,0 +1,188 @@
+/*
+ * Interprocessor interrupts (docs/smp.md, "IPIs").
+ *
+ * Every IPI vector is handled in ipi_interrupt(), called by trap() before the kernel lock:
+ * the sender may hold that lock while it waits for the answer. The handler acknowledges
+ * the local APIC first (EOI), so a function run by the call IPI can itself wait for other
+ * IPIs of the same priority class.
+ *
+ * Nothing here waits without bound or spins for long: under QEMU's -icount all vCPUs run
+ * round robin on one host thread and a spinning vCPU starves the one it waits for, so a
+ * waiter spins briefly and then halts until an interrupt (the answering CPU sends a wake
+ * IPI; the bootstrap CPU's timer also wakes it to check its deadline).
+ */
+#include <ondol/abi.h>
+#include "apic.h"
+#include "cpu.h"
+#include "ipi.h"
+#include "kernel.h"
+#include "smp.h"
+#include "spinlock.h"
+#include "trap.h"
+#include "x86.h"
+
+#define SPIN_BRIEF 100               /* pause iterations before halting */
+#define STOP_TIMEOUT_US 100000
+
+/* One per CPU, on its own cache line: the function the call IPI runs there. */
+struct call_box {
+    ipi_fn fn;
+    void *arg;
+    int caller;
+    volatile u32 posted, done;      /* sequence numbers: posted by the caller, done by the CPU */
+} __attribute__((aligned(64)));
+
+static struct call_box call_boxes[MAX_CPUS];
+static struct spinlock call_lock;   /* one caller at a time */
+static volatile u32 stopping, stopped;
+static int stop_initiator;
+struct ipi_stats ipi_stats[MAX_CPUS];
+
+static bool started_cpu(int cpu) { return cpu >= 0 && (unsigned)cpu < cpus_running; }
+
+void ipi_send(int cpu, u8 vector)
+{
+    if (started_cpu(cpu))
+        lapic_send_ipi(cpus[cpu].apic_id, vector);
+}
+
+void ipi_send_others(u8 vector)
+{
+    int self = this_cpu()->id;
+    for (int cpu = 0; (unsigned)cpu < cpus_running; cpu++)
+        if (cpu != self)
+            ipi_send(cpu, vector);
+}
+
+static u64 deadline_after_us(u64 us) { return rdtsc() + tsc_hz() / 1000000 * us; }
+
+bool ipi_wait_word(volatile u32 *word, u32 value, u64 deadline)
+{
+    for (int i = 0; i < SPIN_BRIEF; i++) {
+        if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value)
+            return true;
+        pause();
+    }
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
+        if (rdtsc() >= deadline)
+            return false;
+        wait_for_interrupt();
+    }
+    return true;
+}
+
+static void post_call(int cpu, ipi_fn fn, void *arg)
+{
+    struct call_box *b = &call_boxes[cpu];
+    b->fn = fn;
+    b->arg = arg;
+    b->caller = this_cpu()->id;
+    __atomic_store_n(&b->posted, b->posted + 1, __ATOMIC_RELEASE);
+    ipi_send(cpu, VEC_IPI_CALL);
+}
+
+static bool call_answered(int cpu, u64 deadline)
+{
+    struct call_box *b = &call_boxes[cpu];
+    return ipi_wait_word(&b->done, b->posted, deadline);
+}
+
+int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us)
+{
+    if (!started_cpu(cpu) || cpu == this_cpu()->id)
+        return E_INVAL;
+    spin_lock(&call_lock);
+    post_call(cpu, fn, arg);
+    bool answered = call_answered(cpu, deadline_after_us(timeout_us));
+    spin_unlock(&call_lock);
+    return answered ? 0 : E_TIMEOUT;
+}
+
+int ipi_call_all(ipi_fn fn, void *arg, u64 timeout_us)
+{
+    int self = this_cpu()->id;
+    spin_lock(&call_lock);
+    for (int cpu = 0; (unsigned)cpu < cpus_running; cpu++)
+        if (cpu != self)
+            post_call(cpu, fn, arg);
+    fn(arg);
+    u64 deadline = deadline_after_us(timeout_us);
+    bool answered = true;
+    for (int cpu = 0; (unsigned)cpu < cpus_running; cpu++)
+        if (cpu != self)
+            answered &= call_answered(cpu, deadline);
+    spin_unlock(&call_lock);
+    return answered ? 0 : E_TIMEOUT;
+}
+
+/* The call IPI: run the posted function (if a new one is posted), then wake the caller. */
+static void run_call_box(int self)
+{
+    struct call_box *b = &call_boxes[self];
+    u32 seq = __atomic_load_n(&b->posted, __ATOMIC_ACQUIRE);
+    if (seq == b->done)
+        return;
+    b->fn(b->arg);
+    __atomic_store_n(&b->done, seq, __ATOMIC_RELEASE);
+    ipi_send(b->caller, VEC_IPI_RESCHED);
+}
+
+__attribute__((noreturn)) static void stop_here(void)
+{
+    __atomic_add_fetch(&stopped, 1, __ATOMIC_ACQ_REL);
+    ipi_send(stop_initiator, VEC_IPI_RESCHED);
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+unsigned ipi_stop_others(void)
+{
+    if (cpus_running <= 1 || __atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
+        return 0;
+    stop_initiator = this_cpu()->id;
+    ipi_send_others(VEC_IPI_STOP);
+    u64 deadline = deadline_after_us(STOP_TIMEOUT_US);
+    while (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE) < cpus_running - 1 && rdtsc() < deadline)
+        wait_for_interrupt();
+    return stopped;
+}
+
+bool ipi_stopping(void) { return stopping; }
+
+/* The spurious vector: a real spurious interrupt needs no EOI; an IPI sent with vector
+ * 0xff was delivered like any other and does (else its in-service bit blocks class 15). */
+static void spurious(int self)
+{
+    ipi_stats[self].spurious++;
+    if (lapic_in_service(VEC_SPURIOUS))
+        lapic_eoi();
+}
+
+bool ipi_interrupt(u64 vector)
+{
+    int self = this_cpu()->id;
+    if (vector == VEC_SPURIOUS) {
+        spurious(self);
+        return true;
+    }
+    if (vector < VEC_IPI_FIRST || vector > VEC_IPI_LAST)
+        return false;
+    lapic_eoi();
+    ipi_stats[self].handled++;
+    if (vector == VEC_IPI_STOP)
+        stop_here();
+    else if (vector == VEC_IPI_CALL)
+        run_call_box(self);
+    else if (vector != VEC_IPI_RESCHED) {
+        ipi_stats[self].unknown++;
+        printk("ipi: unexpected vector %#lx on CPU %d (ignored)\n", (unsigned long)vector, self);
+    }
+    return true;
+}
+
+void ipi_ap_idle(void)
+{
+    lapic_timer_mask();
+    for (;;)
+        wait_for_interrupt();
+}

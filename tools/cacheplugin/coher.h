@@ -1,0 +1,91 @@
+/*
+ * The coherence model (README "The coherence model"): a MESI-like directory over 64-byte
+ * lines shared by all vCPUs, and a modelled clock per vCPU.
+ *
+ * Under -icount QEMU 7.2 runs the vCPUs round robin on one host thread, so their virtual
+ * time is the sum of all of them and no parallel speed-up can show. This model replays the
+ * recorded execution with a clock per vCPU instead:
+ *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties)
+ *           + core-to-core transfers * latency(source, destination)
+ *           + lock waits
+ * in the order QEMU executed the accesses. A line is a resource: a transfer or an
+ * invalidating upgrade cannot start before the line's previous transfer has finished, so
+ * N vCPUs hammering one line serialise on it. A lock acquire cannot complete before the
+ * recorded previous release of that lock (hand-offs in recorded order). Work the guest
+ * marks as not modelled (its barriers, the time a waiter spends halted) is left out.
+ * Only accesses while a window is open and the vCPU is active are recorded.
+ * QEMU-free: the host tests feed it synthetic streams.
+ */
+#ifndef CACHESIM_COHER_H
+#define CACHESIM_COHER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define COHER_MAX_CPUS 32
+#define COHER_LOCKS 1024
+#define COHER_LINE_SHIFT 6
+
+/* The latency matrix: vCPU i is core i; cores fill a die, dies a socket. A transfer pays
+ * lat_die inside a die, lat_chiplet between dies of one socket, and lat_socket (one hop)
+ * or lat_socket2 (two hops: sockets whose numbers differ in more than one bit) between
+ * sockets. Cycles of the core's clock. */
+struct coher_preset {
+    const char *name;
+    unsigned cores_per_die, dies_per_socket;
+    double lat_die, lat_chiplet, lat_socket, lat_socket2;
+    const char *source;
+};
+
+/* The named presets (README lists them with their sources); NULL if unknown. */
+const struct coher_preset *coher_preset_find(const char *name);
+
+struct coher_cpu_stats {
+    uint64_t instructions, misses, transfers, invalidations;
+    uint64_t lock_acquires, lock_releases, lock_waits, handoffs;
+    double miss_cycles, transfer_cycles, lock_wait_cycles, clock;
+};
+
+struct coher_cpu {
+    struct coher_cpu_stats st;
+    bool active, waiting, used;
+};
+
+struct coher_line {
+    uint64_t line;          /* line number + 1; 0: empty slot */
+    uint32_t sharers;       /* vCPUs holding a copy */
+    int8_t owner;           /* the vCPU holding it modified, or -1 */
+    double ready;           /* modelled time its last transfer completed */
+};
+
+struct coher_lock {
+    double released;        /* modelled time of the last recorded release */
+    int last_holder;        /* -1: never held in this window */
+};
+
+struct coher {
+    struct coher_preset preset;
+    double cpi;
+    unsigned ncpus;
+    struct coher_cpu cpu[COHER_MAX_CPUS];
+    struct coher_lock locks[COHER_LOCKS];
+    struct coher_line *lines;
+    uint64_t cap, used_lines, resets;
+};
+
+int coher_init(struct coher *co, const struct coher_preset *p, double cpi, unsigned ncpus);
+void coher_free(struct coher *co);
+double coher_latency(const struct coher *co, unsigned from, unsigned to);
+/* A window begins: every clock at 0, every vCPU inactive until it resumes. */
+void coher_window_begin(struct coher *co);
+/* Instructions executed and the private hierarchy's misses and stall cycles they caused. */
+void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t misses, double stall);
+/* A data access to physical address pa (size bytes). */
+void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store);
+/* Marker 11 (payload kind << 10 | lock) and marker 12 (0 pause, 1 resume). */
+void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload);
+void coher_model_marker(struct coher *co, unsigned cpu, unsigned payload);
+/* The window's "coherence" object (without a leading comma). */
+void coher_report(FILE *f, const struct coher *co);
+#endif
