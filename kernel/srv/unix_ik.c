@@ -268,6 +268,15 @@ void rt_poweroff(void)
 
 void rt_result_write(const char *buf, size_t n) { serial_write(COM2, buf, n); }
 
+/* The kernel's switch counters (runtime.h), summed over CPUs. */
+void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
+{
+    u64 threads, spaces;
+    cpu_switch_counts(&threads, &spaces);
+    *thread_switches = threads;
+    *as_switches = spaces;
+}
+
 const void *rt_rootfs(size_t *len)
 {
     *len = rootfs_len;

@@ -33,7 +33,6 @@ void unix_syscall(int tid, long nr, const uint64_t args[6])
     if (!t)
         return;         /* not a thread of ours (cannot happen: only our tasks forward) */
     struct ucall c = {.proc = t->proc, .thread = t, .nr = nr};
-    t->proc->calls++;
     t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
     for (int i = 0; i < 6; i++)
         c.a[i] = args[i];

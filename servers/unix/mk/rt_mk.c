@@ -132,6 +132,15 @@ void rt_memory(uint64_t *total, uint64_t *free)
 }
 void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
 
+/* The kernel's switch counters (runtime.h): SYS_TIME carries them. */
+void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
+{
+    struct time_info t = {0};
+    sys_time(&t);
+    *thread_switches = t.thread_switches;
+    *as_switches = t.as_switches;
+}
+
 const void *rt_rootfs(size_t *len)
 {
     long addr = sys_rootfs_map(len);
