@@ -4,7 +4,7 @@
  * here of kernel functions on the same objects the MK runtime reaches by system calls.
  *
  * Entry: a Linux task served in IK form has linux_server == FWD_SERVER_IK; its `syscall`
- * enters linux_syscall_entry (entry.S), which tests that first and calls unix_ik_syscall
+ * enters linux_syscall_entry (entry.S), whose fwd_slow (after the forwarding fastpath declines) calls unix_ik_syscall
  * on the trapping thread's kernel stack: no IPC, no address-space switch. The thread is marked as in a
  * forwarded call (thread->fwd, as in MK, so the register controls apply); unix_answer
  * ends the call (fwd_answer) and sets rax. A call left unanswered (UNIX_BLOCKED) puts the

@@ -8,7 +8,7 @@
 /* At boot, after the other servers (main.c): with unix=ik, start the server's kernel
  * threads (the first one unpacks the root archive and starts init); else nothing. */
 void unix_ik_boot(void);
-/* From linux_syscall_entry (entry.S), with nothing taken yet, for a thread of a task with
+/* From fwd_slow (entry.S), with nothing taken yet, for a thread of a task with
  * linux_server == FWD_SERVER_IK: takes the kernel lock and the syscall probe, as
  * fwd_syscall does; the system call in tf runs the server; the thread sleeps here until
  * answered. Returns the frame to leave through (tf). */
