@@ -97,6 +97,11 @@ def test_unknown_calls_statistics_and_poweroff(peer, form):
     assert rec["calls"] == sum(rec["by_number"].values())
     assert rec["by_number"]["59"] >= 2 and rec["by_number"]["500"] == 2    # execve, unknown
     assert rec["by_pid"]["1"] > 0 and rec["reaped"] > 0
+    # each call is counted once per process (no unknown number here is out of range)
+    assert rec["calls"] == sum(rec["by_pid"].values()) + rec["reaped"]
+    # the kernel's counters: every fork, exec and wait switches threads and address spaces
+    assert rec["thread_switches"] >= rec["by_number"]["59"] >= 2
+    assert rec["as_switches"] >= rec["by_number"]["59"]
 
 
 # ---- signals through the run-time (servers/unix/entry.c, mk/rt_mk.c) ----------------------
@@ -121,6 +126,23 @@ def test_ps_reads_proc(shell):
     assert rows[0] == ["PID", "USER", "COMMAND"], out
     names = {" ".join(r[2:]): r[0] for r in rows[1:]}
     assert names["/bin/sh"] == "1" and int(names["{ps} /bin/sh"]) > 1, out
+
+
+def switch_counts(shell) -> dict:
+    out = shell.cmd("head -n 999 /proc/ondol/syscalls")   # (busybox cat shows nothing of /proc yet)
+    return {k: int(v) for k, v in (l.split() for l in out.splitlines() if l.count(" ") == 1)}
+
+
+def test_proc_ondol_syscalls_counts_calls_and_switches(shell):
+    """/proc/ondol/syscalls: the calls by number and by pid, and the kernel's switch
+    counters, which grow with every command the shell forks (a fork and a wait at least)."""
+    before = switch_counts(shell)
+    after = switch_counts(shell)
+    assert after["calls"] > before["calls"] > 0
+    assert after["thread_switches"] > before["thread_switches"] > 0
+    assert after["as_switches"] > before["as_switches"] > 0
+    out = shell.cmd("head -n 999 /proc/ondol/syscalls")
+    assert re.search(r"^nr 0 read \d+$", out, re.M) and re.search(r"^pid 1 \d+$", out, re.M)
 
 
 def test_signals_program_prints_what_linux_prints(shell, peer):

@@ -128,6 +128,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     struct cpu *c = this_cpu();
     u64 discard;
     c->current = next;
+    cpu_count_thread_switch();
     next->on_cpu = true;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {

@@ -505,7 +505,8 @@ static long sys_meminfo(u64 uout)
 
 static long sys_time(u64 uout)
 {
-    struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz()};
+    struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz(), 0, 0};
+    cpu_switch_counts(&ti.thread_switches, &ti.as_switches);
     return copyout(uout, &ti, sizeof(ti));
 }
 

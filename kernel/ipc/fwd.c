@@ -51,8 +51,6 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
-    if (t->task->linux_server == FWD_SERVER_IK)
-        return unix_ik_syscall(tf);
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
                             tf->rdx, tf->r10, tf->r8, tf->r9};
     struct thread *s = server_of(t);

@@ -336,6 +336,7 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
     next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
     next->on_cpu = true;
     c->current = next;
+    cpu_count_thread_switch();
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->task != cur->task)               /* the same task: its tables are loaded */
         aspace_switch(next->task->as);
@@ -781,6 +782,8 @@ FP_AT(struct cpu, linux_entry, CPU_LINUX_ENTRY);
 FP_AT(struct cpu, fs_base, CPU_FS_BASE);
 FP_AT(struct cpu, gs_base, CPU_GS_BASE);
 FP_AT(struct cpu, user_ctx, CPU_USER_CTX);
+FP_AT(struct cpu, thread_switches, CPU_THREAD_SWITCHES);
+FP_AT(struct cpu, as_switches, CPU_AS_SWITCHES);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,
@@ -789,7 +792,8 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
                IPC_IDLE == 0 && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
                CR0_TS == FP_CR0_TS && MSR_LSTAR == FP_MSR_LSTAR && MSR_FS_BASE == FP_MSR_FS_BASE &&
                MSR_KERNEL_GS_BASE == FP_MSR_KERNEL_GS_BASE && USER_CTX_LINUX == FP_USER_CTX_LINUX &&
-               FWD_SYSCALL == FP_FWD_SYSCALL && IPC_FWD == FP_IPC_FWD &&
+               FWD_SYSCALL == FP_FWD_SYSCALL && FWD_SERVER_IK == FP_FWD_SERVER_IK &&
+               IPC_FWD == FP_IPC_FWD &&
                FWD_LABEL(FWD_OP_SYSCALL) == FP_FWD_SYSCALL_LABEL &&
                sizeof(((struct thread *)0)->fwd) == 1 && sizeof(((struct cpu *)0)->linux_entry) == 1 &&
                IPC_ANY == -1 && IPC_FOREVER == 0xffffffffu,

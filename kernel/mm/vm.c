@@ -189,6 +189,7 @@ void aspace_tlb_stale(struct aspace *as) { asid_mark_stale(as->asid); }
 void aspace_load_tagged(u64 cr3, int asid)
 {
     marker_asid_switch(asid);
+    cpu_count_as_switch();
     u64 bit = 1ull << (asid % 64);
     bool stale = asid_stale[asid / 64] & bit;
     asid_stale[asid / 64] &= ~bit;

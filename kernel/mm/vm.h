@@ -43,6 +43,7 @@ static inline void aspace_load(u64 cr3, int asid)
         return;
     }
     marker_asid_switch(asid);
+    cpu_count_as_switch();
     write_cr3(cr3);
 }
 void aspace_tlb_stale(struct aspace *as);   /* its tables changed while not loaded */

@@ -4,8 +4,8 @@
  * here of kernel functions on the same objects the MK runtime reaches by system calls.
  *
  * Entry: a Linux task served in IK form has linux_server == FWD_SERVER_IK; its `syscall`
- * reaches fwd_syscall (kernel/ipc/fwd.c), which calls unix_ik_syscall on the trapping
- * thread's kernel stack: no IPC, no address-space switch. The thread is marked as in a
+ * enters linux_syscall_entry (entry.S), whose fwd_slow (after the forwarding fastpath declines) calls unix_ik_syscall
+ * on the trapping thread's kernel stack: no IPC, no address-space switch. The thread is marked as in a
  * forwarded call (thread->fwd, as in MK, so the register controls apply); unix_answer
  * ends the call (fwd_answer) and sets rax. A call left unanswered (UNIX_BLOCKED) puts the
  * thread to sleep here until another thread's call, a timer or console input answers it.
@@ -28,9 +28,11 @@
 #include "fwd.h"
 #include "kernel.h"
 #include "kheap.h"
+#include "klock.h"
 #include "memlayout.h"
 #include "multiboot.h"
 #include "options.h"
+#include "pcnt.h"
 #include "pmm.h"
 #include "region.h"
 #include "sched.h"
@@ -56,13 +58,14 @@ static struct thread *service;         /* the `unix` kernel thread */
 static u64 service_deadline = UNIX_NO_DEADLINE;   /* when it wakes next */
 
 /* ---- time, memory, log ---------------------------------------------------------------- */
+/* Nanoseconds per TSC tick in 32.32 fixed point (0: no calibrated TSC): every call reads
+ * the clock once (ucall.started_ns), so it is a multiply, not two divisions. */
+static u64 ns_per_tsc_q32;
+
 uint64_t unix_now_ns(void)
 {
-    u64 hz = tsc_hz();
-    if (hz) {
-        u64 t = rdtsc();
-        return t / hz * 1000000000ull + t % hz * 1000000000ull / hz;
-    }
+    if (ns_per_tsc_q32)
+        return (u64)(((unsigned __int128)rdtsc() * ns_per_tsc_q32) >> 32);
     return ticks_now() * (1000000000ull / timer_hz);
 }
 
@@ -76,11 +79,12 @@ void unix_log(const char *msg) { printk("%s\n", msg); }
  * for a refused fault) and let it run. A thread gone or not in a call: nothing. */
 static void answer_thread(int tid, long value)
 {
-    struct thread *t = thread_lookup(tid);
+    struct thread *cur = current_thread();    /* the common case: a call answers itself */
+    struct thread *t = cur->tid == tid ? cur : thread_lookup(tid);
     if (!t || t->state == T_ZOMBIE || t->fwd == FWD_NONE)
         return;
     t->tf->rax = (u64)fwd_answer(t, (u64)value);
-    if (t != current_thread())
+    if (t != cur)
         thread_wake(t, 0);
 }
 
@@ -274,6 +278,15 @@ void rt_poweroff(void)
 
 void rt_result_write(const char *buf, size_t n) { serial_write(COM2, buf, n); }
 
+/* The kernel's switch counters (runtime.h), summed over CPUs. */
+void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
+{
+    u64 threads, spaces;
+    cpu_switch_counts(&threads, &spaces);
+    *thread_switches = threads;
+    *as_switches = spaces;
+}
+
 const void *rt_rootfs(size_t *len)
 {
     *len = rootfs_len;
@@ -323,13 +336,16 @@ static void await_answer(struct thread *t, u64 fs_base_before)
 
 struct trapframe *unix_ik_syscall(struct trapframe *tf)
 {
+    kernel_lock();
+    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
     const uint64_t args[6] = {tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9};
     u64 fs_base = t->fs_base;
     t->fwd = FWD_SYSCALL;
     unix_syscall(t->tid, (long)tf->rax, args);
     step_end();
-    await_answer(t, fs_base);
+    if (t->fwd != FWD_NONE || t->fs_base != fs_base)      /* else answered, nothing to load */
+        await_answer(t, fs_base);
     return tf;
 }
 
@@ -430,6 +446,7 @@ void unix_ik_boot(void)
     char opt[8];
     unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 &&
                           strcmp(opt, "on") == 0;
+    ns_per_tsc_q32 = tsc_hz() ? (1000000000ull << 32) / tsc_hz() : 0;
     long id = task_create_empty(NULL, "unix", LINUX_PRIO);
     if (id < 0)
         panic("unix: no memory for the server");

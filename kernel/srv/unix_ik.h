@@ -8,9 +8,10 @@
 /* At boot, after the other servers (main.c): with unix=ik, start the server's kernel
  * threads (the first one unpacks the root archive and starts init); else nothing. */
 void unix_ik_boot(void);
-/* From fwd.c, for a thread of a task with linux_server == FWD_SERVER_IK. The system call
- * in tf runs the server; the thread sleeps here until answered. Returns the frame to
- * leave through (tf). */
+/* From fwd_slow (entry.S), with nothing taken yet, for a thread of a task with
+ * linux_server == FWD_SERVER_IK: takes the kernel lock and the syscall probe, as
+ * fwd_syscall does; the system call in tf runs the server; the thread sleeps here until
+ * answered. Returns the frame to leave through (tf). */
 struct trapframe *unix_ik_syscall(struct trapframe *tf);
 /* An unresolved user fault: the server signals the process; true (leave through tf,
  * which the server may have rewritten, or exit if killed). */

@@ -36,7 +36,9 @@ $(MALLOC_HOST_A): $(MALLOC_HOST_OBJS)
 $(BUILD)/user/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS) lib/malloc/malloc.mk
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -DMALLOC_TLS -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -DMALLOC_TLS -MMD -MP -c $< -o $@
+# (header dependencies, <ondol/abi.h> included: platform_ondol.c passes its structs to calls)
+-include $(MALLOC_USER_OBJS:.o=.d)
 
 $(MALLOC_USER_A): $(MALLOC_USER_OBJS)
 	$(Q)rm -f $@

@@ -32,11 +32,14 @@ void unix_syscall(int tid, long nr, const uint64_t args[6])
     struct uthread *t = uthread_find(tid);
     if (!t)
         return;         /* not a thread of ours (cannot happen: only our tasks forward) */
-    struct ucall c = {.proc = t->proc, .thread = t, .nr = nr};
-    t->proc->calls++;
+    struct ucall c;                 /* each field once (no zeroing first: every call) */
+    c.proc = t->proc;
+    c.thread = t;
+    c.nr = nr;
+    __builtin_memcpy(c.a, args, sizeof(c.a));
+    c.started_ns = 0;
+    c.done = 0;
     t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
-    for (int i = 0; i < 6; i++)
-        c.a[i] = args[i];
     long r = unix_dispatch(&c);
     if (r != UNIX_BLOCKED && r != UNIX_NOREPLY)
         unix_answer(&c, r);

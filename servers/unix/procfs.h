@@ -87,8 +87,6 @@ struct proc_system_view {
 };
 void proc_system_view(struct proc_system_view *v);
 
-/* The kernel's counters for /proc/ondol/syscalls (issue 10, item 7): thread switches and
- * address-space switches since boot (the runtime asks the kernel). */
-void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches);
+/* The kernel's switch counters for /proc/ondol/syscalls: unix_switch_counts (runtime.h). */
 
 #endif

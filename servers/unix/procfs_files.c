@@ -6,6 +6,7 @@
  * writing, as on Linux, but no /proc file here takes a write.
  */
 #include "procfs.h"
+#include "runtime.h"
 
 struct proc_text {
     size_t len;

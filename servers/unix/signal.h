@@ -31,7 +31,18 @@ void signal_send_to_thread(struct uthread *t, int sig);
  * For a thread that came in through FWD_OP_INTERRUPT (unix_interrupted), result is
  * SIGNAL_INTERRUPTED: rax is kept; the runtime then answers 0 unless t->sig_held. */
 #define SIGNAL_INTERRUPTED (-4096L - 3)
-bool signal_deliver(struct uthread *t, long result);
+bool signal_deliver_pending(struct uthread *t, long result);   /* the work (signal_frame.c) */
+/* Inline, as nearly every answer has nothing to deliver: no signal pending and unblocked,
+ * no stop, no mask to restore, no restart code (-ERESTARTSYS..-ERESTART_RESTARTBLOCK). */
+static inline bool signal_deliver(struct uthread *t, long result)
+{
+    t->sig_interrupting = false;
+    if (!((t->sig_pending.set | t->proc->sig_pending.set) & ~t->sig_blocked) &&
+        !t->proc->sig_stopped && !t->sig_restore_mask &&
+        (result < -ERESTART_RESTARTBLOCK || result > -ERESTARTSYS))
+        return false;
+    return signal_deliver_pending(t, result);
+}
 /* A fault the kernel forwarded: SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGTRAP to t with siginfo;
  * a blocked or ignored synchronous signal terminates the process, as Linux does. It is
  * delivered at once (signal_deliver); the runtime then answers the fault with 0 unless

@@ -256,14 +256,11 @@ static bool hold(struct delivery *d)
     return true;
 }
 
-bool signal_deliver(struct uthread *t, long result)
+/* signal_deliver when there is something to do; out of line, as its frame is large and
+ * most answers have nothing to deliver. */
+static __attribute__((noinline)) bool deliver(struct uthread *t, long result, bool in_call)
 {
     struct proc *p = t->proc;
-    t->sig_interrupting = false;
-    bool in_call = result != SIGNAL_INTERRUPTED;
-    if (!sig_deliverable(t) && !p->sig_stopped && !(in_call && is_restart(result)) &&
-        !t->sig_restore_mask)
-        return false;
     struct delivery d = {.t = t, .result = result, .in_call = in_call};
     if (rt_regs_get(t->tid, &d.r) < 0)
         return false;
@@ -285,6 +282,16 @@ bool signal_deliver(struct uthread *t, long result)
     if (changed)
         rt_regs_set(t->tid, &d.r);
     return changed;
+}
+
+bool signal_deliver_pending(struct uthread *t, long result)
+{
+    t->sig_interrupting = false;
+    bool in_call = result != SIGNAL_INTERRUPTED;
+    if (!sig_deliverable(t) && !t->proc->sig_stopped && !(in_call && is_restart(result)) &&
+        !t->sig_restore_mask)
+        return false;
+    return deliver(t, result, in_call);
 }
 
 /* ---- rt_sigreturn ---- */

@@ -4,10 +4,12 @@
  * re-runs of a waiting call excluded). Before the machine powers off, one record goes to
  * the result stream (COM2):
  *   {"type":"unix_calls","form":"mk","calls":N,"unknown":U,"by_number":{"0":n,...},
- *    "by_pid":{"1":n,...},"reaped":R}
- * calls and by_number cover numbers 0..UNIX_NR_MAX-1 called at least once (re-runs of a
- * waiting call included); unknown counts every unknown number; by_pid the processes still
- * in the table (first runs only); reaped the calls of processes already reaped.
+ *    "by_pid":{"1":n,...},"reaped":R,"thread_switches":T,"as_switches":A}
+ * Every count is of first runs only (dispatch.c: a waiting call's re-run is the same
+ * call). calls and by_number cover numbers 0..UNIX_NR_MAX-1; unknown counts every unknown
+ * number; by_pid the processes still in the table; reaped the calls of processes already
+ * reaped (so calls + the unknown ones out of range = the sum of by_pid + reaped); T and
+ * A the kernel's thread and address-space switches since boot (runtime.h).
  */
 #include "runtime.h"
 
@@ -84,6 +86,12 @@ void unix_stats_write(void)
     proc_for_each(put_proc, &w);
     put(&o, "},\"reaped\":");
     put_u(&o, reaped_calls);
+    uint64_t threads = 0, spaces = 0;
+    unix_switch_counts(&threads, &spaces);
+    put(&o, ",\"thread_switches\":");
+    put_u(&o, threads);
+    put(&o, ",\"as_switches\":");
+    put_u(&o, spaces);
     put(&o, "}\n");
     rt_result_write(o.buf, o.n);
 }

@@ -2,8 +2,8 @@
  * What the rest of the server reads about processes and the system (procfs.h's providers,
  * signal.h's process hooks), from the process table (process.c, lifecycle.c) and the
  * runtime; the argument area and the executable from the process's image (exec.c). Not
- * kept yet, and shown as 0: per-process CPU times, memory sizes, and the kernel's thread
- * and address-space switch counts (issue 10, item 7).
+ * kept yet, and shown as 0: per-process CPU times and memory sizes. The kernel's switch
+ * counts (unix_switch_counts) come from the runtimes (rt_mk.c, kernel/srv/unix_ik.c).
  */
 #include "procfs.h"
 #include "runtime.h"
@@ -63,12 +63,6 @@ void proc_system_view(struct proc_system_view *v)
     v->uptime_ns = unix_now_ns();
     v->stat.cpu = &one_cpu;
     v->stat.ncpu = 1;
-}
-
-void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
-{
-    *thread_switches = 0;
-    *as_switches = 0;
 }
 
 /* A child changed state: its parent's wait4/waitid calls run again. */

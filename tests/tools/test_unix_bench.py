@@ -72,7 +72,8 @@ def test_the_peer_init_runs_the_program_with_its_records_on_com2():
 
 def test_bench_unix_end_to_end_table_shape(tmp_path, monkeypatch, capsys):
     """The real kernel in both forms and the real peer, in the quick mode: every operation
-    has a row per form and one Linux row, all in instructions; the table shows them."""
+    has a row per form and one Linux row, all in instructions; the table shows them; and
+    the switches per operation are exact (SWITCHES_PER_OP)."""
     if not (REPO / "build" / "ondol.bin").exists():
         pytest.skip("build/ondol.bin not built")
     monkeypatch.setenv("ONDOL_ROOT", str(REPO))
@@ -96,5 +97,30 @@ def test_bench_unix_end_to_end_table_shape(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if "median" in line)
     assert re.findall(r"\w+", header) == ["test", "unix", "median", "min", "max", "n",
-                                          "linux", "ratio"]
+                                          "linux", "ratio", "thread_sw", "as_sw"]
     assert (tmp_path / "unix.svg").stat().st_size > 0
+    check_switches({(r["test"], r["unix"]): r for r in rows})
+
+
+# Thread and address-space switches per operation on ondol (the kernel's counters through
+# /proc/ondol/syscalls): in MK each forwarded call is exactly one switch to the server and
+# one back, each between address spaces; in IK a call switches nothing.
+SWITCHES_PER_OP = {
+    ("getppid", "mk"): 2, ("stat", "mk"): 2, ("open_read", "mk"): 6, ("pipe", "mk"): 4,
+    ("getppid", "ik"): 0, ("stat", "ik"): 0, ("open_read", "ik"): 0, ("pipe", "ik"): 0,
+}
+
+
+def check_switches(rows):
+    """The calls that do not block make exactly the switches above, thread and
+    address-space alike; fork switches in both forms (the parent waits for its child); the
+    Linux rows carry /proc/stat's context switches and no CR3 count."""
+    for key, per_op in SWITCHES_PER_OP.items():
+        assert (rows[key]["thread_sw"], rows[key]["as_sw"]) == (per_op, per_op), rows[key]
+        assert rows[key]["thread_switches"] == per_op * rows[key]["n"]
+    for form in ("mk", "ik"):
+        assert rows[("fork", form)]["thread_sw"] >= 2 and rows[("fork", form)]["as_sw"] >= 2
+    linux = [r for r in rows.values() if r["kernel"] == "linux"]
+    assert all(r["as_sw"] is None and r["thread_sw"] is not None for r in linux)
+    assert rows[("fork", "linux")]["thread_sw"] >= 1
+

@@ -407,7 +407,9 @@ def _unix_peer_rows(quick: bool, mode: str) -> list[dict]:
 def _unix_rows(results: list[dict], config: Config, quick: bool) -> list[dict]:
     """Guest rows with their form; the first form's boot also boots the Linux peer, so
     every ondol row gets `linux` (Linux's median) and `ratio` (ondol / Linux; the issue's
-    goals, IK getppid <= 0.6x and MK <= 1.5x, are reported, never asserted)."""
+    goals, IK getppid <= 0.6x and MK <= 1.5x, are reported, never asserted). Every row
+    gets `thread_sw` and `as_sw`, thread and address-space switches per operation (on
+    Linux thread_sw is context switches, /proc/stat's ctxt; as_sw is not counted)."""
     rows = [{**config.params, **row, "kernel": "ondol"} for row in results]
     if config.params.get("unix") == UNIX_FORMS[0]:
         _unix_linux.clear()
@@ -419,7 +421,17 @@ def _unix_rows(results: list[dict], config: Config, quick: bool) -> list[dict]:
         base = _unix_linux.get(row["test"]) if row["kernel"] == "ondol" else None
         row["linux"] = base
         row["ratio"] = round(row["median"] / base, 3) if base and "median" in row else None
+        row["thread_sw"] = _per_operation(row.get("thread_switches"), row.get("n"))
+        row["as_sw"] = _per_operation(row.get("as_switches"), row.get("n"))
     return rows
+
+
+def _per_operation(total, n) -> float | None:
+    """Switches per operation from the program's total over its n samples (None when the
+    kernel has no such counter: -1, Linux's CR3 loads; or an older record without it)."""
+    if total is None or total < 0 or not n:
+        return None
+    return round(total / n, 2)
 
 
 def _unix_archive(config: Config):
@@ -455,7 +467,7 @@ def unix_benchmark(quick: bool = False) -> Benchmark:
                     "fork+execve+exit+wait",
         configs=configs,
         key=("test", "unix"),
-        columns=("test", "unix", *STATS, "linux", "ratio"),
+        columns=("test", "unix", *STATS, "linux", "ratio", "thread_sw", "as_sw"),
         plot=Plot(kind="bar", x="label", logy=True),
         paper=None,
         timeout=600.0,

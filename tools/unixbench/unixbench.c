@@ -18,7 +18,10 @@
  *   fork         fork, the child _exit(0)s, wait4
  *   fork_exec    fork, the child execve's this program with "exit", wait4
  * Each operation prints one result record (median, min, max, n; unit "tsc") on the
- * result stream: /dev/results where it exists (ondol's server: COM2), else stdout (the
+ * result stream, with the switches the n samples made in all (read before and after
+ * them, less what reading the counters twice costs by itself): on ondol "thread_switches" and "as_switches" from /proc/ondol/syscalls (the
+ * kernel's counters); on Linux "thread_switches" is /proc/stat's ctxt (context switches)
+ * and "as_switches" -1 (Linux counts no CR3 loads). The record goes to the result stream: /dev/results where it exists (ondol's server: COM2), else stdout (the
  * peer's /init sends that to its COM2). An end record follows, then a power-off.
  */
 #define _GNU_SOURCE
@@ -115,6 +118,49 @@ static void op_fork_exec(void)
     wait_child(pid);
 }
 
+/* The value of the line "key N" (key includes its separator) in /proc file path, or -1. */
+static long long proc_value(const char *path, const char *key)
+{
+    static char text[16384];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = 0;
+    size_t len = strlen(key);
+    for (char *line = text; *line;) {
+        if (strncmp(line, key, len) == 0)
+            return strtoll(line + len, NULL, 10);
+        char *end = strchr(line, '\n');
+        if (!end)
+            break;
+        line = end + 1;
+    }
+    return -1;
+}
+
+struct switches {
+    long long threads, spaces;
+};
+
+/* The kernel's switch counters now: ondol's, else Linux's context switches. */
+static struct switches switches_now(void)
+{
+    struct switches s = {proc_value("/proc/ondol/syscalls", "thread_switches "),
+                         proc_value("/proc/ondol/syscalls", "as_switches ")};
+    if (s.threads < 0)
+        s = (struct switches){proc_value("/proc/stat", "ctxt "), -1};
+    return s;
+}
+
+/* A counter's change from `before` to `after`, less the change two back-to-back reads
+ * make (`idle`: the reads are system calls too); -1 when the counter is not kept. */
+static long long switches_made(long long before, long long after, long long idle)
+{
+    return before < 0 ? -1 : after - before - idle;
+}
+
 static int compare(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -126,16 +172,22 @@ static void measure(const struct op *op, int n)
 {
     for (int i = 0; i < 3; i++)
         op->run();
+    struct switches idle0 = switches_now(), idle1 = switches_now();
+    struct switches before = switches_now();
     for (int i = 0; i < n; i++) {
         uint64_t t0 = rdtsc();
         op->run();
         samples[i] = rdtsc() - t0;
     }
+    struct switches after = switches_now();
     qsort(samples, (size_t)n, sizeof(samples[0]), compare);
     dprintf(out_fd, "{\"type\":\"result\",\"bench\":\"unix\",\"test\":\"%s\",\"unit\":\"tsc\","
-            "\"median\":%llu,\"min\":%llu,\"max\":%llu,\"n\":%d}\n", op->name,
+            "\"median\":%llu,\"min\":%llu,\"max\":%llu,\"n\":%d,"
+            "\"thread_switches\":%lld,\"as_switches\":%lld}\n", op->name,
             (unsigned long long)samples[n / 2], (unsigned long long)samples[0],
-            (unsigned long long)samples[n - 1], n);
+            (unsigned long long)samples[n - 1], n,
+            switches_made(before.threads, after.threads, idle1.threads - idle0.threads),
+            switches_made(before.spaces, after.spaces, idle1.spaces - idle0.spaces));
 }
 
 static void setup(void)

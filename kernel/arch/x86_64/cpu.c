@@ -3,6 +3,7 @@
 #include "cpu_offsets.h"
 #include "kernel.h"
 #include "options.h"
+#include "smp.h"
 #include "x86.h"
 
 struct cpu cpus[MAX_CPUS];
@@ -13,6 +14,16 @@ bool pcid_on = true;  /* option pcid */
 
 _Static_assert(offsetof(struct cpu, syscall_frame) == CPU_SYSCALL_FRAME, "entry.S offset");
 _Static_assert(offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "entry.S offset");
+
+void cpu_switch_counts(u64 *thread_switches, u64 *as_switches)
+{
+    *thread_switches = 0;
+    *as_switches = 0;
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {   /* started: 0.. (smp.c) */
+        *thread_switches += cpus[i].thread_switches;
+        *as_switches += cpus[i].as_switches;
+    }
+}
 
 extern void syscall_entry(void);
 extern void linux_syscall_entry(void);

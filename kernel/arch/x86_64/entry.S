@@ -5,6 +5,7 @@
  * are taken only in user mode and in the idle loop.
  */
 #include "cpu_offsets.h"
+#include "fastpath_layout.h"
 
 #define SAVE_REGS       \
     pushq %rax;         \
@@ -190,9 +191,18 @@ exit_to_user:
     .globl linux_syscall_entry
 linux_syscall_entry:
     SYSCALL_FRAME
-    jmp fwd_fastpath
+    jmp fwd_fastpath                    /* ipcfast.S: declines a task served in the kernel */
     .globl fwd_slow
 fwd_slow:
+    movq %gs:CPU_CURRENT, %rax          /* served in the kernel (unix=ik): straight there */
+    movq TH_TASK(%rax), %rax
+    cmpl $FP_FWD_SERVER_IK, TASK_LINUX_SERVER(%rax)
+    jne fwd_server_task
+    movq %rsp, %rdi
+    call unix_ik_syscall                /* kernel/srv/unix_ik.c: the frame to leave through */
+    movq %rax, %rsp
+    jmp exit_to_user
+fwd_server_task:
     movq %rsp, %rdi
     call fwd_syscall
     movq %rax, %rsp

@@ -258,6 +258,7 @@ markers_on:         .byte 0
     movl slice_ticks(%rip), %ecx
 1:  movl %ecx, TH_SLICE_LEFT(%rax)
     movq %rax, %gs:CPU_CURRENT
+    incq %gs:CPU_THREAD_SWITCHES        /* the switch counters (cpu.h) */
     movq TH_TF(%rax), %rsp              /* p's frame, at the top of its kernel stack */
     movq %rsp, %gs:CPU_SYSCALL_FRAME
     leaq TF_SIZE(%rsp), %rcx
@@ -271,6 +272,7 @@ markers_on:         .byte 0
     cmpw $0, cr3_gate(%rip)
     jne 4f
     movq AS_CR3(%rcx), %rdx
+    incq %gs:CPU_AS_SWITCHES
     movq %rdx, %cr3
 3:  \context
     cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */

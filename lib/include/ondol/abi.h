@@ -254,6 +254,8 @@ struct time_info {
     uint64_t hz;               /* ticks per second */
     uint64_t tsc;              /* raw time-stamp counter */
     uint64_t tsc_hz;           /* calibrated TSC frequency (0 if unknown) */
+    uint64_t thread_switches;  /* changes of the running thread since boot, all CPUs */
+    uint64_t as_switches;      /* address-space (CR3) loads since boot, all CPUs */
 };
 
 #endif

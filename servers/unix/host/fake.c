@@ -323,7 +323,7 @@ WEAK int thread_linux_tid(const struct uthread *t)
  * links: weak, and failing or doing nothing, since hosted tests do not run processes ---- */
 WEAK void signal_send(struct proc *p, int sig) { (void)p; (void)sig; }
 WEAK void signal_send_to_thread(struct uthread *t, int sig) { (void)t; (void)sig; }
-WEAK bool signal_deliver(struct uthread *t, long result) { (void)t; (void)result; return false; }
+WEAK bool signal_deliver_pending(struct uthread *t, long result) { (void)t; (void)result; return false; }
 WEAK void signal_fault(struct uthread *t, unsigned v, uint64_t e, uint64_t a, uint64_t r)
 {
     (void)t; (void)v; (void)e; (void)a; (void)r;

@@ -11,6 +11,7 @@
 #include <ondol/ipc.h>
 #include <ondol/sys.h>
 #include <ondol/thread.h>
+#include <ondol/timing.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,26 @@
 static int server_tid;                  /* the main thread: forwarded calls come here */
 
 /* ---- time and memory ------------------------------------------------------------------ */
+/* Nanoseconds per TSC tick in 32.32 fixed point, from SYS_TIME at start (0: no calibrated
+ * TSC): every call reads the clock once (ucall.started_ns), so with a TSC it is a user-mode
+ * rdtsc and a multiply, no system call. */
+static uint64_t ns_per_tsc_q32;
+static uint64_t ticks_hz;               /* the kernel's timer ticks per second */
+
+static void clock_init(void)
+{
+    struct time_info t = {0};
+    sys_time(&t);
+    ns_per_tsc_q32 = t.tsc_hz ? (1000000000ull << 32) / t.tsc_hz : 0;
+    ticks_hz = t.hz;
+}
+
 uint64_t unix_now_ns(void)
 {
-    struct time_info t;
+    if (ns_per_tsc_q32)
+        return (uint64_t)(((unsigned __int128)rdtsc() * ns_per_tsc_q32) >> 32);
+    struct time_info t = {0};
     sys_time(&t);
-    if (t.tsc_hz)
-        return t.tsc / t.tsc_hz * 1000000000ull + t.tsc % t.tsc_hz * 1000000000ull / t.tsc_hz;
     return t.ticks * (1000000000ull / t.hz);
 }
 
@@ -55,11 +70,30 @@ static void answer_thread(int to, long value)
     ipc_reply_recv(to, to, &m, IPC_POLL);
 }
 
+/* The latest answer, held back so that the main loop sends it with its next receive, in
+ * one reply_recv (the IPC fastpath's forwarded answer, docs/ipc.md): the common case of a
+ * call answered at once costs one system call in the server, not two. An earlier held
+ * answer goes first, so threads are answered in the order the server answered them. */
+static struct {
+    int tid;                            /* 0: none held */
+    long value;
+} held;
+
+static void flush_held(void)
+{
+    if (held.tid)
+        answer_thread(held.tid, held.value);
+    held.tid = 0;
+}
+
 /* The call's result goes back (entry.c decides what and whether). */
 void unix_answer(struct ucall *c, long result)
 {
-    if (unix_answer_value(c, &result))
-        answer_thread(c->thread->tid, result);
+    if (!unix_answer_value(c, &result))
+        return;
+    flush_held();
+    held.tid = c->thread->tid;
+    held.value = result;
 }
 
 /* ---- the rt_* calls over ondol system calls ------------------------------------------- */
@@ -137,6 +171,15 @@ void rt_memory(uint64_t *total, uint64_t *free)
 }
 void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
 
+/* The kernel's switch counters (runtime.h): SYS_TIME carries them. */
+void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
+{
+    struct time_info t = {0};
+    sys_time(&t);
+    *thread_switches = t.thread_switches;
+    *as_switches = t.as_switches;
+}
+
 const void *rt_rootfs(size_t *len)
 {
     long addr = sys_rootfs_map(len);
@@ -172,9 +215,7 @@ static uint32_t timeout_ticks(void)
     uint64_t now = unix_now_ns();
     if (deadline <= now)
         return IPC_POLL;
-    struct time_info t;
-    sys_time(&t);
-    uint64_t ns_per_tick = 1000000000ull / t.hz;
+    uint64_t ns_per_tick = 1000000000ull / ticks_hz;
     uint64_t ticks = (deadline - now + ns_per_tick - 1) / ns_per_tick;
     return ticks >= IPC_FOREVER ? IPC_FOREVER - 1 : (uint32_t)ticks;
 }
@@ -217,6 +258,7 @@ static void handle(long sender, const struct ipc_msg *m)
 int main(void)
 {
     server_tid = (int)sys_self(NULL);
+    clock_init();
     char opt[8];
     unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 && opt[0] == 'o' &&
                           opt[1] == 'n';
@@ -225,11 +267,17 @@ int main(void)
     static struct thread reader;
     thread_start(&reader, console_reader, NULL, PRIO_INHERIT, 16 * 1024);
     for (;;) {
-        struct ipc_msg m;
-        long sender = ipc_recv(IPC_ANY, &m, timeout_ticks());
+        struct ipc_msg m = {{(uint64_t)held.value}};
+        int to = held.tid;
+        held.tid = 0;
+        /* The held answer and the next call: a reply to a thread that died meanwhile
+         * fails (E_SRCH) without receiving, and the loop simply comes round again. */
+        long sender = to ? ipc_reply_recv(to, IPC_ANY, &m, timeout_ticks())
+                         : ipc_recv(IPC_ANY, &m, timeout_ticks());
         if (sender > 0)
             handle(sender, &m);
-        unix_timers_expire(unix_now_ns());
+        if (unix_next_deadline() != UNIX_NO_DEADLINE)
+            unix_timers_expire(unix_now_ns());
         unix_run_woken();
         uthread_collect();
     }

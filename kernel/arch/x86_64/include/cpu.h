@@ -46,8 +46,14 @@ struct cpu {
     struct tss tss;
     u8 df_stack[4096] __attribute__((aligned(16)));
     u64 gs_base;               /* user GS base loaded (MSR_KERNEL_GS_BASE while in the kernel) */
-    u8 user_ctx;               /* the running thread's USER_CTX_* (thread.h); last: the
-                                  fields above have fixed offsets (fastpath_layout.h) */
+    u8 user_ctx;               /* the running thread's USER_CTX_* (thread.h); the fields
+                                  up to here have fixed offsets (fastpath_layout.h) */
+    /* Switches since boot (issue 10, item 7): each change of the running thread, and each
+     * CR3 load. Counted where they happen (sched.c switch_to, ipc.c switch_to_partner,
+     * ipcfast.S SWITCH_TO_PARTNER; vm.h aspace_load, vm.c aspace_load_tagged, ipcfast.S's
+     * plain CR3 load), one incq each; summed over CPUs by cpu_switch_counts. */
+    u64 thread_switches;       /* fixed offsets too: ipcfast.S increments them */
+    u64 as_switches;
 };
 
 struct cpu_features {
@@ -60,6 +66,19 @@ struct cpu_features {
 extern struct cpu cpus[MAX_CPUS];
 extern bool pcid_active;       /* CR4.PCIDE is set: CR3 carries the asid (vm.c) */
 extern struct cpu_features cpu_features;
+
+/* One increment of this CPU's counter, a single instruction (no this_cpu load): the
+ * IPC fastpaths count as cheaply. */
+static inline void cpu_count_thread_switch(void)
+{
+    __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, thread_switches)));
+}
+static inline void cpu_count_as_switch(void)
+{
+    __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, as_switches)));
+}
+/* The counters summed over every CPU (SYS_TIME's struct time_info). */
+void cpu_switch_counts(u64 *thread_switches, u64 *as_switches);
 
 static inline struct cpu *this_cpu(void)
 {
