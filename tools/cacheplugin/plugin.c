@@ -68,35 +68,46 @@ static void on_invlpg(unsigned int vcpu, void *udata)
     }
 }
 
+/*
+ * The cached (not device) data access behind a memory callback, or false when the access is
+ * a marker, a device (MMIO/port-mapped: it bypasses the caches) or from an unknown vCPU.
+ * Inlined into both callbacks, so the model-off path costs what it did.
+ */
+static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+                                 uint64_t vaddr, uint64_t *phys, unsigned *size,
+                                 bool *store)
+{
+    if (vcpu >= n_vcpus)
+        return false;
+    *store = qemu_plugin_mem_is_store(info);
+    if (sim_marker_access(sim, vcpu, vaddr, *store))
+        return false;
+    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+    if (!hw || qemu_plugin_hwaddr_is_io(hw))
+        return false;
+    *phys = qemu_plugin_hwaddr_phys_addr(hw);
+    *size = 1u << qemu_plugin_mem_size_shift(info);
+    return true;
+}
+
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
                    void *udata)
 {
-    if (vcpu >= n_vcpus)
-        return;
-    bool store = qemu_plugin_mem_is_store(info);
-    if (sim_marker_access(sim, vcpu, vaddr, store))
-        return;
-    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-    /* Device (MMIO/port-mapped) accesses bypass the caches. */
-    if (!hw || qemu_plugin_hwaddr_is_io(hw))
-        return;
-    unsigned size = 1u << qemu_plugin_mem_size_shift(info);
-    sim_data(sim, vcpu, udata, vaddr, qemu_plugin_hwaddr_phys_addr(hw), size, store);
+    uint64_t phys;
+    unsigned size;
+    bool store;
+    if (cached_access(vcpu, info, vaddr, &phys, &size, &store))
+        sim_data(sim, vcpu, udata, vaddr, phys, size, store);
 }
 
 static void on_mem_coher(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
                          void *udata)
 {
-    if (vcpu >= n_vcpus)
-        return;
-    bool store = qemu_plugin_mem_is_store(info);
-    if (sim_marker_access(sim, vcpu, vaddr, store))
-        return;
-    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-    if (!hw || qemu_plugin_hwaddr_is_io(hw))
-        return;
-    unsigned size = 1u << qemu_plugin_mem_size_shift(info);
-    sim_data_coher(sim, vcpu, udata, vaddr, qemu_plugin_hwaddr_phys_addr(hw), size, store);
+    uint64_t phys;
+    unsigned size;
+    bool store;
+    if (cached_access(vcpu, info, vaddr, &phys, &size, &store))
+        sim_data_coher(sim, vcpu, udata, vaddr, phys, size, store);
 }
 
 /* ---- translation ------------------------------------------------------------------- */
