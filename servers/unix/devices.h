@@ -113,7 +113,8 @@ struct procfs_task {
     uint64_t vsize_bytes, rss_pages, minflt, majflt;
     uint64_t sig_pending, sig_blocked, sig_ignored, sig_caught;
     int nice, processor;
-    unsigned umask, uid, gid, fd_slots;
+    unsigned umask, fd_slots;
+    unsigned uid[4], gid[4];      /* real, effective, saved, file system (as Uid: shows) */
 };
 size_t procfs_pid_stat(char *buf, size_t cap, const struct procfs_task *t);
 size_t procfs_pid_status(char *buf, size_t cap, const struct procfs_task *t);

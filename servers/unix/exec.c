@@ -237,7 +237,8 @@ static uint64_t build_stack(int task, const struct proc *p, const struct image *
     const uint64_t aux[AUXV_PAIRS][2] = {
         {AT_PHDR, img->phdr}, {AT_PHENT, sizeof(struct elf_phdr)}, {AT_PHNUM, img->phnum},
         {AT_PAGESZ, PAGE}, {AT_BASE, 0}, {AT_FLAGS, 0}, {AT_ENTRY, img->entry},
-        {AT_UID, p->uid}, {AT_EUID, p->uid}, {AT_GID, p->gid}, {AT_EGID, p->gid},
+        {AT_UID, p->uid[ID_REAL]}, {AT_EUID, p->uid[ID_EFFECTIVE]},
+        {AT_GID, p->gid[ID_REAL]}, {AT_EGID, p->gid[ID_EFFECTIVE]},
         {AT_PLATFORM, platform}, {AT_HWCAP, HWCAP_X86_64}, {AT_CLKTCK, 100},
         {AT_SECURE, 0}, {AT_RANDOM, random}, {AT_HWCAP2, 0}, {AT_EXECFN, execfn},
         {AT_NULL, 0},

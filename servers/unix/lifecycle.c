@@ -103,7 +103,7 @@ static void copy_identity(struct proc *child, const struct proc *parent)
 static void count_uid(struct proc *p, void *arg)
 {
     unsigned *want_and_count = arg;
-    if (p->uid == want_and_count[0])
+    if (p->uid[ID_REAL] == want_and_count[0])
         want_and_count[1]++;
 }
 
@@ -111,9 +111,9 @@ static void count_uid(struct proc *p, void *arg)
  * not reach the caller's soft limit. */
 static bool over_nproc(const struct proc *p)
 {
-    if (p->uid == 0)
+    if (p->uid[ID_EFFECTIVE] == 0)
         return false;
-    unsigned want_and_count[2] = {p->uid, 0};
+    unsigned want_and_count[2] = {p->uid[ID_REAL], 0};
     proc_for_each(count_uid, want_and_count);
     return want_and_count[1] >= proc_rlimit_cur(p, LINUX_RLIMIT_NPROC);
 }
@@ -411,7 +411,7 @@ long lx_wait4(struct ucall *c)
 /* waitid's siginfo about child: SIGCHLD, si_code (CLD_*), its pid, uid and status. */
 static void chld_siginfo(uint8_t info[128], const struct proc *child, int code, int status)
 {
-    int32_t words[7] = {SIGCHLD, 0, code, 0, child->pid, (int32_t)child->uid, status};
+    int32_t words[7] = {SIGCHLD, 0, code, 0, child->pid, (int32_t)child->uid[ID_REAL], status};
     vfs_memset(info, 0, 128);
     vfs_memcpy(info, words, 12);
     vfs_memcpy(info + 16, &words[4], 12);

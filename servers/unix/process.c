@@ -55,8 +55,10 @@ struct proc *proc_create(struct proc *parent)
     p->pgid = parent ? parent->pgid : pid;
     p->sid = parent ? parent->sid : pid;
     p->ppid = parent ? parent->pid : 0;
-    p->uid = parent ? parent->uid : 0;
-    p->gid = parent ? parent->gid : 0;
+    for (int k = 0; k < ID_KINDS; k++) {
+        p->uid[k] = parent ? parent->uid[k] : 0;
+        p->gid[k] = parent ? parent->gid[k] : 0;
+    }
     p->groups = parent ? parent->groups : NULL;
     if (p->groups)
         p->groups->refs++;

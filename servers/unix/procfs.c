@@ -275,12 +275,12 @@ static void put_field_mask(struct text *t, const char *label, uint64_t mask)
 }
 
 /* "Uid:\treal\teffective\tsaved\tfs" (one user: all four the same) */
-static void put_ids4(struct text *t, const char *label, unsigned id)
+static void put_ids4(struct text *t, const char *label, const unsigned id[4])
 {
     put_str(t, label);
     for (int i = 0; i < 4; i++) {
         put_char(t, '\t');
-        put_u(t, id);
+        put_u(t, id[i]);
     }
     put_char(t, '\n');
 }

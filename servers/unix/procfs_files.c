@@ -85,8 +85,10 @@ static void view_of(struct proc *p, struct proc_view *v)
     t->tty_nr = tty_devnum_of(p);
     t->tpgid = tty_fg_pgrp_of(p);
     t->umask = p->fs ? p->fs->umask : 0;
-    t->uid = p->uid;
-    t->gid = p->gid;
+    for (int k = 0; k < ID_KINDS; k++) {
+        t->uid[k] = p->uid[k];
+        t->gid[k] = p->gid[k];
+    }
     t->fd_slots = p->fds ? UNIX_MAX_FDS : 0;
     t->state = p->zombie ? 'Z' : 'R';
     t->threads = 1;

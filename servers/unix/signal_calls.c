@@ -205,7 +205,7 @@ long lx_sigaltstack(struct ucall *c)
 static struct sig_info user_info(struct ucall *c, int sig, int code)
 {
     return (struct sig_info){.signo = sig, .code = code, .pid = c->proc->pid,
-                             .uid = c->proc->uid};
+                             .uid = c->proc->uid[ID_REAL]};
 }
 
 /* Send to every process `match` accepts: 0 when at least one took it, -ESRCH when none

@@ -273,13 +273,18 @@ struct unix_groups {
 };
 void groups_put(struct unix_groups *g);     /* one reference less; NULL is fine */
 
+/* Which of a process's user or group ids (credentials(7)): file creation and the
+ * permission checks use the effective one; the fs id follows it unless setfsuid/setfsgid
+ * moved it (and is then only reported). */
+enum id_kind { ID_REAL, ID_EFFECTIVE, ID_SAVED, ID_FS, ID_KINDS };
+
 struct proc {
     int pid, ppid, pgid, sid;
     int task;                         /* the ondol task that holds its memory and threads */
     struct fdtable *fds;
     struct fs_context *fs;
     struct tty *ctty;                 /* controlling terminal, or NULL */
-    unsigned uid, gid;                /* one root user: 0 (stored, reported) */
+    unsigned uid[4], gid[4];          /* indexed by enum id_kind (misc.c); 0, root, at boot */
     struct unix_groups *groups;       /* supplementary groups (misc.c), NULL: none */
     /* process table (process.c) */
     struct proc *next;                /* in the table, by creation */

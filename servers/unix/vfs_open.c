@@ -60,8 +60,8 @@ static long create_file(struct ucall *c, struct walk *w, unsigned mode, struct i
     struct inode *i = inode_new(S_IFREG | (mode & 07777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
-    i->uid = c->proc->uid;
-    i->gid = c->proc->gid;
+    i->uid = c->proc->uid[ID_EFFECTIVE];
+    i->gid = c->proc->gid[ID_EFFECTIVE];
     long r = dir_link(w->dir, w->name, w->len, i);
     if (r < 0) {
         inode_put(i);

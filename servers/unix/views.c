@@ -38,8 +38,10 @@ void proc_view_of(struct proc *p, struct proc_view *v)
     v->task.threads = p->zombie ? 1 : thread_count(p);
     v->task.state = p->zombie ? 'Z' : p->sig_stopped ? 'T' : run_state(p);
     v->task.comm = p->comm;
-    v->task.uid = p->uid;
-    v->task.gid = p->gid;
+    for (int k = 0; k < ID_KINDS; k++) {
+        v->task.uid[k] = p->uid[k];
+        v->task.gid[k] = p->gid[k];
+    }
     v->task.umask = p->fs ? p->fs->umask : 022;
     v->task.fd_slots = UNIX_MAX_FDS;
     static char exe_path[4096];

@@ -1,5 +1,6 @@
-/* misc: arch_prctl, getrandom, clocks and sleeps, ids (one root user), uname, sysinfo,
- * rlimits, sched_yield, sched_getaffinity, prctl names, set_robust_list, rseq, reboot
+/* misc: arch_prctl, getrandom, clocks and sleeps, ids (root at the start), uname, sysinfo,
+ * real/effective/saved/fs ids and their rules, rlimits, sched_yield, sched_getaffinity,
+ * prctl names, set_robust_list, rseq, reboot
  * argument checks, an unknown system call, and threads (clone through pthreads, futex,
  * set_tid_address). Times are compared, never printed. */
 #include "lt.h"
@@ -107,6 +108,87 @@ static void test_groups(void)
 	VAL("groups child cases failed", WEXITSTATUS(st), 0);
 }
 
+/* The line of /proc/self/status that starts with label (e.g. "Uid:"), without its
+ * newline, or "" when there is none. */
+static const char *status_line(const char *label)
+{
+	static char buf[4096], line[128];
+	line[0] = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return line;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *at = strstr(buf, label);
+	if (at) {
+		size_t len = strcspn(at, "\n");
+		if (len >= sizeof line)
+			len = sizeof line - 1;
+		memcpy(line, at, len);
+		line[len] = 0;
+	}
+	return line;
+}
+
+static void expect_resuid(const char *name, uid_t r, uid_t e, uid_t s)
+{
+	uid_t gr = 9, ge = 9, gs = 9;
+	syscall(SYS_getresuid, &gr, &ge, &gs);
+	lt_true(name, gr == r && ge == e && gs == s);
+}
+
+/* Real, effective, saved and fs ids, changed in a child (its cases print there; its exit
+ * status says whether any failed): first the group ids as root, then the user ids, ending
+ * unprivileged, where only held ids may be taken (credentials(7)). Raw system calls, so
+ * no library wrapper adds rules of its own. */
+static void credentials_child(void)
+{
+	gid_t gr = 9, ge = 9, gs = 9;
+	VAL("setresgid 10 11 12", syscall(SYS_setresgid, 10, 11, 12), 0);
+	syscall(SYS_getresgid, &gr, &ge, &gs);
+	lt_true("getresgid 10 11 12", gr == 10 && ge == 11 && gs == 12);
+	VAL("setregid -1 13 (saved follows)", syscall(SYS_setregid, -1, 13), 0);
+	syscall(SYS_getresgid, &gr, &ge, &gs);
+	lt_true("getresgid 10 13 13", gr == 10 && ge == 13 && gs == 13);
+	VAL("setfsgid -1 gives the fs gid", syscall(SYS_setfsgid, -1), 13);
+	lt_str("status Gid", status_line("Gid:"), "Gid:\t10\t13\t13\t13");
+	VAL("setresuid 1000 1001 1002", syscall(SYS_setresuid, 1000, 1001, 1002), 0);
+	expect_resuid("getresuid 1000 1001 1002", 1000, 1001, 1002);
+	VAL("getuid is the real uid", getuid(), 1000);
+	VAL("geteuid is the effective uid", geteuid(), 1001);
+	VAL("setfsuid 1002 gives the old fs uid", syscall(SYS_setfsuid, 1002), 1001);
+	VAL("setfsuid -1 gives the new fs uid", syscall(SYS_setfsuid, -1), 1002);
+	VAL("setfsuid 7 (not held) gives the fs uid", syscall(SYS_setfsuid, 7), 1002);
+	VAL("setfsuid -1 after a refused change", syscall(SYS_setfsuid, -1), 1002);
+	lt_str("status Uid", status_line("Uid:"), "Uid:\t1000\t1001\t1002\t1002");
+	ERR("setresuid to an id not held", syscall(SYS_setresuid, 2000, -1, -1), EPERM);
+	ERR("setgid unprivileged to 99", syscall(SYS_setgid, 99), EPERM);
+	VAL("setgid unprivileged to the real gid", syscall(SYS_setgid, 10), 0);
+	VAL("setuid unprivileged to the real uid", syscall(SYS_setuid, 1000), 0);
+	expect_resuid("getresuid 1000 1000 1002", 1000, 1000, 1002);
+	ERR("setuid unprivileged to 5", syscall(SYS_setuid, 5), EPERM);
+	ERR("setuid -1", syscall(SYS_setuid, -1), EINVAL);
+	VAL("setreuid -1 1002 (saved follows)", syscall(SYS_setreuid, -1, 1002), 0);
+	expect_resuid("getresuid 1000 1002 1002", 1000, 1002, 1002);
+	VAL("setreuid 1002 -1", syscall(SYS_setreuid, 1002, -1), 0);
+	expect_resuid("getresuid 1002 1002 1002", 1002, 1002, 1002);
+	ERR("setreuid real to 1000, no longer held", syscall(SYS_setreuid, 1000, -1), EPERM);
+	VAL("setresuid -1 -1 -1", syscall(SYS_setresuid, -1, -1, -1), 0);
+	_exit(lt_failed);
+}
+
+static void test_credentials(void)
+{
+	pid_t c = fork();
+	if (c == 0)
+		credentials_child();
+	int st = 0;
+	waitpid(c, &st, 0);
+	VAL("credentials child cases failed", WEXITSTATUS(st), 0);
+	VAL("the parent keeps uid 0", getuid(), 0);
+}
+
 static void test_ids_system(void)
 {
 	VAL("getuid", getuid(), 0);
@@ -206,6 +288,7 @@ int main(void)
 	test_time();
 	test_ids_system();
 	test_groups();
+	test_credentials();
 	test_threads();
 	return lt_done();
 }

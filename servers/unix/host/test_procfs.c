@@ -13,7 +13,7 @@ static const struct procfs_task task = {
     .utime = 3, .stime = 4, .cutime = 5, .cstime = 6, .start_time = 1234,
     .vsize_bytes = 3133440, .rss_pages = 392, .minflt = 98, .majflt = 1,
     .sig_pending = 0, .sig_blocked = 0x10000, .sig_ignored = 0x1000, .sig_caught = 0x4002,
-    .nice = 0, .processor = 1, .umask = 022, .uid = 0, .gid = 0, .fd_slots = 256,
+    .nice = 0, .processor = 1, .umask = 022, .uid = {0}, .gid = {0}, .fd_slots = 256,
 };
 
 static void test_meminfo(void)
