@@ -4,6 +4,7 @@
  * never names a newer thread that reuses the slot.
  */
 #include "arch.h"
+#include "fwd.h"
 #include "idtable.h"
 #include "ipc.h"
 #include "kernel.h"
@@ -112,7 +113,10 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     if (!t)
         return NULL;
     t->task = task;
-    t->linux = task->linux_server != 0;    /* fixed: a task is marked before it has threads */
+    /* fixed: a task is marked before it has threads */
+    t->linux = !task->linux_server                  ? ENTRY_ONDOL
+               : task->linux_server == FWD_SERVER_IK ? ENTRY_LINUX_IK
+                                                     : ENTRY_LINUX_FWD;
     t->user_ctx = t->linux ? USER_CTX_LINUX : 0;
     u64 top = t->kstack + KSTACK_SIZE;
     struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));

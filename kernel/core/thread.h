@@ -72,7 +72,8 @@ struct thread {
                                           are found by a scan when it exits); may count
                                           too many (a waiter killed), never too few */
     /* Linux forwarding (kernel/ipc/fwd.c, docs/unix.md) */
-    bool linux;                        /* of a Linux task: its syscalls are forwarded */
+    u8 linux;                          /* of a Linux task (nonzero): its syscall entry,
+                                          ENTRY_LINUX_FWD or ENTRY_LINUX_IK (cpu.h) */
     u8 fwd;                            /* FWD_NONE, or the kind of forwarded call pending */
     u64 fwd_words[IPC_MRS];            /* its message, built at the trap */
     u64 fs_base;                       /* user FS base: a Linux thread's (arch_prctl), a

@@ -60,7 +60,6 @@
 #define FP_MSR_KERNEL_GS_BASE 0xc0000102   /* the user GS base while in the kernel */
 #define FP_USER_CTX_LINUX 1     /* USER_CTX_LINUX */
 #define FP_FWD_SYSCALL   1     /* FWD_SYSCALL (fwd.h) */
-#define FP_FWD_SERVER_IK (-1)  /* FWD_SERVER_IK (fwd.h): task->linux_server of unix=ik */
 #define FP_IPC_FWD       0x400000000 /* IPC_FWD (ipc.h), bit 34 */
 #define FP_FWD_SYSCALL_LABEL 0x20001 /* FWD_LABEL(FWD_OP_SYSCALL) (abi.h) */
 

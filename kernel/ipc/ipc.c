@@ -792,7 +792,7 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
                IPC_IDLE == 0 && FP_SLOT_MASK == (1 << THREAD_ID_BITS) - 1 &&
                CR0_TS == FP_CR0_TS && MSR_LSTAR == FP_MSR_LSTAR && MSR_FS_BASE == FP_MSR_FS_BASE &&
                MSR_KERNEL_GS_BASE == FP_MSR_KERNEL_GS_BASE && USER_CTX_LINUX == FP_USER_CTX_LINUX &&
-               FWD_SYSCALL == FP_FWD_SYSCALL && FWD_SERVER_IK == FP_FWD_SERVER_IK &&
+               FWD_SYSCALL == FP_FWD_SYSCALL && ENTRY_ONDOL == 0 && ENTRY_LINUX_FWD == 1 &&
                IPC_FWD == FP_IPC_FWD &&
                FWD_LABEL(FWD_OP_SYSCALL) == FP_FWD_SYSCALL_LABEL &&
                sizeof(((struct thread *)0)->fwd) == 1 && sizeof(((struct cpu *)0)->linux_entry) == 1 &&

@@ -342,7 +342,9 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     const uint64_t args[6] = {tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9};
     u64 fs_base = t->fs_base;
     t->fwd = FWD_SYSCALL;
-    unix_syscall(t->tid, (long)tf->rax, args);
+    long value = unix_syscall(t->tid, (long)tf->rax, args);
+    if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)   /* answered now: the common case */
+        tf->rax = (u64)fwd_answer(t, (u64)value);
     step_end();
     if (t->fwd != FWD_NONE || t->fs_base != fs_base)      /* else answered, nothing to load */
         await_answer(t, fs_base);

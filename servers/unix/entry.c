@@ -15,8 +15,9 @@
  * make the value unused (0 is sent); SIGNAL_INTERRUPTED (a thread that came from user
  * mode) is answered 0, the kernel keeps its rax. False when the thread gets no answer
  * now: its process ended (gone), or it stopped (sig_held: signal.c answers at SIGCONT).
- * Both runtimes' unix_answer are this and their own way to answer. */
-bool unix_answer_value(struct ucall *c, long *result)
+ * Both runtimes' unix_answer are this and their own way to answer; unix_syscall has it
+ * inline (its common case answers at once). */
+static inline bool answer_value(struct ucall *c, long *result)
 {
     struct uthread *t = c->thread;
     if (!t || t->gone)
@@ -27,11 +28,13 @@ bool unix_answer_value(struct ucall *c, long *result)
     return !t->gone && !t->sig_held;
 }
 
-void unix_syscall(int tid, long nr, const uint64_t args[6])
+bool unix_answer_value(struct ucall *c, long *result) { return answer_value(c, result); }
+
+long unix_syscall(int tid, long nr, const uint64_t args[6])
 {
     struct uthread *t = uthread_find(tid);
     if (!t)
-        return;         /* not a thread of ours (cannot happen: only our tasks forward) */
+        return UNIX_NO_ANSWER;  /* not a thread of ours (cannot happen: only ours forward) */
     struct ucall c;                 /* each field once (no zeroing first: every call) */
     c.proc = t->proc;
     c.thread = t;
@@ -41,8 +44,9 @@ void unix_syscall(int tid, long nr, const uint64_t args[6])
     c.done = 0;
     t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
     long r = unix_dispatch(&c);
-    if (r != UNIX_BLOCKED && r != UNIX_NOREPLY)
-        unix_answer(&c, r);
+    if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !answer_value(&c, &r))
+        return UNIX_NO_ANSWER;
+    return r;
 }
 
 /* Resume thread t that came in from user mode (a fault, an interrupt): what is pending

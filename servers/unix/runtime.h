@@ -63,9 +63,13 @@ long rt_errno(long ondol_error);
 
 /* ---- entries: how the runtime drives the server -------------------------------------- */
 void unix_start(void);                      /* once: unpack the root archive, start init */
-/* A forwarded system call of thread tid (FWD_OP_SYSCALL): answered through unix_answer
- * (now or later), or not at all when the thread is gone or replaced. */
-void unix_syscall(int tid, long nr, const uint64_t args[6]);
+/* A forwarded system call of thread tid (FWD_OP_SYSCALL). Returns the value to answer it
+ * with now, when it ended with nothing else to do (the common case): the runtime answers
+ * it itself, rax = the value, the short path of both forms. Else UNIX_NO_ANSWER: it is
+ * answered through unix_answer (later, or after a signal's delivery) or not at all (the
+ * thread is gone, replaced or stopped). */
+#define UNIX_NO_ANSWER (-4096L - 4)
+long unix_syscall(int tid, long nr, const uint64_t args[6]);
 /* A fault the kernel could not resolve (FWD_OP_FAULT): a signal for the process. */
 void unix_fault(int tid, unsigned vector, uint64_t error, uint64_t addr, uint64_t rip);
 void unix_interrupted(int tid);             /* FWD_OP_INTERRUPT: deliver pending signals */

@@ -27,6 +27,7 @@ void cpu_switch_counts(u64 *thread_switches, u64 *as_switches)
 
 extern void syscall_entry(void);
 extern void linux_syscall_entry(void);
+extern void linux_ik_syscall_entry(void);
 
 static void read_brand(char *out)
 {
@@ -112,15 +113,20 @@ static void gdt_load(struct cpu *c)
 
 /* The user GS base is MSR_KERNEL_GS_BASE while in the kernel: the exit's swapgs makes it
  * GS_BASE. */
-void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base, u64 gs_base, u8 user_ctx)
+void cpu_load_user_context(struct cpu *c, u8 entry, u64 fs_base, u64 gs_base, u8 user_ctx)
 {
-    if (c->linux_entry != linux_entry)
-        wrmsr(MSR_LSTAR, linux_entry ? (u64)linux_syscall_entry : (u64)syscall_entry);
+    static void (*const entries[])(void) = {
+        [ENTRY_ONDOL] = syscall_entry,
+        [ENTRY_LINUX_FWD] = linux_syscall_entry,
+        [ENTRY_LINUX_IK] = linux_ik_syscall_entry,
+    };
+    if (c->linux_entry != entry)
+        wrmsr(MSR_LSTAR, (u64)entries[entry]);
     if (c->fs_base != fs_base)
         wrmsr(MSR_FS_BASE, fs_base);
     if (c->gs_base != gs_base)
         wrmsr(MSR_KERNEL_GS_BASE, gs_base);
-    c->linux_entry = linux_entry;
+    c->linux_entry = entry;
     c->fs_base = fs_base;
     c->gs_base = gs_base;
     c->user_ctx = user_ctx;

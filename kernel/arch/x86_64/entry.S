@@ -191,20 +191,24 @@ exit_to_user:
     .globl linux_syscall_entry
 linux_syscall_entry:
     SYSCALL_FRAME
-    jmp fwd_fastpath                    /* ipcfast.S: declines a task served in the kernel */
+    jmp fwd_fastpath                    /* ipcfast.S */
     .globl fwd_slow
 fwd_slow:
-    movq %gs:CPU_CURRENT, %rax          /* served in the kernel (unix=ik): straight there */
-    movq TH_TASK(%rax), %rax
-    cmpl $FP_FWD_SERVER_IK, TASK_LINUX_SERVER(%rax)
-    jne fwd_server_task
-    movq %rsp, %rdi
-    call unix_ik_syscall                /* kernel/srv/unix_ik.c: the frame to leave through */
-    movq %rax, %rsp
-    jmp exit_to_user
-fwd_server_task:
     movq %rsp, %rdi
     call fwd_syscall
+    movq %rax, %rsp
+    jmp exit_to_user
+
+/*
+ * The syscall entry of a thread of a task served in the kernel (unix=ik; LSTAR is switched
+ * per thread, ENTRY_LINUX_IK): the same frame, then straight to the in-kernel server,
+ * which takes the kernel lock itself and returns the frame to leave through.
+ */
+    .globl linux_ik_syscall_entry
+linux_ik_syscall_entry:
+    SYSCALL_FRAME
+    movq %rsp, %rdi
+    call unix_ik_syscall                /* kernel/srv/unix_ik.c */
     movq %rax, %rsp
     jmp exit_to_user
 

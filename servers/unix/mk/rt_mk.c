@@ -86,14 +86,18 @@ static void flush_held(void)
     held.tid = 0;
 }
 
+static void hold_answer(int tid, long value)
+{
+    flush_held();
+    held.tid = tid;
+    held.value = value;
+}
+
 /* The call's result goes back (entry.c decides what and whether). */
 void unix_answer(struct ucall *c, long result)
 {
-    if (!unix_answer_value(c, &result))
-        return;
-    flush_held();
-    held.tid = c->thread->tid;
-    held.value = result;
+    if (unix_answer_value(c, &result))
+        hold_answer(c->thread->tid, result);
 }
 
 /* ---- the rt_* calls over ondol system calls ------------------------------------------- */
@@ -235,10 +239,13 @@ static void crash_if_asked(long nr)
 static void handle(long sender, const struct ipc_msg *m)
 {
     switch (m->w[0]) {
-    case FWD_LABEL(FWD_OP_SYSCALL):
+    case FWD_LABEL(FWD_OP_SYSCALL): {
         crash_if_asked((long)m->w[1]);
-        unix_syscall((int)sender, (long)m->w[1], &m->w[2]);
+        long value = unix_syscall((int)sender, (long)m->w[1], &m->w[2]);
+        if (value != UNIX_NO_ANSWER)
+            hold_answer((int)sender, value);
         break;
+    }
     case FWD_LABEL(FWD_OP_FAULT):
         unix_fault((int)sender, (unsigned)m->w[1], m->w[2], m->w[3], m->w[4]);
         break;

@@ -40,7 +40,7 @@ struct cpu {
     bool need_resched;
     bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
     struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
-    bool linux_entry;          /* LSTAR is linux_syscall_entry (a Linux task runs) */
+    u8 linux_entry;            /* which entry LSTAR is: an enum syscall_entry_kind */
     u64 fs_base;               /* FS base loaded for the running thread */
     u64 gdt[9];
     struct tss tss;
@@ -94,8 +94,13 @@ static inline void cpu_set_kernel_stack(struct cpu *c, u64 top)
     c->tss.rsp0 = top;
     c->syscall_frame = top - TF_SIZE;
 }
+/* The syscall entry (LSTAR) a user thread's `syscall` reaches: ondol's own; the Linux
+ * forwarding entry (a task served by a server task, unix=mk); or the entry straight into
+ * the in-kernel server (unix=ik: no forwarding fastpath to try and decline). The values
+ * 0 and 1 are also written by ipcfast.S (CPU_LINUX_ENTRY). */
+enum syscall_entry_kind { ENTRY_ONDOL = 0, ENTRY_LINUX_FWD = 1, ENTRY_LINUX_IK = 2 };
 /* The user context of a Linux thread beyond its registers: the syscall entry its
- * `syscall` reaches (the Linux forwarding entry instead of ondol's) and its FS base;
- * written to the MSRs only when they differ from what the CPU holds. */
-void cpu_load_user_context(struct cpu *c, bool linux_entry, u64 fs_base, u64 gs_base, u8 user_ctx);
+ * `syscall` reaches (an enum syscall_entry_kind) and its FS base; written to the MSRs
+ * only when they differ from what the CPU holds. */
+void cpu_load_user_context(struct cpu *c, u8 entry, u64 fs_base, u64 gs_base, u8 user_ctx);
 #endif
