@@ -3,11 +3,13 @@
  * with the kernel's flags and linked into the kernel, with runtime.h's rt_* calls made
  * here of kernel functions on the same objects the MK runtime reaches by system calls.
  *
- * Entry: a Linux task served in IK form has linux_server == FWD_SERVER_IK; its `syscall`
- * enters linux_syscall_entry (entry.S), whose fwd_slow (after the forwarding fastpath declines) calls unix_ik_syscall
- * on the trapping thread's kernel stack: no IPC, no address-space switch. The thread is marked as in a
- * forwarded call (thread->fwd, as in MK, so the register controls apply); unix_answer
- * ends the call (fwd_answer) and sets rax. A call left unanswered (UNIX_BLOCKED) puts the
+ * Entry: a Linux task served in IK form has linux_server == FWD_SERVER_IK, so its threads
+ * are ENTRY_LINUX_IK (thread.c) and their `syscall` enters linux_ik_syscall_entry
+ * (entry.S), which calls unix_ik_syscall on the trapping thread's kernel stack: no IPC,
+ * no forwarding fastpath, no address-space switch. The thread is marked as in a
+ * forwarded call (thread->fwd, as in MK, so the register controls apply); a call that
+ * has its answer at once is answered there (fwd_answer sets rax), a later one by
+ * unix_answer. A call left unanswered (UNIX_BLOCKED) puts the
  * thread to sleep here until another thread's call, a timer or console input answers it.
  *
  * Two kernel threads: `unix` starts the server (unix_start), then runs the timers and
@@ -79,12 +81,11 @@ void unix_log(const char *msg) { printk("%s\n", msg); }
  * for a refused fault) and let it run. A thread gone or not in a call: nothing. */
 static void answer_thread(int tid, long value)
 {
-    struct thread *cur = current_thread();    /* the common case: a call answers itself */
-    struct thread *t = cur->tid == tid ? cur : thread_lookup(tid);
+    struct thread *t = thread_lookup(tid);
     if (!t || t->state == T_ZOMBIE || t->fwd == FWD_NONE)
         return;
     t->tf->rax = (u64)fwd_answer(t, (u64)value);
-    if (t != cur)
+    if (t != current_thread())
         thread_wake(t, 0);
 }
 

@@ -35,13 +35,8 @@ long unix_syscall(int tid, long nr, const uint64_t args[6])
     struct uthread *t = uthread_find(tid);
     if (!t)
         return UNIX_NO_ANSWER;  /* not a thread of ours (cannot happen: only ours forward) */
-    struct ucall c;                 /* each field once (no zeroing first: every call) */
-    c.proc = t->proc;
-    c.thread = t;
-    c.nr = nr;
-    __builtin_memcpy(c.a, args, sizeof(c.a));
-    c.started_ns = 0;
-    c.done = 0;
+    struct ucall c = {.proc = t->proc, .thread = t, .nr = nr,
+                      .a = {args[0], args[1], args[2], args[3], args[4], args[5]}};
     t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
     long r = unix_dispatch(&c);
     if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !answer_value(&c, &r))
