@@ -46,18 +46,33 @@ u64 region_pte_flags(const struct region *r)
     return PTE_P | PTE_U | pte_flags_for_prot(r->prot);
 }
 
-/* Calls fn on every page of [start, end) that has a PTE, skipping absent tables. */
-static void each_pte(struct aspace *as, u64 start, u64 end, void (*fn)(struct aspace *, u64, void *),
-                     void *arg)
+typedef int pte_fn(struct aspace *as, u64 va, u64 *pte, void *arg);
+
+/* The first address past va's page table, skipping every absent table above it too. */
+static u64 next_table(struct aspace *as, u64 va)
+{
+    return MAX(vm_next_candidate(as, va), ALIGN_DOWN(va, VM_PT_SPAN) + VM_PT_SPAN);
+}
+
+/* Calls fn on every page of [start, end) whose PTE is not empty, a page table at a time:
+ * each table is found once (absent ones skipped whole) and its entries are read in
+ * place. With prune, a table left empty is freed after its pages (vm_prune). Stops at
+ * fn's first error and returns it; else 0. */
+static int each_pte(struct aspace *as, u64 start, u64 end, pte_fn *fn, void *arg, bool prune)
 {
     for (u64 va = start; va < end;) {
-        u64 next = vm_next_candidate(as, va);
-        if (next == va) {
-            fn(as, va, arg);
-            next = va + PAGE_SIZE;
+        u64 *pt = vm_pt(as, va, false);
+        u64 stop = MIN(end, next_table(as, va));
+        for (u64 at = va; pt && at < stop; at += PAGE_SIZE) {
+            int err = pt[vm_pt_index(at)] ? fn(as, at, &pt[vm_pt_index(at)], arg) : 0;
+            if (err)
+                return err;
         }
-        va = next;
+        if (pt && prune)
+            vm_prune(as, va);
+        va = stop;
     }
+    return 0;
 }
 
 u64 region_pte(const struct region *r, u64 frame)
@@ -77,27 +92,28 @@ void anon_frame_unmapped(u64 pa)
         frame_free(pa);
 }
 
-static void release_page(struct aspace *as, u64 va, void *unused)
+static int release_page(struct aspace *as, u64 va, u64 *pte, void *unused)
 {
     (void)unused;
-    u64 *pte = vm_pte(as, va, false);
-    if (pte && (*pte & PTE_ANON))
+    if (*pte & PTE_ANON)
         rmap_remove(pte);
-    u64 old = vm_clear_pte(as, va);
+    u64 old = vm_take_pte(as, va, pte);
     if (old & PTE_ANON)
         anon_frame_unmapped(old & PTE_ADDR);
+    return 0;
 }
 
-static void reprotect_page(struct aspace *as, u64 va, void *region)
+static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
 {
-    u64 *pte = vm_pte(as, va, false);
-    if (pte && *pte)
-        vm_set_pte(as, va, pte, region_pte(region, *pte & (PTE_ADDR | PTE_ANON)));
+    vm_set_pte(as, va, pte, region_pte(region, *pte & (PTE_ADDR | PTE_ANON)));
+    return 0;
 }
 
-static void region_free(struct aspace *as, struct region *r)
+/* prune: free the page tables the region's pages leave empty (not when the whole
+ * address space goes: aspace_destroy frees every table after). */
+static void region_free(struct aspace *as, struct region *r, bool prune)
 {
-    each_pte(as, r->start, r->end, release_page, NULL);
+    each_pte(as, r->start, r->end, release_page, NULL, prune);
     memobj_put(r->obj);
     kobj_free(&region_cache, r);
 }
@@ -173,7 +189,7 @@ static int unmap_range(struct aspace *as, u64 start, u64 end)
     while (*pp && (*pp)->start < end) {
         struct region *r = *pp;
         *pp = r->next;
-        region_free(as, r);
+        region_free(as, r, true);
     }
     return 0;
 }
@@ -209,7 +225,7 @@ int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
         return err;
     for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next) {
         r->prot = prot;
-        each_pte(as, r->start, r->end, reprotect_page, r);
+        each_pte(as, r->start, r->end, reprotect_page, r, false);
     }
     return 0;
 }
@@ -217,7 +233,7 @@ int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
 int region_discard(struct aspace *as, u64 start, u64 end)
 {
     bool whole = covered(as, start, end);
-    each_pte(as, start, end, release_page, NULL);     /* only mapped pages have PTEs */
+    each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
     return whole ? 0 : E_FAULT;
 }
 
@@ -313,15 +329,14 @@ int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)
 
 /* ---- copy-on-write clone ------------------------------------------------------------ */
 
-/* Share one page of src with dst: an anonymous frame gains a mapping and loses write
- * permission on both sides; other frames (physical objects) are simply mapped again. */
-static int clone_page(struct aspace *dst, struct aspace *src, u64 va)
+/* Share one page of src with dst (its PTE in src is spte): an anonymous frame gains a
+ * mapping and loses write permission on both sides; other frames (physical objects) are
+ * simply mapped again. */
+static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
 {
-    u64 *s = vm_pte(src, va, false);
-    if (!s || !*s)
-        return 0;
+    struct aspace *dst = dst_as;
     struct rmap_entry *e = NULL;
-    if ((*s & PTE_ANON) && !(e = rmap_entry_alloc()))
+    if ((*spte & PTE_ANON) && !(e = rmap_entry_alloc()))
         return E_NOMEM;
     u64 *d = vm_pte(dst, va, true);
     if (!d) {
@@ -329,30 +344,15 @@ static int clone_page(struct aspace *dst, struct aspace *src, u64 va)
             rmap_entry_discard(e);
         return E_NOMEM;
     }
-    u64 pte = *s;
+    u64 pte = *spte;
     if (pte & PTE_ANON) {
         frame_map_inc(pte & PTE_ADDR);
         rmap_insert(e, dst, va, pte & PTE_ADDR, d);
         pte &= ~PTE_W;
-        if (*s != pte)
-            vm_set_pte(src, va, s, pte);
+        if (*spte != pte)
+            vm_set_pte(src, va, spte, pte);
     }
     vm_set_pte(dst, va, d, pte);
-    return 0;
-}
-
-static int clone_region(struct aspace *dst, struct aspace *src, const struct region *r)
-{
-    for (u64 va = r->start; va < r->end;) {
-        u64 next = vm_next_candidate(src, va);
-        if (next == va) {
-            int err = clone_page(dst, src, va);
-            if (err)
-                return err;
-            next = va + PAGE_SIZE;
-        }
-        va = next;
-    }
     return 0;
 }
 
@@ -369,7 +369,7 @@ int regions_clone(struct aspace *dst, struct aspace *src)
         memobj_get(copy->obj);
         *tail = copy;
         tail = &copy->next;
-        int err = clone_region(dst, src, r);
+        int err = each_pte(src, r->start, r->end, clone_page, dst, false);
         if (err)
             return err;
     }
@@ -377,11 +377,15 @@ int regions_clone(struct aspace *dst, struct aspace *src)
     return 0;
 }
 
-void regions_destroy(struct aspace *as)
+static void free_regions(struct aspace *as, bool prune)
 {
     while (as->regions) {
         struct region *r = as->regions;
         as->regions = r->next;
-        region_free(as, r);
+        region_free(as, r, prune);
     }
 }
+
+void regions_destroy(struct aspace *as) { free_regions(as, true); }
+
+void regions_teardown(struct aspace *as) { free_regions(as, false); }

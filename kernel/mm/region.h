@@ -34,6 +34,9 @@ int region_discard(struct aspace *as, u64 start, u64 end);
 struct region *region_find(struct aspace *as, u64 va);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
 void regions_destroy(struct aspace *as);
+/* regions_destroy for an address space about to be freed: its page tables stay (emptied)
+ * for aspace_destroy to free in one pass. */
+void regions_teardown(struct aspace *as);
 /* Make dst a copy-on-write copy of src: dst's regions are replaced by src's, and every
  * anonymous page is shared read-only with one more map count. 0 or E_NOMEM (then dst
  * holds part of the copy, consistent; the caller destroys it). */

@@ -168,7 +168,7 @@ void aspace_destroy(struct aspace *as)
 {
     if (read_cr3() == as->cr3)
         aspace_switch(NULL);
-    regions_destroy(as);
+    regions_teardown(as);
     free_level(as->pml4_pa, 3);
     asid_free(as->asid);
     kobj_free(&aspace_cache, as);
@@ -246,33 +246,42 @@ static bool table_empty(const u64 *t)
     return true;
 }
 
+u64 *vm_pt(struct aspace *as, u64 va, bool create)
+{
+    u64 *pte = vm_pte(as, va, create);
+    return pte ? pte - vm_pt_index(va) : NULL;
+}
+
+u64 vm_take_pte(struct aspace *as, u64 va, u64 *pte)
+{
+    u64 old = *pte;
+    *pte = 0;
+    if (old)
+        as->pages--;
+    if (old & PTE_P)
+        flush_page(as, va);
+    return old;
+}
+
 /* Page-table pages left empty are freed too, so that map/unmap cycles return the frame
  * count exactly to where it was. */
-u64 vm_clear_pte(struct aspace *as, u64 va)
+void vm_prune(struct aspace *as, u64 va)
 {
     u64 *path[4];
     u64 *t = table(as->pml4_pa);
-    for (int level = 3; level >= 0; level--) {
+    for (int level = 3; level >= 1; level--) {
         u64 *e = &t[(va >> (12 + 9 * level)) & 511];
-        path[level] = e;
         if (!*e)
-            return 0;
-        if (level > 0)
-            t = table(*e);
+            return;
+        path[level] = e;
+        t = table(*e);
     }
-    u64 old = *path[0];
-    *path[0] = 0;
-    as->pages--;
-    if (old & PTE_P)
-        flush_page(as, va);
     for (int level = 1; level <= 3; level++) {      /* PT, PD, then PDPT */
-        u64 *child = table(*path[level]);
-        if (!table_empty(child))
+        if (!table_empty(table(*path[level])))
             break;
         frame_free_contig(*path[level] & PTE_ADDR, table_frames(level));
         *path[level] = 0;
     }
-    return old;
 }
 
 u64 vm_lookup(struct aspace *as, u64 va, u64 *flags)

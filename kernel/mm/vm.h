@@ -57,17 +57,26 @@ static inline void aspace_switch(struct aspace *as)
         aspace_load(cr3, as ? as->asid : 0);
 }
 /* The PTE of user page va (NULL if absent; with create, intermediate tables are made and
- * NULL means out of memory). Changes go through vm_set_pte / vm_clear_pte, which keep the
+ * NULL means out of memory). Changes go through vm_set_pte / vm_take_pte, which keep the
  * page count and flush the TLB entry when the address space is loaded. */
 u64 *vm_pte(struct aspace *as, u64 va, bool create);
 /* The reverse-map slot beside a user PTE (the second frame of its page table). */
 struct rmap_entry;
 static inline struct rmap_entry **pte_rmap_slot(u64 *pte) { return (struct rmap_entry **)(pte + 512); }
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
-u64 vm_clear_pte(struct aspace *as, u64 va);
+/* Range walks go a page table at a time: vm_pt finds the 512 PTEs covering va once (NULL
+ * if absent, or out of memory with create), the caller reads them in place. VM_PT_SPAN is
+ * what one table maps. */
+#define VM_PT_SPAN (512ull << 12)
+static inline unsigned vm_pt_index(u64 va) { return (unsigned)(va >> 12) & 511; }
+u64 *vm_pt(struct aspace *as, u64 va, bool create);
+/* Empty the PTE of page va in place (the page count and TLB kept right); the old entry.
+ * The page tables stay: vm_prune(as, va) then frees those on va's path left empty. */
+u64 vm_take_pte(struct aspace *as, u64 va, u64 *pte);
+void vm_prune(struct aspace *as, u64 va);
 /* va itself when its page table exists, else the first address past the absent table's span
  * (so range walks skip unpopulated gigabytes at once). */
-u64 vm_next_candidate(struct aspace *as, u64 va);    /* old entry; frees emptied tables, not the page */
+u64 vm_next_candidate(struct aspace *as, u64 va);
 u64 vm_lookup(struct aspace *as, u64 va, u64 *flags);             /* phys of page, 0 if none */
 u64 pte_flags_for_prot(unsigned prot);
 extern u64 marker_zero_frame;
