@@ -335,16 +335,20 @@ static bool task_shared(const struct proc *p)
 }
 
 /* End every thread of p and its task (execve's old image, exit). A task another process
- * still runs in stays: only p's threads end, and p's parent is woken (a vfork parent
- * waits until its child leaves the memory it lent). */
+ * still runs in stays: only p's threads end, each clearing its clear_child_tid word
+ * (CLONE_CHILD_CLEARTID) and waking a futex waiter there, as Linux's mm_release when the
+ * memory lives on; and p's parent is woken (a vfork parent waits until its child leaves
+ * the memory it lent). */
 void proc_end_task(struct proc *p)
 {
     bool shared = p->task > 0 && task_shared(p);
     while (p->threads) {
         struct uthread *t = p->threads;
         signal_thread_exit(t);
-        if (shared)
+        if (shared) {
+            futex_clear_child_tid(t);
             rt_thread_end(t->tid);
+        }
         uthread_free(t);
     }
     if (p->task > 0 && !shared) {
@@ -387,7 +391,10 @@ static long exec_elf(struct proc *p, const struct uthread *caller, struct inode 
     signal_thread_new(t, caller);
     p->brk_start = p->brk_end = p->brk_mapped = page_up(img.end);
     fdtable_exec(p->fds);
-    signal_exec(p);
+    if (signal_exec(p) < 0) {
+        proc_exit(p, SIGKILL);
+        return UNIX_NOREPLY;
+    }
     return 0;
 }
 

@@ -147,7 +147,7 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
     t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     if (flags & CLONE_PARENT_SETTID)
         copy_out(parent, ptid, &child->pid, 4);
-    signal_fork(child, parent, t, c->thread);
+    signal_fork(child, parent, flags & CLONE_SIGHAND, t, c->thread);
     return child->pid;
 }
 

@@ -49,8 +49,13 @@ struct proc *proc_create(struct proc *parent)
 {
     int pid = nprocs < UNIX_MAX_PROCS ? next_pid() : 0;
     struct proc *p = pid ? unix_alloc(sizeof(*p)) : NULL;
-    if (!p)
+    struct sig_handlers *hand = p ? unix_alloc(sizeof(*hand)) : NULL;
+    if (!hand) {
+        unix_free(p);
         return NULL;
+    }
+    hand->refs = 1;
+    p->sig_hand = hand;
     p->pid = pid;
     p->pgid = parent ? parent->pgid : pid;
     p->sid = parent ? parent->sid : pid;
@@ -75,7 +80,7 @@ void proc_orphan_children(struct proc *p)
             c->ppid = 1;
 }
 
-/* Here rather than in exec.c and misc.c, which make them: freeing a process needs no
+/* Here rather than in exec.c, misc.c and signal.c, which make them: freeing a process needs no
  * more than the process table (hosted tests link process.c without the rest). */
 void proc_image_put(struct proc_image *img)
 {
@@ -91,6 +96,12 @@ void groups_put(struct unix_groups *g)
         unix_free(g);
 }
 
+void sig_handlers_put(struct sig_handlers *h)
+{
+    if (h && --h->refs == 0)
+        unix_free(h);
+}
+
 void proc_free(struct proc *p)
 {
     for (struct proc **q = &table; *q; q = &(*q)->next)
@@ -101,6 +112,7 @@ void proc_free(struct proc *p)
         }
     proc_image_put(p->image);
     groups_put(p->groups);
+    sig_handlers_put(p->sig_hand);
     unix_free(p);
 }
 

@@ -41,7 +41,7 @@ enum sig_default sig_default_action(int sig)
 /* Linux's sig_handler_ignored: the disposition discards the signal. */
 bool sig_discarded_by(const struct proc *p, int sig)
 {
-    uint64_t h = p->sig_action[sig - 1].handler;
+    uint64_t h = p->sig_hand->act[sig - 1].handler;
     return h == SIG_IGN || (h == SIG_DFL && (sig_default_action(sig) == SIG_DO_IGNORE ||
                                              sig_default_action(sig) == SIG_DO_CONT));
 }
@@ -192,7 +192,7 @@ static void tell_parent(struct proc *p, int code, int status)
     struct proc *parent = proc_find(p->ppid);
     if (!parent || parent->zombie)
         return;
-    if (!(parent->sig_action[SIGCHLD - 1].flags & SA_NOCLDSTOP))
+    if (!(parent->sig_hand->act[SIGCHLD - 1].flags & SA_NOCLDSTOP))
         send_info(parent, NULL, &(struct sig_info){.signo = SIGCHLD, .code = code,
                                                    .pid = p->pid, .status = status});
     proc_wake_parent(p);
@@ -339,7 +339,7 @@ bool pgrp_orphaned(int pgid)
 
 long signal_tty_background(struct proc *p, int sig)
 {
-    if (p->sig_action[sig - 1].handler == SIG_IGN || (blocked_by_all(p, NULL) & SIG_BIT(sig)))
+    if (p->sig_hand->act[sig - 1].handler == SIG_IGN || (blocked_by_all(p, NULL) & SIG_BIT(sig)))
         return sig == SIGTTIN ? -EIO : 0;
     if (pgrp_orphaned(p->pgid))
         return -EIO;
@@ -351,7 +351,7 @@ long signal_tty_background(struct proc *p, int sig)
 
 bool signal_child_exited(struct proc *parent, struct proc *child)
 {
-    const struct linux_sigaction *a = &parent->sig_action[SIGCHLD - 1];
+    const struct linux_sigaction *a = &parent->sig_hand->act[SIGCHLD - 1];
     int st = child->exit_status;
     bool signaled = (st & 0x7f) != 0;
     struct sig_info info = {.signo = SIGCHLD, .pid = child->pid,
@@ -381,10 +381,16 @@ void signal_thread_new(struct uthread *t, const struct uthread *creator)
     }
 }
 
-void signal_fork(struct proc *child, const struct proc *parent,
+void signal_fork(struct proc *child, const struct proc *parent, bool share,
                  struct uthread *child_thread, const struct uthread *parent_thread)
 {
-    __builtin_memcpy(child->sig_action, parent->sig_action, sizeof(child->sig_action));
+    if (share) {
+        sig_handlers_put(child->sig_hand);
+        child->sig_hand = parent->sig_hand;
+        child->sig_hand->refs++;
+    } else {
+        __builtin_memcpy(child->sig_hand->act, parent->sig_hand->act, sizeof(child->sig_hand->act));
+    }
     child_thread->sig_blocked = parent_thread->sig_blocked;
     child_thread->ss_sp = parent_thread->ss_sp;
     child_thread->ss_size = parent_thread->ss_size;
@@ -392,15 +398,26 @@ void signal_fork(struct proc *child, const struct proc *parent,
     thread_link(child_thread);
 }
 
-/* Linux's flush_signal_handlers and the exec reset of the alternate stack. */
-void signal_exec(struct proc *p)
+/* Linux's unshare_sighand, flush_signal_handlers and the exec reset of the alternate
+ * stack: -ENOMEM when a shared table cannot be copied. */
+long signal_exec(struct proc *p)
 {
+    if (p->sig_hand->refs > 1) {
+        struct sig_handlers *own = unix_alloc(sizeof(*own));
+        if (!own)
+            return -ENOMEM;
+        __builtin_memcpy(own->act, p->sig_hand->act, sizeof(own->act));
+        own->refs = 1;
+        sig_handlers_put(p->sig_hand);
+        p->sig_hand = own;
+    }
     for (int i = 0; i < LINUX_NSIG; i++) {
-        struct linux_sigaction *a = &p->sig_action[i];
+        struct linux_sigaction *a = &p->sig_hand->act[i];
         *a = (struct linux_sigaction){.handler = a->handler == SIG_IGN ? SIG_IGN : SIG_DFL};
     }
     for (struct uthread *t = p->sig_threads; t; t = t->sig_next)
         t->ss_sp = t->ss_size = t->ss_flags = 0;
+    return 0;
 }
 
 void signal_exit(struct proc *p)

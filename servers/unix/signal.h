@@ -64,12 +64,13 @@ long signal_mask_end(struct ucall *c, long r);
 
 /* Process lifecycle hooks (process.c calls them): a child's exit sends SIGCHLD per the
  * parent's disposition (SA_NOCLDWAIT, SIG_IGN: the child is reaped at once when this
- * returns true); fork copies dispositions, mask and the alternate stack; execve resets
- * caught handlers to default; a thread or process going away frees its signal state. */
+ * returns true); fork copies dispositions (share: CLONE_SIGHAND, the parent's table
+ * itself), mask and the alternate stack; execve unshares the dispositions (-ENOMEM when
+ * it cannot) and resets caught handlers to default; a thread or process going away frees its signal state. */
 bool signal_child_exited(struct proc *parent, struct proc *child);
-void signal_fork(struct proc *child, const struct proc *parent,
+void signal_fork(struct proc *child, const struct proc *parent, bool share,
                  struct uthread *child_thread, const struct uthread *parent_thread);
-void signal_exec(struct proc *p);
+long signal_exec(struct proc *p);
 void signal_exit(struct proc *p);
 void signal_thread_exit(struct uthread *t);
 /* Every new thread (init's, an exec's, a clone thread's; signal_fork does fork's child):

@@ -28,7 +28,7 @@ long lx_rt_sigaction(struct ucall *c)
         return -EFAULT;
     if (!valid_signal(sig) || (c->a[1] && (SIG_BIT(sig) & SIG_UNBLOCKABLE)))
         return -EINVAL;
-    struct linux_sigaction *k = &c->proc->sig_action[sig - 1], old = *k;
+    struct linux_sigaction *k = &c->proc->sig_hand->act[sig - 1], old = *k;
     old.flags &= KNOWN_SA_FLAGS;
     if (c->a[1]) {
         act.flags &= KNOWN_SA_FLAGS;

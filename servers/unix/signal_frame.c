@@ -171,7 +171,7 @@ __attribute__((noinline)) static bool push_frame(struct uthread *t, struct user_
 /* Linux's force_sigsegv: a frame that cannot be written ends in SIGSEGV's default. */
 static void force_sigsegv(struct uthread *t)
 {
-    t->proc->sig_action[SIGSEGV - 1].handler = SIG_DFL;
+    t->proc->sig_hand->act[SIGSEGV - 1].handler = SIG_DFL;
     t->sig_blocked &= ~SIG_BIT(SIGSEGV);
     pending_add(&t->sig_pending, &(struct sig_info){.signo = SIGSEGV, .code = SI_KERNEL});
 }
@@ -199,7 +199,7 @@ static uint64_t mask_to_restore(struct uthread *t)
 static void catch(struct delivery *d, const struct sig_info *info)
 {
     struct uthread *t = d->t;
-    struct linux_sigaction *a = &t->proc->sig_action[info->signo - 1];
+    struct linux_sigaction *a = &t->proc->sig_hand->act[info->signo - 1];
     if (d->in_call) {
         resolve_for_handler(d->result, a->flags, &d->r);
         d->in_call = false;
@@ -224,7 +224,7 @@ static bool act(struct delivery *d, const struct sig_info *info)
 {
     struct proc *p = d->t->proc;
     int sig = info->signo;
-    uint64_t h = p->sig_action[sig - 1].handler;
+    uint64_t h = p->sig_hand->act[sig - 1].handler;
     if (h == SIG_IGN)
         return true;
     if (h != SIG_DFL) {
@@ -360,9 +360,9 @@ void signal_force_fault(struct uthread *t, int sig, int code, uint64_t addr,
                         unsigned vector, uint64_t error)
 {
     struct proc *p = t->proc;
-    if ((t->sig_blocked & SIG_BIT(sig)) || p->sig_action[sig - 1].handler == SIG_IGN) {
+    if ((t->sig_blocked & SIG_BIT(sig)) || p->sig_hand->act[sig - 1].handler == SIG_IGN) {
         t->sig_blocked &= ~SIG_BIT(sig);        /* Linux's force_sig_info_to_task */
-        p->sig_action[sig - 1].handler = SIG_DFL;
+        p->sig_hand->act[sig - 1].handler = SIG_DFL;
     }
     pending_add(&t->sig_pending, &(struct sig_info){.signo = sig, .code = code,
                                                     .value = addr, .trapno = vector,

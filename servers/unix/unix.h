@@ -272,11 +272,21 @@ struct unix_groups {
     uint32_t gid[];
 };
 void groups_put(struct unix_groups *g);     /* one reference less; NULL is fine */
+struct sig_handlers;
+void sig_handlers_put(struct sig_handlers *h);   /* the same (process.c) */
 
 /* Which of a process's user or group ids (credentials(7)): file creation and the
  * permission checks use the effective one; the fs id follows it unless setfsuid/setfsgid
  * moved it (and is then only reported). */
 enum id_kind { ID_REAL, ID_EFFECTIVE, ID_SAVED, ID_FS, ID_KINDS };
+
+/* Signal dispositions (signal*.c). Each process has a table of its own, except that
+ * clone(CLONE_SIGHAND) shares the creator's (threads share it through their process), as
+ * Linux's sighand_struct: a sigaction by one is seen by all; execve unshares it. */
+struct sig_handlers {
+    int refs;
+    struct linux_sigaction act[LINUX_NSIG];   /* index sig-1 */
+};
 
 struct proc {
     int pid, ppid, pgid, sid;
@@ -292,7 +302,7 @@ struct proc {
     int exit_status;                  /* wait4 status encoding, once a zombie */
     uint64_t calls;                   /* system calls it made (dispatch.c; /proc/ondol) */
     /* signals (signal*.c; signal.h) */
-    struct linux_sigaction sig_action[LINUX_NSIG];   /* dispositions, index sig-1 */
+    struct sig_handlers *sig_hand;    /* dispositions: its own, or shared (CLONE_SIGHAND) */
     struct sig_pending sig_pending;   /* sent to the process (kill) */
     struct uthread *sig_threads;      /* its threads (signal_thread_new/_exit) */
     bool sig_stopped;                 /* stopped by a stop signal until SIGCONT */

@@ -1,4 +1,5 @@
-/* proc: getpid, getppid, gettid, fork, vfork, clone (fork-style), execve, exit,
+/* proc: getpid, getppid, gettid, fork, vfork, clone (fork-style, CLONE_SIGHAND and the
+ * tid words for a process), execve, exit,
  * exit_group, wait4, waitid, WNOHANG, ECHILD, process groups and sessions, orphans,
  * process limits. Pids are never printed: only relations between them. execve runs this
  * program again (argv[0], found through /proc/self/exe) with "child-exec" arguments. */
@@ -169,6 +170,50 @@ static void test_vfork_exec(const char *self)
 	VAL("clone CLONE_VM shares memory", clone_shared, 6);
 }
 
+static volatile int sighand_caught;
+static pid_t clone_tids[2];             /* CLONE_PARENT_SETTID's word, CLONE_CHILD_SETTID's */
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	sighand_caught = 1;
+}
+
+/* Installs a SIGUSR1 handler (the parent's too under CLONE_SIGHAND); 5 when
+ * CLONE_CHILD_SETTID wrote its pid before it ran. */
+static int clone_flags_child(void *arg)
+{
+	(void)arg;
+	signal(SIGUSR1, on_usr1);
+	return clone_tids[1] == getpid() ? 5 : 6;
+}
+
+/* clone of a process (not a thread) with CLONE_SIGHAND and the tid words: the handler
+ * table is shared; the parent's word gets the pid, the child's too, and the child's is
+ * cleared when it exits (the memory is shared, so the parent sees it). */
+static void test_clone_flags(void)
+{
+	int st;
+	struct sigaction old;
+	signal(SIGUSR1, SIG_DFL);
+	pid_t c = clone(clone_flags_child, clone_stack + sizeof clone_stack,
+			CLONE_VM | CLONE_SIGHAND | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID |
+			CLONE_CHILD_CLEARTID | SIGCHLD, NULL, &clone_tids[0], NULL, &clone_tids[1]);
+	waitpid(c, &st, 0);
+	VAL("clone CLONE_CHILD_SETTID child saw its pid", WEXITSTATUS(st), 5);
+	VAL("clone CLONE_PARENT_SETTID word is the pid", clone_tids[0] == c, 1);
+	VAL("clone CLONE_CHILD_CLEARTID word cleared at exit", clone_tids[1], 0);
+	sigaction(SIGUSR1, NULL, &old);
+	VAL("clone CLONE_SIGHAND child's handler is the parent's", old.sa_handler == on_usr1, 1);
+	raise(SIGUSR1);
+	VAL("clone CLONE_SIGHAND handler runs in the parent", sighand_caught, 1);
+	signal(SIGUSR1, SIG_DFL);
+	c = clone(clone_flags_child, clone_stack + sizeof clone_stack, CLONE_VM | SIGCHLD, NULL);
+	waitpid(c, &st, 0);
+	sigaction(SIGUSR1, NULL, &old);
+	VAL("clone without CLONE_SIGHAND keeps its own table", old.sa_handler == SIG_DFL, 1);
+}
+
 static int vfork_exec_child(void)
 {
 	struct pollfd pfd = {.fd = 5, .events = POLLIN};
@@ -333,6 +378,7 @@ int main(int argc, char **argv)
 	test_fork_memory();
 	test_exec(self);
 	test_vfork_exec(self);
+	test_clone_flags();
 	test_groups();
 	test_orphan();
 	test_limits();

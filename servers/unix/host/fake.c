@@ -12,6 +12,7 @@ struct fake_mem {
     struct proc proc;             /* first: a struct proc * is a struct fake_mem * */
     unsigned char *bytes;
     size_t len;
+    struct sig_handlers hand;     /* fake_proc's dispositions (proc_create allocates them) */
 };
 
 int fake_blocked, fake_wakes, fake_checks, fake_failures;
@@ -24,6 +25,8 @@ struct proc *fake_proc(size_t len)
     m->bytes = calloc(1, len ? len : 1);
     m->len = len;
     m->proc.pid = 1;
+    m->proc.sig_hand = &m->hand;
+    m->hand.refs = 1;
     return &m->proc;
 }
 
@@ -333,12 +336,12 @@ WEAK bool signal_child_exited(struct proc *parent, struct proc *child)
     (void)parent; (void)child;
     return false;
 }
-WEAK void signal_fork(struct proc *c, const struct proc *p, struct uthread *ct,
+WEAK void signal_fork(struct proc *c, const struct proc *p, bool share, struct uthread *ct,
                       const struct uthread *pt)
 {
-    (void)c; (void)p; (void)ct; (void)pt;
+    (void)c; (void)p; (void)share; (void)ct; (void)pt;
 }
-WEAK void signal_exec(struct proc *p) { (void)p; }
+WEAK long signal_exec(struct proc *p) { (void)p; return 0; }
 WEAK void signal_exit(struct proc *p) { (void)p; }
 WEAK void signal_thread_exit(struct uthread *t) { (void)t; }
 

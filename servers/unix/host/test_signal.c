@@ -232,7 +232,7 @@ static void nesting_and_flags(void)
     CHECK_EQ(top->uc.uc_mcontext.rip, HANDLER);
     CHECK_EQ(top->uc.uc_sigmask, SIG_BIT(SIGTERM));            /* NODEFER: USR1 not added */
     CHECK_EQ(self.t.sig_blocked, SIG_BIT(SIGTERM) | SIG_BIT(SIGUSR2));
-    CHECK_EQ(self.p->sig_action[SIGUSR1 - 1].handler, SIG_DFL);   /* RESETHAND */
+    CHECK_EQ(self.p->sig_hand->act[SIGUSR1 - 1].handler, SIG_DFL);   /* RESETHAND */
     treturn(&self);
     CHECK_EQ(fake_regs.rip, HANDLER);
     treturn(&self);

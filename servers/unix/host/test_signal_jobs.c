@@ -417,17 +417,17 @@ static void fork_and_exec(void)
     parent.t.sig_blocked = SIG_BIT(SIGINT);
     parent.t.ss_sp = 0x1000;
     parent.t.ss_size = 0x4000;
-    signal_fork(c.p, parent.p, &c.t, &parent.t);
-    CHECK(c.p->sig_action[SIGUSR1 - 1].handler == HANDLER &&
-          c.p->sig_action[SIGUSR1 - 1].mask == SIG_BIT(SIGTERM));
+    signal_fork(c.p, parent.p, false, &c.t, &parent.t);
+    CHECK(c.p->sig_hand->act[SIGUSR1 - 1].handler == HANDLER &&
+          c.p->sig_hand->act[SIGUSR1 - 1].mask == SIG_BIT(SIGTERM));
     CHECK_EQ(c.t.sig_blocked, SIG_BIT(SIGINT));
     CHECK_EQ(c.t.ss_size, 0x4000);
     CHECK(c.p->sig_threads == &c.t);
     tcall(&c, 37, 100, 0, 0, 0);
     signal_exec(c.p);
-    CHECK_EQ(c.p->sig_action[SIGUSR1 - 1].handler, SIG_DFL);
-    CHECK_EQ(c.p->sig_action[SIGUSR1 - 1].flags, 0);
-    CHECK_EQ(c.p->sig_action[SIGUSR2 - 1].handler, SIG_IGN);
+    CHECK_EQ(c.p->sig_hand->act[SIGUSR1 - 1].handler, SIG_DFL);
+    CHECK_EQ(c.p->sig_hand->act[SIGUSR1 - 1].flags, 0);
+    CHECK_EQ(c.p->sig_hand->act[SIGUSR2 - 1].handler, SIG_IGN);
     CHECK_EQ(c.t.sig_blocked, SIG_BIT(SIGINT));
     CHECK_EQ(c.t.ss_size, 0);
     CHECK(c.p->sig_alarm.armed);
@@ -447,6 +447,29 @@ static void fork_and_exec(void)
     tproc_free(&c);
     parent.t.sig_blocked = 0;
     parent.t.ss_sp = parent.t.ss_size = 0;
+}
+
+/* CLONE_SIGHAND: the child shares the parent's table (a sigaction by either is the
+ * other's), until its execve copies it and resets the copy alone; the table lives until
+ * the last sharer goes. */
+static void fork_sighand(void)
+{
+    struct tproc c;
+    fake_proc_mem_next = MEM;
+    c.p = proc_create(parent.p);
+    memset(&c.t, 0, sizeof(c.t));
+    c.t.tid = c.p->pid;
+    c.t.proc = c.p;
+    signal_fork(c.p, parent.p, true, &c.t, &parent.t);
+    CHECK(c.p->sig_hand == parent.p->sig_hand && parent.p->sig_hand->refs == 2);
+    tsigaction(&c, SIGUSR1, HANDLER, 0, 0);
+    CHECK_EQ(parent.p->sig_hand->act[SIGUSR1 - 1].handler, HANDLER);
+    CHECK_EQ(signal_exec(c.p), 0);
+    CHECK(c.p->sig_hand != parent.p->sig_hand && parent.p->sig_hand->refs == 1);
+    CHECK_EQ(c.p->sig_hand->act[SIGUSR1 - 1].handler, SIG_DFL);
+    CHECK_EQ(parent.p->sig_hand->act[SIGUSR1 - 1].handler, HANDLER);
+    tproc_free(&c);
+    tsigaction(&parent, SIGUSR1, SIG_DFL, 0, 0);
 }
 
 /* ppoll's mask: in force while it waits; a signal it blocks does not end the wait; a
@@ -530,6 +553,7 @@ int main(void)
     faults();
     job_control();
     fork_and_exec();
+    fork_sighand();
     kill_targets();
     ppoll_mask();
     tproc_free(&parent);
