@@ -25,8 +25,32 @@ IDTABLE(tasks, 10);
 struct task *task_lookup(int id) { return idtable_get(&tasks, id); }
 u64 task_count(void) { return (u64)tasks.count; }
 
+/* Each task's children are a list (children, through sibling), so a wait, an orphaning
+ * and the UNIX server's reaping look at a task's own children, not at the whole table. */
+static void child_link(struct task *parent, struct task *t)
+{
+    t->parent = parent;
+    if (parent) {
+        t->sibling = parent->children;
+        parent->children = t;
+    }
+}
+
+static void child_unlink(struct task *t)
+{
+    if (!t->parent)
+        return;
+    struct task **pp = &t->parent->children;
+    while (*pp != t)
+        pp = &(*pp)->sibling;
+    *pp = t->sibling;
+    t->parent = NULL;
+    t->sibling = NULL;
+}
+
 static void task_free(struct task *t)
 {
+    child_unlink(t);
     idtable_free(&tasks, t->id);
     kobj_free(&task_cache, t);
 }
@@ -73,7 +97,7 @@ static struct task *task_new(struct task *parent, const char *name, int max_prio
         return NULL;
     }
     memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
-    t->parent = parent;
+    child_link(parent, t);
     t->max_prio = max_prio;
     return t;
 }
@@ -140,11 +164,10 @@ struct task *task_controlled(struct task *self, int id, long *err)
  * are children that never got a thread (nothing else could ever end them). */
 static void orphan_children(struct task *dying)
 {
-    for (int i = 1; i < idtable_capacity(&tasks); i++) {
-        struct task *c = idtable_at(&tasks, i);
-        if (!c || c->parent != dying)
-            continue;
+    for (struct task *c = dying->children, *next; c; c = next) {
+        next = c->sibling;
         c->parent = NULL;
+        c->sibling = NULL;
         if (!c->zombie && !c->threads) {
             aspace_destroy(c->as);
             c->as = NULL;
@@ -153,6 +176,7 @@ static void orphan_children(struct task *dying)
         if (c->zombie)
             task_free(c);
     }
+    dying->children = NULL;
 }
 
 /* A task without live threads: its memory goes, its parent is told (or it is freed). */
@@ -261,9 +285,18 @@ long task_handover(struct task *self, int id, int to_id)
                                          children to orphan: it must never get any */
     if (t->privileged && !to->privileged)
         return E_PERM;                /* control of a privileged task is privilege */
-    t->parent = to;
+    child_unlink(t);
+    child_link(to, t);
     t->max_prio = MIN(t->max_prio, to->max_prio);
     waitq_wake_all(&self->child_exit, 0);    /* a wait for it now finds it gone */
+    return 0;
+}
+
+int task_ended_child(struct task *parent)
+{
+    for (struct task *c = parent->children; c; c = c->sibling)
+        if (c->zombie)
+            return c->id;
     return 0;
 }
 
@@ -271,9 +304,8 @@ long task_wait(struct task *parent, int id, int *status)
 {
     for (;;) {
         bool have_child = false;
-        for (int i = 1; i < idtable_capacity(&tasks); i++) {
-            struct task *c = idtable_at(&tasks, i);
-            if (!c || c->parent != parent || (id != -1 && c->id != id))
+        for (struct task *c = parent->children; c; c = c->sibling) {
+            if (id != -1 && c->id != id)
                 continue;
             have_child = true;
             if (c->zombie) {

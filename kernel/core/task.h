@@ -22,6 +22,8 @@ struct task {
     int ngrants;
     int linux_server;                  /* 0: native; else the thread its Linux system calls
                                           and faults are forwarded to (docs/unix.md) */
+    struct task *children, *sibling;   /* the tasks it controls (task.c); after the fields
+                                          the IPC fastpath reads (fastpath_layout.h) */
 };
 
 /* Load the user context t needs on CPU c (syscall entry, FS and GS bases) before it runs:
@@ -43,6 +45,7 @@ long task_create_empty(struct task *parent, const char *name, int max_prio);
 struct task *task_controlled(struct task *self, int id, long *err);
 void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
 long task_wait(struct task *parent, int id, int *status);
+int task_ended_child(struct task *parent);    /* a zombie child's id to task_wait for, or 0 */
 /* SYS_TASK_HANDOVER: task `id`, which self controls, becomes a child of task `to_id`, with
  * every right that gives (control, waiting for it, sending to its threads); self keeps
  * none. Its priority ceiling becomes at most to's. E_SRCH / E_PERM (not controlled, or a

@@ -387,21 +387,11 @@ static u64 ticks_until(u64 deadline_ns)
 }
 
 /* Free every ended Linux task whose end the server has already seen. */
-static void collect_task(struct task *t, void *ended)
-{
-    if (t->parent == holder && t->zombie && !*(int *)ended)
-        *(int *)ended = t->id;
-}
-
 static void reap_ended_tasks(void)
 {
-    for (;;) {
-        int ended = 0, status;
-        tasks_each(collect_task, &ended);
-        if (!ended)
-            return;
+    int ended, status;
+    while ((ended = task_ended_child(holder)))
         task_wait(holder, ended, &status);
-    }
 }
 
 static void service_main(void)
