@@ -55,7 +55,9 @@ def test_every_module_costs_something_and_copies_grow(run):
         for phase, layer in (("send", "sock"), ("send", "tcp_output"), ("recv", "sock"),
                              ("recv", "tcp_input"), ("call", "write call")):
             grew = rows[(p, 1440, phase, layer)] - rows[(p, 100, phase, layer)]
-            assert grew >= 1340, (p, phase, layer, grew)   # at least a step per byte
+            # at least a step per 8 bytes (memcpy moves quadwords), less the smaller
+            # size's 0-7 byte tail: (1440 - 100) / 8 - 7
+            assert grew >= 160, (p, phase, layer, grew)
         # a pure ACK costs the same whatever the segment it acknowledges
         assert rows[(p, 1440, "ack_out", "ip_output")] < 400
 
