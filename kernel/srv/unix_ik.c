@@ -309,12 +309,16 @@ long rt_option(const char *key, char *buf, size_t cap)
 }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
-/* After every entry: the calls it woke run, freed threads go, and the service thread is
- * woken early when a call now has an earlier deadline than the one it sleeps until. */
+/* After every entry, when it left work (unix_step_pending: one test in the common case):
+ * the calls it woke run, freed threads go, and the service thread is woken early when a
+ * call now has an earlier deadline than the one it sleeps until. */
 static void step_end(void)
 {
+    if (!unix_step_pending)
+        return;
     unix_run_woken();
     uthread_collect();
+    unix_step_pending = false;
     if (unix_next_deadline() < service_deadline && service)
         thread_wake(service, 0);
 }
@@ -340,10 +344,11 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
-    const uint64_t args[6] = {tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9};
+    struct ucall c = {.nr = (long)tf->rax,                 /* built in place: one copy */
+                      .a = {tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9}};
     u64 fs_base = t->fs_base;
     t->fwd = FWD_SYSCALL;
-    long value = unix_syscall(t->tid, (long)tf->rax, args);
+    long value = unix_syscall(t->tid, &c);
     if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)   /* answered now: the common case */
         tf->rax = (u64)fwd_answer(t, (u64)value);
     step_end();
@@ -408,6 +413,7 @@ static void service_main(void)
 {
     thread_first_run();
     unix_start();
+    unix_step_pending = true;
     step_end();
     for (;;) {
         reap_ended_tasks();

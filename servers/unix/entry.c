@@ -30,16 +30,16 @@ static inline bool answer_value(struct ucall *c, long *result)
 
 bool unix_answer_value(struct ucall *c, long *result) { return answer_value(c, result); }
 
-long unix_syscall(int tid, long nr, const uint64_t args[6])
+long unix_syscall(int tid, struct ucall *c)
 {
     struct uthread *t = uthread_find(tid);
     if (!t)
         return UNIX_NO_ANSWER;  /* not a thread of ours (cannot happen: only ours forward) */
-    struct ucall c = {.proc = t->proc, .thread = t, .nr = nr,
-                      .a = {args[0], args[1], args[2], args[3], args[4], args[5]}};
+    c->proc = t->proc;
+    c->thread = t;
     t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
-    long r = unix_dispatch(&c);
-    if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !answer_value(&c, &r))
+    long r = unix_dispatch(c);
+    if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !answer_value(c, &r))
         return UNIX_NO_ANSWER;
     return r;
 }

@@ -63,13 +63,15 @@ long rt_errno(long ondol_error);
 
 /* ---- entries: how the runtime drives the server -------------------------------------- */
 void unix_start(void);                      /* once: unpack the root archive, start init */
-/* A forwarded system call of thread tid (FWD_OP_SYSCALL). Returns the value to answer it
- * with now, when it ended with nothing else to do (the common case): the runtime answers
+/* A forwarded system call of thread tid (FWD_OP_SYSCALL), in c: the runtime builds it in
+ * place from where the call's registers are (IK: the trap frame; MK: the message), with
+ * nr and a[] set and every other field zero, so they are copied once. Returns the value
+ * to answer it with now, when it ended with nothing else to do (the common case): the runtime answers
  * it itself, rax = the value, the short path of both forms. Else UNIX_NO_ANSWER: it is
  * answered through unix_answer (later, or after a signal's delivery) or not at all (the
  * thread is gone, replaced or stopped). */
 #define UNIX_NO_ANSWER (-4096L - 4)
-long unix_syscall(int tid, long nr, const uint64_t args[6]);
+long unix_syscall(int tid, struct ucall *c);
 /* A fault the kernel could not resolve (FWD_OP_FAULT): a signal for the process. */
 void unix_fault(int tid, unsigned vector, uint64_t error, uint64_t addr, uint64_t rip);
 void unix_interrupted(int tid);             /* FWD_OP_INTERRUPT: deliver pending signals */
@@ -77,7 +79,8 @@ void unix_interrupted(int tid);             /* FWD_OP_INTERRUPT: deliver pending
  * gets no answer now (entry.c). */
 bool unix_answer_value(struct ucall *c, long *result);
 void unix_console_input(const char *buf, size_t n);   /* bytes typed on the console */
-/* After each entry, the runtime runs the woken calls (unix_run_woken), then waits for the
- * next event with unix_next_deadline() as its timeout and calls unix_timers_expire. */
+/* After each entry, when unix_step_pending is set, the runtime runs the woken calls
+ * (unix_run_woken) and frees the ended threads (uthread_collect); it waits for the next
+ * event with unix_next_deadline() as its timeout and calls unix_timers_expire. */
 
 #endif

@@ -50,6 +50,7 @@ void uthread_free(struct uthread *t)
             break;
         }
     t->gone = true;
+    unix_step_pending = true;
     t->next_hash = graveyard;
     graveyard = t;
 }

@@ -41,8 +41,9 @@ struct ucall {
     long nr;                     /* Linux system-call number (rax) */
     uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
     /* Kept by the core across the re-runs of a blocked call: started_ns is unix_now_ns()
-     * when the call first ran (unix_dispatch sets it), so a timeout's absolute deadline
-     * stays the same on every re-run (sleeps, poll, select, the tty's VTIME); done starts
+     * at the call's first ucall_start_ns (0 until then: most calls never need the time),
+     * so a timeout's absolute deadline stays the same on every re-run (sleeps, poll,
+     * select, futex, the tty's VTIME: each asks for it in its first run); done starts
      * at 0 and is the progress of a call that blocks part-way (a pipe write larger than
      * PIPE_BUF): a call ended by a signal with done > 0 returns done, not -EINTR. */
     uint64_t started_ns;
@@ -133,9 +134,19 @@ struct uthread {
 };
 
 /* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
- * An unknown number is -ENOSYS, counted, and reported once when unix_report_unknown. */
+ * An unknown number is -ENOSYS, counted, and reported once when unix_report_unknown.
+ * unix_dispatch runs a new call (counted); unix_dispatch_again re-runs a woken one (wait.c:
+ * the same call, not counted again). */
 long unix_dispatch(struct ucall *c);
-void ucall_run_begin(void);               /* wait.c: unix_dispatch starts a new run */
+long unix_dispatch_again(struct ucall *c);
+void ucall_run_begin(void);               /* wait.c: a dispatch starts a new run */
+/* The call's start time (ucall.started_ns), read from the clock at the first use. */
+static inline uint64_t ucall_start_ns(struct ucall *c)
+{
+    if (!c->started_ns)
+        c->started_ns = unix_now_ns();
+    return c->started_ns;
+}
 #define UNIX_NR_MAX 512                   /* numbers the table and the counters cover */
 uint64_t unix_call_count(long nr);        /* calls of nr so far (unknown ones too) */
 uint64_t unix_unknown_count(void);        /* calls of unknown numbers */
@@ -150,6 +161,11 @@ extern bool unix_report_unknown;          /* option: print each unknown number o
  * thread is gone). */
 void unix_run_woken(void);
 uint64_t unix_next_deadline(void);        /* UNIX_NO_DEADLINE when no call has one */
+/* Set when a step left work for the runtime's end of step: a woken call (waitlist_wake),
+ * a freed thread (uthread_free), a deadline set (ucall_block's, unix_timer_arm). The
+ * runtime tests only this after a call; when set it runs unix_run_woken and
+ * uthread_collect, clears it, and looks at unix_next_deadline again. */
+extern bool unix_step_pending;
 void unix_timers_expire(uint64_t now_ns);
 bool unix_wait_end(struct uthread *t, long result);
 void unix_wait_drop(struct uthread *t);

@@ -36,8 +36,11 @@ static struct ucall_wait *blocking;         /* the record of the call now runnin
                                                ucall_run_begin) */
 static const struct ucall *blocking_call;
 
+bool unix_step_pending;
+
 static void timer_insert(struct ucall_wait *w)
 {
+    unix_step_pending = true;
     struct ucall_wait **p = &timers;
     while (*p && (*p)->deadline_ns <= w->deadline_ns)
         p = &(*p)->next;
@@ -133,6 +136,7 @@ static void wake(struct ucall_wait *w)
         return;
     detach(w);
     w->woken = true;
+    unix_step_pending = true;
     w->next = NULL;
     if (woken_tail)
         woken_tail->next = w;
@@ -172,7 +176,7 @@ void unix_run_woken(void)
         if (c.thread && c.thread->wait == w)
             c.thread->wait = NULL;
         unix_free(w);
-        finish(&c, unix_dispatch(&c));
+        finish(&c, unix_dispatch_again(&c));
     }
 }
 
@@ -199,6 +203,7 @@ void unix_timer_arm(struct unix_timer *t, uint64_t deadline_ns)
         p = &(*p)->next;
     t->deadline_ns = deadline_ns;
     t->armed = true;
+    unix_step_pending = true;
     t->next = *p;
     *p = t;
 }
