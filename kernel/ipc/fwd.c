@@ -102,13 +102,8 @@ void fwd_interrupt(struct thread *t)
     panic("fwd: a forwarded interrupt returned");
 }
 
-long fwd_answer(struct thread *c, u64 w0)
+long fwd_answer_trap(struct thread *c, u8 kind, u64 w0)
 {
-    u8 kind = c->fwd;
-    c->fwd = FWD_NONE;
-    c->ipc_flags = 0;
-    if (kind == FWD_SYSCALL)
-        return (long)w0;
     if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0) {   /* not handled */
         c->killed = true;
         c->interrupt = KILL_EXIT;

@@ -139,7 +139,10 @@ struct uthread {
  * the same call, not counted again). */
 long unix_dispatch(struct ucall *c);
 long unix_dispatch_again(struct ucall *c);
-void ucall_run_begin(void);               /* wait.c: a dispatch starts a new run */
+/* A dispatch starts a new run: ucall_block's record of the running call (wait.c) is
+ * forgotten. Inline: every call runs it. */
+extern struct ucall_wait *ucall_blocking;
+static inline void ucall_run_begin(void) { ucall_blocking = NULL; }
 /* The call's start time (ucall.started_ns), read from the clock at the first use. */
 static inline uint64_t ucall_start_ns(struct ucall *c)
 {

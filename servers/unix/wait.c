@@ -31,7 +31,7 @@ struct ucall_wait {
 
 static struct ucall_wait *woken_head, *woken_tail;
 static struct ucall_wait *timers;           /* sorted by deadline */
-static struct ucall_wait *blocking;         /* the record of the call now running, if it
+struct ucall_wait *ucall_blocking;          /* the record of the call now running, if it
                                                has blocked during this run (reset by
                                                ucall_run_begin) */
 static const struct ucall *blocking_call;
@@ -72,9 +72,9 @@ static void set_deadline(struct ucall_wait *w, uint64_t deadline_ns)
  * or a new one. NULL when memory runs out. */
 static struct ucall_wait *record_of(struct ucall *c, uint64_t deadline_ns)
 {
-    if (blocking && blocking_call == c) {
-        set_deadline(blocking, deadline_ns);
-        return blocking;
+    if (ucall_blocking && blocking_call == c) {
+        set_deadline(ucall_blocking, deadline_ns);
+        return ucall_blocking;
     }
     struct ucall_wait *w = unix_alloc(sizeof(*w));
     if (!w)
@@ -84,7 +84,7 @@ static struct ucall_wait *record_of(struct ucall *c, uint64_t deadline_ns)
     set_deadline(w, deadline_ns);
     if (c->thread)
         c->thread->wait = w;
-    blocking = w;
+    ucall_blocking = w;
     blocking_call = c;
     return w;
 }
@@ -165,8 +165,6 @@ static void finish(struct ucall *c, long result)
     if (result != UNIX_BLOCKED && result != UNIX_NOREPLY)
         unix_answer(c, result);
 }
-
-void ucall_run_begin(void) { blocking = NULL; }
 
 void unix_run_woken(void)
 {

@@ -240,8 +240,10 @@ static void handle(long sender, const struct ipc_msg *m)
     switch (m->w[0]) {
     case FWD_LABEL(FWD_OP_SYSCALL): {
         crash_if_asked((long)m->w[1]);
-        struct ucall c = {.nr = (long)m->w[1],
-                          .a = {m->w[2], m->w[3], m->w[4], m->w[5], m->w[6], m->w[7]}};
+        /* every field named: no zeroing loop before the stores */
+        struct ucall c = {.proc = NULL, .thread = NULL, .nr = (long)m->w[1],
+                          .a = {m->w[2], m->w[3], m->w[4], m->w[5], m->w[6], m->w[7]},
+                          .started_ns = 0, .done = 0};
         long value = unix_syscall((int)sender, &c);
         if (value != UNIX_NO_ANSWER)
             hold_answer((int)sender, value);
