@@ -352,7 +352,16 @@ void proc_for_each(void (*fn)(struct proc *p, void *arg), void *arg);
 
 /* Threads of processes (thread.c): the one of an ondol thread id, a new one (tid is its
  * ondol thread, added to p's list), one freed (its wait dropped). */
-struct uthread *uthread_find(int tid);
+#define UTHREAD_BUCKETS 64
+extern struct uthread *uthread_buckets[UTHREAD_BUCKETS];   /* by tid; thread.c keeps them */
+static inline struct uthread *uthread_find(int tid)      /* inline: every call does it */
+{
+    for (struct uthread *t = uthread_buckets[(unsigned)tid % UTHREAD_BUCKETS]; t;
+         t = t->next_hash)
+        if (t->tid == tid)
+            return t;
+    return NULL;
+}
 struct uthread *uthread_new(struct proc *p, int tid, int ltid);
 void uthread_free(struct uthread *t);
 /* A freed thread stays readable (gone is set) until the runtime calls uthread_collect
