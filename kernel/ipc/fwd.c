@@ -180,6 +180,8 @@ static void regs_to_frame(struct thread *t, const struct user_regs *r)
     f->vector = VEC_REGS;
     f->error = 0;
     thread_set_bases(t, r->fs_base, r->gs_base);
+    if (t == current_thread())          /* the IK server on the thread's own stack: the */
+        thread_user_context(this_cpu(), t);   /* bases are loaded now, as a switch would */
 }
 
 static long read_regs(u64 uregs, struct user_regs *r)
