@@ -35,8 +35,8 @@ static inline long fwd_answer(struct thread *c, u64 w0)
     c->ipc_flags = 0;
     return kind == FWD_SYSCALL ? (long)w0 : fwd_answer_trap(c, kind, w0);
 }
-/* fwd_answer for a call known to be a system call (the IK server's own, answered at
- * once): rax = w0. */
+/* fwd_answer for a call known to be a system call whose registers were not set (c->fwd
+ * == FWD_SYSCALL; the IK server's own, answered at once): rax = w0. */
 static inline long fwd_answer_syscall(struct thread *c, u64 w0)
 {
     c->fwd = FWD_NONE;

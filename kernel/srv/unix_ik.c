@@ -353,12 +353,15 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     c.started_ns = c.done = 0;
     t->fwd = FWD_SYSCALL;
     long value = unix_syscall(t->tid, &c);
-    /* Answered now (the common case): t->fwd is still FWD_SYSCALL, as nothing else sets it
-     * for a running thread; once answered, nothing makes it wait again. */
-    if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE) {
+    /* Answered now, registers untouched (the common case): rax = the value. Else it was
+     * answered already, its registers were set (FWD_REGS: fwd_answer keeps them), or it
+     * waits; once answered, nothing makes it wait again. */
+    if (value != UNIX_NO_ANSWER && t->fwd == FWD_SYSCALL) {
         tf->rax = (u64)fwd_answer_syscall(t, (u64)value);
         step_end();
     } else {
+        if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)
+            tf->rax = (u64)fwd_answer(t, (u64)value);
         step_end();
         if (t->fwd != FWD_NONE)
             await_answer(t);
