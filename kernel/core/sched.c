@@ -128,15 +128,13 @@ static void switch_to(struct thread *prev, struct thread *next)
     struct cpu *c = this_cpu();
     u64 discard;
     c->current = next;
-    cpu_count_thread_switch();
     next->on_cpu = true;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {
         next->resume_via_tf = false;
         next->ksp = continuation_from_tf(next);
     }
-    if (next->task)
-        aspace_switch(next->task->as);
+    cpu_count_switch(next->task && aspace_switch(next->task->as));
     thread_user_context(c, next);
     thread_fpu_switch(c, next);
     if (pcnt_probes_on) {
