@@ -292,9 +292,9 @@ struct unix_groups {
 };
 void groups_put(struct unix_groups *g);     /* one reference less; NULL is fine */
 
-/* Which of a process's user or group ids (credentials(7)): file creation and the
- * permission checks use the effective one; the fs id follows it unless setfsuid/setfsgid
- * moved it (and is then only reported). */
+/* Which of a process's user or group ids (credentials(7)): file creation and the file
+ * access checks use the fs one (vfs_permitted), which follows the effective one unless
+ * setfsuid/setfsgid moved it; signals and access(2) use the real one. */
 enum id_kind { ID_REAL, ID_EFFECTIVE, ID_SAVED, ID_FS, ID_KINDS };
 
 struct proc {
