@@ -252,11 +252,11 @@ markers_on:         .byte 0
     movb $0, TH_ON_CPU(%rbp)
     movl $FP_T_RUNNING, TH_STATE(%rax)
     movb $1, TH_ON_CPU(%rax)
-    movl TH_SLICE_LEFT(%rbp), %ecx      /* the rest of our slice, or a fresh one */
-    testl %ecx, %ecx
-    jnz 1f
-    movl slice_ticks(%rip), %ecx
-1:  movl %ecx, TH_SLICE_LEFT(%rax)
+    /* The rest of our slice. Never 0 here (switch_to_partner's fresh one): a running
+     * thread's slice reaching 0 sets need_resched (sched_tick), which the gate turned
+     * away, and every way onto the CPU refills it (schedule, switch_to_partner). */
+    movl TH_SLICE_LEFT(%rbp), %ecx
+    movl %ecx, TH_SLICE_LEFT(%rax)
     movq %rax, %gs:CPU_CURRENT
     movq TH_TF(%rax), %rsp              /* p's frame, at the top of its kernel stack */
     movq %rsp, %gs:CPU_SYSCALL_FRAME
