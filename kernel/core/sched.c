@@ -277,7 +277,9 @@ void thread_resume(struct thread *t)
 
 /* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
  * running thread, or a reschedule; each may leave the other to do. */
-void sched_exit_checks_loop(struct cpu *c)
+/* Out of line even here, so that the exit of every system call (kernel_exit_to_user)
+ * keeps its two-byte test without the loop's frame. */
+__attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
 {
     for (;;) {
         struct thread *t = c->current;
