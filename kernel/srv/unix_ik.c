@@ -424,7 +424,7 @@ static void service_main(void)
 {
     thread_first_run();
     unix_start();
-    unix_step_pending = true;
+    unix_step_pending = true;           /* whatever the start left: a full step */
     step_end();
     for (;;) {
         reap_ended_tasks();

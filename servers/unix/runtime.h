@@ -65,12 +65,12 @@ long rt_errno(long ondol_error);
 /* ---- entries: how the runtime drives the server -------------------------------------- */
 void unix_start(void);                      /* once: unpack the root archive, start init */
 /* A forwarded system call of thread tid (FWD_OP_SYSCALL), in c: the runtime builds it in
- * place from where the call's registers are (IK: the trap frame; MK: the message), with
- * nr and a[] set and every other field zero, so they are copied once. Returns the value
- * to answer it with now, when it ended with nothing else to do (the common case): the runtime answers
- * it itself, rax = the value, the short path of both forms. Else UNIX_NO_ANSWER: it is
- * answered through unix_answer (later, or after a signal's delivery) or not at all (the
- * thread is gone, replaced or stopped). */
+ * place from where the call's registers are (IK: the trap frame; MK: the message), nr and
+ * a[] copied once, started_ns and done 0; unix_syscall sets proc and thread. Returns the
+ * value to answer it with now, when it ended with nothing else to do (the common case):
+ * the runtime answers it itself, rax = the value, the short path of both forms. Else
+ * UNIX_NO_ANSWER: it is answered through unix_answer (later, or after a signal's
+ * delivery) or not at all (the thread is gone, replaced or stopped). */
 #define UNIX_NO_ANSWER (-4096L - 4)
 static inline long unix_syscall(int tid, struct ucall *c);
 /* A fault the kernel could not resolve (FWD_OP_FAULT): a signal for the process. */
@@ -96,8 +96,8 @@ void unix_console_input(const char *buf, size_t n);   /* bytes typed on the cons
  * (unix_run_woken) and frees the ended threads (uthread_collect); it waits for the next
  * event with unix_next_deadline() as its timeout and calls unix_timers_expire. */
 
-/* unix_syscall, inline in both runtimes: the per-call path (docs/unix.md, "The forwarding
- * path") is a hash look-up, the dispatch and the answer check, with no call between. */
+/* unix_syscall, inline in both runtimes: the per-call path (docs/unix.md, "The IK form")
+ * is a hash look-up, the dispatch and the answer check, with no call between. */
 static inline long unix_syscall(int tid, struct ucall *c)
 {
     struct uthread *t = uthread_find(tid);
