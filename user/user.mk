@@ -52,10 +52,14 @@ USER_PROGS += $(SERVER_PROGS)
 server_objs = $(patsubst %,$(BUILD)/user/srvobj/%.o,$(wildcard servers/$(1)/*.c) \
 	$(wildcard servers/$(1)/mk/*.c) $(GEN)/$(1)_server.c $(GEN)/$(1)_mk.c lib/srv/mk.c)
 
+# Servers are integer code (built into the kernel too, without x87/SSE): -mgeneral-regs-only
+# keeps the compiler from using the SSE registers for copies and zeroing, which with lazy
+# FPU switching (kernel/core/thread.h) cost a #NM trap on nearly every call to the server.
+SERVER_CFLAGS := -mgeneral-regs-only
 $(BUILD)/user/srvobj/%.c.o: %.c | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
-	$(Q)$(USER_CC) $(USER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
+	$(Q)$(USER_CC) $(USER_CFLAGS) $(SERVER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
 
 define server_prog
 $(BUILD)/user/bin/$(1)srv: $(call server_objs,$(1)) $(LIBC_CRT0) $(DRV_USER_A) $(LIBC_A) user/user.ld

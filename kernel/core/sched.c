@@ -128,15 +128,13 @@ static void switch_to(struct thread *prev, struct thread *next)
     struct cpu *c = this_cpu();
     u64 discard;
     c->current = next;
-    cpu_count_thread_switch();
     next->on_cpu = true;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {
         next->resume_via_tf = false;
         next->ksp = continuation_from_tf(next);
     }
-    if (next->task)
-        aspace_switch(next->task->as);
+    cpu_count_switch(next->task && aspace_switch(next->task->as));
     thread_user_context(c, next);
     thread_fpu_switch(c, next);
     if (pcnt_probes_on) {
@@ -187,9 +185,7 @@ void thread_first_run(void)
 void kernel_exit_to_user(struct trapframe *tf)
 {
     (void)tf;
-    pcnt_probe_stop(PROBE_SYSCALL);
-    sched_kernel_exit_checks();
-    kernel_unlock();
+    sched_leave_kernel();
 }
 
 static void idle_loop(void)
@@ -281,7 +277,9 @@ void thread_resume(struct thread *t)
 
 /* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
  * running thread, or a reschedule; each may leave the other to do. */
-static __attribute__((noinline)) void exit_checks_loop(struct cpu *c)
+/* Out of line even here, so that the exit of every system call (kernel_exit_to_user)
+ * keeps its two-byte test without the loop's frame. */
+__attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
 {
     for (;;) {
         struct thread *t = c->current;
@@ -292,15 +290,6 @@ static __attribute__((noinline)) void exit_checks_loop(struct cpu *c)
         else
             return;
     }
-}
-
-/* Run before any return to user mode, with the kernel lock held: one test of two bytes
- * when there is nothing to do. */
-void sched_kernel_exit_checks(void)
-{
-    struct cpu *c = this_cpu();
-    if (c->current->killed | c->need_resched)
-        exit_checks_loop(c);
 }
 
 /* ---- sleeping and timeouts ----------------------------------------------------- */

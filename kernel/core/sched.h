@@ -2,6 +2,8 @@
 #ifndef SCHED_H
 #define SCHED_H
 #include <ondol/abi.h>
+#include "klock.h"
+#include "pcnt.h"
 #include "thread.h"
 #include "types.h"
 
@@ -18,7 +20,24 @@ void sched_tick(void);
 int thread_stop(struct thread *t);
 /* THREAD_CTL_RESUME: a stopped thread goes on; a pending stop is cancelled. */
 void thread_resume(struct thread *t);
-void sched_kernel_exit_checks(void);        /* resched / killed, before returning to user */
+/* Resched / killed, before returning to user: one test of two bytes when there is nothing
+ * to do (inline: every system call runs it), the loop out of line. */
+void sched_exit_checks_loop(struct cpu *c);
+static inline void sched_kernel_exit_checks(void)
+{
+    struct cpu *c = this_cpu();
+    if (c->current->killed | c->need_resched)
+        sched_exit_checks_loop(c);
+}
+/* The last kernel step of a system call, on the returning thread's own stack: the probe
+ * stops, the exit checks, the lock goes. kernel_exit_to_user (entry.S's exit_to_user) is
+ * this; the IK server's entry runs it inline and leaves by exit_checked. */
+static inline void sched_leave_kernel(void)
+{
+    pcnt_probe_stop(PROBE_SYSCALL);
+    sched_kernel_exit_checks();
+    kernel_unlock();
+}
 extern u64 slice_ticks;
 u64 ticks_now(void);
 

@@ -46,8 +46,8 @@
 #define CPU_GS_BASE      4368
 #define CPU_USER_CTX     4376
 #define CPU_TSS_RSP0     172
-#define CPU_THREAD_SWITCHES 4384  /* the switch counters (issue 10, item 7) */
-#define CPU_AS_SWITCHES  4392
+#define CPU_SWITCHES_SAME  4384   /* the switch counters (issue 10, item 7; cpu.h) */
+#define CPU_SWITCHES_CROSS 4392
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

@@ -102,13 +102,8 @@ void fwd_interrupt(struct thread *t)
     panic("fwd: a forwarded interrupt returned");
 }
 
-long fwd_answer(struct thread *c, u64 w0)
+long fwd_answer_trap(struct thread *c, u8 kind, u64 w0)
 {
-    u8 kind = c->fwd;
-    c->fwd = FWD_NONE;
-    c->ipc_flags = 0;
-    if (kind == FWD_SYSCALL)
-        return (long)w0;
     if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0) {   /* not handled */
         c->killed = true;
         c->interrupt = KILL_EXIT;
@@ -185,6 +180,8 @@ static void regs_to_frame(struct thread *t, const struct user_regs *r)
     f->vector = VEC_REGS;
     f->error = 0;
     thread_set_bases(t, r->fs_base, r->gs_base);
+    if (t == current_thread())          /* the IK server on the thread's own stack: the */
+        thread_user_context(this_cpu(), t);   /* bases are loaded now, as a switch would */
 }
 
 static long read_regs(u64 uregs, struct user_regs *r)

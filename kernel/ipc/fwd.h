@@ -24,8 +24,25 @@ bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr);
  * "interrupted" call; never returns in MK, returns once answered in IK. */
 void fwd_interrupt(struct thread *t);
 /* The server answered c's forwarded call with word 0 = w0 (ipc.c, transfer): ends the
- * forwarded call and returns the value c's rax must hold. */
-long fwd_answer(struct thread *c, u64 w0);
+ * forwarded call and returns the value c's rax must hold. Inline for a system call (the
+ * IK server answers each one here: rax = w0); a fault or interrupt goes to
+ * fwd_answer_trap, which may kill the task. */
+long fwd_answer_trap(struct thread *c, u8 kind, u64 w0);
+static inline long fwd_answer(struct thread *c, u64 w0)
+{
+    u8 kind = c->fwd;
+    c->fwd = FWD_NONE;
+    c->ipc_flags = 0;
+    return kind == FWD_SYSCALL ? (long)w0 : fwd_answer_trap(c, kind, w0);
+}
+/* fwd_answer for a call known to be a system call whose registers were not set (c->fwd
+ * == FWD_SYSCALL; the IK server's own, answered at once): rax = w0. */
+static inline long fwd_answer_syscall(struct thread *c, u64 w0)
+{
+    c->fwd = FWD_NONE;
+    c->ipc_flags = 0;
+    return (long)w0;
+}
 /* The server c waits for has exited: its task is killed, with a report. */
 void fwd_server_gone(struct thread *c);
 

@@ -336,10 +336,9 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
     next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
     next->on_cpu = true;
     c->current = next;
-    cpu_count_thread_switch();
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
-    if (next->task != cur->task)               /* the same task: its tables are loaded */
-        aspace_switch(next->task->as);
+    /* the same task: its tables are loaded */
+    cpu_count_switch(next->task != cur->task && aspace_switch(next->task->as));
     thread_fpu_switch(c, next);
     return next->tf;
 }
@@ -782,8 +781,8 @@ FP_AT(struct cpu, linux_entry, CPU_LINUX_ENTRY);
 FP_AT(struct cpu, fs_base, CPU_FS_BASE);
 FP_AT(struct cpu, gs_base, CPU_GS_BASE);
 FP_AT(struct cpu, user_ctx, CPU_USER_CTX);
-FP_AT(struct cpu, thread_switches, CPU_THREAD_SWITCHES);
-FP_AT(struct cpu, as_switches, CPU_AS_SWITCHES);
+FP_AT(struct cpu, switches_same, CPU_SWITCHES_SAME);
+FP_AT(struct cpu, switches_cross, CPU_SWITCHES_CROSS);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,

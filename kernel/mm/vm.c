@@ -166,8 +166,8 @@ static void free_level(u64 pa, int level)
 
 void aspace_destroy(struct aspace *as)
 {
-    if (read_cr3() == as->cr3)
-        aspace_switch(NULL);
+    if (read_cr3() == as->cr3 && aspace_switch(NULL))
+        cpu_count_cr3_load();
     regions_teardown(as);
     free_level(as->pml4_pa, 3);
     asid_free(as->asid);
@@ -189,10 +189,10 @@ void aspace_tlb_stale(struct aspace *as) { asid_mark_stale(as->asid); }
 void aspace_load_tagged(u64 cr3, int asid)
 {
     marker_asid_switch(asid);
-    cpu_count_as_switch();
-    u64 bit = 1ull << (asid % 64);
-    bool stale = asid_stale[asid / 64] & bit;
-    asid_stale[asid / 64] &= ~bit;
+    unsigned a = (unsigned)asid;          /* never negative: shifts, not divisions */
+    u64 bit = 1ull << (a % 64);
+    bool stale = asid_stale[a / 64] & bit;
+    asid_stale[a / 64] &= ~bit;
     marker_cr3_pcid(stale);
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }

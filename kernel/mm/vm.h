@@ -43,18 +43,20 @@ static inline void aspace_load(u64 cr3, int asid)
         return;
     }
     marker_asid_switch(asid);
-    cpu_count_as_switch();
     write_cr3(cr3);
 }
 void aspace_tlb_stale(struct aspace *as);   /* its tables changed while not loaded */
 extern u64 kernel_pml4_pa;
-/* Switch page tables if they differ (NULL: kernel-only tables). CR3 reads back without
- * the no-flush bit, so it equals as->cr3 exactly when as is loaded. */
-static inline void aspace_switch(struct aspace *as)
+/* Switch page tables if they differ (NULL: kernel-only tables); true when CR3 was loaded
+ * (the caller counts it: cpu.h). CR3 reads back without the no-flush bit, so it equals
+ * as->cr3 exactly when as is loaded. */
+static inline bool aspace_switch(struct aspace *as)
 {
     u64 cr3 = as ? as->cr3 : kernel_pml4_pa;
-    if (read_cr3() != cr3)
-        aspace_load(cr3, as ? as->asid : 0);
+    if (read_cr3() == cr3)
+        return false;
+    aspace_load(cr3, as ? as->asid : 0);
+    return true;
 }
 /* The PTE of user page va (NULL if absent; with create, intermediate tables are made and
  * NULL means out of memory). Changes go through vm_set_pte / vm_take_pte, which keep the

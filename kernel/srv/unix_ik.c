@@ -309,68 +309,84 @@ long rt_option(const char *key, char *buf, size_t cap)
 }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
-/* After every entry: the calls it woke run, freed threads go, and the service thread is
- * woken early when a call now has an earlier deadline than the one it sleeps until. */
-static void step_end(void)
+/* After every entry, when it left work (unix_step_pending: one test in the common case):
+ * the calls it woke run, freed threads go, and the service thread is woken early when a
+ * call now has an earlier deadline than the one it sleeps until. */
+static void step_work(void)
 {
     unix_run_woken();
     uthread_collect();
+    unix_step_pending = false;
     if (unix_next_deadline() < service_deadline && service)
         thread_wake(service, 0);
 }
 
+static inline void step_end(void)
+{
+    if (unix_step_pending)
+        step_work();
+}
+
 /* Sleep until the forwarded call of the current thread is answered, or it is killed (it
  * then exits on its way out). An interrupt request does not end the sleep: it is served
- * at the return to user mode, after the answer. The FS base is loaded into the CPU at a
- * switch (thread_user_context); a thread that set its own (arch_prctl, signal frames)
- * without sleeping loads it here. */
-static void await_answer(struct thread *t, u64 fs_base_before)
+ * at the return to user mode, after the answer. (A thread that sets its own FS base,
+ * arch_prctl or a signal frame, has it loaded by fwd_regs_set at once.) */
+static void await_answer(struct thread *t)
 {
     while (t->fwd != FWD_NONE && !(t->killed && t->interrupt == KILL_EXIT)) {
         waitq_append(&answer_waiters, t);
         t->state = T_BLOCKED;
         schedule();
     }
-    if (t->fs_base != fs_base_before)
-        thread_user_context(this_cpu(), t);
 }
 
 struct trapframe *unix_ik_syscall(struct trapframe *tf)
 {
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
-    struct thread *t = current_thread();
-    const uint64_t args[6] = {tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9};
-    u64 fs_base = t->fs_base;
+    struct thread *t = this_cpu()->current;
+    /* built in place, field by field: one copy, no zeroing loop (rep stos) first */
+    struct ucall c;                   /* proc and thread: unix_syscall sets them */
+    c.nr = (long)tf->rax;
+    c.a[0] = tf->rdi, c.a[1] = tf->rsi, c.a[2] = tf->rdx;
+    c.a[3] = tf->r10, c.a[4] = tf->r8, c.a[5] = tf->r9;
+    c.started_ns = c.done = 0;
     t->fwd = FWD_SYSCALL;
-    long value = unix_syscall(t->tid, (long)tf->rax, args);
-    if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)   /* answered now: the common case */
-        tf->rax = (u64)fwd_answer(t, (u64)value);
-    step_end();
-    if (t->fwd != FWD_NONE || t->fs_base != fs_base)      /* else answered, nothing to load */
-        await_answer(t, fs_base);
+    long value = unix_syscall(t->tid, &c);
+    /* Answered now, registers untouched (the common case): rax = the value. Else it was
+     * answered already, its registers were set (FWD_REGS: fwd_answer keeps them), or it
+     * waits; once answered, nothing makes it wait again. */
+    if (value != UNIX_NO_ANSWER && t->fwd == FWD_SYSCALL) {
+        tf->rax = (u64)fwd_answer_syscall(t, (u64)value);
+        step_end();
+    } else {
+        if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)
+            tf->rax = (u64)fwd_answer(t, (u64)value);
+        step_end();
+        if (t->fwd != FWD_NONE)
+            await_answer(t);
+    }
+    sched_leave_kernel();                     /* entry.S leaves by exit_checked */
     return tf;
 }
 
 bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
 {
     struct thread *t = current_thread();
-    u64 fs_base = t->fs_base;
     t->fwd = FWD_FAULT;
     t->fwd_words[1] = vector;          /* fwd_answer's exit status for a refused fault */
     unix_fault(t->tid, (unsigned)vector, tf->error, addr, tf->rip);
     step_end();
-    await_answer(t, fs_base);
+    await_answer(t);
     return true;
 }
 
 void unix_ik_interrupted(struct thread *t)
 {
-    u64 fs_base = t->fs_base;
     t->fwd = FWD_INTERRUPT;
     unix_interrupted(t->tid);
     step_end();
-    await_answer(t, fs_base);
+    await_answer(t);
 }
 
 /* ---- the kernel threads --------------------------------------------------------------- */
@@ -398,6 +414,7 @@ static void service_main(void)
 {
     thread_first_run();
     unix_start();
+    unix_step_pending = true;           /* whatever the start left: a full step */
     step_end();
     for (;;) {
         reap_ended_tasks();

@@ -11,39 +11,6 @@
 #include "runtime.h"
 #include "signal.h"
 
-/* The call's result at its answer, after signal delivery (signal.h): registers set by it
- * make the value unused (0 is sent); SIGNAL_INTERRUPTED (a thread that came from user
- * mode) is answered 0, the kernel keeps its rax. False when the thread gets no answer
- * now: its process ended (gone), or it stopped (sig_held: signal.c answers at SIGCONT).
- * Both runtimes' unix_answer are this and their own way to answer; unix_syscall has it
- * inline (its common case answers at once). */
-static inline bool answer_value(struct ucall *c, long *result)
-{
-    struct uthread *t = c->thread;
-    if (!t || t->gone)
-        return false;
-    t->in_call = false;
-    if (signal_deliver(t, *result) || *result == SIGNAL_INTERRUPTED)
-        *result = 0;
-    return !t->gone && !t->sig_held;
-}
-
-bool unix_answer_value(struct ucall *c, long *result) { return answer_value(c, result); }
-
-long unix_syscall(int tid, long nr, const uint64_t args[6])
-{
-    struct uthread *t = uthread_find(tid);
-    if (!t)
-        return UNIX_NO_ANSWER;  /* not a thread of ours (cannot happen: only ours forward) */
-    struct ucall c = {.proc = t->proc, .thread = t, .nr = nr,
-                      .a = {args[0], args[1], args[2], args[3], args[4], args[5]}};
-    t->in_call = true;              /* until unix_answer: a signal needs no interrupt */
-    long r = unix_dispatch(&c);
-    if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !answer_value(&c, &r))
-        return UNIX_NO_ANSWER;
-    return r;
-}
-
 /* Resume thread t that came in from user mode (a fault, an interrupt): what is pending
  * is delivered and it is answered 0 (its registers kept), unless it ended or is held. */
 static void resume_from_user(struct uthread *t)

@@ -68,14 +68,14 @@ static long deadline_of(struct ucall *c, bool absolute, uint64_t *out)
     if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
         return -EINVAL;
     uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    *out = absolute ? ns : c->started_ns + ns;
+    *out = absolute ? ns : ucall_start_ns(c) + ns;
     return 0;
 }
 
 static long futex_wait(struct ucall *c, uint32_t bitset, bool absolute)
 {
     struct futex_waiter *w = waiter_of(c->thread);
-    if (w && w->started_ns != c->started_ns) {        /* left over from an ended call */
+    if (w && w->started_ns != ucall_start_ns(c)) {        /* left over from an ended call */
         unlink_waiter(w);
         w = NULL;
     }
@@ -99,7 +99,7 @@ static long futex_wait(struct ucall *c, uint32_t bitset, bool absolute)
         if (!(w = unix_alloc(sizeof(*w))))
             return -ENOMEM;
         *w = (struct futex_waiter){.proc = c->proc, .addr = c->a[0], .bitset = bitset,
-                                   .thread = c->thread, .started_ns = c->started_ns};
+                                   .thread = c->thread, .started_ns = ucall_start_ns(c)};
         struct futex_waiter **q = &waiters;
         while (*q)
             q = &(*q)->next;

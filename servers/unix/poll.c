@@ -4,7 +4,7 @@
  * Each file answers through file_ops->poll (a file without one, such as a regular file,
  * is always readable and writable, as on Linux). When nothing is ready and the timeout
  * has not passed, the call waits on poll_waiters, which every poll_wake() wakes, and runs
- * again from the start; the timeout is an absolute deadline counted from c->started_ns, so
+ * again from the start; the timeout is an absolute deadline counted from the call's start (ucall_start_ns), so
  * it is the same on every re-run. Nothing is written to the caller before the call
  * decides not to wait. A negative or NULL timeout waits for ever; a zero one never waits.
  *
@@ -40,10 +40,11 @@ static unsigned file_ready(struct file *f)
 /* ---- timeouts ---- */
 
 /* The deadline timeout_ns after the call's start (UNIX_NO_DEADLINE if it overflows). */
-static uint64_t deadline_after(const struct ucall *c, uint64_t timeout_ns)
+static uint64_t deadline_after(struct ucall *c, uint64_t timeout_ns)
 {
-    uint64_t d = c->started_ns + timeout_ns;
-    return d < c->started_ns ? UNIX_NO_DEADLINE : d;
+    uint64_t start = ucall_start_ns(c);
+    uint64_t d = start + timeout_ns;
+    return d < start ? UNIX_NO_DEADLINE : d;
 }
 
 static bool deadline_passed(uint64_t deadline)
@@ -66,7 +67,7 @@ static int64_t timeout_ns(int64_t sec, int64_t sub, int64_t unit, int64_t sub_ma
 }
 
 /* Read a user timespec (uaddr 0: none, wait for ever) into a deadline. */
-static long timespec_deadline(const struct ucall *c, uint64_t uaddr, uint64_t *deadline)
+static long timespec_deadline(struct ucall *c, uint64_t uaddr, uint64_t *deadline)
 {
     struct linux_timespec ts;
     uint64_t ns;

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ondol/srv.h>     /* <ondol/abi.h>: struct user_regs, VM_MMAP_*, PROT_*, E_* */
+#include "signal.h"
 #include "unix.h"
 
 /* ---- tasks and threads of Linux processes ------------------------------------------- */
@@ -63,21 +64,52 @@ long rt_errno(long ondol_error);
 
 /* ---- entries: how the runtime drives the server -------------------------------------- */
 void unix_start(void);                      /* once: unpack the root archive, start init */
-/* A forwarded system call of thread tid (FWD_OP_SYSCALL). Returns the value to answer it
- * with now, when it ended with nothing else to do (the common case): the runtime answers
- * it itself, rax = the value, the short path of both forms. Else UNIX_NO_ANSWER: it is
- * answered through unix_answer (later, or after a signal's delivery) or not at all (the
- * thread is gone, replaced or stopped). */
+/* A forwarded system call of thread tid (FWD_OP_SYSCALL), in c: the runtime builds it in
+ * place from where the call's registers are (IK: the trap frame; MK: the message), nr and
+ * a[] copied once, started_ns and done 0; unix_syscall sets proc and thread. Returns the
+ * value to answer it with now, when it ended with nothing else to do (the common case):
+ * the runtime answers it itself, rax = the value, the short path of both forms. Else
+ * UNIX_NO_ANSWER: it is answered through unix_answer (later, or after a signal's
+ * delivery) or not at all (the thread is gone, replaced or stopped). */
 #define UNIX_NO_ANSWER (-4096L - 4)
-long unix_syscall(int tid, long nr, const uint64_t args[6]);
+static inline long unix_syscall(int tid, struct ucall *c);
 /* A fault the kernel could not resolve (FWD_OP_FAULT): a signal for the process. */
 void unix_fault(int tid, unsigned vector, uint64_t error, uint64_t addr, uint64_t rip);
 void unix_interrupted(int tid);             /* FWD_OP_INTERRUPT: deliver pending signals */
-/* For a runtime's unix_answer: the result after signal delivery, false when the thread
- * gets no answer now (entry.c). */
-bool unix_answer_value(struct ucall *c, long *result);
+/* For a runtime's unix_answer: the call's result at its answer, after signal delivery
+ * (signal.h): registers set by it make the value unused (0 is sent); SIGNAL_INTERRUPTED (a
+ * thread that came from user mode) is answered 0, the kernel keeps its rax. False when
+ * the thread gets no answer now: its process ended (gone), or it stopped (sig_held:
+ * signal.c answers at SIGCONT). unix_syscall has it inline too. */
+static inline bool unix_answer_value(struct ucall *c, long *result)
+{
+    struct uthread *t = c->thread;
+    if (!t || t->gone)
+        return false;
+    t->in_call = false;
+    if (signal_deliver(t, *result) || *result == SIGNAL_INTERRUPTED)
+        *result = 0;
+    return !t->gone && !t->sig_held;
+}
 void unix_console_input(const char *buf, size_t n);   /* bytes typed on the console */
-/* After each entry, the runtime runs the woken calls (unix_run_woken), then waits for the
- * next event with unix_next_deadline() as its timeout and calls unix_timers_expire. */
+/* After each entry, when unix_step_pending is set, the runtime runs the woken calls
+ * (unix_run_woken) and frees the ended threads (uthread_collect); it waits for the next
+ * event with unix_next_deadline() as its timeout and calls unix_timers_expire. */
+
+/* unix_syscall, inline in both runtimes: the per-call path (docs/unix.md, "The IK form")
+ * is a hash look-up, the dispatch and the answer check, with no call between. */
+static inline long unix_syscall(int tid, struct ucall *c)
+{
+    struct uthread *t = uthread_find(tid);
+    if (!t)
+        return UNIX_NO_ANSWER;  /* not a thread of ours (cannot happen: only ours forward) */
+    c->proc = t->proc;
+    c->thread = t;
+    t->in_call = true;              /* until the answer: a signal needs no interrupt */
+    long r = unix_dispatch(c);
+    if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !unix_answer_value(c, &r))
+        return UNIX_NO_ANSWER;
+    return r;
+}
 
 #endif

@@ -159,7 +159,7 @@ long lx_rt_sigtimedwait(struct ucall *c)
     uint64_t deadline = UNIX_NO_DEADLINE;
     if (c->a[2]) {
         uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-        deadline = c->started_ns + ns;
+        deadline = ucall_start_ns(c) + ns;
         if (deadline <= unix_now_ns())
             return -EAGAIN;
     }

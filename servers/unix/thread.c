@@ -6,18 +6,12 @@
  */
 #include "unix.h"
 
-#define BUCKETS 64
-static struct uthread *buckets[BUCKETS];
+struct uthread *uthread_buckets[UTHREAD_BUCKETS];
 static struct uthread *graveyard;         /* freed by uthread_collect */
 
-static struct uthread **bucket(int tid) { return &buckets[(unsigned)tid % BUCKETS]; }
-
-struct uthread *uthread_find(int tid)
+static struct uthread **bucket(int tid)
 {
-    for (struct uthread *t = *bucket(tid); t; t = t->next_hash)
-        if (t->tid == tid)
-            return t;
-    return NULL;
+    return &uthread_buckets[(unsigned)tid % UTHREAD_BUCKETS];
 }
 
 struct uthread *uthread_new(struct proc *p, int tid, int ltid)
@@ -50,6 +44,7 @@ void uthread_free(struct uthread *t)
             break;
         }
     t->gone = true;
+    unix_step_pending = true;
     t->next_hash = graveyard;
     graveyard = t;
 }

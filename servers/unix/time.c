@@ -84,7 +84,7 @@ long lx_nanosleep(struct ucall *c)
 {
     uint64_t ns;
     long err = read_timespec(c, c->a[0], &ns);
-    return err ? err : sleep_until(c, after(c->started_ns, ns));
+    return err ? err : sleep_until(c, after(ucall_start_ns(c), ns));
 }
 
 long lx_clock_nanosleep(struct ucall *c)
@@ -98,7 +98,7 @@ long lx_clock_nanosleep(struct ucall *c)
     if (err)
         return err;
     if (!(c->a[1] & TIMER_ABSTIME))
-        return sleep_until(c, after(c->started_ns, ns));
+        return sleep_until(c, after(ucall_start_ns(c), ns));
     uint64_t offset = clock_offset(c->a[0]);
     return sleep_until(c, ns >= offset ? ns - offset : 0);
 }

@@ -370,6 +370,7 @@ static long raw_ready(const struct tty *t, const struct ucall *c, size_t n, uint
 static long raw_read(struct tty *t, struct file *f, struct ucall *c, uint64_t uaddr, size_t n)
 {
     uint64_t deadline;
+    ucall_start_ns(c);                  /* VTIME counts from the first run (raw_ready) */
     long k = raw_ready(t, c, n, &deadline);
     if (k == -2)
         return 0;

@@ -41,8 +41,9 @@ struct ucall {
     long nr;                     /* Linux system-call number (rax) */
     uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
     /* Kept by the core across the re-runs of a blocked call: started_ns is unix_now_ns()
-     * when the call first ran (unix_dispatch sets it), so a timeout's absolute deadline
-     * stays the same on every re-run (sleeps, poll, select, the tty's VTIME); done starts
+     * at the call's first ucall_start_ns (0 until then: most calls never need the time),
+     * so a timeout's absolute deadline stays the same on every re-run (sleeps, poll,
+     * select, futex, the tty's VTIME: each asks for it in its first run); done starts
      * at 0 and is the progress of a call that blocks part-way (a pipe write larger than
      * PIPE_BUF): a call ended by a signal with done > 0 returns done, not -EINTR. */
     uint64_t started_ns;
@@ -133,9 +134,22 @@ struct uthread {
 };
 
 /* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
- * An unknown number is -ENOSYS, counted, and reported once when unix_report_unknown. */
+ * An unknown number is -ENOSYS, counted, and reported once when unix_report_unknown.
+ * unix_dispatch runs a new call (counted); unix_dispatch_again re-runs a woken one (wait.c:
+ * the same call, not counted again). */
 long unix_dispatch(struct ucall *c);
-void ucall_run_begin(void);               /* wait.c: unix_dispatch starts a new run */
+long unix_dispatch_again(struct ucall *c);
+/* A dispatch starts a new run: ucall_block's record of the running call (wait.c) is
+ * forgotten. Inline: every call runs it. */
+extern struct ucall_wait *ucall_blocking;
+static inline void ucall_run_begin(void) { ucall_blocking = NULL; }
+/* The call's start time (ucall.started_ns), read from the clock at the first use. */
+static inline uint64_t ucall_start_ns(struct ucall *c)
+{
+    if (!c->started_ns)
+        c->started_ns = unix_now_ns();
+    return c->started_ns;
+}
 #define UNIX_NR_MAX 512                   /* numbers the table and the counters cover */
 uint64_t unix_call_count(long nr);        /* calls of nr so far (unknown ones too) */
 uint64_t unix_unknown_count(void);        /* calls of unknown numbers */
@@ -150,6 +164,11 @@ extern bool unix_report_unknown;          /* option: print each unknown number o
  * thread is gone). */
 void unix_run_woken(void);
 uint64_t unix_next_deadline(void);        /* UNIX_NO_DEADLINE when no call has one */
+/* Set when a step left work for the runtime's end of step: a woken call (waitlist_wake),
+ * a freed thread (uthread_free), a deadline set (ucall_block's, unix_timer_arm). The
+ * runtime tests only this after a call; when set it runs unix_run_woken and
+ * uthread_collect, clears it, and looks at unix_next_deadline again. */
+extern bool unix_step_pending;
 void unix_timers_expire(uint64_t now_ns);
 bool unix_wait_end(struct uthread *t, long result);
 void unix_wait_drop(struct uthread *t);
@@ -275,9 +294,9 @@ void groups_put(struct unix_groups *g);     /* one reference less; NULL is fine 
 struct sig_handlers;
 void sig_handlers_put(struct sig_handlers *h);   /* the same (process.c) */
 
-/* Which of a process's user or group ids (credentials(7)): file creation and the
- * permission checks use the effective one; the fs id follows it unless setfsuid/setfsgid
- * moved it (and is then only reported). */
+/* Which of a process's user or group ids (credentials(7)): file creation and the file
+ * access checks use the fs one (vfs_permitted), which follows the effective one unless
+ * setfsuid/setfsgid moved it; signals and access(2) use the real one. */
 enum id_kind { ID_REAL, ID_EFFECTIVE, ID_SAVED, ID_FS, ID_KINDS };
 
 /* Signal dispositions (signal*.c). Each process has a table of its own, except that
@@ -343,7 +362,16 @@ void proc_for_each(void (*fn)(struct proc *p, void *arg), void *arg);
 
 /* Threads of processes (thread.c): the one of an ondol thread id, a new one (tid is its
  * ondol thread, added to p's list), one freed (its wait dropped). */
-struct uthread *uthread_find(int tid);
+#define UTHREAD_BUCKETS 64
+extern struct uthread *uthread_buckets[UTHREAD_BUCKETS];   /* by tid; thread.c keeps them */
+static inline struct uthread *uthread_find(int tid)      /* inline: every call does it */
+{
+    for (struct uthread *t = uthread_buckets[(unsigned)tid % UTHREAD_BUCKETS]; t;
+         t = t->next_hash)
+        if (t->tid == tid)
+            return t;
+    return NULL;
+}
 struct uthread *uthread_new(struct proc *p, int tid, int ltid);
 void uthread_free(struct uthread *t);
 /* A freed thread stays readable (gone is set) until the runtime calls uthread_collect

@@ -191,10 +191,19 @@ static inline bool user_range_ok(uint64_t uaddr, uint64_t n)
     return n <= LINUX_TASK_SIZE && uaddr <= LINUX_TASK_SIZE - n;
 }
 
+/* File access checks (vfs_meta.c; Linux's generic_permission without ACLs): may process
+ * p reach inode i for mask (R_OK | W_OK | X_OK) as its fs ids say (ID_FS: open, exec,
+ * creation; access(2) asks for ID_REAL)? Uid 0 may read and write anything, and execute
+ * a directory or a file with any execute bit (the capabilities a root fs uid has, and
+ * loses when setfsuid moves it); any other uid gets the owner's bits, else the group's
+ * (its gid or a supplementary group), else the others'. */
+bool vfs_permitted(const struct proc *p, const struct inode *i, unsigned mask,
+                   enum id_kind ids);
+
 /* For execve (the core): the regular file path names for process p, following symlinks,
  * with one reference; its bytes are inode->data[0..size). -ENOENT, -ENOTDIR, -ELOOP,
- * -ENAMETOOLONG from the walk; -EACCES when it is not a regular file or has no execute
- * bit (Linux's answer for root). */
+ * -ENAMETOOLONG from the walk; -EACCES when it is not a regular file or p may not
+ * execute it (vfs_permitted with the fs ids). */
 long vfs_exec_inode(struct proc *p, const char *path, struct inode **out);
 
 /* ---- mmap of a file (vfs_mmap.c), for unix-run's mmap ----

@@ -33,8 +33,8 @@ static long make_dir(struct ucall *c, struct walk *w, unsigned mode)
     struct inode *i = inode_new(S_IFDIR | (mode & 01777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
-    i->uid = c->proc->uid[ID_EFFECTIVE];
-    i->gid = c->proc->gid[ID_EFFECTIVE];
+    i->uid = c->proc->uid[ID_FS];
+    i->gid = c->proc->gid[ID_FS];
     long r = dir_link(w->dir, w->name, w->len, i);
     inode_put(i);                   /* the name holds it now (or it is freed) */
     return r;
@@ -86,8 +86,8 @@ static long make_node(struct ucall *c, struct walk *w, unsigned type, unsigned m
     struct inode *i = inode_new(type | (mode & 07777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
-    i->uid = c->proc->uid[ID_EFFECTIVE];
-    i->gid = c->proc->gid[ID_EFFECTIVE];
+    i->uid = c->proc->uid[ID_FS];
+    i->gid = c->proc->gid[ID_FS];
     if (type == S_IFCHR || type == S_IFBLK) {     /* Linux's new_decode_dev */
         i->rdev_major = (unsigned)((dev & 0xfff00) >> 8);
         i->rdev_minor = (unsigned)((dev & 0xff) | ((dev >> 12) & 0xfff00));

@@ -69,8 +69,8 @@ static long make_symlink(struct ucall *c, struct walk *w, size_t len)
     struct inode *i = inode_new(S_IFLNK | 0777);
     if (!i)
         return -ENOSPC;
-    i->uid = c->proc->uid[ID_EFFECTIVE];
-    i->gid = c->proc->gid[ID_EFFECTIVE];
+    i->uid = c->proc->uid[ID_FS];
+    i->gid = c->proc->gid[ID_FS];
     long r = inode_set_target(i, target, len);
     if (r == 0)
         r = dir_link(w->dir, w->name, w->len, i);

@@ -282,6 +282,27 @@ long lx_umask(struct ucall *c)
 
 /* ---- access ---- */
 
+static bool in_groups(const struct proc *p, unsigned gid, enum id_kind ids)
+{
+    if (p->gid[ids] == gid)
+        return true;
+    for (int k = 0; p->groups && k < p->groups->n; k++)
+        if (p->groups->gid[k] == gid)
+            return true;
+    return false;
+}
+
+bool vfs_permitted(const struct proc *p, const struct inode *i, unsigned mask,
+                   enum id_kind ids)
+{
+    unsigned uid = p->uid[ids];
+    if (uid == 0)
+        return !(mask & X_OK) || inode_is(i, S_IFDIR) || (i->mode & 0111);
+    unsigned bits = uid == i->uid ? i->mode >> 6 : in_groups(p, i->gid, ids) ? i->mode >> 3
+                                                                             : i->mode;
+    return (bits & mask & 7) == (mask & 7);
+}
+
 static long do_access(struct ucall *c, long dirfd, uint64_t upath, uint64_t mode,
                       uint64_t flags)
 {
@@ -295,8 +316,8 @@ static long do_access(struct ucall *c, long dirfd, uint64_t upath, uint64_t mode
                          flags & AT_EMPTY_PATH, &i, &f);
     if (r < 0 || !i)
         return r;
-    if ((mode & X_OK) && !inode_is(i, S_IFDIR) && !(i->mode & 0111))
-        r = -EACCES;
+    if (!vfs_permitted(c->proc, i, (unsigned)mode, flags & AT_EACCESS ? ID_FS : ID_REAL))
+        r = -EACCES;                  /* access(2) answers for the real ids, as Linux */
     inode_put(i);
     return r;
 }

@@ -57,11 +57,13 @@ static long create_file(struct ucall *c, struct walk *w, unsigned mode, struct i
         return -ENOENT;                 /* the directory was removed */
     if (procfs_dir_fixed(w->dir))
         return -ENOENT;                 /* /proc has no name it did not make */
+    if (!vfs_permitted(c->proc, w->dir, W_OK | X_OK, ID_FS))
+        return -EACCES;
     struct inode *i = inode_new(S_IFREG | (mode & 07777 & ~c->proc->fs->umask));
     if (!i)
         return -ENOSPC;
-    i->uid = c->proc->uid[ID_EFFECTIVE];
-    i->gid = c->proc->gid[ID_EFFECTIVE];
+    i->uid = c->proc->uid[ID_FS];
+    i->gid = c->proc->gid[ID_FS];
     long r = dir_link(w->dir, w->name, w->len, i);
     if (r < 0) {
         inode_put(i);
@@ -71,9 +73,21 @@ static long create_file(struct ucall *c, struct walk *w, unsigned mode, struct i
     return 0;
 }
 
+/* What opening with flags asks of the file: read, write (O_TRUNC too), or nothing for
+ * O_PATH; /proc's files keep their own rules (procfs_open). */
+static unsigned open_access(const struct inode *i, unsigned flags)
+{
+    if ((flags & O_PATH) || i->proc_kind)
+        return 0;
+    unsigned acc = flags & O_ACCMODE;
+    unsigned mask = acc == O_WRONLY ? W_OK : acc == O_RDWR ? R_OK | W_OK : R_OK;
+    return mask | (flags & O_TRUNC ? W_OK : 0);
+}
+
 /* An existing file against the flags: -EEXIST, -ELOOP (a symlink not followed),
- * -ENOTDIR, -EISDIR (a directory opened for writing or with O_CREAT). */
-static long check_existing(const struct inode *i, unsigned flags)
+ * -ENOTDIR, -EISDIR (a directory opened for writing or with O_CREAT), -EACCES (the fs
+ * ids may not read or write it: vfs_permitted). */
+static long check_existing(const struct proc *p, const struct inode *i, unsigned flags)
 {
     bool dir = inode_is(i, S_IFDIR);
     if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
@@ -85,6 +99,8 @@ static long check_existing(const struct inode *i, unsigned flags)
     if (dir && !(flags & O_PATH) &&
         ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC))))
         return -EISDIR;
+    if (!inode_is(i, S_IFLNK) && !vfs_permitted(p, i, open_access(i, flags), ID_FS))
+        return -EACCES;
     return 0;
 }
 
@@ -104,7 +120,7 @@ static long open_target(struct ucall *c, long dirfd, unsigned flags, unsigned mo
     if (!w.inode) {
         r = (flags & O_DIRECTORY) ? -EINVAL : create_file(c, &w, mode, out);
     } else {
-        r = check_existing(w.inode, flags);
+        r = check_existing(c->proc, w.inode, flags);
         if (r == 0 && (flags & O_TRUNC) && inode_is(w.inode, S_IFREG) && w.inode->size) {
             inode_resize(w.inode, 0);
             inode_touch(w.inode, false, true, true);
@@ -167,7 +183,7 @@ long vfs_exec_inode(struct proc *p, const char *path, struct inode **out)
     long r = vfs_walk(p, AT_FDCWD, path, WALK_FOLLOW, &w);
     if (r < 0)
         return r;
-    if (!inode_is(w.inode, S_IFREG) || !(w.inode->mode & 0111))
+    if (!inode_is(w.inode, S_IFREG) || !vfs_permitted(p, w.inode, X_OK, ID_FS))
         r = -EACCES;
     else
         *out = inode_get(w.inode);

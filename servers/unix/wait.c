@@ -31,13 +31,16 @@ struct ucall_wait {
 
 static struct ucall_wait *woken_head, *woken_tail;
 static struct ucall_wait *timers;           /* sorted by deadline */
-static struct ucall_wait *blocking;         /* the record of the call now running, if it
+struct ucall_wait *ucall_blocking;          /* the record of the call now running, if it
                                                has blocked during this run (reset by
                                                ucall_run_begin) */
 static const struct ucall *blocking_call;
 
+bool unix_step_pending;
+
 static void timer_insert(struct ucall_wait *w)
 {
+    unix_step_pending = true;
     struct ucall_wait **p = &timers;
     while (*p && (*p)->deadline_ns <= w->deadline_ns)
         p = &(*p)->next;
@@ -69,9 +72,9 @@ static void set_deadline(struct ucall_wait *w, uint64_t deadline_ns)
  * or a new one. NULL when memory runs out. */
 static struct ucall_wait *record_of(struct ucall *c, uint64_t deadline_ns)
 {
-    if (blocking && blocking_call == c) {
-        set_deadline(blocking, deadline_ns);
-        return blocking;
+    if (ucall_blocking && blocking_call == c) {
+        set_deadline(ucall_blocking, deadline_ns);
+        return ucall_blocking;
     }
     struct ucall_wait *w = unix_alloc(sizeof(*w));
     if (!w)
@@ -81,7 +84,7 @@ static struct ucall_wait *record_of(struct ucall *c, uint64_t deadline_ns)
     set_deadline(w, deadline_ns);
     if (c->thread)
         c->thread->wait = w;
-    blocking = w;
+    ucall_blocking = w;
     blocking_call = c;
     return w;
 }
@@ -133,6 +136,7 @@ static void wake(struct ucall_wait *w)
         return;
     detach(w);
     w->woken = true;
+    unix_step_pending = true;
     w->next = NULL;
     if (woken_tail)
         woken_tail->next = w;
@@ -162,8 +166,6 @@ static void finish(struct ucall *c, long result)
         unix_answer(c, result);
 }
 
-void ucall_run_begin(void) { blocking = NULL; }
-
 void unix_run_woken(void)
 {
     struct ucall_wait *w;
@@ -172,7 +174,7 @@ void unix_run_woken(void)
         if (c.thread && c.thread->wait == w)
             c.thread->wait = NULL;
         unix_free(w);
-        finish(&c, unix_dispatch(&c));
+        finish(&c, unix_dispatch_again(&c));
     }
 }
 
@@ -199,6 +201,7 @@ void unix_timer_arm(struct unix_timer *t, uint64_t deadline_ns)
         p = &(*p)->next;
     t->deadline_ns = deadline_ns;
     t->armed = true;
+    unix_step_pending = true;
     t->next = *p;
     *p = t;
 }

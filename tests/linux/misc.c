@@ -4,12 +4,14 @@
  * argument checks, an unknown system call, and threads (clone through pthreads, futex,
  * set_tid_address). Times are compared, never printed. */
 #include "lt.h"
+#include <fcntl.h>
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/time.h>
@@ -178,8 +180,43 @@ static void credentials_child(void)
 	_exit(lt_failed);
 }
 
+/* The fs uid is the one file access checks use (credentials(7)): with fs uid 1000, root
+ * may not open its own 0600 file (the fs capabilities go with the fs uid), a new file is
+ * owned by 1000, and access(2) still answers for the real uid 0. */
+static void fs_uid_child(void)
+{
+	const char *secret = "/tmp/misc_fsuid_secret", *mine = "/tmp/misc_fsuid_mine";
+	int fd = open(secret, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	OK("create a 0600 file as root", fd);
+	close(fd);
+	VAL("setfsuid 1000 gives the old fs uid", syscall(SYS_setfsuid, 1000), 0);
+	ERR("open it with fs uid 1000", open(secret, O_RDONLY), EACCES);
+	ERR("open it for writing with fs uid 1000", open(secret, O_WRONLY), EACCES);
+	VAL("access R_OK answers for the real uid", access(secret, R_OK), 0);
+	fd = open(mine, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	OK("create a file with fs uid 1000", fd);
+	struct stat st = {0};
+	fstat(fd, &st);
+	VAL("its owner is the fs uid", st.st_uid, 1000);
+	VAL("its group is the fs gid", st.st_gid, 0);
+	close(fd);
+	VAL("setfsuid 0 gives the old fs uid", syscall(SYS_setfsuid, 0), 1000);
+	fd = open(secret, O_RDONLY);
+	OK("open it again with fs uid 0", fd);
+	close(fd);
+	unlink(secret);
+	unlink(mine);
+	_exit(lt_failed);
+}
+
 static void test_credentials(void)
 {
+	pid_t f = fork();
+	if (f == 0)
+		fs_uid_child();
+	int fst = 0;
+	waitpid(f, &fst, 0);
+	VAL("fs uid child cases failed", WEXITSTATUS(fst), 0);
 	pid_t c = fork();
 	if (c == 0)
 		credentials_child();

@@ -20,8 +20,8 @@ void cpu_switch_counts(u64 *thread_switches, u64 *as_switches)
     *thread_switches = 0;
     *as_switches = 0;
     for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {   /* started: 0.. (smp.c) */
-        *thread_switches += cpus[i].thread_switches;
-        *as_switches += cpus[i].as_switches;
+        *thread_switches += cpus[i].switches_same + cpus[i].switches_cross;
+        *as_switches += cpus[i].switches_cross + cpus[i].cr3_loads;
     }
 }
 

@@ -155,6 +155,7 @@ syscall_slow:
 exit_to_user:
     movq %rsp, %rdi
     call kernel_exit_to_user
+exit_checked:                   /* the checks done, the lock released */
     cmpq $256, TF_VECTOR(%rsp)
     jne trap_return
     movq TF_RIP(%rsp), %rcx     /* sysret's rip */
@@ -202,7 +203,8 @@ fwd_slow:
 /*
  * The syscall entry of a thread of a task served in the kernel (unix=ik; LSTAR is switched
  * per thread, ENTRY_LINUX_IK): the same frame, then straight to the in-kernel server,
- * which takes the kernel lock itself and returns the frame to leave through.
+ * which takes the kernel lock itself, runs the exit checks and releases the lock
+ * (sched_leave_kernel) before it returns the frame to leave through (its own).
  */
     .globl linux_ik_syscall_entry
 linux_ik_syscall_entry:
@@ -210,7 +212,7 @@ linux_ik_syscall_entry:
     movq %rsp, %rdi
     call unix_ik_syscall                /* kernel/srv/unix_ik.c */
     movq %rax, %rsp
-    jmp exit_to_user
+    jmp exit_checked
 
 /*
  * void swtch(u64 *save_rsp, u64 new_rsp): save callee-saved registers on the current

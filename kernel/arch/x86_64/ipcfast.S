@@ -252,27 +252,27 @@ markers_on:         .byte 0
     movb $0, TH_ON_CPU(%rbp)
     movl $FP_T_RUNNING, TH_STATE(%rax)
     movb $1, TH_ON_CPU(%rax)
-    movl TH_SLICE_LEFT(%rbp), %ecx      /* the rest of our slice, or a fresh one */
-    testl %ecx, %ecx
-    jnz 1f
-    movl slice_ticks(%rip), %ecx
-1:  movl %ecx, TH_SLICE_LEFT(%rax)
+    /* The rest of our slice. Never 0 here (switch_to_partner's fresh one): a running
+     * thread's slice reaching 0 sets need_resched (sched_tick), which the gate turned
+     * away, and every way onto the CPU refills it (schedule, switch_to_partner). */
+    movl TH_SLICE_LEFT(%rbp), %ecx
+    movl %ecx, TH_SLICE_LEFT(%rax)
     movq %rax, %gs:CPU_CURRENT
-    incq %gs:CPU_THREAD_SWITCHES        /* the switch counters (cpu.h) */
     movq TH_TF(%rax), %rsp              /* p's frame, at the top of its kernel stack */
     movq %rsp, %gs:CPU_SYSCALL_FRAME
     leaq TF_SIZE(%rsp), %rcx
     movq %rcx, %gs:CPU_TSS_RSP0
     /* Address space: none to load within a task. Between tasks CR3 always changes (a
-     * task's address space is its own, and ours is loaded), so it is not read back. */
+     * task's address space is its own, and ours is loaded), so it is not read back. One
+     * switch counter (cpu.h): cross-task on the straight route, same-task out of line. */
     movq TH_TASK(%rax), %rcx
     cmpq TH_TASK(%rbp), %rcx
-    je 3f
+    je 7f
+    incq %gs:CPU_SWITCHES_CROSS
     movq TASK_AS(%rcx), %rcx
     cmpw $0, cr3_gate(%rip)
     jne 4f
     movq AS_CR3(%rcx), %rdx
-    incq %gs:CPU_AS_SWITCHES
     movq %rdx, %cr3
 3:  \context
     cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */
@@ -294,6 +294,8 @@ markers_on:         .byte 0
     popq %r9
     popq %r8
     popq %rax
+    jmp 3b
+7:  incq %gs:CPU_SWITCHES_SAME
     jmp 3b
 .endm
 

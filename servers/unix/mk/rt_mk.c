@@ -210,10 +210,9 @@ static int console_reader(void *arg)
 }
 
 /* ---- the main loop -------------------------------------------------------------------- */
-/* The receive timeout, in ticks, until the earliest deadline of a waiting call. */
-static uint32_t timeout_ticks(void)
+/* The receive timeout, in ticks, until deadline (the earliest of a waiting call). */
+static uint32_t timeout_ticks(uint64_t deadline)
 {
-    uint64_t deadline = unix_next_deadline();
     if (deadline == UNIX_NO_DEADLINE)
         return IPC_FOREVER;
     uint64_t now = unix_now_ns();
@@ -241,7 +240,11 @@ static void handle(long sender, const struct ipc_msg *m)
     switch (m->w[0]) {
     case FWD_LABEL(FWD_OP_SYSCALL): {
         crash_if_asked((long)m->w[1]);
-        long value = unix_syscall((int)sender, (long)m->w[1], &m->w[2]);
+        /* every field named: no zeroing loop before the stores */
+        struct ucall c = {.proc = NULL, .thread = NULL, .nr = (long)m->w[1],
+                          .a = {m->w[2], m->w[3], m->w[4], m->w[5], m->w[6], m->w[7]},
+                          .started_ns = 0, .done = 0};
+        long value = unix_syscall((int)sender, &c);
         if (value != UNIX_NO_ANSWER)
             hold_answer((int)sender, value);
         break;
@@ -279,13 +282,19 @@ int main(void)
         held.tid = 0;
         /* The held answer and the next call: a reply to a thread that died meanwhile
          * fails (E_SRCH) without receiving, and the loop simply comes round again. */
-        long sender = to ? ipc_reply_recv(to, IPC_ANY, &m, timeout_ticks())
-                         : ipc_recv(IPC_ANY, &m, timeout_ticks());
+        uint64_t deadline = unix_next_deadline();
+        long sender = to ? ipc_reply_recv(to, IPC_ANY, &m, timeout_ticks(deadline))
+                         : ipc_recv(IPC_ANY, &m, timeout_ticks(deadline));
         if (sender > 0)
             handle(sender, &m);
-        if (unix_next_deadline() != UNIX_NO_DEADLINE)
-            unix_timers_expire(unix_now_ns());
-        unix_run_woken();
-        uthread_collect();
+        /* The end of the step, when it left work or a deadline may have passed: a call
+         * answered at once with no timer anywhere (the common case) skips it. */
+        if (unix_step_pending || deadline != UNIX_NO_DEADLINE) {
+            if (unix_next_deadline() != UNIX_NO_DEADLINE)
+                unix_timers_expire(unix_now_ns());
+            unix_run_woken();
+            uthread_collect();
+            unix_step_pending = false;
+        }
     }
 }

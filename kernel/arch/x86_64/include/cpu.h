@@ -48,12 +48,15 @@ struct cpu {
     u64 gs_base;               /* user GS base loaded (MSR_KERNEL_GS_BASE while in the kernel) */
     u8 user_ctx;               /* the running thread's USER_CTX_* (thread.h); the fields
                                   up to here have fixed offsets (fastpath_layout.h) */
-    /* Switches since boot (issue 10, item 7): each change of the running thread, and each
-     * CR3 load. Counted where they happen (sched.c switch_to, ipc.c switch_to_partner,
-     * ipcfast.S SWITCH_TO_PARTNER; vm.h aspace_load, vm.c aspace_load_tagged, ipcfast.S's
-     * plain CR3 load), one incq each; summed over CPUs by cpu_switch_counts. */
-    u64 thread_switches;       /* fixed offsets too: ipcfast.S increments them */
-    u64 as_switches;
+    /* Switches since boot (issue 10, item 7), one incq per switch: each change of the
+     * running thread counts once, as a switch that keeps the loaded page tables (same
+     * task, or a kernel thread) or one that loads CR3 (sched.c switch_to, ipc.c
+     * switch_to_partner, ipcfast.S SWITCH_TO_PARTNER); a CR3 load outside a switch
+     * (aspace_destroy) counts apart. cpu_switch_counts sums them over CPUs: thread
+     * switches = same + cross, address-space switches = cross + cr3_loads. */
+    u64 switches_same;         /* fixed offsets too: ipcfast.S increments them */
+    u64 switches_cross;
+    u64 cr3_loads;
 };
 
 struct cpu_features {
@@ -67,15 +70,18 @@ extern struct cpu cpus[MAX_CPUS];
 extern bool pcid_active;       /* CR4.PCIDE is set: CR3 carries the asid (vm.c) */
 extern struct cpu_features cpu_features;
 
-/* One increment of this CPU's counter, a single instruction (no this_cpu load): the
- * IPC fastpaths count as cheaply. */
-static inline void cpu_count_thread_switch(void)
+/* One increment of one of this CPU's counters, a single instruction (no this_cpu load):
+ * the IPC fastpaths count as cheaply. cross: the switch loaded CR3. */
+static inline void cpu_count_switch(bool cross)
 {
-    __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, thread_switches)));
+    if (cross)
+        __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, switches_cross)));
+    else
+        __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, switches_same)));
 }
-static inline void cpu_count_as_switch(void)
+static inline void cpu_count_cr3_load(void)       /* a CR3 load outside a thread switch */
 {
-    __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, as_switches)));
+    __asm__ volatile("incq %%gs:%c0" ::"i"(__builtin_offsetof(struct cpu, cr3_loads)));
 }
 /* The counters summed over every CPU (SYS_TIME's struct time_info). */
 void cpu_switch_counts(u64 *thread_switches, u64 *as_switches);
