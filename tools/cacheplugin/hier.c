@@ -100,7 +100,7 @@ static void walk(const struct hier *h, struct counters *c, const struct tlb_page
     c->v[CTR_WALK_REFS] += p->shift == 21 ? h->walk_refs - 1 : h->walk_refs;
 }
 
-static void tlb_access(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
+static inline void tlb_access(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
                        const struct tlb_page *p)
 {
     c->v[acc_ctr]++;
@@ -126,6 +126,8 @@ static void translate(struct hier *h, struct counters *c, struct tlb *l1, int ac
 {
     struct tlb_page first = page_of(h, asid, vaddr);
     tlb_access(h, c, l1, acc_ctr, &first);
+    if (((vaddr ^ (vaddr + size - 1)) >> 12) == 0)
+        return; /* one 4 KiB page, so one page of either size (the common case) */
     struct tlb_page last = page_of(h, asid, vaddr + size - 1);
     if (last.vpn != first.vpn || last.shift != first.shift)
         tlb_access(h, c, l1, acc_ctr, &last);
@@ -253,7 +255,7 @@ static void outer_access(struct hier *h, struct counters *c, unsigned i, uint64_
 }
 
 /* ctr: CTR_L1I_ACC or CTR_L1D_ACC; the miss counter follows, then (D only) write-backs. */
-static void l1_access(struct hier *h, struct counters *c, struct cache *k, int ctr,
+static inline void l1_access(struct hier *h, struct counters *c, struct cache *k, int ctr,
                       uint64_t line, bool store)
 {
     uint64_t addr = line << k->line_shift;

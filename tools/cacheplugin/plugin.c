@@ -2,9 +2,18 @@
  * QEMU glue: turns TCG plugin callbacks (API v1, QEMU 7.2) into calls on the model.
  *
  * At translation time each instruction gets an interned descriptor (virtual and
- * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG),
- * an exec callback and a memory callback. Nothing here allocates per executed
- * instruction or per access.
+ * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG)
+ * and a memory callback. Nothing here allocates per executed instruction or per access.
+ *
+ * Fetches: a translation block is cut into runs, consecutive instructions on one L1 I
+ * line and one 4 KiB page (none crossing either, none a CR3 write or INVLPG). The first
+ * instruction of a run gets an exec callback, which feeds the model its fetch. When
+ * sim_repeats_exact() holds, the fetch of every later instruction of the run is a hit
+ * that changes no state (sim.h), so it only bumps `repeats` inline, with no call; every
+ * callback first hands the repeats counted since the last one to the model ("settles"),
+ * charged to the domain of the run they belong to. Counting before each instruction, as
+ * a callback would, an instruction that faults mid-block is counted exactly as before.
+ * Otherwise every instruction gets its exec callback.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,15 +32,35 @@ static struct sim *sim;
 static FILE *out;
 static struct insntab descs;
 static unsigned n_vcpus;
+/* Run repeats (see the top): counted inline by QEMU, settled at the next callback. */
+static bool use_runs;
+static uint64_t repeats, settled;
+static bool run_kernel;          /* the half of the run the unsettled repeats belong to */
 /* Translation runs on several threads under MTTCG; descriptors and iphys are shared. */
 static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- execution-time callbacks ---------------------------------------------------- */
 
+/* Hands the inline-counted repeats to the model; first thing in every callback, so they
+ * land in the counters that were in force while they ran (markers change them). There
+ * is one vCPU whenever repeats are counted. */
+static inline void settle(void)
+{
+    if (repeats != settled) {
+        sim_fetch_repeats(sim, 0, run_kernel, repeats - settled);
+        settled = repeats;
+    }
+}
+
+/* The first instruction of a run (or any instruction, without runs). */
 static void on_insn(unsigned int vcpu, void *udata)
 {
-    if (vcpu < n_vcpus)
-        sim_insn(sim, vcpu, udata);
+    const struct insn_desc *d = udata;
+    if (vcpu < n_vcpus) {
+        settle();
+        run_kernel = d->kernel;
+        sim_insn(sim, vcpu, d);
+    }
 }
 
 /* With the coherence model on (coherence=PRESET), instructions and accesses go through
@@ -55,6 +84,7 @@ static void any_insn(unsigned int vcpu, void *udata)
 static void on_mov_cr3(unsigned int vcpu, void *udata)
 {
     if (vcpu < n_vcpus) {
+        settle();
         any_insn(vcpu, udata);
         sim_cr3_write(sim, vcpu, udata);
     }
@@ -63,6 +93,7 @@ static void on_mov_cr3(unsigned int vcpu, void *udata)
 static void on_invlpg(unsigned int vcpu, void *udata)
 {
     if (vcpu < n_vcpus) {
+        settle();
         any_insn(vcpu, udata);
         sim_invlpg(sim, vcpu, udata);
     }
@@ -79,6 +110,7 @@ static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 {
     if (vcpu >= n_vcpus)
         return false;
+    settle();
     *store = qemu_plugin_mem_is_store(info);
     if (sim_marker_access(sim, vcpu, vaddr, *store))
         return false;
@@ -135,20 +167,52 @@ static void instrument(struct qemu_plugin_insn *insn, const struct insn_desc *d)
         cb = on_invlpg;
     void *ud = (void *)d;
     qemu_plugin_register_vcpu_insn_exec_cb(insn, cb, QEMU_PLUGIN_CB_NO_REGS, ud);
-    qemu_plugin_register_vcpu_mem_cb(insn, coherence ? on_mem_coher : on_mem, QEMU_PLUGIN_CB_NO_REGS,
-                                     QEMU_PLUGIN_MEM_RW, ud);
+}
+
+static void instrument_mem(struct qemu_plugin_insn *insn, const struct insn_desc *d)
+{
+    qemu_plugin_register_vcpu_mem_cb(insn, coherence ? on_mem_coher : on_mem,
+                                     QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, (void *)d);
+}
+
+/* Where a run may continue: the L1 I line and 4 KiB page of an instruction that lies in
+ * one of each and changes no TLB; line = UINT64_MAX when it must stand alone. */
+struct run_key {
+    uint64_t line, page;
+};
+
+static struct run_key run_key_of(const struct insn_desc *d)
+{
+    unsigned shift = sim->v[0].h.l1i.line_shift;
+    uint64_t line = d->paddr >> shift, page = d->vaddr >> 12;
+    bool simple = ((d->paddr + d->size - 1) >> shift) == line &&
+                  ((d->vaddr + d->size - 1) >> 12) == page &&
+                  d->kind != INSN_MOV_CR3 && d->kind != INSN_INVLPG;
+    return (struct run_key){simple ? line : UINT64_MAX, page};
 }
 
 static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
+    struct run_key run = {UINT64_MAX, 0};
     pthread_mutex_lock(&xlate_lock);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         const struct insn_desc *d = describe(insn);
-        if (d)
+        if (!d) {
+            run.line = UINT64_MAX;
+            continue;
+        }
+        struct run_key k = run_key_of(d);
+        if (use_runs && k.line != UINT64_MAX && k.line == run.line && k.page == run.page) {
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                       &repeats, 1);
+        } else {
             instrument(insn, d);
+            run = k;
+        }
+        instrument_mem(insn, d);
     }
     pthread_mutex_unlock(&xlate_lock);
 }
@@ -159,6 +223,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 {
     (void)id;
     (void)udata;
+    settle();
     sim_finish(sim);
     if (out && out != stderr)
         fclose(out);
@@ -212,6 +277,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         complain("out of memory");
         return -1;
     }
+    use_runs = sim_repeats_exact(sim);
     insntab_init(&descs);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_translate);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -115,6 +115,24 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
     hier_data(&v->h, charge(v, d), v->asid, vaddr, paddr, size, store);
 }
 
+void sim_fetch_repeats(struct sim *s, unsigned vcpu, bool kernel, uint64_t n)
+{
+    struct vcpu *v = &s->v[vcpu];
+    struct counters *c = kernel ? v->kctr : v->uctr;
+    c->v[CTR_INSNS] += n;
+    c->v[CTR_ITLB_ACC] += n;
+    c->v[CTR_L1I_ACC] += n;
+}
+
+bool sim_repeats_exact(const struct sim *s)
+{
+    const struct hier *h = &s->v[0].h;
+    for (unsigned i = 0; i < h->n_outer; i++)
+        if (h->outer_inclusive[i])
+            return false;
+    return s->nvcpus == 1 && !s->coh;
+}
+
 /* What an event cost in the private hierarchy: its misses and stall cycles. */
 static uint64_t misses_of(const struct counters *c)
 {
