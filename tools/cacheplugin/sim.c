@@ -130,7 +130,7 @@ bool sim_repeats_exact(const struct sim *s)
     for (unsigned i = 0; i < h->n_outer; i++)
         if (h->outer_inclusive[i])
             return false;
-    return s->nvcpus == 1 && !s->coh;
+    return s->cfg.runs && s->nvcpus == 1 && !s->coh;
 }
 
 /* What an event cost in the private hierarchy: its misses and stall cycles. */

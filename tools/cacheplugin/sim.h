@@ -104,7 +104,7 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
  * and one ITLB access, hits that change no state, so they only need counting. Exact only
  * while sim_repeats_exact(); plugin.c counts them inline (README "Performance"). */
 void sim_fetch_repeats(struct sim *s, unsigned vcpu, bool kernel, uint64_t n);
-/* True when nothing but a fetch can drop the L1 I line or ITLB entry of the last fetch
+/* True when runs=on (the default) and nothing but a fetch can drop the L1 I line or ITLB entry of the last fetch
  * (no inclusive level, whose evictions back-invalidate L1 I), the coherence model is off
  * (it accounts every instruction) and there is one vCPU (the inline count is shared). */
 bool sim_repeats_exact(const struct sim *s);
