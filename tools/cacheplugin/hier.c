@@ -286,24 +286,32 @@ static void l1_range(struct hier *h, struct counters *c, struct cache *k, int ct
         l1_access(h, c, k, ctr, line, store);
 }
 
-void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,
-                uint64_t vaddr, uint64_t paddr, unsigned size)
+bool hier_fetch_repeats(const struct hier *h, uint16_t asid, uint64_t vaddr, uint64_t paddr,
+                        unsigned size)
 {
     uint64_t line = paddr >> h->l1i.line_shift;
     uint64_t page = vaddr >> 12;
     bool simple = ((paddr + size - 1) >> h->l1i.line_shift) == line &&
                   ((vaddr + size - 1) >> 12) == page;
+    return simple && h->memo_valid && line == h->memo_line && page == h->memo_page &&
+           asid == h->memo_asid;
+}
 
-    if (simple && h->memo_valid && line == h->memo_line && page == h->memo_page &&
-        asid == h->memo_asid) {
+void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,
+                uint64_t vaddr, uint64_t paddr, unsigned size)
+{
+    if (hier_fetch_repeats(h, asid, vaddr, paddr, size)) {
         c->v[CTR_ITLB_ACC]++;
         c->v[CTR_L1I_ACC]++;
         return;
     }
+    uint64_t line = paddr >> h->l1i.line_shift;
+    uint64_t page = vaddr >> 12;
     translate(h, c, &h->itlb, CTR_ITLB_ACC, asid, vaddr, size);
     l1_range(h, c, &h->l1i, CTR_L1I_ACC, paddr, size, false);
     /* Set after the slow path: its own fills may have invalidated an older memo. */
-    h->memo_valid = simple;
+    h->memo_valid = ((paddr + size - 1) >> h->l1i.line_shift) == line &&
+                    ((vaddr + size - 1) >> 12) == page;
     h->memo_line = line;
     h->memo_page = page;
     h->memo_asid = asid;

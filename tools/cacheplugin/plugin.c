@@ -8,11 +8,12 @@
  * Fetches: a translation block is cut into runs, consecutive instructions on one L1 I
  * line and one 4 KiB page (none crossing either, none a CR3 write or INVLPG). The first
  * instruction of a run gets an exec callback, which feeds the model its fetch. When
- * sim_repeats_exact() holds, the fetch of every later instruction of the run is a hit
- * that changes no state (sim.h), so it only bumps `repeats` inline, with no call; every
- * callback first hands the repeats counted since the last one to the model ("settles"),
- * charged to the domain of the run they belong to. Counting before each instruction, as
- * a callback would, an instruction that faults mid-block is counted exactly as before.
+ * sim_repeats_exact() holds, every later instruction of the run only bumps `repeats`
+ * inline, with no call: its fetch is almost always a repeat of the last fetch, a hit
+ * that changes no state and only needs counting. Every callback first hands the
+ * instructions counted since the last one to the model (settle(), sim_fetch_run), which
+ * feeds them exactly as it would have one by one. Counted before each instruction, as a
+ * callback would be, an instruction that faults mid-block is counted exactly as before.
  * Otherwise every instruction gets its exec callback.
  */
 #include <errno.h>
@@ -35,19 +36,21 @@ static unsigned n_vcpus;
 /* Run repeats (see the top): counted inline by QEMU, settled at the next callback. */
 static bool use_runs;
 static uint64_t repeats, settled;
-static bool run_kernel;          /* the half of the run the unsettled repeats belong to */
+static const struct insn_desc *run_desc;   /* first instruction of the run they belong to */
 /* Translation runs on several threads under MTTCG; descriptors and iphys are shared. */
 static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- execution-time callbacks ---------------------------------------------------- */
 
-/* Hands the inline-counted repeats to the model; first thing in every callback, so they
- * land in the counters that were in force while they ran (markers change them). There
- * is one vCPU whenever repeats are counted. */
+/* Hands the inline-counted instructions to the model; first thing in every callback.
+ * Those counted since the last callback ran one after the other with no data access,
+ * marker or CR3 write in between (each of those is a callback), all in the last run
+ * started, so the model sees exactly the fetches it would have seen one by one. There is
+ * one vCPU whenever they are counted. */
 static inline void settle(void)
 {
     if (repeats != settled) {
-        sim_fetch_repeats(sim, 0, run_kernel, repeats - settled);
+        sim_fetch_run(sim, 0, run_desc, repeats - settled);
         settled = repeats;
     }
 }
@@ -58,7 +61,7 @@ static void on_insn(unsigned int vcpu, void *udata)
     const struct insn_desc *d = udata;
     if (vcpu < n_vcpus) {
         settle();
-        run_kernel = d->kernel;
+        run_desc = d;
         sim_insn(sim, vcpu, d);
     }
 }

@@ -38,7 +38,13 @@ WORKLOADS = {
     "ipcdev": {"dts": "off", "hz": "10000", "run": "ipcbench,cacheroundtrip,1,40"},
     "unix": {"unix": "mk", "linux_init": "/bench/unixbench-quick", "run": "unixbench"},
     "unixik": {"unix": "ik", "linux_init": "/bench/unixbench-quick", "run": "unixbench"},
+    # the coherence model (tests/test_coherence.py's workloads, 4 vCPUs)
+    **{f"coher-{t}": {"smpbench": t, "smpbench_n": "200"} for t in ("private", "shared",
+                                                                     "pingpong")},
 }
+# more plugin arguments and QEMU flags by workload name prefix
+EXTRA_ARGS = {"coher-": ["coherence=die"], "unix": ["always=on"]}
+EXTRA_FLAGS = {"coher-": ["-smp", "4"]}
 TIMEOUT = 3600
 
 
@@ -55,8 +61,12 @@ def build_reference(rev: str, work: Path) -> Path:
     return work / "build" / "tools" / "cachesim.so"
 
 
+def by_prefix(table: dict, name: str) -> list[str]:
+    return next((v for k, v in table.items() if name.startswith(k)), [])
+
+
 def command(options: dict, plugin: Path | None, args: list[str], out: Path,
-            com2: Path) -> list[str]:
+            com2: Path, extra: list[str]) -> list[str]:
     build = REPO / "build"
     append = qemucmd.append_line(options)
     knobs = {}
@@ -65,7 +75,7 @@ def command(options: dict, plugin: Path | None, args: list[str], out: Path,
         knobs["plugin"] = qemucmd.Plugin(plugin, (*args, f"out={qemucmd.escape(str(out))}"))
     return qemucmd.ondol(build / "ondol.bin", build / "bootfs.tar", append,
                          rootfs=qemucmd.unix_rootfs(build, append), com2=f"file:{com2}",
-                         icount=True, **knobs)
+                         icount=True, extra=tuple(extra), **knobs)
 
 
 def boot(cmd: list[str], log: Path) -> tuple[float, float]:
@@ -110,8 +120,8 @@ def run_workload(name: str, ref: Path, new: Path, args: list[str], reps: int,
     for rep in range(reps):
         for kind, so in (("plain", None), ("ref", ref), ("new", new)):
             out = work / f"{name}-{kind}-{rep}.cache.jsonl"
-            extra = ["always=on"] if name.startswith("unix") else []
-            cmd = command(opts, so, args + extra, out, work / f"{name}-{kind}-{rep}.com2")
+            cmd = command(opts, so, args + by_prefix(EXTRA_ARGS, name), out,
+                          work / f"{name}-{kind}-{rep}.com2", by_prefix(EXTRA_FLAGS, name))
             w, c = boot(cmd, work / f"{name}-{kind}-{rep}.log")
             wall[kind].append(w)
             cpu[kind].append(c)

@@ -115,10 +115,14 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
     hier_data(&v->h, charge(v, d), v->asid, vaddr, paddr, size, store);
 }
 
-void sim_fetch_repeats(struct sim *s, unsigned vcpu, bool kernel, uint64_t n)
+void sim_fetch_run(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t n)
 {
     struct vcpu *v = &s->v[vcpu];
-    struct counters *c = kernel ? v->kctr : v->uctr;
+    if (n && !hier_fetch_repeats(&v->h, v->asid, d->vaddr, d->paddr, d->size)) {
+        sim_insn(s, vcpu, d);
+        n--;
+    }
+    struct counters *c = charge(v, d);
     c->v[CTR_INSNS] += n;
     c->v[CTR_ITLB_ACC] += n;
     c->v[CTR_L1I_ACC] += n;
@@ -126,10 +130,6 @@ void sim_fetch_repeats(struct sim *s, unsigned vcpu, bool kernel, uint64_t n)
 
 bool sim_repeats_exact(const struct sim *s)
 {
-    const struct hier *h = &s->v[0].h;
-    for (unsigned i = 0; i < h->n_outer; i++)
-        if (h->outer_inclusive[i])
-            return false;
     return s->cfg.runs && s->nvcpus == 1 && !s->coh;
 }
 
