@@ -121,7 +121,7 @@ static inline void tlb_access(struct hier *h, struct counters *c, struct tlb *l1
 }
 
 /* Looks up the page of the first byte, and of the last byte if the access crosses. */
-static void translate(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
+static inline void translate(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
                       uint16_t asid, uint64_t vaddr, unsigned size)
 {
     struct tlb_page first = page_of(h, asid, vaddr);
@@ -277,24 +277,13 @@ static inline void l1_access(struct hier *h, struct counters *c, struct cache *k
 }
 
 /* Every line the access touches is one access (a line-crossing access counts twice). */
-static void l1_range(struct hier *h, struct counters *c, struct cache *k, int ctr,
+static inline void l1_range(struct hier *h, struct counters *c, struct cache *k, int ctr,
                      uint64_t paddr, unsigned size, bool store)
 {
     uint64_t first = paddr >> k->line_shift;
     uint64_t last = (paddr + size - 1) >> k->line_shift;
     for (uint64_t line = first; line <= last; line++)
         l1_access(h, c, k, ctr, line, store);
-}
-
-bool hier_fetch_repeats(const struct hier *h, uint16_t asid, uint64_t vaddr, uint64_t paddr,
-                        unsigned size)
-{
-    uint64_t line = paddr >> h->l1i.line_shift;
-    uint64_t page = vaddr >> 12;
-    bool simple = ((paddr + size - 1) >> h->l1i.line_shift) == line &&
-                  ((vaddr + size - 1) >> 12) == page;
-    return simple && h->memo_valid && line == h->memo_line && page == h->memo_page &&
-           asid == h->memo_asid;
 }
 
 void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,

@@ -103,6 +103,46 @@ static void on_invlpg(unsigned int vcpu, void *udata)
 }
 
 /*
+ * Data physical addresses. qemu_plugin_hwaddr_phys_addr() searches the RAM blocks for
+ * the access's host address on every call (a tenth of a run's time). Where RAM sits in
+ * the host never changes while QEMU runs, so the plugin remembers host page -> guest-
+ * physical page in a direct-mapped table. The 7.2 API does not hand out the host
+ * address: it is the pointer after the two bools that start struct qemu_plugin_hwaddr
+ * (QEMU 7.2, include/qemu/plugin-memory.h), a fact of that version, not an API promise.
+ * So the first PHYS_CHECKS lookups also ask QEMU and compare, and any disagreement
+ * (including in the offset within the page) switches the table off for good. One vCPU
+ * only (under MTTCG several threads would write the table).
+ */
+#define PHYS_SLOTS 4096
+#define PHYS_CHECKS 65536
+static struct phys_slot {
+    uint64_t hpage;     /* host page number + 1; 0: empty */
+    uint64_t pbase;     /* guest-physical address of that page */
+} phys_tab[PHYS_SLOTS];
+static uint64_t phys_checks = PHYS_CHECKS;
+static bool phys_tab_on;
+
+static inline uint64_t data_phys(const struct qemu_plugin_hwaddr *hw)
+{
+    if (!phys_tab_on)
+        return qemu_plugin_hwaddr_phys_addr(hw);
+    uint64_t host = (uint64_t)(uintptr_t)*(void *const *)((const char *)hw + 8);
+    struct phys_slot *e = &phys_tab[(host >> 12) & (PHYS_SLOTS - 1)];
+    bool known = e->hpage == (host >> 12) + 1;
+    if (known && !phys_checks)
+        return e->pbase | (host & 0xFFF);
+    uint64_t phys = qemu_plugin_hwaddr_phys_addr(hw);
+    if (phys_checks) {
+        phys_checks--;
+        if ((phys & 0xFFF) != (host & 0xFFF) || (known && (e->pbase | (host & 0xFFF)) != phys))
+            phys_tab_on = false;
+    }
+    e->hpage = (host >> 12) + 1;
+    e->pbase = phys & ~0xFFFull;
+    return phys;
+}
+
+/*
  * The cached (not device) data access behind a memory callback, or false when the access is
  * a marker, a device (MMIO/port-mapped: it bypasses the caches) or from an unknown vCPU.
  * Inlined into both callbacks, so the model-off path costs what it did.
@@ -120,7 +160,7 @@ static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
     if (!hw || qemu_plugin_hwaddr_is_io(hw))
         return false;
-    *phys = qemu_plugin_hwaddr_phys_addr(hw);
+    *phys = data_phys(hw);
     *size = 1u << qemu_plugin_mem_size_shift(info);
     return true;
 }
@@ -281,6 +321,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         return -1;
     }
     use_runs = sim_repeats_exact(sim);
+    phys_tab_on = n_vcpus == 1;
     insntab_init(&descs);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_translate);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -36,8 +36,8 @@ WORKLOADS = {
     "ipc": {"dts": "on", "hz": "10000", "run": "ipcbench,cacheroundtrip,500,0"},
     "ipcbusy": {"dts": "off", "hz": "10000", "run": "ipcbench,cacheroundtrip,1,200"},
     "ipcdev": {"dts": "off", "hz": "10000", "run": "ipcbench,cacheroundtrip,1,40"},
-    "unix": {"unix": "mk", "linux_init": "/bench/unixbench-quick", "run": "unixbench"},
-    "unixik": {"unix": "ik", "linux_init": "/bench/unixbench-quick", "run": "unixbench"},
+    "unix": {"unix": "mk", "linux_init": "/bench/unixbench", "run": "unixbench"},
+    "unixik": {"unix": "ik", "linux_init": "/bench/unixbench", "run": "unixbench"},
     # the coherence model (tests/test_coherence.py's workloads, 4 vCPUs)
     **{f"coher-{t}": {"smpbench": t, "smpbench_n": "200"} for t in ("private", "shared",
                                                                      "pingpong")},
