@@ -147,6 +147,23 @@ static inline uint64_t data_phys(const struct qemu_plugin_hwaddr *hw)
  * a marker, a device (MMIO/port-mapped: it bypasses the caches) or from an unknown vCPU.
  * Inlined into both callbacks, so the model-off path costs what it did.
  */
+/* What QEMU's answers for one meminfo value say: whether it stores, and the size. The
+ * values are few, so each is asked once (through the API) and remembered; a value
+ * beyond the table is asked every time. 0: not asked yet. */
+#define INFO_SLOTS (1u << 18)
+static uint8_t info_tab[INFO_SLOTS];    /* 1 | store << 1 | size shift << 2 */
+
+static inline unsigned decode_info(qemu_plugin_meminfo_t info)
+{
+    if (info < INFO_SLOTS && info_tab[info])
+        return info_tab[info];
+    unsigned d = 1u | (unsigned)qemu_plugin_mem_is_store(info) << 1 |
+                 qemu_plugin_mem_size_shift(info) << 2;
+    if (info < INFO_SLOTS)
+        info_tab[info] = (uint8_t)d;
+    return d;
+}
+
 static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
                                  uint64_t vaddr, uint64_t *phys, unsigned *size,
                                  bool *store)
@@ -154,14 +171,15 @@ static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     if (vcpu >= n_vcpus)
         return false;
     settle();
-    *store = qemu_plugin_mem_is_store(info);
+    unsigned d = decode_info(info);
+    *store = d & 2;
     if (sim_marker_access(sim, vcpu, vaddr, *store))
         return false;
     struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
     if (!hw || qemu_plugin_hwaddr_is_io(hw))
         return false;
     *phys = data_phys(hw);
-    *size = 1u << qemu_plugin_mem_size_shift(info);
+    *size = 1u << (d >> 2);
     return true;
 }
 
