@@ -539,6 +539,37 @@ static struct sim *new_sim(const char *p, unsigned nvcpus, FILE *out)
     return s;
 }
 
+/* plugin.c's runs: a run start's sim_insn, then sim_fetch_run for the instructions QEMU
+ * counted inline, must leave every counter as one sim_insn per instruction does, also
+ * when a data access between them made an inclusive L2 drop the code's line from L1 I
+ * (the fetch after it must be a miss again, not a counted repeat). */
+static void t_fetch_run(void)
+{
+    struct sim *one = new_sim("modern", 1, NULL), *runs = new_sim("modern", 1, NULL);
+    struct insn_desc code = {.vaddr = KTEXT + 0x40000, .paddr = 0x40000, .size = 4,
+                             .kernel = 1};
+    unsigned same = 0;
+    sim_marker(one, 0, MK_WIN_BEGIN, 1);
+    sim_marker(runs, 0, MK_WIN_BEGIN, 1);
+    for (uint64_t k = 1; k <= 200; k++) {
+        /* 64 KiB apart: the code line's L2 set (1,024 sets of 64 B), 16 ways */
+        uint64_t pa = 0x40000 + k * 0x10000;
+        sim_insn(one, 0, &code);
+        sim_insn(runs, 0, &code);
+        sim_data(one, 0, &code, KTEXT + pa, pa, 8, false);
+        sim_data(runs, 0, &code, KTEXT + pa, pa, 8, false);
+        run(one, 0, &code, 3);
+        sim_fetch_run(runs, 0, &code, 3);
+        same += !memcmp(one->v[0].kctr, runs->v[0].kctr, sizeof(struct counters));
+    }
+    const struct counters *a = one->v[0].kctr;
+    CHECK(a->v[CTR_BACKINV] > 0 && a->v[CTR_L1I_MISS] > 1);  /* the case is exercised */
+    CHECK_EQ(a->v[CTR_INSNS], 800);
+    CHECK_EQ(same, 200);                     /* equal after every step, not only at the end */
+    sim_destroy(one);
+    sim_destroy(runs);
+}
+
 static uint64_t task_ctr(struct sim *s, unsigned kind, const char *name, int ctr)
 {
     struct task_total *t = domains_find(&s->dom, (uint8_t)kind, name);
@@ -1067,6 +1098,7 @@ static const struct tcase cases[] = {
     {"tlb_asid", t_tlb_asid},
     {"cr3_pcid", t_cr3_pcid},
     {"fetch_memo", t_fetch_memo},
+    {"fetch_run", t_fetch_run},
     {"attribution", t_attribution},
     {"undefined_asid", t_undefined_asid},
     {"redefine", t_redefine},

@@ -92,14 +92,8 @@ static void touch(struct cache *c, uint32_t slot, uint64_t line, bool store)
     c->mru_slot = slot;
 }
 
-bool cache_lookup(struct cache *c, uint64_t line, bool store)
+bool cache_lookup_set(struct cache *c, uint64_t line, bool store)
 {
-    /* The MRU line is already the newest in its set, so a repeat hit needs no stamp. */
-    if (line == c->mru_line) {
-        if (store && c->g.write == WRITE_BACK)
-            c->dirty[c->mru_slot] = 1;
-        return true;
-    }
     uint32_t slot = find_slot(c, line);
     if (slot == NO_SLOT)
         return false;

@@ -50,7 +50,18 @@ void cache_free(struct cache *c);
 
 /* Looks a line up; on a hit updates replacement state and, for a store into a write-back
  * cache, the dirty bit. Does not allocate on a miss. */
-bool cache_lookup(struct cache *c, uint64_t line, bool store);
+bool cache_lookup_set(struct cache *c, uint64_t line, bool store);
+/* The same, inline where it is cheapest: the MRU line is already the newest in its set,
+ * so a repeat hit needs no stamp (only, for a write-back store, the dirty bit). */
+static inline bool cache_lookup(struct cache *c, uint64_t line, bool store)
+{
+    if (line == c->mru_line) {
+        if (store && c->g.write == WRITE_BACK)
+            c->dirty[c->mru_slot] = 1;
+        return true;
+    }
+    return cache_lookup_set(c, line, store);
+}
 /* Installs a line that is known to be absent, evicting a victim if the set is full. */
 void cache_fill(struct cache *c, uint64_t line, bool dirty, struct victim *out);
 /* Drops a line if present; returns whether it was present and reports its dirty bit. */

@@ -17,6 +17,7 @@ static void set_common(struct config *c)
 {
     c->marker_base = MARKER_BASE_DEFAULT;
     c->ktext_base = KTEXT_BASE_DEFAULT;
+    c->runs = true;
     c->hier.l3 = L3_DEFAULT;
     c->hier.l3_on = false;
     c->hier.l3_inclusive = false;
@@ -295,6 +296,8 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
         return coherence_value(c, v);
     if (!strcmp(key, "always"))
         return parse_bool(v, &c->always) ? 1 : 0;
+    if (!strcmp(key, "runs"))
+        return parse_bool(v, &c->runs) ? 1 : 0;
     if (!strcmp(key, "inclusive"))
         return parse_bool(v, &c->hier.l2_inclusive) ? 1 : 0;
     if (!strcmp(key, "repl"))

@@ -23,6 +23,7 @@ struct config {
     uint64_t ktext_base;    /* kernel text: virtual = ktext_base + physical */
     char out[512];          /* JSON lines file; empty: standard error */
     bool always;            /* count from the start (window 0) without a begin marker */
+    bool runs;              /* count repeated fetches inline where exact (plugin.c) */
     char coherence[16];     /* coherence-model latency preset (coher.c); empty: off */
 };
 

@@ -100,7 +100,7 @@ static void walk(const struct hier *h, struct counters *c, const struct tlb_page
     c->v[CTR_WALK_REFS] += p->shift == 21 ? h->walk_refs - 1 : h->walk_refs;
 }
 
-static void tlb_access(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
+static inline void tlb_access(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
                        const struct tlb_page *p)
 {
     c->v[acc_ctr]++;
@@ -121,11 +121,13 @@ static void tlb_access(struct hier *h, struct counters *c, struct tlb *l1, int a
 }
 
 /* Looks up the page of the first byte, and of the last byte if the access crosses. */
-static void translate(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
+static inline void translate(struct hier *h, struct counters *c, struct tlb *l1, int acc_ctr,
                       uint16_t asid, uint64_t vaddr, unsigned size)
 {
     struct tlb_page first = page_of(h, asid, vaddr);
     tlb_access(h, c, l1, acc_ctr, &first);
+    if (((vaddr ^ (vaddr + size - 1)) >> 12) == 0)
+        return; /* one 4 KiB page, so one page of either size (the common case) */
     struct tlb_page last = page_of(h, asid, vaddr + size - 1);
     if (last.vpn != first.vpn || last.shift != first.shift)
         tlb_access(h, c, l1, acc_ctr, &last);
@@ -253,7 +255,7 @@ static void outer_access(struct hier *h, struct counters *c, unsigned i, uint64_
 }
 
 /* ctr: CTR_L1I_ACC or CTR_L1D_ACC; the miss counter follows, then (D only) write-backs. */
-static void l1_access(struct hier *h, struct counters *c, struct cache *k, int ctr,
+static inline void l1_access(struct hier *h, struct counters *c, struct cache *k, int ctr,
                       uint64_t line, bool store)
 {
     uint64_t addr = line << k->line_shift;
@@ -275,7 +277,7 @@ static void l1_access(struct hier *h, struct counters *c, struct cache *k, int c
 }
 
 /* Every line the access touches is one access (a line-crossing access counts twice). */
-static void l1_range(struct hier *h, struct counters *c, struct cache *k, int ctr,
+static inline void l1_range(struct hier *h, struct counters *c, struct cache *k, int ctr,
                      uint64_t paddr, unsigned size, bool store)
 {
     uint64_t first = paddr >> k->line_shift;
@@ -287,21 +289,18 @@ static void l1_range(struct hier *h, struct counters *c, struct cache *k, int ct
 void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,
                 uint64_t vaddr, uint64_t paddr, unsigned size)
 {
-    uint64_t line = paddr >> h->l1i.line_shift;
-    uint64_t page = vaddr >> 12;
-    bool simple = ((paddr + size - 1) >> h->l1i.line_shift) == line &&
-                  ((vaddr + size - 1) >> 12) == page;
-
-    if (simple && h->memo_valid && line == h->memo_line && page == h->memo_page &&
-        asid == h->memo_asid) {
+    if (hier_fetch_repeats(h, asid, vaddr, paddr, size)) {
         c->v[CTR_ITLB_ACC]++;
         c->v[CTR_L1I_ACC]++;
         return;
     }
+    uint64_t line = paddr >> h->l1i.line_shift;
+    uint64_t page = vaddr >> 12;
     translate(h, c, &h->itlb, CTR_ITLB_ACC, asid, vaddr, size);
     l1_range(h, c, &h->l1i, CTR_L1I_ACC, paddr, size, false);
     /* Set after the slow path: its own fills may have invalidated an older memo. */
-    h->memo_valid = simple;
+    h->memo_valid = ((paddr + size - 1) >> h->l1i.line_shift) == line &&
+                    ((vaddr + size - 1) >> 12) == page;
     h->memo_line = line;
     h->memo_page = page;
     h->memo_asid = asid;

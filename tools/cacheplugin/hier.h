@@ -53,6 +53,18 @@ const char *hier_config_check(const struct hier_config *cfg);
 int hier_init(struct hier *h, const struct hier_config *cfg);
 void hier_free(struct hier *h);
 
+/* True if fetching `size` bytes at vaddr/paddr is a repeat of the last fetch: same L1 I
+ * line and 4 KiB page, within both, same asid, nothing dropped since. Such a fetch is a
+ * hit in the L1 I and the ITLB that changes no state, so it only needs counting. */
+static inline bool hier_fetch_repeats(const struct hier *h, uint16_t asid, uint64_t vaddr,
+                                      uint64_t paddr, unsigned size)
+{
+    uint64_t line = paddr >> h->l1i.line_shift;
+    uint64_t page = vaddr >> 12;
+    return h->memo_valid && line == h->memo_line && page == h->memo_page &&
+           asid == h->memo_asid && ((paddr + size - 1) >> h->l1i.line_shift) == line &&
+           ((vaddr + size - 1) >> 12) == page;
+}
 /* One executed instruction of `size` bytes at vaddr/paddr. */
 void hier_fetch(struct hier *h, struct counters *c, uint16_t asid,
                 uint64_t vaddr, uint64_t paddr, unsigned size);

@@ -2,9 +2,19 @@
  * QEMU glue: turns TCG plugin callbacks (API v1, QEMU 7.2) into calls on the model.
  *
  * At translation time each instruction gets an interned descriptor (virtual and
- * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG),
- * an exec callback and a memory callback. Nothing here allocates per executed
- * instruction or per access.
+ * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG)
+ * and a memory callback. Nothing here allocates per executed instruction or per access.
+ *
+ * Fetches: a translation block is cut into runs, consecutive instructions on one L1 I
+ * line and one 4 KiB page (none crossing either, none a CR3 write or INVLPG). The first
+ * instruction of a run gets an exec callback, which feeds the model its fetch. When
+ * sim_repeats_exact() holds, every later instruction of the run only bumps `repeats`
+ * inline, with no call: its fetch is almost always a repeat of the last fetch, a hit
+ * that changes no state and only needs counting. Every callback first hands the
+ * instructions counted since the last one to the model (settle(), sim_fetch_run), which
+ * feeds them exactly as it would have one by one. Counted before each instruction, as a
+ * callback would be, an instruction that faults mid-block is counted exactly as before.
+ * Otherwise every instruction gets its exec callback.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,15 +33,37 @@ static struct sim *sim;
 static FILE *out;
 static struct insntab descs;
 static unsigned n_vcpus;
+/* Run repeats (see the top): counted inline by QEMU, settled at the next callback. */
+static bool use_runs;
+static uint64_t repeats, settled;
+static const struct insn_desc *run_desc;   /* first instruction of the run they belong to */
 /* Translation runs on several threads under MTTCG; descriptors and iphys are shared. */
 static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- execution-time callbacks ---------------------------------------------------- */
 
+/* Hands the inline-counted instructions to the model; first thing in every callback.
+ * Those counted since the last callback ran one after the other with no data access,
+ * marker or CR3 write in between (each of those is a callback), all in the last run
+ * started, so the model sees exactly the fetches it would have seen one by one. There is
+ * one vCPU whenever they are counted. */
+static inline void settle(void)
+{
+    if (repeats != settled) {
+        sim_fetch_run(sim, 0, run_desc, repeats - settled);
+        settled = repeats;
+    }
+}
+
+/* The first instruction of a run (or any instruction, without runs). */
 static void on_insn(unsigned int vcpu, void *udata)
 {
-    if (vcpu < n_vcpus)
-        sim_insn(sim, vcpu, udata);
+    const struct insn_desc *d = udata;
+    if (vcpu < n_vcpus) {
+        settle();
+        run_desc = d;
+        sim_insn(sim, vcpu, d);
+    }
 }
 
 /* With the coherence model on (coherence=PRESET), instructions and accesses go through
@@ -55,6 +87,7 @@ static void any_insn(unsigned int vcpu, void *udata)
 static void on_mov_cr3(unsigned int vcpu, void *udata)
 {
     if (vcpu < n_vcpus) {
+        settle();
         any_insn(vcpu, udata);
         sim_cr3_write(sim, vcpu, udata);
     }
@@ -63,9 +96,50 @@ static void on_mov_cr3(unsigned int vcpu, void *udata)
 static void on_invlpg(unsigned int vcpu, void *udata)
 {
     if (vcpu < n_vcpus) {
+        settle();
         any_insn(vcpu, udata);
         sim_invlpg(sim, vcpu, udata);
     }
+}
+
+/*
+ * Data physical addresses. qemu_plugin_hwaddr_phys_addr() searches the RAM blocks for
+ * the access's host address on every call (a tenth of a run's time). Where RAM sits in
+ * the host never changes while QEMU runs, so the plugin remembers host page -> guest-
+ * physical page in a direct-mapped table. The 7.2 API does not hand out the host
+ * address: it is the pointer after the two bools that start struct qemu_plugin_hwaddr
+ * (QEMU 7.2, include/qemu/plugin-memory.h), a fact of that version, not an API promise.
+ * So the first PHYS_CHECKS lookups also ask QEMU and compare, and any disagreement
+ * (including in the offset within the page) switches the table off for good. One vCPU
+ * only (under MTTCG several threads would write the table).
+ */
+#define PHYS_SLOTS 4096
+#define PHYS_CHECKS 65536
+static struct phys_slot {
+    uint64_t hpage;     /* host page number + 1; 0: empty */
+    uint64_t pbase;     /* guest-physical address of that page */
+} phys_tab[PHYS_SLOTS];
+static uint64_t phys_checks = PHYS_CHECKS;
+static bool phys_tab_on;
+
+static inline uint64_t data_phys(const struct qemu_plugin_hwaddr *hw)
+{
+    if (!phys_tab_on)
+        return qemu_plugin_hwaddr_phys_addr(hw);
+    uint64_t host = (uint64_t)(uintptr_t)*(void *const *)((const char *)hw + 8);
+    struct phys_slot *e = &phys_tab[(host >> 12) & (PHYS_SLOTS - 1)];
+    bool known = e->hpage == (host >> 12) + 1;
+    if (known && !phys_checks)
+        return e->pbase | (host & 0xFFF);
+    uint64_t phys = qemu_plugin_hwaddr_phys_addr(hw);
+    if (phys_checks) {
+        phys_checks--;
+        if ((phys & 0xFFF) != (host & 0xFFF) || (known && (e->pbase | (host & 0xFFF)) != phys))
+            phys_tab_on = false;
+    }
+    e->hpage = (host >> 12) + 1;
+    e->pbase = phys & ~0xFFFull;
+    return phys;
 }
 
 /*
@@ -73,20 +147,39 @@ static void on_invlpg(unsigned int vcpu, void *udata)
  * a marker, a device (MMIO/port-mapped: it bypasses the caches) or from an unknown vCPU.
  * Inlined into both callbacks, so the model-off path costs what it did.
  */
+/* What QEMU's answers for one meminfo value say: whether it stores, and the size. The
+ * values are few, so each is asked once (through the API) and remembered; a value
+ * beyond the table is asked every time. 0: not asked yet. */
+#define INFO_SLOTS (1u << 18)
+static uint8_t info_tab[INFO_SLOTS];    /* 1 | store << 1 | size shift << 2 */
+
+static inline unsigned decode_info(qemu_plugin_meminfo_t info)
+{
+    if (info < INFO_SLOTS && info_tab[info])
+        return info_tab[info];
+    unsigned d = 1u | (unsigned)qemu_plugin_mem_is_store(info) << 1 |
+                 qemu_plugin_mem_size_shift(info) << 2;
+    if (info < INFO_SLOTS)
+        info_tab[info] = (uint8_t)d;
+    return d;
+}
+
 static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
                                  uint64_t vaddr, uint64_t *phys, unsigned *size,
                                  bool *store)
 {
     if (vcpu >= n_vcpus)
         return false;
-    *store = qemu_plugin_mem_is_store(info);
+    settle();
+    unsigned d = decode_info(info);
+    *store = d & 2;
     if (sim_marker_access(sim, vcpu, vaddr, *store))
         return false;
     struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
     if (!hw || qemu_plugin_hwaddr_is_io(hw))
         return false;
-    *phys = qemu_plugin_hwaddr_phys_addr(hw);
-    *size = 1u << qemu_plugin_mem_size_shift(info);
+    *phys = data_phys(hw);
+    *size = 1u << (d >> 2);
     return true;
 }
 
@@ -135,20 +228,52 @@ static void instrument(struct qemu_plugin_insn *insn, const struct insn_desc *d)
         cb = on_invlpg;
     void *ud = (void *)d;
     qemu_plugin_register_vcpu_insn_exec_cb(insn, cb, QEMU_PLUGIN_CB_NO_REGS, ud);
-    qemu_plugin_register_vcpu_mem_cb(insn, coherence ? on_mem_coher : on_mem, QEMU_PLUGIN_CB_NO_REGS,
-                                     QEMU_PLUGIN_MEM_RW, ud);
+}
+
+static void instrument_mem(struct qemu_plugin_insn *insn, const struct insn_desc *d)
+{
+    qemu_plugin_register_vcpu_mem_cb(insn, coherence ? on_mem_coher : on_mem,
+                                     QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, (void *)d);
+}
+
+/* Where a run may continue: the L1 I line and 4 KiB page of an instruction that lies in
+ * one of each and changes no TLB; line = UINT64_MAX when it must stand alone. */
+struct run_key {
+    uint64_t line, page;
+};
+
+static struct run_key run_key_of(const struct insn_desc *d)
+{
+    unsigned shift = sim->v[0].h.l1i.line_shift;
+    uint64_t line = d->paddr >> shift, page = d->vaddr >> 12;
+    bool simple = ((d->paddr + d->size - 1) >> shift) == line &&
+                  ((d->vaddr + d->size - 1) >> 12) == page &&
+                  d->kind != INSN_MOV_CR3 && d->kind != INSN_INVLPG;
+    return (struct run_key){simple ? line : UINT64_MAX, page};
 }
 
 static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
+    struct run_key run = {UINT64_MAX, 0};
     pthread_mutex_lock(&xlate_lock);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         const struct insn_desc *d = describe(insn);
-        if (d)
+        if (!d) {
+            run.line = UINT64_MAX;
+            continue;
+        }
+        struct run_key k = run_key_of(d);
+        if (use_runs && k.line != UINT64_MAX && k.line == run.line && k.page == run.page) {
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                       &repeats, 1);
+        } else {
             instrument(insn, d);
+            run = k;
+        }
+        instrument_mem(insn, d);
     }
     pthread_mutex_unlock(&xlate_lock);
 }
@@ -159,6 +284,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 {
     (void)id;
     (void)udata;
+    settle();
     sim_finish(sim);
     if (out && out != stderr)
         fclose(out);
@@ -212,6 +338,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         complain("out of memory");
         return -1;
     }
+    use_runs = sim_repeats_exact(sim);
+    phys_tab_on = n_vcpus == 1;
     insntab_init(&descs);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_translate);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -20,7 +20,7 @@ CACHESIM_OBJS := $(patsubst $(CACHESIM_DIR)/%.c,$(CACHESIM_OBJDIR)/%.o,$(CACHESI
 CACHESIM_SO := $(BUILD)/tools/cachesim.so
 # -fvisibility=hidden is required, not cosmetic: QEMU's executable exports symbols such
 # as tlb_init and cache_init, which would otherwise interpose on the plugin's own.
-CACHESIM_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -fPIC \
+CACHESIM_CFLAGS := -std=c11 -O2 -flto -Wall -Wextra -Werror -fPIC \
 	-fvisibility=hidden -MMD -MP
 
 .PHONY: cacheplugin
@@ -29,9 +29,9 @@ cacheplugin: $(CACHESIM_SO)
 $(CACHESIM_SO): $(CACHESIM_OBJS)
 	@mkdir -p $(dir $@)
 	@echo '  HOSTLD  $@'
-	$(Q)$(HOSTCC) -shared -fPIC -o $@ $^ -lpthread
+	$(Q)$(HOSTCC) -O2 -flto -shared -fPIC -o $@ $^ -lpthread
 
-$(CACHESIM_OBJDIR)/%.o: $(CACHESIM_DIR)/%.c
+$(CACHESIM_OBJDIR)/%.o: $(CACHESIM_DIR)/%.c $(CACHESIM_DIR)/plugin.mk
 	@mkdir -p $(dir $@)
 	@echo '  HOSTCC  $@'
 	$(Q)$(HOSTCC) $(CACHESIM_CFLAGS) -c -o $@ $<

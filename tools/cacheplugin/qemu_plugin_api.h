@@ -55,6 +55,12 @@ enum qemu_plugin_cb_flags {
     QEMU_PLUGIN_CB_RW_REGS = 2,
 };
 
+/* Inline operations: QEMU adds imm to the 64-bit word at ptr in the generated code, with
+ * no call. There is one word for all vCPUs (7.2 has no per-vCPU scoreboards). */
+enum qemu_plugin_op {
+    QEMU_PLUGIN_INLINE_ADD_U64 = 0,
+};
+
 enum qemu_plugin_mem_rw {
     QEMU_PLUGIN_MEM_R = 1,
     QEMU_PLUGIN_MEM_W = 2,
@@ -79,6 +85,9 @@ void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
                                             qemu_plugin_vcpu_udata_cb_t cb,
                                             enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
+                                                enum qemu_plugin_op op, void *ptr,
+                                                uint64_t imm);
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
                                       qemu_plugin_vcpu_mem_cb_t cb,
                                       enum qemu_plugin_cb_flags flags,

@@ -115,6 +115,24 @@ void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t 
     hier_data(&v->h, charge(v, d), v->asid, vaddr, paddr, size, store);
 }
 
+void sim_fetch_run(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t n)
+{
+    struct vcpu *v = &s->v[vcpu];
+    if (n && !hier_fetch_repeats(&v->h, v->asid, d->vaddr, d->paddr, d->size)) {
+        sim_insn(s, vcpu, d);
+        n--;
+    }
+    struct counters *c = charge(v, d);
+    c->v[CTR_INSNS] += n;
+    c->v[CTR_ITLB_ACC] += n;
+    c->v[CTR_L1I_ACC] += n;
+}
+
+bool sim_repeats_exact(const struct sim *s)
+{
+    return s->cfg.runs && s->nvcpus == 1 && !s->coh;
+}
+
 /* What an event cost in the private hierarchy: its misses and stall cycles. */
 static uint64_t misses_of(const struct counters *c)
 {

@@ -99,6 +99,15 @@ void sim_destroy(struct sim *s);
 void sim_insn(struct sim *s, unsigned vcpu, const struct insn_desc *d);
 void sim_data(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
               uint64_t paddr, unsigned size, bool store);
+/* n executions of instructions of d's run (plugin.c: consecutive instructions on d's L1 I
+ * line and 4 KiB page, none crossing either, none writing CR3 or INVLPG) with nothing
+ * else in between: exactly what n sim_insn calls would do. The first fetch is a repeat
+ * of the last one unless something dropped its line or page (then it is a real fetch);
+ * the others then are repeats, which only count. Used while sim_repeats_exact(). */
+void sim_fetch_run(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t n);
+/* True when runs=on (the default), the coherence model is off (it accounts every
+ * instruction) and there is one vCPU (QEMU's inline count is shared by all vCPUs). */
+bool sim_repeats_exact(const struct sim *s);
 /* Returns true (and acts on it) if vaddr is a marker access; markers are never counted. */
 bool sim_marker_access(struct sim *s, unsigned vcpu, uint64_t vaddr, bool store);
 void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload);

@@ -5,10 +5,6 @@
 
 #define NO_SLOT UINT32_MAX
 
-static uint64_t page_key(uint64_t vpn, unsigned shift)
-{
-    return (vpn << 1) | (shift > 12);
-}
 
 const char *tlb_geom_check(const struct tlb_geom *g)
 {
@@ -66,13 +62,8 @@ static uint32_t set_base(const struct tlb *t, uint64_t vpn)
     return (uint32_t)(vpn & t->set_mask) * t->g.assoc;
 }
 
-bool tlb_lookup(struct tlb *t, const struct tlb_page *p)
+bool tlb_lookup_set(struct tlb *t, const struct tlb_page *p, uint64_t key)
 {
-    uint64_t key = page_key(p->vpn, p->shift);
-
-    /* Consecutive instructions and accesses mostly stay on one page. */
-    if (slot_matches(t, t->mru_slot, key, p->asid))
-        return true;
     uint32_t base = set_base(t, p->vpn);
     for (uint32_t w = 0; w < t->g.assoc; w++) {
         if (slot_matches(t, base + w, key, p->asid)) {
@@ -113,7 +104,7 @@ void tlb_fill(struct tlb *t, const struct tlb_page *p)
 {
     uint32_t s = choose_victim(t, set_base(t, p->vpn));
 
-    t->key[s] = page_key(p->vpn, p->shift);
+    t->key[s] = tlb_page_key(p->vpn, p->shift);
     t->asid[s] = p->asid;
     t->global[s] = p->global;
     t->stamp[s] = ++t->clock;
@@ -146,7 +137,7 @@ unsigned tlb_flush_asid(struct tlb *t, uint16_t asid)
 
 static unsigned drop_key(struct tlb *t, uint64_t vpn, unsigned shift)
 {
-    uint64_t key = page_key(vpn, shift);
+    uint64_t key = tlb_page_key(vpn, shift);
     uint32_t base = set_base(t, vpn);
     unsigned n = 0;
     for (uint32_t w = 0; w < t->g.assoc; w++) {

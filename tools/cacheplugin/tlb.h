@@ -43,7 +43,25 @@ const char *tlb_geom_check(const struct tlb_geom *g);
 int tlb_init(struct tlb *t, const struct tlb_geom *g, uint64_t seed);
 void tlb_free(struct tlb *t);
 
-bool tlb_lookup(struct tlb *t, const struct tlb_page *p);
+/* The set search behind tlb_lookup (the MRU entry did not match). */
+bool tlb_lookup_set(struct tlb *t, const struct tlb_page *p, uint64_t key);
+
+static inline uint64_t tlb_page_key(uint64_t vpn, unsigned shift)
+{
+    return (vpn << 1) | (shift > 12);
+}
+
+/* Looks a page up; a hit refreshes LRU state. Consecutive instructions and accesses
+ * mostly stay on one page, so the most recent entry is checked first, inline; it is
+ * already the newest, so that hit changes nothing. */
+static inline bool tlb_lookup(struct tlb *t, const struct tlb_page *p)
+{
+    uint64_t key = tlb_page_key(p->vpn, p->shift);
+    uint32_t s = t->mru_slot;
+    if (t->key[s] == key && (t->global[s] || t->asid[s] == p->asid))
+        return true;
+    return tlb_lookup_set(t, p, key);
+}
 void tlb_fill(struct tlb *t, const struct tlb_page *p);
 /* CR3 write without PCID: every non-global entry goes. Returns entries dropped. */
 unsigned tlb_flush_nonglobal(struct tlb *t);
