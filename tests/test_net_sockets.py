@@ -113,6 +113,41 @@ def test_busybox_sockets_against_linux(form, tmp_path):
         assert s.halt() == 0
 
 
+SOCK_PATTERN = bytes((i * 7 + 3) & 255 for i in range(65536))
+
+
+def java_sum(data):
+    """tests/linux/sock.c's checksum: sum = sum * 31 + byte, modulo 2**64."""
+    v = 0
+    for b in data:
+        v = (v * 31 + b) & (2**64 - 1)
+    return v
+
+
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_static_program_sockets_against_linux(form, tmp_path):
+    """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
+    writev, shutdown, EOF), a UDP exchange with poll, and a TCP server (non-blocking
+    accept's EAGAIN, poll, accept4, recvmsg with two iovecs, getpeername)."""
+    with Namespace("p" + form, tmp_path) as ns, boot(ns, form) as s:
+        sink = ns.serve("sink", LINUX_IP, "9000")
+        echo = ns.serve("udpecho", LINUX_IP, "9002")
+        s.cmd(f"/suite/bin/sock {LINUX_IP} > /tmp/o 2>&1 & echo started")
+        got = ns.finish(sink)
+        assert got == {"bytes": len(SOCK_PATTERN), "fnv": f"{fnv1a(SOCK_PATTERN):016x}",
+                       "from": ONDOL_IP}
+        assert ns.finish(echo) == {"bytes": 8, "from": ONDOL_IP}
+        client = subprocess.run([*ns.prefix(), sys.executable, "-c",
+                                 CLIENT.format(n=300, ip=ONDOL_IP, port=9200)],
+                                capture_output=True, text=True, timeout=60)
+        assert client.returncode == 0, client.stderr
+        out = s.cmd("wait; echo st $?; cat /tmp/o", timeout=60)
+        data = bytes(range(256)) * 300
+        assert f"received {len(data)} sum {java_sum(data):016x}" in out, out
+        assert "FAIL" not in out and "fails 0" in out and "st 0" in out, out
+        assert s.halt() == 0
+
+
 def test_socket_without_network_server():
     """No net= server: socket(AF_INET) is EAFNOSUPPORT and busybox says so; the shell goes on."""
     if not (BUILD / "rootfs.cpio").exists():
