@@ -8,7 +8,8 @@ form, and Debian's busybox on ondol talks to Python on the Linux side.
 - `nc -l` on ondol parked in a blocking accept in the background while the shell goes on
   answering (a waiting socket call holds up no other process), then a Linux client
   connects and sends; ondol's copy is checked by md5sum;
-- `wget` from a Linux `python3 -m http.server`;
+- `wget` from a Linux `python3 -m http.server`, and busybox `httpd` on ondol fetched from
+  Linux with Python's urllib;
 - UDP: busybox `nslookup`'s query to a Linux echo server.
 Needs root and namespaces; skips saying why otherwise.
 """
@@ -47,6 +48,16 @@ for _ in range(100):
         time.sleep(0.2)
 s.sendall(data)
 s.close()
+"""
+
+FETCH = """
+import sys, time, urllib.request
+for _ in range(50):
+    try:
+        sys.stdout.buffer.write(urllib.request.urlopen("{url}", timeout=20).read())
+        break
+    except OSError:
+        time.sleep(0.2)
 """
 
 
@@ -100,6 +111,15 @@ def test_busybox_sockets_against_linux(form, tmp_path):
         finally:
             http.terminate()
             http.wait(10)
+
+        # busybox httpd on ondol (a forked child per connection), fetched from Linux
+        s.cmd("mkdir /tmp/www; cp /tmp/w /tmp/www/page.bin")
+        s.cmd("httpd -p 8081 -h /tmp/www")
+        fetch = subprocess.run([*ns.prefix(), sys.executable, "-c",
+                                FETCH.format(url=f"http://{ONDOL_IP}:8081/page.bin")],
+                               capture_output=True, timeout=60)
+        assert fetch.returncode == 0, fetch.stderr
+        assert fetch.stdout == page
 
         # UDP: busybox has no UDP nc; its nslookup sends a DNS query to port 53 (sendto or
         # connect + send, then recv), which the Linux echo server answers with the query's
