@@ -265,6 +265,8 @@ static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, 
                         bool nonblock, bool nosignal)
 {
     size_t done = c->done;
+    c->done = 0;                    /* only a parked call's progress is kept (writev's next
+                                       vector starts at 0) */
     while (done < n) {
         size_t k = n - done < CHUNK ? n - done : CHUNK;
         if (uvec_copy(c, u, done, chunk, k, false))
