@@ -38,6 +38,7 @@
 #include "pmm.h"
 #include "region.h"
 #include "sched.h"
+#include "srv.h"
 #include "syscall.h"
 #include "task.h"
 #include "thread.h"
@@ -306,6 +307,27 @@ long rt_option(const char *key, char *buf, size_t cap)
         buf[n] = 0;
     }
     return (long)vlen;
+}
+
+/* ---- calls to other servers (runtime.h) ----------------------------------------------
+ * A direct call of the in-kernel server's dispatch with the server's own buffers (kernel
+ * memory): only an IK server is reachable from here (the network server in the matching
+ * form); an MK or absent one is E_NOENT. */
+long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                 void *out, size_t out_cap, size_t *out_len)
+{
+    const struct srv_iface *s = srv_ik_server((int)((u64)iface << THREAD_ID_BITS));
+    if (!s)
+        return E_NOENT;
+    struct srv_call call = {.in = in, .in_len = in_len, .out = out,
+                            .out_cap = MIN(out_cap, srv_label_cap(w[0])),
+                            .client = current_thread()->tid};
+    memcpy(call.w, w, sizeof call.w);
+    srv_handle(s, &call);
+    memcpy(w, call.w, sizeof call.w);
+    if (out_len)
+        *out_len = call.out_len;
+    return (long)w[0];
 }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */

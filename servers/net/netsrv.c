@@ -86,10 +86,23 @@ static void send_frame(struct netif *n, const void *frame, size_t len)
     vnet_send(n->ctx, frame, len);    /* a full ring drops the frame: TCP sends it again */
 }
 
+/* Stack activity the UNIX server's waiting socket calls care about: frames received and
+ * timer runs (op pulse returns it; a change means readiness may have changed). */
+static uint64_t activity;
+
 static void input_frame(void *ctx, const uint8_t *frame, size_t len)
 {
     (void)ctx;
+    activity++;
     net_input(stack, frame, len);
+}
+
+/* net_tick, counting a run with due timers as activity. */
+static void tick(uint64_t now)
+{
+    if (net_next_timer(stack) <= now)
+        activity++;
+    net_tick(stack, now);
 }
 
 static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd);
@@ -132,7 +145,7 @@ static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
     uint64_t deadline = timeout_ms > UINT64_MAX - start_ms ? UINT64_MAX : start_ms + timeout_ms;
     for (;;) {
         uint64_t now = drv_now_ms();
-        net_tick(stack, now);
+        tick(now);
         if (done && done(sd))
             return;                   /* before more input: a benchmark's phases stay apart */
         vnet_poll(&nic, input_frame, NULL);
@@ -444,5 +457,109 @@ long net_settle(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_
         return E_NOENT;
     pump(timeout_ms, quiet, sd_of(sd));
     *res = result(quiet(sd_of(sd)) ? 0 : -NET_ETIMEDOUT);
+    return 0;
+}
+
+/* ---- the UNIX server's sockets (docs/net.md, "Sockets of Linux programs") ----
+ * None of these waits: the UNIX server parks a Linux call that must wait and re-runs it
+ * when op pulse reports activity, so this server never holds the UNIX server up. */
+long net_listenon(struct srv_call *call, uint64_t sd, uint64_t backlog, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    int b = backlog > 0x7fffffff ? 0x7fffffff : (int)backlog;
+    *res = result(net_listen(stack, sd_of(sd), b));
+    return 0;
+}
+
+long net_acceptfrom(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *ip,
+                    uint64_t *port)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    uint32_t a = 0;
+    uint16_t p = 0;
+    *res = result(net_accept(stack, sd_of(sd), &a, &p));
+    *ip = a;
+    *port = p;
+    return 0;
+}
+
+long net_readiness(struct srv_call *call, uint64_t sd, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    *res = net_events(stack, sd_of(sd));
+    return 0;
+}
+
+long net_sockerror(struct srv_call *call, uint64_t sd, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    *res = result(net_error(stack, sd_of(sd)));
+    return 0;
+}
+
+long net_names(struct srv_call *call, uint64_t sd, uint64_t *lres, uint64_t *lip,
+               uint64_t *lport, uint64_t *pres, uint64_t *pip, uint64_t *pport)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    uint32_t a = 0, b = 0;
+    uint16_t p = 0, q = 0;
+    *lres = result(net_sockname(stack, sd_of(sd), &a, &p));
+    *pres = result(net_peername(stack, sd_of(sd), &b, &q));
+    *lip = a;
+    *lport = p;
+    *pip = b;
+    *pport = q;
+    return 0;
+}
+
+long net_shutwr(struct srv_call *call, uint64_t sd, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    *res = result(net_shutdown_write(stack, sd_of(sd)));
+    return 0;
+}
+
+long net_option(struct srv_call *call, uint64_t sd, uint64_t opt, uint64_t value, uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    bool ok = opt <= 0x7fffffff && value <= 1;
+    *res = result(ok ? net_setopt(stack, sd_of(sd), (int)opt, (int)value) : -NET_EINVAL);
+    return 0;
+}
+
+long net_connectnb(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port,
+                   uint64_t *res)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    bool ok = ip <= 0xffffffffu && port <= 0xffff;
+    *res = result(ok ? net_connect(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port)
+                     : -NET_EINVAL);
+    return 0;
+}
+
+long net_pulse(struct srv_call *call, uint64_t *gen, uint64_t *socks)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    pump(0, NULL, 0);
+    *gen = activity;
+    *socks = net_sockets_in_use(stack);
     return 0;
 }

@@ -59,6 +59,15 @@ const void *rt_rootfs(size_t *len);
 /* A kernel option's value as text ("" when unset): the server's options (linux_init...). */
 long rt_option(const char *key, char *buf, size_t cap);
 
+/* One call to another server's op (socket.c: the network server, UNIX -> net only): w
+ * holds the message words of <ondol/srv.h> (w[0] the label, then the arguments) and gets
+ * the reply's (w[0] the result, 0 or E_*); `in` is the request buffer (in_len 0: none),
+ * `out` receives at most out_cap bytes of reply buffer (*out_len). The op must not wait:
+ * the UNIX server is one thread. E_NOENT when the interface is not served. MK: IPC to the
+ * server's task; IK: a direct call of its dispatch (only when it too is IK). */
+long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                 void *out, size_t out_cap, size_t *out_len);
+
 /* An ondol E_* code as the Linux -errno of the same meaning. */
 long rt_errno(long ondol_error);
 

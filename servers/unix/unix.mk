@@ -8,7 +8,7 @@
 # weak signal hooks count what the tests check.
 UNIX_SRCS := $(filter-out servers/unix/signal_stub.c,$(sort $(wildcard servers/unix/*.c)))
 UNIX_HDRS := $(wildcard servers/unix/*.h servers/unix/*.def servers/unix/host/*.h)
-UNIX_HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -Iservers/unix -Iservers/unix/host -Ilib/include \
+UNIX_HOST_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -Iservers/unix -Iservers/unix/host -I$(GEN) -Ilib/include \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 UNIX_HOST_OBJS := $(patsubst servers/unix/%.c,$(BUILD)/unix/host/obj/%.o,$(UNIX_SRCS))
 UNIX_HOST_TESTS := $(patsubst servers/unix/host/%.c,$(BUILD)/unix/host/%,\
@@ -17,7 +17,7 @@ UNIX_HOST_TESTS := $(patsubst servers/unix/host/%.c,$(BUILD)/unix/host/%,\
 .PHONY: unix-host
 unix-host: $(UNIX_HOST_TESTS)
 
-$(BUILD)/unix/host/obj/%.o: servers/unix/%.c $(UNIX_HDRS)
+$(BUILD)/unix/host/obj/%.o: servers/unix/%.c $(UNIX_HDRS) | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  HOSTCC  $@'
 	$(Q)gcc $(UNIX_HOST_CFLAGS) -c $< -o $@

@@ -140,6 +140,8 @@ long vfs_path_in(struct ucall *c, uint64_t upath, char *buf);
 /* ---- fd tables and open files (fd.c) ---- */
 /* A new open file of inode (referenced) with ops; one reference; NULL: out of memory. */
 struct file *file_new(const struct file_ops *ops, struct inode *inode, unsigned flags);
+/* Is f an AF_INET socket (socket.c)? fstat then reports S_IFSOCK. */
+bool sock_file(const struct file *f);
 /* The open file at fd in p's table (borrowed: valid until the call changes the table),
  * or NULL when fd is not open. */
 struct file *fd_file(struct proc *p, long fd);

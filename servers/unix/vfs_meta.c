@@ -63,7 +63,7 @@ static void fill_stat_pipe(const struct file *f, struct linux_stat *st)
     st->st_dev = PIPE_DEV;
     st->st_ino = (uint64_t)(uintptr_t)f >> 4;
     st->st_nlink = 1;
-    st->st_mode = S_IFIFO | 0600;
+    st->st_mode = (sock_file(f) ? S_IFSOCK | 0777 : S_IFIFO | 0600);
     st->st_blksize = 4096;
 }
 

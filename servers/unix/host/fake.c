@@ -389,5 +389,14 @@ WEAK long rt_option(const char *key, char *buf, size_t cap)
     (void)key; (void)buf; (void)cap;
     return E_NOENT;
 }
+/* No other server on the host: socket() is -EAFNOSUPPORT (socket.c). */
+WEAK long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                      void *out, size_t out_cap, size_t *out_len)
+{
+    (void)iface; (void)w; (void)in; (void)in_len; (void)out; (void)out_cap;
+    if (out_len)
+        *out_len = 0;
+    return E_NOENT;
+}
 WEAK void rt_memory(uint64_t *total, uint64_t *free) { *total = 256u << 20; *free = 128u << 20; }
 WEAK long rt_errno(long e) { return e >= 0 ? e : -EIO; }

@@ -192,6 +192,54 @@ const void *rt_rootfs(size_t *len)
 
 long rt_option(const char *key, char *buf, size_t cap) { return sys_kopt(key, buf, cap); }
 
+/* ---- calls to other servers (runtime.h) ----------------------------------------------
+ * The main thread's UTCB carries the buffers; the destination of each interface is looked
+ * up at its first use (a server placed at boot does not move). Only the network server
+ * is called today, with ops that never wait. */
+#define SRV_CACHE 4
+static struct ipc_utcb srv_utcb;
+static struct {
+    unsigned iface;
+    long dest;                          /* the lookup's result: a thread, or E_* */
+} srv_dests[SRV_CACHE];
+
+static long srv_dest(unsigned iface)
+{
+    int i = 0;
+    for (; i < SRV_CACHE && srv_dests[i].iface; i++)
+        if (srv_dests[i].iface == iface)
+            return srv_dests[i].dest;
+    long dest = sys_srv_lookup(iface);
+    if (i == 0 && dest > 0)
+        ipc_set_utcb(&srv_utcb);
+    if (i < SRV_CACHE && dest > 0) {
+        srv_dests[i].iface = iface;
+        srv_dests[i].dest = dest;
+    }
+    return dest;
+}
+
+long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                 void *out, size_t out_cap, size_t *out_len)
+{
+    long dest = srv_dest(iface);
+    if (dest < 0)
+        return dest;
+    struct ipc_msg m;
+    memcpy(m.w, w, sizeof m.w);
+    srv_utcb = (struct ipc_utcb){.send_buf = in, .send_len = in_len, .recv_buf = out,
+                                 .recv_cap = out_cap};
+    uint64_t flags = (in_len ? IPC_SEND_BUF : 0) | (out_cap ? IPC_RECV_BUF : 0);
+    long r = ipc_call_flags((int)dest, &m, IPC_FOREVER, flags);
+    if (out_len)
+        *out_len = r < 0 ? 0 : srv_utcb.recv_len;
+    srv_utcb = (struct ipc_utcb){0};
+    if (r < 0)
+        return r;
+    memcpy(w, m.w, sizeof m.w);
+    return (long)m.w[0];
+}
+
 /* ---- the console thread --------------------------------------------------------------- */
 /* Reads the console and calls the main thread with the bytes (w1 = count, w2.. = bytes);
  * the main thread answers at once, so input keeps its order. */

@@ -1,0 +1,769 @@
+/*
+ * AF_INET sockets of Linux programs (docs/unix.md "Sockets", docs/net.md "Sockets of Linux
+ * programs"): a socket is an open file whose state lives in the network server's stack;
+ * this file maps the Linux calls onto the server's ops (interfaces/net.idl), which never
+ * wait. The dependency is one-way: the UNIX server calls the network server
+ * (rt_srv_call), never the reverse.
+ *
+ * Waiting: a call that cannot go on (read with no data, accept with an empty queue,
+ * connect during the handshake, write into a full send ring) is parked on sock_waiters
+ * with ucall_block, as a pipe read is. While any socket is open, a timer of the server's
+ * own (the pulse, every PULSE_NS) asks the network server to run its stack once (due
+ * timers, received frames) and to say how much has happened there; when that changed,
+ * every parked socket call and every waiting poll/select runs again. So the stack runs
+ * between calls and no Linux call ever waits inside the network server: a blocked
+ * accept holds up no other process. The price is up to one pulse of latency for a call
+ * that waited.
+ *
+ * Addresses: struct sockaddr_in, port and address in network byte order; the stack's are
+ * host order. Results of the stack are negated Linux errno values, passed through.
+ */
+#include "devices.h"
+#include "runtime.h"
+#include "net_server.h"            /* the generated op numbers (NET_IFACE, NET_OPEN...) */
+
+#define PULSE_NS 10000000ull       /* 10 ms: one kernel tick at hz=100 */
+#define CHUNK 4096u                /* bytes per call to the network server (its buffer) */
+#define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM */
+#define DGRAM 2
+#define UDP_MAX 1472u              /* one Ethernet frame's UDP payload */
+#define SOCK_BUF 65536             /* the stack's fixed per-socket rings (SO_RCVBUF) */
+
+#define AF_UNSPEC 0
+#define AF_INET 2
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+#define SOCK_TYPE_MASK 0xf
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define EMSGSIZE 90
+#define EPROTONOSUPPORT 93
+#define ENOPROTOOPT 92
+#define EDESTADDRREQ 89
+#define ENOTCONN 107
+#define EALREADY 114
+#define EINPROGRESS 115
+#define ENETDOWN 100
+#define SOL_SOCKET 1
+#define SO_REUSEADDR 2
+#define SO_TYPE 3
+#define SO_ERROR 4
+#define SO_BROADCAST 6
+#define SO_SNDBUF 7
+#define SO_RCVBUF 8
+#define SO_KEEPALIVE 9
+#define SO_LINGER 13
+#define TCP_NODELAY 1
+#define NET_OPT_NODELAY 1
+#define NET_OPT_KEEPALIVE 2
+#define MSG_PEEK 0x2
+#define MSG_DONTWAIT 0x40
+#define MSG_NOSIGNAL 0x4000
+#define SHUT_RD 0
+#define SHUT_RDWR 2
+
+struct linux_sockaddr_in {
+    uint16_t family;
+    uint16_t port;                 /* network order */
+    uint32_t addr;                 /* network order */
+    uint8_t zero[8];
+};
+
+struct linux_msghdr {
+    uint64_t name;
+    uint32_t namelen, pad0;
+    uint64_t iov, iovlen, control, controllen;
+    int32_t flags, pad1;
+};
+
+struct usock {
+    int sd;                        /* the network server's socket */
+    int type;                      /* STREAM or DGRAM */
+    bool connecting;               /* a TCP connect whose handshake has not ended */
+    bool rd_shut;                  /* shutdown(SHUT_RD): reads return 0 */
+    bool has_peer;                 /* UDP connect: the default destination */
+    uint32_t peer_ip;
+    uint16_t peer_port;
+    int opts[16];                  /* stored SOL_SOCKET values (REUSEADDR, LINGER...) */
+};
+
+static struct waitlist sock_waiters;
+static unsigned open_socks;
+static uint64_t seen_gen;
+static unsigned char chunk[CHUNK];
+static const struct file_ops sock_ops;
+
+/* ---- the network server ---- */
+
+/* One op: the stack's result (w[1]: a count, 0 or -errno), or -ENETDOWN when the server
+ * is not there or failed. */
+static long net(unsigned op, uint64_t w[IPC_MRS], const void *in, size_t in_len, void *out,
+                size_t cap, size_t *out_len)
+{
+    w[0] = SRV_LABEL(NET_IFACE, op, cap);
+    long r = rt_srv_call(NET_IFACE, w, in, in_len, out, cap, out_len);
+    return r < 0 ? -ENETDOWN : (long)w[1];
+}
+
+static long net_words(unsigned op, uint64_t a, uint64_t b, uint64_t c, uint64_t w[IPC_MRS])
+{
+    w[1] = a;
+    w[2] = b;
+    w[3] = c;
+    return net(op, w, NULL, 0, NULL, 0, NULL);
+}
+
+static long net1(unsigned op, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t w[IPC_MRS] = {0};
+    return net_words(op, a, b, c, w);
+}
+
+static void pulse_fire(struct unix_timer *t);
+static struct unix_timer pulse = {.fire = pulse_fire};
+
+/* The pulse: run the stack once; wake the parked calls when something happened there. It
+ * goes on while a socket is open or the stack still holds one (a closing connection). */
+static void pulse_fire(struct unix_timer *t)
+{
+    uint64_t w[IPC_MRS] = {0};
+    long r = net(NET_PULSE, w, NULL, 0, NULL, 0, NULL);
+    if (r < 0)
+        return;
+    if (w[1] != seen_gen) {
+        seen_gen = w[1];
+        poll_wake(&sock_waiters);
+    }
+    if (open_socks || w[2])
+        unix_timer_arm(t, unix_now_ns() + PULSE_NS);
+}
+
+static void pulse_start(void)
+{
+    if (!pulse.armed)
+        unix_timer_arm(&pulse, unix_now_ns() + PULSE_NS);
+}
+
+/* ---- user buffers: one range or a vector of iovecs ---- */
+struct uvec {
+    uint64_t uiov, cnt;            /* iovecs in user memory, or... */
+    struct linux_iovec one;        /* ...one range (cnt 0) */
+};
+
+static size_t uvec_total(struct ucall *c, const struct uvec *u)
+{
+    if (!u->cnt)
+        return u->one.iov_len;
+    size_t total = 0;
+    for (uint64_t i = 0; i < u->cnt; i++) {
+        struct linux_iovec v;
+        copy_in(c->proc, &v, u->uiov + i * sizeof v, sizeof v);
+        total += v.iov_len;
+    }
+    return total;
+}
+
+/* Copy k bytes at offset off of the vector to (out) or from the server's buf. */
+static long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k,
+                      bool out)
+{
+    uint64_t n = u->cnt ? u->cnt : 1;
+    for (uint64_t i = 0; i < n && k; i++) {
+        struct linux_iovec v = u->one;
+        if (u->cnt && copy_in(c->proc, &v, u->uiov + i * sizeof v, sizeof v))
+            return -EFAULT;
+        if (off >= v.iov_len) {
+            off -= v.iov_len;
+            continue;
+        }
+        size_t m = v.iov_len - off < k ? v.iov_len - off : k;
+        long e = out ? copy_out(c->proc, v.iov_base + off, buf, m)
+                     : copy_in(c->proc, buf, v.iov_base + off, m);
+        if (e)
+            return -EFAULT;
+        buf = (unsigned char *)buf + m;
+        k -= m;
+        off = 0;
+    }
+    return 0;
+}
+
+/* ---- addresses ---- */
+static uint32_t swap32(uint32_t v)
+{
+    return v >> 24 | (v >> 8 & 0xff00) | (v << 8 & 0xff0000) | v << 24;
+}
+static uint16_t swap16(uint16_t v) { return (uint16_t)(v >> 8 | v << 8); }
+
+static long addr_in(struct ucall *c, uint64_t uaddr, uint64_t len, uint32_t *ip, uint16_t *port,
+                    uint16_t *family)
+{
+    struct linux_sockaddr_in sa;
+    if (len < sizeof(uint16_t) || len > 128)
+        return -EINVAL;
+    vfs_memset(&sa, 0, sizeof sa);
+    if (copy_in(c->proc, &sa, uaddr, len < sizeof sa ? len : sizeof sa))
+        return -EFAULT;
+    *family = sa.family;
+    if (sa.family == AF_INET && len < sizeof sa)
+        return -EINVAL;
+    *ip = swap32(sa.addr);
+    *port = swap16(sa.port);
+    return 0;
+}
+
+/* Write an address to (uaddr, *ulen) as Linux does: truncated to the caller's length, the
+ * full length written back. uaddr 0: nothing. */
+static long addr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t ip, uint16_t port)
+{
+    if (!uaddr)
+        return 0;
+    int32_t len;
+    if (copy_in(c->proc, &len, ulen, sizeof len))
+        return -EFAULT;
+    if (len < 0)
+        return -EINVAL;
+    struct linux_sockaddr_in sa = {.family = AF_INET, .port = swap16(port), .addr = swap32(ip)};
+    size_t k = (size_t)len < sizeof sa ? (size_t)len : sizeof sa;
+    int32_t full = sizeof sa;
+    if (copy_out(c->proc, uaddr, &sa, k) || copy_out(c->proc, ulen, &full, sizeof full))
+        return -EFAULT;
+    return 0;
+}
+
+/* Can an address be written there? Checked before a call that cannot be undone. */
+static long addr_probe(struct ucall *c, uint64_t uaddr, uint64_t ulen)
+{
+    return addr_out(c, uaddr, ulen, 0, 0);
+}
+
+/* ---- the file ---- */
+bool sock_file(const struct file *f) { return f && f->ops == &sock_ops; }
+
+static struct usock *sock_of(struct ucall *c, long fd, long *err)
+{
+    struct file *f = fd_file(c->proc, fd);
+    *err = !f ? -EBADF : !sock_file(f) ? -ENOTSOCK : 0;
+    return *err ? NULL : f->priv;
+}
+
+static long park(struct ucall *c, bool nonblock, long again)
+{
+    return nonblock ? again : ucall_block(c, &sock_waiters, UNIX_NO_DEADLINE);
+}
+
+/* A connect in progress ends when the socket is writable or has an error. */
+static void connect_progress(struct usock *s)
+{
+    if (s->connecting && (net1(NET_READINESS, (uint64_t)s->sd, 0, 0) & (POLLOUT | POLLERR | POLLHUP)))
+        s->connecting = false;
+}
+
+/* TCP send: chunks of up to CHUNK bytes until all is queued; a full send ring parks the
+ * call with its progress in c->done (as a pipe write). */
+static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
+                        bool nonblock, bool nosignal)
+{
+    size_t done = c->done;
+    c->done = 0;                    /* only a parked call's progress is kept (writev's next
+                                       vector starts at 0) */
+    while (done < n) {
+        size_t k = n - done < CHUNK ? n - done : CHUNK;
+        if (uvec_copy(c, u, done, chunk, k, false))
+            return done ? (long)done : -EFAULT;
+        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
+        long r = net(NET_WRITE, w, chunk, k, NULL, 0, NULL);
+        if (r == -EPIPE && !nosignal)
+            signal_send_pipe(c->proc);
+        if (r < 0 && r != -EAGAIN)
+            return done ? (long)done : r;
+        done += r > 0 ? (size_t)r : 0;
+        if (r != (long)k) {
+            if (nonblock)
+                return done ? (long)done : -EAGAIN;
+            c->done = done;
+            return ucall_block(c, &sock_waiters, UNIX_NO_DEADLINE);
+        }
+    }
+    return (long)done;
+}
+
+/* TCP receive: what is there, up to n (more calls while chunks come full); parks when
+ * nothing is there yet. */
+static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
+                        bool nonblock)
+{
+    if (s->rd_shut || n == 0)
+        return 0;
+    size_t done = 0;
+    while (done < n) {
+        size_t k = n - done < CHUNK ? n - done : CHUNK, got = 0;
+        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
+        long r = net(NET_READ, w, NULL, 0, chunk, k, &got);
+        if (r < 0 && done)
+            break;
+        if (r < 0)
+            return r == -EAGAIN ? park(c, nonblock, r) : r;
+        if (r == 0)
+            break;
+        got = got < (size_t)r ? got : (size_t)r;
+        if (uvec_copy(c, u, done, chunk, got, true))
+            return -EFAULT;
+        done += got;
+        if (got < k)
+            break;
+    }
+    return (long)done;
+}
+
+static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
+                       uint32_t ip, uint16_t port)
+{
+    if (n > UDP_MAX)
+        return -EMSGSIZE;
+    if (uvec_copy(c, u, 0, chunk, n, false))
+        return -EFAULT;
+    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, ip, port};
+    return net(NET_SENDDGRAM, w, chunk, n, NULL, 0, NULL);
+}
+
+/* One datagram (the rest of a longer one is lost, as Linux without MSG_TRUNC's length). */
+static long dgram_recv(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
+                       bool nonblock, uint32_t *ip, uint16_t *port)
+{
+    size_t got = 0;
+    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
+    long r = net(NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
+    if (r == -EAGAIN)
+        return park(c, nonblock, r);
+    if (r < 0)
+        return r;
+    *ip = (uint32_t)w[2];
+    *port = (uint16_t)w[3];
+    size_t k = got < n ? got : n;
+    return uvec_copy(c, u, 0, chunk, k, true) ? -EFAULT : (long)k;
+}
+
+static long sock_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
+{
+    (void)off;
+    struct usock *s = f->priv;
+    struct uvec u = {.one = {uaddr, n}};
+    uint32_t ip;
+    uint16_t port;
+    if (s->type == DGRAM)
+        return dgram_recv(s, c, &u, n, f->flags & O_NONBLOCK, &ip, &port);
+    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK);
+}
+
+static long sock_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
+{
+    (void)off;
+    struct usock *s = f->priv;
+    struct uvec u = {.one = {uaddr, n}};
+    if (s->type == DGRAM)
+        return s->has_peer ? dgram_send(s, c, &u, n, s->peer_ip, s->peer_port) : -EDESTADDRREQ;
+    return stream_send(s, c, &u, n, f->flags & O_NONBLOCK, false);
+}
+
+static unsigned sock_poll(struct file *f, struct waitlist **w)
+{
+    struct usock *s = f->priv;
+    if (w)
+        *w = &sock_waiters;
+    long ev = net1(NET_READINESS, (uint64_t)s->sd, 0, 0);
+    if (ev < 0)
+        return POLLERR;
+    unsigned m = (unsigned)ev & (POLLIN | POLLOUT | POLLERR | POLLHUP);
+    return m | (m & POLLIN ? POLLRDNORM : 0) | (m & POLLOUT ? POLLWRNORM : 0);
+}
+
+static void sock_release(struct file *f)
+{
+    struct usock *s = f->priv;
+    net1(NET_RELEASE, (uint64_t)s->sd, 0, 0);
+    unix_free(s);
+    open_socks--;
+    poll_wake(&sock_waiters);
+}
+
+static const struct file_ops sock_ops = {
+    .read = sock_read,
+    .write = sock_write,
+    .poll = sock_poll,
+    .release = sock_release,
+};
+
+/* A file for the stack's socket sd, installed at the lowest free fd. */
+static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
+{
+    struct usock *s = unix_alloc(sizeof *s);
+    struct file *f = s ? file_new(&sock_ops, NULL, O_RDWR | (flags & O_NONBLOCK)) : NULL;
+    if (!f) {
+        unix_free(s);
+        net1(NET_RELEASE, (uint64_t)sd, 0, 0);
+        return -ENOMEM;
+    }
+    *s = (struct usock){.sd = sd, .type = type};
+    f->priv = s;
+    open_socks++;
+    pulse_start();
+    return fd_install(c->proc, f, 0, flags & O_CLOEXEC);
+}
+
+/* ---- the calls ---- */
+
+/* socket(domain, type, protocol) */
+long lx_socket(struct ucall *c)
+{
+    unsigned type = (unsigned)c->a[1] & SOCK_TYPE_MASK, flags = (unsigned)c->a[1] & ~SOCK_TYPE_MASK;
+    long proto = (long)(int32_t)c->a[2];
+    if ((int32_t)c->a[0] != AF_INET)
+        return -EAFNOSUPPORT;
+    if (flags & ~(unsigned)(O_NONBLOCK | O_CLOEXEC))
+        return -EINVAL;
+    if ((type == SOCK_STREAM && proto && proto != IPPROTO_TCP) ||
+        (type == SOCK_DGRAM && proto && proto != IPPROTO_UDP) ||
+        (type != SOCK_STREAM && type != SOCK_DGRAM))
+        return -EPROTONOSUPPORT;
+    long sd = net1(NET_OPEN, type == SOCK_STREAM ? STREAM : DGRAM, 0, 0);
+    if (sd == -ENETDOWN)
+        return -EAFNOSUPPORT;            /* no network server or device: no AF_INET */
+    if (sd < 0)
+        return sd;
+    return sock_install(c, (int)sd, type == SOCK_STREAM ? STREAM : DGRAM, flags);
+}
+
+/* bind(fd, addr, addrlen) */
+long lx_bind(struct ucall *c)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    uint32_t ip;
+    uint16_t port, family;
+    if (!s || (err = addr_in(c, c->a[1], c->a[2], &ip, &port, &family)))
+        return err;
+    if (family != AF_INET)
+        return -EAFNOSUPPORT;
+    return net1(NET_BINDTO, (uint64_t)s->sd, ip, port);
+}
+
+/* listen(fd, backlog) */
+long lx_listen(struct ucall *c)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s)
+        return err;
+    if (s->type != STREAM)
+        return -EOPNOTSUPP;
+    int32_t backlog = (int32_t)c->a[1];
+    return net1(NET_LISTENON, (uint64_t)s->sd, backlog < 0 ? 0 : (uint64_t)backlog, 0);
+}
+
+static long do_accept(struct ucall *c, unsigned flags)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s)
+        return err;
+    if (flags & ~(unsigned)(O_NONBLOCK | O_CLOEXEC))
+        return -EINVAL;
+    if (s->type != STREAM)
+        return -EOPNOTSUPP;
+    if ((err = addr_probe(c, c->a[1], c->a[2])))
+        return err;
+    uint64_t w[IPC_MRS] = {0};
+    long sd = net_words(NET_ACCEPTFROM, (uint64_t)s->sd, 0, 0, w);
+    if (sd == -EAGAIN)
+        return park(c, fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK, sd);
+    if (sd < 0)
+        return sd;
+    long fd = sock_install(c, (int)sd, STREAM, flags);
+    if (fd >= 0 && addr_out(c, c->a[1], c->a[2], (uint32_t)w[2], (uint16_t)w[3])) {
+        fd_close(c->proc, fd);
+        return -EFAULT;
+    }
+    return fd;
+}
+
+long lx_accept(struct ucall *c) { return do_accept(c, 0); }
+long lx_accept4(struct ucall *c) { return do_accept(c, (unsigned)c->a[3]); }
+
+/* connect(fd, addr, addrlen): TCP waits for the handshake (parks; -EINPROGRESS when
+ * non-blocking); UDP sets the default peer (AF_UNSPEC clears it). */
+long lx_connect(struct ucall *c)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    uint32_t ip;
+    uint16_t port, family;
+    if (!s || (err = addr_in(c, c->a[1], c->a[2], &ip, &port, &family)))
+        return err;
+    bool nonblock = fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK;
+    if (s->type == DGRAM) {
+        if (family != AF_INET && family != AF_UNSPEC)
+            return -EAFNOSUPPORT;
+        s->has_peer = family == AF_INET;
+        s->peer_ip = ip;
+        s->peer_port = port;
+        return 0;
+    }
+    if (s->connecting) {
+        connect_progress(s);
+        if (s->connecting)
+            return park(c, nonblock, -EALREADY);
+        long e = net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
+        return e > 0 ? -e : e;
+    }
+    if (family != AF_INET)
+        return -EAFNOSUPPORT;
+    long r = net1(NET_CONNECTNB, (uint64_t)s->sd, ip, port);
+    if (r != -EINPROGRESS)
+        return r;
+    s->connecting = true;
+    return park(c, nonblock, -EINPROGRESS);
+}
+
+/* The flags of send and recv calls that change the call: MSG_DONTWAIT, MSG_NOSIGNAL. */
+static long msg_flags_ok(uint64_t flags)
+{
+    return flags & MSG_PEEK ? -EOPNOTSUPP : 0;
+}
+
+static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
+                    uint64_t alen)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s || (err = msg_flags_ok(flags)))
+        return err;
+    bool nonblock = (fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+    size_t n = uvec_total(c, u);
+    if (s->type == STREAM)
+        return stream_send(s, c, u, n, nonblock, flags & MSG_NOSIGNAL);
+    uint32_t ip = s->peer_ip;
+    uint16_t port = s->peer_port, family = AF_INET;
+    if (uaddr && (err = addr_in(c, uaddr, alen, &ip, &port, &family)))
+        return err;
+    if (family != AF_INET)
+        return -EAFNOSUPPORT;
+    if (!uaddr && !s->has_peer)
+        return -EDESTADDRREQ;
+    return dgram_send(s, c, u, n, ip, port);
+}
+
+static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
+                    uint64_t ulen)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s || (err = msg_flags_ok(flags)))
+        return err;
+    bool nonblock = (fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+    size_t n = uvec_total(c, u);
+    if (s->type == STREAM) {
+        long r = stream_recv(s, c, u, n, nonblock);
+        int32_t zero = 0;                /* TCP reports no source address */
+        if (r >= 0 && uaddr && copy_out(c->proc, ulen, &zero, sizeof zero))
+            return -EFAULT;
+        return r;
+    }
+    if (uaddr && (err = addr_probe(c, uaddr, ulen)))
+        return err;
+    uint32_t ip = 0;
+    uint16_t port = 0;
+    long r = dgram_recv(s, c, u, n, nonblock, &ip, &port);
+    if (r >= 0 && addr_out(c, uaddr, ulen, ip, port))
+        return -EFAULT;
+    return r;
+}
+
+/* sendto(fd, buf, len, flags, addr, addrlen) */
+long lx_sendto(struct ucall *c)
+{
+    struct uvec u = {.one = {c->a[1], c->a[2]}};
+    if (!user_range_ok(c->a[1], c->a[2]))
+        return -EFAULT;
+    return do_send(c, &u, c->a[3], c->a[4], c->a[5]);
+}
+
+/* recvfrom(fd, buf, len, flags, addr, addrlen) */
+long lx_recvfrom(struct ucall *c)
+{
+    struct uvec u = {.one = {c->a[1], c->a[2]}};
+    if (!user_range_ok(c->a[1], c->a[2]))
+        return -EFAULT;
+    return do_recv(c, &u, c->a[3], c->a[4], c->a[5]);
+}
+
+/* A msghdr's iovecs, checked as readv's: count, lengths, ranges. */
+static long msg_vec(struct ucall *c, const struct linux_msghdr *m, struct uvec *u)
+{
+    if (m->iovlen > IOV_MAX)
+        return -EMSGSIZE;
+    for (uint64_t i = 0; i < m->iovlen; i++) {
+        struct linux_iovec v;
+        if (copy_in(c->proc, &v, m->iov + i * sizeof v, sizeof v))
+            return -EFAULT;
+        if ((int64_t)v.iov_len < 0)
+            return -EINVAL;
+        if (!user_range_ok(v.iov_base, v.iov_len))
+            return -EFAULT;
+    }
+    *u = (struct uvec){.uiov = m->iov, .cnt = m->iovlen};
+    return 0;
+}
+
+/* sendmsg(fd, msg, flags): the iovecs, no ancillary data */
+long lx_sendmsg(struct ucall *c)
+{
+    struct linux_msghdr m;
+    struct uvec u;
+    if (copy_in(c->proc, &m, c->a[1], sizeof m))
+        return -EFAULT;
+    long err = msg_vec(c, &m, &u);
+    if (err)
+        return err;
+    if (!m.iovlen)
+        u = (struct uvec){0};
+    return do_send(c, &u, c->a[2], m.name, m.namelen);
+}
+
+/* recvmsg(fd, msg, flags): the iovecs; msg_namelen and msg_flags written back, no
+ * ancillary data (msg_controllen 0). */
+long lx_recvmsg(struct ucall *c)
+{
+    struct linux_msghdr m;
+    struct uvec u;
+    if (copy_in(c->proc, &m, c->a[1], sizeof m))
+        return -EFAULT;
+    long err = msg_vec(c, &m, &u);
+    if (err)
+        return err;
+    if (!m.iovlen)
+        u = (struct uvec){0};
+    uint64_t ulen = c->a[1] + __builtin_offsetof(struct linux_msghdr, namelen);
+    long r = do_recv(c, &u, c->a[2], m.name, ulen);
+    if (r < 0)
+        return r;
+    m.controllen = 0;
+    m.flags = 0;
+    if (copy_out(c->proc, c->a[1] + __builtin_offsetof(struct linux_msghdr, controllen),
+                 &m.controllen, sizeof m.controllen + sizeof m.flags))
+        return -EFAULT;
+    return r;
+}
+
+/* shutdown(fd, how) */
+long lx_shutdown(struct ucall *c)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s)
+        return err;
+    int32_t how = (int32_t)c->a[1];
+    if (how < SHUT_RD || how > SHUT_RDWR)
+        return -EINVAL;
+    if (s->type == DGRAM && !s->has_peer)
+        return -ENOTCONN;
+    long r = 0;
+    if (how != SHUT_RD && s->type == STREAM)
+        r = net1(NET_SHUTWR, (uint64_t)s->sd, 0, 0);
+    if (!r && how != 1)
+        s->rd_shut = true;
+    poll_wake(&sock_waiters);
+    return r;
+}
+
+/* setsockopt(fd, level, name, value, len): an int value */
+long lx_setsockopt(struct ucall *c)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s)
+        return err;
+    int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2], v;
+    if ((uint32_t)c->a[4] < sizeof v)
+        return -EINVAL;
+    if (copy_in(c->proc, &v, c->a[3], sizeof v))
+        return -EFAULT;
+    if (level == IPPROTO_TCP && name == TCP_NODELAY && s->type == STREAM) {
+        long r = net1(NET_OPTION, (uint64_t)s->sd, NET_OPT_NODELAY, v != 0);
+        s->opts[0] = r ? s->opts[0] : v != 0;   /* slot 0: TCP_NODELAY (no SO_ has 0) */
+        return r;
+    }
+    if (level != SOL_SOCKET)
+        return -ENOPROTOOPT;
+    switch (name) {
+    case SO_KEEPALIVE:
+        if (s->type == STREAM && (err = net1(NET_OPTION, (uint64_t)s->sd, NET_OPT_KEEPALIVE, v != 0)))
+            return err;
+        s->opts[name] = v;
+        return 0;
+    case SO_REUSEADDR:
+    case SO_BROADCAST:
+    case SO_SNDBUF:
+    case SO_RCVBUF:
+    case SO_LINGER:
+        s->opts[name] = v;
+        return 0;
+    }
+    return -ENOPROTOOPT;
+}
+
+/* getsockopt(fd, level, name, value, len pointer) */
+long lx_getsockopt(struct ucall *c)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s)
+        return err;
+    int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2], len, v;
+    if (copy_in(c->proc, &len, c->a[4], sizeof len))
+        return -EFAULT;
+    if (len < 0)
+        return -EINVAL;
+    if (level == IPPROTO_TCP && name == TCP_NODELAY && s->type == STREAM)
+        v = s->opts[0];
+    else if (level != SOL_SOCKET)
+        return -ENOPROTOOPT;
+    else if (name == SO_TYPE)
+        v = s->type == STREAM ? SOCK_STREAM : SOCK_DGRAM;
+    else if (name == SO_ERROR) {
+        connect_progress(s);
+        long e = s->connecting ? 0 : net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
+        v = e < 0 ? (int32_t)-e : (int32_t)e;
+    } else if (name == SO_SNDBUF || name == SO_RCVBUF)
+        v = SOCK_BUF;
+    else if (name == SO_REUSEADDR || name == SO_BROADCAST || name == SO_KEEPALIVE)
+        v = s->opts[name] != 0;
+    else
+        return -ENOPROTOOPT;
+    size_t k = (size_t)len < sizeof v ? (size_t)len : sizeof v;
+    int32_t full = sizeof v;
+    if (copy_out(c->proc, c->a[3], &v, k) || copy_out(c->proc, c->a[4], &full, sizeof full))
+        return -EFAULT;
+    return 0;
+}
+
+static long names(struct ucall *c, bool peer)
+{
+    long err;
+    struct usock *s = sock_of(c, (long)c->a[0], &err);
+    if (!s)
+        return err;
+    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd};
+    long r = net(NET_NAMES, w, NULL, 0, NULL, 0, NULL);
+    if (r == -ENETDOWN)
+        return r;
+    if (peer && s->type == DGRAM)
+        return s->has_peer ? addr_out(c, c->a[1], c->a[2], s->peer_ip, s->peer_port) : -ENOTCONN;
+    long res = (long)w[peer ? 4 : 1];
+    if (res < 0)
+        return res;
+    return addr_out(c, c->a[1], c->a[2], (uint32_t)w[peer ? 5 : 2], (uint16_t)w[peer ? 6 : 3]);
+}
+
+long lx_getsockname(struct ucall *c) { return names(c, false); }
+long lx_getpeername(struct ucall *c) { return names(c, true); }

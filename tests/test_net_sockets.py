@@ -1,0 +1,178 @@
+"""Linux programs' AF_INET sockets through the UNIX server and the network server (docs/net.md,
+"Sockets of Linux programs"; docs/unix.md "Sockets"), against the host's Linux stack in a
+network namespace (as tests/test_net_qemu.py): ondol boots with unix= and net= in the same
+form, and Debian's busybox on ondol talks to Python on the Linux side.
+
+- `nc` to a Linux TCP sink (data checked by FNV-1a) and from a Linux source (md5sum on
+  ondol against the stream computed here): connect, write, read, poll, shutdown, close;
+- `nc -l` on ondol parked in a blocking accept in the background while the shell goes on
+  answering (a waiting socket call holds up no other process), then a Linux client
+  connects and sends; ondol's copy is checked by md5sum;
+- `wget` from a Linux `python3 -m http.server`, and busybox `httpd` on ondol fetched from
+  Linux with Python's urllib;
+- UDP: busybox `nslookup`'s query to a Linux echo server.
+Needs root and namespaces; skips saying why otherwise.
+"""
+import hashlib
+import subprocess
+import sys
+
+import pytest
+
+from ondol import netns
+from ondol.netns import LINUX_IP, ONDOL_IP
+from tests.net.hostpeer import fnv1a, stream
+from tests.qemu_harness import BUILD, Session
+from tests.test_net_host import REASON
+from tests.test_net_qemu import Namespace
+
+pytestmark = pytest.mark.skipif(REASON is not None or not (BUILD / "rootfs.cpio").exists(),
+                                reason=REASON or "build/rootfs.cpio missing (make rootfs)")
+
+BYTES = 200_000
+SEQ = 20_000                       # `seq 1 SEQ` is the data ondol sends
+
+
+def seq_bytes(n):
+    return "".join(f"{i}\n" for i in range(1, n + 1)).encode()
+
+
+CLIENT = """
+import socket, sys, time
+data = bytes(range(256)) * {n}
+for _ in range(100):
+    try:
+        s = socket.create_connection(("{ip}", {port}), timeout=10)
+        break
+    except OSError:
+        time.sleep(0.2)
+s.sendall(data)
+s.close()
+"""
+
+FETCH = """
+import sys, time, urllib.request
+for _ in range(50):
+    try:
+        sys.stdout.buffer.write(urllib.request.urlopen("{url}", timeout=20).read())
+        break
+    except OSError:
+        time.sleep(0.2)
+"""
+
+
+def boot(ns, form):
+    opts = {"unix": form, **netns.kernel_options(form)}
+    return Session(opts, qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=280,
+                   boot_timeout=60)
+
+
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_busybox_sockets_against_linux(form, tmp_path):
+    with Namespace("s" + form, tmp_path) as ns, boot(ns, form) as s:
+        # ondol -> Linux: nc connects, writes the file, shuts down its side at EOF
+        s.cmd(f"seq 1 {SEQ} > /tmp/d")
+        sink = ns.serve("sink", LINUX_IP, "9000")
+        s.cmd(f"nc {LINUX_IP} 9000 < /tmp/d", timeout=60)
+        data = seq_bytes(SEQ)
+        assert ns.finish(sink) == {"bytes": len(data), "fnv": f"{fnv1a(data):016x}",
+                                   "from": ONDOL_IP}
+
+        # Linux -> ondol: nc reads to the end of the stream
+        source = ns.serve("source", LINUX_IP, "9001", str(BYTES), "9")
+        s.cmd(f"nc {LINUX_IP} 9001 > /tmp/s", timeout=60)
+        ns.finish(source)
+        want = hashlib.md5(stream(BYTES, 9)).hexdigest()
+        assert s.cmd("md5sum /tmp/s", timeout=30).split()[0] == want
+
+        # a blocking accept in the background; the shell keeps answering meanwhile
+        s.cmd("nc -l -p 9100 > /tmp/l & echo started")
+        assert s.cmd("echo alive; echo $((6 * 7))") == "alive\n42\n"
+        client = subprocess.run([*ns.prefix(), sys.executable, "-c",
+                                 CLIENT.format(n=400, ip=ONDOL_IP, port=9100)],
+                                capture_output=True, text=True, timeout=60)
+        assert client.returncode == 0, client.stderr
+        s.cmd("wait", timeout=30)
+        want = hashlib.md5(bytes(range(256)) * 400).hexdigest()
+        assert s.cmd("md5sum /tmp/l").split()[0] == want
+
+        # wget from a Linux HTTP server
+        (tmp_path / "www").mkdir()
+        page = stream(50_000, 4)
+        (tmp_path / "www" / "page.bin").write_bytes(page)
+        http = subprocess.Popen([*ns.prefix(), sys.executable, "-m", "http.server", "8080",
+                                 "--bind", LINUX_IP, "--directory", str(tmp_path / "www")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            out = s.cmd(f"sleep 1; wget -O /tmp/w http://{LINUX_IP}:8080/page.bin; echo st $?",
+                        timeout=60)
+            assert "st 0" in out, out
+            assert s.cmd("md5sum /tmp/w").split()[0] == hashlib.md5(page).hexdigest()
+        finally:
+            http.terminate()
+            http.wait(10)
+
+        # busybox httpd on ondol (a forked child per connection), fetched from Linux
+        s.cmd("mkdir /tmp/www; cp /tmp/w /tmp/www/page.bin")
+        s.cmd("httpd -p 8081 -h /tmp/www")
+        fetch = subprocess.run([*ns.prefix(), sys.executable, "-c",
+                                FETCH.format(url=f"http://{ONDOL_IP}:8081/page.bin")],
+                               capture_output=True, timeout=60)
+        assert fetch.returncode == 0, fetch.stderr
+        assert fetch.stdout == page
+
+        # UDP: busybox has no UDP nc; its nslookup sends a DNS query to port 53 (sendto or
+        # connect + send, then recv), which the Linux echo server answers with the query's
+        # own bytes: the datagram went out, and one came back (nslookup then finds it is
+        # not an answer)
+        echo = ns.serve("udpecho", LINUX_IP, "53")
+        out = s.cmd(f"nslookup ondol.test {LINUX_IP}; echo st $?", timeout=60)
+        got = ns.finish(echo)
+        assert got["from"] == ONDOL_IP and got["bytes"] > 12, (got, out)
+        assert s.cmd("echo still here") == "still here\n"
+        assert s.halt() == 0
+
+
+SOCK_PATTERN = bytes((i * 7 + 3) & 255 for i in range(65536))
+
+
+def java_sum(data):
+    """tests/linux/sock.c's checksum: sum = sum * 31 + byte, modulo 2**64."""
+    v = 0
+    for b in data:
+        v = (v * 31 + b) & (2**64 - 1)
+    return v
+
+
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_static_program_sockets_against_linux(form, tmp_path):
+    """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
+    writev, shutdown, EOF), a UDP exchange with poll, and a TCP server (non-blocking
+    accept's EAGAIN, poll, accept4, recvmsg with two iovecs, getpeername)."""
+    with Namespace("p" + form, tmp_path) as ns, boot(ns, form) as s:
+        sink = ns.serve("sink", LINUX_IP, "9000")
+        echo = ns.serve("udpecho", LINUX_IP, "9002")
+        s.cmd(f"/suite/bin/sock {LINUX_IP} > /tmp/o 2>&1 & echo started")
+        got = ns.finish(sink)
+        assert got == {"bytes": len(SOCK_PATTERN), "fnv": f"{fnv1a(SOCK_PATTERN):016x}",
+                       "from": ONDOL_IP}
+        assert ns.finish(echo) == {"bytes": 8, "from": ONDOL_IP}
+        client = subprocess.run([*ns.prefix(), sys.executable, "-c",
+                                 CLIENT.format(n=300, ip=ONDOL_IP, port=9200)],
+                                capture_output=True, text=True, timeout=60)
+        assert client.returncode == 0, client.stderr
+        out = s.cmd("wait; echo st $?; cat /tmp/o", timeout=60)
+        data = bytes(range(256)) * 300
+        assert f"received {len(data)} sum {java_sum(data):016x}" in out, out
+        assert "FAIL" not in out and "fails 0" in out and "st 0" in out, out
+        assert s.halt() == 0
+
+
+def test_socket_without_network_server():
+    """No net= server: socket(AF_INET) is EAFNOSUPPORT and busybox says so; the shell goes on."""
+    if not (BUILD / "rootfs.cpio").exists():
+        pytest.skip("build/rootfs.cpio missing")
+    with Session({"unix": "mk"}, boot_timeout=60) as s:
+        out = s.cmd("nc 10.0.0.1 80; echo st $?", timeout=30)
+        assert "Address family not supported" in out and "st 1" in out, out
+        assert s.halt() == 0
