@@ -13,6 +13,7 @@ include, and libc6-dev's static libraries (tcc links dynamically).
 """
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import functools
 import os
@@ -113,6 +114,10 @@ def package_entries(pkg: str) -> list[rootfs.Entry]:
 
 @functools.lru_cache(maxsize=None)
 def entries() -> tuple:
-    """Every package's kept files, sorted by path (once per process)."""
-    out = [e for pkg in KEEP for e in package_entries(pkg)]
+    """Every package's kept files, sorted by path (once per process). A lock on
+    build/debs/.lock serialises processes that fill the cache (pytest-xdist workers)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = [e for pkg in KEEP for e in package_entries(pkg)]
     return tuple(sorted(out, key=lambda e: e.path))
