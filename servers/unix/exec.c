@@ -1,57 +1,25 @@
 /*
- * execve of static ELF programs (docs/unix.md, "Processes"). The file comes from the VFS
+ * execve of ELF programs (docs/unix.md, "Processes"). The file comes from the VFS
  * (vfs_exec_inode); the header and program headers are checked before anything changes
  * (a malformed file is -ENOEXEC or -EINVAL, the process goes on); then a new task gets
  * the PT_LOAD segments (copied from the file's bytes: tmpfs data is in the server's
  * memory) and a stack with argc, argv, envp and the auxiliary vector laid out as the
  * x86-64 psABI says, and one thread starts at the entry. The old task, with all its
- * threads, ends. A dynamic program (PT_INTERP) is -ENOENT (no interpreter exists yet).
+ * threads, ends. A dynamic program (PT_INTERP) gets its interpreter loaded too and
+ * starts there (exec_interp.c).
  */
 #include "devices.h"
 #include "runtime.h"
 #include "signal.h"
+#include "exec_elf.h"
 
-struct elf_ehdr {
-    unsigned char ident[16];
-    uint16_t type, machine;
-    uint32_t version;
-    uint64_t entry, phoff, shoff;
-    uint32_t flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-
-struct elf_phdr {
-    uint32_t type, flags;
-    uint64_t offset, vaddr, paddr, filesz, memsz, align;
-};
-
-#define ET_EXEC 2
-#define ET_DYN 3
-#define EM_X86_64 62
-#define PT_LOAD 1
-#define PT_INTERP 3
-#define PT_PHDR 6
-#define PF_X 1
-#define PF_W 2
-#define PF_R 4
-#define PAGE 4096ull
-#define MAX_LOADS 16
-#define DYN_BIAS 0x555555554000ull      /* where a static-pie program goes, as Linux */
-#define STACK_TOP 0x7ffffffff000ull
-#define STACK_SIZE (8ull << 20)
+#define DYN_BIAS 0x555555554000ull      /* where a PIE program goes, as Linux */
 #define ARG_MAX_BYTES (128u * 1024)     /* argv + envp strings (Linux: a quarter of the
                                            stack limit, 2 MiB; E2BIG beyond ours) */
 #define ARG_MAX_PTRS 4096
 
 static uint64_t page_down(uint64_t a) { return a & ~(PAGE - 1); }
 static uint64_t page_up(uint64_t a) { return (a + PAGE - 1) & ~(PAGE - 1); }
-
-/* What the checks found: the loads in address order, with the bias applied. */
-struct image {
-    struct elf_phdr load[MAX_LOADS];
-    int nload;
-    uint64_t entry, phdr, phnum, end;
-};
 
 static long check_header(const struct elf_ehdr *h, uint64_t size)
 {
@@ -98,7 +66,8 @@ static bool entry_in_code(const struct image *img)
     return false;
 }
 
-static long check_elf(const unsigned char *data, uint64_t size, struct image *img)
+long exec_check_elf(const unsigned char *data, uint64_t size, uint64_t dyn_bias,
+                    struct image *img)
 {
     const struct elf_ehdr *h = (const void *)data;
     long r = check_header(h, size);
@@ -106,11 +75,11 @@ static long check_elf(const unsigned char *data, uint64_t size, struct image *im
         return r;
     static struct elf_phdr ph[65536 / sizeof(struct elf_phdr)];
     vfs_memcpy(ph, data + h->phoff, h->phnum * sizeof(struct elf_phdr));
-    uint64_t bias = h->type == ET_DYN ? DYN_BIAS : 0, phdr = 0, first_file = 0;
+    uint64_t bias = h->type == ET_DYN ? dyn_bias : 0, phdr = 0, first_file = 0;
     vfs_memset(img, 0, sizeof(*img));
     for (int i = 0; i < h->phnum; i++) {
-        if (ph[i].type == PT_INTERP)
-            return -ENOENT;
+        if (ph[i].type == PT_INTERP && !img->interp.type)
+            img->interp = ph[i];               /* the first counts, as Linux */
         if (ph[i].type == PT_PHDR)
             phdr = ph[i].vaddr + bias;
         if (ph[i].type != PT_LOAD || ph[i].memsz == 0)
@@ -126,7 +95,7 @@ static long check_elf(const unsigned char *data, uint64_t size, struct image *im
     }
     if (!img->nload)
         return -ENOEXEC;
-    img->entry = h->entry + bias;
+    img->entry = img->start = h->entry + bias;
     img->phdr = phdr ? phdr : first_file + h->phoff;
     img->phnum = h->phnum;
     return entry_in_code(img) ? 0 : -EINVAL;
@@ -141,7 +110,7 @@ static unsigned prot_of(const struct elf_phdr *l)
 
 /* Map every load (pages two loads share are mapped once), copy the file's bytes, then
  * give each load's pages its protection together with a neighbour's on a shared page. */
-static long load_segments(int task, const unsigned char *data, const struct image *img)
+long exec_load_segments(int task, const unsigned char *data, const struct image *img)
 {
     uint64_t mapped = 0;
     for (int i = 0; i < img->nload; i++) {
@@ -236,7 +205,7 @@ static uint64_t build_stack(int task, const struct proc *p, const struct image *
     v[n++] = 0;
     const uint64_t aux[AUXV_PAIRS][2] = {
         {AT_PHDR, img->phdr}, {AT_PHENT, sizeof(struct elf_phdr)}, {AT_PHNUM, img->phnum},
-        {AT_PAGESZ, PAGE}, {AT_BASE, 0}, {AT_FLAGS, 0}, {AT_ENTRY, img->entry},
+        {AT_PAGESZ, PAGE}, {AT_BASE, img->base}, {AT_FLAGS, 0}, {AT_ENTRY, img->entry},
         {AT_UID, p->uid[ID_REAL]}, {AT_EUID, p->uid[ID_EFFECTIVE]},
         {AT_GID, p->gid[ID_REAL]}, {AT_EGID, p->gid[ID_EFFECTIVE]},
         {AT_PLATFORM, platform}, {AT_HWCAP, HWCAP_X86_64}, {AT_CLKTCK, 100},
@@ -301,17 +270,21 @@ static struct proc_image *image_of(struct inode *exe, const char *const *argv)
     return img;
 }
 
-/* A new task with the program loaded: its id and the thread's registers, or -errno. */
-static long new_image(struct proc *p, const char *path, const struct image *img,
-                      const unsigned char *data, const char *const *argv,
-                      const char *const *envp, struct user_regs *regs)
+/* A new task with the program (and its interpreter, in) loaded: its id and the thread's
+ * registers, or -errno. */
+static long new_image(struct proc *p, const char *path, struct image *img,
+                      const unsigned char *data, const struct interp *in,
+                      const char *const *argv, const char *const *envp,
+                      struct user_regs *regs)
 {
     long task = rt_task_create(p->comm[0] ? p->comm : "linux");
     if (task < 0)
         return rt_errno(task);
     long r = rt_task_linux((int)task);
     if (r == 0)
-        r = load_segments((int)task, data, img);
+        r = exec_load_segments((int)task, data, img);
+    if (r == 0 && in->ino)
+        r = interp_load((int)task, in, img);
     uint64_t sp = r == 0 ? build_stack((int)task, p, img, path, argv, envp) : 0;
     if (!sp) {
         rt_task_kill((int)task);
@@ -319,7 +292,7 @@ static long new_image(struct proc *p, const char *path, const struct image *img,
         return r < 0 ? r : -ENOMEM;
     }
     vfs_memset(regs, 0, sizeof(*regs));
-    regs->rip = img->entry;
+    regs->rip = img->start;
     regs->rsp = sp;
     return task;
 }
@@ -365,14 +338,18 @@ static long exec_elf(struct proc *p, const struct uthread *caller, struct inode 
                      const char *execfn, const char *const *argv, const char *const *envp)
 {
     static struct image img;
-    long r = check_elf(ino->data, ino->size, &img);
+    static struct interp in;
+    long r = exec_check_elf(ino->data, ino->size, DYN_BIAS, &img);
+    if (r == 0)
+        r = interp_open(p, ino->data, ino->size, &img, &in);
     struct proc_image *shown = r < 0 ? NULL : image_of(ino, argv);
     r = r < 0 ? r : shown ? 0 : -ENOMEM;
     struct user_regs regs;
     char old_comm[16];
     vfs_memcpy(old_comm, p->comm, sizeof(old_comm));
     set_comm(p, execfn);
-    long task = r < 0 ? r : new_image(p, execfn, &img, ino->data, argv, envp, &regs);
+    long task = r < 0 ? r : new_image(p, execfn, &img, ino->data, &in, argv, envp, &regs);
+    interp_close(&in);
     if (task < 0) {
         vfs_memcpy(p->comm, old_comm, sizeof(old_comm));
         proc_image_put(shown);

@@ -54,6 +54,7 @@
 #define ELOOP 40
 #define ENOMSG 42
 #define EOVERFLOW 75
+#define ELIBBAD 80
 #define EILSEQ 84
 #define ERESTART 85
 #define ENOTSOCK 88

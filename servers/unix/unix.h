@@ -392,9 +392,10 @@ bool proc_vfork_call(const struct ucall *c);
  * every count goes to the result stream (before a power-off). */
 void stats_reaped(const struct proc *p);
 void unix_stats_write(void);     /* every thread and the task end (exec, exit) */
-/* The lifecycle (lifecycle.c, exec.c). exec_image: replace p's program by the static ELF
- * at path with these argument and environment strings (each an array of pointers into
- * the server's memory, NULL-terminated): a new task with one thread, p's old task ended.
+/* The lifecycle (lifecycle.c, exec.c). exec_image: replace p's program by the ELF file
+ * (static, or dynamic with its interpreter: exec_interp.c) at path with these argument
+ * and environment strings (each an array of pointers into the server's memory,
+ * NULL-terminated): a new task with one thread, p's old task ended.
  * The new thread keeps caller's blocked signals (execve keeps the mask; NULL for init:
  * none). 0 or -errno; on error p is unchanged. */
 long exec_image(struct proc *p, const struct uthread *caller, const char *path,

@@ -85,6 +85,12 @@ def corpus() -> dict[str, bytes]:
         "entry_zero": program(entry_delta=-(BASE + EHDR_SIZE + PHDR_SIZE)),
         "entry_outside": program(entry_delta=0x10000000),
         "interp_missing": interp(b"/lib/no-such-loader.so\0"),
+        "interp_not_elf": interp(b"/suite/run\0"),        # a script: not an ELF file
+        "interp_not_executable": interp(b"/suite/list\0"),
+        "interp_directory": interp(b"/suite\0"),
+        "interp_no_nul": interp(b"/suite/run"),
+        "interp_too_short": interp(b"\0"),
+        "interp_outside_file": program(extra_phdrs=(phdr(PT_INTERP, 0x10000, BASE, 16, 16, 4, 1),)),
         "script_missing_interp": b"#!/no/such/interpreter\n",
         "script_no_interp": b"#!\n",
     }

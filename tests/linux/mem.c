@@ -134,6 +134,56 @@ static void test_dontneed(void)
 	close(pp[1]);
 }
 
+/* File mappings as a dynamic loader makes them (glibc's ld.so: one private read-only
+ * mapping of the whole library, then MAP_FIXED mappings of its segments at their file
+ * offsets over it, an anonymous MAP_FIXED one for the bss, mprotect and partial munmap):
+ * a private writable mapping is the process's own copy (the file and a fork's child
+ * keep theirs). */
+static void test_file_segments(void)
+{
+	static char page[4096];
+	int fd = open("lib", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	memset(page, 'A', sizeof page);
+	write(fd, page, sizeof page);
+	memset(page, 'B', sizeof page);
+	write(fd, page, sizeof page);
+	write(fd, "CCCC", 4);
+	char *r = mmap(NULL, 3 * 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	lt_true("reserve: a private read-only file mapping", r != MAP_FAILED);
+	lt_str("pages at their offsets", r[0] == 'A' && r[4096] == 'B' && r[8192] == 'C' ? "ABC" : "wrong", "ABC");
+	char *seg = mmap(r + 4096, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 8192);
+	lt_true("MAP_FIXED over it at an offset", seg == r + 4096);
+	lt_str("the offset's bytes, zeros after the end", seg[0] == 'C' && seg[3] == 'C' && seg[4] == 0 ? "CCCC" : "wrong", "CCCC");
+	seg[0] = 'x';
+	char back = 0;
+	pread(fd, &back, 1, 8192);
+	VAL("a private write leaves the file", back, 'C');
+	pid_t c = fork();
+	if (c == 0)
+		_exit(seg[0] == 'x' && (seg[0] = 'y') == 'y' ? 0 : 1);
+	int st = 0;
+	waitpid(c, &st, 0);
+	VAL("a fork's child sees the copy", WEXITSTATUS(st), 0);
+	VAL("and its writes stay its own", seg[0], 'x');
+	VAL("mprotect a file page read-only", mprotect(seg, 4096, PROT_READ), 0);
+	lt_str("write to it", try_write(seg), "SIGSEGV");
+	VAL("munmap the last page", munmap(r + 8192, 4096), 0);
+	lt_str("access after partial munmap", try_write(r + 8192), "SIGSEGV");
+	VAL("the first page stays", r[0], 'A');
+	char *bss = mmap(r + 8192, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+	lt_true("anonymous MAP_FIXED in the hole", bss == r + 8192);
+	VAL("reads zero", bss[100], 0);
+	VAL("munmap the lot", munmap(r, 3 * 4096), 0);
+	close(fd);
+	fd = open("lib", O_RDONLY);
+	char *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 4096);
+	lt_true("private writable on a read-only fd", w != MAP_FAILED);
+	w[1] = 'z';
+	VAL("is writable", w[0] + w[1], 'B' + 'z');
+	munmap(w, 4096);
+	close(fd);
+}
+
 int main(void)
 {
 	struct sigaction sa;
@@ -145,5 +195,6 @@ int main(void)
 	test_mmap();
 	test_protect();
 	test_dontneed();
+	test_file_segments();
 	return lt_done();
 }

@@ -20,7 +20,7 @@ while read -r name kind status compare args; do
 	dir=/tmp/lt/$pass/$name
 	mkdir -p "$dir"
 	case "$kind" in
-	c) (cd "$dir" && exec "$SUITE/bin/$name" $args) </dev/null >"$out" 2>&1 ;;
+	c | dyn) (cd "$dir" && exec "$SUITE/bin/$name" $args) </dev/null >"$out" 2>&1 ;;
 	sh) (cd "$dir" && exec sh "$SUITE/sh/$name.sh" $args) </dev/null >"$out" 2>&1 ;;
 	*) echo "run: unknown kind $kind" >"$out"; false ;;
 	esac

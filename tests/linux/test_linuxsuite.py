@@ -56,9 +56,13 @@ def test_malformed_elf_outcomes_on_linux(peer_passes):
     assert got["class32"] == got["bad_class"] == "exit 42"
     for name in ("empty", "text", "magic_only", "truncated_header", "truncated_phdrs",
                  "wrong_machine", "relocatable", "bad_phentsize", "phnum_zero",
-                 "phnum_huge", "phoff_beyond_file", "script_no_interp"):
+                 "phnum_huge", "phoff_beyond_file", "script_no_interp", "interp_no_nul",
+                 "interp_too_short"):
         assert got[name] == "-1 ENOEXEC", name
     assert got["interp_missing"] == got["script_missing_interp"] == "-1 ENOENT"
+    assert got["interp_not_executable"] == got["interp_directory"] == "-1 EACCES"
+    assert got["interp_not_elf"] == "-1 ELIBBAD"
+    assert got["interp_outside_file"] == "-1 EIO"
     assert got["entry_outside"] == got["entry_zero"] == "killed by signal 11"
     assert len(got) == len(linuxsuite.elf_corpus())
 

@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "tests" / "linux"
 DIFFERENCES = SRC / "differences.txt"
 CFLAGS = ["-static", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
+DYN_CFLAGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-stringop-overflow",
+              "-Wno-stringop-overread", "-Wno-nonnull"]  # the cases pass bad pointers on purpose
 PEER_APPEND = "console=ttyS0 quiet panic=-1"
 PEER_TIMEOUT = 900.0
 
@@ -64,7 +66,7 @@ class Target:
 class Program:
     """One line of tests/linux/suite.list."""
     name: str
-    kind: str          # "c" or "sh"
+    kind: str          # "c", "dyn" or "sh"
     status: int        # the exit status it must end with
     compare: bool      # output compared byte for byte
     args: tuple = ()
@@ -98,22 +100,36 @@ def programs() -> list[Program]:
 EXTRA_PROGRAMS = ("sock",)
 
 
+def _compile(cmd: list[str], name: str) -> None:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise SuiteError(f"{cmd[0]} not found (scripts/deps.sh installs it)") from None
+    if p.returncode != 0:
+        raise SuiteError(f"compiling {name} failed: {(p.stderr.strip().splitlines() or ['?'])[0]}")
+
+
+def dyn_source(prog: Program) -> Path:
+    """The C file a "dyn" program is built from: its name without "dyn_"."""
+    return SRC / f"{prog.name.removeprefix('dyn_')}.c"
+
+
 def compile_programs(build: Path) -> dict[str, bytes]:
-    """Build every C program of the suite static with musl-gcc into
-    BUILD/linuxsuite/bin/; return name -> executable bytes."""
+    """Build the suite's C programs into BUILD/linuxsuite/bin/: kind "c" static with
+    musl-gcc, kind "dyn" with gcc against glibc, dynamically linked (a PIE, as Debian's
+    gcc makes by default) and run by the archive's ld.so (debroot.py); return name ->
+    executable bytes."""
     bindir = build / "linuxsuite" / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
     out = {}
-    for name in [p.name for p in programs() if p.kind == "c"] + list(EXTRA_PROGRAMS):
-        prog = Program(name, "c", 0, False, ())
+    extra = [Program(name, "c", 0, False, ()) for name in EXTRA_PROGRAMS]
+    for prog in [p for p in programs() if p.kind in ("c", "dyn")] + extra:
         exe = bindir / prog.name
-        cmd = ["musl-gcc", *CFLAGS, "-o", str(exe), str(SRC / f"{prog.name}.c"), "-lpthread"]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True)
-        except FileNotFoundError:
-            raise SuiteError("musl-gcc not found (Debian package musl-tools; scripts/deps.sh)") from None
-        if p.returncode != 0:
-            raise SuiteError(f"compiling {prog.name}.c failed: {(p.stderr.strip().splitlines() or ['?'])[0]}")
+        if prog.kind == "c":
+            cmd = ["musl-gcc", *CFLAGS, "-o", str(exe), str(SRC / f"{prog.name}.c"), "-lpthread"]
+        else:
+            cmd = ["gcc", *DYN_CFLAGS, "-o", str(exe), str(dyn_source(prog))]
+        _compile(cmd, exe.name)
         out[prog.name] = exe.read_bytes()
     return out
 
@@ -141,14 +157,16 @@ def suite_entries(build: Path) -> list:
 
 
 def rootfs_archive(build: Path) -> Path:
-    """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite and the UNIX benchmark's
-    program (unixbench.py); return the archive."""
+    """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite, the UNIX benchmark's
+    program (unixbench.py) and the Debian packages of debroot.py; return the archive."""
     if __package__:
-        from . import unixbench
+        from . import debroot, unixbench
     else:
+        import debroot
         import unixbench
     try:
-        return rootfs.assemble(suite_entries(build) + unixbench.archive_entries(build), build)
+        return rootfs.assemble(suite_entries(build) + unixbench.archive_entries(build) +
+                               list(debroot.entries()), build)
     except (rootfs.RootfsError, unixbench.UnixBenchError) as e:
         raise SuiteError(str(e)) from None
 

@@ -1,6 +1,7 @@
 """The root file system archive: Debian's busybox-static with its applet links, /etc,
-mount points, and the differential suite (tests/linux/), as `build/rootfs/` and
-`build/rootfs.cpio` (newc). The UNIX server will unpack the archive into tmpfs at boot;
+mount points, the differential suite (tests/linux/) and the Debian packages of dynamic
+programs (debroot.py), as `build/rootfs/` and `build/rootfs.cpio` (newc). The UNIX
+server will unpack the archive into tmpfs at boot;
 the Linux peer boots the very same archive (tools/ondol/linuxsuite.py), so runs compare
 like for like.
 
