@@ -1,8 +1,15 @@
 /*
- * The scheduler: 256 priorities (255 highest), round-robin within a priority, a time slice
- * of `slice` ticks, preemption when a slice ends or a higher-priority thread wakes. The
- * kernel is non-preemptive: switches happen only at explicit points (blocking, yield, and
- * just before returning to user mode).
+ * The scheduler (docs/smp.md "Scheduling"): one run queue per CPU, 256 priorities (255
+ * highest), round-robin within a priority, a time slice of `slice` ticks, preemption when
+ * a slice ends or a higher-priority thread wakes. The kernel is non-preemptive: switches
+ * happen only at explicit points (blocking, yield, and just before returning to user mode).
+ *
+ * Every thread has a CPU (t->cpu): the one it runs on, or whose queue holds it, or where it
+ * wakes next; it changes only while the thread does not run (migrate). A woken thread goes
+ * to its own CPU, unless that one has threads waiting already and another CPU it may use
+ * idles; a CPU with nothing of its own to run takes (steals) a ready thread from another.
+ * Waking a thread on another CPU sends that CPU the reschedule IPI when the thread should
+ * preempt what runs there. Everything here runs under the big kernel lock (klock.h).
  */
 #include "arch.h"
 #include "kernel.h"
@@ -15,52 +22,68 @@
 #include "vm.h"
 #include "waitq.h"
 
-static struct thread *rq_head[PRIO_MAX + 1], *rq_tail[PRIO_MAX + 1];
-u64 rq_bitmap[(PRIO_MAX + 1) / 64];
-u64 rq_words;                        /* bit w set when rq_bitmap[w] != 0: O(1) lookup */
-static struct thread *sleepers;      /* unsorted; scanned each tick */
+_Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 32, "cpu.h: run queue and affinity sizes");
+
+static struct thread *sleepers;      /* unsorted; scanned each tick of the bootstrap CPU */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
+bool smp_sched = true;               /* option smp_sched: the other CPUs run threads */
+u32 sched_cpus = 1;                  /* the CPUs that schedule threads: bit n = cpus[n] */
 
-/* ---- ready queues ------------------------------------------------------------------ */
+/* ---- run queues --------------------------------------------------------------------- */
 /* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever
- * queued. The idle thread (prio -1) never is: an index outside would write next to the
- * arrays and shift the bitmap by a negative amount. */
+ * queued. The idle threads (prio -1) never are: an index outside would write next to the
+ * arrays and shift the bitmap by a negative amount. t is queued on cpus[t->cpu]. */
 static void rq_push(struct thread *t)
 {
+    struct cpu *c = &cpus[t->cpu];
     int p = t->prio;
     ASSERT(p >= 0 && p <= PRIO_MAX);
     t->q_next = NULL;
-    t->q_prev = rq_tail[p];
-    if (rq_tail[p])
-        rq_tail[p]->q_next = t;
+    t->q_prev = c->rq_tail[p];
+    if (c->rq_tail[p])
+        c->rq_tail[p]->q_next = t;
     else
-        rq_head[p] = t;
-    rq_tail[p] = t;
-    rq_bitmap[p / 64] |= 1ull << (p % 64);
-    rq_words |= 1ull << (p / 64);
+        c->rq_head[p] = t;
+    c->rq_tail[p] = t;
+    c->rq_bitmap[p / 64] |= 1ull << (p % 64);
+    c->rq_words |= 1ull << (p / 64);
+    c->nready++;
 }
 
 static void rq_remove(struct thread *t)
 {
+    struct cpu *c = &cpus[t->cpu];
     int p = t->prio;
-    ASSERT(p >= 0 && p <= PRIO_MAX && rq_head[p]);
+    ASSERT(p >= 0 && p <= PRIO_MAX && c->rq_head[p]);
     if (t->q_prev)
         t->q_prev->q_next = t->q_next;
     else
-        rq_head[p] = t->q_next;
+        c->rq_head[p] = t->q_next;
     if (t->q_next)
         t->q_next->q_prev = t->q_prev;
     else
-        rq_tail[p] = t->q_prev;
+        c->rq_tail[p] = t->q_prev;
     t->q_next = t->q_prev = NULL;
-    if (!rq_head[p]) {
-        rq_bitmap[p / 64] &= ~(1ull << (p % 64));
-        if (!rq_bitmap[p / 64])
-            rq_words &= ~(1ull << (p / 64));
+    c->nready--;
+    if (!c->rq_head[p]) {
+        c->rq_bitmap[p / 64] &= ~(1ull << (p % 64));
+        if (!c->rq_bitmap[p / 64])
+            c->rq_words &= ~(1ull << (p / 64));
     }
 }
 
+static int cpu_highest_prio(const struct cpu *c)
+{
+    if (!c->rq_words)
+        return -1;
+    int w = 63 - __builtin_clzll(c->rq_words);
+    return w * 64 + 63 - __builtin_clzll(c->rq_bitmap[w]);
+}
+
+int rq_highest_prio(void) { return cpu_highest_prio(this_cpu()); }
+
+/* The current thread goes back into this CPU's queue (it keeps running until a switch). */
 void rq_add(struct thread *t)
 {
     t->state = T_READY;
@@ -69,29 +92,129 @@ void rq_add(struct thread *t)
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
+/* t (not running) moves to cpus[cpu]: its x87/SSE state comes home first. False when the
+ * CPU holding that state did not answer; t then stays. */
+static bool migrate(struct thread *t, int cpu)
+{
+    if (t->cpu == cpu)
+        return true;
+    if (!thread_fpu_evict(t))
+        return false;
+    t->cpu = (u8)cpu;
+    return true;
+}
+
+static bool cpu_idles(const struct cpu *c) { return c->current == c->idle && !c->nready; }
+
+/* Where a woken thread goes: its own CPU if it may run there and nothing waits there
+ * already; else an idle CPU it may use; else its own CPU if allowed; else the first
+ * allowed. (SYS_THREAD_AFFINITY keeps affinity & sched_cpus non-empty.) */
+static int place(const struct thread *t)
+{
+    u32 allowed = t->affinity & sched_cpus;
+    bool home_ok = allowed & (1u << t->cpu);
+    if (home_ok && (!cpus[t->cpu].nready || cpu_idles(&cpus[t->cpu])))
+        return t->cpu;
+    for (u32 m = allowed; m; m &= m - 1) {
+        int cpu = __builtin_ctz(m);
+        if (cpu_idles(&cpus[cpu]))
+            return cpu;
+    }
+    return home_ok ? t->cpu : __builtin_ctz(allowed);
+}
+
+/* t should run on its CPU before what runs there now: ask for a reschedule there. */
+static void kick(struct thread *t)
+{
+    struct cpu *c = &cpus[t->cpu];
+    struct thread *cur = c->current;
+    if (cur && (cur == c->idle || t->prio > cur->prio)) {
+        c->need_resched = true;
+        if (c != this_cpu())
+            ipi_send(c->id, VEC_IPI_RESCHED);
+    }
+}
+
 void make_ready(struct thread *t)
 {
+    migrate(t, place(t));     /* if the CPU holding its x87 state is wedged, it stays */
     t->state = T_READY;
     rq_push(t);
-    struct thread *cur = current_thread();
-    if (cur && (cur == this_cpu()->idle || t->prio > cur->prio))
-        this_cpu()->need_resched = true;
+    kick(t);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
 void sched_set_priority(struct thread *t, int prio)
 {
-    ASSERT(t != this_cpu()->idle && prio >= 0 && prio <= PRIO_MAX);
+    ASSERT(t->prio >= 0 && prio >= 0 && prio <= PRIO_MAX);
     if (t->state == T_READY) {
         rq_remove(t);
         t->prio = prio;
         rq_push(t);
+        kick(t);
     } else {
         t->prio = prio;
     }
     int top = rq_highest_prio();
     if (top > current_thread()->prio)
         this_cpu()->need_resched = true;
+}
+
+/* SYS_THREAD_AFFINITY: t may run only on the CPUs in mask (bit n = cpus[n]). E_INVAL
+ * unless mask names a CPU that schedules threads. A queued thread moves at once; a
+ * running one at its next switch (the reschedule IPI brings that soon). */
+int sched_set_affinity(struct thread *t, u32 mask)
+{
+    if (!(mask & sched_cpus))
+        return E_INVAL;
+    t->affinity = mask;
+    if (mask & (1u << t->cpu))
+        return 0;
+    if (t->state == T_READY && t->prio >= 0) {
+        rq_remove(t);
+        make_ready(t);
+    } else if (t->state == T_RUNNING && t->on_cpu) {
+        struct cpu *c = &cpus[t->cpu];
+        c->need_resched = true;
+        if (c != this_cpu())
+            ipi_send(c->id, VEC_IPI_RESCHED);
+    }
+    return 0;
+}
+
+/* The highest-priority ready thread of another CPU that may run on c, taken from its
+ * queue and moved to c; NULL if none (simple balancing: an idle CPU steals). */
+static struct thread *steal(struct cpu *c)
+{
+    struct thread *best = NULL;
+    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
+        struct cpu *o = &cpus[__builtin_ctz(m)];
+        for (int p = cpu_highest_prio(o); p >= 0 && (!best || p > best->prio); p--)
+            for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
+                if (t->affinity & (1u << c->id)) {
+                    best = t;
+                    break;
+                }
+    }
+    if (!best)
+        return NULL;
+    rq_remove(best);
+    if (!migrate(best, c->id)) {
+        rq_push(best);
+        return NULL;
+    }
+    return best;
+}
+
+/* The next thread for c: its own queue first, else a stolen one, else NULL. */
+static struct thread *pick_next(struct cpu *c)
+{
+    int p = cpu_highest_prio(c);
+    if (p < 0)
+        return smp_sched ? steal(c) : NULL;
+    struct thread *t = c->rq_head[p];
+    rq_remove(t);
+    return t;
 }
 
 /* ---- switching ---------------------------------------------------------------------- */
@@ -157,15 +280,15 @@ void schedule(void)
     struct cpu *c = this_cpu();
     struct thread *prev = c->current;
     c->need_resched = false;
-    if (prev->state == T_RUNNING) {
-        prev->state = T_READY;
-        if (prev != c->idle)          /* idle is never queued: it runs when nothing else can */
-            rq_push(prev);
+    if (prev->state == T_RUNNING && prev != c->idle) {  /* idle is never queued: it runs */
+        if (prev->affinity & (1u << c->id))              /* when nothing else can */
+            rq_add(prev);
+        else
+            make_ready(prev);                            /* its affinity changed */
     }
-    int p = rq_highest_prio();
-    struct thread *next = p >= 0 ? rq_head[p] : c->idle;
-    if (p >= 0)
-        rq_remove(next);
+    struct thread *next = pick_next(c);
+    if (!next)
+        next = c->idle;
     next->state = T_RUNNING;
     if (next->slice_left == 0)
         next->slice_left = (u32)slice_ticks;
@@ -192,26 +315,75 @@ void kernel_exit_to_user(struct trapframe *tf)
     kernel_unlock();
 }
 
+/* Whether some other CPU has a ready thread c may take (the idle loop's test). */
+static bool stealable(const struct cpu *c)
+{
+    if (!smp_sched)
+        return false;
+    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
+        const struct cpu *o = &cpus[__builtin_ctz(m)];
+        for (int p = cpu_highest_prio(o); p >= 0; p--)
+            for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
+                if (t->affinity & (1u << c->id))
+                    return true;
+    }
+    return false;
+}
+
+/* Every CPU's idle thread: runs what its queue holds or what it can steal, else halts with
+ * the kernel lock released until an interrupt (its timer, or a reschedule IPI). */
 static void idle_loop(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c, c->switched_from);
     for (;;) {
-        if (rq_highest_prio() >= 0) {
+        if (c->rq_words || stealable(c)) {
             schedule();
             continue;
         }
+        c->need_resched = false;
         kernel_unlock();
         wait_for_interrupt();
         kernel_lock();
     }
 }
 
+/* This CPU's idle thread; on the bootstrap CPU also the go-ahead for the others. */
 void sched_init(void)
 {
     struct cpu *c = this_cpu();
     c->idle = thread_create_kernel(idle_loop, -1);
     ASSERT(c->idle);
+    c->idle->cpu = (u8)c->id;
+    c->idle->affinity = 1u << c->id;
+}
+
+unsigned cpus_scheduling(void) { return smp_sched ? cpus_running : 1; }
+
+static volatile bool aps_may_join;
+
+/* The bootstrap CPU, its first threads made: the started CPUs join (sched_ap_main). */
+void sched_release_aps(void)
+{
+    if (!smp_sched || cpus_running <= 1)
+        return;
+    __atomic_store_n(&aps_may_join, true, __ATOMIC_RELEASE);
+    ipi_send_others(VEC_IPI_RESCHED);
+}
+
+/* A started CPU (smp.c): it answers IPIs with its timer masked until the bootstrap CPU
+ * lets it join, then makes its idle thread, starts its timer and schedules. With
+ * smp_sched=off it only answers IPIs. */
+void sched_ap_main(void)
+{
+    lapic_timer_mask();
+    while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
+        wait_for_interrupt();
+    kernel_lock();
+    sched_init();
+    __atomic_or_fetch(&sched_cpus, 1u << this_cpu()->id, __ATOMIC_RELEASE);
+    lapic_timer_start_ap();
+    sched_start();
 }
 
 void sched_start(void)
@@ -374,17 +546,20 @@ int thread_sleep(u64 n)
     return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
-/* Timer interrupt, kernel lock held. */
+/* Timer interrupt, kernel lock held. Every CPU counts its running thread's slice; the
+ * bootstrap CPU's timer is the clock (ticks) and wakes the sleepers. */
 void sched_tick(void)
 {
     struct cpu *c = this_cpu();
-    ticks++;
     struct thread *cur = c->current;
     if (cur != c->idle) {
         cur->ticks++;
         if (cur->slice_left > 0 && --cur->slice_left == 0)
             c->need_resched = true;
     }
+    if (c->id != 0)
+        return;
+    ticks++;
     for (struct thread *t = sleepers, *next; t; t = next) {
         next = t->sleep_next;
         if (t->wake_tick <= ticks)

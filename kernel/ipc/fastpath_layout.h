@@ -10,9 +10,10 @@
 #define TH_PRIO           520
 #define TH_TASK           528
 #define TH_SLICE_LEFT     552
-#define TH_KILLED         568   /* then user_bases (569): one 16-bit compare tests both */
-#define TH_USER_BASES        569   /* then sleeping (570): likewise */
-#define TH_SLEEPING       570
+#define TH_KILLED         568   /* then user_bases (569): one 16-bit compare tests both; */
+#define TH_USER_BASES        569   /* with sleeping (570) and cpu (571) one 32-bit compare */
+#define TH_SLEEPING       570   /* tests a partner against the caller */
+#define TH_CPU            571
 #define TH_ON_CPU         572
 #define TH_WAITING_ON     600
 #define TH_TF             672
@@ -48,6 +49,9 @@
 #define CPU_TSS_RSP0     172
 #define CPU_THREAD_SWITCHES 4384  /* the switch counters (issue 10, item 7) */
 #define CPU_AS_SWITCHES  4392
+#define CPU_RQ_WORDS     4400  /* this CPU's run queue (sched.c) */
+#define CPU_RQ_BITMAP    4408
+#define CPU_LOADED_CR3   4440  /* the CR3 loaded here (TLB shootdown, vm.c) */
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

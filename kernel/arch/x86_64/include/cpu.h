@@ -54,6 +54,16 @@ struct cpu {
      * plain CR3 load), one incq each; summed over CPUs by cpu_switch_counts. */
     u64 thread_switches;       /* fixed offsets too: ipcfast.S increments them */
     u64 as_switches;
+    /* This CPU's run queue (sched.c): bit p of rq_bitmap set when priority p has a ready
+     * thread here, bit w of rq_words when rq_bitmap[w] != 0. Fixed offsets: the IPC
+     * fastpath's priority rule reads them (fastpath_layout.h). */
+    u64 rq_words;
+    u64 rq_bitmap[4];
+    /* CR3 as last loaded here, without the no-flush bit (vm.c): the TLB shootdown sends
+     * to the CPUs that have an address space loaded. Fixed offset: ipcfast.S writes it. */
+    u64 loaded_cr3;
+    unsigned nready;           /* threads in the run queue (balancing) */
+    struct thread *rq_head[256], *rq_tail[256];
 };
 
 struct cpu_features {
