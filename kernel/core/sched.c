@@ -271,7 +271,9 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     /* A thread blocked without a continuation is never resumed on this stack. */
     swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
-    /* back on prev's stack: whoever switched to us left its own thread in `prev` slot */
+    /* back on prev's stack, perhaps on another CPU (it may have migrated): whoever
+     * switched to us left its own thread in that CPU's switched_from */
+    c = this_cpu();
     finish_switch(c, c->switched_from);
 }
 
@@ -453,9 +455,10 @@ void thread_resume(struct thread *t)
 
 /* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
  * running thread, or a reschedule; each may leave the other to do. */
-static __attribute__((noinline)) void exit_checks_loop(struct cpu *c)
+static __attribute__((noinline)) void exit_checks_loop(void)
 {
     for (;;) {
+        struct cpu *c = this_cpu();           /* again each time: schedule() may migrate us */
         struct thread *t = c->current;
         if (t->killed)
             leave_killed(t);
@@ -472,7 +475,7 @@ void sched_kernel_exit_checks(void)
 {
     struct cpu *c = this_cpu();
     if (c->current->killed | c->need_resched)
-        exit_checks_loop(c);
+        exit_checks_loop();
 }
 
 /* ---- sleeping and timeouts ----------------------------------------------------- */

@@ -258,7 +258,7 @@ struct time_info {
     uint64_t thread_switches;  /* changes of the running thread since boot, all CPUs */
     uint64_t as_switches;      /* address-space (CR3) loads since boot, all CPUs */
     uint32_t cpus;             /* CPUs that run threads */
-    uint32_t reserved;
+    uint32_t cpu;              /* the CPU the caller runs on */
     uint64_t cpu_thread_switches[TIME_CPUS];   /* thread_switches of each CPU */
 };
 
