@@ -16,7 +16,9 @@
 #include "klock.h"
 #include "pcnt.h"
 #include "fwd.h"
+#include "options.h"
 #include "sched.h"
+#include "smpbench.h"
 #include "task.h"
 #include "thread.h"
 #include "vm.h"
@@ -373,14 +375,22 @@ void sched_release_aps(void)
     ipi_send_others(VEC_IPI_RESCHED);
 }
 
-/* A started CPU (smp.c): it answers IPIs with its timer masked until the bootstrap CPU
- * lets it join, then makes its idle thread, starts its timer and schedules. With
- * smp_sched=off it only answers IPIs. */
+/* A started CPU (smp.c): it waits with its timer masked, answering IPIs, until the
+ * bootstrap CPU lets it join, then makes its idle thread, starts its timer and schedules.
+ * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait is a plain spin, neither `pause` nor
+ * `hlt`: under -icount QEMU 7.2's round-robin loop did not run a vCPU that paused or
+ * halted (timer masked) again while the bootstrap CPU kept busy, so it never saw the
+ * go-ahead (docs/smp.md). Interrupts stay on for the call and stop IPIs. */
 void sched_ap_main(void)
 {
     lapic_timer_mask();
+    if (!smp_sched || smpbench_mode != SMPBENCH_NONE)   /* never to join: halt, as the */
+        for (;;)                                        /* coherence model expects */
+            wait_for_interrupt();
+    sti();
     while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
-        wait_for_interrupt();
+        ;
+    cli();
     kernel_lock();
     sched_init();
     __atomic_or_fetch(&sched_cpus, 1u << this_cpu()->id, __ATOMIC_RELEASE);
