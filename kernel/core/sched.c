@@ -175,7 +175,7 @@ int sched_set_affinity(struct thread *t, u32 mask)
     if (t->state == T_READY && t->prio >= 0) {
         rq_remove(t);
         make_ready(t);
-    } else if (t->state == T_RUNNING && t->on_cpu) {
+    } else if (t->state == T_RUNNING && thread_on_cpu(t)) {
         struct cpu *c = &cpus[t->cpu];
         c->need_resched = true;
         if (c != this_cpu())
@@ -222,11 +222,9 @@ static struct thread *pick_next(struct cpu *c)
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
 
-static void finish_switch(struct cpu *c, struct thread *prev)
+static void finish_switch(struct cpu *c)
 {
     pcnt_probe_stop(PROBE_CTXSW);
-    if (prev)
-        prev->on_cpu = false;
     if (c->dead) {
         struct thread *d = c->dead;
         c->dead = NULL;
@@ -254,7 +252,6 @@ static void switch_to(struct thread *prev, struct thread *next)
     u64 discard;
     c->current = next;
     cpu_count_thread_switch();
-    next->on_cpu = true;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {
         next->resume_via_tf = false;
@@ -262,6 +259,8 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     if (next->task)
         aspace_switch(next->task->as);
+    else
+        c->loaded_cr3 = read_cr3();    /* kept, lazily, by the idle thread (TLB shootdown) */
     thread_user_context(c, next);
     thread_fpu_switch(c, next);
     if (pcnt_probes_on) {
@@ -273,10 +272,9 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     /* A thread blocked without a continuation is never resumed on this stack. */
     swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
-    /* back on prev's stack, perhaps on another CPU (it may have migrated): whoever
-     * switched to us left its own thread in that CPU's switched_from */
+    /* back on prev's stack, perhaps on another CPU (it may have migrated) */
     c = this_cpu();
-    finish_switch(c, c->switched_from);
+    finish_switch(c);
 }
 
 void schedule(void)
@@ -298,7 +296,6 @@ void schedule(void)
         next->slice_left = (u32)slice_ticks;
     if (next == prev)
         return;
-    c->switched_from = prev;
     switch_to(prev, next);
 }
 
@@ -306,7 +303,7 @@ void schedule(void)
 void thread_first_run(void)
 {
     struct cpu *c = this_cpu();
-    finish_switch(c, c->switched_from);
+    finish_switch(c);
 }
 
 /* Last kernel step of every system call (entry.S exit_to_user), on the returning thread's
@@ -339,7 +336,7 @@ static bool stealable(const struct cpu *c)
 static void idle_loop(void)
 {
     struct cpu *c = this_cpu();
-    finish_switch(c, c->switched_from);
+    finish_switch(c);
     for (;;) {
         if (c->rq_words || stealable(c)) {
             schedule();
@@ -404,8 +401,6 @@ void sched_start(void)
     u64 boot_sp;                       /* the boot stack is abandoned here */
     c->current = c->idle;
     c->idle->state = T_RUNNING;
-    c->idle->on_cpu = true;
-    c->switched_from = NULL;
     cpu_set_kernel_stack(c, c->idle->kstack + KSTACK_SIZE);
     swtch(&boot_sp, c->idle->ksp);
     panic("sched_start returned");

@@ -207,8 +207,7 @@ int thread_join(int tid, int *status)
         if (!t)
             return E_SRCH;
     }
-    while (t->on_cpu)
-        pause();                             /* SMP: it may still be leaving its stack */
+    ASSERT(!thread_on_cpu(t));               /* a zombie's switch away ended under the lock */
     *status = t->exit_status;
     /* unlink from the task's list */
     struct thread **pp = &self->task->threads;

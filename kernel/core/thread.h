@@ -42,7 +42,6 @@ struct thread {
                                           (sched.c); changed only while it does not run.
                                           The IPC fastpath compares the four bytes killed,
                                           user_bases, sleeping, cpu of both partners at once */
-    bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
     u8 interrupt;                      /* with killed, what to do instead of exiting (KILL_*):
                                           make a forwarded "interrupted" call (fwd.c; Linux
                                           threads only), or stop (THREAD_CTL_STOP) */
@@ -94,6 +93,10 @@ struct thread {
 
 /* thread->interrupt: what `killed` asks for. Every kill sets KILL_EXIT, so a kill wins. */
 enum { KILL_EXIT = 0, KILL_INTERRUPT = 1, KILL_STOP = 2 };
+/* Whether t runs (or is still leaving its stack) on its CPU: it runs only on cpus[t->cpu],
+ * and that CPU's current changes only under the kernel lock, as the switch finishes. */
+static inline bool thread_on_cpu(const struct thread *t) { return cpus[t->cpu].current == t; }
+
 /* Whether the thread is really being killed (a pending stop or interrupt is not): waits
  * in the kernel end early only for this. */
 static inline bool thread_dying(const struct thread *t) { return t->killed && t->interrupt != KILL_STOP; }

@@ -330,11 +330,9 @@ static inline __attribute__((always_inline)) struct trapframe *
 switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 {
     cur->resume_via_tf = true;
-    cur->on_cpu = false;
     next->resume_via_tf = false;
     next->state = T_RUNNING;
     next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
-    next->on_cpu = true;
     c->current = next;
     cpu_count_thread_switch();
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
@@ -754,7 +752,6 @@ FP_AT(struct thread, user_bases, TH_USER_BASES);
 FP_AT(struct thread, sleeping, TH_USER_BASES + 1);
 FP_AT(struct thread, cpu, TH_KILLED + 3);   /* cmpl at TH_KILLED: killed, user_bases, sleeping, cpu */
 FP_AT(struct thread, cpu, TH_CPU);
-FP_AT(struct thread, on_cpu, TH_ON_CPU);
 FP_AT(struct thread, waiting_on, TH_WAITING_ON);
 FP_AT(struct thread, sleeping, TH_SLEEPING);
 FP_AT(struct thread, tf, TH_TF);
@@ -790,7 +787,6 @@ FP_AT(struct cpu, thread_switches, CPU_THREAD_SWITCHES);
 FP_AT(struct cpu, as_switches, CPU_AS_SWITCHES);
 FP_AT(struct cpu, rq_words, CPU_RQ_WORDS);
 FP_AT(struct cpu, rq_bitmap, CPU_RQ_BITMAP);
-FP_AT(struct cpu, loaded_cr3, CPU_LOADED_CR3);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,

@@ -15,6 +15,8 @@
 #include "memlayout.h"
 #include "pmm.h"
 #include "region.h"
+#include "task.h"
+#include "thread.h"
 #include "vm.h"
 
 u64 kernel_pml4_pa;
@@ -157,14 +159,25 @@ struct aspace *aspace_create(void)
     return as;
 }
 
-/* The other CPUs with as loaded (cpu->loaded_cr3): stable while we hold the kernel lock,
- * since every CR3 load happens under it. */
+/* The CR3 cpus[i] has loaded: its running task thread's address space (every switch to
+ * one loads it, the IPC fastpath's too), else what C code loaded last there (loaded_cr3;
+ * the idle thread keeps the tables it found). Stable while we hold the kernel lock, since
+ * every switch and CR3 load happens under it. */
+static u64 cr3_of_cpu(unsigned i)
+{
+    const struct thread *t = cpus[i].current;
+    if (t && t->task && t->task->as)
+        return t->task->as->cr3;
+    return cpus[i].loaded_cr3;
+}
+
+/* The other CPUs with as loaded. */
 static u32 cpus_with_loaded(const struct aspace *as)
 {
     u32 mask = 0;
     int self = this_cpu()->id;
     for (unsigned i = 0; i < cpus_running; i++)
-        if ((int)i != self && cpus[i].loaded_cr3 == as->cr3)
+        if ((int)i != self && cr3_of_cpu(i) == as->cr3)
             mask |= 1u << i;
     return mask;
 }
@@ -260,7 +273,7 @@ static void flush_page(struct aspace *as, u64 va)
     for (unsigned i = 0; i < cpus_running; i++) {
         if ((int)i == self)
             continue;
-        if (cpus[i].loaded_cr3 == as->cr3)
+        if (cr3_of_cpu(i) == as->cr3)
             loaded |= 1u << i;
         else
             asid_mark_stale_on((int)i, as->asid);

@@ -260,9 +260,7 @@ markers_on:         .byte 0
  */
 .macro SWITCH_TO_PARTNER context=NATIVE_CONTEXT, leave=LEAVE_NATIVE
     movl $FP_T_BLOCKED, TH_STATE(%rbp)
-    movb $0, TH_ON_CPU(%rbp)
     movl $FP_T_RUNNING, TH_STATE(%rax)
-    movb $1, TH_ON_CPU(%rax)
     movl TH_SLICE_LEFT(%rbp), %ecx      /* the rest of our slice, or a fresh one */
     testl %ecx, %ecx
     jnz 1f
@@ -284,7 +282,6 @@ markers_on:         .byte 0
     jne 4f
     movq AS_CR3(%rcx), %rdx
     incq %gs:CPU_AS_SWITCHES
-    movq %rdx, %gs:CPU_LOADED_CR3       /* for the TLB shootdown (vm.c) */
     movq %rdx, %cr3
 3:  \context
     cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */

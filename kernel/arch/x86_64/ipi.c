@@ -147,7 +147,7 @@ static void run_tlb_box(int self)
     if (seq == b->done)
         return;
     struct cpu *c = &cpus[self];
-    if (c->loaded_cr3 == b->cr3) {
+    if (read_cr3() == b->cr3) {
         if (b->kind == TLB_PAGE)
             invlpg(b->va);
         else if (b->kind == TLB_ALL)

@@ -36,7 +36,6 @@ struct cpu {
     u32 apic_id;
     struct thread *idle;
     struct thread *dead;       /* exited thread whose stack is freed after the switch */
-    struct thread *switched_from;  /* the thread we last switched away from */
     bool need_resched;
     bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
     struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
@@ -59,8 +58,9 @@ struct cpu {
      * fastpath's priority rule reads them (fastpath_layout.h). */
     u64 rq_words;
     u64 rq_bitmap[4];
-    /* CR3 as last loaded here, without the no-flush bit (vm.c): the TLB shootdown sends
-     * to the CPUs that have an address space loaded. Fixed offset: ipcfast.S writes it. */
+    /* CR3 as last loaded here by C code, without the no-flush bit, or kept by the idle
+     * thread: the TLB shootdown sends to the CPUs that have an address space loaded
+     * (vm.c cr3_of_cpu; a CPU running a task's thread has that task's loaded). */
     u64 loaded_cr3;
     unsigned nready;           /* threads in the run queue (balancing) */
     struct thread *rq_head[256], *rq_tail[256];
