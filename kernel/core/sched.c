@@ -35,10 +35,9 @@ u32 sched_cpus = 1;                  /* the CPUs that schedule threads: bit n = 
 /* ---- run queues --------------------------------------------------------------------- */
 /* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever
  * queued. The idle threads (prio -1) never are: an index outside would write next to the
- * arrays and shift the bitmap by a negative amount. t is queued on cpus[t->cpu]. */
-static void rq_push(struct thread *t)
+ * arrays and shift the bitmap by a negative amount. c is cpus[t->cpu]. */
+static void rq_push(struct cpu *c, struct thread *t)
 {
-    struct cpu *c = &cpus[t->cpu];
     int p = t->prio;
     ASSERT(p >= 0 && p <= PRIO_MAX);
     t->q_next = NULL;
@@ -50,12 +49,10 @@ static void rq_push(struct thread *t)
     c->rq_tail[p] = t;
     c->rq_bitmap[p / 64] |= 1ull << (p % 64);
     c->rq_words |= 1ull << (p / 64);
-    c->nready++;
 }
 
-static void rq_remove(struct thread *t)
+static void rq_remove(struct cpu *c, struct thread *t)
 {
-    struct cpu *c = &cpus[t->cpu];
     int p = t->prio;
     ASSERT(p >= 0 && p <= PRIO_MAX && c->rq_head[p]);
     if (t->q_prev)
@@ -67,7 +64,6 @@ static void rq_remove(struct thread *t)
     else
         c->rq_tail[p] = t->q_prev;
     t->q_next = t->q_prev = NULL;
-    c->nready--;
     if (!c->rq_head[p]) {
         c->rq_bitmap[p / 64] &= ~(1ull << (p % 64));
         if (!c->rq_bitmap[p / 64])
@@ -89,7 +85,7 @@ int rq_highest_prio(void) { return cpu_highest_prio(this_cpu()); }
 void rq_add(struct thread *t)
 {
     t->state = T_READY;
-    rq_push(t);
+    rq_push(this_cpu(), t);
 }
 
 struct thread *current_thread(void) { return this_cpu()->current; }
@@ -106,17 +102,22 @@ static bool migrate(struct thread *t, int cpu)
     return true;
 }
 
-static bool cpu_idles(const struct cpu *c) { return c->current == c->idle && !c->nready; }
+static bool cpu_idles(const struct cpu *c) { return c->current == c->idle && !c->rq_words; }
 
-/* Where a woken thread goes: its own CPU if it may run there and nothing waits there
- * already; else an idle CPU it may use; else its own CPU if allowed; else the first
- * allowed. (SYS_THREAD_AFFINITY keeps affinity & sched_cpus non-empty.) */
-static int place(const struct thread *t)
+/* Whether a woken thread stays on its own CPU c: it may run there and nothing waits
+ * there already (or c idles). The common case, tested inline. */
+static inline bool stays_home(const struct cpu *c, const struct thread *t)
+{
+    return (t->affinity >> c->id & 1) && (!c->rq_words || c->current == c->idle);
+}
+
+/* Where a woken thread goes when it does not stay home: an idle CPU it may use; else its
+ * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
+ * sched_cpus non-empty.) */
+static int place_elsewhere(const struct thread *t)
 {
     u32 allowed = t->affinity & sched_cpus;
     bool home_ok = allowed & (1u << t->cpu);
-    if (home_ok && (!cpus[t->cpu].nready || cpu_idles(&cpus[t->cpu])))
-        return t->cpu;
     for (u32 m = allowed; m; m &= m - 1) {
         int cpu = __builtin_ctz(m);
         if (cpu_idles(&cpus[cpu]))
@@ -125,10 +126,9 @@ static int place(const struct thread *t)
     return home_ok ? t->cpu : __builtin_ctz(allowed);
 }
 
-/* t should run on its CPU before what runs there now: ask for a reschedule there. */
-static void kick(struct thread *t)
+/* t, just queued on c, should run before what runs there now: ask for a reschedule there. */
+static void kick(struct cpu *c, const struct thread *t)
 {
-    struct cpu *c = &cpus[t->cpu];
     struct thread *cur = c->current;
     if (cur && (cur == c->idle || t->prio > cur->prio)) {
         c->need_resched = true;
@@ -139,10 +139,14 @@ static void kick(struct thread *t)
 
 void make_ready(struct thread *t)
 {
-    migrate(t, place(t));     /* if the CPU holding its x87 state is wedged, it stays */
+    struct cpu *c = &cpus[t->cpu];
+    if (!stays_home(c, t)) {
+        migrate(t, place_elsewhere(t));   /* if the CPU holding its x87 state is wedged, */
+        c = &cpus[t->cpu];                /* it stays */
+    }
     t->state = T_READY;
-    rq_push(t);
-    kick(t);
+    rq_push(c, t);
+    kick(c, t);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
@@ -150,10 +154,11 @@ void sched_set_priority(struct thread *t, int prio)
 {
     ASSERT(t->prio >= 0 && prio >= 0 && prio <= PRIO_MAX);
     if (t->state == T_READY) {
-        rq_remove(t);
+        struct cpu *c = &cpus[t->cpu];
+        rq_remove(c, t);
         t->prio = prio;
-        rq_push(t);
-        kick(t);
+        rq_push(c, t);
+        kick(c, t);
     } else {
         t->prio = prio;
     }
@@ -173,7 +178,7 @@ int sched_set_affinity(struct thread *t, u32 mask)
     if (mask & (1u << t->cpu))
         return 0;
     if (t->state == T_READY && t->prio >= 0) {
-        rq_remove(t);
+        rq_remove(&cpus[t->cpu], t);
         make_ready(t);
     } else if (t->state == T_RUNNING && thread_on_cpu(t)) {
         struct cpu *c = &cpus[t->cpu];
@@ -200,9 +205,9 @@ static struct thread *steal(struct cpu *c)
     }
     if (!best)
         return NULL;
-    rq_remove(best);
+    rq_remove(&cpus[best->cpu], best);
     if (!migrate(best, c->id)) {
-        rq_push(best);
+        rq_push(&cpus[best->cpu], best);
         return NULL;
     }
     return best;
@@ -215,7 +220,7 @@ static struct thread *pick_next(struct cpu *c)
     if (p < 0)
         return smp_sched ? steal(c) : NULL;
     struct thread *t = c->rq_head[p];
-    rq_remove(t);
+    rq_remove(c, t);
     return t;
 }
 
@@ -283,10 +288,12 @@ void schedule(void)
     struct thread *prev = c->current;
     c->need_resched = false;
     if (prev->state == T_RUNNING && prev != c->idle) {  /* idle is never queued: it runs */
-        if (prev->affinity & (1u << c->id))              /* when nothing else can */
-            rq_add(prev);
-        else
+        if (prev->affinity & (1u << c->id)) {            /* when nothing else can */
+            prev->state = T_READY;
+            rq_push(c, prev);
+        } else {
             make_ready(prev);                            /* its affinity changed */
+        }
     }
     struct thread *next = pick_next(c);
     if (!next)

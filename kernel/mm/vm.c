@@ -231,7 +231,6 @@ void aspace_load_tagged(u64 cr3, int asid)
     bool stale = *word & bit;
     *word &= ~bit;
     marker_cr3_pcid(stale);
-    c->loaded_cr3 = cr3;
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }
 

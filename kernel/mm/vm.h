@@ -44,7 +44,6 @@ static inline void aspace_load(u64 cr3, int asid)
     }
     marker_asid_switch(asid);
     cpu_count_as_switch();
-    this_cpu()->loaded_cr3 = cr3;
     write_cr3(cr3);
 }
 void aspace_tlb_stale(struct aspace *as);   /* its tables changed while not loaded */

@@ -58,11 +58,10 @@ struct cpu {
      * fastpath's priority rule reads them (fastpath_layout.h). */
     u64 rq_words;
     u64 rq_bitmap[4];
-    /* CR3 as last loaded here by C code, without the no-flush bit, or kept by the idle
-     * thread: the TLB shootdown sends to the CPUs that have an address space loaded
-     * (vm.c cr3_of_cpu; a CPU running a task's thread has that task's loaded). */
+    /* The CR3 (without the no-flush bit) the idle thread found and keeps: the TLB
+     * shootdown sends to the CPUs that have an address space loaded (vm.c cr3_of_cpu; a
+     * CPU running a task's thread has that task's loaded). */
     u64 loaded_cr3;
-    unsigned nready;           /* threads in the run queue (balancing) */
     struct thread *rq_head[256], *rq_tail[256];
 };
 
