@@ -9,9 +9,10 @@
  *      compare (ZF set: reply_recv), rdi/rsi/rdx the caller's arguments, and the eight
  *      message words live in r8, r9, r10, r12, r13, r14, r15, rbx. Those eight are never
  *      written here: they reach the partner as they are, through sysret.
- * Out: either `jmp syscall_slow` with nothing changed and the lock free (any condition fails: the general
- *      path decides, with the same semantics), or sysret into the partner with our tid in
- *      rax, its own rdi, rsi, rdx, rbp, rip, rflags, rsp from its frame.
+ * Out: either `jmp syscall_slow` with nothing changed and the lock free (any condition
+ *      fails: the general path decides, with the same semantics), or sysret into the
+ *      partner with our tid in rax, its own rdi, rsi, rdx, rbp, rip, rflags, rsp from its
+ *      frame, the lock released.
  *
  * It does what do_send (call) / do_reply_recv, wake_partner and direct_switch do in ipc.c
  * for this case, and ipc.c's fastpath() (which runs instead when pcnt probes are on) makes

@@ -23,8 +23,9 @@
 
 #define SPIN_BRIEF 100               /* pause iterations before halting */
 #define STOP_TIMEOUT_US 100000
-#define LOCKED_TIMEOUT_US 100000     /* waits of a kernel-lock holder: a CPU that does not
-                                        answer in 100 ms is wedged */
+#define LOCKED_TIMEOUT_US 5000000    /* waits of a kernel-lock holder: a CPU that does not
+                                        answer in 5 s is wedged (100 ms was too short for a
+                                        vCPU thread of a loaded host, without icount) */
 
 /* One per CPU, on its own cache line: the function the call IPI runs there. */
 struct call_box {

@@ -27,7 +27,7 @@ void ipi_send_others(u8 vector);
  * (fn may still run later: pass data that outlives the call). Callers are serialised. */
 int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us);
 /* As ipi_call, for a holder of the kernel lock: waits by spinning (no interrupt handler
- * may run under the lock), at most 100 ms. The other CPU answers even while it waits for
+ * may run under the lock), at most 5 s. The other CPU answers even while it waits for
  * the lock (ipi_poll). */
 int ipi_call_locked(int cpu, ipi_fn fn, void *arg);
 /* Runs fn(arg) on every started CPU: posted to the others, then run here, then waits for
@@ -47,7 +47,7 @@ bool ipi_wait_word(volatile u32 *word, u32 value, u64 deadline);
 /* TLB shootdown, by a holder of the kernel lock: every CPU in cpumask but this one that
  * has CR3 `cr3` loaded drops the translation of va (TLB_PAGE), all of that address space's
  * (TLB_ALL), or loads the kernel's tables instead (TLB_LEAVE: the address space is being
- * destroyed); waits until each has done so (spinning, at most 100 ms: E_TIMEOUT). */
+ * destroyed); waits until each has done so (spinning, at most 5 s: E_TIMEOUT). */
 enum { TLB_PAGE, TLB_ALL, TLB_LEAVE };
 int tlb_shootdown(u32 cpumask, u64 cr3, u64 va, unsigned kind);
 /* Runs the call and shootdown requests posted to this CPU (the kernel lock's wait). */
