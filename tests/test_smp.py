@@ -71,9 +71,9 @@ def test_threads_run_on_every_cpu_pinned_and_balanced(cpus, icount):
     """Spinners are seen on every CPU (stealing, wake placement) and every CPU counts
     switches; SYS_THREAD_AFFINITY pins the caller to each CPU in turn; IPC between CPUs
     (the wake-up IPI) answers every call; under icount and with real concurrency."""
-    out = smptest(["smptest,spread,8", "smptest,affinity", "smptest,pingpong,300"], cpus, icount)
+    out = smptest(["smptest,spread,8", "smptest,affinity", "smptest,pingpong,100"], cpus, icount)
     assert f"spread ok cpus={cpus}" in out and f"affinity ok cpus={cpus}" in out
-    assert "pingpong ok calls=300" in out
+    assert "pingpong ok calls=100" in out
 
 
 @pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
@@ -81,10 +81,10 @@ def test_unmap_on_one_cpu_is_seen_at_once_on_another(cpus, icount):
     """TLB shootdown: a page unmapped on CPU 0 while a reader on CPU 1 reads it; its frame
     is written again at once. The reader must fault (and be killed) every round, never
     read the frame's new contents through a stale translation."""
-    out = smptest(["smptest,shootdown,20"], cpus, icount)
-    assert "shootdown ok rounds=20" in out
+    out = smptest(["smptest,shootdown,12"], cpus, icount)
+    assert "shootdown ok rounds=12" in out
     assert len(re.findall(r"killed task \d+ \(smptest\) thread \d+: page fault \(read, not present\)",
-                          out)) == 20
+                          out)) == 12
 
 
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
