@@ -1,9 +1,12 @@
 """SMP: IPIs between the CPUs (kernel/arch/x86_64/ipi.c), stopping the other CPUs at power
-off and panic, and the coherence-model workloads (kernel/measure/smpbench.c), run with
-option smpbench (docs/smp.md)."""
+off and panic, the coherence-model workloads (kernel/measure/smpbench.c), run with option
+smpbench, and every CPU running threads: balancing, affinity, IPC across CPUs, TLB
+shootdown, and a subset of the suite's programs on two CPUs (docs/smp.md)."""
+import re
+
 import pytest
 
-from qemu_harness import run_to_halt
+from qemu_harness import boot, run_to_halt
 
 
 def smpbench(mode, cpus, **opts):
@@ -52,3 +55,65 @@ def test_coherence_workloads_run_on_every_cpu_and_count_right(mode, cpus):
     assert rec["cpus"] == cpus and rec["iters"] == 300 and rec["jobs"] == 300 * cpus
     assert rec["ok"], out
     assert f"smpbench: {mode} on {cpus} CPUs, 300 iterations each: correct" in out
+
+
+# ---- every CPU runs threads (kernel/core/sched.c; tests/guest/smptest.c) -------------------
+def smptest(cmds, cpus, icount=False, timeout=120, **options):
+    status, out, _ = run_to_halt({"run": ";".join(cmds), **options}, timeout=timeout,
+                                 icount=icount, extra=("-smp", str(cpus)))
+    assert "PANIC" not in out and "FAIL" not in out, out[-3000:]
+    assert status == 0 and f"smp: {cpus - 1} of {cpus - 1} other CPUs stopped" in out, out[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, True), (4, False), (4, True)])
+def test_threads_run_on_every_cpu_pinned_and_balanced(cpus, icount):
+    """Spinners are seen on every CPU (stealing, wake placement) and every CPU counts
+    switches; SYS_THREAD_AFFINITY pins the caller to each CPU in turn; IPC between CPUs
+    (the wake-up IPI) answers every call; under icount and with real concurrency."""
+    out = smptest(["smptest,spread,8", "smptest,affinity", "smptest,pingpong,100"], cpus, icount)
+    assert f"spread ok cpus={cpus}" in out and f"affinity ok cpus={cpus}" in out
+    assert "pingpong ok calls=100" in out
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
+def test_unmap_on_one_cpu_is_seen_at_once_on_another(cpus, icount):
+    """TLB shootdown: a page unmapped on CPU 0 while a reader on CPU 1 reads it; its frame
+    is written again at once. The reader must fault (and be killed) every round, never
+    read the frame's new contents through a stale translation."""
+    out = smptest(["smptest,shootdown,12"], cpus, icount)
+    assert "shootdown ok rounds=12" in out
+    assert len(re.findall(r"killed task \d+ \(smptest\) thread \d+: page fault \(read, not present\)",
+                          out)) == 12
+
+
+def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
+    """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
+    out = smptest(["smptest,spread,4"], 2, smp_sched="off")
+    assert "spread ok cpus=1" in out and "one runs" in out
+
+
+def test_programs_of_the_suite_pass_on_two_cpus():
+    """A subset of the suite's programs with -smp 2, under icount: the IPC semantics and the
+    fastpath's differential check, copy-on-write clones alive at once on both CPUs, the
+    reverse-map storm with its checker, thread stress (no leak)."""
+    cmds = ["ipctest,order", "ipctest,diff,3,300", "cowtest,wide,8",
+            "cowtest,iso", "vmstorm,7,300", "stress,threads,50", "schedtest,fpu"]
+    out = smptest(cmds, 2, icount=True, timeout=240)
+    for ok in ("ipctest order ok", "ipctest diff ok", "vmstorm ok",
+               "stress ok", "fpu ok"):
+        assert ok in out, out[-3000:]
+    assert out.count("cowtest ok") == 2 and "killed" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_unix_server_runs_busybox_on_two_cpus(form):
+    """The UNIX server in both forms with -smp 2: busybox sh forks a pipeline, and the
+    suite's hello (fork, wait4, a segfault) and misc (pthreads, futex) pass."""
+    with boot({"unix": form}, timeout=60, lifetime=300, extra=("-smp", "2")) as s:
+        assert s.cmd("for i in 1 2 3; do echo n$i; done | cat > /tmp/f; cat /tmp/f") == "n1\nn2\nn3\n"
+        out = s.cmd("cd /tmp && /suite/bin/hello one two; echo status $?", timeout=60)
+        assert "cases 17 failed 0" in out and "status 0" in out, out
+        out = s.cmd("cd /tmp && /suite/bin/misc; echo status $?", timeout=120)
+        assert "status 0" in out, out
+        assert s.halt() == 0

@@ -51,9 +51,9 @@ static void banner(void)
            bi.loader[0] ? bi.loader : "multiboot");
     printk("cpu: %s \"%s\" features: %s\n", cpu_features.vendor, cpu_features.brand, feats);
     if (acpi.found)
-        printk("acpi: revision %u, %u CPUs (%u listed), I/O APIC at %#lx (GSI %u..), %u started, one runs\n",
+        printk("acpi: revision %u, %u CPUs (%u listed), I/O APIC at %#lx (GSI %u..), %u started, %s\n",
                acpi.revision, acpi.ncpus, acpi.madt_cpus, (unsigned long)acpi.ioapic_pa,
-               acpi.ioapic_gsi_base, cpus_running);
+               acpi.ioapic_gsi_base, cpus_running, cpus_scheduling() > 1 ? "all run threads" : "one runs");
     else
         printk("acpi: no MADT; one CPU, I/O APIC at %#lx\n", (unsigned long)acpi.ioapic_pa);
     printk("memory: %lu MiB usable, %lu KiB kernel+archive, TSC %lu kHz, timer %lu Hz, slice %lu ticks, dts %s\n",
@@ -78,13 +78,14 @@ static void result_stream_hello(void)
     int n = ksnprintf(buf, sizeof(buf),
                       "{\"type\":\"hello\",\"kernel\":\"ondol\",\"version\":\"%s\",\"commit\":\"%s\","
                       "\"mem_mib\":%lu,\"tsc_hz\":%lu,\"timer_hz\":%lu,\"cpu\":{\"vendor\":\"%s\","
-                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s,\"count\":%u,\"started\":%u,\"running\":1},"
+                      "\"pmu\":%s,\"smep\":%s,\"smap\":%s,\"count\":%u,\"started\":%u,\"running\":%u},"
                       "\"build\":{%s},\"settings\":{%s},"
                       "\"options\":{%s}}\n",
                       ondol_version, ONDOL_COMMIT, (unsigned long)(frames_total() * PAGE_SIZE >> 20),
                       (unsigned long)tsc_hz(), (unsigned long)timer_hz, cpu_features.vendor,
                       cpu_features.pmu ? "true" : "false", cpu_features.smep ? "true" : "false",
-                      cpu_features.smap ? "true" : "false", acpi.ncpus, cpus_running, build, settings, given);
+                      cpu_features.smap ? "true" : "false", acpi.ncpus, cpus_running, cpus_scheduling(), build,
+                      settings, given);
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
@@ -158,5 +159,6 @@ void kmain(u32 magic, u64 info_pa)
     srv_start();
     unix_ik_boot();
     start_init();
+    sched_release_aps();
     sched_start();
 }

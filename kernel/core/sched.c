@@ -1,91 +1,164 @@
 /*
- * The scheduler: 256 priorities (255 highest), round-robin within a priority, a time slice
- * of `slice` ticks, preemption when a slice ends or a higher-priority thread wakes. The
- * kernel is non-preemptive: switches happen only at explicit points (blocking, yield, and
- * just before returning to user mode).
+ * The scheduler (docs/smp.md "Scheduling"): one run queue per CPU, 256 priorities (255
+ * highest), round-robin within a priority, a time slice of `slice` ticks, preemption when
+ * a slice ends or a higher-priority thread wakes. The kernel is non-preemptive: switches
+ * happen only at explicit points (blocking, yield, and just before returning to user mode).
+ *
+ * Every thread has a CPU (t->cpu): the one it runs on, or whose queue holds it, or where it
+ * wakes next; it changes only while the thread does not run (migrate). A woken thread goes
+ * to its own CPU, unless that one has threads waiting already and another CPU it may use
+ * idles; a CPU with nothing of its own to run takes (steals) a ready thread from another.
+ * Waking a thread on another CPU sends that CPU the reschedule IPI when the thread should
+ * preempt what runs there. Everything here runs under the big kernel lock (klock.h).
  */
 #include "arch.h"
 #include "kernel.h"
 #include "klock.h"
 #include "pcnt.h"
 #include "fwd.h"
+#include "options.h"
 #include "sched.h"
+#include "smpbench.h"
 #include "task.h"
 #include "thread.h"
 #include "vm.h"
 #include "waitq.h"
 
-static struct thread *rq_head[PRIO_MAX + 1], *rq_tail[PRIO_MAX + 1];
-u64 rq_bitmap[(PRIO_MAX + 1) / 64];
-u64 rq_words;                        /* bit w set when rq_bitmap[w] != 0: O(1) lookup */
-static struct thread *sleepers;      /* unsorted; scanned each tick */
+_Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 32, "cpu.h: run queue and affinity sizes");
+
+static struct thread *sleepers;      /* unsorted; scanned each tick of the bootstrap CPU */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
+bool smp_sched = true;               /* option smp_sched: the other CPUs run threads */
+u32 sched_cpus = 1;                  /* the CPUs that schedule threads: bit n = cpus[n] */
 
-/* ---- ready queues ------------------------------------------------------------------ */
+/* ---- run queues --------------------------------------------------------------------- */
 /* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever
- * queued. The idle thread (prio -1) never is: an index outside would write next to the
- * arrays and shift the bitmap by a negative amount. */
-static void rq_push(struct thread *t)
+ * queued. The idle threads (prio -1) never are: an index outside would write next to the
+ * arrays and shift the bitmap by a negative amount. c is cpus[t->cpu]. */
+static void rq_push(struct cpu *c, struct thread *t)
 {
     int p = t->prio;
     ASSERT(p >= 0 && p <= PRIO_MAX);
     t->q_next = NULL;
-    t->q_prev = rq_tail[p];
-    if (rq_tail[p])
-        rq_tail[p]->q_next = t;
+    t->q_prev = c->rq_tail[p];
+    if (c->rq_tail[p])
+        c->rq_tail[p]->q_next = t;
     else
-        rq_head[p] = t;
-    rq_tail[p] = t;
-    rq_bitmap[p / 64] |= 1ull << (p % 64);
-    rq_words |= 1ull << (p / 64);
+        c->rq_head[p] = t;
+    c->rq_tail[p] = t;
+    c->rq_bitmap[p / 64] |= 1ull << (p % 64);
+    c->rq_words |= 1ull << (p / 64);
 }
 
-static void rq_remove(struct thread *t)
+static void rq_remove(struct cpu *c, struct thread *t)
 {
     int p = t->prio;
-    ASSERT(p >= 0 && p <= PRIO_MAX && rq_head[p]);
+    ASSERT(p >= 0 && p <= PRIO_MAX && c->rq_head[p]);
     if (t->q_prev)
         t->q_prev->q_next = t->q_next;
     else
-        rq_head[p] = t->q_next;
+        c->rq_head[p] = t->q_next;
     if (t->q_next)
         t->q_next->q_prev = t->q_prev;
     else
-        rq_tail[p] = t->q_prev;
+        c->rq_tail[p] = t->q_prev;
     t->q_next = t->q_prev = NULL;
-    if (!rq_head[p]) {
-        rq_bitmap[p / 64] &= ~(1ull << (p % 64));
-        if (!rq_bitmap[p / 64])
-            rq_words &= ~(1ull << (p / 64));
+    if (!c->rq_head[p]) {
+        c->rq_bitmap[p / 64] &= ~(1ull << (p % 64));
+        if (!c->rq_bitmap[p / 64])
+            c->rq_words &= ~(1ull << (p / 64));
     }
 }
 
+static int cpu_highest_prio(const struct cpu *c)
+{
+    if (!c->rq_words)
+        return -1;
+    int w = 63 - __builtin_clzll(c->rq_words);
+    return w * 64 + 63 - __builtin_clzll(c->rq_bitmap[w]);
+}
+
+int rq_highest_prio(void) { return cpu_highest_prio(this_cpu()); }
+
+/* The current thread goes back into this CPU's queue (it keeps running until a switch). */
 void rq_add(struct thread *t)
 {
     t->state = T_READY;
-    rq_push(t);
+    rq_push(this_cpu(), t);
 }
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
+/* t (not running) moves to cpus[cpu]: its x87/SSE state comes home first. False when the
+ * CPU holding that state did not answer; t then stays. */
+static bool migrate(struct thread *t, int cpu)
+{
+    if (t->cpu == cpu)
+        return true;
+    if (!thread_fpu_evict(t))
+        return false;
+    t->cpu = (u8)cpu;
+    return true;
+}
+
+static bool cpu_idles(const struct cpu *c) { return c->current == c->idle && !c->rq_words; }
+
+/* Whether a woken thread stays on its own CPU c: it may run there and nothing waits
+ * there already (or c idles). The common case, tested inline. */
+static inline bool stays_home(const struct cpu *c, const struct thread *t)
+{
+    return (t->affinity >> c->id & 1) && (!c->rq_words || c->current == c->idle);
+}
+
+/* Where a woken thread goes when it does not stay home: an idle CPU it may use; else its
+ * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
+ * sched_cpus non-empty.) */
+static int place_elsewhere(const struct thread *t)
+{
+    u32 allowed = t->affinity & sched_cpus;
+    bool home_ok = allowed & (1u << t->cpu);
+    for (u32 m = allowed; m; m &= m - 1) {
+        int cpu = __builtin_ctz(m);
+        if (cpu_idles(&cpus[cpu]))
+            return cpu;
+    }
+    return home_ok ? t->cpu : __builtin_ctz(allowed);
+}
+
+/* t, just queued on c, should run before what runs there now: ask for a reschedule there. */
+static void kick(struct cpu *c, const struct thread *t)
+{
+    struct thread *cur = c->current;
+    if (cur && (cur == c->idle || t->prio > cur->prio)) {
+        c->need_resched = true;
+        if (c != this_cpu())
+            ipi_send(c->id, VEC_IPI_RESCHED);
+    }
+}
+
 void make_ready(struct thread *t)
 {
+    struct cpu *c = &cpus[t->cpu];
+    if (!stays_home(c, t)) {
+        migrate(t, place_elsewhere(t));   /* if the CPU holding its x87 state is wedged, */
+        c = &cpus[t->cpu];                /* it stays */
+    }
     t->state = T_READY;
-    rq_push(t);
-    struct thread *cur = current_thread();
-    if (cur && (cur == this_cpu()->idle || t->prio > cur->prio))
-        this_cpu()->need_resched = true;
+    rq_push(c, t);
+    kick(c, t);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
 void sched_set_priority(struct thread *t, int prio)
 {
-    ASSERT(t != this_cpu()->idle && prio >= 0 && prio <= PRIO_MAX);
+    ASSERT(t->prio >= 0 && prio >= 0 && prio <= PRIO_MAX);
     if (t->state == T_READY) {
-        rq_remove(t);
+        struct cpu *c = &cpus[t->cpu];
+        rq_remove(c, t);
         t->prio = prio;
-        rq_push(t);
+        rq_push(c, t);
+        kick(c, t);
     } else {
         t->prio = prio;
     }
@@ -94,14 +167,69 @@ void sched_set_priority(struct thread *t, int prio)
         this_cpu()->need_resched = true;
 }
 
+/* SYS_THREAD_AFFINITY: t may run only on the CPUs in mask (bit n = cpus[n]). E_INVAL
+ * unless mask names a CPU that schedules threads. A queued thread moves at once; a
+ * running one at its next switch (the reschedule IPI brings that soon). */
+int sched_set_affinity(struct thread *t, u32 mask)
+{
+    if (!(mask & sched_cpus))
+        return E_INVAL;
+    t->affinity = mask;
+    if (mask & (1u << t->cpu))
+        return 0;
+    if (t->state == T_READY && t->prio >= 0) {
+        rq_remove(&cpus[t->cpu], t);
+        make_ready(t);
+    } else if (t->state == T_RUNNING && thread_on_cpu(t)) {
+        struct cpu *c = &cpus[t->cpu];
+        c->need_resched = true;
+        if (c != this_cpu())
+            ipi_send(c->id, VEC_IPI_RESCHED);
+    }
+    return 0;
+}
+
+/* The highest-priority ready thread of another CPU that may run on c, taken from its
+ * queue and moved to c; NULL if none (simple balancing: an idle CPU steals). */
+static struct thread *steal(struct cpu *c)
+{
+    struct thread *best = NULL;
+    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
+        struct cpu *o = &cpus[__builtin_ctz(m)];
+        for (int p = cpu_highest_prio(o); p >= 0 && (!best || p > best->prio); p--)
+            for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
+                if (t->affinity & (1u << c->id)) {
+                    best = t;
+                    break;
+                }
+    }
+    if (!best)
+        return NULL;
+    rq_remove(&cpus[best->cpu], best);
+    if (!migrate(best, c->id)) {
+        rq_push(&cpus[best->cpu], best);
+        return NULL;
+    }
+    return best;
+}
+
+/* The next thread for c: its own queue first, else a stolen one, else NULL. */
+static struct thread *pick_next(struct cpu *c)
+{
+    int p = cpu_highest_prio(c);
+    if (p < 0)
+        return smp_sched ? steal(c) : NULL;
+    struct thread *t = c->rq_head[p];
+    rq_remove(c, t);
+    return t;
+}
+
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
 
-static void finish_switch(struct cpu *c, struct thread *prev)
+static void finish_switch(struct cpu *c)
 {
     pcnt_probe_stop(PROBE_CTXSW);
-    if (prev)
-        prev->on_cpu = false;
     if (c->dead) {
         struct thread *d = c->dead;
         c->dead = NULL;
@@ -128,13 +256,17 @@ static void switch_to(struct thread *prev, struct thread *next)
     struct cpu *c = this_cpu();
     u64 discard;
     c->current = next;
-    next->on_cpu = true;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {
         next->resume_via_tf = false;
         next->ksp = continuation_from_tf(next);
     }
-    cpu_count_switch(next->task && aspace_switch(next->task->as));
+    if (next->task) {
+        cpu_count_switch(aspace_switch(next->task->as));
+    } else {
+        cpu_count_switch(false);
+        c->loaded_cr3 = read_cr3();    /* kept, lazily, by the idle thread (TLB shootdown) */
+    }
     thread_user_context(c, next);
     thread_fpu_switch(c, next);
     if (pcnt_probes_on) {
@@ -146,8 +278,9 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     /* A thread blocked without a continuation is never resumed on this stack. */
     swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
-    /* back on prev's stack: whoever switched to us left its own thread in `prev` slot */
-    finish_switch(c, c->switched_from);
+    /* back on prev's stack, perhaps on another CPU (it may have migrated) */
+    c = this_cpu();
+    finish_switch(c);
 }
 
 void schedule(void)
@@ -155,21 +288,22 @@ void schedule(void)
     struct cpu *c = this_cpu();
     struct thread *prev = c->current;
     c->need_resched = false;
-    if (prev->state == T_RUNNING) {
-        prev->state = T_READY;
-        if (prev != c->idle)          /* idle is never queued: it runs when nothing else can */
-            rq_push(prev);
+    if (prev->state == T_RUNNING && prev != c->idle) {  /* idle is never queued: it runs */
+        if (prev->affinity & (1u << c->id)) {            /* when nothing else can */
+            prev->state = T_READY;
+            rq_push(c, prev);
+        } else {
+            make_ready(prev);                            /* its affinity changed */
+        }
     }
-    int p = rq_highest_prio();
-    struct thread *next = p >= 0 ? rq_head[p] : c->idle;
-    if (p >= 0)
-        rq_remove(next);
+    struct thread *next = pick_next(c);
+    if (!next)
+        next = c->idle;
     next->state = T_RUNNING;
     if (next->slice_left == 0)
         next->slice_left = (u32)slice_ticks;
     if (next == prev)
         return;
-    c->switched_from = prev;
     switch_to(prev, next);
 }
 
@@ -177,7 +311,7 @@ void schedule(void)
 void thread_first_run(void)
 {
     struct cpu *c = this_cpu();
-    finish_switch(c, c->switched_from);
+    finish_switch(c);
 }
 
 /* Last kernel step of every system call (entry.S exit_to_user), on the returning thread's
@@ -188,26 +322,83 @@ void kernel_exit_to_user(struct trapframe *tf)
     sched_leave_kernel();
 }
 
+/* Whether some other CPU has a ready thread c may take (the idle loop's test). */
+static bool stealable(const struct cpu *c)
+{
+    if (!smp_sched)
+        return false;
+    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
+        const struct cpu *o = &cpus[__builtin_ctz(m)];
+        for (int p = cpu_highest_prio(o); p >= 0; p--)
+            for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
+                if (t->affinity & (1u << c->id))
+                    return true;
+    }
+    return false;
+}
+
+/* Every CPU's idle thread: runs what its queue holds or what it can steal, else halts with
+ * the kernel lock released until an interrupt (its timer, or a reschedule IPI). */
 static void idle_loop(void)
 {
     struct cpu *c = this_cpu();
-    finish_switch(c, c->switched_from);
+    finish_switch(c);
     for (;;) {
-        if (rq_highest_prio() >= 0) {
+        if (c->rq_words || stealable(c)) {
             schedule();
             continue;
         }
+        c->need_resched = false;
         kernel_unlock();
         wait_for_interrupt();
         kernel_lock();
     }
 }
 
+/* This CPU's idle thread; on the bootstrap CPU also the go-ahead for the others. */
 void sched_init(void)
 {
     struct cpu *c = this_cpu();
     c->idle = thread_create_kernel(idle_loop, -1);
     ASSERT(c->idle);
+    c->idle->cpu = (u8)c->id;
+    c->idle->affinity = 1u << c->id;
+}
+
+unsigned cpus_scheduling(void) { return smp_sched ? cpus_running : 1; }
+
+static volatile bool aps_may_join;
+
+/* The bootstrap CPU, its first threads made: the started CPUs join (sched_ap_main). */
+void sched_release_aps(void)
+{
+    if (!smp_sched || cpus_running <= 1)
+        return;
+    __atomic_store_n(&aps_may_join, true, __ATOMIC_RELEASE);
+    ipi_send_others(VEC_IPI_RESCHED);
+}
+
+/* A started CPU (smp.c): it waits with its timer masked, answering IPIs, until the
+ * bootstrap CPU lets it join, then makes its idle thread, starts its timer and schedules.
+ * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait is a plain spin, neither `pause` nor
+ * `hlt`: under -icount QEMU 7.2's round-robin loop did not run a vCPU that paused or
+ * halted (timer masked) again while the bootstrap CPU kept busy, so it never saw the
+ * go-ahead (docs/smp.md). Interrupts stay on for the call and stop IPIs. */
+void sched_ap_main(void)
+{
+    lapic_timer_mask();
+    if (!smp_sched || smpbench_mode != SMPBENCH_NONE)   /* never to join: halt, as the */
+        for (;;)                                        /* coherence model expects */
+            wait_for_interrupt();
+    sti();
+    while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
+        ;
+    cli();
+    kernel_lock();
+    sched_init();
+    __atomic_or_fetch(&sched_cpus, 1u << this_cpu()->id, __ATOMIC_RELEASE);
+    lapic_timer_start_ap();
+    sched_start();
 }
 
 void sched_start(void)
@@ -216,8 +407,6 @@ void sched_start(void)
     u64 boot_sp;                       /* the boot stack is abandoned here */
     c->current = c->idle;
     c->idle->state = T_RUNNING;
-    c->idle->on_cpu = true;
-    c->switched_from = NULL;
     cpu_set_kernel_stack(c, c->idle->kstack + KSTACK_SIZE);
     swtch(&boot_sp, c->idle->ksp);
     panic("sched_start returned");
@@ -278,7 +467,8 @@ void thread_resume(struct thread *t)
 /* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
  * running thread, or a reschedule; each may leave the other to do. */
 /* Out of line even here, so that the exit of every system call (kernel_exit_to_user)
- * keeps its two-byte test without the loop's frame. */
+ * keeps its two-byte test without the loop's frame. c: this CPU at the call; the loop
+ * reads it again each time, as schedule() may migrate the thread. */
 __attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
 {
     for (;;) {
@@ -289,6 +479,7 @@ __attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
             schedule();
         else
             return;
+        c = this_cpu();                       /* again: schedule() may migrate us */
     }
 }
 
@@ -363,17 +554,20 @@ int thread_sleep(u64 n)
     return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
-/* Timer interrupt, kernel lock held. */
+/* Timer interrupt, kernel lock held. Every CPU counts its running thread's slice; the
+ * bootstrap CPU's timer is the clock (ticks) and wakes the sleepers. */
 void sched_tick(void)
 {
     struct cpu *c = this_cpu();
-    ticks++;
     struct thread *cur = c->current;
     if (cur != c->idle) {
         cur->ticks++;
         if (cur->slice_left > 0 && --cur->slice_left == 0)
             c->need_resched = true;
     }
+    if (c->id != 0)
+        return;
+    ticks++;
     for (struct thread *t = sleepers, *next; t; t = next) {
         next = t->sleep_next;
         if (t->wake_tick <= ticks)

@@ -45,15 +45,15 @@ int thread_sleep(u64 ticks);                /* 0 or WAIT_KILLED; 0 ticks: just y
 void thread_wake(struct thread *t, int result);           /* from any blocked state */
 void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
 
-/* The highest priority with a ready thread, or -1: inline for the IPC priority rule. */
-extern u64 rq_words, rq_bitmap[(PRIO_MAX + 1) / 64];
-static inline int rq_highest_prio(void)
-{
-    if (!rq_words)
-        return -1;
-    int w = 63 - __builtin_clzll(rq_words);
-    return w * 64 + 63 - __builtin_clzll(rq_bitmap[w]);
-}
+/* The highest priority with a thread ready on this CPU, or -1 (the IPC priority rule). */
+int rq_highest_prio(void);
+/* SYS_THREAD_AFFINITY: 0, or E_INVAL when mask names no CPU that schedules threads. */
+int sched_set_affinity(struct thread *t, u32 mask);
+extern bool smp_sched;                      /* option smp_sched */
+extern u32 sched_cpus;                      /* CPUs that schedule threads, bit n = cpus[n] */
+unsigned cpus_scheduling(void);             /* CPUs that run (or will run) threads */
+void sched_release_aps(void);               /* the bootstrap CPU: the others may join */
+__attribute__((noreturn)) void sched_ap_main(void);   /* a started CPU (smp.c) */
 void rq_add(struct thread *t);
 void sleep_until(struct thread *t, u64 timeout_ticks);    /* no-op for WAIT_FOREVER */
 #endif

@@ -154,6 +154,17 @@ static long sys_thread_tls(u64 base)
     return 0;
 }
 
+/* The CPUs a thread of the caller's task may run on (sched.c): mask 0 asks. */
+static long sys_thread_affinity(u64 tid, u64 mask)
+{
+    struct thread *t = tid ? thread_lookup((int)MIN(tid, 0x7fffffffull)) : current_thread();
+    if (!t || t->task != self_task() || t->state == T_ZOMBIE)
+        return E_SRCH;
+    if (!mask)
+        return t->affinity & sched_cpus;
+    return sched_set_affinity(t, (u32)mask);
+}
+
 static long sys_thread_join(u64 tid, u64 ustatus)
 {
     if (tid > 0x7fffffff)
@@ -505,8 +516,11 @@ static long sys_meminfo(u64 uout)
 
 static long sys_time(u64 uout)
 {
-    struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz(), 0, 0};
+    struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz(), 0, 0, cpus_scheduling(),
+                          (u32)this_cpu()->id, {0}};
     cpu_switch_counts(&ti.thread_switches, &ti.as_switches);
+    for (unsigned i = 0; i < cpus_running && i < TIME_CPUS; i++)
+        ti.cpu_thread_switches[i] = cpus[i].switches_same + cpus[i].switches_cross;
     return copyout(uout, &ti, sizeof(ti));
 }
 

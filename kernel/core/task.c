@@ -208,8 +208,7 @@ void task_thread_exited(struct thread *t)
         next = z->task_next;
         if (z == t)
             continue;
-        while (z->on_cpu)
-            pause();
+        ASSERT(!thread_on_cpu(z));
         thread_free(z);
     }
     task->threads = NULL;

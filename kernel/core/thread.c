@@ -51,6 +51,8 @@ static struct thread *thread_alloc(int prio)
         return NULL;
     }
     t->prio = prio;
+    t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances) */
+    t->affinity = ~0u;
     return t;
 }
 
@@ -66,6 +68,32 @@ void thread_fpu_claim(struct cpu *c, struct thread *t)
         fpu_save(&c->fpu_owner->fpu);
     fpu_restore(&t->fpu);
     c->fpu_owner = t;
+}
+
+/* On the CPU that holds t's x87/SSE registers (or any): save them to t->fpu and leave
+ * the registers ownerless, CR0.TS set. */
+static void fpu_evict_here(void *arg)
+{
+    struct thread *t = arg;
+    struct cpu *c = this_cpu();
+    if (c->fpu_owner != t)
+        return;
+    fpu_trap_off();
+    fpu_save(&t->fpu);
+    c->fpu_owner = NULL;
+    fpu_trap_on();
+    c->fpu_ts = true;
+}
+
+bool thread_fpu_evict(struct thread *t)
+{
+    if (cpus[t->cpu].fpu_owner != t)
+        return true;
+    if (t->cpu == this_cpu()->id) {
+        fpu_evict_here(t);
+        return true;
+    }
+    return ipi_call_locked(t->cpu, fpu_evict_here, t) == 0 && cpus[t->cpu].fpu_owner != t;
 }
 
 /* A freed thread owns no registers: its state is dropped, not saved. (It is never the
@@ -179,8 +207,7 @@ int thread_join(int tid, int *status)
         if (!t)
             return E_SRCH;
     }
-    while (t->on_cpu)
-        pause();                             /* SMP: it may still be leaving its stack */
+    ASSERT(!thread_on_cpu(t));               /* a zombie's switch away ended under the lock */
     *status = t->exit_status;
     /* unlink from the task's list */
     struct thread **pp = &self->task->threads;

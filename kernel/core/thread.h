@@ -38,10 +38,13 @@ struct thread {
                                           tests it with killed, another with sleeping:
                                           fastpath_layout.h) */
     bool sleeping;                     /* on the sleep list (below) */
+    u8 cpu;                            /* the CPU it runs on, or is queued or woken on
+                                          (sched.c); changed only while it does not run.
+                                          The IPC fastpath compares the four bytes killed,
+                                          user_bases, sleeping, cpu of both partners at once */
     u8 interrupt;                      /* with killed, what to do instead of exiting (KILL_*):
                                           make a forwarded "interrupted" call (fwd.c; Linux
                                           threads only), or stop (THREAD_CTL_STOP) */
-    bool on_cpu;                       /* still running on its stack (SMP-safe freeing) */
     int exit_status;
     /* exactly one of: ready queue, wait queue, nothing */
     struct thread *q_next, *q_prev;
@@ -84,10 +87,16 @@ struct thread {
     u64 pager_refused;                 /* page | 1 its pager refused: the next fault on
                                           it is the thread's own (mm/pager.c) */
     long pager_error;                  /* why its pager's last answer was not taken */
+    u32 affinity;                      /* the CPUs it may run on, bit n = cpus[n]
+                                          (SYS_THREAD_AFFINITY); all by default */
 };
 
 /* thread->interrupt: what `killed` asks for. Every kill sets KILL_EXIT, so a kill wins. */
 enum { KILL_EXIT = 0, KILL_INTERRUPT = 1, KILL_STOP = 2 };
+/* Whether t runs (or is still leaving its stack) on its CPU: it runs only on cpus[t->cpu],
+ * and that CPU's current changes only under the kernel lock, as the switch finishes. */
+static inline bool thread_on_cpu(const struct thread *t) { return cpus[t->cpu].current == t; }
+
 /* Whether the thread is really being killed (a pending stop or interrupt is not): waits
  * in the kernel end early only for this. */
 static inline bool thread_dying(const struct thread *t) { return t->killed && t->interrupt != KILL_STOP; }
@@ -126,7 +135,7 @@ static inline struct thread *thread_lookup(int tid)
  * write only when TS is clear and the next thread is not the owner; TS stays set when
  * the owner returns (it traps once if it uses the registers again), so threads that never
  * use them, like most IPC partners, switch without touching CR0. Kernel threads never
- * use them. One CPU: a thread moving to another CPU would first need its state saved. */
+ * use them. A thread moving to another CPU first gets its state back (thread_fpu_evict). */
 static inline void thread_fpu_switch(struct cpu *c, struct thread *next)
 {
     if (!c->fpu_ts && c->fpu_owner != next) {
@@ -135,4 +144,8 @@ static inline void thread_fpu_switch(struct cpu *c, struct thread *next)
     }
 }
 void thread_fpu_claim(struct cpu *c, struct thread *t);   /* #NM from t in user mode */
+/* Before t (not running) moves to another CPU: its x87/SSE state, if it still lives in the
+ * registers of cpus[t->cpu], goes back to t->fpu (by a call IPI there when that is not this
+ * CPU). False when that CPU did not answer: t must stay where it is. */
+bool thread_fpu_evict(struct thread *t);
 #endif

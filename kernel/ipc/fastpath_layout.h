@@ -10,10 +10,10 @@
 #define TH_PRIO           520
 #define TH_TASK           528
 #define TH_SLICE_LEFT     552
-#define TH_KILLED         568   /* then user_bases (569): one 16-bit compare tests both */
-#define TH_USER_BASES        569   /* then sleeping (570): likewise */
-#define TH_SLEEPING       570
-#define TH_ON_CPU         572
+#define TH_KILLED         568   /* then user_bases (569): one 16-bit compare tests both; */
+#define TH_USER_BASES        569   /* with sleeping (570) and cpu (571) one 32-bit compare */
+#define TH_SLEEPING       570   /* tests a partner against the caller */
+#define TH_CPU            571
 #define TH_WAITING_ON     600
 #define TH_TF             672
 #define TH_RESUME_VIA_TF  680   /* then ipc_state (681) and ipc_call (682): written as one */
@@ -38,16 +38,18 @@
 
 /* struct cpu (cpu.h), reached through %gs */
 #define CPU_CURRENT      24
-#define CPU_NEED_RESCHED 64
-#define CPU_FPU_TS       65
-#define CPU_FPU_OWNER    72
-#define CPU_LINUX_ENTRY  80
-#define CPU_FS_BASE      88
+#define CPU_NEED_RESCHED 56
+#define CPU_FPU_TS       57
+#define CPU_FPU_OWNER    64
+#define CPU_LINUX_ENTRY  72
+#define CPU_FS_BASE      80
 #define CPU_GS_BASE      4368
 #define CPU_USER_CTX     4376
-#define CPU_TSS_RSP0     172
+#define CPU_TSS_RSP0     164
 #define CPU_SWITCHES_SAME  4384   /* the switch counters (issue 10, item 7; cpu.h) */
 #define CPU_SWITCHES_CROSS 4392
+#define CPU_RQ_WORDS     4408  /* this CPU's run queue (sched.c) */
+#define CPU_RQ_BITMAP    4416
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

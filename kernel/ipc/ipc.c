@@ -330,11 +330,9 @@ static inline __attribute__((always_inline)) struct trapframe *
 switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 {
     cur->resume_via_tf = true;
-    cur->on_cpu = false;
     next->resume_via_tf = false;
     next->state = T_RUNNING;
     next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
-    next->on_cpu = true;
     c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     /* the same task: its tables are loaded */
@@ -353,8 +351,9 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
 }
 
 /* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
- * or continues. DTS on: run the partner at once unless a higher-priority thread is ready
- * (the L4 rule); DTS off: queue it and let the scheduler choose. */
+ * or continues. DTS on and the partner on this CPU: run it at once unless a higher-priority
+ * thread is ready here (the L4 rule). Otherwise queue it and let the scheduler choose: on
+ * another CPU, make_ready queues it there and sends that CPU the reschedule IPI. */
 static struct trapframe *wake_partner(struct thread *cur, struct thread *partner, bool cur_blocks,
                                       struct waitq *cur_q, u64 cur_timeout)
 {
@@ -365,7 +364,7 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
         sleep_until(cur, cur_timeout);
         cur->state = T_BLOCKED;
     }
-    if (ipc_dts) {
+    if (ipc_dts && partner->cpu == this_cpu()->id) {
         int top = rq_highest_prio();
         int cur_prio = cur_blocks ? -1 : cur->prio;
         if (partner->prio >= top && partner->prio >= cur_prio) {
@@ -599,12 +598,13 @@ static inline bool fast_answerable(const struct thread *p)
  * (forward_fast), held to the general path by fwdtest diff (tests/test_unix_fwd.py). */
 
 /* The L4 rule as wake_partner applies it when the caller blocks (p at least as high as
- * every ready thread); no FS base of its own to switch (user_bases: native TLS), not
- * sleeping, and not in a closed receive (on a queue). */
+ * every thread ready on this CPU); not killed, no FS base of its own to switch
+ * (user_bases: native TLS), not sleeping, on this CPU (a partner on another is woken
+ * there: wake_partner), and not in a closed receive (on a queue). */
 static inline bool fast_partner_ready(const struct thread *p)
 {
-    return !(rq_words && p->prio < rq_highest_prio()) && !p->user_bases && !p->sleeping &&
-           !p->waiting_on;
+    return !(this_cpu()->rq_words && p->prio < rq_highest_prio()) && !p->killed &&
+           !p->user_bases && !p->sleeping && p->cpu == this_cpu()->id && !p->waiting_on;
 }
 
 /* The caller's side, once p has its message: the reply right used up if it named p; now
@@ -748,8 +748,9 @@ FP_AT(struct thread, slice_left, TH_SLICE_LEFT);
 FP_AT(struct thread, killed, TH_KILLED);
 FP_AT(struct thread, user_bases, TH_KILLED + 1);     /* cmpw at TH_KILLED: killed, user_bases */
 FP_AT(struct thread, user_bases, TH_USER_BASES);
-FP_AT(struct thread, sleeping, TH_USER_BASES + 1);   /* cmpw at TH_USER_BASES: user_bases, sleeping */
-FP_AT(struct thread, on_cpu, TH_ON_CPU);
+FP_AT(struct thread, sleeping, TH_USER_BASES + 1);
+FP_AT(struct thread, cpu, TH_KILLED + 3);   /* cmpl at TH_KILLED: killed, user_bases, sleeping, cpu */
+FP_AT(struct thread, cpu, TH_CPU);
 FP_AT(struct thread, waiting_on, TH_WAITING_ON);
 FP_AT(struct thread, sleeping, TH_SLEEPING);
 FP_AT(struct thread, tf, TH_TF);
@@ -783,6 +784,8 @@ FP_AT(struct cpu, gs_base, CPU_GS_BASE);
 FP_AT(struct cpu, user_ctx, CPU_USER_CTX);
 FP_AT(struct cpu, switches_same, CPU_SWITCHES_SAME);
 FP_AT(struct cpu, switches_cross, CPU_SWITCHES_CROSS);
+FP_AT(struct cpu, rq_words, CPU_RQ_WORDS);
+FP_AT(struct cpu, rq_bitmap, CPU_RQ_BITMAP);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,

@@ -15,6 +15,8 @@
 #include "memlayout.h"
 #include "pmm.h"
 #include "region.h"
+#include "task.h"
+#include "thread.h"
 #include "vm.h"
 
 u64 kernel_pml4_pa;
@@ -101,10 +103,17 @@ void vm_init(u64 max_phys)
     asid_bitmap[0] |= 1;   /* asid 0 is the kernel */
 }
 
-/* asids whose TLB entries (PCID) must go at their next load: see aspace_load */
-static u64 asid_stale[4096 / 64];
+/* Per CPU, the asids whose TLB entries (PCID) must go at their next load there: see
+ * aspace_load_tagged */
+static u64 asid_stale[MAX_CPUS][4096 / 64];
 
-static void asid_mark_stale(int asid) { asid_stale[asid / 64] |= 1ull << (asid % 64); }
+static void asid_mark_stale_on(int cpu, int asid) { asid_stale[cpu][asid / 64] |= 1ull << (asid % 64); }
+
+static void asid_mark_stale(int asid)
+{
+    for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+        asid_mark_stale_on(cpu, asid);
+}
 
 /* A fresh asid: a previous owner's entries may still be tagged with it. */
 static int asid_alloc(void)
@@ -150,6 +159,29 @@ struct aspace *aspace_create(void)
     return as;
 }
 
+/* The CR3 cpus[i] has loaded: its running task thread's address space (every switch to
+ * one loads it, the IPC fastpath's too), else what C code loaded last there (loaded_cr3;
+ * the idle thread keeps the tables it found). Stable while we hold the kernel lock, since
+ * every switch and CR3 load happens under it. */
+static u64 cr3_of_cpu(unsigned i)
+{
+    const struct thread *t = cpus[i].current;
+    if (t && t->task && t->task->as)
+        return t->task->as->cr3;
+    return cpus[i].loaded_cr3;
+}
+
+/* The other CPUs with as loaded. */
+static u32 cpus_with_loaded(const struct aspace *as)
+{
+    u32 mask = 0;
+    int self = this_cpu()->id;
+    for (unsigned i = 0; i < cpus_running; i++)
+        if ((int)i != self && cr3_of_cpu(i) == as->cr3)
+            mask |= 1u << i;
+    return mask;
+}
+
 /* Free the user page tables below the table at `pa` (level 3 = PML4 ... 0 = PT). The
  * pages themselves went with the regions (regions_destroy), so every leaf is empty. */
 static void free_level(u64 pa, int level)
@@ -168,6 +200,9 @@ void aspace_destroy(struct aspace *as)
 {
     if (read_cr3() == as->cr3 && aspace_switch(NULL))
         cpu_count_cr3_load();
+    u32 others = cpus_with_loaded(as);          /* idle CPUs that last ran one of its threads */
+    if (others && tlb_shootdown(others, as->cr3, 0, TLB_LEAVE) != 0)
+        panic("vm: a CPU did not leave an address space being destroyed");
     regions_teardown(as);
     free_level(as->pml4_pa, 3);
     asid_free(as->asid);
@@ -181,18 +216,20 @@ void aspace_destroy(struct aspace *as)
  * two tasks no longer refills ITLB and DTLB). An asid's entries can be stale only when
  * its page tables changed while it was not loaded (aspace_tlb_stale) or the asid was
  * given to a new address space; it is marked, and its next load drops its own entries
- * (no-flush bit clear: that PCID only). One CPU: with more, the marks are per CPU.
+ * (no-flush bit clear: that PCID only). The marks are per CPU.
  * Without PCID every CR3 load drops all non-global entries, as before. */
 void aspace_tlb_stale(struct aspace *as) { asid_mark_stale(as->asid); }
+
 
 /* cr3: an aspace's cr3 (PCID in its low bits) or kernel_pml4_pa (PCID 0). */
 void aspace_load_tagged(u64 cr3, int asid)
 {
     marker_asid_switch(asid);
+    struct cpu *c = this_cpu();
     unsigned a = (unsigned)asid;          /* never negative: shifts, not divisions */
-    u64 bit = 1ull << (a % 64);
-    bool stale = asid_stale[a / 64] & bit;
-    asid_stale[a / 64] &= ~bit;
+    u64 bit = 1ull << (a % 64), *word = &asid_stale[c->id][a / 64];
+    bool stale = *word & bit;
+    *word &= ~bit;
     marker_cr3_pcid(stale);
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }
@@ -216,16 +253,32 @@ u64 vm_next_candidate(struct aspace *as, u64 va)
     return va;
 }
 
-/* Drop any cached translation of va: at once when the address space is the loaded one,
- * else at its next load (with PCID its tagged entries outlive the switch away). */
+/* Drop any cached translation of va on every CPU, before the caller may reuse the frame
+ * (docs/smp.md "TLB shootdown"): here and on every other CPU that has the address space
+ * loaded at once (shootdown IPI, waited for), on the others at their next load of it
+ * (with PCID its tagged entries outlive the switch away; without, a load drops them). */
 static void flush_page(struct aspace *as, u64 va)
 {
+    int self = this_cpu()->id;
     if (read_cr3() == as->cr3) {
         marker_invlpg(va);
         invlpg(va);
     } else {
-        aspace_tlb_stale(as);
+        asid_mark_stale_on(self, as->asid);
     }
+    if (cpus_running == 1)
+        return;
+    u32 loaded = 0;
+    for (unsigned i = 0; i < cpus_running; i++) {
+        if ((int)i == self)
+            continue;
+        if (cr3_of_cpu(i) == as->cr3)
+            loaded |= 1u << i;
+        else
+            asid_mark_stale_on((int)i, as->asid);
+    }
+    if (loaded && tlb_shootdown(loaded, as->cr3, va, TLB_PAGE) != 0)
+        panic("vm: a CPU did not answer a TLB shootdown");
 }
 
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val)

@@ -95,13 +95,23 @@ static u32 calibrate(void)
     return elapsed * 100;                      /* LAPIC timer ticks per second */
 }
 
+static u32 timer_initial_count;               /* the bootstrap CPU's, for every CPU */
+
+static void timer_program(void)
+{
+    lapic_write(LAPIC_TIMER_DIV, 0x3);
+    lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17));   /* periodic */
+    lapic_write(LAPIC_TIMER_INIT, timer_initial_count);
+}
+
 void lapic_timer_start(u32 hz)
 {
     u32 per_sec = calibrate();
-    lapic_write(LAPIC_TIMER_DIV, 0x3);
-    lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17));   /* periodic */
-    lapic_write(LAPIC_TIMER_INIT, MAX(per_sec / hz, 1u));
+    timer_initial_count = MAX(per_sec / hz, 1u);
+    timer_program();
 }
+
+void lapic_timer_start_ap(void) { timer_program(); }
 
 u64 tsc_hz(void) { return calibrated_tsc_hz; }
 

@@ -1,16 +1,18 @@
 /*
  * The IPC fastpath (docs/ipc.md "The fastpath"): register-only SYS_IPC_CALL and
- * SYS_IPC_REPLY_RECV to a partner already blocked receiving from us, taken straight from
- * syscall_entry (entry.S) with no kernel lock (one CPU, interrupts off; a per-CPU or
- * per-object scheme once SMP arrives).
+ * SYS_IPC_REPLY_RECV to a partner already blocked receiving from us on this CPU, taken
+ * straight from syscall_entry (entry.S). It holds the big kernel lock (klock.h) from its
+ * gate to its sysret: the lock is the gate word's last byte, taken by the gate's one
+ * compare-exchange (every route out before the commit releases it: *_unlock_slow).
  *
  * In:  rsp = the caller's complete trapframe (SYSCALL_FRAME), the flags of entry.S's
  *      compare (ZF set: reply_recv), rdi/rsi/rdx the caller's arguments, and the eight
  *      message words live in r8, r9, r10, r12, r13, r14, r15, rbx. Those eight are never
  *      written here: they reach the partner as they are, through sysret.
- * Out: either `jmp syscall_slow` with nothing changed (any condition fails: the general
- *      path decides, with the same semantics), or sysret into the partner with our tid in
- *      rax, its own rdi, rsi, rdx, rbp, rip, rflags, rsp from its frame.
+ * Out: either `jmp syscall_slow` with nothing changed and the lock free (any condition
+ *      fails: the general path decides, with the same semantics), or sysret into the
+ *      partner with our tid in rax, its own rdi, rsi, rdx, rbp, rip, rflags, rsp from its
+ *      frame, the lock released.
  *
  * It does what do_send (call) / do_reply_recv, wake_partner and direct_switch do in ipc.c
  * for this case, and ipc.c's fastpath() (which runs instead when pcnt probes are on) makes
@@ -41,20 +43,24 @@
 #include "fastpath_layout.h"
 
 /*
- * The fast gate: the three settings the fastpath depends on, as the bytes of one word, so
- * that one compare checks them all. They are the option variables themselves (options.def:
- * dts, ipc_fastpath; pcnt.c: pcnt_probes_on), declared `extern bool` in C as before and
- * defined here, where their layout matters. Open iff dts = 1, ipc_fastpath = 1, probes = 0.
+ * The fast gate: the three settings the fastpath depends on and the big kernel lock, as
+ * the bytes of one word, so that one locked compare-exchange checks the settings and takes
+ * the lock. The settings are the option variables themselves (options.def: dts,
+ * ipc_fastpath; pcnt.c: pcnt_probes_on), declared `extern bool` in C as before and defined
+ * here, where their layout matters; the lock byte is klock.h's kernel_bkl_byte. Open iff
+ * dts = 1, ipc_fastpath = 1, probes = 0 and the lock is free; the exchange leaves it held.
  */
     .data
-    .balign 4
-    .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on
+    .balign 64                          /* the lock's line: nothing else written often */
+    .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on, kernel_bkl_byte
 ipc_fast_gate:
 ipc_dts:            .byte 1
 ipc_fastpath_on:    .byte 1
 pcnt_probes_on:     .byte 0
-                    .byte 0
+kernel_bkl_byte:    .byte 0
 #define FAST_GATE_OPEN 0x0101
+#define FAST_GATE_LOCKED 0x01000101
+#define UNLOCK movb $0, kernel_bkl_byte(%rip)
 
 /* The CR3 gate, likewise: a plain CR3 load between tasks unless PCID is in use (cpu.c
  * sets pcid_active) or the cache model's markers are on (option markers); either takes
@@ -71,48 +77,52 @@ markers_on:         .byte 0
  * rejects 0, negatives and ids >= 2^31 as the general path's lookup does. Leaves cur in
  * rbp and p in rax.
  */
-.macro GATE slow
-    cmpl $FAST_GATE_OPEN, ipc_fast_gate(%rip)
-    jne \slow
+.macro GATE slow, unlock_slow
+    movl $FAST_GATE_OPEN, %eax
+    movl $FAST_GATE_LOCKED, %ecx
+    lock cmpxchgl %ecx, ipc_fast_gate(%rip)
+    jne \slow                           /* a setting, or the lock is held: nothing taken */
     cmpb $0, %gs:CPU_NEED_RESCHED
-    jne \slow
+    jne \unlock_slow
     movq %gs:CPU_CURRENT, %rbp
     cmpw $0, TH_KILLED(%rbp)            /* killed, or an FS base to switch (user_bases) */
-    jne \slow
+    jne \unlock_slow
 .endm
 
 .macro GATE_AND_PARTNER
-    GATE syscall_slow
+    GATE syscall_slow, syscall_unlock_slow
     cmpl $0, TF_RDX+4(%rsp)
-    jne syscall_slow
+    jne syscall_unlock_slow
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
     movq thread_objs(,%r11,8), %rax     /* thread_ids' slots (thread.c) */
     testq %rax, %rax
-    jz syscall_slow
+    jz syscall_unlock_slow
     movslq TH_TID(%rax), %r11
     cmpq %r11, %rdi
-    jne syscall_slow
+    jne syscall_unlock_slow
 .endm
 
 /*
  * The L4 priority rule for a direct switch as wake_partner applies it when the current
- * thread blocks: p at least as high as every ready thread (rq_highest_prio). And p with
- * no FS base (user_bases), not sleeping (a timed receive: the general path disarms it) and on
- * no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
+ * thread blocks: p at least as high as every thread ready on this CPU (rq_highest_prio).
+ * And p not killed, with no FS base (user_bases), not sleeping (a timed receive: the
+ * general path disarms it), on this CPU (one on another is woken there by the general
+ * path) and on no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
  */
-.macro PRIORITY_OK slow=syscall_slow
-    movq rq_words(%rip), %rsi
+.macro PRIORITY_OK slow=syscall_unlock_slow
+    movq %gs:CPU_RQ_WORDS, %rsi         /* this CPU's run queue (sched.c) */
     testq %rsi, %rsi
     jz 9f
     bsrq %rsi, %rsi                     /* the highest non-empty word */
-    bsrq rq_bitmap(,%rsi,8), %rcx       /* its highest priority */
+    bsrq %gs:CPU_RQ_BITMAP(,%rsi,8), %rcx   /* its highest priority */
     shll $6, %esi
     addl %esi, %ecx
     cmpl %ecx, TH_PRIO(%rax)
     jl \slow
-9:  cmpw $0, TH_USER_BASES(%rax)           /* an FS base to switch (user_bases), or sleeping */
-    jne \slow
+9:  movl TH_KILLED(%rbp), %ecx          /* ours: not killed, no bases, not sleeping, our CPU */
+    cmpl %ecx, TH_KILLED(%rax)          /* p's the same: not killed, no FS base to switch */
+    jne \slow                           /* (user_bases), not sleeping, on this CPU */
     cmpq $0, TH_WAITING_ON(%rax)
     jne \slow
 .endm
@@ -131,7 +141,7 @@ markers_on:         .byte 0
     cmpq %rsi, TASK_PARENT(%rcx)
     je 8f
     call fast_granted
-    jne syscall_slow
+    jne syscall_unlock_slow
 8:
 .endm
 
@@ -165,6 +175,7 @@ markers_on:         .byte 0
     movq TF_RIP(%rsp), %rcx
     movq TF_RFLAGS(%rsp), %r11
     movq TF_RSP(%rsp), %rsp
+    UNLOCK                              /* p's frame read: the kernel lock goes */
     swapgs
     sysretq
 .endm
@@ -236,6 +247,7 @@ markers_on:         .byte 0
     movq TF_RIP(%rsp), %rcx
     movq TF_RFLAGS(%rsp), %r11
     movq TF_RSP(%rsp), %rsp
+    UNLOCK                              /* p's frame read: the kernel lock goes */
     swapgs
     sysretq
 .endm
@@ -249,14 +261,12 @@ markers_on:         .byte 0
  */
 .macro SWITCH_TO_PARTNER context=NATIVE_CONTEXT, leave=LEAVE_NATIVE
     movl $FP_T_BLOCKED, TH_STATE(%rbp)
-    movb $0, TH_ON_CPU(%rbp)
     movl $FP_T_RUNNING, TH_STATE(%rax)
-    movb $1, TH_ON_CPU(%rax)
-    /* The rest of our slice. Never 0 here (switch_to_partner's fresh one): a running
-     * thread's slice reaching 0 sets need_resched (sched_tick), which the gate turned
-     * away, and every way onto the CPU refills it (schedule, switch_to_partner). */
-    movl TH_SLICE_LEFT(%rbp), %ecx
-    movl %ecx, TH_SLICE_LEFT(%rax)
+    movl TH_SLICE_LEFT(%rbp), %ecx      /* the rest of our slice, or a fresh one */
+    testl %ecx, %ecx
+    jnz 1f
+    movl slice_ticks(%rip), %ecx
+1:  movl %ecx, TH_SLICE_LEFT(%rax)
     movq %rax, %gs:CPU_CURRENT
     movq TH_TF(%rax), %rsp              /* p's frame, at the top of its kernel stack */
     movq %rsp, %gs:CPU_SYSCALL_FRAME
@@ -300,6 +310,15 @@ markers_on:         .byte 0
 .endm
 
     .text
+/* A route turned away after the gate: release the kernel lock, then the general path
+ * (which takes it again). */
+syscall_unlock_slow:
+    UNLOCK
+    jmp syscall_slow
+fwd_unlock_slow:
+    UNLOCK
+    jmp fwd_slow
+
     .globl ipc_fastpath
 ipc_fastpath:
     je fast_reply_recv
@@ -308,16 +327,16 @@ ipc_fastpath:
 fast_call:
     GATE_AND_PARTNER
     cmpq %rax, %rbp                     /* IPC with oneself: E_DEADLK */
-    je syscall_slow
+    je syscall_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     movl TH_RECV_FROM(%rax), %r11d
     testl %r11d, %r11d
     jz 1f
     cmpl TH_TID(%rbp), %r11d
-    jne syscall_slow
+    jne syscall_unlock_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     cmpl %edi, TH_REPLY_TO(%rbp)        /* in an RPC loop, the right the last reply gave */
     jne fast_call_other_right
     PRIORITY_OK
@@ -344,16 +363,16 @@ fast_call_other_right:
 fast_reply_recv:
     GATE_AND_PARTNER
     cmpq $-1, %rsi                      /* IPC_ANY */
-    jne syscall_slow
+    jne syscall_unlock_slow
     cmpq $0, TH_SENDERS_HEAD(%rbp)
-    jne syscall_slow
+    jne syscall_unlock_slow
     testl %edx, %edx                    /* poll: the general path's receive answers */
-    jz syscall_slow
+    jz syscall_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     movl TH_TID(%rbp), %r11d
     cmpl %r11d, TH_RECV_FROM(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     cmpq $0, TH_IPC_FLAGS(%rax)
     jne fast_answer                     /* a buffer, or a Linux thread's forwarded call */
     cmpl %edi, TH_REPLY_TO(%rbp)        /* usually the reply right */
@@ -412,15 +431,15 @@ fast_arm_timeout:
 fast_answer:
     movabsq $FP_IPC_FWD, %rcx
     cmpq %rcx, TH_IPC_FLAGS(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     cmpb $FP_FWD_SYSCALL, TH_FWD(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     cmpb $0, TH_KILLED(%rax)
-    jne syscall_slow
+    jne syscall_unlock_slow
     movq TH_TF(%rax), %rcx
     movq TF_RIP(%rcx), %rcx
     sarq $47, %rcx
-    jnz syscall_slow
+    jnz syscall_unlock_slow
     cmpl %edi, TH_REPLY_TO(%rbp)        /* the right its call gave us */
     jne fast_answer_other_right
     PRIORITY_OK
@@ -451,7 +470,7 @@ fast_answer_arm_timeout:
  * ipc_forward (the call) and wake_partner (the direct switch) do it: to its server s, the
  * thread whose id is exactly task->linux_server, blocked in an open receive (or one from
  * this thread) with no buffer, on no queue, not in a timed receive, at least as high as
- * every ready thread. Else `jmp fwd_slow`, nothing changed. s gets the message in its
+ * every ready thread, on this CPU. Else `jmp fwd_slow`, nothing changed (the lock released). s gets the message in its
  * registers: w0 = the label, w1 = the number (rax), w2..w7 = rdi, rsi, rdx, r10, r8, r9,
  * all read back from our frame, and our tid in rax. We wait for the answer as a caller
  * (recv_from = s, counted in s's reply_waiters) in a forwarded call (IPC_FWD,
@@ -459,26 +478,26 @@ fast_answer_arm_timeout:
  */
     .globl fwd_fastpath
 fwd_fastpath:
-    GATE fwd_slow
+    GATE fwd_slow, fwd_unlock_slow
     movq TH_TASK(%rbp), %rcx
     movslq TASK_LINUX_SERVER(%rcx), %rdi
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
     movq thread_objs(,%r11,8), %rax
     testq %rax, %rax
-    jz fwd_slow
+    jz fwd_unlock_slow
     cmpl TH_TID(%rax), %edi
-    jne fwd_slow
+    jne fwd_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
-    jne fwd_slow
+    jne fwd_unlock_slow
     movl TH_RECV_FROM(%rax), %r11d
     testl %r11d, %r11d
     jz 1f
     cmpl TH_TID(%rbp), %r11d
-    jne fwd_slow
+    jne fwd_unlock_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
-    jne fwd_slow
-    PRIORITY_OK fwd_slow
+    jne fwd_unlock_slow
+    PRIORITY_OK fwd_unlock_slow
     testl %r11d, %r11d                  /* s stops waiting for our reply if it was */
     jz 2f
     decl TH_REPLY_WAITERS(%rbp)

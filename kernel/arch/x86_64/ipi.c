@@ -23,6 +23,9 @@
 
 #define SPIN_BRIEF 100               /* pause iterations before halting */
 #define STOP_TIMEOUT_US 100000
+#define LOCKED_TIMEOUT_US 5000000    /* waits of a kernel-lock holder: a CPU that does not
+                                        answer in 5 s is wedged (100 ms was too short for a
+                                        vCPU thread of a loaded host, without icount) */
 
 /* One per CPU, on its own cache line: the function the call IPI runs there. */
 struct call_box {
@@ -32,11 +35,24 @@ struct call_box {
     volatile u32 posted, done;      /* sequence numbers: posted by the caller, done by the CPU */
 } __attribute__((aligned(64)));
 
+/* One per CPU: the TLB shootdown posted to it (tlb_shootdown). */
+struct tlb_box {
+    u64 cr3, va;
+    u32 kind;
+    volatile u32 posted, done;
+} __attribute__((aligned(64)));
+
 static struct call_box call_boxes[MAX_CPUS];
+static struct tlb_box tlb_boxes[MAX_CPUS];
 static struct spinlock call_lock;   /* one caller at a time */
 static volatile u32 stopping, stopped;
 static int stop_initiator;
 struct ipi_stats ipi_stats[MAX_CPUS];
+struct tlb_stats tlb_stats;
+
+static void run_call_box(int self);
+__attribute__((noreturn)) static void stop_here(void);
+extern u64 kernel_pml4_pa;                  /* vm.c */
 
 static bool started_cpu(int cpu) { return cpu >= 0 && (unsigned)cpu < cpus_running; }
 
@@ -96,6 +112,85 @@ int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us)
     bool answered = call_answered(cpu, deadline_after_us(timeout_us));
     spin_unlock(&call_lock);
     return answered ? 0 : E_TIMEOUT;
+}
+
+/* Waits for *word == value with pause only: the waiter holds the kernel lock, so no
+ * interrupt handler may run here; pause lets QEMU's round-robin loop run the others. */
+static bool spin_wait_word(volatile u32 *word, u32 value, u64 deadline)
+{
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
+        if (rdtsc() >= deadline)
+            return false;
+        pause();
+    }
+    return true;
+}
+
+int ipi_call_locked(int cpu, ipi_fn fn, void *arg)
+{
+    if (!started_cpu(cpu) || cpu == this_cpu()->id)
+        return E_INVAL;
+    spin_lock(&call_lock);
+    post_call(cpu, fn, arg);
+    struct call_box *b = &call_boxes[cpu];
+    bool answered = spin_wait_word(&b->done, b->posted, deadline_after_us(LOCKED_TIMEOUT_US));
+    spin_unlock(&call_lock);
+    return answered ? 0 : E_TIMEOUT;
+}
+
+/* ---- TLB shootdown (docs/smp.md "TLB shootdown") ----------------------------------- */
+/* On the receiving CPU: drop the translations asked for if it has that address space
+ * loaded (else it holds none of them that could be used: the sender marked them stale). */
+static void run_tlb_box(int self)
+{
+    struct tlb_box *b = &tlb_boxes[self];
+    u32 seq = __atomic_load_n(&b->posted, __ATOMIC_ACQUIRE);
+    if (seq == b->done)
+        return;
+    struct cpu *c = &cpus[self];
+    if (read_cr3() == b->cr3) {
+        if (b->kind == TLB_PAGE)
+            invlpg(b->va);
+        else if (b->kind == TLB_ALL)
+            write_cr3(b->cr3);                  /* no no-flush bit: drops that PCID's entries */
+        else {                                  /* TLB_LEAVE: the tables are going */
+            write_cr3(kernel_pml4_pa);
+            c->loaded_cr3 = kernel_pml4_pa;
+        }
+    }
+    __atomic_store_n(&b->done, seq, __ATOMIC_RELEASE);
+}
+
+int tlb_shootdown(u32 cpumask, u64 cr3, u64 va, unsigned kind)
+{
+    int self = this_cpu()->id;
+    cpumask &= ~(1u << self);
+    for (u32 m = cpumask; m; m &= m - 1) {
+        int cpu = __builtin_ctz(m);
+        struct tlb_box *b = &tlb_boxes[cpu];
+        b->cr3 = cr3;
+        b->va = va;
+        b->kind = kind;
+        __atomic_store_n(&b->posted, b->posted + 1, __ATOMIC_RELEASE);
+        ipi_send(cpu, VEC_IPI_TLB);
+        tlb_stats.sent++;
+    }
+    u64 deadline = deadline_after_us(LOCKED_TIMEOUT_US);
+    int missing = 0;
+    for (u32 m = cpumask; m; m &= m - 1) {
+        struct tlb_box *b = &tlb_boxes[__builtin_ctz(m)];
+        missing += !spin_wait_word(&b->done, b->posted, deadline);
+    }
+    return missing ? E_TIMEOUT : 0;
+}
+
+void ipi_poll(void)
+{
+    int self = this_cpu()->id;
+    if (stopping && self != stop_initiator)
+        stop_here();
+    run_call_box(self);
+    run_tlb_box(self);
 }
 
 int ipi_call_all(ipi_fn fn, void *arg, u64 timeout_us)
@@ -173,16 +268,13 @@ bool ipi_interrupt(u64 vector)
         stop_here();
     else if (vector == VEC_IPI_CALL)
         run_call_box(self);
-    else if (vector != VEC_IPI_RESCHED) {
+    else if (vector == VEC_IPI_TLB) {
+        run_tlb_box(self);
+        tlb_stats.handled++;
+    } else if (vector != VEC_IPI_RESCHED) {
         ipi_stats[self].unknown++;
         printk("ipi: unexpected vector %#lx on CPU %d (ignored)\n", (unsigned long)vector, self);
     }
     return true;
 }
 
-void ipi_ap_idle(void)
-{
-    lapic_timer_mask();
-    for (;;)
-        wait_for_interrupt();
-}

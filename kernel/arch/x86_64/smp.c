@@ -4,8 +4,8 @@
  * (apboot.S), and a second one if the CPU has not checked in after 1 ms; a CPU that is not
  * up 100 ms later is reported and skipped. A started CPU loads the kernel's page tables,
  * its own GDT, TSS and GS base (cpu_init), the IDT and its local APIC, checks in, and
- * enters its idle loop (ipi.c): halted with interrupts on and its timer masked, it wakes
- * only for IPIs; nothing is scheduled on it yet (issue 13's next step).
+ * goes to the scheduler (sched_ap_main): it answers IPIs until the bootstrap CPU lets it
+ * join, then runs threads with its own idle thread and timer.
  * Timing is by the TSC, calibrated by then (apic.c), so it also holds under icount.
  */
 #include "acpi.h"
@@ -15,6 +15,7 @@
 #include "kernel.h"
 #include "memlayout.h"
 #include "pmm.h"
+#include "sched.h"
 #include "smp.h"
 #include "smp_layout.h"
 #include "trap.h"
@@ -55,7 +56,7 @@ void ap_entry(void)
     lapic_init();
     c->apic_id = lapic_id();
     __atomic_store_n(&ap_checked_in, id, __ATOMIC_RELEASE);
-    ipi_ap_idle();
+    sched_ap_main();
 }
 
 /* The trampoline's page and its boot page tables: identity-mapped low 2 MiB, and the

@@ -160,14 +160,26 @@ static void exception(struct trapframe *tf)
     kill_faulting_thread(tf, err);
 }
 
+/* A reschedule IPI interrupted a user thread: another CPU made a thread ready here that
+ * should run first (sched.c kick), or changed this thread's affinity or killed it. */
+static void resched_from_user(void)
+{
+    kernel_lock();
+    sched_kernel_exit_checks();
+    kernel_unlock();
+}
+
 void trap(struct trapframe *tf)
 {
     if (smap_enabled)
         __asm__ volatile("clac");
     if (tf->vector >= 32 && tf->vector < 256)
         pcnt_irqs[this_cpu()->id]++;          /* P3's filter drops samples spanning one */
-    if (ipi_interrupt(tf->vector))            /* no kernel lock: the sender may hold it */
+    if (ipi_interrupt(tf->vector)) {          /* no kernel lock: the sender may hold it */
+        if (tf->vector == VEC_IPI_RESCHED && tf_from_user(tf) && !ipi_stopping())
+            resched_from_user();
         return;
+    }
     if (ipi_stopping() && tf->vector >= 32) { /* powering off: interrupts only acknowledged */
         lapic_eoi();
         return;

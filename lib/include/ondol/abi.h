@@ -249,6 +249,7 @@ struct meminfo {
     uint64_t kobj_frames;      /* frames held by the kernel-object allocator */
 };
 
+#define TIME_CPUS 16               /* CPUs struct time_info reports one by one */
 struct time_info {
     uint64_t ticks;            /* timer ticks since boot */
     uint64_t hz;               /* ticks per second */
@@ -256,6 +257,9 @@ struct time_info {
     uint64_t tsc_hz;           /* calibrated TSC frequency (0 if unknown) */
     uint64_t thread_switches;  /* changes of the running thread since boot, all CPUs */
     uint64_t as_switches;      /* address-space (CR3) loads since boot, all CPUs */
+    uint32_t cpus;             /* CPUs that run threads */
+    uint32_t cpu;              /* the CPU the caller runs on */
+    uint64_t cpu_thread_switches[TIME_CPUS];   /* thread_switches of each CPU */
 };
 
 #endif

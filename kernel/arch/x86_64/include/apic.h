@@ -18,6 +18,9 @@ void lapic_send_ipi(u32 apic_id, u8 vector);
 bool lapic_in_service(u8 vector);
 void lapic_timer_mask(void);          /* an AP's timer: masked, stopped */
 void lapic_timer_start(u32 hz);       /* calibrates against the PIT first */
+/* Another CPU's timer: the same rate, from the bootstrap CPU's calibration (same bus
+ * clock), so only one CPU uses the PIT. */
+void lapic_timer_start_ap(void);
 u64 tsc_hz(void);                      /* calibrated TSC frequency */
 void ioapic_route(u32 irq, u8 vector, u32 apic_id);
 /* PCI INTx: level-triggered, active high (as QEMU's and most firmware's ACPI tables say),

@@ -36,7 +36,6 @@ struct cpu {
     u32 apic_id;
     struct thread *idle;
     struct thread *dead;       /* exited thread whose stack is freed after the switch */
-    struct thread *switched_from;  /* the thread we last switched away from */
     bool need_resched;
     bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
     struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
@@ -57,6 +56,16 @@ struct cpu {
     u64 switches_same;         /* fixed offsets too: ipcfast.S increments them */
     u64 switches_cross;
     u64 cr3_loads;
+    /* This CPU's run queue (sched.c): bit p of rq_bitmap set when priority p has a ready
+     * thread here, bit w of rq_words when rq_bitmap[w] != 0. Fixed offsets: the IPC
+     * fastpath's priority rule reads them (fastpath_layout.h). */
+    u64 rq_words;
+    u64 rq_bitmap[4];
+    /* The CR3 (without the no-flush bit) the idle thread found and keeps: the TLB
+     * shootdown sends to the CPUs that have an address space loaded (vm.c cr3_of_cpu; a
+     * CPU running a task's thread has that task's loaded). */
+    u64 loaded_cr3;
+    struct thread *rq_head[256], *rq_tail[256];
 };
 
 struct cpu_features {

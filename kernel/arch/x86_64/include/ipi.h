@@ -8,9 +8,10 @@
 #include "types.h"
 
 /* Vectors 0xf0..0xfe are IPIs (priority class 15, above every device vector). */
-#define VEC_IPI_RESCHED 0xf0   /* wake the CPU from its halt; nothing else yet */
+#define VEC_IPI_RESCHED 0xf0   /* wake the CPU; from user mode it runs its exit checks */
 #define VEC_IPI_CALL    0xf1   /* run the function posted in the CPU's call box */
 #define VEC_IPI_STOP    0xf2   /* halt for good, interrupts off */
+#define VEC_IPI_TLB     0xf3   /* drop the translations posted in the CPU's TLB box */
 #define VEC_IPI_FIRST   0xf0
 #define VEC_IPI_LAST    0xfe
 
@@ -25,6 +26,10 @@ void ipi_send_others(u8 vector);
  * E_INVAL for a CPU that is not started or is this one, E_TIMEOUT when it did not answer
  * (fn may still run later: pass data that outlives the call). Callers are serialised. */
 int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us);
+/* As ipi_call, for a holder of the kernel lock: waits by spinning (no interrupt handler
+ * may run under the lock), at most 5 s. The other CPU answers even while it waits for
+ * the lock (ipi_poll). */
+int ipi_call_locked(int cpu, ipi_fn fn, void *arg);
 /* Runs fn(arg) on every started CPU: posted to the others, then run here, then waits for
  * all of them (bounded as above). Returns 0 or E_TIMEOUT. */
 int ipi_call_all(ipi_fn fn, void *arg, u64 timeout_us);
@@ -39,8 +44,19 @@ bool ipi_stopping(void);
 /* Waits until *word == value or the TSC passes `deadline`: spins briefly, then halts until
  * an interrupt (so under icount the vCPU it waits for gets to run). True if it matched. */
 bool ipi_wait_word(volatile u32 *word, u32 value, u64 deadline);
-/* The idle loop of a started AP: halts with interrupts on, wakes on IPIs. */
-__attribute__((noreturn)) void ipi_ap_idle(void);
+/* TLB shootdown, by a holder of the kernel lock: every CPU in cpumask but this one that
+ * has CR3 `cr3` loaded drops the translation of va (TLB_PAGE), all of that address space's
+ * (TLB_ALL), or loads the kernel's tables instead (TLB_LEAVE: the address space is being
+ * destroyed); waits until each has done so (spinning, at most 5 s: E_TIMEOUT). */
+enum { TLB_PAGE, TLB_ALL, TLB_LEAVE };
+int tlb_shootdown(u32 cpumask, u64 cr3, u64 va, unsigned kind);
+/* Runs the call and shootdown requests posted to this CPU (the kernel lock's wait). */
+void ipi_poll(void);
+/* Shootdowns sent (by the initiators) and handled (by interrupt; polled ones not counted). */
+struct tlb_stats {
+    u64 sent, handled;
+};
+extern struct tlb_stats tlb_stats;
 /* Counters for tests: IPIs handled per CPU, unknown and spurious vectors seen. */
 struct ipi_stats {
     u32 handled, unknown, spurious;

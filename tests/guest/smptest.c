@@ -1,0 +1,260 @@
+/*
+ * smptest MODE [N]: every CPU running threads (docs/smp.md, issue 13).
+ *
+ * spread N   N threads spin, each noting the CPUs it finds itself on (SYS_TIME's `cpu`)
+ *            until together they have seen every CPU that runs threads (or 30 s pass);
+ *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
+ *            "spread ok cpus=C" or "spread FAIL ...".
+ * affinity   SYS_THREAD_AFFINITY: pinned to each CPU in turn, the caller finds itself
+ *            there after a yield and after a sleep; the query returns the mask; a mask
+ *            naming no CPU that runs threads is E_INVAL, another task's thread E_SRCH.
+ *            Prints "affinity ok cpus=C".
+ * shootdown N  N rounds: a reader thread pinned to CPU 1 reads a page in a loop (checking
+ *            its value) while the main thread, pinned to CPU 0, unmaps the page, maps
+ *            another page and writes a different value to it (its frame is usually the
+ *            one just freed). Without a TLB shootdown the reader would go on reading
+ *            through its stale translation, and see the new value; with it, its next read
+ *            faults and the kernel kills it (status 128 + 14). Prints "shootdown ok
+ *            rounds=N" or "shootdown FAIL ...".
+ * pingpong N a client on CPU 0 calls a server pinned to CPU 1 N times (every call wakes the
+ *            other CPU: the reschedule IPI) and checks each answer. Prints "pingpong ok".
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ondol/ipc.h>
+#include <ondol/sys.h>
+#include <ondol/thread.h>
+
+#define PAGE 4096ul
+#define EXPECT 0x5eed5eed5eed5eedull
+#define DECOY 0xbadbadbadbadbadull
+
+static struct time_info now(void)
+{
+    struct time_info ti;
+    memset(&ti, 0, sizeof(ti));
+    sys_time(&ti);
+    return ti;
+}
+
+static unsigned all_cpus_mask(void)
+{
+    unsigned n = now().cpus;
+    return n >= 32 ? ~0u : (1u << n) - 1;
+}
+
+/* ---- spread ------------------------------------------------------------------------- */
+static volatile unsigned seen;        /* CPUs some spinner ran on */
+static volatile int spread_stop;
+
+static int spinner(void *arg)
+{
+    (void)arg;
+    while (!spread_stop) {
+        __atomic_or_fetch(&seen, 1u << now().cpu, __ATOMIC_RELAXED);
+        for (volatile int i = 0; i < 20000; i++)
+            ;
+    }
+    return 0;
+}
+
+static int spread(int n)
+{
+    struct thread t[16];
+    if (n < 1 || n > 16)
+        n = 8;
+    unsigned want = all_cpus_mask();
+    for (int i = 0; i < n; i++)
+        if (thread_start(&t[i], spinner, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
+            printf("spread FAIL: thread_start\n");
+            return 1;
+        }
+    struct time_info t0 = now();
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    while ((seen & want) != want && now().ticks - t0.ticks < 30 * hz)
+        sys_sleep(1);
+    spread_stop = 1;
+    for (int i = 0; i < n; i++)
+        thread_join(&t[i], NULL);
+    struct time_info ti = now();
+    if ((seen & want) != want) {
+        printf("spread FAIL: threads seen on CPUs %#x of %#x\n", seen, want);
+        return 1;
+    }
+    for (unsigned c = 0; c < ti.cpus && c < TIME_CPUS; c++)
+        if (!ti.cpu_thread_switches[c]) {
+            printf("spread FAIL: no thread switch counted on CPU %u\n", c);
+            return 1;
+        }
+    printf("spread ok cpus=%u\n", ti.cpus);
+    return 0;
+}
+
+/* ---- affinity ----------------------------------------------------------------------- */
+static int affinity(void)
+{
+    unsigned n = now().cpus, all = all_cpus_mask();
+    for (unsigned c = 0; c < n; c++) {
+        long r = sys_thread_affinity(0, 1ull << c);
+        if (r != 0) {
+            printf("affinity FAIL: pin to CPU %u: %ld\n", c, r);
+            return 1;
+        }
+        sys_yield();
+        unsigned after_yield = now().cpu;
+        sys_sleep(1);
+        unsigned after_sleep = now().cpu;
+        if (after_yield != c || after_sleep != c) {
+            printf("affinity FAIL: pinned to CPU %u, ran on %u then %u\n", c, after_yield, after_sleep);
+            return 1;
+        }
+        if (sys_thread_affinity(0, 0) != (long)(1u << c)) {
+            printf("affinity FAIL: query gave %ld\n", sys_thread_affinity(0, 0));
+            return 1;
+        }
+    }
+    long none = sys_thread_affinity(0, n >= 32 ? 0 : ~0ull << n);   /* no such CPU only */
+    long other = sys_thread_affinity(1, 1);                         /* init's thread */
+    long bad = sys_thread_affinity(-5, 1);
+    if (none != E_INVAL || other != E_SRCH || bad != E_SRCH) {
+        printf("affinity FAIL: errors %ld %ld %ld\n", none, other, bad);
+        return 1;
+    }
+    if (sys_thread_affinity(0, all) != 0 || sys_thread_affinity(0, 0) != (long)all) {
+        printf("affinity FAIL: unpin\n");
+        return 1;
+    }
+    printf("affinity ok cpus=%u\n", n);
+    return 0;
+}
+
+/* ---- shootdown ---------------------------------------------------------------------- */
+static volatile uint64_t *page;
+static volatile int reading;
+static volatile uint64_t stale;
+
+static int reader(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    for (;;) {
+        uint64_t v = *page;
+        if (v != EXPECT) {
+            stale = v;
+            return 1;
+        }
+        reading = 1;
+    }
+}
+
+static int shootdown(int rounds)
+{
+    if (now().cpus < 2) {
+        printf("shootdown FAIL: needs 2 CPUs\n");
+        return 1;
+    }
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    for (int i = 0; i < rounds; i++) {
+        long addr = sys_vm_map(PAGE, PROT_READ | PROT_WRITE);
+        if (addr < 0) {
+            printf("shootdown FAIL: map\n");
+            return 1;
+        }
+        page = (volatile uint64_t *)addr;
+        *page = EXPECT;
+        reading = 0;
+        struct thread t;
+        if (thread_start(&t, reader, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
+            printf("shootdown FAIL: thread_start\n");
+            return 1;
+        }
+        while (!reading)               /* the reader runs on CPU 1, the page in its TLB */
+            __asm__ volatile("pause");
+        sys_vm_unmap((void *)page, PAGE);
+        volatile uint64_t *decoy = (volatile uint64_t *)sys_vm_map(PAGE, PROT_READ | PROT_WRITE);
+        *decoy = DECOY;                /* most likely in the frame just freed */
+        int status = 0;
+        thread_join(&t, &status);
+        sys_vm_unmap((void *)decoy, PAGE);
+        if (status != 128 + 14) {
+            printf("shootdown FAIL: round %d: reader status %d, read %#llx\n", i, status,
+                   (unsigned long long)stale);
+            return 1;
+        }
+    }
+    printf("shootdown ok rounds=%d\n", rounds);
+    return 0;
+}
+
+/* ---- pingpong ----------------------------------------------------------------------- */
+static int server(void *arg)
+{
+    (void)arg;
+    sys_thread_affinity(0, 2);
+    sys_yield();
+    struct ipc_msg m = {{0}};
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    for (;;) {
+        if (m.w[0] == 0)
+            return now().cpu == 1 ? 0 : 1;
+        m.w[0] = m.w[0] * 3 + now().cpu;
+        from = ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER);
+    }
+}
+
+static int pingpong(int n)
+{
+    if (now().cpus < 2) {
+        printf("pingpong FAIL: needs 2 CPUs\n");
+        return 1;
+    }
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    struct thread t;
+    int tid = thread_start(&t, server, NULL, PRIO_INHERIT, 16 * 1024);
+    if (tid < 0) {
+        printf("pingpong FAIL: thread_start\n");
+        return 1;
+    }
+    sys_sleep(2);                     /* the server reaches CPU 1 and waits */
+    for (int i = 1; i <= n; i++) {
+        struct ipc_msg m = {{(uint64_t)i}};
+        long r = ipc_call(tid, &m, IPC_FOREVER);
+        if (r != tid || m.w[0] != (uint64_t)i * 3 + 1 || now().cpu != 0) {
+            printf("pingpong FAIL: call %d: %ld %llu\n", i, r, (unsigned long long)m.w[0]);
+            return 1;
+        }
+    }
+    struct ipc_msg quit = {{0}};
+    ipc_send(tid, &quit, IPC_FOREVER);
+    int status = -1;
+    thread_join(&t, &status);
+    if (status != 0) {
+        printf("pingpong FAIL: server status %d\n", status);
+        return 1;
+    }
+    printf("pingpong ok calls=%d\n", n);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int n = argc > 2 ? atoi(argv[2]) : 0;
+    if (!strcmp(mode, "spread"))
+        return spread(n);
+    if (!strcmp(mode, "affinity"))
+        return affinity();
+    if (!strcmp(mode, "shootdown"))
+        return shootdown(n > 0 ? n : 20);
+    if (!strcmp(mode, "pingpong"))
+        return pingpong(n > 0 ? n : 1000);
+    printf("usage: smptest spread N | affinity | shootdown N | pingpong N\n");
+    return 2;
+}
