@@ -597,21 +597,18 @@ long lx_recvfrom(struct ucall *c)
     return do_recv(c, &u, c->a[3], c->a[4], c->a[5]);
 }
 
-/* A msghdr's iovecs, checked as readv's: count, lengths, ranges. */
-static long msg_vec(struct ucall *c, const struct linux_msghdr *m, struct uvec *u)
+/* A msghdr read from user space at umsg, and its iovecs checked as readv's (a count above
+ * IOV_MAX is -EMSGSIZE here, as on Linux) into u. */
+static long msg_in(struct ucall *c, uint64_t umsg, struct linux_msghdr *m, struct uvec *u)
 {
+    if (copy_in(c->proc, m, umsg, sizeof *m))
+        return -EFAULT;
     if (m->iovlen > IOV_MAX)
         return -EMSGSIZE;
-    for (uint64_t i = 0; i < m->iovlen; i++) {
-        struct linux_iovec v;
-        if (copy_in(c->proc, &v, m->iov + i * sizeof v, sizeof v))
-            return -EFAULT;
-        if ((int64_t)v.iov_len < 0)
-            return -EINVAL;
-        if (!user_range_ok(v.iov_base, v.iov_len))
-            return -EFAULT;
-    }
-    *u = (struct uvec){.uiov = m->iov, .cnt = m->iovlen};
+    long err = vfs_check_iov(c, m->iov, m->iovlen);
+    if (err)
+        return err;
+    *u = m->iovlen ? (struct uvec){.uiov = m->iov, .cnt = m->iovlen} : (struct uvec){0};
     return 0;
 }
 
@@ -620,13 +617,9 @@ long lx_sendmsg(struct ucall *c)
 {
     struct linux_msghdr m;
     struct uvec u;
-    if (copy_in(c->proc, &m, c->a[1], sizeof m))
-        return -EFAULT;
-    long err = msg_vec(c, &m, &u);
+    long err = msg_in(c, c->a[1], &m, &u);
     if (err)
         return err;
-    if (!m.iovlen)
-        u = (struct uvec){0};
     return do_send(c, &u, c->a[2], m.name, m.namelen);
 }
 
@@ -636,13 +629,9 @@ long lx_recvmsg(struct ucall *c)
 {
     struct linux_msghdr m;
     struct uvec u;
-    if (copy_in(c->proc, &m, c->a[1], sizeof m))
-        return -EFAULT;
-    long err = msg_vec(c, &m, &u);
+    long err = msg_in(c, c->a[1], &m, &u);
     if (err)
         return err;
-    if (!m.iovlen)
-        u = (struct uvec){0};
     uint64_t ulen = c->a[1] + __builtin_offsetof(struct linux_msghdr, namelen);
     long r = do_recv(c, &u, c->a[2], m.name, ulen);
     if (r < 0)

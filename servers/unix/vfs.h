@@ -136,6 +136,8 @@ const char *vfs_dir_path(const struct inode *dir, const struct inode *rootdir);
 /* Copy a path in from the process into buf (PATH_MAX): its length, -EFAULT,
  * -ENAMETOOLONG, or -ENOENT when empty. */
 long vfs_path_in(struct ucall *c, uint64_t upath, char *buf);
+/* readv/writev's check of a user iovec array (vfs_io.c): 0, -EINVAL or -EFAULT. */
+long vfs_check_iov(struct ucall *c, uint64_t uiov, uint64_t cnt);
 
 /* ---- fd tables and open files (fd.c) ---- */
 /* A new open file of inode (referenced) with ops; one reference; NULL: out of memory. */

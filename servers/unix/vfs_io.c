@@ -180,8 +180,9 @@ long lx_pwrite64(struct ucall *c)
 /* ---- readv, writev ---- */
 
 /* Check the whole vector first, as Linux does: -EINVAL for a count above IOV_MAX or a
- * negative length, -EFAULT for an unreadable vector or a range outside user space. */
-static long check_iov(struct ucall *c, uint64_t uiov, uint64_t cnt)
+ * negative length, -EFAULT for an unreadable vector or a range outside user space. Also
+ * sendmsg/recvmsg's vectors (socket.c). */
+long vfs_check_iov(struct ucall *c, uint64_t uiov, uint64_t cnt)
 {
     if (cnt > IOV_MAX)
         return -EINVAL;
@@ -205,7 +206,7 @@ static long rwv(struct ucall *c, bool write)
     struct file *f;
     long r = io_file(c, arg_fd(c->a[0]), write, 0, 0, &f);
     if (r == 0)
-        r = check_iov(c, c->a[1], c->a[2]);
+        r = vfs_check_iov(c, c->a[1], c->a[2]);
     if (r < 0)
         return r;
     long done = 0;
