@@ -60,6 +60,7 @@
 #define MSG_DONTWAIT 0x40
 #define MSG_NOSIGNAL 0x4000
 #define SHUT_RD 0
+#define SHUT_WR 1
 #define SHUT_RDWR 2
 
 struct linux_sockaddr_in {
@@ -659,7 +660,7 @@ long lx_shutdown(struct ucall *c)
     long r = 0;
     if (how != SHUT_RD && s->type == STREAM)
         r = net1(NET_SHUTWR, (uint64_t)s->sd, 0, 0);
-    if (!r && how != 1)
+    if (!r && how != SHUT_WR)
         s->rd_shut = true;
     poll_wake(&sock_waiters);
     return r;
