@@ -52,14 +52,16 @@ def escape(value: str) -> str:
     return value.replace(",", ",,")
 
 
-def append_line(options: dict[str, str]) -> str:
-    """Kernel options as one -append string. The kernel splits words at spaces, so a key or
-    value with a space (or a key with "=") cannot be passed: ValueError."""
-    for key, value in options.items():
+def append_line(options: dict[str, str | int]) -> str:
+    """Kernel options as one -append string; a number is written as its decimal text. The
+    kernel splits words at spaces, so a key or value with a space (or a key with "=") cannot
+    be passed: ValueError."""
+    words = {key: str(value) for key, value in options.items()}
+    for key, value in words.items():
         if not key or " " in key + value or "=" in key:
             raise ValueError(f"bad kernel option {key}={value!r}: no spaces allowed "
                              "(commas stand for spaces in run=)")
-    return " ".join(f"{key}={value}" for key, value in options.items())
+    return " ".join(f"{key}={value}" for key, value in words.items())
 
 
 @dataclass(frozen=True)

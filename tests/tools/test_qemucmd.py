@@ -113,6 +113,7 @@ def test_binary_comes_from_the_environment(monkeypatch):
 def test_append_line():
     assert qemucmd.append_line({"hz": "100", "run": "a,b;c"}) == "hz=100 run=a,b;c"
     assert qemucmd.append_line({}) == ""
+    assert qemucmd.append_line({"hz": 1000, "smp": 2}) == "hz=1000 smp=2"
     for bad in ({"run": "a b"}, {"a=b": "1"}, {"": "1"}):
         with pytest.raises(ValueError, match="bad kernel option"):
             qemucmd.append_line(bad)
