@@ -756,7 +756,20 @@ ALLOC_MMU_BENCH = Benchmark(
     outputs=allocmmu.outputs,
     streams=("alloc", "ipc"),
 )
-BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH, ALLOC_MMU_BENCH)
+ALLOC_MMU_CACHE_BENCH = Benchmark(
+    name="alloc-mmu-cache",
+    description="P2's no-MMU comparison in the cache model (use --cache PRESET): IPC round "
+                "trips as windows under mmu=on without and with PCID and under mmu=off",
+    configs=allocmmu.cache_configs(Config),
+    key=("test", "scenario", "threads", "mmu", "pcid"),
+    columns=("test", "scenario", "mmu", "pcid", *STATS),
+    plot=Plot(kind="bar", x="scenario", series="mmu"),
+    paper=None,
+    timeout=1200.0,
+    outputs=allocmmu.cache_outputs,
+    streams=("ipc-cache",),
+)
+BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH, ALLOC_MMU_BENCH, ALLOC_MMU_CACHE_BENCH)
 
 
 # ---- net: P3 (per-layer TCP/IP cost) on ondol's network server, see docs/net.md ----------
