@@ -70,6 +70,19 @@ def metrics(rows: list[dict]) -> list[tuple[str, str, dict, str, float | None]]:
     return out
 
 
+def _cell(v) -> str:
+    return f"{v:,}" if isinstance(v, (int, float)) else "–"
+
+
+def _first_use(results: list[dict], mmu: str, size: int) -> int | None:
+    """malloc (cold) plus the first touch of its pages, per block: with mmu=off the frames
+    come in the malloc (eager mapping), with mmu=on in the touch's page faults, so only
+    the sum compares the two."""
+    parts = [_find(results, mmu, table="sizes", test=t, size=size, round="cold")
+             for t in ("malloc", "touch")]
+    return sum(p["mean"] for p in parts) if all(parts) else None
+
+
 def comparison(doc: dict) -> str:
     """The Markdown table: each figure with mmu=on and mmu=off, off/on, P2's ratio."""
     results = doc["results"]
@@ -82,9 +95,13 @@ def comparison(doc: dict) -> str:
         on, off = _find(results, "on", **match), _find(results, "off", **match)
         a, b = (on or {}).get(field), (off or {}).get(field)
         ratio = f"{b / a:.3f}" if a and b is not None else "–"
-        cell = (lambda v: f"{v:,}" if isinstance(v, (int, float)) else "–")
-        out.append(f"| {label} | {cell(a)} | {cell(b)} | {ratio} | "
+        out.append(f"| {label} | {_cell(a)} | {_cell(b)} | {ratio} | "
                    f"{'%.2f' % p2 if p2 else '–'} |")
+    for size in SIZES:
+        a, b = _first_use(results, "on", size), _first_use(results, "off", size)
+        ratio = f"{b / a:.3f}" if a and b is not None else "–"
+        out.append(f"| malloc + first touch {size} B (cold), per block | {_cell(a)} | "
+                   f"{_cell(b)} | {ratio} | {P2_MALLOC:.2f} |")
     return "\n".join(out)
 
 
