@@ -127,10 +127,11 @@ static bool place_image(struct aspace *as, u16 type, u64 lo, u64 hi, u64 *delta)
 
 /* The file offset of link address va, inside one PT_LOAD's file bytes with len bytes
  * after it; false if none holds it. */
-static bool file_offset(const struct elf64_phdr *ph, int n, u64 va, u64 len, u64 *off)
+static bool file_offset(const struct elf64_phdr *ph, int n, u64 size, u64 va, u64 len, u64 *off)
 {
     for (int i = 0; i < n; i++) {
-        if (ph[i].type == PT_LOAD && va >= ph[i].vaddr && va - ph[i].vaddr <= ph[i].filesz &&
+        if (ph[i].type == PT_LOAD && segment_ok(size, &ph[i]) && va >= ph[i].vaddr &&
+            va - ph[i].vaddr <= ph[i].filesz &&
             ph[i].filesz - (va - ph[i].vaddr) >= len) {
             *off = ph[i].offset + (va - ph[i].vaddr);
             return true;
@@ -162,7 +163,7 @@ static bool rela_table(const u8 *image, u64 size, const struct elf64_phdr *ph, i
         return true;
     *count = relasz / sizeof(struct elf64_rela);
     return relaent == sizeof(struct elf64_rela) && relasz % relaent == 0 &&
-           file_offset(ph, n, rela, relasz, off);
+           file_offset(ph, n, size, rela, relasz, off);
 }
 
 /* Apply the image's relocations for a load delta: only R_X86_64_RELATIVE (all a static

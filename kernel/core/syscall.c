@@ -227,20 +227,23 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 }
 
 /* mmu=off: a private anonymous mapping gets its frames now, as on uClinux (no demand
- * paging): the frame cost moves from the first touch into the mapping call. On running
- * out, the mapping goes again and the call fails with E_NOMEM. */
+ * paging): the frame cost moves from the first touch into the mapping call. An
+ * unprivileged task may not take the frames kept for the kernel and the servers, as in
+ * its page faults (trap.c). On running out, the mapping goes again and the call fails
+ * with E_NOMEM. */
 static long populate(struct task *t, long addr, u64 len, u64 prot, u64 flags)
 {
     if (addr < 0 || !t->as->shared || !prot || (flags & (VM_MMAP_SHARED | VM_MMAP_PHYS)))
         return addr;
-    for (u64 off = 0; off < len; off += PAGE_SIZE) {
-        u64 pa;
-        if (vm_resolve(t->as, (u64)addr + off, VM_ACCESS_READ, &pa)) {
-            region_unmap(t->as, t->id, (u64)addr, (u64)addr + len);
-            return E_NOMEM;
-        }
-    }
-    return addr;
+    frame_reserve_guard(!t->privileged);
+    u64 off = 0, pa;
+    while (off < len && vm_resolve(t->as, (u64)addr + off, VM_ACCESS_READ, &pa) == 0)
+        off += PAGE_SIZE;
+    frame_reserve_guard(false);
+    if (off >= len)
+        return addr;
+    region_unmap(t->as, t->id, (u64)addr, (u64)addr + len);
+    return E_NOMEM;
 }
 
 /* The memory calls work on any task's address space: the caller's own, or (SYS_VM_CTL)
