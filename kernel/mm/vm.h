@@ -28,7 +28,7 @@ struct aspace {
     u64 pages;                /* user PTEs in use (present or parked) */
     struct region *regions;   /* sorted by address, disjoint (region.c) */
     u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
-    bool shared;              /* mmu=off: every task's (aspace_of_task); regions have owners */
+    bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
     struct spinlock lock;
 };
 
