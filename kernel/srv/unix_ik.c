@@ -156,7 +156,7 @@ long rt_vm_clone(int id, int from_id)
     if (t->live_threads || t == from)
         return E_INVAL;
     long err = regions_clone(t->as, from->as);
-    if (err)
+    if (err == E_NOMEM)
         regions_destroy(t->as);
     return err;
 }
@@ -168,25 +168,25 @@ long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flag
         return E_SRCH;
     if (flags & VM_MMAP_PHYS)
         return E_INVAL;
-    return vm_ctl_map(t->as, addr, len, prot, flags);
+    return vm_ctl_map(t, addr, len, prot, flags);
 }
 
 long rt_vm_unmap(int id, uint64_t addr, uint64_t len)
 {
     struct task *t = linux_task(id);
-    return t ? vm_ctl_unmap(t->as, addr, len) : E_SRCH;
+    return t ? vm_ctl_unmap(t, addr, len) : E_SRCH;
 }
 
 long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
 {
     struct task *t = linux_task(id);
-    return t ? vm_ctl_protect(t->as, addr, len, prot) : E_SRCH;
+    return t ? vm_ctl_protect(t, addr, len, prot) : E_SRCH;
 }
 
 long rt_vm_discard(int id, uint64_t addr, uint64_t len)
 {
     struct task *t = linux_task(id);
-    return t ? vm_ctl_discard(t->as, addr, len) : E_SRCH;
+    return t ? vm_ctl_discard(t, addr, len) : E_SRCH;
 }
 
 /* Bytes between kernel memory and task t's pages, one page at a time through the
