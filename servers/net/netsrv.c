@@ -563,3 +563,31 @@ long net_pulse(struct srv_call *call, uint64_t *gen, uint64_t *socks)
     *socks = net_sockets_in_use(stack);
     return 0;
 }
+
+long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *ip,
+                  uint64_t *port, void *data, size_t data_cap, size_t *data_len)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    uint32_t from = 0;
+    uint16_t from_port = 0;
+    long n = net_peek(stack, sd_of(sd), data, data_cap, &from, &from_port);
+    *data_len = n > 0 ? (size_t)n : 0;
+    *ip = from;
+    *port = from_port;
+    *res = result(n);
+    return 0;
+}
+
+long net_pending(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *inq, uint64_t *outq)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    uint32_t in = 0, out = 0;
+    *res = result(net_queued(stack, sd_of(sd), &in, &out));
+    *inq = in;
+    *outq = out;
+    return 0;
+}

@@ -44,6 +44,8 @@ void udp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst,
             icmp_port_unreachable(s, iphdr, IP_HLEN + 8);
         return udp_drop(s, m, &s->st.udp_noport);
     }
+    if (so->rport && (src != so->rip || get16(h) != so->rport))
+        return udp_drop(s, m, &s->st.udp_not_peer);    /* connected: its peer's only */
     if (so->nreass >= NET_UDP_QUEUE)
         return udp_drop(s, m, &s->st.rx_drop_udp);
     m->peer_ip = src;
