@@ -14,6 +14,7 @@ form, and Debian's busybox on ondol talks to Python on the Linux side.
 Needs root and namespaces; skips saying why otherwise.
 """
 import hashlib
+import re
 import subprocess
 import sys
 
@@ -142,6 +143,56 @@ def java_sum(data):
     for b in data:
         v = (v * 31 + b) & (2**64 - 1)
     return v
+
+
+BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
+TWIN_COMMANDS = ("cat /proc/net/route", "busybox route -n", "busybox ifconfig eth0 | head -2")
+
+
+def linux_twin(name, mac):
+    """What Linux shows for ondol's interface: in a namespace of its own, a tap named eth0
+    with ondol's address, broadcast, MAC and default route (nothing reaches it; it only
+    fills Linux's tables). The outputs of TWIN_COMMANDS there, run with the rootfs busybox."""
+    subprocess.run(["ip", "netns", "add", name], check=True, timeout=30)
+    try:
+        inside = ["ip", "netns", "exec", name]
+        for cmd in (["ip", "tuntap", "add", "dev", "eth0", "mode", "tap"],
+                    ["ip", "link", "set", "eth0", "address", mac],
+                    ["ip", "addr", "add", f"{ONDOL_IP}/24", "brd", "+", "dev", "eth0"],
+                    ["ip", "link", "set", "eth0", "up"],
+                    ["ip", "route", "add", "default", "via", LINUX_IP, "dev", "eth0"]):
+            subprocess.run([*inside, *cmd], check=True, capture_output=True, timeout=30)
+        path = f"PATH={BUSYBOX.parent}:/usr/bin:/bin"
+        return [subprocess.run([*inside, "env", path, "sh", "-c", c], check=True, text=True,
+                               capture_output=True, timeout=30).stdout for c in TWIN_COMMANDS]
+    finally:
+        subprocess.run(["ip", "netns", "del", name], timeout=30)
+
+
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_busybox_ping_ifconfig_route(form, tmp_path):
+    """busybox ping (a raw ICMP socket, SIGALRM between replies), ifconfig (/proc/net/dev
+    and the SIOCGIF* ioctls) and route (/proc/net/route) on ondol; /proc/net/route, `route
+    -n` and ifconfig's address lines compared byte for byte with Linux's for the same
+    address, MAC and routes."""
+    with Namespace("i" + form, tmp_path) as ns, boot(ns, form) as s:
+        out = s.cmd(f"ping -c 3 {LINUX_IP}; echo st $?", timeout=60)
+        for seq in range(3):
+            assert f"64 bytes from {LINUX_IP}: seq={seq} ttl=64" in out, out
+        assert "3 packets transmitted, 3 packets received, 0% packet loss" in out, out
+        assert "st 0" in out, out
+        ifc = s.cmd("ifconfig; echo st $?", timeout=30)
+        mac = re.search(r"eth0 +Link encap:Ethernet +HWaddr ([0-9A-F:]{17})", ifc)
+        assert mac and "UP BROADCAST RUNNING  MTU:1500" in ifc and "st 0" in ifc, ifc
+        rx = int(re.search(r"RX packets:(\d+)", ifc).group(1))
+        assert rx >= 3, ifc                # the echo replies at least
+        neigh = subprocess.run([*ns.prefix(), "ip", "neigh", "show", ONDOL_IP],
+                               capture_output=True, text=True, timeout=30).stdout
+        assert mac.group(1).lower() in neigh, (neigh, ifc)
+        ours = [s.cmd(c.replace("busybox ", ""), timeout=30) for c in TWIN_COMMANDS]
+        assert ours == linux_twin(ns.name + "t", mac.group(1)), ours
+        assert "Operation not supported" in s.cmd("ifconfig eth0 10.79.0.9 2>&1; echo st $?")
+        assert s.halt() == 0
 
 
 def sock_servers(ns):

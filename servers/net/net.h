@@ -49,6 +49,7 @@
 /* Socket types and options. */
 #define NET_SOCK_STREAM 1
 #define NET_SOCK_DGRAM  2
+#define NET_SOCK_RAW    3   /* raw ICMP: every ICMP packet in, with its IP header */
 #define NET_OPT_NODELAY   1   /* TCP_NODELAY: no Nagle */
 #define NET_OPT_KEEPALIVE 2   /* SO_KEEPALIVE */
 
@@ -73,7 +74,7 @@ struct net_stats {
         rx_drop_tcp, tcp_bad_cksum, tcp_rst_sent, tcp_rexmt, tcp_fast_rexmt, tcp_persist,
         tcp_keepalive, tcp_hdrpred_ack, tcp_hdrpred_data, tcp_syn_dropped, tcp_ooo,
         tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted, icmp_echo_reply,
-        udp_not_peer;
+        udp_not_peer, rx_bytes, tx_bytes, raw_dropped;
 };
 
 struct netstack;

@@ -300,7 +300,7 @@ long net_open(struct srv_call *call, uint64_t type, uint64_t *res)
     (void)call;
     if (start())
         return E_NOENT;
-    *res = result(type > 2 ? -NET_EINVAL : net_socket(stack, (int)type));
+    *res = result(type > NET_SOCK_RAW ? -NET_EINVAL : net_socket(stack, (int)type));
     return 0;
 }
 
@@ -589,5 +589,22 @@ long net_pending(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *in
     *res = result(net_queued(stack, sd_of(sd), &in, &out));
     *inq = in;
     *outq = out;
+    return 0;
+}
+
+long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
+                 uint64_t *tx_frames, uint64_t *tx_bytes, uint64_t *rx_dropped,
+                 uint64_t *tx_dropped)
+{
+    (void)call;
+    if (start())
+        return E_NOENT;
+    const struct net_stats *st = net_stats(stack);
+    *rx_frames = st->rx_frames;
+    *rx_bytes = st->rx_bytes;
+    *tx_frames = st->tx_frames;
+    *tx_bytes = st->tx_bytes;
+    *rx_dropped = nic.stats.rx_bad + st->mbuf_exhausted;
+    *tx_dropped = nic.stats.tx_full;
     return 0;
 }

@@ -27,6 +27,7 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
 static void frame_input(struct netstack *s, const void *frame, size_t len)
 {
     s->st.rx_frames++;
+    s->st.rx_bytes += len;
     if (len > NET_MBUF_DATA) {
         s->st.rx_drop_ether++;
         return;
@@ -100,7 +101,7 @@ static struct sock *sock_get(struct netstack *s, int sd)
 
 int net_socket(struct netstack *s, int type)
 {
-    if (type != NET_SOCK_STREAM && type != NET_SOCK_DGRAM)
+    if (type != NET_SOCK_STREAM && type != NET_SOCK_DGRAM && type != NET_SOCK_RAW)
         return -NET_EINVAL;
     struct sock *so = sock_alloc(s, type);
     return so ? (int)(so - s->socks) : -NET_ENOMEM;
@@ -184,7 +185,7 @@ static int dgram_connect(struct netstack *s, struct sock *so, uint32_t ip, uint1
 int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port)
 {
     struct sock *so = sock_get(s, sd);
-    if (so && so->type == NET_SOCK_DGRAM)
+    if (so && so->type != NET_SOCK_STREAM)
         return dgram_connect(s, so, ip, port);
     if (!so || so->type != NET_SOCK_STREAM)
         return so ? -NET_EOPNOTSUPP : -NET_EBADF;
@@ -406,7 +407,7 @@ unsigned net_events(struct netstack *s, int sd)
     struct sock *so = sock_get(s, sd);
     if (!so)
         return NET_EV_ERR;
-    if (so->type == NET_SOCK_DGRAM)
+    if (so->type != NET_SOCK_STREAM)
         return (so->reass ? NET_EV_IN : 0) | NET_EV_OUT;
     if (so->state == TCPS_LISTEN)
         return accept_ready(s, sd) ? NET_EV_IN : 0;

@@ -67,6 +67,12 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     case PK_MOUNTS: return procfs_mounts(buf, cap);
     case PK_FILESYSTEMS: return procfs_filesystems(buf, cap);
     case PK_CPUINFO: return procfs_cpuinfo(buf, cap, v.stat.ncpu ? v.stat.ncpu : 1);
+    case PK_NET_DEV:
+    case PK_NET_ROUTE: {
+        struct procfs_netif n;
+        netif_view(&n);
+        return kind == PK_NET_DEV ? procfs_net_dev(buf, cap, &n) : procfs_net_route(buf, cap, &n);
+    }
     default:
         unix_switch_counts(&k.thread_switches, &k.as_switches);
         return procfs_syscalls(buf, cap, &k);

@@ -24,16 +24,20 @@
 
 #define PULSE_NS 10000000ull       /* 10 ms: one kernel tick at hz=100 */
 #define CHUNK 4096u                /* bytes per call to the network server (its buffer) */
-#define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM */
+#define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM / _RAW */
 #define DGRAM 2
+#define RAW 3                      /* raw ICMP (ping): datagram calls, the IP header in */
 #define UDP_MAX 1472u              /* one Ethernet frame's UDP payload */
+#define RAW_MAX 1480u              /* ...and an ICMP message's */
 #define SOCK_BUF 65536             /* the stack's fixed per-socket rings (SO_RCVBUF) */
 
 #define AF_UNSPEC 0
 #define AF_INET 2
 #define SOCK_STREAM 1
 #define SOCK_DGRAM 2
+#define SOCK_RAW 3
 #define SOCK_TYPE_MASK 0xf
+#define IPPROTO_ICMP 1
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
 #define EMSGSIZE 90
@@ -82,7 +86,7 @@ struct linux_msghdr {
 
 struct usock {
     int sd;                        /* the network server's socket */
-    int type;                      /* STREAM or DGRAM */
+    int type;                      /* STREAM, DGRAM or RAW */
     bool connecting;               /* a TCP connect whose handshake has not ended */
     bool rd_shut;                  /* shutdown(SHUT_RD): reads return 0 */
     bool has_peer;                 /* UDP connect: the default destination */
@@ -110,6 +114,12 @@ static long net(unsigned op, uint64_t w[IPC_MRS], const void *in, size_t in_len,
     w[0] = SRV_LABEL(NET_IFACE, op, cap);
     long r = rt_srv_call(NET_IFACE, w, in, in_len, out, cap, out_len);
     return r < 0 ? -ENETDOWN : (long)w[1];
+}
+
+long sock_net_op(unsigned op, uint64_t w[IPC_MRS])
+{
+    long r = net(op, w, NULL, 0, NULL, 0, NULL);
+    return r == -ENETDOWN ? r : 0;
 }
 
 static long net_words(unsigned op, uint64_t a, uint64_t b, uint64_t c, uint64_t w[IPC_MRS])
@@ -339,7 +349,7 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
 static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
                        uint32_t ip, uint16_t port)
 {
-    if (n > UDP_MAX)
+    if (n > (s->type == RAW ? RAW_MAX : UDP_MAX))
         return -EMSGSIZE;
     if (uvec_copy(c, u, 0, chunk, n, false))
         return -EFAULT;
@@ -374,7 +384,7 @@ static long sock_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     uint32_t ip;
     uint16_t port;
     size_t full;
-    if (s->type == DGRAM)
+    if (s->type != STREAM)
         return dgram_recv(s, c, &u, n, f->flags & O_NONBLOCK, false, &ip, &port, &full);
     return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK, false);
 }
@@ -384,7 +394,7 @@ static long sock_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     (void)off;
     struct usock *s = f->priv;
     struct uvec u = {.one = {uaddr, n}};
-    if (s->type == DGRAM)
+    if (s->type != STREAM)
         return s->has_peer ? dgram_send(s, c, &u, n, s->peer_ip, s->peer_port) : -EDESTADDRREQ;
     return stream_send(s, c, &u, n, f->flags & O_NONBLOCK, false);
 }
@@ -402,12 +412,13 @@ static unsigned sock_poll(struct file *f, struct waitlist **w)
 }
 
 /* ioctl: FIONREAD (SIOCINQ) and SIOCOUTQ (TIOCOUTQ's number): the stack's unread and
- * unacknowledged bytes (a datagram socket: its next datagram's length, and 0). */
+ * unacknowledged bytes (a datagram socket: its next datagram's length, and 0); the
+ * interface requests (netif.c). */
 static long sock_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg)
 {
     struct usock *s = f->priv;
     if (cmd != FIONREAD && cmd != TIOCOUTQ)
-        return -ENOTTY;
+        return netif_ioctl(c, cmd, arg);     /* the interface's: ifconfig, route */
     uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd};
     long r = net(NET_PENDING, w, NULL, 0, NULL, 0, NULL);
     if (r < 0)
@@ -452,25 +463,36 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
 
 /* ---- the calls ---- */
 
+/* The stack's socket type for socket(AF_INET, type, proto), or -EPROTONOSUPPORT; a raw
+ * socket is ICMP's only (busybox ping's) and needs root, as CAP_NET_RAW on Linux. */
+static long stack_type(struct ucall *c, unsigned type, long proto)
+{
+    if (type == SOCK_STREAM && (!proto || proto == IPPROTO_TCP))
+        return STREAM;
+    if (type == SOCK_DGRAM && (!proto || proto == IPPROTO_UDP))
+        return DGRAM;
+    if (type == SOCK_RAW && proto == IPPROTO_ICMP)
+        return c->proc->uid[ID_EFFECTIVE] ? -EPERM : RAW;
+    return -EPROTONOSUPPORT;
+}
+
 /* socket(domain, type, protocol) */
 long lx_socket(struct ucall *c)
 {
     unsigned type = (unsigned)c->a[1] & SOCK_TYPE_MASK, flags = (unsigned)c->a[1] & ~SOCK_TYPE_MASK;
-    long proto = (long)(int32_t)c->a[2];
     if ((int32_t)c->a[0] != AF_INET)
         return -EAFNOSUPPORT;
     if (flags & ~(unsigned)(O_NONBLOCK | O_CLOEXEC))
         return -EINVAL;
-    if ((type == SOCK_STREAM && proto && proto != IPPROTO_TCP) ||
-        (type == SOCK_DGRAM && proto && proto != IPPROTO_UDP) ||
-        (type != SOCK_STREAM && type != SOCK_DGRAM))
-        return -EPROTONOSUPPORT;
-    long sd = net1(NET_OPEN, type == SOCK_STREAM ? STREAM : DGRAM, 0, 0);
+    long st = stack_type(c, type, (long)(int32_t)c->a[2]);
+    if (st < 0)
+        return st;
+    long sd = net1(NET_OPEN, (uint64_t)st, 0, 0);
     if (sd == -ENETDOWN)
         return -EAFNOSUPPORT;            /* no network server or device: no AF_INET */
     if (sd < 0)
         return sd;
-    return sock_install(c, (int)sd, type == SOCK_STREAM ? STREAM : DGRAM, flags);
+    return sock_install(c, (int)sd, (int)st, flags);
 }
 
 /* bind(fd, addr, addrlen) */
@@ -557,7 +579,7 @@ long lx_connect(struct ucall *c)
     if (!s || (err = addr_in(c, c->a[1], c->a[2], &ip, &port, &family)))
         return err;
     bool nonblock = fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK;
-    if (s->type == DGRAM)
+    if (s->type != STREAM)
         return dgram_connect(s, family, ip, port);
     if (s->connecting) {
         connect_progress(s);
@@ -707,7 +729,7 @@ long lx_shutdown(struct ucall *c)
     int32_t how = (int32_t)c->a[1];
     if (how < SHUT_RD || how > SHUT_RDWR)
         return -EINVAL;
-    if (s->type == DGRAM && !s->has_peer)
+    if (s->type != STREAM && !s->has_peer)
         return -ENOTCONN;
     long r = 0;
     if (how != SHUT_RD && s->type == STREAM)
@@ -810,7 +832,7 @@ long lx_getsockopt(struct ucall *c)
     else if (level != SOL_SOCKET)
         return -ENOPROTOOPT;
     else if (name == SO_TYPE)
-        v = s->type == STREAM ? SOCK_STREAM : SOCK_DGRAM;
+        v = s->type == STREAM ? SOCK_STREAM : s->type == DGRAM ? SOCK_DGRAM : SOCK_RAW;
     else if (name == SO_ERROR) {
         connect_progress(s);
         long e = s->connecting ? 0 : net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
@@ -838,7 +860,7 @@ static long names(struct ucall *c, bool peer)
     long r = net(NET_NAMES, w, NULL, 0, NULL, 0, NULL);
     if (r == -ENETDOWN)
         return r;
-    if (peer && s->type == DGRAM)
+    if (peer && s->type != STREAM)
         return s->has_peer ? addr_out(c, c->a[1], c->a[2], s->peer_ip, s->peer_port) : -ENOTCONN;
     long res = (long)w[peer ? 4 : 1];
     if (res < 0)

@@ -699,6 +699,15 @@ static void test_udp_icmp_arp(void)
     CHECK(net_ping_answered(p.st[0], 7, 3) && !net_ping_answered(p.st[0], 7, 4));
     CHECK(p.st[0]->st.icmp_echo_reply == 1);
     CHECK(net_ping(p.st[0], PAIR_IP_B, 7, 4, NET_PING_MAX + 1) == -NET_EMSGSIZE);
+    /* a raw ICMP socket: its own echo request out, the reply in with the IP header */
+    int r = net_socket(p.st[0], NET_SOCK_RAW);
+    CHECK(net_sendto(p.st[0], r, ic, 16, PAIR_IP_B, 0) == 16);
+    RUN_UNTIL(&p, net_events(p.st[0], r) & NET_EV_IN, 1000);
+    CHECK(net_recvfrom(p.st[0], r, buf, sizeof buf, &ip, &port) == 36 && ip == PAIR_IP_B &&
+          buf[0] == 0x45 && buf[9] == IPPROTO_ICMP && buf[20] == 0 &&
+          !memcmp(buf + 24, ic + 4, 12));
+    CHECK(net_sendto(p.st[0], r, ic, 4, PAIR_IP_B, 0) == -NET_EINVAL);
+    net_close(p.st[0], r);
     net_close(p.st[0], v);
     net_close(p.st[1], u);
     CHECK(drain(&p));
