@@ -147,10 +147,12 @@ bool netif_view(struct procfs_netif *n);
 long netif_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg);
 
 /* /proc/ondol/syscalls (issue 10, item 7): "calls N", "unknown N", "thread_switches N",
- * "as_switches N", then "nr NR NAME COUNT" for every number called (unknown ones named
- * "-") and "pid PID COUNT" for every process: the counts of dispatch.c. */
+ * "as_switches N", "idle_ns N" (time halted with nothing to run), then "nr NR NAME
+ * COUNT" for every number called (unknown ones named "-") and "pid PID COUNT" for every
+ * process: the counts of dispatch.c. */
 struct procfs_calls {
     uint64_t thread_switches, as_switches;
+    uint64_t idle_ns;             /* "idle_ns N": the CPUs' halted time (unix_idle_ns) */
 };
 size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
 

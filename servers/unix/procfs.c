@@ -483,6 +483,7 @@ size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k)
     put_named(&t, "unknown", unix_unknown_count());
     put_named(&t, "thread_switches", k->thread_switches);
     put_named(&t, "as_switches", k->as_switches);
+    put_named(&t, "idle_ns", k->idle_ns);
     put_calls_by_number(&t);
     for (struct proc *p = proc_next(NULL); p; p = proc_next(p)) {
         put_str(&t, "pid ");

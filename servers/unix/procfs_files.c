@@ -56,7 +56,7 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
         running += !p->zombie;
     }
     struct proc *newest = proc_next(NULL);
-    struct procfs_calls k = {0, 0};
+    struct procfs_calls k = {0, 0, 0};
     switch (kind) {
     case PK_MEMINFO: return procfs_meminfo(buf, cap, &v.mem);
     case PK_UPTIME: return procfs_uptime(buf, cap, v.uptime_ns, v.idle_ns);
@@ -75,6 +75,7 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     }
     default:
         unix_switch_counts(&k.thread_switches, &k.as_switches);
+        k.idle_ns = unix_idle_ns();
         return procfs_syscalls(buf, cap, &k);
     }
 }
