@@ -146,7 +146,7 @@ def java_sum(data):
 
 
 BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
-TWIN_COMMANDS = ("cat /proc/net/route", "busybox route -n", "busybox ifconfig eth0 | head -2")
+TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2")
 
 
 def linux_twin(name, mac):
@@ -162,9 +162,9 @@ def linux_twin(name, mac):
                     ["ip", "link", "set", "eth0", "up"],
                     ["ip", "route", "add", "default", "via", LINUX_IP, "dev", "eth0"]):
             subprocess.run([*inside, *cmd], check=True, capture_output=True, timeout=30)
-        path = f"PATH={BUSYBOX.parent}:/usr/bin:/bin"
-        return [subprocess.run([*inside, "env", path, "sh", "-c", c], check=True, text=True,
-                               capture_output=True, timeout=30).stdout for c in TWIN_COMMANDS]
+        return [subprocess.run([*inside, "/bin/sh", "-c", c.format(bb=BUSYBOX)], check=True,
+                               text=True, capture_output=True, timeout=30).stdout
+                for c in TWIN_COMMANDS]
     finally:
         subprocess.run(["ip", "netns", "del", name], timeout=30)
 
@@ -189,7 +189,7 @@ def test_busybox_ping_ifconfig_route(form, tmp_path):
         neigh = subprocess.run([*ns.prefix(), "ip", "neigh", "show", ONDOL_IP],
                                capture_output=True, text=True, timeout=30).stdout
         assert mac.group(1).lower() in neigh, (neigh, ifc)
-        ours = [s.cmd(c.replace("busybox ", ""), timeout=30) for c in TWIN_COMMANDS]
+        ours = [s.cmd(c.format(bb="busybox"), timeout=30) for c in TWIN_COMMANDS]
         assert ours == linux_twin(ns.name + "t", mac.group(1)), ours
         assert "Operation not supported" in s.cmd("ifconfig eth0 10.79.0.9 2>&1; echo st $?")
         assert s.halt() == 0

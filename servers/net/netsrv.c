@@ -343,14 +343,21 @@ long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const vo
     size_t done = 0;
     long n = 0;
     uint64_t deadline = drv_now_ms() + (timeout_ms > (1ull << 40) ? (1ull << 40) : timeout_ms);
+    bool last = false;
     while (done < data_len) {
         n = net_send(stack, sd_of(sd), (const uint8_t *)data + done, data_len - done);
-        if (n > 0)
+        if (n > 0) {
             done += (size_t)n;
-        else if (n != -NET_EAGAIN || drv_now_ms() >= deadline)
+            continue;
+        }
+        if (n != -NET_EAGAIN || last)
             break;
-        else
-            pump(deadline - drv_now_ms(), writable, sd_of(sd));
+        /* A full send ring: run the stack until there is room; past the deadline (the
+         * UNIX server's calls: timeout 0) still one pass, whose ACKs may free the ring, and
+         * one more try, as read does when nothing is there. */
+        uint64_t now = drv_now_ms();
+        last = now >= deadline;
+        pump(last ? 0 : deadline - now, writable, sd_of(sd));
     }
     *res = result(done ? (long)done : n);
     return 0;
