@@ -289,6 +289,14 @@ void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
     *as_switches = spaces;
 }
 
+uint64_t unix_idle_ns(void)
+{
+    u64 idle = 0, hz = tsc_hz();
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++)
+        idle += cpus[i].idle_tsc;
+    return hz ? idle / hz * 1000000000ull + idle % hz * 1000000000ull / hz : 0;
+}
+
 const void *rt_rootfs(size_t *len)
 {
     *len = rootfs_len;

@@ -56,7 +56,7 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
         running += !p->zombie;
     }
     struct proc *newest = proc_next(NULL);
-    struct procfs_calls k = {0, 0};
+    struct procfs_calls k = {0, 0, 0};
     switch (kind) {
     case PK_MEMINFO: return procfs_meminfo(buf, cap, &v.mem);
     case PK_UPTIME: return procfs_uptime(buf, cap, v.uptime_ns, v.idle_ns);
@@ -67,8 +67,15 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     case PK_MOUNTS: return procfs_mounts(buf, cap);
     case PK_FILESYSTEMS: return procfs_filesystems(buf, cap);
     case PK_CPUINFO: return procfs_cpuinfo(buf, cap, v.stat.ncpu ? v.stat.ncpu : 1);
+    case PK_NET_DEV:
+    case PK_NET_ROUTE: {
+        struct procfs_netif n;
+        netif_view(&n);
+        return kind == PK_NET_DEV ? procfs_net_dev(buf, cap, &n) : procfs_net_route(buf, cap, &n);
+    }
     default:
         unix_switch_counts(&k.thread_switches, &k.as_switches);
+        k.idle_ns = unix_idle_ns();
         return procfs_syscalls(buf, cap, &k);
     }
 }

@@ -779,12 +779,14 @@ NET_BENCH = Benchmark(
     name="net",
     description="P3's per-layer cost of one TCP segment (100, 300, 500, 1440 B): send, "
                 "ACK input, receive, ACK output, on the network server MK and IK against "
-                "the host's Linux stack (needs root: namespace and tap)",
+                "the host's Linux stack; a static Linux program's write/recv calls and bulk "
+                "transfers on ondol MK, IK and the Linux guest (needs root: namespace and tap)",
     configs=tuple(Config(command=f"netbench {netbench.netns.LINUX_IP} {netbench.N}",
-                         params={"placement": p}) for p in netbench.PLACEMENTS),
+                         params={"placement": p}) for p in netbench.PLACEMENTS)
+    + netbench.program_configs(),
     key=("test", "size", "phase", "layer", "placement"),
     columns=("test", "size", "phase", "module", "placement", "median", "min", "max", "n",
-             "dropped", "segments", "p3_cycles"),
+             "dropped", "segments", "p3_cycles", "linux", "ratio"),
     plot=Plot(kind="bar", x="bar", where={"size": 1440, "phase": "send"}),
     paper="P3.modules",
     timeout=600.0,
