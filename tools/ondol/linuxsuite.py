@@ -95,9 +95,10 @@ def programs() -> list[Program]:
     return out
 
 
-# Programs built into /suite/bin that the suite does not run: they need a peer on the
-# network (tests/test_net_sockets.py runs sock against Linux in a namespace).
-EXTRA_PROGRAMS = ("sock",)
+# Programs built into /suite/bin that the suite does not run: sock needs a peer on the
+# network (tests/test_net_sockets.py runs sock against Linux in a namespace); aim is the
+# P4 experiment's multi-process mix (`./ondol bench aim`, tools/ondol/aim.py).
+EXTRA_PROGRAMS = ("sock", "aim")
 
 
 def _compile(cmd: list[str], name: str) -> None:
