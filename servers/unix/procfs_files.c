@@ -67,6 +67,11 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     case PK_MOUNTS: return procfs_mounts(buf, cap);
     case PK_FILESYSTEMS: return procfs_filesystems(buf, cap);
     case PK_CPUINFO: return procfs_cpuinfo(buf, cap, v.stat.ncpu ? v.stat.ncpu : 1);
+    case PK_KERNEL: {
+        static struct meminfo m;
+        rt_kernel_counters(&m);
+        return procfs_kernel(buf, cap, &m);
+    }
     default:
         unix_switch_counts(&k.thread_switches, &k.as_switches);
         return procfs_syscalls(buf, cap, &k);

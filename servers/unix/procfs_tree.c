@@ -22,7 +22,7 @@ static const struct proc_entry root_entries[] = {
     {"cpuinfo", PK_CPUINFO, S_IFREG | 0444},   {"ondol", PK_ONDOL_DIR, S_IFDIR | 0555},
 };
 static const struct proc_entry ondol_entries[] = {
-    {"syscalls", PK_SYSCALLS, S_IFREG | 0444},
+    {"syscalls", PK_SYSCALLS, S_IFREG | 0444}, {"kernel", PK_KERNEL, S_IFREG | 0444},
 };
 static const struct proc_entry pid_entries[] = {
     {"stat", PK_PID_STAT, S_IFREG | 0444},     {"status", PK_PID_STATUS, S_IFREG | 0444},
