@@ -105,6 +105,8 @@ static void program_events(void)
     pcnt_nevents = (events[0] || events[1]) ? 2 : 0;
 }
 
+bool pcnt_probes_boot;     /* option probes */
+
 static void set_probes(bool on);
 
 /* Boot: every slot clear; with the option probes=on the probe points count from here on

@@ -58,11 +58,14 @@ static unsigned lock_id(const struct spinlock *l, u64 pa)
                              : LOCK_ID_FRAME0 + (unsigned)((pa >> 12) % LOCK_ID_FRAMES);
 }
 
-/* spin_lock / spin_unlock with the model's markers: wait, acquire, release. */
+/* spin_lock / spin_unlock with the model's markers: a wait only when the lock is busy
+ * (the model counts waits), then acquire; release. */
 static void lock_marked(struct spinlock *l, u64 pa)
 {
-    marker_lock(LOCK_EV_WAIT, lock_id(l, pa));
-    spin_lock(l);
+    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+        marker_lock(LOCK_EV_WAIT, lock_id(l, pa));
+        spin_lock(l);
+    }
     marker_lock(LOCK_EV_ACQUIRE, lock_id(l, pa));
 }
 

@@ -818,7 +818,8 @@ def _aim_peer_rows(cpus: int, jobs: int, mode: str) -> list[dict]:
     except aim.AimError as exc:
         print(f"ondol: note: no Linux peer rows for aim: {exc}", file=sys.stderr)
         return []
-    return [{**rec, "cpus": cpus, "rmap": "n/a", "kernel": "linux", "unix": "linux",
+    return [{**rec, "cpus": cpus, "vcpus": 1 if mode == "icount" else cpus, "rmap": "n/a",
+             "kernel": "linux", "unix": "linux", "probes": "off",
              "median": round(rec["jobs"] * 1e9 / rec["tsc"], 2) if rec.get("tsc") else None,
              "unit": aim.UNIT} for rec in records if rec.get("bench") == "aim"]
 
