@@ -225,42 +225,42 @@ P4_SHAPE = {"stock (lock)": ((1, 60, 75, 120), (1 / 60, 1.0, 1.0, 1.0)),
 
 def _series_points(rows: list[dict], mode: str, field: str) -> tuple[list, list]:
     pts = sorted((r["cpus"], r[field]) for r in rows
-                 if r.get("rmap") == mode and r.get("kernel") == "ondol" and r.get(field))
+                 if r.get("rmap") == mode and r.get("kernel") == "ondol"
+                 and r.get("probes") == "off" and r.get(field))
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
 def outputs(doc: dict, directory: Path) -> list[Path]:
-    """aim-scaling.png/.svg: left, ondol's MODELLED throughput per mode against CPUs (and
-    the icount figure, the machine's total work, dashed); right, P4's curve shape."""
+    """aim-scaling.png/.svg: left, ondol's MODELLED speed-up per mode against CPUs (the
+    modelled throughput over the same mode's at one CPU; ideal: y = x); right, P4's curve
+    shape."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = doc["results"]
     fig, (ax, ref) = plt.subplots(1, 2, figsize=(12, 4.8))
+    top = 1
     for mode in MODES:
         x, y = _series_points(rows, mode, "modelled_throughput")
-        if x:
-            ax.plot(x, y, marker="o", label=f"rmap={mode}, modelled ({LATENCY_PRESET} preset)")
-        x, y = _series_points(rows, mode, "median")
-        if x:
-            ax.plot(x, y, linestyle="--", marker=".", alpha=0.6,
-                    label=f"rmap={mode}, icount (instructions, exact)")
-    peer = sorted((r["cpus"], r["median"]) for r in rows if r.get("kernel") == "linux")
-    if peer:
-        ax.plot(*zip(*peer), linestyle=":", marker="s", label="Linux peer, icount")
+        if x and x[0] == 1:
+            ax.plot(x, [v / y[0] for v in y], marker="o", label=f"rmap={mode}")
+            top = max(top, x[-1])
+    ax.plot([1, top], [1, top], linestyle=":", color="grey", label="ideal (y = x)")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("CPUs (one worker each)")
-    ax.set_ylabel(f"{MODEL_UNIT} (solid) / {UNIT} (dashed)")
-    ax.set_title("ondol: AIM7-like mix, UNIX server (MK)\nMODELLED throughput; "
-                 "the big kernel lock still serialises the kernel", fontsize=10)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("CPUs (one worker of 4 jobs each)")
+    ax.set_ylabel("MODELLED speed-up (throughput / 1 CPU's)")
+    ax.set_title(f"ondol, AIM7-like mix on the UNIX server (MK), coherence model "
+                 f"({LATENCY_PRESET} preset)\nMODELLED; the big kernel lock still "
+                 "serialises the kernel", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
     for label, (x, y) in P4_SHAPE.items():
         ref.plot(x, y, marker="o", label=f"P4 {label}")
     ref.set_xlabel("cores")
     ref.set_ylabel("throughput, normalised to stock at 60 cores")
     ref.set_title("P4's curve shape, drawn from its summary (no published points)",
-                  fontsize=10)
+                  fontsize=9)
     ref.grid(True, alpha=0.3)
     ref.legend(fontsize=8)
     fig.tight_layout()
