@@ -20,7 +20,6 @@
 #include "fault.h"
 #include "futex.h"
 #include "fwd.h"
-#include "ipi.h"
 #include "region.h"
 #include "rmap.h"
 #include "sched.h"
