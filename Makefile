@@ -20,7 +20,7 @@ QEMU_BOOT = python3 tools/qemucmd.py --qemu $(QEMU) --memory $(QEMU_MEM) --build
 	--append "$(ARGS)"
 QEMU_TAIL = $(if $(QEMU_EXTRA),-- $(QEMU_EXTRA))
 
-.PHONY: all run test debug fuzz fuzz-linux iso clean deps distclean docs
+.PHONY: all run test debug fuzz fuzz-linux soak iso clean deps distclean docs
 all: kernel-and-archive
 
 include lib/libc/libc.mk
@@ -68,6 +68,12 @@ N ?= 1000000
 fuzz: deps
 	@$(MAKE) --no-print-directory all
 	@.venv/bin/python tests/fuzz_campaign.py --seed $(SEED) --n $(N)
+
+# The SMP soak's long form: the AIM7-like mix on 8 vCPUs, MK then IK, then the fuzzers on
+# 4 vCPUs (docs/smp.md, "Soak"); the short form is tests/test_smp_soak.py in make test.
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@.venv/bin/python tests/soak.py
 
 # The Linux-ABI fuzzer on the UNIX server, MK then IK (docs/unix.md, "Reliability").
 fuzz-linux: deps

@@ -8,6 +8,7 @@ volatile int kernel_bkl_owner = -1;
  * round-robin vCPU loop run the holder under -icount. */
 void kernel_lock_wait(void)
 {
+    marker_lock(LOCK_EV_WAIT, LOCK_ID_BKL);     /* the model does not count the spinning */
     do {
         while (kernel_bkl_byte) {
             pause();

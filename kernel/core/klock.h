@@ -11,6 +11,7 @@
 #ifndef KLOCK_H
 #define KLOCK_H
 #include "arch.h"
+#include "marker.h"
 #include "types.h"
 
 extern volatile u8 kernel_bkl_byte;          /* ipcfast.S: ipc_fast_gate's last byte */
@@ -20,10 +21,12 @@ static inline void kernel_lock(void)
 {
     if (__atomic_exchange_n(&kernel_bkl_byte, 1, __ATOMIC_ACQUIRE))
         kernel_lock_wait();
+    marker_lock(LOCK_EV_ACQUIRE, LOCK_ID_BKL);   /* the coherence model's hand-offs */
     kernel_bkl_owner = this_cpu()->id;
 }
 static inline void kernel_unlock(void)
 {
+    marker_lock(LOCK_EV_RELEASE, LOCK_ID_BKL);
     kernel_bkl_owner = -1;
     __atomic_store_n(&kernel_bkl_byte, 0, __ATOMIC_RELEASE);
 }

@@ -520,15 +520,26 @@ static long sys_ps(u64 uout, u64 max)
 
 extern u64 kobj_count_of(const char *name);
 
-static long sys_meminfo(u64 uout)
+void kernel_meminfo(struct meminfo *m)
 {
     rmap_sync();        /* pending logged entries are counted as they will be */
-    struct meminfo m = {
+    struct rmap_stats r;
+    rmap_stats(&r);
+    *m = (struct meminfo){
         .frames_total = frames_total(), .frames_free = frames_free(),
         .kernel_frames = frames_kernel(), .tasks = task_count(),
         .threads = (u64)thread_count(), .aspaces = kobj_count_of("aspace"),
         .kobj_bytes = kobj_bytes_in_use(), .kobj_frames = kobj_frames(),
+        .rmap_inserts = r.inserts, .rmap_removes = r.removes,
+        .rmap_cancelled = r.cancelled, .rmap_applied = r.applied,
+        .rmap_probe_ticks = r.probe_ticks,
     };
+}
+
+static long sys_meminfo(u64 uout)
+{
+    struct meminfo m;
+    kernel_meminfo(&m);
     return copyout(uout, &m, sizeof(m));
 }
 
@@ -603,18 +614,36 @@ static long sys_kset(u64 ukey, u64 uvalue)
     return options_set(key, value);
 }
 
-static long sys_measure(u64 op, u64 arg)
+static void model_marker(void *arg) { marker_model(arg != NULL); }
+
+/* Every CPU that runs threads marks its model clock paused or resumed (a window begins
+ * with all paused: tools/cacheplugin). The others answer by IPI; we hold the kernel lock. */
+static void model_all(bool running)
 {
-    if (arg > 0xfff)
+    for (unsigned c = 0; c < cpus_running; c++) {
+        if ((int)c == this_cpu()->id)
+            model_marker(running ? (void *)1 : NULL);
+        else
+            ipi_call_locked((int)c, model_marker, running ? (void *)1 : NULL);
+    }
+}
+
+long kernel_measure(u64 op, u64 arg)
+{
+    if (arg > 0xfff || (op == MEASURE_MODEL && arg > 1))
         return E_INVAL;
     if (op == MEASURE_WINDOW_BEGIN)
         marker(MARK_WINDOW_BEGIN, (unsigned)arg);
     else if (op == MEASURE_WINDOW_END)
         marker(MARK_WINDOW_END, (unsigned)arg);
+    else if (op == MEASURE_MODEL)
+        model_all(arg == 1);
     else
         return E_INVAL;
     return 0;
 }
+
+static long sys_measure(u64 op, u64 arg) { return kernel_measure(op, arg); }
 
 static long sys_pcnt(u64 cmd, u64 a, u64 b, u64 c)
 {

@@ -11,4 +11,10 @@ long vm_ctl_map(struct task *t, u64 addr, u64 len, u64 prot, u64 flags);
 long vm_ctl_unmap(struct task *t, u64 addr, u64 len);
 long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot);
 long vm_ctl_discard(struct task *t, u64 addr, u64 len);
+
+struct meminfo;
+/* SYS_MEMINFO's figures (the logs applied first, so object counts are exact). */
+void kernel_meminfo(struct meminfo *m);
+/* SYS_MEASURE: a window marker, or MEASURE_MODEL's pause/resume on every CPU (0 or E_INVAL). */
+long kernel_measure(u64 op, u64 arg);
 #endif

@@ -1,5 +1,6 @@
 /* pcnt: slot pools, the overhead slot, PMU event programming and the SYS_PCNT commands. */
 #include "kernel.h"
+#include "options.h"
 #include "pcnt.h"
 #include "usercopy.h"
 
@@ -104,7 +105,18 @@ static void program_events(void)
     pcnt_nevents = (events[0] || events[1]) ? 2 : 0;
 }
 
-void pcnt_init(void) { clear_all(); }
+bool pcnt_probes_boot;     /* option probes */
+
+static void set_probes(bool on);
+
+/* Boot: every slot clear; with the option probes=on the probe points count from here on
+ * (for programs that cannot ask, such as `./ondol bench aim`'s Linux program). */
+void pcnt_init(void)
+{
+    clear_all();
+    if (pcnt_probes_boot)
+        set_probes(true);
+}
 
 static long dump(u64 uout, u64 max, u64 cpu)
 {
@@ -171,8 +183,9 @@ static long set_event(u64 a, u64 b, u64 c)
 static void set_probes(bool on)
 {
     pcnt_probes_on = on;
-    for (int p = 1; p < PROBE_COUNT; p++)
-        pcnt_pool[this_cpu()->id][p].repeat = 1;
+    for (int c = 0; c < MAX_CPUS; c++)      /* every CPU's: a probe counts where it runs */
+        for (int p = 1; p < PROBE_COUNT; p++)
+            pcnt_pool[c][p].repeat = 1;
 }
 
 /* PCNT_RESET: the baseline every benchmark starts from (docs/measuring.md): probes off,

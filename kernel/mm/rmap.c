@@ -12,11 +12,14 @@
  *           mark; a remove atomically swaps it clear: if it was set, the insert is still in
  *           a log and both cancel (the applier skips and frees the entry), else the insert
  *           is applied and the remove is logged. A full log is applied at once.
- * One CPU runs so far; the logs are single-producer rings written for many.
+ * The logs are single-producer rings, one per CPU. Each CPU counts its own inserts, removes
+ * and cancellations on its log's lines (rmap_stats; no shared line is written for them),
+ * and every lock carries MARK_LOCK markers so the coherence model replays its hand-offs.
  */
 #include "arch.h"
 #include "kernel.h"
 #include "kobj.h"
+#include "marker.h"
 #include "pcnt.h"
 #include "pmm.h"
 #include "region.h"
@@ -32,14 +35,45 @@ struct rmap_op {
     bool insert;
 };
 
-/* One CPU appends at tail; the applier (any CPU, holding global_lock) consumes to head. */
+/* One CPU appends at tail; the applier (any CPU, holding global_lock) consumes to head.
+ * The counters are the owning CPU's updates of every mode (rmap_stats). */
 struct rmap_log {
     u32 head, tail;
+    u64 inserts, removes, cancelled;
     struct rmap_op ops[LOG_OPS];
 } __attribute__((aligned(64)));
 
 static struct rmap_log logs[MAX_CPUS];
 static struct spinlock global_lock;     /* global: the map; log: applying the logs */
+static u64 applied;                     /* log entries applied, under global_lock */
+
+/* The coherence model's lock ids (marker.h): the global lock, and the frame locks hashed
+ * by frame number (two frames may share an id: the model then orders them as one lock). */
+#define LOCK_ID_FRAME0 (LOCK_ID_RMAP_GLOBAL + 1)
+#define LOCK_ID_FRAMES 256
+
+static unsigned lock_id(const struct spinlock *l, u64 pa)
+{
+    return l == &global_lock ? LOCK_ID_RMAP_GLOBAL
+                             : LOCK_ID_FRAME0 + (unsigned)((pa >> 12) % LOCK_ID_FRAMES);
+}
+
+/* spin_lock / spin_unlock with the model's markers: a wait only when the lock is busy
+ * (the model counts waits), then acquire; release. */
+static void lock_marked(struct spinlock *l, u64 pa)
+{
+    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+        marker_lock(LOCK_EV_WAIT, lock_id(l, pa));
+        spin_lock(l);
+    }
+    marker_lock(LOCK_EV_ACQUIRE, lock_id(l, pa));
+}
+
+static void unlock_marked(struct spinlock *l, u64 pa)
+{
+    marker_lock(LOCK_EV_RELEASE, lock_id(l, pa));
+    spin_unlock(l);
+}
 static struct kcache rmap_cache = KCACHE_INIT("rmap", sizeof(struct rmap_entry));
 
 struct rmap_entry *rmap_entry_alloc(void) { return kobj_alloc(&rmap_cache); }
@@ -74,8 +108,10 @@ static void apply_op(struct rmap_op op)
     if (!op.insert) {
         unlink(op.e);
         rmap_entry_discard(op.e);
+        applied++;
     } else if (__atomic_exchange_n(&op.e->insert_mark, 0, __ATOMIC_ACQ_REL)) {
         link(op.e);
+        applied++;
     } else {
         rmap_entry_discard(op.e);    /* removed before it was applied */
     }
@@ -106,10 +142,10 @@ void rmap_sync(void)
 {
     if (rmap_mode != RMAP_LOG)
         return;
-    spin_lock(&global_lock);
+    lock_marked(&global_lock, 0);
     for (int c = 0; c < MAX_CPUS; c++)
         apply_log(&logs[c]);
-    spin_unlock(&global_lock);
+    unlock_marked(&global_lock, 0);
 }
 
 static void log_append(struct rmap_entry *e, bool insert)
@@ -125,15 +161,16 @@ static void insert_entry(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa
 {
     *e = (struct rmap_entry){.as = as, .va = va, .pa = pa};
     *pte_rmap_slot(pte) = e;
+    logs[this_cpu()->id].inserts++;
     if (rmap_mode == RMAP_LOG) {
         e->insert_mark = 1;
         log_append(e, true);
         return;
     }
     struct spinlock *l = lock_for(pa);
-    spin_lock(l);
+    lock_marked(l, pa);
     link(e);
-    spin_unlock(l);
+    unlock_marked(l, pa);
 }
 
 static void remove_entry(u64 *pte)
@@ -141,15 +178,20 @@ static void remove_entry(u64 *pte)
     struct rmap_entry *e = *pte_rmap_slot(pte);
     ASSERT(e);
     *pte_rmap_slot(pte) = NULL;
+    struct rmap_log *own = &logs[this_cpu()->id];
+    own->removes++;
     if (rmap_mode == RMAP_LOG) {
-        if (!__atomic_exchange_n(&e->insert_mark, 0, __ATOMIC_ACQ_REL))
+        if (__atomic_exchange_n(&e->insert_mark, 0, __ATOMIC_ACQ_REL))
+            own->cancelled++;           /* the insert still waits in a log: both cancel */
+        else
             log_append(e, false);
         return;
     }
-    struct spinlock *l = lock_for(e->pa);
-    spin_lock(l);
+    u64 pa = e->pa;
+    struct spinlock *l = lock_for(pa);
+    lock_marked(l, pa);
     unlink(e);
-    spin_unlock(l);
+    unlock_marked(l, pa);
     rmap_entry_discard(e);
 }
 
@@ -186,6 +228,18 @@ void rmap_remove(u64 *pte)
         remove_probed(pte);
     else
         remove_entry(pte);
+}
+
+void rmap_stats(struct rmap_stats *st)
+{
+    *st = (struct rmap_stats){.applied = applied};
+    for (int c = 0; c < MAX_CPUS; c++) {
+        st->inserts += logs[c].inserts;
+        st->removes += logs[c].removes;
+        st->cancelled += logs[c].cancelled;
+        for (int p = PROBE_RMAP_INSERT; p <= PROBE_RMAP_APPLY; p++)
+            st->probe_ticks += pcnt_pool[c][p].sum;
+    }
 }
 
 /* ---- the checker ---------------------------------------------------------------------- */

@@ -27,6 +27,14 @@ void rmap_remove(u64 *pte);
 /* Apply the pending logs (log mode); every reader of the map calls it first. */
 void rmap_sync(void);
 
+/* The updates so far, all CPUs: inserts and removes (every mode), removes that cancelled
+ * a logged insert and logged operations applied (log mode), and the TSC ticks the
+ * rmap_insert/remove/apply probes measured (0 unless probes are on). */
+struct rmap_stats {
+    u64 inserts, removes, cancelled, applied, probe_ticks;
+};
+void rmap_stats(struct rmap_stats *st);
+
 struct rmap_check_stats {
     u64 mappings, entries, errors, gen;
 };

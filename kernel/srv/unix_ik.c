@@ -279,6 +279,8 @@ void rt_poweroff(void)
 }
 
 void rt_result_write(const char *buf, size_t n) { serial_write(COM2, buf, n); }
+void rt_kernel_counters(struct meminfo *m) { kernel_meminfo(m); }
+long rt_measure(unsigned op, unsigned arg) { return kernel_measure(op, arg); }
 
 /* The kernel's switch counters (runtime.h), summed over CPUs. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)

@@ -8,7 +8,8 @@
  *   5,1 /dev/console  the console tty
  *   240,0 /dev/results ondol's result stream (COM2; rt_result_write): benchmark records
  *                     from Linux programs (tools/unixbench); reads end at once. 240 is
- *                     in the range Linux keeps for local use.
+ *                     in the range Linux keeps for local use. Its ioctls open and close
+ *                     a model window around a measured run (RESULTS_WINDOW_*, below).
  * The generator is deterministic on purpose: the same boot gives the same bytes, so runs
  * under icount repeat exactly. It is splitmix64 (Steele, Lea and Flood, 2014), which is
  * fast and well mixed but not a cryptographic generator.
@@ -124,13 +125,34 @@ static long results_write(struct file *f, struct ucall *c, uint64_t uaddr, size_
     return (long)n;
 }
 
+/* ioctl(/dev/results, RESULTS_WINDOW_BEGIN, id): the cache/coherence model's window id
+ * begins and every CPU's model clock resumes (tests/linux/aim.c); RESULTS_WINDOW_END ends
+ * it. Without the plugin loaded these are marker loads nobody sees. -EINVAL for an id
+ * above 0xfff. */
+#define RESULTS_WINDOW_BEGIN 0x4f01
+#define RESULTS_WINDOW_END 0x4f02
+
+static long results_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg)
+{
+    (void)f, (void)c;
+    if (cmd != RESULTS_WINDOW_BEGIN && cmd != RESULTS_WINDOW_END)
+        return -ENOTTY;
+    if (arg > 0xfff)
+        return -EINVAL;
+    if (cmd == RESULTS_WINDOW_END)
+        return rt_errno(rt_measure(MEASURE_WINDOW_END, (unsigned)arg));
+    long r = rt_measure(MEASURE_WINDOW_BEGIN, (unsigned)arg);
+    return rt_errno(r < 0 ? r : rt_measure(MEASURE_MODEL, 1));
+}
+
 static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 /* /dev/full has no write_buf: sendfile to it is -EINVAL, as Linux (no splice_write). */
 static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
-static const struct file_ops results_ops = {.read = null_read, .write = results_write};
+static const struct file_ops results_ops = {.read = null_read, .write = results_write,
+                                            .ioctl = results_ioctl};
 static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
                                            .write_buf = sink_write_buf};
 

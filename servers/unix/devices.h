@@ -155,5 +155,11 @@ struct procfs_calls {
     uint64_t idle_ns;             /* "idle_ns N": the CPUs' halted time (unix_idle_ns) */
 };
 size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
+/* /proc/ondol/kernel: the kernel's SYS_MEMINFO figures, "name N" a line (frames_free,
+ * tasks, threads, aspaces, kobj_bytes, kobj_frames, the reverse map's rmap_inserts,
+ * rmap_removes, rmap_cancelled, rmap_applied and rmap_ticks): the SMP soak's baseline and
+ * `./ondol bench aim`'s counters (docs/smp.md). */
+struct meminfo;
+size_t procfs_kernel(char *buf, size_t cap, const struct meminfo *m);
 
 #endif

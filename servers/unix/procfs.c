@@ -476,6 +476,24 @@ static void put_calls_by_number(struct text *t)
     }
 }
 
+size_t procfs_kernel(char *buf, size_t cap, const struct meminfo *m)
+{
+    struct text t = {buf, cap, 0};
+    put_named(&t, "frames_total", m->frames_total);
+    put_named(&t, "frames_free", m->frames_free);
+    put_named(&t, "tasks", m->tasks);
+    put_named(&t, "threads", m->threads);
+    put_named(&t, "aspaces", m->aspaces);
+    put_named(&t, "kobj_bytes", m->kobj_bytes);
+    put_named(&t, "kobj_frames", m->kobj_frames);
+    put_named(&t, "rmap_inserts", m->rmap_inserts);
+    put_named(&t, "rmap_removes", m->rmap_removes);
+    put_named(&t, "rmap_cancelled", m->rmap_cancelled);
+    put_named(&t, "rmap_applied", m->rmap_applied);
+    put_named(&t, "rmap_ticks", m->rmap_probe_ticks);
+    return t.len;
+}
+
 size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k)
 {
     struct text t = {buf, cap, 0};

@@ -73,6 +73,11 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
         netif_view(&n);
         return kind == PK_NET_DEV ? procfs_net_dev(buf, cap, &n) : procfs_net_route(buf, cap, &n);
     }
+    case PK_KERNEL: {
+        static struct meminfo m;
+        rt_kernel_counters(&m);
+        return procfs_kernel(buf, cap, &m);
+    }
     default:
         unix_switch_counts(&k.thread_switches, &k.as_switches);
         k.idle_ns = unix_idle_ns();

@@ -23,7 +23,7 @@ static const struct proc_entry root_entries[] = {
     {"net", PK_NET_DIR, S_IFDIR | 0555},
 };
 static const struct proc_entry ondol_entries[] = {
-    {"syscalls", PK_SYSCALLS, S_IFREG | 0444},
+    {"syscalls", PK_SYSCALLS, S_IFREG | 0444}, {"kernel", PK_KERNEL, S_IFREG | 0444},
 };
 static const struct proc_entry net_entries[] = {
     {"dev", PK_NET_DEV, S_IFREG | 0444},       {"route", PK_NET_ROUTE, S_IFREG | 0444},

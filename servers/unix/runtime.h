@@ -50,6 +50,10 @@ long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its ne
 void rt_memory(uint64_t *total, uint64_t *free);
 void rt_poweroff(void);                     /* reboot(2) with power off: QEMU exits 0 */
 void rt_result_write(const char *buf, size_t n);   /* the result stream (COM2) */
+/* The kernel's SYS_MEMINFO figures (/proc/ondol/kernel). */
+void rt_kernel_counters(struct meminfo *m);
+/* SYS_MEASURE (the cache and coherence model's markers): 0, or an ondol error. */
+long rt_measure(unsigned op, unsigned arg);
 /* The kernel's counters (issue 10, item 7; /proc/ondol/syscalls, the unix_calls record):
  * thread switches and address-space (CR3) switches since boot, all CPUs. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches);

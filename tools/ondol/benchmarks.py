@@ -441,22 +441,30 @@ def _per_operation(total, n) -> float | None:
     return round(total / n, 2)
 
 
+def unix_archive_ready() -> None:
+    """build/rootfs.cpio with the benchmark programs, built when it is missing or older
+    than a program's source (the tests share the archive, so it is not rewritten under a
+    running boot without need)."""
+    from ondol import aim, linuxsuite, unixbench
+    archive = linuxsuite.REPO / "build" / "rootfs.cpio"
+    programs = (unixbench.QUICK_PROGRAM, aim.PROGRAM)
+    sources = (unixbench.SOURCE, linuxsuite.SRC / "aim.c")
+    if (not all((archive.parent / "rootfs" / p.lstrip("/")).exists() for p in programs)
+            or not archive.exists()
+            or max(s.stat().st_mtime for s in sources) > archive.stat().st_mtime):
+        try:
+            linuxsuite.rootfs_archive(archive.parent)
+        except linuxsuite.SuiteError as exc:
+            raise OndolError(f"root archive: {exc}") from None
+
+
 def _unix_archive(config: Config):
-    """Before each boot: build/rootfs.cpio with the program, built when it is missing or
-    older than the program's source (the tests share the archive, so it is not rewritten
-    under a running boot without need)."""
+    """Before each boot: the root archive ready (unix_archive_ready)."""
     from contextlib import contextmanager
 
     @contextmanager
     def environment():
-        from ondol import linuxsuite, unixbench
-        archive = linuxsuite.REPO / "build" / "rootfs.cpio"
-        program = archive.parent / "rootfs" / unixbench.QUICK_PROGRAM.lstrip("/")
-        if not program.exists() or unixbench.SOURCE.stat().st_mtime > archive.stat().st_mtime:
-            try:
-                linuxsuite.rootfs_archive(archive.parent)
-            except linuxsuite.SuiteError as exc:
-                raise OndolError(f"root archive for bench unix: {exc}") from None
+        unix_archive_ready()
         yield BootEnv()
     return environment()
 
@@ -806,6 +814,14 @@ def get(name: str) -> Benchmark:
     raise OndolError(f"no benchmark named {name!r} (known: {known})")
 
 
+def get_quick(name: str) -> Benchmark:
+    """The short form of a benchmark (`--quick`); an error for those without one."""
+    get(name)
+    if name not in QUICK:
+        raise OndolError(f"benchmark {name!r} has no quick form (with one: {', '.join(QUICK)})")
+    return QUICK[name]()
+
+
 # ---- coherence: the coherence model's validation (issue 13), see docs/smp.md ------------
 from ondol import coherence  # noqa: E402
 
@@ -826,3 +842,67 @@ COHERENCE_BENCH = Benchmark(
     environment=coherence.environment,
 )
 BENCHMARKS += (COHERENCE_BENCH,)
+
+
+# ---- aim: P4 (scalable reverse-map updates) under an AIM7-like mix, see docs/smp.md -------
+from ondol import aim  # noqa: E402
+
+
+def _aim_peer_rows(cpus: int, jobs: int, mode: str) -> list[dict]:
+    """The Linux peer's row for one CPU count (none, with a note, when it cannot run)."""
+    import os
+    import sys
+    if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
+        return []
+    try:
+        records = aim.peer_records(aim.rootfs_build(), cpus, jobs, icount=mode == "icount")
+    except aim.AimError as exc:
+        print(f"ondol: note: no Linux peer rows for aim: {exc}", file=sys.stderr)
+        return []
+    return [{**rec, "cpus": cpus, "vcpus": 1 if mode == "icount" else cpus, "rmap": "n/a",
+             "kernel": "linux", "unix": "linux", "probes": "off",
+             "median": round(rec["jobs"] * 1e9 / rec["tsc"], 2) if rec.get("tsc") else None,
+             "unit": aim.UNIT} for rec in records if rec.get("bench") == "aim"]
+
+
+def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
+    """ondol's rows (aim.rows); the first mode's boot of each CPU count also boots the
+    Linux peer with as many CPUs and workers."""
+    rows = [{**r, "kernel": "ondol"} for r in aim.rows(results, config)]
+    if config.params.get("rmap") == aim.MODES[0] and config.params.get("model"):
+        rows += _aim_peer_rows(config.params["cpus"], jobs, _run_mode() or "icount")
+    for row in rows:
+        row["series"] = f"rmap={row['rmap']}" if row["kernel"] == "ondol" else "Linux peer"
+    return rows
+
+
+def aim_benchmark(quick: bool = False) -> Benchmark:
+    """`./ondol bench aim [--quick]`: 1, 2, 4, 8 CPUs (quick: 1 and 2, fewer jobs) per rmap
+    mode with the coherence model, plus one probes=on boot per mode at the largest count
+    (rmap time per job; the probes cost instructions, so those rows are apart)."""
+    cpus, jobs = (aim.QUICK_CPUS, aim.QUICK_JOBS) if quick else (aim.CPUS, aim.JOBS)
+    configs = aim.configs(cpus, jobs) + aim.configs(cpus[-1:], jobs, probes=True)
+    return Benchmark(
+        name="aim",
+        description="P4: an AIM7-like mix (fork+COW+pipe, fork+execve, anonymous and "
+                    "shared-file mmap, files) on the UNIX server (MK) per rmap mode and "
+                    "CPU count; icount jobs per 10^9 instructions and MODELLED throughput",
+        configs=configs,
+        key=("kernel", "rmap", "cpus", "probes"),
+        columns=("kernel", "rmap", "cpus", "probes", "jobs", "ok", "median",
+                 "modelled_throughput", "rmap_ops_per_job", "rmap_ticks_per_job",
+                 "cancel_rate", "lock_waits_per_job", "lock_wait_cycles_per_job",
+                 "transfers_per_job", "d_frames_free", "d_kobj_bytes", "d_tasks"),
+        plot=Plot(kind="line", x="cpus", series="series", logx=True,
+                  where={"probes": "off"}),
+        paper="P4.summary",
+        timeout=1800.0,
+        rows=lambda results, config: _aim_rows(results, config, jobs),
+        environment=aim.environment,
+        outputs=aim.outputs,
+    )
+
+
+AIM_BENCH = aim_benchmark()
+BENCHMARKS += (AIM_BENCH,)
+QUICK = {"aim": lambda: aim_benchmark(quick=True)}

@@ -95,9 +95,10 @@ def programs() -> list[Program]:
     return out
 
 
-# Programs built into /suite/bin that the suite does not run: they need a peer on the
-# network (tests/test_net_sockets.py runs sock against Linux in a namespace).
-EXTRA_PROGRAMS = ("sock",)
+# Programs built into /suite/bin that the suite does not run: sock needs a peer on the
+# network (tests/test_net_sockets.py runs sock against Linux in a namespace); aim is the
+# P4 experiment's multi-process mix (`./ondol bench aim`, tools/ondol/aim.py).
+EXTRA_PROGRAMS = ("sock", "aim")
 
 
 def _compile(cmd: list[str], name: str) -> None:
@@ -158,15 +159,16 @@ def suite_entries(build: Path) -> list:
 
 def rootfs_archive(build: Path) -> Path:
     """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite, the UNIX benchmark's
-    program (unixbench.py) and the Debian packages of debroot.py; return the archive."""
+    program (unixbench.py), the links naming aim's configurations (aim.py) and the Debian packages of debroot.py; return the archive."""
     if __package__:
-        from . import debroot, unixbench
+        from . import aim, debroot, unixbench
     else:
+        import aim
         import debroot
         import unixbench
     try:
         return rootfs.assemble(suite_entries(build) + unixbench.archive_entries(build) +
-                               list(debroot.entries()), build)
+                               aim.archive_entries() + list(debroot.entries()), build)
     except (rootfs.RootfsError, unixbench.UnixBenchError) as e:
         raise SuiteError(str(e)) from None
 

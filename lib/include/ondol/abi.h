@@ -169,6 +169,7 @@ struct user_regs {
 
 #define MEASURE_WINDOW_BEGIN 1   /* SYS_MEASURE ops: marker for the cache model */
 #define MEASURE_WINDOW_END   2
+#define MEASURE_MODEL        3   /* arg 1: every CPU resumes the coherence model's clock, 0: pauses */
 
 /* ---- flags and limits ---------------------------------------------------------------- */
 #define SPAWN_PRIVILEGED  0x1u   /* child may call privileged calls (caller must be) */
@@ -247,6 +248,11 @@ struct meminfo {
     uint64_t aspaces;
     uint64_t kobj_bytes;       /* bytes of kernel-object memory in use */
     uint64_t kobj_frames;      /* frames held by the kernel-object allocator */
+    uint64_t rmap_inserts;     /* reverse-map updates since boot, all CPUs (docs/memory.md) */
+    uint64_t rmap_removes;
+    uint64_t rmap_cancelled;   /* rmap=log: removes that cancelled a logged insert */
+    uint64_t rmap_applied;     /* rmap=log: logged operations applied */
+    uint64_t rmap_probe_ticks; /* TSC ticks in the rmap probes (0 unless probes are on) */
 };
 
 #define TIME_CPUS 16               /* CPUs struct time_info reports one by one */

@@ -401,4 +401,6 @@ WEAK long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_
     return E_NOENT;
 }
 WEAK void rt_memory(uint64_t *total, uint64_t *free) { *total = 256u << 20; *free = 128u << 20; }
+WEAK void rt_kernel_counters(struct meminfo *m) { *m = (struct meminfo){0}; }
+WEAK long rt_measure(unsigned op, unsigned arg) { (void)op, (void)arg; return 0; }
 WEAK long rt_errno(long e) { return e >= 0 ? e : -EIO; }

@@ -1,0 +1,340 @@
+/*
+ * aim - an AIM7-like multi-process mix for P4's experiment (`./ondol bench aim`, docs/smp.md
+ * "The P4 experiment") and the SMP soak. One static musl program, run unmodified as pid 1
+ * of ondol's UNIX server and by the Linux peer's /init.
+ *
+ *   aim WORKERS JOBS [SEED]   WORKERS processes each run JOBS jobs
+ *   aim                       the same, read from the name: /bench/aim-W-J runs W workers of
+ *                             J jobs each (ondol's linux_init= takes no arguments, so the
+ *                             host installs one symbolic link per configuration)
+ *   aim child                 what a job's fork+execve runs: checks its arguments, exits 7
+ *
+ * A job, its sizes drawn from the worker's seeded generator (the same every run):
+ *   - fork with a touched anonymous region of 8..23 pages: the child reads every page
+ *     (the copy-on-write mappings: reverse-map inserts), writes half of them (COW breaks),
+ *     puts a checksum of what it read into a shared anonymous page (MAP_SHARED) and
+ *     exits; the parent checks the sum and that its own pages kept their bytes;
+ *   - fork + execve of this program ("child"), wait;
+ *   - anonymous mmap of 4..35 pages, a page fault on each, check, munmap;
+ *   - a file of 1..4 pages in /tmp written with write(), mapped MAP_SHARED read-only and
+ *     checked through the mapping, munmapped, rewritten with pwrite(), read back with
+ *     read() and checked, unlinked (ondol's UNIX server has no writable shared file
+ *     mappings yet: docs/unix.md);
+ *   - a pipe round trip of 4 KiB with the child of the first step.
+ * Every byte written is checked where it is read back: any difference ends the worker
+ * with status 1 and the run with "ok":false.
+ *
+ * Output: one result record on the result stream (/dev/results on ondol, else stdout):
+ * workers, jobs done, the TSC ticks of the run (under -icount: instructions, exact), and,
+ * on ondol, the kernel's counters before and after from /proc/ondol/kernel (frames,
+ * objects, the reverse map's operations), then an end record. On ondol the run is a
+ * coherence-model window: an ioctl on /dev/results opens it (all CPUs resume) and closes it.
+ * As pid 1 it powers off at the end.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/reboot.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PAGE 4096
+#define MAX_WORKERS 64
+#define AIM_WINDOW 13                 /* the coherence-model window of the run */
+#define RESULTS_WINDOW_BEGIN 0x4f01   /* ondol's /dev/results ioctls (docs/unix.md) */
+#define RESULTS_WINDOW_END 0x4f02
+#define CHILD_STATUS 7
+
+static char self_path[256];
+static int out_fd = 1;
+static const char *const counters[] = {
+    "frames_free", "tasks", "threads", "aspaces", "kobj_bytes", "rmap_inserts",
+    "rmap_removes", "rmap_cancelled", "rmap_applied", "rmap_ticks",
+};
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+/* xorshift64: the worker's sizes and bytes, the same every run for one seed. */
+static uint64_t next_random(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void fail(const char *what)
+{
+    dprintf(2, "aim: %s failed\n", what);
+    _exit(1);
+}
+
+static void fill(unsigned char *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(seed + i * 31 + (i >> 12));
+}
+
+static uint64_t checksum(const unsigned char *p, size_t n)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i += 64)
+        s = s * 131 + p[i];
+    return s;
+}
+
+static void expect(const unsigned char *p, size_t n, uint64_t seed, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(seed + i * 31 + (i >> 12)))
+            fail(what);
+}
+
+static void read_all(int fd, void *buf, size_t n, const char *what)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r <= 0)
+            fail(what);
+        got += (size_t)r;
+    }
+}
+
+static void wait_for(pid_t pid, int status_wanted, const char *what)
+{
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+        WEXITSTATUS(st) != status_wanted)
+        fail(what);
+}
+
+/* The child of the COW step: read every page, write half, send the sum, then echo the
+ * pipe step's 4 KiB back. */
+static void cow_child(unsigned char *region, size_t pages, uint64_t *shared, int to_parent,
+                      int from_parent)
+{
+    *shared = checksum(region, pages * PAGE);
+    for (size_t p = 0; p < pages; p += 2)
+        region[p * PAGE] ^= 0xff;
+    static unsigned char buf[PAGE];
+    read_all(from_parent, buf, PAGE, "pipe read (child)");
+    if (write(to_parent, buf, PAGE) != PAGE)
+        fail("pipe write (child)");
+    _exit(0);
+}
+
+static void job_cow_pipe(uint64_t *rng)
+{
+    size_t pages = 8 + next_random(rng) % 16, len = pages * PAGE;
+    uint64_t seed = next_random(rng);
+    unsigned char *region = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint64_t *shared = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                            -1, 0);
+    if (region == MAP_FAILED || shared == MAP_FAILED)
+        fail("mmap (cow)");
+    fill(region, len, seed);
+    int up[2], down[2];
+    if (pipe(up) || pipe(down))
+        fail("pipe");
+    pid_t pid = fork();
+    if (pid == 0)
+        cow_child(region, pages, shared, up[1], down[0]);
+    static unsigned char out[PAGE], back[PAGE];
+    fill(out, PAGE, seed ^ 0x55);
+    if (write(down[1], out, PAGE) != PAGE)
+        fail("pipe write");
+    read_all(up[0], back, PAGE, "pipe read (echo)");
+    wait_for(pid, 0, "wait (cow)");
+    if (*shared != checksum(region, len) || memcmp(out, back, PAGE) != 0)
+        fail("cow child's view");
+    expect(region, len, seed, "cow parent's pages");
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+    if (munmap(region, len) || munmap(shared, PAGE))
+        fail("munmap (cow)");
+}
+
+static void job_exec(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[] = {self_path, "child", NULL};
+        char *envp[] = {NULL};
+        execve(self_path, argv, envp);
+        _exit(127);
+    }
+    wait_for(pid, CHILD_STATUS, "fork+execve");
+}
+
+static void job_anon(uint64_t *rng)
+{
+    size_t len = (4 + next_random(rng) % 32) * PAGE;
+    uint64_t seed = next_random(rng);
+    unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                            -1, 0);
+    if (p == MAP_FAILED)
+        fail("mmap (anon)");
+    for (size_t i = 0; i < len; i += PAGE)
+        if (p[i] != 0)
+            fail("anonymous page not zero");
+    fill(p, len, seed);
+    expect(p, len, seed, "anonymous pages");
+    if (munmap(p, len))
+        fail("munmap (anon)");
+}
+
+static void job_file(uint64_t *rng, int worker, int job)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/aim.%d.%d", worker, job);
+    size_t len = (1 + next_random(rng) % 4) * PAGE;
+    uint64_t seed = next_random(rng);
+    static unsigned char buf[4 * PAGE];
+    fill(buf, len, seed);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+        fail("file create+write");
+    unsigned char *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        fail("mmap (shared file)");
+    expect(m, len, seed, "file seen through its mapping");
+    if (munmap(m, len))
+        fail("munmap (file)");
+    fill(buf, len, seed + 1);
+    if (pwrite(fd, buf, len, 0) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0)
+        fail("pwrite+lseek");
+    memset(buf, 0, len);
+    read_all(fd, buf, len, "file read");
+    expect(buf, len, seed + 1, "file rewritten");
+    if (close(fd) || unlink(path))
+        fail("close+unlink");
+}
+
+static void worker(int id, int jobs, uint64_t seed)
+{
+    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + (uint64_t)id + 1;
+    for (int j = 0; j < jobs; j++) {
+        job_cow_pipe(&rng);
+        job_exec();
+        job_anon(&rng);
+        job_file(&rng, id, j);
+    }
+    _exit(0);
+}
+
+/* The kernel's counters (ondol's /proc/ondol/kernel, "name value" lines); false elsewhere. */
+static int read_counters(long long *v)
+{
+    static char text[4096];
+    int fd = open("/proc/ondol/kernel", O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = 0;
+    for (size_t k = 0; k < NCOUNTERS; k++) {
+        v[k] = -1;
+        size_t len = strlen(counters[k]);
+        for (char *line = text; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+            if (strncmp(line, counters[k], len) == 0 && line[len] == ' ')
+                v[k] = strtoll(line + len + 1, NULL, 10);
+    }
+    return 1;
+}
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* Run `workers` processes of `jobs` jobs; how many finished all of theirs. */
+static int run_workers(int workers, int jobs, uint64_t seed)
+{
+    pid_t pids[MAX_WORKERS];
+    for (int w = 0; w < workers; w++) {
+        pids[w] = fork();
+        if (pids[w] == 0)
+            worker(w, jobs, seed);
+        if (pids[w] < 0)
+            fail("fork (worker)");
+    }
+    int ok = 0;
+    for (int w = 0; w < workers; w++) {
+        int st;
+        if (waitpid(pids[w], &st, 0) == pids[w] && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            ok++;
+    }
+    return ok;
+}
+
+static void print_counters(const char *name, const long long *v)
+{
+    dprintf(out_fd, ",\"%s\":{", name);
+    for (size_t k = 0; k < NCOUNTERS; k++)
+        dprintf(out_fd, "%s\"%s\":%lld", k ? "," : "", counters[k], v[k]);
+    dprintf(out_fd, "}");
+}
+
+/* argv[0]'s "aim-W-J" (the host's symbolic links); 0 if it is not that. */
+static int name_config(const char *name, int *workers, int *jobs)
+{
+    const char *base = strrchr(name, '/');
+    return sscanf(base ? base + 1 : name, "aim-%d-%d", workers, jobs) == 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "child") == 0)
+        return argc == 2 ? CHILD_STATUS : 1;
+    int workers = 0, jobs = 0;
+    uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 1;
+    if (argc > 2) {
+        workers = atoi(argv[1]);
+        jobs = atoi(argv[2]);
+    } else if (!name_config(argv[0], &workers, &jobs)) {
+        fprintf(stderr, "usage: aim WORKERS JOBS [SEED] (or run as aim-W-J)\n");
+        return 2;
+    }
+    if (workers < 1 || workers > MAX_WORKERS || jobs < 1) {
+        fprintf(stderr, "aim: 1..%d workers, at least one job\n", MAX_WORKERS);
+        return 2;
+    }
+    if (readlink("/proc/self/exe", self_path, sizeof(self_path) - 1) <= 0)
+        snprintf(self_path, sizeof(self_path), "%s", argv[0]);
+    int results = open("/dev/results", O_WRONLY);
+    if (results >= 0)
+        out_fd = results;
+    /* a warm-up round: the kernel's and server's caches settle before the baseline */
+    int warm = run_workers(workers, 1, seed + 1000);
+    long long before[NCOUNTERS], after[NCOUNTERS];
+    int ondol = read_counters(before);
+    if (results >= 0)
+        ioctl(results, RESULTS_WINDOW_BEGIN, AIM_WINDOW);
+    uint64_t t0 = rdtsc();
+    int done = run_workers(workers, jobs, seed);
+    uint64_t tsc = rdtsc() - t0;
+    if (results >= 0)
+        ioctl(results, RESULTS_WINDOW_END, AIM_WINDOW);
+    if (ondol)
+        read_counters(after);
+    int ok = done == workers && warm == workers;
+    dprintf(out_fd, "{\"type\":\"result\",\"bench\":\"aim\",\"test\":\"aim\",\"workers\":%d,"
+            "\"jobs_per_worker\":%d,\"jobs\":%d,\"seed\":%llu,\"ok\":%s,\"tsc\":%llu,"
+            "\"window\":%d", workers, jobs, done * jobs, (unsigned long long)seed,
+            ok ? "true" : "false", (unsigned long long)tsc, AIM_WINDOW);
+    if (ondol) {
+        print_counters("before", before);
+        print_counters("after", after);
+    }
+    dprintf(out_fd, "}\n{\"type\":\"end\",\"bench\":\"aim\",\"status\":%d}\n", ok ? 0 : 1);
+    sync();
+    if (getpid() == 1)
+        reboot(RB_POWER_OFF);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,70 @@
+"""`./ondol bench aim` (tools/ondol/aim.py, tests/linux/aim.c): its configurations, and how
+a guest record and the coherence model's window become a row; shapes, not numbers."""
+import pytest
+
+from ondol import aim, benchmarks
+
+
+def record(jobs=8, tsc=4_000_000, mode_counters=None):
+    before = {"frames_free": 100, "tasks": 3, "threads": 5, "aspaces": 3, "kobj_bytes": 1000,
+              "rmap_inserts": 10, "rmap_removes": 5, "rmap_cancelled": 2, "rmap_applied": 7,
+              "rmap_ticks": 0}
+    after = {**before, **(mode_counters or {})}
+    return {"type": "result", "bench": "aim", "test": "aim", "workers": 2, "jobs": jobs,
+            "ok": True, "tsc": tsc, "window": 13, "before": before, "after": after}
+
+
+def window(makespan=2_000_000):
+    cpu = {"instructions": 1, "transfers": 40, "lock_waits": 4, "lock_wait_cycles": 800,
+           "handoffs": 2}
+    return {"window": 13, "coherence": {"preset": "p4", "makespan": makespan,
+                                        "cpus": [cpu, cpu]}}
+
+
+def test_configs_cover_every_mode_and_cpu_count_with_the_program_as_init():
+    bench = benchmarks.get("aim")
+    modelled = [c for c in bench.configs if c.params["model"]]
+    assert {(c.params["rmap"], c.params["cpus"]) for c in modelled} == {
+        (m, n) for m in aim.MODES for n in aim.CPUS}
+    assert all(c.options["linux_init"] == aim.link(c.params["cpus"], aim.JOBS)
+               and c.options["unix"] == "mk" for c in bench.configs)
+    probed = [c for c in bench.configs if not c.params["model"]]
+    assert [c.options["probes"] for c in probed] == ["on"] * len(aim.MODES)
+    quick = benchmarks.get_quick("aim")
+    assert {c.params["cpus"] for c in quick.configs} == set(aim.QUICK_CPUS)
+
+
+def test_every_configuration_has_its_link_in_the_archive():
+    links = {"/" + e.path for e in aim.archive_entries()}
+    for bench in (benchmarks.get("aim"), benchmarks.get_quick("aim")):
+        assert {c.options["linux_init"] for c in bench.configs} <= links
+    assert aim.link(8, aim.SOAK_JOBS) in links and aim.link(8, aim.SOAK_SHORT_JOBS) in links
+
+
+def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monkeypatch):
+    config = next(c for c in aim.configs((2,), 4) if c.params["rmap"] == "log")
+    monkeypatch.setitem(aim._windows, config.label, [window()])
+    (row,) = aim.rows([record(mode_counters={"rmap_inserts": 30, "rmap_removes": 25,
+                                             "rmap_cancelled": 12, "rmap_ticks": 800})],
+                      config)
+    assert row["median"] == 2000.0 and row["unit"] == aim.UNIT        # 8 jobs / 4e6
+    assert row["rmap_ops_per_job"] == 5.0                             # (20 + 20) / 8
+    assert row["rmap_ticks_per_job"] == 100.0
+    assert row["cancel_rate"] == 0.5                                  # 10 of 20 removes
+    assert row["d_frames_free"] == 0 and row["d_tasks"] == 0
+    assert row["modelled"] and row["modelled_throughput"] == 4000.0   # 8 jobs / 2e6 cycles
+    assert row["transfers_per_job"] == 10.0 and row["lock_waits_per_job"] == 1.0
+
+
+def test_without_a_window_or_counters_the_fields_stay_empty():
+    config = aim.configs((1,), 4)[0]
+    rec = record()
+    del rec["before"], rec["after"]                                   # the Linux peer's
+    (row,) = aim.rows([rec], config)
+    assert row["rmap_ops_per_job"] is None and row["cancel_rate"] is None
+    assert "modelled_throughput" not in row
+
+
+def test_no_quick_form_elsewhere():
+    with pytest.raises(Exception, match="no quick form"):
+        benchmarks.get_quick("vm")
