@@ -18,6 +18,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "fault.h"
+#include "fileobj.h"
 #include "futex.h"
 #include "fwd.h"
 #include "region.h"
@@ -207,12 +208,17 @@ static bool vm_range_ok(u64 addr, u64 len)
 }
 
 /* The object a new mapping maps: anonymous memory (private or shared), or (privileged) a
- * physical range. */
+ * physical range or a new file object (a server's page cache, fileobj.h). */
 static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 {
     *err = E_NOMEM;
-    if ((flags & VM_MMAP_SHARED) && (flags & VM_MMAP_PHYS))
+    u64 kind = flags & (VM_MMAP_SHARED | VM_MMAP_PHYS | VM_MMAP_FILE);
+    if (kind & (kind - 1))                       /* more than one kind */
         *err = E_INVAL;
+    else if ((flags & VM_MMAP_FILE) && !self_task()->privileged)
+        *err = E_PERM;
+    else if (flags & VM_MMAP_FILE)
+        return memobj_file(len);
     else if (flags & VM_MMAP_SHARED)
         return memobj_shared(len);
     else if (!(flags & VM_MMAP_PHYS))
@@ -231,7 +237,7 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
-        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED)))
+        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED | VM_MMAP_FILE)))
         return E_INVAL;
     len = ALIGN_UP(len, PAGE_SIZE);
     long err;
@@ -343,9 +349,62 @@ static struct task *controlled(u64 id, long *err)
     return task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
 }
 
+/* The file object whose window in the caller holds the page at va, and va's byte
+ * offset in it; NULL when va is in no window. */
+static struct memobj *window_object(u64 va, u64 *off)
+{
+    struct region *r = region_find(self_task()->as, va);
+    if (!r || r->obj->kind != MEMOBJ_FILE || r->bound)
+        return NULL;
+    *off = r->off + (ALIGN_DOWN(va, PAGE_SIZE) - r->start);
+    return r->obj;
+}
+
+/* VM_CTL_FILE_GROW: a new window of len bytes on the grown object; the old one goes. */
+static long window_grow(struct memobj *obj, u64 window, u64 len)
+{
+    int err = fileobj_grow(obj, len);
+    if (err)
+        return err;
+    struct aspace *as = self_task()->as;
+    u64 old_end = region_find(as, window)->end;
+    memobj_get(obj);
+    long at = region_map(as, 0, len, PROT_READ | PROT_WRITE, 0, obj);
+    if (at >= 0)
+        region_unmap(as, window, old_end);
+    return at;
+}
+
+/* The page-cache ops on the caller's own windows (task 0). */
+static long vm_ctl_file(u64 op, u64 window, u64 len)
+{
+    u64 off;
+    struct memobj *obj = window_object(window, &off);
+    if (!obj || off || (window & (PAGE_SIZE - 1)))
+        return E_INVAL;
+    if (op == VM_CTL_FILE_EOF)
+        return fileobj_set_eof(obj, len);
+    if (len > (1ull << 32))
+        return E_INVAL;
+    return window_grow(obj, window, ALIGN_UP(len, PAGE_SIZE));
+}
+
+/* VM_CTL_MAP_FILE: flags holds the source window page and the VM_MMAP_* bits. */
+static long map_file_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    u64 off, bits = flags & (PAGE_SIZE - 1);
+    struct memobj *obj = window_object(flags & ~(PAGE_SIZE - 1), &off);
+    if (!obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+        (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED)))
+        return E_INVAL;
+    return fileobj_map(as, addr, ALIGN_UP(len, PAGE_SIZE), (unsigned)prot, (unsigned)bits, obj, off);
+}
+
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     long err;
+    if (id == 0 && (op == VM_CTL_FILE_EOF || op == VM_CTL_FILE_GROW))
+        return vm_ctl_file(op, addr, len);
     struct task *t = controlled(id, &err);
     if (!t)
         return err;
@@ -357,6 +416,8 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return protect_in(t->as, addr, len, prot);
     if (op == VM_CTL_DISCARD)
         return discard_in(t->as, addr, len);
+    if (op == VM_CTL_MAP_FILE)
+        return map_file_in(t->as, addr, len, prot, flags);
     return E_INVAL;
 }
 

@@ -127,6 +127,40 @@ long rt_vm_discard(int task, uint64_t addr, uint64_t len)
     return sys_vm_ctl(task, VM_CTL_DISCARD, (void *)addr, len, 0, 0);
 }
 
+/* The page cache: an object's window in our own address space is its handle. */
+long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
+{
+    long at = sys_vm_mmap(NULL, cap, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (at < 0)
+        return at;
+    *handle = (uint64_t)at;
+    *data = (unsigned char *)at;
+    return 0;
+}
+
+long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
+{
+    long at = sys_vm_ctl(0, VM_CTL_FILE_GROW, (void *)*handle, cap, 0, 0);
+    if (at < 0)
+        return at;
+    *handle = (uint64_t)at;
+    *data = (unsigned char *)at;
+    return 0;
+}
+
+long rt_file_eof(uint64_t handle, uint64_t size)
+{
+    return sys_vm_ctl(0, VM_CTL_FILE_EOF, (void *)handle, size, 0, 0);
+}
+
+void rt_file_free(uint64_t handle, uint64_t cap) { sys_vm_unmap((void *)handle, cap); }
+
+long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
+                 uint64_t handle, uint64_t off)
+{
+    return sys_vm_ctl(task, VM_CTL_MAP_FILE, (void *)addr, len, prot, (handle + off) | flags);
+}
+
 /* SYS_TASK_COPY moves at most TASK_COPY_MAX bytes a call. */
 static long task_copy(int task, unsigned dir, uint64_t uaddr, void *local, size_t n)
 {
