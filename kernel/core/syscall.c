@@ -240,11 +240,14 @@ static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u
         (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED | VM_MMAP_FILE)))
         return E_INVAL;
     len = ALIGN_UP(len, PAGE_SIZE);
+    if ((flags & VM_MMAP_FILE) && len > VM_FILE_WINDOW)
+        return E_INVAL;
     long err;
     struct memobj *obj = new_object(len, flags, phys, &err);
     if (!obj)
         return err;
-    return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
+    u64 span = flags & VM_MMAP_FILE ? VM_FILE_WINDOW : len;   /* a window never moves */
+    return region_map(as, addr, span, (unsigned)prot, (unsigned)flags, obj);
 }
 
 static long unmap_in(struct aspace *as, u64 addr, u64 len)
@@ -360,21 +363,6 @@ static struct memobj *window_object(u64 va, u64 *off)
     return r->obj;
 }
 
-/* VM_CTL_FILE_GROW: a new window of len bytes on the grown object; the old one goes. */
-static long window_grow(struct memobj *obj, u64 window, u64 len)
-{
-    int err = fileobj_grow(obj, len);
-    if (err)
-        return err;
-    struct aspace *as = self_task()->as;
-    u64 old_end = region_find(as, window)->end;
-    memobj_get(obj);
-    long at = region_map(as, 0, len, PROT_READ | PROT_WRITE, 0, obj);
-    if (at >= 0)
-        region_unmap(as, window, old_end);
-    return at;
-}
-
 /* The page-cache ops on the caller's own windows (task 0). */
 static long vm_ctl_file(u64 op, u64 window, u64 len)
 {
@@ -384,9 +372,10 @@ static long vm_ctl_file(u64 op, u64 window, u64 len)
         return E_INVAL;
     if (op == VM_CTL_FILE_EOF)
         return fileobj_set_eof(obj, len);
-    if (len > (1ull << 32))
+    if (len > VM_FILE_WINDOW)
         return E_INVAL;
-    return window_grow(obj, window, ALIGN_UP(len, PAGE_SIZE));
+    int err = fileobj_grow(obj, ALIGN_UP(len, PAGE_SIZE));
+    return err ? err : (long)window;
 }
 
 /* VM_CTL_MAP_FILE: flags holds the source window page and the VM_MMAP_* bits. */

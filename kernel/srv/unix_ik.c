@@ -216,11 +216,7 @@ long rt_file_eof(uint64_t handle, uint64_t size)
     return fileobj_set_eof((struct memobj *)handle, size);
 }
 
-void rt_file_free(uint64_t handle, uint64_t cap)
-{
-    (void)cap;
-    memobj_put((struct memobj *)handle);
-}
+void rt_file_free(uint64_t handle) { memobj_put((struct memobj *)handle); }
 
 long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
                  uint64_t handle, uint64_t off)

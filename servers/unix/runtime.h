@@ -45,7 +45,7 @@ long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data);   /* zer
  * every mapping follows. 0, or E_NOMEM with nothing changed. */
 long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data);
 long rt_file_eof(uint64_t handle, uint64_t size);  /* users' pages wholly past size go */
-void rt_file_free(uint64_t handle, uint64_t cap);  /* the server's reference; mappings keep theirs */
+void rt_file_free(uint64_t handle);                /* the server's reference; mappings keep theirs */
 /* Map [off, off + len) of the file into task at addr (flags: VM_MMAP_FIXED; VM_MMAP_SHARED,
  * else copy-on-write): the address or E_*. */
 long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,

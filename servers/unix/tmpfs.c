@@ -48,7 +48,7 @@ static struct inode *inode_free(struct inode *i)
     fifo_free(i);
     live_inodes--;
     if (i->pages)
-        rt_file_free(i->pages, i->cap);     /* its mappings keep the frames they use */
+        rt_file_free(i->pages);     /* its mappings keep the frames they use */
     else
         unix_free(i->data);
     unix_free(i);

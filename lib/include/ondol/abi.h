@@ -186,14 +186,17 @@ struct user_regs {
 #define VM_CTL_PROTECT  3
 #define VM_CTL_DISCARD  4        /* drop the pages of a mapped range; the regions stay */
 /* File objects (docs/memory.md, "File objects"): a server's page cache. SYS_VM_MMAP with
- * VM_MMAP_FILE (privileged) makes a file object of len zeroed bytes in contiguous frames
- * and maps it shared in the caller: its window. VM_CTL_MAP_FILE maps part of it into a
- * controlled task: flags = the window address of the first page to map (page aligned)
- * | VM_MMAP_FIXED | VM_MMAP_SHARED (else copy-on-write); pages wholly past the file's end
- * fault there (FWD_FAULT_BUS). With task 0 and addr a window: VM_CTL_FILE_EOF sets the
- * file's end (len = its size in bytes), VM_CTL_FILE_GROW moves the bytes to a larger
- * object run (len bytes) and answers the new window's address (the old one is unmapped). */
+ * VM_MMAP_FILE (privileged) makes a file object of len zeroed bytes (at most
+ * VM_FILE_WINDOW) in contiguous frames and maps it shared in the caller: its window,
+ * always VM_FILE_WINDOW bytes long (pages past the object's size fault). VM_CTL_MAP_FILE
+ * maps part of it into a controlled task: flags = the window address of the first page
+ * to map (page aligned) | VM_MMAP_FIXED | VM_MMAP_SHARED (else copy-on-write); pages
+ * wholly past the file's end fault there (FWD_FAULT_BUS). With task 0 and addr a window:
+ * VM_CTL_FILE_EOF sets the file's end (len = its size in bytes, at most the object's),
+ * VM_CTL_FILE_GROW moves the bytes to a larger run (len bytes, at most VM_FILE_WINDOW);
+ * the window stays where it is. */
 #define VM_MMAP_FILE    0x8u
+#define VM_FILE_WINDOW  (1ull << 30)
 #define VM_CTL_MAP_FILE  5
 #define VM_CTL_FILE_EOF  6
 #define VM_CTL_FILE_GROW 7

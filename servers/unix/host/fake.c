@@ -382,7 +382,7 @@ WEAK long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
     return E_NOSYS;
 }
 WEAK long rt_file_eof(uint64_t handle, uint64_t size) { (void)handle; (void)size; return 0; }
-WEAK void rt_file_free(uint64_t handle, uint64_t cap) { (void)handle; (void)cap; }
+WEAK void rt_file_free(uint64_t handle) { (void)handle; }
 WEAK long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
                       uint64_t handle, uint64_t off)
 {

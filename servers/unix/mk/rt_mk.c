@@ -127,7 +127,9 @@ long rt_vm_discard(int task, uint64_t addr, uint64_t len)
     return sys_vm_ctl(task, VM_CTL_DISCARD, (void *)addr, len, 0, 0);
 }
 
-/* The page cache: an object's window in our own address space is its handle. */
+/* The page cache: an object's window in our own address space is its handle. A window
+ * spans VM_FILE_WINDOW bytes whatever the object's size, so growing never moves it and
+ * any offset of a file names a page of it (VM_CTL_MAP_FILE). */
 long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
 {
     long at = sys_vm_mmap(NULL, cap, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
@@ -153,7 +155,7 @@ long rt_file_eof(uint64_t handle, uint64_t size)
     return sys_vm_ctl(0, VM_CTL_FILE_EOF, (void *)handle, size, 0, 0);
 }
 
-void rt_file_free(uint64_t handle, uint64_t cap) { sys_vm_unmap((void *)handle, cap); }
+void rt_file_free(uint64_t handle) { sys_vm_unmap((void *)handle, VM_FILE_WINDOW); }
 
 long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
                  uint64_t handle, uint64_t off)
