@@ -145,6 +145,25 @@ def test_proc_ondol_syscalls_counts_calls_and_switches(shell):
     assert re.search(r"^nr 0 read \d+$", out, re.M) and re.search(r"^pid 1 \d+$", out, re.M)
 
 
+def mem_free_kib(shell) -> int:
+    out = shell.cmd("head -n 2 /proc/meminfo")
+    return int(re.search(r"^MemFree:\s+(\d+) kB$", out, re.M).group(1))
+
+
+def test_file_pages_come_back_after_the_programs_end(shell):
+    """The page cache keeps a mapped file's bytes (the first runs move libc, ld.so and the
+    programs in, and the server's heap grows once), and nothing more: after further runs of
+    dynamic programs and of mem (a 4 MiB file mapped shared, private, by a fork, written,
+    truncated, unlinked while mapped: its file object goes with its last mapping), MemFree
+    is back within 256 KiB."""
+    work = "cd /tmp && /usr/bin/hello && /suite/bin/dyn_hello one two >/dev/null && /suite/bin/mem | tail -1"
+    assert shell.cmd(work, timeout=120).endswith("failed 0\n")
+    before = mem_free_kib(shell)
+    for _ in range(2):
+        assert shell.cmd(work, timeout=120).endswith("failed 0\n")
+    assert abs(mem_free_kib(shell) - before) <= 256
+
+
 def test_signals_program_prints_what_linux_prints(shell, peer):
     """tests/linux/signals.c (handlers, masks, sigreturn, alarm and setitimer, EINTR and
     SA_RESTART, faults to handlers, SIGCHLD, SIGPIPE) prints the peer's bytes."""
