@@ -9,13 +9,18 @@
 #include "devices.h"
 #include "runtime.h"
 
-static uint64_t next_ino = 1, live_inodes;
+static uint64_t next_ino = 1, live_inodes, cached_bytes;
 
 static uint64_t page_up(uint64_t a) { return (a + 4095) & ~4095ull; }
 
 uint64_t inode_count(void)
 {
     return live_inodes;
+}
+
+uint64_t page_cache_bytes(void)
+{
+    return cached_bytes;
 }
 
 struct inode *inode_new(unsigned mode)
@@ -47,8 +52,10 @@ static struct inode *inode_free(struct inode *i)
     struct inode *parent = (inode_is(i, S_IFDIR) && i->parent != i) ? i->parent : NULL;
     fifo_free(i);
     live_inodes--;
-    if (i->pages)
+    if (i->pages) {
         rt_file_free(i->pages);     /* its mappings keep the frames they use */
+        cached_bytes -= i->cap;
+    }
     else
         unix_free(i->data);
     unix_free(i);
@@ -241,6 +248,7 @@ static long pages_grow(struct inode *i, uint64_t cap)
     cap = page_up(cap);
     if (!unix_budget_ok(cap - i->cap) || rt_file_grow(&i->pages, cap, &i->data) < 0)
         return -ENOSPC;
+    cached_bytes += cap - i->cap;
     i->cap = cap;
     return 0;
 }
@@ -302,6 +310,7 @@ long inode_pages(struct inode *i)
     i->data = data;
     i->cap = cap;
     i->pages = handle;
+    cached_bytes += cap;
     return 0;
 }
 

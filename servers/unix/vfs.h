@@ -73,6 +73,7 @@ static inline bool inode_is(const struct inode *i, unsigned type)
 struct inode *inode_new(unsigned mode);
 struct inode *inode_get(struct inode *i);
 uint64_t inode_count(void);                 /* inodes in memory (statfs's f_ffree) */
+uint64_t page_cache_bytes(void);            /* files' bytes in the page cache (Cached:) */
 void inode_put(struct inode *i);            /* frees it when unreferenced and unlinked */
 void inode_touch(struct inode *i, bool access, bool modify, bool change);
 

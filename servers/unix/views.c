@@ -62,6 +62,7 @@ void proc_system_view(struct proc_system_view *v)
     v->mem.total_kib = total / 1024;
     v->mem.free_kib = free / 1024;
     v->mem.available_kib = free / 1024;
+    v->mem.cached_kib = page_cache_bytes() / 1024;
     v->uptime_ns = unix_now_ns();
     v->stat.cpu = &one_cpu;
     v->stat.ncpu = 1;
