@@ -156,7 +156,9 @@ def test_file_pages_come_back_after_the_programs_end(shell):
     dynamic programs and of mem (a 4 MiB file mapped shared, private, by a fork, written,
     truncated, unlinked while mapped: its file object goes with its last mapping), MemFree
     is back within 256 KiB. /proc/meminfo's Cached counts the page cache: libc.so.6's
-    1,881 KiB at least, and mem's file is out of it again once unlinked and unmapped."""
+    1,881 KiB at least, and mem's file is out of it again once unlinked and unmapped. The
+    kernel's reverse-map checker (/proc/ondol/vmcheck) finds every file and anonymous
+    mapping recorded."""
     def work():
         assert shell.cmd("cd /tmp && /usr/bin/hello") == "Hello, world!\n"
         for program in ("dyn_hello one two", "mem"):
@@ -169,6 +171,8 @@ def test_file_pages_come_back_after_the_programs_end(shell):
     after = meminfo(shell)
     assert abs(after["MemFree"] - before["MemFree"]) <= 256
     assert after["Cached"] == before["Cached"]
+    check = dict(l.split() for l in shell.cmd("head -n 3 /proc/ondol/vmcheck").splitlines())
+    assert check["errors"] == "0" and check["mappings"] == check["entries"] != "0", check
 
 
 def test_signals_program_prints_what_linux_prints(shell, peer):

@@ -511,13 +511,19 @@ static void check_task(struct task *t, void *stats)
 }
 
 /* The reverse-map checker (rmap.c): every anonymous PTE of every task against the map. */
-static long sys_vm_check(u64 uout)
+void vm_check_all(struct vm_check *out)
 {
     static u64 gen;
     struct rmap_check_stats st = {.gen = ++gen};
     tasks_each(check_task, &st);
     rmap_check_frames(&st);
-    struct vm_check out = {st.mappings, st.entries, st.errors};
+    *out = (struct vm_check){st.mappings, st.entries, st.errors};
+}
+
+static long sys_vm_check(u64 uout)
+{
+    struct vm_check out;
+    vm_check_all(&out);
     return copyout(uout, &out, sizeof(out));
 }
 

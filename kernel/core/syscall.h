@@ -6,8 +6,12 @@
 #include "types.h"
 #include "vm.h"
 
+struct vm_check;
+
 long vm_ctl_map(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags);
 long vm_ctl_unmap(struct aspace *as, u64 addr, u64 len);
 long vm_ctl_protect(struct aspace *as, u64 addr, u64 len, u64 prot);
 long vm_ctl_discard(struct aspace *as, u64 addr, u64 len);
+/* SYS_VM_CHECK's checker into *out (the IK server's /proc/ondol/vmcheck). */
+void vm_check_all(struct vm_check *out);
 #endif

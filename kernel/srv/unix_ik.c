@@ -190,6 +190,15 @@ long rt_vm_discard(int id, uint64_t addr, uint64_t len)
     return t ? vm_ctl_discard(t->as, addr, len) : E_SRCH;
 }
 
+void rt_vm_check(uint64_t out[3])
+{
+    struct vm_check c;
+    vm_check_all(&c);
+    out[0] = c.mappings;
+    out[1] = c.entries;
+    out[2] = c.errors;
+}
+
 /* The page cache: the file object itself is the handle, its run is read and written
  * through the physical map. */
 long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)

@@ -24,7 +24,7 @@ enum proc_kind {
     PK_ROOT, PK_ONDOL_DIR, PK_PID_DIR, PK_FD_DIR,             /* directories */
     PK_SELF, PK_EXE, PK_CWD, PK_FD_LINK,                        /* symlinks */
     PK_MEMINFO, PK_UPTIME, PK_STAT, PK_LOADAVG, PK_VERSION, PK_MOUNTS,
-    PK_FILESYSTEMS, PK_CPUINFO, PK_SYSCALLS,                    /* system files */
+    PK_FILESYSTEMS, PK_CPUINFO, PK_SYSCALLS, PK_VMCHECK,        /* system files */
     PK_PID_STAT, PK_PID_STATUS, PK_PID_CMDLINE,                 /* per-process files */
 };
 

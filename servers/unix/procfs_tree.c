@@ -23,6 +23,7 @@ static const struct proc_entry root_entries[] = {
 };
 static const struct proc_entry ondol_entries[] = {
     {"syscalls", PK_SYSCALLS, S_IFREG | 0444},
+    {"vmcheck", PK_VMCHECK, S_IFREG | 0444},
 };
 static const struct proc_entry pid_entries[] = {
     {"stat", PK_PID_STAT, S_IFREG | 0444},     {"status", PK_PID_STATUS, S_IFREG | 0444},

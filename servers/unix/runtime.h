@@ -60,6 +60,9 @@ long rt_regs_set(int tid, const struct user_regs *r);
 long rt_thread_start(int task, const struct user_regs *r);   /* new thread's tid */
 long rt_thread_end(int tid);
 long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its next return */
+/* The kernel's reverse-map checker over every address space (SYS_VM_CHECK's struct
+ * vm_check: mappings, entries, errors), for /proc/ondol/vmcheck. */
+void rt_vm_check(uint64_t out[3]);
 /* The machine's memory in bytes: all usable, and free now (sysinfo, /proc/meminfo). */
 void rt_memory(uint64_t *total, uint64_t *free);
 void rt_poweroff(void);                     /* reboot(2) with power off: QEMU exits 0 */

@@ -111,7 +111,7 @@ struct pcnt_events {
 };
 
 struct vm_check {                /* SYS_VM_CHECK: the reverse map against the page tables */
-    uint64_t mappings;           /* anonymous user PTEs in all address spaces */
+    uint64_t mappings;           /* anonymous and file user PTEs in all address spaces */
     uint64_t entries;            /* reverse-map entries on the frames' lists */
     uint64_t errors;             /* mismatches of any kind (0 when consistent) */
 };

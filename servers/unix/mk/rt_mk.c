@@ -211,6 +211,15 @@ void rt_memory(uint64_t *total, uint64_t *free)
 }
 void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
 
+void rt_vm_check(uint64_t out[3])
+{
+    struct vm_check c = {0, 0, 0};
+    sys_vm_check(&c);
+    out[0] = c.mappings;
+    out[1] = c.entries;
+    out[2] = c.errors;
+}
+
 /* The kernel's switch counters (runtime.h): SYS_TIME carries them. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
 {
