@@ -10,8 +10,8 @@
 #include "vm.h"
 
 /* Map [addr, addr + len) of as to obj from byte offset off (page aligned; it may lie past
- * the file's end, as Linux allows, and its pages then fault until the file grows), placed as
- * region_map places (flags: VM_MMAP_FIXED; VM_MMAP_SHARED for a shared mapping, else
+ * the file's end, as Linux allows, and its pages then fault until the file grows),
+ * placed as region_map places (flags: VM_MMAP_FIXED; VM_MMAP_SHARED for a shared mapping, else
  * copy-on-write). A user's mapping: pages wholly past the object's eof fault. Takes a new
  * reference on obj. The address, or E_INVAL / E_NOMEM. */
 long fileobj_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,

@@ -1,8 +1,9 @@
 /*
  * The reverse map. Each anonymous user frame, and each file object's frame (fileobj.c),
- * has a list of entries, one per PTE mapping it (frame_meta(pa)->rmap); the PTE's slot in the second frame of its page table points
- * at its entry, so updates never search for it. Three update modes from the same code
- * (rmap= boot option; docs/memory.md says why each is correct):
+ * has a list of entries, one per PTE mapping it (frame_meta(pa)->rmap); the PTE's slot
+ * in the second frame of its page table points at its entry, so updates never search for
+ * it. Three update modes from the same code (rmap= boot option; docs/memory.md says why
+ * each is correct):
  *   global  one lock for the whole structure (the baseline, as in L4Ka::Pistachio's
  *           mapping database);
  *   lock    a lock per frame;

@@ -1,5 +1,5 @@
-/* The reverse map (rmap.c): for every anonymous user frame and file object frame, the (address space, page)
- * mappings of it, updated under one global lock, a lock per frame, or per-CPU logs (P4),
+/* The reverse map (rmap.c): for every anonymous user frame and file object frame, the
+ * (address space, page) mappings of it, updated under one global lock, a lock per frame, or per-CPU logs (P4),
  * chosen by the boot option rmap= (docs/memory.md). */
 #ifndef RMAP_H
 #define RMAP_H

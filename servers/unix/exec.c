@@ -3,8 +3,8 @@
  * (vfs_exec_inode); the header and program headers are checked before anything changes
  * (a malformed file is -ENOEXEC or -EINVAL, the process goes on); then a new task gets
  * the PT_LOAD segments (the file's pages from the page cache, copy-on-write, as mmap
- * maps them: docs/unix.md "File mappings") and a stack with argc, argv, envp and the auxiliary vector laid out as the
- * x86-64 psABI says, and one thread starts at the entry. The old task, with all its
+ * maps them: docs/unix.md "File mappings") and a stack with argc, argv, envp and the
+ * auxiliary vector laid out as the x86-64 psABI says, and one thread starts at the entry. The old task, with all its
  * threads, ends. A dynamic program (PT_INTERP) gets its interpreter loaded too and
  * starts there (exec_interp.c).
  */

@@ -1,9 +1,9 @@
 /*
  * Memory calls and the small calls a program expects at start-up (docs/unix.md,
  * "Memory and the rest"): brk, mmap (anonymous private and shared; a file's pages from
- * the page cache, shared or copy-on-write: docs/unix.md "File mappings"), munmap, mprotect, madvise, arch_prctl, getrandom,
- * reboot, sysinfo, the resource limits, sched_yield, sched_getaffinity, prctl's name,
- * set_robust_list and rseq. Addresses are chosen by the kernel's region map
+ * the page cache, shared or copy-on-write: docs/unix.md "File mappings"), munmap,
+ * mprotect, madvise, arch_prctl, getrandom, reboot, sysinfo, the resource limits,
+ * sched_yield, sched_getaffinity, prctl's name, set_robust_list and rseq. Addresses are chosen by the kernel's region map
  * (rt_vm_map), which takes a hint as Linux does.
  */
 #include "devices.h"
@@ -36,7 +36,6 @@ long lx_brk(struct ucall *c)
 }
 
 /* ---- mmap ----------------------------------------------------------------------------- */
-
 /* /dev/zero (1,5): its mappings are anonymous ones, as Linux's shmem_zero_setup. */
 static bool is_dev_zero(const struct inode *i)
 {

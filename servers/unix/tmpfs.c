@@ -2,9 +2,10 @@
  * tmpfs: inodes, directories, file data and symlink targets in the server's heap
  * (vfs.h); a regular file's data moves into the page cache (a kernel file object,
  * runtime.h rt_file_*) at its first mapping, and stays there: its mappings and the
- * server's reads and writes then reach the same frames. Reference rule: an inode is freed when both nlink and refs are zero; a
- * directory keeps a reference on its parent, dropped when it is freed (iteratively, so a
- * chain of removed directories does not recurse).
+ * server's reads and writes then reach the same frames. Reference rule: an inode is
+ * freed when both nlink and refs are zero; a directory keeps a reference on its parent,
+ * dropped when it is freed (iteratively, so a chain of removed directories does not
+ * recurse).
  */
 #include "devices.h"
 #include "runtime.h"
@@ -55,9 +56,9 @@ static struct inode *inode_free(struct inode *i)
     if (i->pages) {
         rt_file_free(i->pages);     /* its mappings keep the frames they use */
         cached_bytes -= i->cap;
-    }
-    else
+    } else {
         unix_free(i->data);
+    }
     unix_free(i);
     return parent;
 }
