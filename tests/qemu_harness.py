@@ -37,16 +37,17 @@ class GuestError(AssertionError):
 
 
 def qemu_command(options: dict | None = None, *, iso: bool = False, com2: str | None = None,
-                 **knobs) -> list[str]:
+                 rootfs: Path | None = None, **knobs) -> list[str]:
     """The QEMU command of a test boot: console on stdio (a pipe), COM2 into `com2` or
-    nowhere, ondol from build/ (or its GRUB image with `iso`). `knobs` are those of
+    nowhere, ondol from build/ (or its GRUB image with `iso`); `rootfs` instead of
+    build/rootfs.cpio as the UNIX server's archive. `knobs` are those of
     tools/qemucmd.py (icount=True, plugin=qemucmd.Plugin(...), memory=..., extra=[...])."""
     ports = dict(com1="stdio", com2=f"file:{com2}" if com2 else "null")
     if iso:
         return qemucmd.ondol_iso(BUILD / "ondol.iso", **ports, **knobs)
     append = qemucmd.append_line(options or {})
     return qemucmd.ondol(BUILD / "ondol.bin", BUILD / "bootfs.tar", append,
-                         rootfs=qemucmd.unix_rootfs(BUILD, append), **ports, **knobs)
+                         rootfs=rootfs or qemucmd.unix_rootfs(BUILD, append), **ports, **knobs)
 
 
 class Session:

@@ -3,7 +3,9 @@ boots ondol with the network server MK and IK in a namespace of its own against 
 Linux stack (tools/ondol/netpeer.py) and checks the shape of what it reports: one row per
 placement, size, phase and P3 module, in instructions under icount, each with its kept
 iterations; the copies grow with the segment; P3's tables and the stacked plot are written.
-Needs root and namespaces; skips saying why otherwise.
+The static Linux program (tools/netcalls/netcalls.c, quick form) on ondol MK, IK and the
+Linux guest: a row per call and size and per bulk direction, ondol's with the ratio to
+Linux. Needs root and namespaces; skips saying why otherwise.
 """
 import json
 import os
@@ -34,20 +36,40 @@ def run(tmp_path_factory):
 def test_one_row_per_placement_size_phase_and_module(run):
     _, doc = run
     assert doc["mode"] == "icount"
-    got = sorted((r["placement"], r["size"], r["phase"], r["layer"]) for r in doc["results"])
+    got = sorted((r["placement"], r["size"], r["phase"], r["layer"]) for r in doc["results"]
+                 if not r.get("program"))
     want = sorted((p, s, phase, layer) for p in netbench.PLACEMENTS for s in netbench.SIZES
                   for phase, (_, modules) in netbench.PHASES.items() for layer, _ in modules)
     assert got == want
-    for row in doc["results"]:
+    for row in (r for r in doc["results"] if not r.get("program")):
         assert row["unit"] == "instructions (icount)", row
         assert row["n"] + row["dropped"] == N and row["n"] >= 1, row
         assert row["min"] <= row["median"] <= row["max"], row
 
 
+def test_program_rows_on_ondol_and_the_linux_guest(run):
+    _, doc = run
+    rows = [r for r in doc["results"] if r.get("program")]
+    places = netbench.PROGRAM_PLACEMENTS
+    calls = sorted((r["placement"], r["phase"], r["size"]) for r in rows if r["test"] == "call")
+    assert calls == sorted((p, ph, s) for p in places for ph in ("write", "recv")
+                           for s in netbench.SIZES)
+    bulk = sorted((r["placement"], r["phase"]) for r in rows if r["test"] == "bulk")
+    assert bulk == sorted((p, d) for p in places for d in ("from_host", "to_host"))
+    for r in rows:
+        assert r["unit"] == "instructions (icount)" and r["median"] > 0, r
+        if r["placement"] == "linux":
+            assert r["ratio"] is None, r
+        else:
+            assert r["ratio"] == round(r["median"] / r["linux"], 3), r
+        if r["test"] == "bulk":
+            assert r["host_bytes"] == r["size"] and r["mb_s"] > 0 and r["ins_per_byte"] > 0, r
+
+
 def test_every_module_costs_something_and_copies_grow(run):
     _, doc = run
     rows = {(r["placement"], r["size"], r["phase"], r["layer"]): r["median"]
-            for r in doc["results"]}
+            for r in doc["results"] if not r.get("program")}
     for (placement, size, phase, layer), median in rows.items():
         if layer != "other":
             assert median > 0, (placement, size, phase, layer)
@@ -64,10 +86,11 @@ def test_every_module_costs_something_and_copies_grow(run):
 
 def test_options_recorded_and_outputs_written(run):
     results, doc = run
-    placements = sorted(b["options"]["net"] for b in doc["boots"])
-    assert placements == ["ik", "mk"]
+    placements = sorted((b["options"]["net"], b["options"].get("unix", "")) for b in doc["boots"])
+    assert placements == [("ik", ""), ("ik", "ik"), ("mk", ""), ("mk", "mk")]
     md = (results / "net-p3.md").read_text()
     assert md.count("| module |") == len(netbench.PHASES)
     assert "| TCP output incl. checksum |" in md and "10,111" in md
+    assert "| write | 1440 |" in md and "| host → ondol |" in md
     for name in ("net-layers.png", "net-layers.svg", "net.csv"):
         assert (results / name).stat().st_size > 0

@@ -14,6 +14,7 @@ form, and Debian's busybox on ondol talks to Python on the Linux side.
 Needs root and namespaces; skips saying why otherwise.
 """
 import hashlib
+import re
 import subprocess
 import sys
 
@@ -144,28 +145,110 @@ def java_sum(data):
     return v
 
 
+BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
+TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2")
+
+
+def linux_twin(name, mac):
+    """What Linux shows for ondol's interface: in a namespace of its own, a tap named eth0
+    with ondol's address, broadcast, MAC and default route (nothing reaches it; it only
+    fills Linux's tables). The outputs of TWIN_COMMANDS there, run with the rootfs busybox."""
+    subprocess.run(["ip", "netns", "add", name], check=True, timeout=30)
+    try:
+        inside = ["ip", "netns", "exec", name]
+        for cmd in (["ip", "tuntap", "add", "dev", "eth0", "mode", "tap"],
+                    ["ip", "link", "set", "eth0", "address", mac],
+                    ["ip", "addr", "add", f"{ONDOL_IP}/24", "brd", "+", "dev", "eth0"],
+                    ["ip", "link", "set", "eth0", "up"],
+                    ["ip", "route", "add", "default", "via", LINUX_IP, "dev", "eth0"]):
+            subprocess.run([*inside, *cmd], check=True, capture_output=True, timeout=30)
+        return [subprocess.run([*inside, "/bin/sh", "-c", c.format(bb=BUSYBOX)], check=True,
+                               text=True, capture_output=True, timeout=30).stdout
+                for c in TWIN_COMMANDS]
+    finally:
+        subprocess.run(["ip", "netns", "del", name], timeout=30)
+
+
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_busybox_ping_ifconfig_route(form, tmp_path):
+    """busybox ping (a raw ICMP socket, SIGALRM between replies), ifconfig (/proc/net/dev
+    and the SIOCGIF* ioctls) and route (/proc/net/route) on ondol; /proc/net/route, `route
+    -n` and ifconfig's address lines compared byte for byte with Linux's for the same
+    address, MAC and routes."""
+    with Namespace("i" + form, tmp_path) as ns, boot(ns, form) as s:
+        out = s.cmd(f"ping -c 3 {LINUX_IP}; echo st $?", timeout=60)
+        for seq in range(3):
+            assert f"64 bytes from {LINUX_IP}: seq={seq} ttl=64" in out, out
+        assert "3 packets transmitted, 3 packets received, 0% packet loss" in out, out
+        assert "st 0" in out, out
+        ifc = s.cmd("ifconfig; echo st $?", timeout=30)
+        mac = re.search(r"eth0 +Link encap:Ethernet +HWaddr ([0-9A-F:]{17})", ifc)
+        assert mac and "UP BROADCAST RUNNING  MTU:1500" in ifc and "st 0" in ifc, ifc
+        rx = int(re.search(r"RX packets:(\d+)", ifc).group(1))
+        assert rx >= 3, ifc                # the echo replies at least
+        neigh = subprocess.run([*ns.prefix(), "ip", "neigh", "show", ONDOL_IP],
+                               capture_output=True, text=True, timeout=30).stdout
+        assert mac.group(1).lower() in neigh, (neigh, ifc)
+        ours = [s.cmd(c.format(bb="busybox"), timeout=30) for c in TWIN_COMMANDS]
+        assert ours == linux_twin(ns.name + "t", mac.group(1)), ours
+        assert "Operation not supported" in s.cmd("ifconfig eth0 10.79.0.9 2>&1; echo st $?")
+        assert s.halt() == 0
+
+
+def sock_servers(ns):
+    """The Linux servers tests/linux/sock.c talks to: a TCP sink on 9000 and a UDP echo on
+    9002 for its 3 datagrams (one answered first by a stranger on 9003)."""
+    return ns.serve("sink", LINUX_IP, "9000"), ns.serve("udpecho", LINUX_IP, "9002", "3", "9003")
+
+
+def check_sock_run(ns, sink, echo, server_ip, finish_program):
+    """The servers' view of a run of sock, the client that feeds its TCP server, and the
+    program's own output (from finish_program, once the client is done)."""
+    assert ns.finish(sink)["bytes"] == len(SOCK_PATTERN)
+    assert ns.finish(echo)["bytes"] == 8 + 17 + 8
+    client = subprocess.run([*ns.prefix(), sys.executable, "-c",
+                             CLIENT.format(n=300, ip=server_ip, port=9200)],
+                            capture_output=True, text=True, timeout=60)
+    assert client.returncode == 0, client.stderr
+    out = finish_program()
+    data = bytes(range(256)) * 300
+    assert f"received {len(data)} sum {java_sum(data):016x}" in out, out
+    assert "FAIL" not in out and "fails 0" in out, out
+    return out
+
+
 @pytest.mark.parametrize("form", ["mk", "ik"])
 def test_static_program_sockets_against_linux(form, tmp_path):
     """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
-    writev, shutdown, EOF), a UDP exchange with poll, and a TCP server (non-blocking
-    accept's EAGAIN, poll, accept4, recvmsg with two iovecs, getpeername)."""
+    writev, SIOCOUTQ, shutdown, EOF), UDP (poll, FIONREAD, MSG_PEEK, MSG_TRUNC, a
+    connected socket ignoring a stranger, SO_RCVTIMEO), and a TCP server (non-blocking
+    accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername)."""
     with Namespace("p" + form, tmp_path) as ns, boot(ns, form) as s:
-        sink = ns.serve("sink", LINUX_IP, "9000")
-        echo = ns.serve("udpecho", LINUX_IP, "9002")
-        s.cmd(f"/suite/bin/sock {LINUX_IP} > /tmp/o 2>&1 & echo started")
-        got = ns.finish(sink)
-        assert got == {"bytes": len(SOCK_PATTERN), "fnv": f"{fnv1a(SOCK_PATTERN):016x}",
-                       "from": ONDOL_IP}
-        assert ns.finish(echo) == {"bytes": 8, "from": ONDOL_IP}
-        client = subprocess.run([*ns.prefix(), sys.executable, "-c",
-                                 CLIENT.format(n=300, ip=ONDOL_IP, port=9200)],
-                                capture_output=True, text=True, timeout=60)
-        assert client.returncode == 0, client.stderr
-        out = s.cmd("wait; echo st $?; cat /tmp/o", timeout=60)
-        data = bytes(range(256)) * 300
-        assert f"received {len(data)} sum {java_sum(data):016x}" in out, out
-        assert "FAIL" not in out and "fails 0" in out and "st 0" in out, out
+        sink, echo = sock_servers(ns)
+        s.cmd(f"/suite/bin/sock {LINUX_IP} ondol > /tmp/o 2>&1 & echo started")
+        out = check_sock_run(ns, sink, echo, ONDOL_IP,
+                             lambda: s.cmd("wait; echo st $?; cat /tmp/o", timeout=60))
+        assert "st 0" in out and "af_unix ok" in out, out
         assert s.halt() == 0
+
+
+def test_static_program_sockets_on_linux(tmp_path):
+    """The same binary on the host's Linux in the namespace, against the same servers: the
+    checks the ondol runs pass are Linux's behaviour."""
+    exe = BUILD / "linuxsuite" / "bin" / "sock"
+    if not exe.exists():
+        pytest.skip(f"{exe} missing (make rootfs)")
+    with Namespace("pl", tmp_path) as ns:
+        sink, echo = sock_servers(ns)
+        prog = subprocess.Popen([*ns.prefix(), str(exe), LINUX_IP], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        try:
+            out = check_sock_run(ns, sink, echo, LINUX_IP,
+                                 lambda: prog.communicate(timeout=60)[0])
+        finally:
+            prog.kill()
+            prog.wait()
+        assert prog.returncode == 0, out
 
 
 def test_socket_without_network_server():

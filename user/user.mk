@@ -3,10 +3,14 @@
 #   bench/         benchmark programs
 #   tests/guest/   in-guest test checkers, driven by the pytest files in tests/
 # In each folder, DIR/NAME.c is a one-file program and every DIR/NAME/*.c together make a
-# multi-file program; either way the result is $(BUILD)/user/bin/NAME, a static ELF at
+# multi-file program; either way the result is $(BUILD)/user/bin/NAME, a static PIE loaded at
 # 0x400000. NAME is the program's name in the archive, so it must be unique across folders.
+# Programs are static PIEs (-fPIE in USER_CFLAGS, -static -pie here): the kernel loads them
+# at 0x400000, except with mmu=off, where all tasks share one address space and
+# each program goes where there is room (kernel/core/elf.c, docs/alloc.md).
 USER_PROG_DIRS := user bench tests/guest
-USER_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -T user/user.ld
+USER_LDFLAGS := -nostdlib -static -pie --no-dynamic-linker -z text -z max-page-size=0x1000 \
+	-T user/user.ld
 
 USER_ONE_FILE_SRCS := $(foreach d,$(USER_PROG_DIRS),$(wildcard $(d)/*.c))
 USER_MULTI_FILE_DIRS := $(sort $(patsubst %/,%,$(dir $(foreach d,$(USER_PROG_DIRS),$(wildcard $(d)/*/*.c)))))

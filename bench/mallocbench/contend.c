@@ -103,12 +103,15 @@ int run_contend(int threads, int n)
     int total = 2 * n * threads;
     uint32_t *all = malloc(sizeof(uint32_t) * (size_t)total);
     if (all == NULL)
-        return 1;
+        bench_fail("contend: no memory for the latencies");
     for (int i = 0; i < threads; i++) {
         c[i] = (struct contender){.n = n, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1),
                                   .lat = all + 2 * n * i};
-        if (thread_start(&c[i].t, contend_thread, &c[i], PRIO_INHERIT, THREAD_STACK_DEFAULT) < 0)
-            return 1;
+        int err = thread_start(&c[i].t, contend_thread, &c[i], PRIO_INHERIT, THREAD_STACK_DEFAULT);
+        if (err < 0) {
+            printf("mallocbench contend: thread_start: %d\n", err);
+            bench_fail("contend: cannot start a thread");
+        }
     }
     for (int i = 0; i < threads; i++)
         thread_join(&c[i].t, NULL);

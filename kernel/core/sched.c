@@ -350,7 +350,9 @@ static void idle_loop(void)
         }
         c->need_resched = false;
         kernel_unlock();
+        u64 halted = rdtsc();
         wait_for_interrupt();
+        c->idle_tsc += rdtsc() - halted;
         kernel_lock();
     }
 }

@@ -232,9 +232,29 @@ static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
     return NULL;
 }
 
-/* The memory calls work on any address space: the caller's own, or (SYS_VM_CTL) that of
- * a task it controls. */
-static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+/* mmu=off: a private anonymous mapping gets its frames now, as on uClinux (no demand
+ * paging): the frame cost moves from the first touch into the mapping call. An
+ * unprivileged task may not take the frames kept for the kernel and the servers, as in
+ * its page faults (trap.c). On running out, the mapping goes again and the call fails
+ * with E_NOMEM. */
+static long populate(struct task *t, long addr, u64 len, u64 prot, u64 flags)
+{
+    if (addr < 0 || !t->as->shared || !prot || (flags & (VM_MMAP_SHARED | VM_MMAP_PHYS)))
+        return addr;
+    frame_reserve_guard(!t->privileged);
+    u64 off = 0, pa;
+    while (off < len && vm_resolve(t->as, (u64)addr + off, VM_ACCESS_READ, &pa) == 0)
+        off += PAGE_SIZE;
+    frame_reserve_guard(false);
+    if (off >= len)
+        return addr;
+    region_unmap(t->as, t->id, (u64)addr, (u64)addr + len);
+    return E_NOMEM;
+}
+
+/* The memory calls work on any task's address space: the caller's own, or (SYS_VM_CTL)
+ * that of a task it controls; the regions they make are that task's (region.h). */
+static long mmap_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED | VM_MMAP_FILE)))
@@ -247,50 +267,51 @@ static long mmap_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags, u
     if (!obj)
         return err;
     u64 span = flags & VM_MMAP_FILE ? VM_FILE_WINDOW : len;   /* a window never moves */
-    return region_map(as, addr, span, (unsigned)prot, (unsigned)flags, obj);
+    long at = region_map(t->as, t->id, addr, span, (unsigned)prot, (unsigned)flags, obj);
+    return populate(t, at, len, prot, flags);
 }
 
-static long unmap_in(struct aspace *as, u64 addr, u64 len)
+static long unmap_in(struct task *t, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
-    return region_unmap(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+    return region_unmap(t->as, t->id, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
-static long protect_in(struct aspace *as, u64 addr, u64 len, u64 prot)
+static long protect_in(struct task *t, u64 addr, u64 len, u64 prot)
 {
     if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
         return E_INVAL;
-    return region_protect(as, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
+    return region_protect(t->as, t->id, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
-static long discard_in(struct aspace *as, u64 addr, u64 len)
+static long discard_in(struct task *t, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
-    return region_discard(as, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+    return region_discard(t->as, t->id, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
 /* The same for the UNIX server's IK form (syscall.h). Separate, so the static ones stay
  * inlined into the system calls as before. */
-long vm_ctl_map(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags)
+long vm_ctl_map(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
 {
-    return mmap_in(as, addr, len, prot, flags, 0);
+    return mmap_in(t, addr, len, prot, flags, 0);
 }
-long vm_ctl_unmap(struct aspace *as, u64 addr, u64 len) { return unmap_in(as, addr, len); }
-long vm_ctl_protect(struct aspace *as, u64 addr, u64 len, u64 prot)
+long vm_ctl_unmap(struct task *t, u64 addr, u64 len) { return unmap_in(t, addr, len); }
+long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot)
 {
-    return protect_in(as, addr, len, prot);
+    return protect_in(t, addr, len, prot);
 }
-long vm_ctl_discard(struct aspace *as, u64 addr, u64 len) { return discard_in(as, addr, len); }
+long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t, addr, len); }
 
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
-    return mmap_in(self_task()->as, addr, len, prot, flags, phys);
+    return mmap_in(self_task(), addr, len, prot, flags, phys);
 }
 
 static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
-static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task()->as, addr, len); }
+static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task(), addr, len); }
 
 /* The UNIX server's root archive (the boot's second module), read-only in the caller:
  * privileged, since it is a mapping of physical memory; the frames stay reserved for
@@ -305,17 +326,17 @@ static long sys_rootfs_map(u64 ulen)
         return E_INVAL;
     if (!user_range_ok(ulen, sizeof(u64)))
         return E_FAULT;
-    long addr = mmap_in(self_task()->as, 0, rootfs_len, PROT_READ, VM_MMAP_PHYS, rootfs_pa);
+    long addr = mmap_in(self_task(), 0, rootfs_len, PROT_READ, VM_MMAP_PHYS, rootfs_pa);
     if (addr < 0)
         return addr;
     if (copyout(ulen, &rootfs_len, sizeof(u64))) {
-        unmap_in(self_task()->as, (u64)addr, rootfs_len);
+        unmap_in(self_task(), (u64)addr, rootfs_len);
         return E_FAULT;
     }
     return addr;
 }
 
-static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task()->as, addr, len, prot); }
+static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task(), addr, len, prot); }
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
 
@@ -342,7 +363,7 @@ static long sys_vm_clone(u64 id, u64 from_id)
     if (!task_quiet(t, self_task()) || t == from)
         return E_INVAL;
     err = regions_clone(t->as, from->as);
-    if (err)
+    if (err == E_NOMEM)
         regions_destroy(t->as);
     return err;
 }
@@ -379,14 +400,15 @@ static long vm_ctl_file(u64 op, u64 window, u64 len)
 }
 
 /* VM_CTL_MAP_FILE: flags holds the source window page and the VM_MMAP_* bits. */
-static long map_file_in(struct aspace *as, u64 addr, u64 len, u64 prot, u64 flags)
+static long map_file_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
 {
     u64 off, bits = flags & (PAGE_SIZE - 1);
     struct memobj *obj = window_object(flags & ~(PAGE_SIZE - 1), &off);
     if (!obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED)))
         return E_INVAL;
-    return fileobj_map(as, addr, ALIGN_UP(len, PAGE_SIZE), (unsigned)prot, (unsigned)bits, obj, off);
+    return fileobj_map(t->as, t->id, addr, ALIGN_UP(len, PAGE_SIZE), (unsigned)prot,
+                       (unsigned)bits, obj, off);
 }
 
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
@@ -398,15 +420,15 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
     if (!t)
         return err;
     if (op == VM_CTL_MAP && !(flags & VM_MMAP_PHYS))
-        return mmap_in(t->as, addr, len, prot, flags, 0);
+        return mmap_in(t, addr, len, prot, flags, 0);
     if (op == VM_CTL_UNMAP)
-        return unmap_in(t->as, addr, len);
+        return unmap_in(t, addr, len);
     if (op == VM_CTL_PROTECT)
-        return protect_in(t->as, addr, len, prot);
+        return protect_in(t, addr, len, prot);
     if (op == VM_CTL_DISCARD)
-        return discard_in(t->as, addr, len);
+        return discard_in(t, addr, len);
     if (op == VM_CTL_MAP_FILE)
-        return map_file_in(t->as, addr, len, prot, flags);
+        return map_file_in(t, addr, len, prot, flags);
     return E_INVAL;
 }
 
@@ -461,12 +483,9 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
 static long sys_task_linux(u64 task, u64 server) { return fwd_task_linux(self_task(), task, server); }
 
 /* The address space SYS_VM_PAGER maps into: the caller's (task 0) or a controlled task's. */
-static struct aspace *pager_target(u64 id, long *err)
+static struct task *pager_target(u64 id, long *err)
 {
-    if (id == 0)
-        return self_task()->as;
-    struct task *t = controlled(id, err);
-    return t ? t->as : NULL;
+    return id == 0 ? self_task() : controlled(id, err);
 }
 
 /* A region whose pages a thread of the caller's own task supplies (mm/pager.c): naming
@@ -474,8 +493,8 @@ static struct aspace *pager_target(u64 id, long *err)
 static long sys_vm_pager(u64 id, u64 addr, u64 len, u64 prot, u64 flags, u64 pager)
 {
     long err;
-    struct aspace *as = pager_target(id, &err);
-    if (!as)
+    struct task *t = pager_target(id, &err);
+    if (!t)
         return err;
     struct thread *p = thread_lookup((int)MIN(pager, 0x7fffffffull));
     if (!p || p->task != self_task() || p->state == T_ZOMBIE)
@@ -486,7 +505,7 @@ static long sys_vm_pager(u64 id, u64 addr, u64 len, u64 prot, u64 flags, u64 pag
     struct memobj *obj = memobj_pager(len, p->tid, p->task->id);
     if (!obj)
         return E_NOMEM;
-    return region_map(as, addr, len, (unsigned)prot, (unsigned)flags, obj);
+    return region_map(t->as, t->id, addr, len, (unsigned)prot, (unsigned)flags, obj);
 }
 
 static long sys_task_handover(u64 id, u64 to)
@@ -573,10 +592,12 @@ static long sys_meminfo(u64 uout)
 static long sys_time(u64 uout)
 {
     struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz(), 0, 0, cpus_scheduling(),
-                          (u32)this_cpu()->id, {0}};
+                          (u32)this_cpu()->id, {0}, 0};
     cpu_switch_counts(&ti.thread_switches, &ti.as_switches);
     for (unsigned i = 0; i < cpus_running && i < TIME_CPUS; i++)
         ti.cpu_thread_switches[i] = cpus[i].switches_same + cpus[i].switches_cross;
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++)
+        ti.idle_tsc += cpus[i].idle_tsc;
     return copyout(uout, &ti, sizeof(ti));
 }
 

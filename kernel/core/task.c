@@ -55,14 +55,37 @@ static void task_free(struct task *t)
     kobj_free(&task_cache, t);
 }
 
+/* A task's memory goes: its whole address space, or in the shared one (mmu=off) the
+ * regions it owns. */
+static void task_memory_release(struct task *t)
+{
+    if (t->as->shared)
+        regions_destroy_owned(t->as, t->id);
+    else
+        aspace_destroy(t->as);
+    t->as = NULL;
+}
+
+/* Where the main stack ends: USER_STACK_TOP in a task's own address space; in the shared
+ * one each task's stack is a free range of the map area, with guard pages. 0: no room. */
+static u64 stack_top_for(struct task *t)
+{
+    if (!t->as->shared)
+        return USER_STACK_TOP;
+    u64 at = region_free_range(t->as, USER_STACK_SIZE);
+    return at ? at + USER_STACK_SIZE : 0;
+}
+
 /* The initial stack: argument strings at the top, then argv[], 16-byte aligned. */
 static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out, u64 *argv_out)
 {
-    int err = region_map_anon_fixed(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
-                                    PROT_READ | PROT_WRITE);
+    u64 top = stack_top_for(t);
+    int err = top ? region_map_anon_fixed(t->as, t->id, top - USER_STACK_SIZE, USER_STACK_SIZE,
+                                          PROT_READ | PROT_WRITE) : E_NOMEM;
     if (err)
         return err;
-    u64 sp = USER_STACK_TOP;
+    t->stack_top = top;
+    u64 sp = top;
     u64 ptrs[SPAWN_MAX_ARGS + 1];
     for (int i = argc - 1; i >= 0; i--) {
         size_t len = strlen(argv[i]) + 1;
@@ -88,7 +111,7 @@ static struct task *task_new(struct task *parent, const char *name, int max_prio
     if (!t)
         return NULL;
     t->id = idtable_alloc(&tasks, t);
-    t->as = t->id > 0 ? aspace_create() : NULL;
+    t->as = t->id > 0 ? aspace_for_task() : NULL;
     if (!t->as) {
         if (t->id > 0)
             task_free(t);
@@ -118,17 +141,16 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
         return E_NOMEM;
     t->privileged = privileged;
     u64 sp, uargv;
-    int err = elf_load(t->as, image, size, &t->entry);
+    int err = elf_load(t->as, t->id, image, size, &t->entry);
     if (!err)
         err = setup_stack(t, argv, argc, &sp, &uargv);
     int prio = MIN(PRIO_DEFAULT, max_prio);
     struct thread *main = err ? NULL : thread_create(t, t->entry, sp, (u64)argc, uargv, prio);
     if (!main) {
-        aspace_destroy(t->as);
+        task_memory_release(t);
         task_free(t);
         return err ? err : E_NOMEM;
     }
-    t->stack_top = USER_STACK_TOP;
     marker_define(t->as->asid, DOMAIN_USER, t->name);
     return t->id;
 }
@@ -169,8 +191,7 @@ static void orphan_children(struct task *dying)
         c->parent = NULL;
         c->sibling = NULL;
         if (!c->zombie && !c->threads) {
-            aspace_destroy(c->as);
-            c->as = NULL;
+            task_memory_release(c);
             c->zombie = true;
         }
         if (c->zombie)
@@ -182,8 +203,7 @@ static void orphan_children(struct task *dying)
 /* A task without live threads: its memory goes, its parent is told (or it is freed). */
 static void task_ended(struct task *task)
 {
-    aspace_destroy(task->as);
-    task->as = NULL;
+    task_memory_release(task);
     task->zombie = true;
     orphan_children(task);
     if (task->parent) {

@@ -148,9 +148,9 @@ long dev_dma_alloc(struct task *self, u64 len, u64 uphys)
     if (!obj)
         return E_NOMEM;
     u64 pa = obj->phys_base;
-    long addr = region_map(self->as, 0, len, PROT_READ | PROT_WRITE, 0, obj);
+    long addr = region_map(self->as, self->id, 0, len, PROT_READ | PROT_WRITE, 0, obj);
     if (addr >= 0 && copyout(uphys, &pa, sizeof(pa))) {
-        region_unmap(self->as, (u64)addr, (u64)addr + len);
+        region_unmap(self->as, self->id, (u64)addr, (u64)addr + len);
         return E_FAULT;
     }
     return addr;

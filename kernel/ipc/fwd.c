@@ -136,6 +136,8 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
         return E_SRCH;
     if (t->live_threads)
         return E_INVAL;            /* marked before its first thread runs */
+    if (t->as->shared)
+        return E_NOTSUP;           /* mmu=off: a Linux program needs its own address space */
     t->linux_server = s->tid;
     return 0;
 }

@@ -23,13 +23,13 @@
 #include "region.h"
 #include "rmap.h"
 
-long fileobj_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
-                 struct memobj *obj, u64 off)
+long fileobj_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
+                 unsigned flags, struct memobj *obj, u64 off)
 {
     if (obj->kind != MEMOBJ_FILE || (off & (PAGE_SIZE - 1)) || off > (1ull << 52))
         return E_INVAL;
     memobj_get(obj);
-    long at = region_map(as, addr, len, prot, flags & VM_MMAP_FIXED, obj);
+    long at = region_map(as, owner, addr, len, prot, flags & VM_MMAP_FIXED, obj);
     if (at < 0)
         return at;
     struct region *r = region_find(as, (u64)at);

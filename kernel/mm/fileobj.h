@@ -12,10 +12,11 @@
 /* Map [addr, addr + len) of as to obj from byte offset off (page aligned; it may lie past
  * the file's end, as Linux allows, and its pages then fault until the file grows),
  * placed as region_map places (flags: VM_MMAP_FIXED; VM_MMAP_SHARED for a shared mapping, else
- * copy-on-write). A user's mapping: pages wholly past the object's eof fault. Takes a new
- * reference on obj. The address, or E_INVAL / E_NOMEM. */
-long fileobj_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
-                 struct memobj *obj, u64 off);
+ * copy-on-write), for task `owner` (region.h). A user's mapping: pages wholly past the
+ * object's eof fault. Takes a new reference on obj. The address, or E_INVAL / E_NOMEM /
+ * E_PERM. */
+long fileobj_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
+                 unsigned flags, struct memobj *obj, u64 off);
 /* The file's size is now eof bytes (at most the object's size): 0, or E_INVAL. The pages
  * wholly past it leave every mapping (found by the reverse map), so that its users' next
  * access there faults (SIGBUS); pages before it are reached again. */

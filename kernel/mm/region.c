@@ -41,6 +41,18 @@ static bool range_free(struct aspace *as, u64 start, u64 end)
     return !r || r->start >= end;
 }
 
+/* Whether owner may change [start, end): always in a task's own address space; in a
+ * shared one (mmu=off) when no other owner's region overlaps the range. */
+static bool may_change(struct aspace *as, int owner, u64 start, u64 end)
+{
+    if (!as->shared)
+        return true;
+    for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next)
+        if (r->owner != owner)
+            return false;
+    return true;
+}
+
 u64 region_pte_flags(const struct region *r)
 {
     return PTE_P | PTE_U | pte_flags_for_prot(r->prot);
@@ -213,8 +225,10 @@ static PCNT_COLD int unmap_probed(struct aspace *as, u64 start, u64 end)
 }
 
 /* Unmap [start, end), measured by the vm_unmap probe (para: the length). */
-int region_unmap(struct aspace *as, u64 start, u64 end)
+int region_unmap(struct aspace *as, int owner, u64 start, u64 end)
 {
+    if (!may_change(as, owner, start, end))
+        return E_PERM;
     return pcnt_probed() ? unmap_probed(as, start, end) : unmap_range(as, start, end);
 }
 
@@ -226,10 +240,12 @@ static bool covered(struct aspace *as, u64 start, u64 end)
     return at >= end;
 }
 
-int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
+int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned prot)
 {
     if (!covered(as, start, end))
         return E_FAULT;
+    if (!may_change(as, owner, start, end))
+        return E_PERM;
     int err = split_range(as, start, end);
     if (err)
         return err;
@@ -240,8 +256,10 @@ int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
     return 0;
 }
 
-int region_discard(struct aspace *as, u64 start, u64 end)
+int region_discard(struct aspace *as, int owner, u64 start, u64 end)
 {
+    if (!may_change(as, owner, start, end))
+        return E_PERM;
     bool whole = covered(as, start, end);
     each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
     return whole ? 0 : E_FAULT;
@@ -273,6 +291,8 @@ static u64 find_gap(struct aspace *as, u64 len)
     return at;
 }
 
+u64 region_free_range(struct aspace *as, u64 len) { return find_gap(as, len); }
+
 static bool fits_user(u64 addr, u64 len)
 {
     return addr >= VM_MIN_ADDR && addr < USER_MAP_END && len <= USER_MAP_END - addr;
@@ -291,11 +311,13 @@ static long place(struct aspace *as, u64 addr, u64 len, bool fixed)
     return at ? (long)at : E_NOMEM;
 }
 
-static long map_region(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
-                       struct memobj *obj)
+static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
+                       unsigned flags, struct memobj *obj)
 {
     bool fixed = flags & VM_MMAP_FIXED;
     long start = place(as, addr, len, fixed);
+    if (start >= 0 && fixed && !may_change(as, owner, (u64)start, (u64)start + len))
+        start = E_PERM;
     struct region *r = start >= 0 ? kobj_alloc(&region_cache) : NULL;
     long err = start < 0 ? start : r ? 0 : E_NOMEM;
     if (!err && fixed)
@@ -306,34 +328,35 @@ static long map_region(struct aspace *as, u64 addr, u64 len, unsigned prot, unsi
         memobj_put(obj);
         return err;
     }
-    *r = (struct region){.start = (u64)start, .end = (u64)start + len, .prot = prot, .obj = obj};
+    *r = (struct region){.start = (u64)start, .end = (u64)start + len, .prot = prot, .obj = obj,
+                         .owner = owner};
     struct region **pp = link_after(as, (u64)start);
     r->next = *pp;
     *pp = r;
     return start;
 }
 
-static PCNT_COLD long map_probed(struct aspace *as, u64 addr, u64 len, unsigned prot,
+static PCNT_COLD long map_probed(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
                                   unsigned flags, struct memobj *obj)
 {
     pcnt_probe_start(PROBE_VM_MAP, len);
-    long r = map_region(as, addr, len, prot, flags, obj);
+    long r = map_region(as, owner, addr, len, prot, flags, obj);
     pcnt_probe_stop(PROBE_VM_MAP);
     return r;
 }
 
 /* Map a region, measured by the vm_map probe (para: the length); pages come on first touch. */
-long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
+long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
                 struct memobj *obj)
 {
-    return pcnt_probed() ? map_probed(as, addr, len, prot, flags, obj)
-                         : map_region(as, addr, len, prot, flags, obj);
+    return pcnt_probed() ? map_probed(as, owner, addr, len, prot, flags, obj)
+                         : map_region(as, owner, addr, len, prot, flags, obj);
 }
 
-int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)
+int region_map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot)
 {
     struct memobj *obj = memobj_anon(len);
-    long r = obj ? region_map(as, addr, len, prot, VM_MMAP_FIXED, obj) : E_NOMEM;
+    long r = obj ? region_map(as, owner, addr, len, prot, VM_MMAP_FIXED, obj) : E_NOMEM;
     return r < 0 ? (int)r : 0;
 }
 
@@ -371,6 +394,8 @@ static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
 
 int regions_clone(struct aspace *dst, struct aspace *src)
 {
+    if (dst->shared || src->shared)
+        return E_NOTSUP;
     regions_destroy(dst);
     struct region **tail = &dst->regions;
     for (const struct region *r = src->regions; r; r = r->next) {
@@ -400,5 +425,18 @@ static void free_regions(struct aspace *as, bool prune)
 }
 
 void regions_destroy(struct aspace *as) { free_regions(as, true); }
+
+void regions_destroy_owned(struct aspace *as, int owner)
+{
+    for (struct region **pp = &as->regions; *pp;) {
+        struct region *r = *pp;
+        if (r->owner != owner) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next;
+        region_free(as, r, true);
+    }
+}
 
 void regions_teardown(struct aspace *as) { free_regions(as, false); }

@@ -10,6 +10,8 @@
 struct region {
     u64 start, end;
     unsigned prot;            /* PROT_READ | PROT_WRITE | PROT_EXEC; 0 = guard, any access faults */
+    int owner;                /* the task it was mapped for: in a shared address space
+                                 (mmu=off) only that task's calls change it */
     struct memobj *obj;
     u64 off;
     bool cow;                 /* a file object mapped private: its frames read-only, a
@@ -23,26 +25,36 @@ struct region {
 /* Where a new mapping goes: VM_MMAP_FIXED replaces whatever is in [addr, addr + len);
  * otherwise a non-zero addr is a hint, taken when the range is free, and the mapping
  * lands "anywhere" in the map area with an unmapped guard page on each side. */
-long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
-                struct memobj *obj);   /* address, or E_INVAL / E_NOMEM; takes obj's reference */
+/* `owner` is the task the region is for. In a shared address space (as->shared, mmu=off)
+ * a call on a range holding another owner's region fails with E_PERM and changes nothing:
+ * without an MMU nothing else would keep one task from unmapping another's memory. */
+long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
+                struct memobj *obj);   /* address, or E_INVAL / E_NOMEM / E_PERM; takes obj's reference */
 /* Fresh anonymous memory at exactly addr (ELF segments, the stack): 0 or an E_* code. */
-int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot);
-int region_unmap(struct aspace *as, u64 start, u64 end);                   /* 0 or E_NOMEM */
-int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot);  /* 0, E_NOMEM, E_FAULT */
+int region_map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot);
+/* The start of a free range of len bytes in the map area with a guard page each side
+ * (what a map "anywhere" would take), or 0. */
+u64 region_free_range(struct aspace *as, u64 len);
+int region_unmap(struct aspace *as, int owner, u64 start, u64 end);        /* 0, E_NOMEM, E_PERM */
+int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned prot); /* 0, E_NOMEM, E_FAULT, E_PERM */
 /* Drop the pages [start, end) maps and keep its regions (Linux's MADV_DONTNEED): the next
  * touch faults a page in afresh, zero-filled for private anonymous memory, the object's
  * page for shared memory, the pager's for a pager region. 0, or E_FAULT when part of the
  * range is not mapped (the mapped parts are dropped all the same, as Linux's madvise). */
-int region_discard(struct aspace *as, u64 start, u64 end);
+int region_discard(struct aspace *as, int owner, u64 start, u64 end);   /* also E_PERM */
 struct region *region_find(struct aspace *as, u64 va);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
 void regions_destroy(struct aspace *as);
+/* Unmap every region of `owner` (a task leaving a shared address space). */
+void regions_destroy_owned(struct aspace *as, int owner);
 /* regions_destroy for an address space about to be freed: its page tables stay (emptied)
  * for aspace_destroy to free in one pass. */
 void regions_teardown(struct aspace *as);
 /* Make dst a copy-on-write copy of src: dst's regions are replaced by src's, and every
  * anonymous page is shared read-only with one more map count. 0 or E_NOMEM (then dst
- * holds part of the copy, consistent; the caller destroys it). */
+ * holds part of the copy, consistent; the caller destroys it); E_NOTSUP, with nothing
+ * changed, in a shared address space (mmu=off: there is no second copy to make, as fork
+ * has none on uClinux). */
 int regions_clone(struct aspace *dst, struct aspace *src);
 /* The PTE for frame (address | PTE_ANON or PTE_FILE) in r: its protection, parked for
  * PROT_NONE, without write while an anonymous frame is shared and for a file's frame in

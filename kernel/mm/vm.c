@@ -13,6 +13,7 @@
 #include "kobj.h"
 #include "marker.h"
 #include "memlayout.h"
+#include "options.h"
 #include "pmm.h"
 #include "region.h"
 #include "task.h"
@@ -159,6 +160,23 @@ struct aspace *aspace_create(void)
     return as;
 }
 
+/* mmu=off (P2's uClinux): one address space for every task. With one page table there is
+ * no CR3 to load between tasks: aspace_switch finds it loaded, the IPC fastpath skips it
+ * (one_aspace, in its CR3 gate). */
+bool mmu_on = true;            /* option mmu */
+static struct aspace *shared_as;
+
+struct aspace *aspace_for_task(void)
+{
+    if (mmu_on)
+        return aspace_create();
+    if (!shared_as && (shared_as = aspace_create())) {
+        shared_as->shared = true;
+        one_aspace = true;
+    }
+    return shared_as;
+}
+
 /* The CR3 cpus[i] has loaded: its running task thread's address space (every switch to
  * one loads it, the IPC fastpath's too), else what C code loaded last there (loaded_cr3;
  * the idle thread keeps the tables it found). Stable while we hold the kernel lock, since
@@ -198,6 +216,7 @@ static void free_level(u64 pa, int level)
 
 void aspace_destroy(struct aspace *as)
 {
+    ASSERT(!as->shared);
     if (read_cr3() == as->cr3 && aspace_switch(NULL))
         cpu_count_cr3_load();
     u32 others = cpus_with_loaded(as);          /* idle CPUs that last ran one of its threads */

@@ -30,12 +30,18 @@ struct aspace {
     u64 pages;                /* user PTEs in use (present or parked) */
     struct region *regions;   /* sorted by address, disjoint (region.c) */
     u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
+    bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
     struct spinlock lock;
 };
 
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
+/* The address space for a new task: its own (aspace_create), or with mmu=off the one every
+ * task shares, made on first use and never destroyed (a task's exit unmaps only the
+ * regions it owns: regions_destroy_owned). NULL when memory runs out. */
+struct aspace *aspace_for_task(void);
+extern bool one_aspace;       /* mmu=off and the shared space exists (ipcfast.S's CR3 gate) */
 void aspace_load_tagged(u64 cr3, int asid);  /* with PCID: keep the TLB (vm.c) */
 /* Marker + CR3 load. Inline: every IPC between tasks does it. */
 static inline void aspace_load(u64 cr3, int asid)

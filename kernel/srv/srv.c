@@ -3,7 +3,8 @@
  * tools/idlgen (srv_ik_table.c: every interface in interfaces/, with the dispatch linked
  * into the kernel). At boot each interface NAME gets its placement from the option
  * NAME=mk|ik; without it the server is not started (a lookup gives E_NOENT), so boots that
- * do not ask for a server run exactly as before.
+ * do not ask for a server run exactly as before. With mmu=off the UNIX server is not
+ * started either (its Linux programs need address spaces of their own).
  *   MK  the kernel spawns the program NAMEsrv from the boot archive and names its main
  *       thread as the interface's destination; a lookup grants the caller a send right.
  *   IK  the destination is the reserved thread id `iface << THREAD_ID_BITS` (slot 0, which
@@ -44,7 +45,13 @@ static int index_of(u64 iface)
  * parsed and validated there, so a bad value has already been reported). */
 static enum where placement_option(int i)
 {
-    return (enum where)*srv_placements[i];
+    enum where w = (enum where)*srv_placements[i];
+    if (w != SRV_OFF && !mmu_on && srv_ifaces[i]->id == UNIX_IFACE) {
+        printk("ondol: the UNIX server needs mmu=on (Linux programs are linked at fixed "
+               "addresses, and fork copies an address space): not started\n");
+        return SRV_OFF;
+    }
+    return w;
 }
 
 /* The MK server of `s`: a user task named after the program; its id, 0 if none. It is

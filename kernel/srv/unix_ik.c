@@ -157,7 +157,7 @@ long rt_vm_clone(int id, int from_id)
     if (t->live_threads || t == from)
         return E_INVAL;
     long err = regions_clone(t->as, from->as);
-    if (err)
+    if (err == E_NOMEM)
         regions_destroy(t->as);
     return err;
 }
@@ -169,25 +169,25 @@ long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flag
         return E_SRCH;
     if (flags & VM_MMAP_PHYS)
         return E_INVAL;
-    return vm_ctl_map(t->as, addr, len, prot, flags);
+    return vm_ctl_map(t, addr, len, prot, flags);
 }
 
 long rt_vm_unmap(int id, uint64_t addr, uint64_t len)
 {
     struct task *t = linux_task(id);
-    return t ? vm_ctl_unmap(t->as, addr, len) : E_SRCH;
+    return t ? vm_ctl_unmap(t, addr, len) : E_SRCH;
 }
 
 long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
 {
     struct task *t = linux_task(id);
-    return t ? vm_ctl_protect(t->as, addr, len, prot) : E_SRCH;
+    return t ? vm_ctl_protect(t, addr, len, prot) : E_SRCH;
 }
 
 long rt_vm_discard(int id, uint64_t addr, uint64_t len)
 {
     struct task *t = linux_task(id);
-    return t ? vm_ctl_discard(t->as, addr, len) : E_SRCH;
+    return t ? vm_ctl_discard(t, addr, len) : E_SRCH;
 }
 
 void rt_vm_check(uint64_t out[3])
@@ -233,7 +233,7 @@ long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned fl
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
-    return fileobj_map(t->as, addr, ALIGN_UP(len, PAGE_SIZE), prot, flags,
+    return fileobj_map(t->as, t->id, addr, ALIGN_UP(len, PAGE_SIZE), prot, flags,
                        (struct memobj *)handle, off);
 }
 
@@ -335,6 +335,14 @@ void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
     cpu_switch_counts(&threads, &spaces);
     *thread_switches = threads;
     *as_switches = spaces;
+}
+
+uint64_t unix_idle_ns(void)
+{
+    u64 idle = 0, hz = tsc_hz();
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++)
+        idle += cpus[i].idle_tsc;
+    return hz ? idle / hz * 1000000000ull + idle % hz * 1000000000ull / hz : 0;
 }
 
 const void *rt_rootfs(size_t *len)

@@ -12,7 +12,7 @@ USER_AR ?= ar
 USER_GCC_INCLUDE := $(shell $(USER_CC) -print-file-name=include)
 USER_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
 	-isystem $(USER_GCC_INCLUDE) -Ilib/libc/include -Ilib/include \
-	-fno-stack-protector -fno-pie -mno-red-zone -fno-asynchronous-unwind-tables
+	-fno-stack-protector -fPIE -mno-red-zone -fno-asynchronous-unwind-tables
 
 LIBC_KERNEL_SRCS := lib/libc/src/string.c lib/libc/src/fmt.c
 

@@ -1,6 +1,7 @@
 /*
  * The native ondol page/thread/lock layer of ondol's allocator (platform.h).
- * Pages come from SYS_VM_MAP (frames are allocated on first touch) and go back with
+ * Pages come from SYS_VM_MAP (frames are allocated on first touch; with mmu=off at once,
+ * see os_map_aligned) and go back with
  * SYS_VM_UNMAP, which may unmap part of a mapping; each call is counted and timed for
  * ondol_malloc_info(). A blocked locker sleeps on the kernel futex (SYS_FUTEX_WAIT).
  * The thread's heap is a `__thread` word (libc's TLS, ondol/thread.h), so every thread
@@ -41,13 +42,52 @@ static void unmap_timed(void *addr, size_t len)
     __atomic_add_fetch(&page_calls.unmaps, 1, __ATOMIC_RELAXED);
 }
 
+/* With mmu=off (docs/alloc.md) a mapping takes its frames at once: the alignment slack
+ * must not. It is reserved without access (no frames), and the aligned part mapped over
+ * it: one page-layer call more per mapping. Read once; a racing first read is harmless. */
+static int eager_maps(void)
+{
+    static int known, eager;
+    if (!known) {
+        char v[8];
+        eager = os_option("mmu", v, sizeof v) && strcmp(v, "off") == 0;
+        known = 1;
+    }
+    return eager;
+}
+
+static long map_timed_at(uintptr_t addr, size_t len, unsigned prot, unsigned flags)
+{
+    uint64_t t0 = rdtsc();
+    long m = sys_vm_mmap((void *)addr, len, prot, flags, 0);
+    __atomic_add_fetch(&page_calls.map_ticks, rdtsc() - t0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&page_calls.maps, 1, __ATOMIC_RELAXED);
+    return m;
+}
+
+/* The eager form: reserve len + align, map [p, p + len) over the reservation. */
+static long map_eager(size_t over, size_t len, size_t align, uintptr_t *p)
+{
+    long m = map_timed_at(0, over, PROT_NONE, 0);
+    if (m < 0)
+        return m;
+    *p = ((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1);
+    if (map_timed_at(*p, len, PROT_READ | PROT_WRITE, VM_MMAP_FIXED) < 0) {
+        unmap_timed((void *)m, over);
+        return -1;
+    }
+    return m;
+}
+
 void *os_map_aligned(size_t len, size_t align, struct os_region *r)
 {
     size_t over = len + align - 4096;
-    long m = map_timed(over);
+    uintptr_t p = 0;
+    long m = eager_maps() ? map_eager(over, len, align, &p) : map_timed(over);
     if (m < 0)
         return NULL;
-    uintptr_t base = (uintptr_t)m, p = (base + align - 1) & ~(uintptr_t)(align - 1);
+    uintptr_t base = (uintptr_t)m;
+    p = p ? p : (base + align - 1) & ~(uintptr_t)(align - 1);
     if (p > base)
         unmap_timed((void *)base, p - base);
     if (base + over > p + len)

@@ -35,6 +35,7 @@ void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint
     net_memcpy(h + 6, s->nif->mac, 6);
     put16(h + 12, type);
     s->st.tx_frames++;
+    s->st.tx_bytes += m->len;
     s->nif->send(s->nif, h, m->len);
     mbuf_free(&s->pool, m);
     NET_PROBE_LEAVE(NET_L_DRV_OUT);

@@ -102,3 +102,39 @@ void icmp_port_unreachable(struct netstack *s, const uint8_t *iphdr, size_t len)
     put16(p + 2, cksum_fold(cksum_add(0, p, m->len)));
     ip_output(s, m, get32(iphdr + 12), IPPROTO_ICMP);
 }
+
+void icmp_raw_input(struct netstack *s, const uint8_t *pkt, unsigned len, uint32_t src)
+{
+    for (unsigned i = 0; i < s->nsocks; i++) {
+        struct sock *so = &s->socks[i];
+        if (!so->used || so->type != NET_SOCK_RAW)
+            continue;
+        struct mbuf *m = so->nreass < NET_UDP_QUEUE ? mbuf_get(&s->pool, 0) : 0;
+        if (!m) {
+            s->st.raw_dropped++;
+            continue;
+        }
+        net_memcpy(mbuf_data(m), pkt, len);
+        m->len = (uint16_t)len;
+        m->peer_ip = src;
+        m->peer_port = 0;
+        dgram_enqueue(so, m);
+    }
+}
+
+long icmp_raw_send(struct netstack *s, const void *msg, size_t len, uint32_t ip)
+{
+    if (len > (size_t)s->nif->mtu - IP_HLEN)
+        return -NET_EMSGSIZE;
+    if (len < 8)
+        return -NET_EINVAL;                  /* not even an ICMP header */
+    struct mbuf *m = mbuf_get(&s->pool, NET_HEADROOM);
+    if (!m) {
+        s->st.mbuf_exhausted++;
+        return -NET_EAGAIN;
+    }
+    net_memcpy(mbuf_data(m), msg, len);
+    m->len = (uint16_t)len;
+    ip_output(s, m, ip, IPPROTO_ICMP);
+    return (long)len;
+}

@@ -49,8 +49,10 @@ static void ip_input_checked(struct netstack *s, struct mbuf *m)
         tcp_input(s, m, src, dst);
     else if (proto == IPPROTO_UDP)
         udp_input(s, m, src, dst, keep >= IP_HLEN + 8 ? iphdr : 0);
-    else if (proto == IPPROTO_ICMP)
+    else if (proto == IPPROTO_ICMP) {
+        icmp_raw_input(s, h, total, src);
         icmp_input(s, m, src);
+    }
     else
         ip_drop(s, m, &s->st.rx_drop_ip);
 }

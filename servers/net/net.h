@@ -32,6 +32,7 @@
 #define NET_ENOMEM      12
 #define NET_EINVAL      22
 #define NET_EPIPE       32
+#define NET_EDESTADDRREQ 89
 #define NET_EMSGSIZE    90
 #define NET_EOPNOTSUPP  95
 #define NET_EADDRINUSE  98
@@ -48,6 +49,7 @@
 /* Socket types and options. */
 #define NET_SOCK_STREAM 1
 #define NET_SOCK_DGRAM  2
+#define NET_SOCK_RAW    3   /* raw ICMP: every ICMP packet in, with its IP header */
 #define NET_OPT_NODELAY   1   /* TCP_NODELAY: no Nagle */
 #define NET_OPT_KEEPALIVE 2   /* SO_KEEPALIVE */
 
@@ -71,7 +73,8 @@ struct net_stats {
         ip_frag_dropped, rx_drop_icmp, icmp_echo, rx_drop_udp, udp_bad_cksum, udp_noport,
         rx_drop_tcp, tcp_bad_cksum, tcp_rst_sent, tcp_rexmt, tcp_fast_rexmt, tcp_persist,
         tcp_keepalive, tcp_hdrpred_ack, tcp_hdrpred_data, tcp_syn_dropped, tcp_ooo,
-        tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted, icmp_echo_reply;
+        tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted, icmp_echo_reply,
+        udp_not_peer, rx_bytes, tx_bytes, raw_dropped;
 };
 
 struct netstack;
@@ -101,6 +104,8 @@ int net_socket(struct netstack *s, int type);
 int net_bind(struct netstack *s, int sd, uint32_t ip, uint16_t port);
 int net_listen(struct netstack *s, int sd, int backlog);
 int net_accept(struct netstack *s, int sd, uint32_t *ip, uint16_t *port);
+/* TCP: an active open (-NET_EINPROGRESS). UDP: the default peer, whose datagrams alone
+ * are then taken (ip 0, port 0: none again). */
 int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port);
 long net_send(struct netstack *s, int sd, const void *buf, size_t len);
 long net_recv(struct netstack *s, int sd, void *buf, size_t len);
@@ -108,6 +113,11 @@ long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_
                 uint16_t port);
 long net_recvfrom(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip,
                   uint16_t *port);
+/* MSG_PEEK: as net_recv / net_recvfrom (ip and port: a datagram's source), data left. */
+long net_peek(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip, uint16_t *port);
+/* Bytes unread (a datagram socket: its first datagram's length) and bytes sent but not yet
+ * acknowledged: FIONREAD/SIOCINQ and SIOCOUTQ. */
+int net_queued(struct netstack *s, int sd, uint32_t *inq, uint32_t *outq);
 int net_shutdown_write(struct netstack *s, int sd);
 int net_close(struct netstack *s, int sd);
 /* Abortive close: send RST, free at once (SO_LINGER 0). */

@@ -155,6 +155,12 @@ void ip_input(struct netstack *s, struct mbuf *m);
 void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto);
 /* icmp.c */
 void icmp_input(struct netstack *s, struct mbuf *m, uint32_t src);
+/* Queue a datagram (UDP) or packet (raw ICMP) at the end of a socket's receive queue. */
+void dgram_enqueue(struct sock *so, struct mbuf *m);
+/* Raw ICMP sockets: a copy of the whole packet (IP header included) to each; a message
+ * the application built (its checksum too) sent with an IP header. */
+void icmp_raw_input(struct netstack *s, const uint8_t *pkt, unsigned len, uint32_t src);
+long icmp_raw_send(struct netstack *s, const void *msg, size_t len, uint32_t ip);
 void icmp_port_unreachable(struct netstack *s, const uint8_t *iphdr, size_t len);
 /* udp.c */
 void udp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst,

@@ -27,6 +27,7 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
 static void frame_input(struct netstack *s, const void *frame, size_t len)
 {
     s->st.rx_frames++;
+    s->st.rx_bytes += len;
     if (len > NET_MBUF_DATA) {
         s->st.rx_drop_ether++;
         return;
@@ -100,7 +101,7 @@ static struct sock *sock_get(struct netstack *s, int sd)
 
 int net_socket(struct netstack *s, int type)
 {
-    if (type != NET_SOCK_STREAM && type != NET_SOCK_DGRAM)
+    if (type != NET_SOCK_STREAM && type != NET_SOCK_DGRAM && type != NET_SOCK_RAW)
         return -NET_EINVAL;
     struct sock *so = sock_alloc(s, type);
     return so ? (int)(so - s->socks) : -NET_ENOMEM;
@@ -170,9 +171,22 @@ int net_accept(struct netstack *s, int sd, uint32_t *ip, uint16_t *port)
     return (int)(first - s->socks);
 }
 
+/* A datagram socket's default peer (ip 0 and port 0: none): sends without an address go
+ * there, and only its datagrams are taken (udp_input). Binds an ephemeral port. */
+static int dgram_connect(struct netstack *s, struct sock *so, uint32_t ip, uint16_t port)
+{
+    if (!so->lport)
+        so->lport = net_ephemeral_port(s, so->type);
+    so->rip = ip;
+    so->rport = port;
+    return 0;
+}
+
 int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port)
 {
     struct sock *so = sock_get(s, sd);
+    if (so && so->type != NET_SOCK_STREAM)
+        return dgram_connect(s, so, ip, port);
     if (!so || so->type != NET_SOCK_STREAM)
         return so ? -NET_EOPNOTSUPP : -NET_EBADF;
     if (so->state == TCPS_SYN_SENT)
@@ -196,8 +210,10 @@ int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port)
 static long sock_send(struct netstack *s, int sd, const void *buf, size_t len)
 {
     struct sock *so = sock_get(s, sd);
-    if (!so || so->type != NET_SOCK_STREAM)
-        return so ? net_sendto(s, sd, buf, len, so->rip, so->rport) : -NET_EBADF;
+    if (!so)
+        return -NET_EBADF;
+    if (so->type != NET_SOCK_STREAM)
+        return so->rport ? net_sendto(s, sd, buf, len, so->rip, so->rport) : -NET_EDESTADDRREQ;
     if (so->error) {
         int e = so->error;
         so->error = 0;
@@ -238,6 +254,50 @@ static long sock_recv(struct netstack *s, int sd, void *buf, size_t len)
     if (so->state == TCPS_CLOSED || so->state == TCPS_LISTEN)
         return -NET_ENOTCONN;
     return -NET_EAGAIN;
+}
+
+/* MSG_PEEK: what net_recv would return, left in place. A datagram socket's first
+ * datagram (cut to len) and its source; a stream's first len bytes. */
+long net_peek(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip, uint16_t *port)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (so->type != NET_SOCK_STREAM) {
+        struct mbuf *m = so->reass;
+        if (!m)
+            return -NET_EAGAIN;
+        size_t n = m->len < len ? m->len : len;
+        net_memcpy(buf, mbuf_data(m), n);
+        *ip = m->peer_ip;
+        *port = m->peer_port;
+        return (long)n;
+    }
+    uint32_t n = so->rcv.len < len ? so->rcv.len : (uint32_t)len;
+    if (!n)
+        return len ? sock_recv(s, sd, buf, 0) : 0;   /* EOF, an error, or -EAGAIN */
+    ring_peek(&so->rcv, 0, buf, n);
+    return (long)n;
+}
+
+/* FIONREAD/SIOCINQ and SIOCOUTQ: a stream's unread bytes and its bytes not yet
+ * acknowledged (the send ring starts at snd_una); a datagram socket's first datagram's
+ * length and 0. A listener has neither (-NET_EINVAL, as Linux). */
+int net_queued(struct netstack *s, int sd, uint32_t *inq, uint32_t *outq)
+{
+    struct sock *so = sock_get(s, sd);
+    if (!so)
+        return -NET_EBADF;
+    if (so->type != NET_SOCK_STREAM) {
+        *inq = so->reass ? so->reass->len : 0;
+        *outq = 0;
+        return 0;
+    }
+    if (so->state == TCPS_LISTEN)
+        return -NET_EINVAL;
+    *inq = so->rcv.len;
+    *outq = so->snd.len;
+    return 0;
 }
 
 long net_send(struct netstack *s, int sd, const void *buf, size_t len)
@@ -347,7 +407,7 @@ unsigned net_events(struct netstack *s, int sd)
     struct sock *so = sock_get(s, sd);
     if (!so)
         return NET_EV_ERR;
-    if (so->type == NET_SOCK_DGRAM)
+    if (so->type != NET_SOCK_STREAM)
         return (so->reass ? NET_EV_IN : 0) | NET_EV_OUT;
     if (so->state == TCPS_LISTEN)
         return accept_ready(s, sd) ? NET_EV_IN : 0;

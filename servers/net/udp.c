@@ -44,12 +44,19 @@ void udp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst,
             icmp_port_unreachable(s, iphdr, IP_HLEN + 8);
         return udp_drop(s, m, &s->st.udp_noport);
     }
+    if (so->rport && (src != so->rip || get16(h) != so->rport))
+        return udp_drop(s, m, &s->st.udp_not_peer);    /* connected: its peer's only */
     if (so->nreass >= NET_UDP_QUEUE)
         return udp_drop(s, m, &s->st.rx_drop_udp);
     m->peer_ip = src;
     m->peer_port = get16(h);
     m->len = ulen;
     mbuf_adj(m, UDP_HLEN);
+    dgram_enqueue(so, m);
+}
+
+void dgram_enqueue(struct sock *so, struct mbuf *m)
+{
     struct mbuf **tail = &so->reass;
     while (*tail)
         tail = &(*tail)->next;
@@ -61,9 +68,11 @@ long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_
                 uint16_t port)
 {
     if (sd < 0 || sd >= NET_MAX_SOCKETS || !s->socks[sd].used ||
-        s->socks[sd].type != NET_SOCK_DGRAM)
+        s->socks[sd].type == NET_SOCK_STREAM)
         return -NET_EBADF;
     struct sock *so = &s->socks[sd];
+    if (so->type == NET_SOCK_RAW)
+        return icmp_raw_send(s, buf, len, ip);
     if (len > (size_t)s->nif->mtu - IP_HLEN - UDP_HLEN)
         return -NET_EMSGSIZE;
     if (!so->lport)
@@ -87,11 +96,12 @@ long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_
     return (long)len;
 }
 
+/* The next datagram (UDP) or packet (raw ICMP) queued on the socket. */
 long net_recvfrom(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip,
                   uint16_t *port)
 {
     if (sd < 0 || sd >= NET_MAX_SOCKETS || !s->socks[sd].used ||
-        s->socks[sd].type != NET_SOCK_DGRAM)
+        s->socks[sd].type == NET_SOCK_STREAM)
         return -NET_EBADF;
     struct sock *so = &s->socks[sd];
     struct mbuf *m = so->reass;

@@ -129,11 +129,30 @@ size_t procfs_version(char *buf, size_t cap);
 size_t procfs_mounts(char *buf, size_t cap);
 size_t procfs_filesystems(char *buf, size_t cap);
 size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
+/* /proc/net/dev and /proc/net/route of the one interface (NETIF_NAME), in Linux's
+ * layouts (busybox ifconfig and route read them): netif.c fills the view from the network
+ * server; with no interface (present false) the files hold their headers only. Addresses
+ * are host byte order; the route table is the gateway's default route and the subnet's. */
+#define NETIF_NAME "eth0"
+struct procfs_netif {
+    bool present;
+    uint32_t ip, mask, gw;
+    uint64_t rx_bytes, rx_frames, rx_dropped, tx_bytes, tx_frames, tx_dropped;
+};
+size_t procfs_net_dev(char *buf, size_t cap, const struct procfs_netif *n);
+size_t procfs_net_route(char *buf, size_t cap, const struct procfs_netif *n);
+/* netif.c: the interface as the network server reports it (false: none); and the
+ * interface ioctls of a socket (SIOCGIFCONF, SIOCGIFFLAGS, ...): -ENOTTY for any other. */
+bool netif_view(struct procfs_netif *n);
+long netif_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg);
+
 /* /proc/ondol/syscalls (issue 10, item 7): "calls N", "unknown N", "thread_switches N",
- * "as_switches N", then "nr NR NAME COUNT" for every number called (unknown ones named
- * "-") and "pid PID COUNT" for every process: the counts of dispatch.c. */
+ * "as_switches N", "idle_ns N" (time halted with nothing to run), then "nr NR NAME
+ * COUNT" for every number called (unknown ones named "-") and "pid PID COUNT" for every
+ * process: the counts of dispatch.c. */
 struct procfs_calls {
     uint64_t thread_switches, as_switches;
+    uint64_t idle_ns;             /* "idle_ns N": the CPUs' halted time (unix_idle_ns) */
 };
 size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
 /* /proc/ondol/vmcheck: the kernel's reverse-map checker run now (runtime.h rt_vm_check,

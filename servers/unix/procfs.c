@@ -385,6 +385,79 @@ size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu)
     return t.len;
 }
 
+/* ---- /proc/net/dev and /proc/net/route ---- */
+
+size_t procfs_net_dev(char *buf, size_t cap, const struct procfs_netif *n)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "Inter-|   Receive                                                |  Transmit\n"
+                " face |bytes    packets errs drop fifo frame compressed multicast|"
+                "bytes    packets errs drop fifo colls carrier compressed\n");
+    if (!n->present)
+        return t.len;
+    /* Linux's "%6s: %7llu %7llu %4llu %4llu %4llu %5llu %10llu %9llu %8llu %7llu %4llu
+     * %4llu %4llu %5llu %7llu %10llu" */
+    static const int width[16] = {7, 7, 4, 4, 4, 5, 10, 9, 8, 7, 4, 4, 4, 5, 7, 10};
+    const uint64_t v[16] = {n->rx_bytes, n->rx_frames, 0, n->rx_dropped, 0, 0, 0, 0,
+                            n->tx_bytes, n->tx_frames, 0, n->tx_dropped, 0, 0, 0, 0};
+    put_str(&t, "  " NETIF_NAME ":");
+    for (int k = 0; k < 16; k++) {
+        put_char(&t, ' ');
+        put_num(&t, v[k], 10, width[k], ' ');
+    }
+    put_char(&t, '\n');
+    return t.len;
+}
+
+/* An address as Linux prints a __be32 with %08X on x86: the bytes in memory order read
+ * as a little-endian number. */
+static void put_be32_hex(struct text *t, uint32_t host_order)
+{
+    uint32_t v = host_order >> 24 | (host_order >> 8 & 0xff00) | (host_order << 8 & 0xff0000) |
+                 host_order << 24;
+    for (int shift = 28; shift >= 0; shift -= 4)
+        put_char(t, "0123456789ABCDEF"[v >> shift & 0xf]);
+}
+
+/* One line padded with spaces to 127 columns, as Linux's seq_pad. */
+static void pad_line(struct text *t, size_t start)
+{
+    while (t->len - start < 127)
+        put_char(t, ' ');
+    put_char(t, '\n');
+}
+
+static void put_route(struct text *t, uint32_t dest, uint32_t gw, unsigned flags, uint32_t mask)
+{
+    size_t start = t->len;
+    put_str(t, NETIF_NAME "\t");
+    put_be32_hex(t, dest);
+    put_char(t, '\t');
+    put_be32_hex(t, gw);
+    put_char(t, '\t');
+    put_num(t, flags, 16, 4, '0');
+    put_str(t, "\t0\t0\t0\t");
+    put_be32_hex(t, mask);
+    put_str(t, "\t0\t0\t0");
+    pad_line(t, start);
+}
+
+#define RTF_UP 0x1
+#define RTF_GATEWAY 0x2
+
+size_t procfs_net_route(char *buf, size_t cap, const struct procfs_netif *n)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT");
+    pad_line(&t, 0);
+    if (!n->present || !n->ip)
+        return t.len;
+    if (n->gw)
+        put_route(&t, 0, n->gw, RTF_UP | RTF_GATEWAY, 0);
+    put_route(&t, n->ip & n->mask, 0, RTF_UP, n->mask);
+    return t.len;
+}
+
 /* ---- /proc/ondol/syscalls ---- */
 
 static void put_calls_by_number(struct text *t)
@@ -419,6 +492,7 @@ size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k)
     put_named(&t, "unknown", unix_unknown_count());
     put_named(&t, "thread_switches", k->thread_switches);
     put_named(&t, "as_switches", k->as_switches);
+    put_named(&t, "idle_ns", k->idle_ns);
     put_calls_by_number(&t);
     for (struct proc *p = proc_next(NULL); p; p = proc_next(p)) {
         put_str(&t, "pid ");

@@ -21,10 +21,11 @@
 /* What a /proc inode is (struct inode.proc_kind; 0: an ordinary tmpfs inode). */
 enum proc_kind {
     PK_NONE,
-    PK_ROOT, PK_ONDOL_DIR, PK_PID_DIR, PK_FD_DIR,             /* directories */
+    PK_ROOT, PK_ONDOL_DIR, PK_NET_DIR, PK_PID_DIR, PK_FD_DIR, /* directories */
     PK_SELF, PK_EXE, PK_CWD, PK_FD_LINK,                        /* symlinks */
     PK_MEMINFO, PK_UPTIME, PK_STAT, PK_LOADAVG, PK_VERSION, PK_MOUNTS,
-    PK_FILESYSTEMS, PK_CPUINFO, PK_SYSCALLS, PK_VMCHECK,        /* system files */
+    PK_FILESYSTEMS, PK_CPUINFO, PK_SYSCALLS, PK_NET_DEV, PK_NET_ROUTE, /* system files */
+    PK_VMCHECK,
     PK_PID_STAT, PK_PID_STATUS, PK_PID_CMDLINE,                 /* per-process files */
 };
 

@@ -56,7 +56,7 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
         running += !p->zombie;
     }
     struct proc *newest = proc_next(NULL);
-    struct procfs_calls k = {0, 0};
+    struct procfs_calls k = {0, 0, 0};
     uint64_t check[3];
     switch (kind) {
     case PK_MEMINFO: return procfs_meminfo(buf, cap, &v.mem);
@@ -71,8 +71,15 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     case PK_VMCHECK:
         rt_vm_check(check);
         return procfs_vmcheck(buf, cap, check);
+    case PK_NET_DEV:
+    case PK_NET_ROUTE: {
+        struct procfs_netif n;
+        netif_view(&n);
+        return kind == PK_NET_DEV ? procfs_net_dev(buf, cap, &n) : procfs_net_route(buf, cap, &n);
+    }
     default:
         unix_switch_counts(&k.thread_switches, &k.as_switches);
+        k.idle_ns = unix_idle_ns();
         return procfs_syscalls(buf, cap, &k);
     }
 }

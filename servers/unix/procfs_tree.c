@@ -20,10 +20,14 @@ static const struct proc_entry root_entries[] = {
     {"version", PK_VERSION, S_IFREG | 0444},   {"mounts", PK_MOUNTS, S_IFREG | 0444},
     {"filesystems", PK_FILESYSTEMS, S_IFREG | 0444},
     {"cpuinfo", PK_CPUINFO, S_IFREG | 0444},   {"ondol", PK_ONDOL_DIR, S_IFDIR | 0555},
+    {"net", PK_NET_DIR, S_IFDIR | 0555},
 };
 static const struct proc_entry ondol_entries[] = {
     {"syscalls", PK_SYSCALLS, S_IFREG | 0444},
     {"vmcheck", PK_VMCHECK, S_IFREG | 0444},
+};
+static const struct proc_entry net_entries[] = {
+    {"dev", PK_NET_DEV, S_IFREG | 0444},       {"route", PK_NET_ROUTE, S_IFREG | 0444},
 };
 static const struct proc_entry pid_entries[] = {
     {"stat", PK_PID_STAT, S_IFREG | 0444},     {"status", PK_PID_STATUS, S_IFREG | 0444},
@@ -57,6 +61,8 @@ static bool add_entries(struct inode *dir, const struct proc_entry *e, size_t n,
         if (!i)
             return false;
         if (e[k].kind == PK_ONDOL_DIR && !add_entries(i, ondol_entries, N(ondol_entries), 0))
+            return false;
+        if (e[k].kind == PK_NET_DIR && !add_entries(i, net_entries, N(net_entries), 0))
             return false;
     }
     return true;

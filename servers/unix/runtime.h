@@ -70,6 +70,9 @@ void rt_result_write(const char *buf, size_t n);   /* the result stream (COM2) *
 /* The kernel's counters (issue 10, item 7; /proc/ondol/syscalls, the unix_calls record):
  * thread switches and address-space (CR3) switches since boot, all CPUs. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches);
+/* Time every CPU spent halted with nothing to run, in ns since boot (/proc/stat's and
+ * /proc/uptime's idle). */
+uint64_t unix_idle_ns(void);
 
 /* The root archive (build/rootfs.cpio, the boot's second module), read-only. */
 const void *rt_rootfs(size_t *len);

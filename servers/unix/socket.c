@@ -24,16 +24,20 @@
 
 #define PULSE_NS 10000000ull       /* 10 ms: one kernel tick at hz=100 */
 #define CHUNK 4096u                /* bytes per call to the network server (its buffer) */
-#define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM */
+#define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM / _RAW */
 #define DGRAM 2
+#define RAW 3                      /* raw ICMP (ping): datagram calls, the IP header in */
 #define UDP_MAX 1472u              /* one Ethernet frame's UDP payload */
+#define RAW_MAX 1480u              /* ...and an ICMP message's */
 #define SOCK_BUF 65536             /* the stack's fixed per-socket rings (SO_RCVBUF) */
 
 #define AF_UNSPEC 0
 #define AF_INET 2
 #define SOCK_STREAM 1
 #define SOCK_DGRAM 2
+#define SOCK_RAW 3
 #define SOCK_TYPE_MASK 0xf
+#define IPPROTO_ICMP 1
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
 #define EMSGSIZE 90
@@ -53,10 +57,13 @@
 #define SO_RCVBUF 8
 #define SO_KEEPALIVE 9
 #define SO_LINGER 13
+#define SO_RCVTIMEO 20
+#define SO_SNDTIMEO 21
 #define TCP_NODELAY 1
 #define NET_OPT_NODELAY 1
 #define NET_OPT_KEEPALIVE 2
 #define MSG_PEEK 0x2
+#define MSG_TRUNC 0x20
 #define MSG_DONTWAIT 0x40
 #define MSG_NOSIGNAL 0x4000
 #define SHUT_RD 0
@@ -79,14 +86,17 @@ struct linux_msghdr {
 
 struct usock {
     int sd;                        /* the network server's socket */
-    int type;                      /* STREAM or DGRAM */
+    int type;                      /* STREAM, DGRAM or RAW */
     bool connecting;               /* a TCP connect whose handshake has not ended */
     bool rd_shut;                  /* shutdown(SHUT_RD): reads return 0 */
     bool has_peer;                 /* UDP connect: the default destination */
     uint32_t peer_ip;
     uint16_t peer_port;
     int opts[16];                  /* stored SOL_SOCKET values (REUSEADDR, LINGER...) */
+    uint64_t timeo_ns[2];          /* SO_RCVTIMEO, SO_SNDTIMEO (0: wait for ever) */
 };
+
+enum { RCV, SND };                 /* timeo_ns[]: which direction's timeout */
 
 static struct waitlist sock_waiters;
 static unsigned open_socks;
@@ -104,6 +114,12 @@ static long net(unsigned op, uint64_t w[IPC_MRS], const void *in, size_t in_len,
     w[0] = SRV_LABEL(NET_IFACE, op, cap);
     long r = rt_srv_call(NET_IFACE, w, in, in_len, out, cap, out_len);
     return r < 0 ? -ENETDOWN : (long)w[1];
+}
+
+long sock_net_op(unsigned op, uint64_t w[IPC_MRS])
+{
+    long r = net(op, w, NULL, 0, NULL, 0, NULL);
+    return r == -ENETDOWN ? r : 0;
 }
 
 static long net_words(unsigned op, uint64_t a, uint64_t b, uint64_t c, uint64_t w[IPC_MRS])
@@ -248,9 +264,20 @@ static struct usock *sock_of(struct ucall *c, long fd, long *err)
     return *err ? NULL : f->priv;
 }
 
-static long park(struct ucall *c, bool nonblock, long again)
+/* Wait for the stack (the pulse re-runs the call), or return `again` at once when
+ * non-blocking or once the socket's timeout (SO_RCVTIMEO/SO_SNDTIMEO, timeo_ns) has passed
+ * since the call began. */
+static long park(struct ucall *c, bool nonblock, long again, uint64_t timeo_ns)
 {
-    return nonblock ? again : ucall_block(c, &sock_waiters, UNIX_NO_DEADLINE);
+    if (nonblock)
+        return again;
+    uint64_t deadline = UNIX_NO_DEADLINE;
+    if (timeo_ns) {
+        deadline = ucall_start_ns(c) + timeo_ns;
+        if (unix_now_ns() >= deadline)
+            return again;
+    }
+    return ucall_block(c, &sock_waiters, deadline);
 }
 
 /* A connect in progress ends when the socket is writable or has an error. */
@@ -280,19 +307,21 @@ static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, 
             return done ? (long)done : r;
         done += r > 0 ? (size_t)r : 0;
         if (r != (long)k) {
-            if (nonblock)
-                return done ? (long)done : -EAGAIN;
             c->done = done;
-            return ucall_block(c, &sock_waiters, UNIX_NO_DEADLINE);
+            long p = park(c, nonblock, -EAGAIN, s->timeo_ns[SND]);
+            if (p != -EAGAIN)
+                return p;
+            c->done = 0;
+            return done ? (long)done : -EAGAIN;
         }
     }
     return (long)done;
 }
 
 /* TCP receive: what is there, up to n (more calls while chunks come full); parks when
- * nothing is there yet. */
+ * nothing is there yet. MSG_PEEK: one chunk, left in the socket. */
 static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
-                        bool nonblock)
+                        bool nonblock, bool peek)
 {
     if (s->rd_shut || n == 0)
         return 0;
@@ -300,18 +329,18 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
     while (done < n) {
         size_t k = n - done < CHUNK ? n - done : CHUNK, got = 0;
         uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
-        long r = net(NET_READ, w, NULL, 0, chunk, k, &got);
+        long r = net(peek ? NET_RECVPEEK : NET_READ, w, NULL, 0, chunk, k, &got);
         if (r < 0 && done)
             break;
         if (r < 0)
-            return r == -EAGAIN ? park(c, nonblock, r) : r;
+            return r == -EAGAIN ? park(c, nonblock, r, s->timeo_ns[RCV]) : r;
         if (r == 0)
             break;
         got = got < (size_t)r ? got : (size_t)r;
         if (uvec_copy(c, u, done, chunk, got, true))
             return -EFAULT;
         done += got;
-        if (got < k)
+        if (got < k || peek)
             break;
     }
     return (long)done;
@@ -320,7 +349,7 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
 static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
                        uint32_t ip, uint16_t port)
 {
-    if (n > UDP_MAX)
+    if (n > (s->type == RAW ? RAW_MAX : UDP_MAX))
         return -EMSGSIZE;
     if (uvec_copy(c, u, 0, chunk, n, false))
         return -EFAULT;
@@ -328,19 +357,21 @@ static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, s
     return net(NET_SENDDGRAM, w, chunk, n, NULL, 0, NULL);
 }
 
-/* One datagram (the rest of a longer one is lost, as Linux without MSG_TRUNC's length). */
+/* One datagram, whole (it fits CHUNK): the first n bytes copied, its length in *full
+ * (the rest is lost unless peeking, as on Linux). */
 static long dgram_recv(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
-                       bool nonblock, uint32_t *ip, uint16_t *port)
+                       bool nonblock, bool peek, uint32_t *ip, uint16_t *port, size_t *full)
 {
     size_t got = 0;
     uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
-    long r = net(NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
+    long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
     if (r == -EAGAIN)
-        return park(c, nonblock, r);
+        return park(c, nonblock, r, s->timeo_ns[RCV]);
     if (r < 0)
         return r;
     *ip = (uint32_t)w[2];
     *port = (uint16_t)w[3];
+    *full = got;
     size_t k = got < n ? got : n;
     return uvec_copy(c, u, 0, chunk, k, true) ? -EFAULT : (long)k;
 }
@@ -352,9 +383,10 @@ static long sock_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     struct uvec u = {.one = {uaddr, n}};
     uint32_t ip;
     uint16_t port;
-    if (s->type == DGRAM)
-        return dgram_recv(s, c, &u, n, f->flags & O_NONBLOCK, &ip, &port);
-    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK);
+    size_t full;
+    if (s->type != STREAM)
+        return dgram_recv(s, c, &u, n, f->flags & O_NONBLOCK, false, &ip, &port, &full);
+    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK, false);
 }
 
 static long sock_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
@@ -362,7 +394,7 @@ static long sock_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n
     (void)off;
     struct usock *s = f->priv;
     struct uvec u = {.one = {uaddr, n}};
-    if (s->type == DGRAM)
+    if (s->type != STREAM)
         return s->has_peer ? dgram_send(s, c, &u, n, s->peer_ip, s->peer_port) : -EDESTADDRREQ;
     return stream_send(s, c, &u, n, f->flags & O_NONBLOCK, false);
 }
@@ -379,6 +411,22 @@ static unsigned sock_poll(struct file *f, struct waitlist **w)
     return m | (m & POLLIN ? POLLRDNORM : 0) | (m & POLLOUT ? POLLWRNORM : 0);
 }
 
+/* ioctl: FIONREAD (SIOCINQ) and SIOCOUTQ (TIOCOUTQ's number): the stack's unread and
+ * unacknowledged bytes (a datagram socket: its next datagram's length, and 0); the
+ * interface requests (netif.c). */
+static long sock_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg)
+{
+    struct usock *s = f->priv;
+    if (cmd != FIONREAD && cmd != TIOCOUTQ)
+        return netif_ioctl(c, cmd, arg);     /* the interface's: ifconfig, route */
+    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd};
+    long r = net(NET_PENDING, w, NULL, 0, NULL, 0, NULL);
+    if (r < 0)
+        return r;
+    int32_t v = (int32_t)(cmd == FIONREAD ? w[2] : w[3]);
+    return copy_out(c->proc, arg, &v, sizeof v) ? -EFAULT : 0;
+}
+
 static void sock_release(struct file *f)
 {
     struct usock *s = f->priv;
@@ -392,6 +440,7 @@ static const struct file_ops sock_ops = {
     .read = sock_read,
     .write = sock_write,
     .poll = sock_poll,
+    .ioctl = sock_ioctl,
     .release = sock_release,
 };
 
@@ -414,25 +463,36 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
 
 /* ---- the calls ---- */
 
+/* The stack's socket type for socket(AF_INET, type, proto), or -EPROTONOSUPPORT; a raw
+ * socket is ICMP's only (busybox ping's) and needs root, as CAP_NET_RAW on Linux. */
+static long stack_type(struct ucall *c, unsigned type, long proto)
+{
+    if (type == SOCK_STREAM && (!proto || proto == IPPROTO_TCP))
+        return STREAM;
+    if (type == SOCK_DGRAM && (!proto || proto == IPPROTO_UDP))
+        return DGRAM;
+    if (type == SOCK_RAW && proto == IPPROTO_ICMP)
+        return c->proc->uid[ID_EFFECTIVE] ? -EPERM : RAW;
+    return -EPROTONOSUPPORT;
+}
+
 /* socket(domain, type, protocol) */
 long lx_socket(struct ucall *c)
 {
     unsigned type = (unsigned)c->a[1] & SOCK_TYPE_MASK, flags = (unsigned)c->a[1] & ~SOCK_TYPE_MASK;
-    long proto = (long)(int32_t)c->a[2];
     if ((int32_t)c->a[0] != AF_INET)
         return -EAFNOSUPPORT;
     if (flags & ~(unsigned)(O_NONBLOCK | O_CLOEXEC))
         return -EINVAL;
-    if ((type == SOCK_STREAM && proto && proto != IPPROTO_TCP) ||
-        (type == SOCK_DGRAM && proto && proto != IPPROTO_UDP) ||
-        (type != SOCK_STREAM && type != SOCK_DGRAM))
-        return -EPROTONOSUPPORT;
-    long sd = net1(NET_OPEN, type == SOCK_STREAM ? STREAM : DGRAM, 0, 0);
+    long st = stack_type(c, type, (long)(int32_t)c->a[2]);
+    if (st < 0)
+        return st;
+    long sd = net1(NET_OPEN, (uint64_t)st, 0, 0);
     if (sd == -ENETDOWN)
         return -EAFNOSUPPORT;            /* no network server or device: no AF_INET */
     if (sd < 0)
         return sd;
-    return sock_install(c, (int)sd, type == SOCK_STREAM ? STREAM : DGRAM, flags);
+    return sock_install(c, (int)sd, (int)st, flags);
 }
 
 /* bind(fd, addr, addrlen) */
@@ -477,7 +537,8 @@ static long do_accept(struct ucall *c, unsigned flags)
     uint64_t w[IPC_MRS] = {0};
     long sd = net_words(NET_ACCEPTFROM, (uint64_t)s->sd, 0, 0, w);
     if (sd == -EAGAIN)
-        return park(c, fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK, sd);
+        return park(c, fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK, sd,
+                    s->timeo_ns[RCV]);
     if (sd < 0)
         return sd;
     long fd = sock_install(c, (int)sd, STREAM, flags);
@@ -491,6 +552,22 @@ static long do_accept(struct ucall *c, unsigned flags)
 long lx_accept(struct ucall *c) { return do_accept(c, 0); }
 long lx_accept4(struct ucall *c) { return do_accept(c, (unsigned)c->a[3]); }
 
+/* UDP connect: the default peer, and the stack then takes only its datagrams; AF_UNSPEC
+ * (or the address 0.0.0.0:0) clears it. */
+static long dgram_connect(struct usock *s, uint16_t family, uint32_t ip, uint16_t port)
+{
+    if (family != AF_INET && family != AF_UNSPEC)
+        return -EAFNOSUPPORT;
+    bool peer = family == AF_INET;
+    long r = net1(NET_CONNECTNB, (uint64_t)s->sd, peer ? ip : 0, peer ? port : 0);
+    if (r < 0)
+        return r;
+    s->has_peer = peer;
+    s->peer_ip = ip;
+    s->peer_port = port;
+    return 0;
+}
+
 /* connect(fd, addr, addrlen): TCP waits for the handshake (parks; -EINPROGRESS when
  * non-blocking); UDP sets the default peer (AF_UNSPEC clears it). */
 long lx_connect(struct ucall *c)
@@ -502,18 +579,12 @@ long lx_connect(struct ucall *c)
     if (!s || (err = addr_in(c, c->a[1], c->a[2], &ip, &port, &family)))
         return err;
     bool nonblock = fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK;
-    if (s->type == DGRAM) {
-        if (family != AF_INET && family != AF_UNSPEC)
-            return -EAFNOSUPPORT;
-        s->has_peer = family == AF_INET;
-        s->peer_ip = ip;
-        s->peer_port = port;
-        return 0;
-    }
+    if (s->type != STREAM)
+        return dgram_connect(s, family, ip, port);
     if (s->connecting) {
         connect_progress(s);
-        if (s->connecting)
-            return park(c, nonblock, -EALREADY);
+        if (s->connecting)   /* a timed-out blocking connect says EINPROGRESS, as Linux */
+            return park(c, nonblock, nonblock ? -EALREADY : -EINPROGRESS, s->timeo_ns[SND]);
         long e = net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
         return e > 0 ? -e : e;
     }
@@ -523,13 +594,7 @@ long lx_connect(struct ucall *c)
     if (r != -EINPROGRESS)
         return r;
     s->connecting = true;
-    return park(c, nonblock, -EINPROGRESS);
-}
-
-/* The flags of send and recv calls that change the call: MSG_DONTWAIT, MSG_NOSIGNAL. */
-static long msg_flags_ok(uint64_t flags)
-{
-    return flags & MSG_PEEK ? -EOPNOTSUPP : 0;
+    return park(c, nonblock, -EINPROGRESS, s->timeo_ns[SND]);
 }
 
 static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
@@ -537,7 +602,7 @@ static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
 {
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
-    if (!s || (err = msg_flags_ok(flags)))
+    if (!s)
         return err;
     bool nonblock = (fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
     size_t n = uvec_total(c, u);
@@ -554,17 +619,22 @@ static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
     return dgram_send(s, c, u, n, ip, port);
 }
 
+/* The flags that change a receive: MSG_DONTWAIT, MSG_PEEK, MSG_TRUNC (UDP: the
+ * datagram's whole length is returned); *mflags gets recvmsg's MSG_TRUNC when a datagram
+ * did not fit. */
 static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
-                    uint64_t ulen)
+                    uint64_t ulen, int32_t *mflags)
 {
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
-    if (!s || (err = msg_flags_ok(flags)))
+    if (!s)
         return err;
     bool nonblock = (fd_file(c->proc, (long)c->a[0])->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+    bool peek = flags & MSG_PEEK;
     size_t n = uvec_total(c, u);
+    *mflags = 0;
     if (s->type == STREAM) {
-        long r = stream_recv(s, c, u, n, nonblock);
+        long r = stream_recv(s, c, u, n, nonblock, peek);
         int32_t zero = 0;                /* TCP reports no source address */
         if (r >= 0 && uaddr && copy_out(c->proc, ulen, &zero, sizeof zero))
             return -EFAULT;
@@ -574,10 +644,14 @@ static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
         return err;
     uint32_t ip = 0;
     uint16_t port = 0;
-    long r = dgram_recv(s, c, u, n, nonblock, &ip, &port);
-    if (r >= 0 && addr_out(c, uaddr, ulen, ip, port))
+    size_t full = 0;
+    long r = dgram_recv(s, c, u, n, nonblock, peek, &ip, &port, &full);
+    if (r < 0)
+        return r;
+    if (addr_out(c, uaddr, ulen, ip, port))
         return -EFAULT;
-    return r;
+    *mflags = full > n ? MSG_TRUNC : 0;
+    return flags & MSG_TRUNC ? (long)full : r;
 }
 
 /* sendto(fd, buf, len, flags, addr, addrlen) */
@@ -593,9 +667,10 @@ long lx_sendto(struct ucall *c)
 long lx_recvfrom(struct ucall *c)
 {
     struct uvec u = {.one = {c->a[1], c->a[2]}};
+    int32_t mflags;
     if (!user_range_ok(c->a[1], c->a[2]))
         return -EFAULT;
-    return do_recv(c, &u, c->a[3], c->a[4], c->a[5]);
+    return do_recv(c, &u, c->a[3], c->a[4], c->a[5], &mflags);
 }
 
 /* A msghdr read from user space at umsg, and its iovecs checked as readv's (a count above
@@ -624,8 +699,8 @@ long lx_sendmsg(struct ucall *c)
     return do_send(c, &u, c->a[2], m.name, m.namelen);
 }
 
-/* recvmsg(fd, msg, flags): the iovecs; msg_namelen and msg_flags written back, no
- * ancillary data (msg_controllen 0). */
+/* recvmsg(fd, msg, flags): the iovecs; msg_namelen and msg_flags (MSG_TRUNC) written
+ * back, no ancillary data (msg_controllen 0). */
 long lx_recvmsg(struct ucall *c)
 {
     struct linux_msghdr m;
@@ -634,11 +709,10 @@ long lx_recvmsg(struct ucall *c)
     if (err)
         return err;
     uint64_t ulen = c->a[1] + __builtin_offsetof(struct linux_msghdr, namelen);
-    long r = do_recv(c, &u, c->a[2], m.name, ulen);
+    long r = do_recv(c, &u, c->a[2], m.name, ulen, &m.flags);
     if (r < 0)
         return r;
     m.controllen = 0;
-    m.flags = 0;
     if (copy_out(c->proc, c->a[1] + __builtin_offsetof(struct linux_msghdr, controllen),
                  &m.controllen, sizeof m.controllen + sizeof m.flags))
         return -EFAULT;
@@ -655,7 +729,7 @@ long lx_shutdown(struct ucall *c)
     int32_t how = (int32_t)c->a[1];
     if (how < SHUT_RD || how > SHUT_RDWR)
         return -EINVAL;
-    if (s->type == DGRAM && !s->has_peer)
+    if (s->type != STREAM && !s->has_peer)
         return -ENOTCONN;
     long r = 0;
     if (how != SHUT_RD && s->type == STREAM)
@@ -666,7 +740,42 @@ long lx_shutdown(struct ucall *c)
     return r;
 }
 
-/* setsockopt(fd, level, name, value, len): an int value */
+#define NS_PER_US 1000ull
+#define US_PER_S 1000000
+
+/* SO_RCVTIMEO/SO_SNDTIMEO from a struct timeval, as Linux's sock_set_timeout: tv_usec
+ * outside [0, 1 s) is EDOM, {0, 0} waits for ever, a negative time does not wait. */
+static long set_timeo(struct ucall *c, struct usock *s, int dir)
+{
+    struct linux_timeval tv;
+    if ((uint32_t)c->a[4] < sizeof tv)
+        return -EINVAL;
+    if (copy_in(c->proc, &tv, c->a[3], sizeof tv))
+        return -EFAULT;
+    if (tv.tv_usec < 0 || tv.tv_usec >= US_PER_S)
+        return -EDOM;
+    if (tv.tv_sec < 0)
+        s->timeo_ns[dir] = 1;
+    else if ((uint64_t)tv.tv_sec >= UINT64_MAX / (US_PER_S * NS_PER_US) - 1)
+        s->timeo_ns[dir] = 0;
+    else
+        s->timeo_ns[dir] = ((uint64_t)tv.tv_sec * US_PER_S + (uint64_t)tv.tv_usec) * NS_PER_US;
+    return 0;
+}
+
+/* getsockopt of a timeout: the timeval (0: none), cut to the caller's length. */
+static long get_timeo(struct ucall *c, struct usock *s, int dir, int32_t len)
+{
+    uint64_t us = s->timeo_ns[dir] / NS_PER_US;
+    struct linux_timeval tv = {(int64_t)(us / US_PER_S), (int64_t)(us % US_PER_S)};
+    size_t k = (size_t)len < sizeof tv ? (size_t)len : sizeof tv;
+    int32_t full = sizeof tv;
+    if (copy_out(c->proc, c->a[3], &tv, k) || copy_out(c->proc, c->a[4], &full, sizeof full))
+        return -EFAULT;
+    return 0;
+}
+
+/* setsockopt(fd, level, name, value, len): an int value, or a timeval for the timeouts */
 long lx_setsockopt(struct ucall *c)
 {
     long err;
@@ -674,6 +783,8 @@ long lx_setsockopt(struct ucall *c)
     if (!s)
         return err;
     int32_t level = (int32_t)c->a[1], name = (int32_t)c->a[2], v;
+    if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO))
+        return set_timeo(c, s, name == SO_RCVTIMEO ? RCV : SND);
     if ((uint32_t)c->a[4] < sizeof v)
         return -EINVAL;
     if (copy_in(c->proc, &v, c->a[3], sizeof v))
@@ -714,12 +825,14 @@ long lx_getsockopt(struct ucall *c)
         return -EFAULT;
     if (len < 0)
         return -EINVAL;
+    if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO))
+        return get_timeo(c, s, name == SO_RCVTIMEO ? RCV : SND, len);
     if (level == IPPROTO_TCP && name == TCP_NODELAY && s->type == STREAM)
         v = s->opts[0];
     else if (level != SOL_SOCKET)
         return -ENOPROTOOPT;
     else if (name == SO_TYPE)
-        v = s->type == STREAM ? SOCK_STREAM : SOCK_DGRAM;
+        v = s->type == STREAM ? SOCK_STREAM : s->type == DGRAM ? SOCK_DGRAM : SOCK_RAW;
     else if (name == SO_ERROR) {
         connect_progress(s);
         long e = s->connecting ? 0 : net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
@@ -747,7 +860,7 @@ static long names(struct ucall *c, bool peer)
     long r = net(NET_NAMES, w, NULL, 0, NULL, 0, NULL);
     if (r == -ENETDOWN)
         return r;
-    if (peer && s->type == DGRAM)
+    if (peer && s->type != STREAM)
         return s->has_peer ? addr_out(c, c->a[1], c->a[2], s->peer_ip, s->peer_port) : -ENOTCONN;
     long res = (long)w[peer ? 4 : 1];
     if (res < 0)

@@ -2,13 +2,16 @@
  * What the rest of the server reads about processes and the system (procfs.h's providers,
  * signal.h's process hooks), from the process table (process.c, lifecycle.c) and the
  * runtime; the argument area and the executable from the process's image (exec.c). Not
- * kept yet, and shown as 0: per-process CPU times and memory sizes. The kernel's switch
+ * kept yet, and shown as 0: per-process CPU times and memory sizes, and the system's
+ * CPU times other than idle. The kernel's switch
  * counts (unix_switch_counts) come from the runtimes (rt_mk.c, kernel/srv/unix_ik.c).
  */
 #include "procfs.h"
 #include "runtime.h"
 #include "signal.h"
 #include "unix.h"
+
+#define NS_PER_USER_TICK 10000000ull   /* /proc/stat counts in 1/100 s */
 
 static int thread_count(const struct proc *p)
 {
@@ -56,7 +59,7 @@ void proc_view_of(struct proc *p, struct proc_view *v)
 
 void proc_system_view(struct proc_system_view *v)
 {
-    static const struct procfs_cpu one_cpu;
+    static struct procfs_cpu one_cpu;   /* in clock ticks of 1/100 s: NS_PER_USER_TICK */
     uint64_t total = 0, free = 0;
     rt_memory(&total, &free);
     v->mem.total_kib = total / 1024;
@@ -64,6 +67,9 @@ void proc_system_view(struct proc_system_view *v)
     v->mem.available_kib = free / 1024;
     v->mem.cached_kib = page_cache_bytes() / 1024;
     v->uptime_ns = unix_now_ns();
+    v->idle_ns = unix_idle_ns();
+    one_cpu.idle = v->idle_ns / NS_PER_USER_TICK;
+    v->stat.total = one_cpu;
     v->stat.cpu = &one_cpu;
     v->stat.ncpu = 1;
 }

@@ -1,12 +1,21 @@
 /*
  * AF_INET sockets against a Linux peer (tests/test_net_sockets.py; not in the differential
- * suite: it needs the peer's servers). Usage: sock PEER_IP. Prints one line per step:
- *   errors: EAFNOSUPPORT for AF_UNIX and AF_INET6, EPROTONOSUPPORT for SOCK_RAW, EBADF,
- *           ENOTSOCK, EFAULT, SO_TYPE;
- *   tcp client: connect to PEER:9000 (a sink), writev 65536 pattern bytes, shutdown;
- *   udp: sendto PEER:9002 (an echo server), poll, recvfrom: the same bytes from the peer;
- *   tcp server: on port 9200, accept would block (EAGAIN), poll, accept4, recvmsg with
- *               two iovecs to the end: the count and a checksum; getpeername.
+ * suite: it needs the peer's servers). The same binary runs on Linux in the test's
+ * namespace (tests/test_net_sockets.py), so every check holds on both systems.
+ * Usage: sock PEER_IP [ondol]. Prints one line per step:
+ *   errors: EPROTONOSUPPORT, EBADF, ENOTSOCK, EFAULT, SO_TYPE, EDOM for a bad timeout;
+ *           with "ondol", also the families ondol lacks (EAFNOSUPPORT for AF_UNIX, AF_INET6);
+ *   tcp client: connect to PEER:9000 (a sink), writev 65536 pattern bytes, SIOCOUTQ,
+ *               shutdown, EOF, SIOCOUTQ 0;
+ *   udp: to PEER:9002 (an echo server answering 3 datagrams, and a datagram starting with
+ *        "conn" first with "stranger" from port 9003): sendto, poll, FIONREAD, recvfrom
+ *        with MSG_PEEK then with MSG_TRUNC and a short buffer; recvmsg of a longer one into
+ *        a short iovec (MSG_TRUNC in msg_flags); a connected socket takes only the echo
+ *        (the stranger is dropped); SO_RCVTIMEO ends a recv with EAGAIN after its time;
+ *        SO_SNDTIMEO read back;
+ *   tcp server: on port 9200, accept would block (EAGAIN), poll, accept4, a blocking
+ *               MSG_PEEK of the first 16 bytes, recvmsg with two iovecs to the end: the
+ *               count and a checksum (the peeked bytes counted once); getpeername.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -18,8 +27,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
+#include <time.h>
+
+#ifndef SIOCOUTQ
+#define SIOCOUTQ TIOCOUTQ      /* linux/sockios.h: the same number */
+#endif
 #include <unistd.h>
 
 static int fails;
@@ -40,13 +56,15 @@ static struct sockaddr_in addr(const char *ip, int port)
     return a;
 }
 
-static void errors(void)
+static void errors(int ondol)
 {
     int p[2];
     pipe(p);
-    check("af_unix", socket(AF_UNIX, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
-    check("af_inet6", socket(AF_INET6, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
-    check("raw", socket(AF_INET, SOCK_RAW, 1) < 0 && errno == EPROTONOSUPPORT);
+    if (ondol) {
+        check("af_unix", socket(AF_UNIX, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
+        check("af_inet6", socket(AF_INET6, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
+    }
+    check("proto", socket(AF_INET, SOCK_STREAM, IPPROTO_UDP) < 0 && errno == EPROTONOSUPPORT);
     struct sockaddr_in a = addr("0.0.0.0", 0);
     check("ebadf", bind(99, (struct sockaddr *)&a, sizeof a) < 0 && errno == EBADF);
     check("enotsock", bind(p[0], (struct sockaddr *)&a, sizeof a) < 0 && errno == ENOTSOCK);
@@ -56,6 +74,8 @@ static void errors(void)
     socklen_t len = sizeof type;
     check("so_type", getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
                          type == SOCK_STREAM && len == sizeof type);
+    struct timeval bad = {1, 1000000};
+    check("edom", setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &bad, sizeof bad) < 0 && errno == EDOM);
     close(s);
     close(p[0]);
     close(p[1]);
@@ -72,25 +92,84 @@ static void tcp_client(const char *peer)
     check("nodelay", setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
     struct iovec v[2] = {{buf, 1000}, {buf + 1000, sizeof buf - 1000}};
     check("writev", writev(s, v, 2) == (ssize_t)sizeof buf);
+    int q = -1;
+    check("siocoutq", ioctl(s, SIOCOUTQ, &q) == 0 && q >= 0 && q <= (int)sizeof buf);
     check("shutdown", shutdown(s, SHUT_WR) == 0);
     char c;
     check("eof", read(s, &c, 1) == 0);
+    check("siocoutq_0", ioctl(s, SIOCOUTQ, &q) == 0 && q == 0);
+    close(s);
+}
+
+static long ms_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int wait_in(int s)
+{
+    struct pollfd pf = {.fd = s, .events = POLLIN};
+    return poll(&pf, 1, 10000) == 1 && (pf.revents & POLLIN);
+}
+
+/* An unconnected socket: peek, FIONREAD, MSG_TRUNC on recvfrom and in recvmsg. */
+static void udp_unconnected(const struct sockaddr_in *a)
+{
+    int s = socket(AF_INET, SOCK_DGRAM, 0), q = -1;
+    struct sockaddr_in from;
+    check("sendto", sendto(s, "ping-udp", 8, 0, (const struct sockaddr *)a, sizeof *a) == 8);
+    check("poll_udp", wait_in(s));
+    check("fionread_udp", ioctl(s, FIONREAD, &q) == 0 && q == 8);
+    char buf[64] = {0};
+    socklen_t len = sizeof from;
+    ssize_t n = recvfrom(s, buf, sizeof buf, MSG_PEEK, (struct sockaddr *)&from, &len);
+    check("peek_udp", n == 8 && memcmp(buf, "ping-udp", 8) == 0 &&
+                          from.sin_addr.s_addr == a->sin_addr.s_addr && from.sin_port == a->sin_port);
+    memset(buf, 0, sizeof buf);
+    n = recvfrom(s, buf, 4, MSG_TRUNC, (struct sockaddr *)&from, &len);
+    check("recvfrom_trunc", n == 8 && memcmp(buf, "ping\0", 5) == 0 && from.sin_port == a->sin_port);
+    check("fionread_0", ioctl(s, FIONREAD, &q) == 0 && q == 0);
+    check("sendto_long", sendto(s, "a-longer-datagram", 17, 0, (const struct sockaddr *)a, sizeof *a) == 17);
+    struct iovec v = {buf, 5};
+    struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
+    n = recvmsg(s, &m, 0);
+    check("recvmsg_trunc", n == 5 && (m.msg_flags & MSG_TRUNC) && memcmp(buf, "a-lon", 5) == 0);
+    close(s);
+}
+
+/* A connected socket takes only its peer's datagrams; the receive timeout. */
+static void udp_connected(const struct sockaddr_in *a)
+{
+    int s = socket(AF_INET, SOCK_DGRAM, 0), q = -1;
+    check("connect_udp", connect(s, (const struct sockaddr *)a, sizeof *a) == 0);
+    check("send_udp", send(s, "conn-udp", 8, 0) == 8);
+    char buf[64] = {0};
+    check("recv_connected", wait_in(s) && recv(s, buf, sizeof buf, 0) == 8 &&
+                                memcmp(buf, "conn-udp", 8) == 0);
+    check("stranger_dropped", ioctl(s, FIONREAD, &q) == 0 && q == 0 &&
+                                  recv(s, buf, sizeof buf, MSG_DONTWAIT) < 0 && errno == EAGAIN);
+    struct timeval tv = {0, 300000}, got = {9, 9};
+    socklen_t len = sizeof got;
+    check("rcvtimeo_set", setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
+    check("rcvtimeo_get", getsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &got, &len) == 0 &&
+                              len == sizeof got && got.tv_sec == 0 && got.tv_usec == 300000);
+    long t0 = ms_now();
+    check("rcvtimeo", recv(s, buf, sizeof buf, 0) < 0 && errno == EAGAIN && ms_now() - t0 >= 250);
+    tv = (struct timeval){2, 500000};
+    len = sizeof got;
+    check("sndtimeo", setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0 &&
+                          getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &got, &len) == 0 &&
+                          got.tv_sec == 2 && got.tv_usec == 500000);
     close(s);
 }
 
 static void udp(const char *peer)
 {
-    int s = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a = addr(peer, 9002), from;
-    check("sendto", sendto(s, "ping-udp", 8, 0, (struct sockaddr *)&a, sizeof a) == 8);
-    struct pollfd pf = {.fd = s, .events = POLLIN};
-    check("poll_udp", poll(&pf, 1, 10000) == 1 && (pf.revents & POLLIN));
-    char buf[64] = {0};
-    socklen_t len = sizeof from;
-    ssize_t n = recvfrom(s, buf, sizeof buf, 0, (struct sockaddr *)&from, &len);
-    check("recvfrom", n == 8 && memcmp(buf, "ping-udp", 8) == 0 &&
-                          from.sin_addr.s_addr == a.sin_addr.s_addr && from.sin_port == a.sin_port);
-    close(s);
+    struct sockaddr_in a = addr(peer, 9002);
+    udp_unconnected(&a);
+    udp_connected(&a);
 }
 
 static void tcp_server(void)
@@ -108,6 +187,9 @@ static void tcp_server(void)
     socklen_t len = sizeof peer;
     int s = accept4(l, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
     check("accept4", s >= 0 && len == sizeof peer && peer.sin_family == AF_INET);
+    unsigned char first[16];
+    ssize_t k = recv(s, first, sizeof first, MSG_PEEK);
+    check("peek_tcp", k > 0 && first[0] == 0 && first[k - 1] == (unsigned char)(k - 1));
     static unsigned char b1[700], b2[3000];
     uint64_t total = 0, sum = 0;
     for (;;) {
@@ -135,7 +217,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: sock PEER_IP\n");
         return 2;
     }
-    errors();
+    errors(argc > 2 && strcmp(argv[2], "ondol") == 0);
     tcp_client(argv[1]);
     udp(argv[1]);
     tcp_server();

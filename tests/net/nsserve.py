@@ -6,11 +6,15 @@ Every socket is bounded by a timeout; nothing here leaves the namespace.
 Commands:
   sink IP PORT               accept one TCP connection, read to its end: bytes and FNV-1a
   source IP PORT BYTES SEED  accept one TCP connection, send BYTES of the test stream, close
-  udpecho IP PORT            answer one UDP datagram with its own bytes
+  udpecho IP PORT [N [SPORT]]  answer N UDP datagrams (default 1) with their own bytes;
+                             with SPORT, one that starts with "conn" is first answered
+                             with "stranger" from port SPORT (a connected socket on the
+                             other side must not take it)
 """
 import json
 import socket
 import sys
+import time
 
 from hostpeer import TIMEOUT, fnv1a, stream
 
@@ -47,14 +51,23 @@ def cmd_source(ip, port, nbytes, seed):
     return {"bytes": int(nbytes), "from": peer[0]}
 
 
-def cmd_udpecho(ip, port):
+def cmd_udpecho(ip, port, count="1", stranger_port=None):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((ip, int(port)))
     s.settimeout(TIMEOUT)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if stranger_port:
+        other.bind((ip, int(stranger_port)))
     print("ready", flush=True)
-    data, peer = s.recvfrom(4096)
-    s.sendto(data, peer)
-    return {"bytes": len(data), "from": peer[0]}
+    total = 0
+    for _ in range(int(count)):
+        data, peer = s.recvfrom(4096)
+        if stranger_port and data.startswith(b"conn"):
+            other.sendto(b"stranger", peer)    # first, from another port
+            time.sleep(0.05)
+        s.sendto(data, peer)
+        total += len(data)
+    return {"bytes": total, "from": peer[0]}
 
 
 def main():

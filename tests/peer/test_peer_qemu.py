@@ -23,7 +23,7 @@ def test_qemu_argv_matches_ondol_harness(peer, peer_build, tmp_path):
     assert argv[:argv.index("-kernel")] == [peer.QEMU] + ondol[1:ondol.index("-kernel")]
     assert argv[argv.index("-kernel") + 1] == str(peer_build.vmlinuz)
     assert argv[argv.index("-initrd") + 1] == str(peer_build.initramfs)
-    assert argv[argv.index("-append") + 1] == "console=ttyS0 peer=pipe"
+    assert argv[argv.index("-append") + 1] == "console=ttyS0 peer=pipe no_timer_check"
     serials = [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"]
     assert serials == [f"file:{c}", f"file:{r}"]  # COM1 console, COM2 results
     assert "-icount" not in argv and "-seed" not in argv

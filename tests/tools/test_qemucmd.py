@@ -74,7 +74,9 @@ def test_iso_boots_the_cd_without_a_kernel():
 def test_peer_writes_console_and_results_to_files():
     cmd = qemucmd.peer("vmlinuz", "initrd.cpio", "console=ttyS0 peer=pipe", "c.log", "r.jsonl")
     assert (value(cmd, "-kernel"), value(cmd, "-initrd")) == ("vmlinuz", "initrd.cpio")
-    assert value(cmd, "-append") == "console=ttyS0 peer=pipe"
+    assert value(cmd, "-append") == "console=ttyS0 peer=pipe no_timer_check"
+    again = qemucmd.peer("v", "i", "console=ttyS0 no_timer_check", "c.log", "r.jsonl")
+    assert value(again, "-append") == "console=ttyS0 no_timer_check"
     assert serials(cmd) == ["file:c.log", "file:r.jsonl"]
 
 
@@ -113,6 +115,7 @@ def test_binary_comes_from_the_environment(monkeypatch):
 def test_append_line():
     assert qemucmd.append_line({"hz": "100", "run": "a,b;c"}) == "hz=100 run=a,b;c"
     assert qemucmd.append_line({}) == ""
+    assert qemucmd.append_line({"hz": 1000, "smp": 2}) == "hz=1000 smp=2"
     for bad in ({"run": "a b"}, {"a=b": "1"}, {"": "1"}):
         with pytest.raises(ValueError, match="bad kernel option"):
             qemucmd.append_line(bad)

@@ -3,6 +3,9 @@
  * passes every call on to the process's real allocator (dlsym(RTLD_NEXT)) and appends
  * one text line per call to the file named by $ondol_trace ("%p" becomes the pid, so the
  * processes of `gcc` each get their own). Replay it with allocreplay against any allocator.
+ * The table of live blocks has 2^$ondol_trace_bits slots (12..28, default 24: 256 MiB of
+ * address space, touched sparsely); on a machine with little memory (ondol's UNIX server,
+ * docs/alloc.md) 18 keeps it at 4 MiB, room for ~200,000 live blocks.
  *
  * Format, one event a line; ids number the blocks in the order they were returned:
  *   m ID SIZE            malloc             c ID NMEMB SIZE   calloc
@@ -23,8 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define TABLE_BITS 24
-#define TABLE_SIZE ((size_t)1 << TABLE_BITS)
+#define TABLE_BITS_DEFAULT 24
 #define BOOT_HEAP 65536
 
 struct entry {
@@ -40,6 +42,8 @@ static int (*real_memalign)(void **, size_t, size_t);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *table;
+static unsigned table_bits = TABLE_BITS_DEFAULT;
+static size_t table_size;
 static uint64_t next_id = 1;
 static int fd = -1;
 static char buf[1 << 16];
@@ -100,8 +104,12 @@ static void open_trace(void)
         }
     }
     path[k] = '\0';
+    const char *bits = getenv("ondol_trace_bits");
+    if (bits != NULL && atoi(bits) >= 12 && atoi(bits) <= 28)
+        table_bits = (unsigned)atoi(bits);
+    table_size = (size_t)1 << table_bits;
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    table = mmap(NULL, TABLE_SIZE * sizeof *table, PROT_READ | PROT_WRITE,
+    table = mmap(NULL, table_size * sizeof *table, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (table == MAP_FAILED) {
         table = NULL;
@@ -140,7 +148,7 @@ __attribute__((constructor)) static void init(void)
 
 static size_t slot(uintptr_t p)
 {
-    return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> (64 - TABLE_BITS));
+    return (size_t)((p >> 4) * 0x9e3779b97f4a7c15ull >> (64 - table_bits));
 }
 
 /* Callers hold the lock. */
@@ -148,7 +156,7 @@ static uint64_t remember(void *p)
 {
     size_t i = slot((uintptr_t)p);
     while (table[i].ptr > 1)
-        i = (i + 1) & (TABLE_SIZE - 1);
+        i = (i + 1) & (table_size - 1);
     table[i].ptr = (uintptr_t)p;
     table[i].id = next_id;
     return next_id++;
@@ -156,7 +164,7 @@ static uint64_t remember(void *p)
 
 static uint64_t forget(void *p)
 {
-    for (size_t i = slot((uintptr_t)p); table[i].ptr != 0; i = (i + 1) & (TABLE_SIZE - 1)) {
+    for (size_t i = slot((uintptr_t)p); table[i].ptr != 0; i = (i + 1) & (table_size - 1)) {
         if (table[i].ptr == (uintptr_t)p) {
             table[i].ptr = 1;
             return table[i].id;

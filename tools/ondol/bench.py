@@ -108,7 +108,7 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
                                log, timeout, progress.guest)
         wall = time.monotonic() - started
 
-    ours = [r for r in stream.results if r["bench"] == bench.name]
+    ours = [r for r in stream.results if r["bench"] in bench.stream_names]
     rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]
     if not rows:
         raise OndolError(f"guest reported no {bench.name!r} results (stream: "

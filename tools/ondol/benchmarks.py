@@ -19,6 +19,8 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
 - Optional: `icount` (default mode), `timeout` (seconds per boot) and `rows`, a function
   (guest result rows of this bench, Config) -> table rows, for benchmarks whose guest rows
   need reshaping.
+- Optional: `streams`, the guest "bench" names whose rows the benchmark takes (default:
+  its own name), for a benchmark that boots other benchmarks' programs.
 - Optional, for guests that talk to the host: `environment`, a function Config -> context
   manager yielding a `BootEnv` (a command QEMU runs through, more QEMU flags and kernel
   options) that lives for the boot; `icount_sleep`, icount with idle time in host time;
@@ -85,6 +87,11 @@ class Benchmark:
     environment: Callable[[Config], AbstractContextManager[BootEnv]] | None = None
     icount_sleep: bool = False
     outputs: Callable[[dict, Path], list[Path]] | None = None
+    streams: tuple[str, ...] = ()
+
+    @property
+    def stream_names(self) -> tuple[str, ...]:
+        return self.streams or (self.name,)
 
 
 STATS = ("median", "min", "max", "n")
@@ -730,7 +737,39 @@ ALLOC_CACHE_BENCH = Benchmark(
     timeout=1800.0,
     rows=alloc_rows,
 )
-BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH)
+# P2's MMU against no-MMU (issue 14 item 5): the same boots under mmu=on and mmu=off.
+from ondol import allocmmu  # noqa: E402
+
+ALLOC_MMU_BENCH = Benchmark(
+    name="alloc-mmu",
+    description="P2's no-MMU comparison: malloc cost per size, lock latency under contention "
+                "and IPC round trips, each booted with mmu=on and mmu=off (one address space)",
+    configs=allocmmu.configs(Config),
+    key=("table", "test", "size", "round", "threads", "scenario", "bucket", "lock", "mmu"),
+    columns=("table", "mmu", "test", "size_label", "round", "scenario", "threads", "median",
+             "mean", "p999", "max", "page_calls", "frames"),
+    plot=Plot(kind="bar", x="test", y="median", series="mmu",
+              where={"table": "ipc", "scenario": "tasks"}),
+    paper=None,
+    timeout=600.0,
+    rows=lambda results, config: allocmmu.rows(results, config, alloc_rows),
+    outputs=allocmmu.outputs,
+    streams=("alloc", "ipc"),
+)
+ALLOC_MMU_CACHE_BENCH = Benchmark(
+    name="alloc-mmu-cache",
+    description="P2's no-MMU comparison in the cache model (use --cache PRESET): IPC round "
+                "trips as windows under mmu=on without and with PCID and under mmu=off",
+    configs=allocmmu.cache_configs(Config),
+    key=("test", "scenario", "threads", "mmu", "pcid"),
+    columns=("test", "scenario", "mmu", "pcid", *STATS),
+    plot=Plot(kind="bar", x="scenario", series="mmu"),
+    paper=None,
+    timeout=1200.0,
+    outputs=allocmmu.cache_outputs,
+    streams=("ipc-cache",),
+)
+BENCHMARKS += (ALLOC_BENCH, ALLOC_CACHE_BENCH, ALLOC_MMU_BENCH, ALLOC_MMU_CACHE_BENCH)
 
 
 # ---- net: P3 (per-layer TCP/IP cost) on ondol's network server, see docs/net.md ----------
@@ -740,12 +779,14 @@ NET_BENCH = Benchmark(
     name="net",
     description="P3's per-layer cost of one TCP segment (100, 300, 500, 1440 B): send, "
                 "ACK input, receive, ACK output, on the network server MK and IK against "
-                "the host's Linux stack (needs root: namespace and tap)",
+                "the host's Linux stack; a static Linux program's write/recv calls and bulk "
+                "transfers on ondol MK, IK and the Linux guest (needs root: namespace and tap)",
     configs=tuple(Config(command=f"netbench {netbench.netns.LINUX_IP} {netbench.N}",
-                         params={"placement": p}) for p in netbench.PLACEMENTS),
+                         params={"placement": p}) for p in netbench.PLACEMENTS)
+    + netbench.program_configs(),
     key=("test", "size", "phase", "layer", "placement"),
     columns=("test", "size", "phase", "module", "placement", "median", "min", "max", "n",
-             "dropped", "segments", "p3_cycles"),
+             "dropped", "segments", "p3_cycles", "linux", "ratio"),
     plot=Plot(kind="bar", x="bar", where={"size": 1440, "phase": "send"}),
     paper="P3.modules",
     timeout=600.0,

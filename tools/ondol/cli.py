@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                        "natively without QEMU (alloc: docs/alloc.md)")
     bench.add_argument("--timeout", type=float, help="seconds per boot (default: the "
                        "benchmark's)")
+    bench.add_argument("--sweep", action="store_true", help="alloc-cache: one run per "
+                       "geometry of P2's hardware sweeps, --cache the base preset (default "
+                       "pentiumpro), and their figure (docs/alloc.md)")
     bench.set_defaults(func=cmd_bench)
 
     comp = sub.add_parser("compare", help="ratios B/A of the medians of two result files")
@@ -169,6 +172,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     request = bench_runner.Request(options=options, icount=args.icount, runs=args.runs,
                                    cache=args.cache, timeout=args.timeout,
                                    results_dir=directory)
+    if args.sweep:
+        return cmd_bench_sweep(bench, request, top, binary)
     doc = bench_runner.run(bench, request, top, binary)
     from ondol import plot  # matplotlib takes ~0.4 s to import; only bench needs it
     written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory),
@@ -190,6 +195,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         o = doc["plugin_overhead"]
         print(f"cache model overhead: {o['ratio']}x wall time ({o['wall_s_with_plugin']} s with "
               f"the plugin, {o['wall_s_without']} s without)", file=sys.stderr)
+    print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
+    return 0
+
+
+def cmd_bench_sweep(bench, request, top: Path, binary: str) -> int:
+    """`bench alloc-cache --sweep`: P2's hardware sweeps (allocsweep.py)."""
+    from ondol import allocsweep
+    if bench.name != "alloc-cache":
+        raise OndolError("--sweep is for alloc-cache only")
+    written = allocsweep.write(allocsweep.run(bench, request, top, binary),
+                               request.results_dir)
     print("wrote " + ", ".join(project.display(p) for p in written), file=sys.stderr)
     return 0
 

@@ -99,12 +99,13 @@ def _entry(root: Path, rel: str) -> rootfs.Entry | None:
     return None
 
 
-def package_entries(pkg: str) -> list[rootfs.Entry]:
-    """The kept files of PKG, sorted; an error when a pattern keeps nothing."""
+def package_entries(pkg: str, keep: list[str] | None = None) -> list[rootfs.Entry]:
+    """The kept files of PKG (KEEP's patterns, or `keep`), sorted; an error when a pattern
+    keeps nothing."""
     root = _unpacked(deb(pkg))
     paths = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
     out = []
-    for pattern in KEEP[pkg]:
+    for pattern in keep or KEEP[pkg]:
         hits = [e for e in (_entry(root, r) for r in paths if fnmatch.fnmatchcase(r, pattern)) if e]
         if not hits:
             raise rootfs.RootfsError(f"{pkg}: nothing matches {pattern}")

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ondol import OndolError, project, results
+from ondol import OndolError, alloctrace, project, results
 from ondol.progress import BenchProgress
 
 NAME = "alloc-host"
@@ -108,6 +108,10 @@ def traces(top: Path) -> dict[str, Path]:
                                                str(directory / "malloc.o")], cwd=top)
     if (directory / "gcc.trace").exists():
         found["trace:gcc"] = directory / "gcc.trace"
+    try:
+        found.update(alloctrace.traces(top))     # taken on ondol: one boot, once
+    except OndolError as e:
+        print(f"ondol: note: no traces taken on ondol: {e}", file=sys.stderr)
     return found
 
 
@@ -238,6 +242,8 @@ def run(top: Path, runs: int, directory: Path) -> dict:
                            rows=rows, cache_windows=[])
     doc["options"] = {"malloc_lock": os.environ.get("malloc_lock", "lock-free")}
     doc["worst_case_malloc"] = worst
+    doc["table2_traces"] = [{"workload": trace, **alloctrace.table2(path)}
+                            for trace, path in recorded.items()]
     doc["median_ratio_vs_mimalloc"] = _median_ratio(rows, "mimalloc")
     return doc
 

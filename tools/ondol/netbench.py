@@ -7,10 +7,18 @@ host side, tools/ondol/netpeer.py, inside it; the guest program is bench/netbenc
 QEMU runs under icount with sleep=on: instruction counts are exact, and while the guest
 waits for Linux its clock follows host time, so its TCP timers do not run out first.
 
+Two more boots run tools/netcalls/netcalls.c, a static Linux program, on the UNIX server
+(unix=mk net=mk, unix=ik net=ik; pid 1): the cost of one write and one recv of each size,
+and bulk transfers to and from the host. The first of them also boots the Linux guest
+(Debian's kernel, tools/peer) in the same QEMU and mode, in a namespace of its own with its
+virtio-net driver loaded from the kernel package, running the same program: its rows have
+placement "linux", and every ondol row of the program gets `linux` and `ratio`.
+
 Besides the result rows, `outputs` writes `net-p3.md` (P3's tables: one per phase, a row
-per module, MK and IK per size, P3's FreeBSD numbers where the paper gives them) and
-`net-layers.{png,svg}` (one stacked bar per phase and placement, one panel per size).
-The benchmark itself is declared in benchmarks.py from what this module provides.
+per module, MK and IK per size, P3's FreeBSD numbers where the paper gives them; then the
+per-call and bulk tables beside the Linux guest) and `net-layers.{png,svg}` (one stacked
+bar per phase and placement, one panel per size). The benchmark itself is declared in
+benchmarks.py from what this module provides.
 """
 from __future__ import annotations
 
@@ -27,6 +35,17 @@ PLACEMENTS = ("mk", "ik")
 # Iterations per size and phase (after 3 warm-up ones); the fast test lowers it.
 N = int(os.environ.get("ONDOL_NET_N", "50"))
 PEER = Path(__file__).resolve().parent / "netpeer.py"
+# The Linux-ABI program (tools/netcalls/netcalls.c in the root archive); the quick one when
+# the fast test lowers N.
+PROGRAM = "/bench/netcalls" if N >= 10 else "/bench/netcalls-quick"
+# The Linux guest's virtio-net driver: these modules of Debian's kernel package, loaded in
+# this order (each needs only the ones before it).
+LINUX_MODULES = ("drivers/virtio/virtio_ring.ko", "drivers/virtio/virtio.ko",
+                 "drivers/virtio/virtio_pci_modern_dev.ko",
+                 "drivers/virtio/virtio_pci_legacy_dev.ko", "drivers/virtio/virtio_pci.ko",
+                 "net/core/failover.ko", "drivers/net/net_failover.ko",
+                 "drivers/net/virtio_net.ko")
+LINUX_TIMEOUT = 900.0
 
 # P3's modules per phase, in the paper's order: (layer as the guest names it, label).
 PHASES = {
@@ -65,26 +84,141 @@ LAYER_COLOURS = {"sock": "#4c72b0", "tcp_output": "#dd8452", "ip_output": "#55a8
 
 
 @contextmanager
-def environment(config):
-    """A namespace with its tap, netpeer.py serving in it, for one boot (a BootEnv)."""
-    from ondol.benchmarks import BootEnv  # benchmarks.py imports this module
-    placement = config.params["placement"]
-    with netns.Namespace(f"ondolb{os.getpid()}{placement}") as ns:
+def host_peer(tag: str):
+    """A namespace with its tap and netpeer.py serving in it."""
+    with netns.Namespace(f"ondolb{os.getpid()}{tag}") as ns:
         peer = subprocess.Popen([*ns.prefix(), sys.executable, str(PEER), netns.LINUX_IP],
                                 stdout=subprocess.PIPE, text=True)
         try:
             if peer.stdout.readline().strip() != "ready":
                 raise OndolError("net: the host peer (netpeer.py) did not start")
-            yield BootEnv(prefix=tuple(ns.prefix()), extra=netns.qemu_flags(),
-                          options=netns.kernel_options(placement))
+            yield ns
         finally:
             peer.kill()
             peer.wait()
 
 
+def program_configs():
+    """The boots of the Linux-ABI program: the UNIX server and the network server in the
+    same form."""
+    from ondol.benchmarks import Config  # benchmarks.py imports this module
+    return tuple(Config(command="netcalls", options={"unix": p, "linux_init": PROGRAM},
+                        params={"placement": p, "program": "netcalls"}) for p in PLACEMENTS)
+
+
+def _root_archive_current() -> None:
+    """build/rootfs.cpio with the program, rebuilt when it is missing or older than the
+    program's source."""
+    from ondol import linuxsuite, unixbench
+    archive = linuxsuite.REPO / "build" / "rootfs.cpio"
+    program = archive.parent / "rootfs" / PROGRAM.lstrip("/")
+    if not program.exists() or unixbench.NETCALLS_SOURCE.stat().st_mtime > archive.stat().st_mtime:
+        try:
+            linuxsuite.rootfs_archive(archive.parent)
+        except linuxsuite.SuiteError as exc:
+            raise OndolError(f"root archive for bench net: {exc}") from None
+
+
+@contextmanager
+def environment(config):
+    """A namespace with its tap, netpeer.py serving in it, for one boot (a BootEnv)."""
+    from ondol.benchmarks import BootEnv  # benchmarks.py imports this module
+    placement = config.params["placement"]
+    if config.params.get("program"):
+        _root_archive_current()
+    with host_peer(placement + config.params.get("program", "")[:1]) as ns:
+        yield BootEnv(prefix=tuple(ns.prefix()), extra=netns.qemu_flags(),
+                      options=netns.kernel_options(placement))
+
+
+# ---- the Linux guest: the same program on Debian's kernel in the same QEMU ----
+
+def _linux_modules(work: Path) -> list:
+    """LINUX_MODULES from the kernel package the peer boots, as root-archive entries under
+    /lib/modules (extracted once into work)."""
+    from ondol import linuxsuite, rootfs
+    debs = sorted(linuxsuite.peer_kernel().parent.glob("**/linux-image-*.deb")) or \
+        sorted((linuxsuite.REPO / "build" / "peer" / "debs").glob("linux-image-*.deb"))
+    if not debs:
+        raise OndolError("net: no linux-image package under build/peer/debs (tools/peer)")
+    out = work / "modules"
+    missing = [m for m in LINUX_MODULES if not any(out.glob(f"lib/modules/*/kernel/{m}"))]
+    if missing:
+        out.mkdir(parents=True, exist_ok=True)
+        tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(debs[-1])],
+                               stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(out), "--wildcards",
+                        *(f"./lib/modules/*/kernel/{m}" for m in LINUX_MODULES)],
+                       stdin=tar.stdout, check=True, timeout=300)
+        tar.wait()
+    entries = [rootfs.Entry("lib/netmods", rootfs.S_IFDIR | 0o755)]
+    for i, m in enumerate(LINUX_MODULES):
+        found = next(out.glob(f"lib/modules/*/kernel/{m}"))
+        entries.append(rootfs.Entry(f"lib/netmods/{i}-{found.name}", rootfs.S_IFREG | 0o644,
+                                    found.read_bytes()))
+    return entries
+
+
+def linux_init() -> bytes:
+    """/init of the Linux guest: the driver, ondol's address, the program's records on COM2,
+    power off."""
+    ip, prefix = netns.ONDOL_IP, netns.PREFIX
+    mask = ".".join(str((0xffffffff << (32 - prefix) >> s) & 255) for s in (24, 16, 8, 0))
+    return ("#!/bin/sh\n"
+            "export PATH=/bin:/sbin:/usr/bin:/usr/sbin\n"
+            "mount -t proc proc /proc\n"
+            "mount -t devtmpfs devtmpfs /dev\n"
+            "mount -t sysfs sysfs /sys\n"
+            "mount -t tmpfs tmpfs /tmp\n"
+            "exec </dev/console >/dev/console 2>&1\n"
+            "for m in $(ls /lib/netmods | sort -n); do insmod /lib/netmods/$m; done\n"
+            f"ifconfig eth0 {ip} netmask {mask} up\n"
+            "stty -F /dev/ttyS1 raw -echo\n"
+            f"{PROGRAM} >/dev/ttyS1\n"
+            "poweroff -f\n").encode()
+
+
+def linux_rows(mode: str) -> list[dict]:
+    """The program on the Linux guest in the same QEMU and mode (icount: with sleep=on, as
+    ondol's boots), against netpeer.py in a namespace of its own; its rows with placement
+    "linux". None, with a note, when it cannot run."""
+    from ondol import linuxsuite, unixbench
+    if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
+        return []
+    build = linuxsuite.REPO / "build"
+    work = build / "netbench" / "linux"
+    try:
+        more = tuple(_linux_modules(work))
+        with host_peer("l") as ns:
+            wrapper = work / "qemu-in-ns"
+            qemu = os.environ.get("ONDOL_QEMU") or "qemu-system-x86_64"
+            wrapper.write_text(f'#!/bin/sh\nexec {" ".join(ns.prefix())} {qemu} "$@"\n')
+            wrapper.chmod(0o755)
+            records = unixbench.peer_boot(build, work, linux_init(), more,
+                                          icount=mode == "icount", icount_sleep=True,
+                                          qemu=str(wrapper), extra=netns.qemu_flags())
+    except (OndolError, unixbench.UnixBenchError, linuxsuite.SuiteError,
+            subprocess.SubprocessError, StopIteration) as exc:
+        print(f"ondol: note: no Linux guest rows for net: {exc}", file=sys.stderr)
+        return []
+    return [{**r, "placement": "linux", "program": "netcalls", "kernel": "linux"}
+            for r in records if r.get("bench") == "net"]
+
+
+# The Linux guest's rows of the run in progress (booted with the first program config).
+_linux: list[dict] = []
+
+
 def net_rows(results: list[dict], config) -> list[dict]:
     """Guest rows plus the placement, P3's module label, P3's number where it gives one,
-    and `bar` (what the generic plot's x axis shows)."""
+    and `bar` (what the generic plot's x axis shows). The first program boot adds the
+    Linux guest's rows; every program row gets `linux` (the guest's median) and `ratio`."""
+    results = list(results)
+    if config.params.get("program") and config.params["placement"] == PLACEMENTS[0]:
+        from ondol.benchmarks import _run_mode
+        _linux[:] = linux_rows(_run_mode() or "icount")
+        results += _linux
+    base = {(r["test"], r["phase"], r["size"]): r["median"] for r in _linux}
     rows = []
     for guest in results:
         row = {**config.params, **guest}
@@ -93,13 +227,18 @@ def net_rows(results: list[dict], config) -> list[dict]:
         key = (row["test"], row["layer"])
         row["p3_cycles"] = P3_CYCLES_1440.get(key) if row["size"] == 1440 else None
         row["bar"] = f"{row['placement']} {row['layer']}"
+        if row.get("program"):
+            linux = base.get((row["test"], row["phase"], row["size"]))
+            row["linux"] = linux if row["placement"] != "linux" else None
+            row["ratio"] = round(row["median"] / linux, 3) if linux and row["linux"] else None
         rows.append(row)
     return rows
 
 
 def _value(rows: list[dict], phase: str, layer: str, size: int, placement: str):
     return next((r["median"] for r in rows if r.get("phase") == phase and r.get("layer") == layer
-                 and r.get("size") == size and r.get("placement") == placement), None)
+                 and r.get("size") == size and r.get("placement") == placement
+                 and not r.get("program")), None)
 
 
 def _cell(value) -> str:
@@ -134,6 +273,54 @@ def p3_tables(doc: dict) -> str:
                                                       for p in PLACEMENTS) + " | – |")
         out.append("")
     return "\n".join(out)
+
+
+PROGRAM_PLACEMENTS = (*PLACEMENTS, "linux")
+
+
+def _program_row(rows: list[dict], test: str, phase: str, size: int, placement: str):
+    return next((r for r in rows if r.get("program") and r["test"] == test and
+                 r["phase"] == phase and r["size"] == size and r["placement"] == placement),
+                None)
+
+
+def _ratio(row, linux) -> str:
+    return f"{row['median'] / linux['median']:.2f}" if row and linux and linux["median"] else "–"
+
+
+def program_tables(doc: dict) -> str:
+    """The Linux program's tables: instructions per write and recv call on ondol MK, IK and
+    the Linux guest with ondol / Linux (the issue's goal: at most 0.5); bulk transfers in
+    instructions per byte and the host's MB/s (the goal: at least the Linux guest's)."""
+    rows = [r for r in doc["results"] if r.get("program")]
+    if not rows:
+        return ""
+    out = [f"**One call of a static Linux program (tools/netcalls/netcalls.c)**, mode "
+           f"{doc['mode']}: instructions of the whole machine per call, median; ratio = "
+           "ondol / Linux guest (goal ≤ 0.5).", "",
+           "| call | size | MK | IK | Linux guest | MK / Linux | IK / Linux |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for phase in ("write", "recv"):
+        for size in SIZES:
+            mk, ik, lx = (_program_row(rows, "call", phase, size, p) for p in PROGRAM_PLACEMENTS)
+            cells = [_cell(r["median"] if r else None) for r in (mk, ik, lx)]
+            out.append(f"| {phase} | {size} | " + " | ".join(cells) +
+                       f" | {_ratio(mk, lx)} | {_ratio(ik, lx)} |")
+    per = "ins/B" if doc["mode"] == "icount" else "ticks/B"   # the TSC counts instructions
+    out += ["", "**Bulk TCP transfer** (16 KiB calls): instructions per byte (the whole "
+            "machine's TSC ticks less its halted time: ondol's kernel count, Linux's "
+            "/proc/timer_list) and MB/s on the host's wall clock "
+            f"(mode {doc['mode']}; goal: ondol's MB/s ≥ the Linux guest's).", "",
+            f"| direction | bytes | MK {per} | IK {per} | Linux {per} | MK MB/s | IK MB/s | "
+            "Linux MB/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for phase, label in (("to_host", "ondol → host"), ("from_host", "host → ondol")):
+        got = [next((r for r in rows if r["test"] == "bulk" and r["phase"] == phase and
+                     r["placement"] == p), None) for p in PROGRAM_PLACEMENTS]
+        size = next((r["size"] for r in got if r), None)
+        ipb = [f"{r['ins_per_byte']:.2f}" if r else "–" for r in got]
+        mbs = [f"{r['mb_s']:.1f}" if r else "–" for r in got]
+        out.append(f"| {label} | {_cell(size)} | " + " | ".join(ipb + mbs) + " |")
+    return "\n".join(out) + "\n"
 
 
 def stacked_plot(doc: dict, directory: Path) -> list[Path]:
@@ -173,6 +360,6 @@ def stacked_plot(doc: dict, directory: Path) -> list[Path]:
 
 def outputs(doc: dict, directory: Path) -> list[Path]:
     md = directory / "net-p3.md"
-    md.write_text(p3_tables(doc) + "\n")
+    md.write_text(p3_tables(doc) + "\n" + program_tables(doc))
     print(md.read_text(), file=sys.stderr)
     return [md, *stacked_plot(doc, directory)]

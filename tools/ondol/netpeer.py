@@ -6,9 +6,15 @@ serves bench/netbench.c's connections until it is stopped:
                every read), so ondol's "ack_in" phase sees one pure ACK per segment;
   SOURCE_PORT  reads a 16-byte request "SIZE COUNT", then sends COUNT segments of SIZE
                bytes, each once the previous one is acknowledged (SIOCOUTQ is 0), so
-               ondol receives one segment at a time and its delayed ACK goes out alone.
+               ondol receives one segment at a time and its delayed ACK goes out alone;
+  BULK_SINK_PORT    reads to EOF, then answers "BYTES NS": what it read and the host's
+                    wall-clock time from the first byte to the EOF
+                    (tools/netcalls/netcalls.c's transfer to the host);
+  BULK_SOURCE_PORT  reads a 16-byte request "BYTES", sends that many bytes, waits for one
+                    byte back (the guest has them all), answers "BYTES NS" (from the first
+                    byte sent to that byte).
 
-Prints "ready" once both ports listen. Every socket has a timeout; nothing leaves the
+Prints "ready" once every port listens. Every socket has a timeout; nothing leaves the
 namespace. Standard library only.
 """
 import fcntl
@@ -19,7 +25,8 @@ import termios
 import threading
 import time
 
-SINK_PORT, SOURCE_PORT = 9100, 9101
+SINK_PORT, SOURCE_PORT, BULK_SINK_PORT, BULK_SOURCE_PORT = 9100, 9101, 9102, 9103
+BULK_CHUNK = 65536
 TIMEOUT = 60.0
 ACK_POLL_S = 0.0002
 
@@ -69,6 +76,28 @@ def source(conn: socket.socket) -> None:
     wait_acked(conn)
 
 
+def bulk_sink(conn: socket.socket) -> None:
+    total, first = 0, None
+    while True:
+        chunk = conn.recv(BULK_CHUNK)
+        if not chunk:
+            break
+        first = first or time.monotonic_ns()
+        total += len(chunk)
+    elapsed = time.monotonic_ns() - first if first else 0
+    conn.sendall(f"{total} {elapsed}\n".encode())
+
+
+def bulk_source(conn: socket.socket) -> None:
+    total = int(read_exactly(conn, 16).split()[0])
+    block = b"s" * BULK_CHUNK
+    start, left = time.monotonic_ns(), total
+    while left:
+        left -= conn.send(block[:min(left, BULK_CHUNK)])
+    read_exactly(conn, 1)
+    conn.sendall(f"{total} {time.monotonic_ns() - start}\n".encode())
+
+
 def serve(srv: socket.socket, handle) -> None:
     """Connections one after another, each handled to its end; errors end only that one."""
     while True:
@@ -83,7 +112,9 @@ def serve(srv: socket.socket, handle) -> None:
 
 
 def main(ip: str) -> None:
-    servers = [(listener(ip, SINK_PORT), sink), (listener(ip, SOURCE_PORT), source)]
+    servers = [(listener(ip, SINK_PORT), sink), (listener(ip, SOURCE_PORT), source),
+               (listener(ip, BULK_SINK_PORT), bulk_sink),
+               (listener(ip, BULK_SOURCE_PORT), bulk_source)]
     threads = [threading.Thread(target=serve, args=s, daemon=True) for s in servers]
     for t in threads:
         t.start()

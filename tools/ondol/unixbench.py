@@ -3,7 +3,9 @@ musl program, on ondol's UNIX server (unix=mk and unix=ik, as pid 1) and on the 
 the same QEMU and mode.
 
 The program goes into the root archive (build/rootfs.cpio) twice: /bench/unixbench (the full
-run) and /bench/unixbench-quick (a few samples; the test suite's shape check). On ondol it
+run) and /bench/unixbench-quick (a few samples; the test suite's shape check); so does
+`./ondol bench net`'s Linux-ABI program, tools/netcalls/netcalls.c (/bench/netcalls and
+/bench/netcalls-quick; netbench.py boots the peer for it through peer_boot). On ondol it
 writes its records to /dev/results (the server's device for the result stream); on the peer
 to stdout, which the peer's /init (a second cpio appended to the archive, as the
 differential suite's peer-init is) sends to COM2.
@@ -24,6 +26,7 @@ else:  # imported by linuxsuite run as a script: tools/ondol/ is sys.path[0]
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "tools" / "unixbench" / "unixbench.c"
+NETCALLS_SOURCE = REPO / "tools" / "netcalls" / "netcalls.c"
 CFLAGS = ["-static", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
 PROGRAM = "/bench/unixbench"
 QUICK_PROGRAM = "/bench/unixbench-quick"
@@ -39,27 +42,31 @@ def program_path(quick: bool) -> str:
     return QUICK_PROGRAM if quick else PROGRAM
 
 
-def compile_program(build: Path) -> bytes:
-    """unixbench.c built static with musl-gcc into BUILD/unixbench/; its bytes."""
-    exe = build / "unixbench" / "unixbench"
+def compile_program(build: Path, source: Path = SOURCE) -> bytes:
+    """A program (unixbench.c) built static with musl-gcc into BUILD/unixbench/; its bytes."""
+    exe = build / "unixbench" / source.stem
     exe.parent.mkdir(parents=True, exist_ok=True)
     try:
-        p = subprocess.run(["musl-gcc", *CFLAGS, "-o", str(exe), str(SOURCE)],
+        p = subprocess.run(["musl-gcc", *CFLAGS, "-o", str(exe), str(source)],
                            capture_output=True, text=True)
     except FileNotFoundError:
         raise UnixBenchError("musl-gcc not found (Debian package musl-tools; "
                              "scripts/deps.sh)") from None
     if p.returncode != 0:
-        raise UnixBenchError(f"compiling unixbench.c failed: "
+        raise UnixBenchError(f"compiling {source.name} failed: "
                              f"{(p.stderr.strip().splitlines() or ['?'])[0]}")
     return exe.read_bytes()
 
 
 def archive_entries(build: Path) -> list:
-    """The program's root-archive members: the full and the quick name."""
-    data = compile_program(build)
+    """The programs' root-archive members: each under its full and its quick name."""
     mode = rootfs.S_IFREG | 0o755
-    return [rootfs.Entry(p.lstrip("/"), mode, data) for p in (PROGRAM, QUICK_PROGRAM)]
+    out = []
+    for source in (SOURCE, NETCALLS_SOURCE):
+        data = compile_program(build, source)
+        out += [rootfs.Entry(f"bench/{source.stem}{suffix}", mode, data)
+                for suffix in ("", "-quick")]
+    return out
 
 
 def peer_init(quick: bool) -> bytes:
@@ -80,12 +87,18 @@ def peer_init(quick: bool) -> bytes:
 def peer_records(build: Path, quick: bool, icount: bool) -> list[dict]:
     """Boot the Linux peer once on the root archive (which must hold the program) and
     return the records the program wrote."""
+    return peer_boot(build, build / "unixbench" / "peer", peer_init(quick), icount=icount)
+
+
+def peer_boot(build: Path, work: Path, init: bytes, more: tuple = (), **knobs) -> list[dict]:
+    """Boot the Linux peer once on the root archive with `init` as /init and the entries
+    `more` added (a second cpio); return the records written to its COM2. knobs go to
+    qemucmd.peer (icount, icount_sleep, qemu, extra); logs stay in work."""
     from ondol import linuxsuite, stream
     archive = build / "rootfs.cpio"
-    work = build / "unixbench" / "peer"
     work.mkdir(parents=True, exist_ok=True)
     initrd, console, results = work / "initrd.cpio", work / "console.log", work / "results.jsonl"
-    overlay = rootfs.newc([rootfs.Entry("init", rootfs.S_IFREG | 0o755, peer_init(quick))])
+    overlay = rootfs.newc([rootfs.Entry("init", rootfs.S_IFREG | 0o755, init), *more])
     initrd.write_bytes(archive.read_bytes() + overlay)
     for f in (console, results):
         f.unlink(missing_ok=True)
@@ -93,7 +106,7 @@ def peer_records(build: Path, quick: bool, icount: bool) -> list[dict]:
         kernel = linuxsuite.peer_kernel()
     except linuxsuite.SuiteError as e:
         raise UnixBenchError(str(e)) from None
-    argv = qemucmd.peer(kernel, initrd, PEER_APPEND, console, results, icount=icount)
+    argv = qemucmd.peer(kernel, initrd, PEER_APPEND, console, results, **knobs)
     try:
         subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PEER_TIMEOUT)
     except subprocess.TimeoutExpired:

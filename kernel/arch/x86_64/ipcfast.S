@@ -63,12 +63,15 @@ kernel_bkl_byte:    .byte 0
 #define UNLOCK movb $0, kernel_bkl_byte(%rip)
 
 /* The CR3 gate, likewise: a plain CR3 load between tasks unless PCID is in use (cpu.c
- * sets pcid_active) or the cache model's markers are on (option markers); either takes
- * aspace_load in C. */
-    .globl cr3_gate, pcid_active, markers_on
+ * sets pcid_active), the cache model's markers are on (option markers), either of which
+ * takes aspace_load in C, or every task shares one address space (mmu=off, vm.c sets
+ * one_aspace), which loads nothing. */
+    .globl cr3_gate, pcid_active, markers_on, one_aspace
 cr3_gate:
 pcid_active:        .byte 0
 markers_on:         .byte 0
+one_aspace:         .byte 0
+                    .byte 0
 
 /*
  * The checks both operations start with: the gate; no pending work on this CPU
@@ -280,7 +283,7 @@ markers_on:         .byte 0
     je 7f
     incq %gs:CPU_SWITCHES_CROSS
     movq TASK_AS(%rcx), %rcx
-    cmpw $0, cr3_gate(%rip)
+    cmpl $0, cr3_gate(%rip)
     jne 4f
     movq AS_CR3(%rcx), %rdx
     movq %rdx, %cr3
@@ -294,7 +297,9 @@ markers_on:         .byte 0
     movq %rdx, %cr0
     movb $1, %gs:CPU_FPU_TS
 5:  \leave
-4:  pushq %rax                          /* fastpath_load_aspace(as) (ipc.c) on p's free */
+4:  cmpb $0, one_aspace(%rip)          /* mmu=off: the tables loaded are p's too */
+    jne 3b
+    pushq %rax                          /* fastpath_load_aspace(as) (ipc.c) on p's free */
     pushq %r8                           /* stack, keeping p and the words in r8-r10; four */
     pushq %r9                           /* pushes keep the 16-byte alignment */
     pushq %r10

@@ -277,6 +277,7 @@ struct time_info {
     uint32_t cpus;             /* CPUs that run threads */
     uint32_t cpu;              /* the CPU the caller runs on */
     uint64_t cpu_thread_switches[TIME_CPUS];   /* thread_switches of each CPU */
+    uint64_t idle_tsc;         /* TSC ticks all CPUs spent halted with nothing to run */
 };
 
 #endif

@@ -20,7 +20,9 @@
 
 #include "tls.h"
 
-extern char __tls_start[], __tls_data_end[], __tls_end[], __tls_align[];
+/* Addresses in the program image (a static PIE: they move with it), so the alignment
+ * is the distance from __tls_start to __tls_align_at rather than a symbol's value. */
+extern char __tls_start[], __tls_data_end[], __tls_end[], __tls_align_at[];
 
 struct tls_tcb {
     struct tls_tcb *self;             /* %fs:0 */
@@ -30,7 +32,7 @@ struct tls_tcb {
 
 static size_t tls_alignment(void)
 {
-    size_t a = (size_t)(uintptr_t)__tls_align;
+    size_t a = (size_t)(__tls_align_at - __tls_start);
     return a < 16 ? 16 : a;
 }
 

@@ -648,6 +648,24 @@ static void test_udp_icmp_arp(void)
     CHECK(net_recvfrom(p.st[1], u, buf, sizeof buf, &ip, &port) == 5 && !memcmp(buf, "hello", 5) &&
           ip == PAIR_IP_A && port >= 49152);
     CHECK(net_recvfrom(p.st[1], u, buf, sizeof buf, &ip, &port) == -NET_EAGAIN);
+    /* peek and queued lengths; a connected socket takes only its peer's datagrams */
+    int w = net_socket(p.st[0], NET_SOCK_DGRAM);
+    uint32_t inq = 1, outq = 1;
+    CHECK(net_connect(p.st[1], u, PAIR_IP_A, 5000) == 0);
+    CHECK(net_bind(p.st[0], w, 0, 5000) == 0);
+    CHECK(net_sendto(p.st[0], v, "other", 5, PAIR_IP_B, 7) == 5);
+    CHECK(net_send(p.st[0], w, "peer!!", 6) == -NET_EDESTADDRREQ);   /* no peer yet */
+    CHECK(net_connect(p.st[0], w, PAIR_IP_B, 7) == 0 && net_send(p.st[0], w, "peer!!", 6) == 6);
+    RUN_UNTIL(&p, net_events(p.st[1], u) & NET_EV_IN, 5000);
+    CHECK(p.st[1]->st.udp_not_peer == 1);
+    CHECK(net_queued(p.st[1], u, &inq, &outq) == 0 && inq == 6 && outq == 0);
+    CHECK(net_peek(p.st[1], u, buf, 4, &ip, &port) == 4 && !memcmp(buf, "peer", 4) &&
+          ip == PAIR_IP_A && port == 5000);
+    CHECK(net_recv(p.st[1], u, buf, sizeof buf) == 6 && !memcmp(buf, "peer!!", 6));
+    CHECK(net_peek(p.st[1], u, buf, 4, &ip, &port) == -NET_EAGAIN);
+    CHECK(net_queued(p.st[1], u, &inq, &outq) == 0 && inq == 0);
+    CHECK(net_connect(p.st[1], u, 0, 0) == 0);
+    net_close(p.st[0], w);
     CHECK(net_sendto(p.st[0], v, buf, 1473, PAIR_IP_B, 7) == -NET_EMSGSIZE);
     net_sendto(p.st[0], v, "x", 1, PAIR_IP_B, 8);     /* closed port */
     RUN_UNTIL(&p, 0, 100);
@@ -681,6 +699,15 @@ static void test_udp_icmp_arp(void)
     CHECK(net_ping_answered(p.st[0], 7, 3) && !net_ping_answered(p.st[0], 7, 4));
     CHECK(p.st[0]->st.icmp_echo_reply == 1);
     CHECK(net_ping(p.st[0], PAIR_IP_B, 7, 4, NET_PING_MAX + 1) == -NET_EMSGSIZE);
+    /* a raw ICMP socket: its own echo request out, the reply in with the IP header */
+    int r = net_socket(p.st[0], NET_SOCK_RAW);
+    CHECK(net_sendto(p.st[0], r, ic, 16, PAIR_IP_B, 0) == 16);
+    RUN_UNTIL(&p, net_events(p.st[0], r) & NET_EV_IN, 1000);
+    CHECK(net_recvfrom(p.st[0], r, buf, sizeof buf, &ip, &port) == 36 && ip == PAIR_IP_B &&
+          buf[0] == 0x45 && buf[9] == IPPROTO_ICMP && buf[20] == 0 &&
+          !memcmp(buf + 24, ic + 4, 12));
+    CHECK(net_sendto(p.st[0], r, ic, 4, PAIR_IP_B, 0) == -NET_EINVAL);
+    net_close(p.st[0], r);
     net_close(p.st[0], v);
     net_close(p.st[1], u);
     CHECK(drain(&p));

@@ -270,6 +270,8 @@ WEAK void proc_system_view(struct proc_system_view *v)
     v->stat.ncpu = 2;
 }
 
+WEAK uint64_t unix_idle_ns(void) { return 0; }
+
 WEAK void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
 {
     *thread_switches = fake_thread_switches;

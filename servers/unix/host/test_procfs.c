@@ -158,6 +158,26 @@ static void test_cut_short(void)
     CHECK_EQ(memcmp(small, "/sui", 4), 0);
 }
 
+/* /proc/net/dev: the headers, and the interface's line as Linux's format prints it. */
+static void test_net_dev(void)
+{
+    char buf[1024], want[256];
+    struct procfs_netif n = {.present = true, .rx_bytes = 123456789, .rx_frames = 4321,
+                             .rx_dropped = 2, .tx_bytes = 98765, .tx_frames = 77,
+                             .tx_dropped = 1};
+    size_t len = procfs_net_dev(buf, sizeof buf, &n);
+    buf[len] = 0;
+    snprintf(want, sizeof want, "%6s: %7llu %7llu %4llu %4llu %4llu %5llu %10llu %9llu "
+             "%8llu %7llu %4llu %4llu %4llu %5llu %7llu %10llu\n", "eth0", 123456789ull,
+             4321ull, 0ull, 2ull, 0ull, 0ull, 0ull, 0ull, 98765ull, 77ull, 0ull, 1ull, 0ull,
+             0ull, 0ull, 0ull);
+    CHECK(strncmp(buf, "Inter-|   Receive    ", 20) == 0);
+    CHECK(strstr(buf, "|bytes    packets errs drop fifo colls carrier compressed\n") != NULL);
+    CHECK(strstr(buf, want) != NULL && buf[len - 1] == '\n');
+    n.present = false;
+    CHECK(procfs_net_dev(buf, sizeof buf, &n) == len - strlen(want));
+}
+
 int main(void)
 {
     test_meminfo();
@@ -166,5 +186,6 @@ int main(void)
     test_pid_stat();
     test_pid_status();
     test_cut_short();
+    test_net_dev();
     return fake_done();
 }

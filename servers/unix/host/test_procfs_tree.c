@@ -77,7 +77,7 @@ static void test_mount_and_list(void)
     CHECK_EQ(t_stat("/proc", &st, false), 0);
     CHECK_EQ(st.st_mode, S_IFDIR | 0555);
     CHECK_EQ(strcmp(t_list("/proc"), "meminfo uptime stat loadavg version mounts "
-                                     "filesystems cpuinfo ondol 3 2 1 self"), 0);
+                                     "filesystems cpuinfo ondol net 3 2 1 self"), 0);
     CHECK_EQ(strcmp(t_list("/proc/ondol"), "syscalls vmcheck"), 0);
     CHECK_EQ(strcmp(t_list("/proc/1"), "stat status cmdline fd exe cwd"), 0);
     CHECK_EQ(strcmp(t_list("/proc/3"), "stat status cmdline fd"), 0);   /* zombie: no exe, cwd */
@@ -259,7 +259,7 @@ static void test_gone(void)
     other = NULL;
     CHECK_EQ(t_stat("/proc/2", &st, false), -ENOENT);
     CHECK_EQ(strcmp(t_list("/proc"), "meminfo uptime stat loadavg version mounts "
-                                     "filesystems cpuinfo ondol 3 1 self"), 0);
+                                     "filesystems cpuinfo ondol net 3 1 self"), 0);
     uint64_t u = ubuf(16);
     CHECK_EQ(SYS(read, (uint64_t)fd, u, 5), 5);          /* the text taken at open */
     CHECK_EQ(SYS(newfstatat, (uint64_t)dfd, ustr("stat"), ubuf(sizeof st), 0), -ENOENT);

@@ -19,7 +19,8 @@ static void test_socket_errors(void)
     CHECK_EQ(SYS(socket, AF_INET, SOCK_DGRAM, 0), -EAFNOSUPPORT);
     CHECK_EQ(SYS(socket, AF_UNIX, SOCK_STREAM, 0), -EAFNOSUPPORT);
     CHECK_EQ(SYS(socket, AF_INET6, SOCK_DGRAM, 0), -EAFNOSUPPORT);
-    CHECK_EQ(SYS(socket, AF_INET, SOCK_RAW, 1), -EPROTONOSUPPORT);
+    CHECK_EQ(SYS(socket, AF_INET, SOCK_RAW, 1), -EAFNOSUPPORT);   /* raw ICMP: root may */
+    CHECK_EQ(SYS(socket, AF_INET, SOCK_RAW, 17), -EPROTONOSUPPORT);   /* raw UDP: none */
     CHECK_EQ(SYS(socket, AF_INET, SOCK_STREAM, 17), -EPROTONOSUPPORT);   /* UDP for TCP */
     CHECK_EQ(SYS(socket, AF_INET, SOCK_STREAM | 0x10000000, 0), -EINVAL);
 }

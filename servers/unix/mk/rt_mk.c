@@ -229,6 +229,14 @@ void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
     *as_switches = t.as_switches;
 }
 
+uint64_t unix_idle_ns(void)
+{
+    struct time_info t = {0};
+    sys_time(&t);
+    return t.tsc_hz ? t.idle_tsc / t.tsc_hz * 1000000000ull +
+                      t.idle_tsc % t.tsc_hz * 1000000000ull / t.tsc_hz : 0;
+}
+
 const void *rt_rootfs(size_t *len)
 {
     long addr = sys_rootfs_map(len);

@@ -66,6 +66,10 @@ struct cpu {
      * CPU running a task's thread has that task's loaded). */
     u64 loaded_cr3;
     struct thread *rq_head[256], *rq_tail[256];
+    /* TSC ticks this CPU spent halted in its idle thread (sched.c idle_loop): the time
+     * nothing ran, which /proc/stat reports as idle; under icount the rest of the TSC
+     * is the instructions run (`./ondol bench net`'s bulk transfers). */
+    u64 idle_tsc;
 };
 
 struct cpu_features {
