@@ -145,6 +145,36 @@ def test_proc_ondol_syscalls_counts_calls_and_switches(shell):
     assert re.search(r"^nr 0 read \d+$", out, re.M) and re.search(r"^pid 1 \d+$", out, re.M)
 
 
+def meminfo(shell) -> dict:
+    out = shell.cmd("head -n 5 /proc/meminfo")
+    return {k: int(v) for k, v in re.findall(r"^(\w+):\s+(\d+) kB$", out, re.M)}
+
+
+def test_file_pages_come_back_after_the_programs_end(shell):
+    """The page cache keeps a mapped file's bytes (the first runs move libc, ld.so and the
+    programs in, and the server's heap grows once), and nothing more: after further runs of
+    dynamic programs and of mem (a 4 MiB file mapped shared, private, by a fork, written,
+    truncated, unlinked while mapped: its file object goes with its last mapping), MemFree
+    is back within 256 KiB. /proc/meminfo's Cached counts the page cache: libc.so.6's
+    1,881 KiB at least, and mem's file is out of it again once unlinked and unmapped. The
+    kernel's reverse-map checker (/proc/ondol/vmcheck) finds every file and anonymous
+    mapping recorded."""
+    def work():
+        assert shell.cmd("cd /tmp && /usr/bin/hello") == "Hello, world!\n"
+        for program in ("dyn_hello one two", "mem"):
+            assert shell.cmd(f"/suite/bin/{program} | tail -1", timeout=120).endswith(" failed 0\n")
+    work()
+    before = meminfo(shell)
+    assert before["Cached"] >= 1881
+    work()
+    work()
+    after = meminfo(shell)
+    assert abs(after["MemFree"] - before["MemFree"]) <= 256
+    assert after["Cached"] == before["Cached"]
+    check = dict(l.split() for l in shell.cmd("head -n 3 /proc/ondol/vmcheck").splitlines())
+    assert check["errors"] == "0" and check["mappings"] == check["entries"] != "0", check
+
+
 def test_signals_program_prints_what_linux_prints(shell, peer):
     """tests/linux/signals.c (handlers, masks, sigreturn, alarm and setitimer, EINTR and
     SA_RESTART, faults to handlers, SIGCHLD, SIGPIPE) prints the peer's bytes."""

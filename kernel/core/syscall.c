@@ -18,6 +18,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "fault.h"
+#include "fileobj.h"
 #include "futex.h"
 #include "fwd.h"
 #include "region.h"
@@ -207,12 +208,17 @@ static bool vm_range_ok(u64 addr, u64 len)
 }
 
 /* The object a new mapping maps: anonymous memory (private or shared), or (privileged) a
- * physical range. */
+ * physical range or a new file object (a server's page cache, fileobj.h). */
 static struct memobj *new_object(u64 len, u64 flags, u64 phys, long *err)
 {
     *err = E_NOMEM;
-    if ((flags & VM_MMAP_SHARED) && (flags & VM_MMAP_PHYS))
+    u64 kind = flags & (VM_MMAP_SHARED | VM_MMAP_PHYS | VM_MMAP_FILE);
+    if (kind & (kind - 1))                       /* more than one kind */
         *err = E_INVAL;
+    else if ((flags & VM_MMAP_FILE) && !self_task()->privileged)
+        *err = E_PERM;
+    else if (flags & VM_MMAP_FILE)
+        return memobj_file(len);
     else if (flags & VM_MMAP_SHARED)
         return memobj_shared(len);
     else if (!(flags & VM_MMAP_PHYS))
@@ -251,14 +257,17 @@ static long populate(struct task *t, long addr, u64 len, u64 prot, u64 flags)
 static long mmap_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
-        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED)))
+        (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED | VM_MMAP_FILE)))
         return E_INVAL;
     len = ALIGN_UP(len, PAGE_SIZE);
+    if ((flags & VM_MMAP_FILE) && len > VM_FILE_WINDOW)
+        return E_INVAL;
     long err;
     struct memobj *obj = new_object(len, flags, phys, &err);
     if (!obj)
         return err;
-    long at = region_map(t->as, t->id, addr, len, (unsigned)prot, (unsigned)flags, obj);
+    u64 span = flags & VM_MMAP_FILE ? VM_FILE_WINDOW : len;   /* a window never moves */
+    long at = region_map(t->as, t->id, addr, span, (unsigned)prot, (unsigned)flags, obj);
     return populate(t, at, len, prot, flags);
 }
 
@@ -364,9 +373,49 @@ static struct task *controlled(u64 id, long *err)
     return task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
 }
 
+/* The file object whose window in the caller holds the page at va, and va's byte
+ * offset in it; NULL when va is in no window. */
+static struct memobj *window_object(u64 va, u64 *off)
+{
+    struct region *r = region_find(self_task()->as, va);
+    if (!r || r->obj->kind != MEMOBJ_FILE || r->bound)
+        return NULL;
+    *off = r->off + (ALIGN_DOWN(va, PAGE_SIZE) - r->start);
+    return r->obj;
+}
+
+/* The page-cache ops on the caller's own windows (task 0). */
+static long vm_ctl_file(u64 op, u64 window, u64 len)
+{
+    u64 off;
+    struct memobj *obj = window_object(window, &off);
+    if (!obj || off || (window & (PAGE_SIZE - 1)))
+        return E_INVAL;
+    if (op == VM_CTL_FILE_EOF)
+        return fileobj_set_eof(obj, len);
+    if (len > VM_FILE_WINDOW)
+        return E_INVAL;
+    int err = fileobj_grow(obj, ALIGN_UP(len, PAGE_SIZE));
+    return err ? err : (long)window;
+}
+
+/* VM_CTL_MAP_FILE: flags holds the source window page and the VM_MMAP_* bits. */
+static long map_file_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    u64 off, bits = flags & (PAGE_SIZE - 1);
+    struct memobj *obj = window_object(flags & ~(PAGE_SIZE - 1), &off);
+    if (!obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+        (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED)))
+        return E_INVAL;
+    return fileobj_map(t->as, t->id, addr, ALIGN_UP(len, PAGE_SIZE), (unsigned)prot,
+                       (unsigned)bits, obj, off);
+}
+
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     long err;
+    if (id == 0 && (op == VM_CTL_FILE_EOF || op == VM_CTL_FILE_GROW))
+        return vm_ctl_file(op, addr, len);
     struct task *t = controlled(id, &err);
     if (!t)
         return err;
@@ -378,6 +427,8 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return protect_in(t, addr, len, prot);
     if (op == VM_CTL_DISCARD)
         return discard_in(t, addr, len);
+    if (op == VM_CTL_MAP_FILE)
+        return map_file_in(t, addr, len, prot, flags);
     return E_INVAL;
 }
 
@@ -479,13 +530,19 @@ static void check_task(struct task *t, void *stats)
 }
 
 /* The reverse-map checker (rmap.c): every anonymous PTE of every task against the map. */
-static long sys_vm_check(u64 uout)
+void vm_check_all(struct vm_check *out)
 {
     static u64 gen;
     struct rmap_check_stats st = {.gen = ++gen};
     tasks_each(check_task, &st);
     rmap_check_frames(&st);
-    struct vm_check out = {st.mappings, st.entries, st.errors};
+    *out = (struct vm_check){st.mappings, st.entries, st.errors};
+}
+
+static long sys_vm_check(u64 uout)
+{
+    struct vm_check out;
+    vm_check_all(&out);
     return copyout(uout, &out, sizeof(out));
 }
 

@@ -17,4 +17,7 @@ struct meminfo;
 void kernel_meminfo(struct meminfo *m);
 /* SYS_MEASURE: a window marker, or MEASURE_MODEL's pause/resume on every CPU (0 or E_INVAL). */
 long kernel_measure(u64 op, u64 arg);
+struct vm_check;
+/* SYS_VM_CHECK's checker into *out (the IK server's /proc/ondol/vmcheck). */
+void vm_check_all(struct vm_check *out);
 #endif

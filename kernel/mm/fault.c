@@ -16,8 +16,19 @@
 #include "region.h"
 #include "rmap.h"
 
-/* A private copy of the shared anonymous frame that pte maps, for the writer: 0 and
- * *frame replaced (the reverse map follows), or E_NOMEM. */
+/* One mapping of frame (address | PTE_ANON or PTE_FILE) fewer: an anonymous frame is
+ * freed with its last one, a file object's stays the object's. */
+static void frame_unmapped(u64 frame)
+{
+    if (frame & PTE_ANON)
+        anon_frame_unmapped(frame & PTE_ADDR);
+    else
+        frame_map_dec(frame & PTE_ADDR);
+}
+
+/* A private copy, for the writer, of the frame that pte maps: a shared anonymous frame,
+ * or a file object's frame in a copy-on-write region. 0 and *frame replaced (the reverse
+ * map follows), or E_NOMEM. */
 static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
 {
     u64 old = *frame & PTE_ADDR, copy = frame_alloc();
@@ -30,7 +41,7 @@ static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
     memcpy(phys_to_virt(copy), phys_to_virt(old), PAGE_SIZE);
     frame_map_inc(copy);
     rmap_remove(pte);
-    anon_frame_unmapped(old);
+    frame_unmapped(*frame);
     rmap_insert(e, as, page, copy, pte);
     *frame = copy | PTE_ANON;
     return 0;
@@ -46,22 +57,35 @@ static PCNT_COLD int cow_copy_probed(struct aspace *as, u64 page, u64 *pte, u64 
 }
 
 /* The first frame for an untouched page: from the region's object; an anonymous one
- * gets its map count and reverse-map entry. */
+ * and a file object's get their map count and reverse-map entry. A file's user finds
+ * nothing wholly past the file's end (VM_PAST_EOF). */
 static int first_frame(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 *frame)
 {
+    u64 off = r->off + (page - r->start);
+    if (r->bound && off >= ALIGN_UP(r->obj->eof, PAGE_SIZE))
+        return VM_PAST_EOF;
     struct rmap_entry *e = rmap_entry_alloc();
     if (!e)
         return E_NOMEM;
     bool owned;
-    int err = memobj_frame(r->obj, r->off + (page - r->start), frame, &owned);
-    if (err || !owned) {
+    int err = memobj_frame(r->obj, off, frame, &owned);
+    if (err || !(owned || r->obj->kind == MEMOBJ_FILE)) {
         rmap_entry_discard(e);
         return err;
     }
     frame_map_inc(*frame);
     rmap_insert(e, as, page, *frame, pte);
-    *frame |= PTE_ANON;
+    *frame |= owned ? PTE_ANON : PTE_FILE;
     return 0;
+}
+
+/* Whether a write must copy the page first: an anonymous frame while it is shared, a
+ * file's frame in a copy-on-write region always. */
+static bool write_copies(const struct region *r, u64 frame)
+{
+    if (frame & PTE_ANON)
+        return frame_maps(frame & PTE_ADDR) > 1;
+    return (frame & PTE_FILE) && r->cow;
 }
 
 static bool allows(unsigned prot, unsigned access)
@@ -91,11 +115,11 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     u64 *pte = vm_pte(as, page, true);
     if (!pte)
         return E_NOMEM;
-    u64 frame = *pte & (PTE_ADDR | PTE_ANON);
+    u64 frame = *pte & (PTE_ADDR | PTE_COUNTED);
     int err = 0;
     if (!*pte)
         err = first_frame(as, r, page, pte, &frame);
-    else if ((access & VM_ACCESS_WRITE) && (frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
+    if (!err && (access & VM_ACCESS_WRITE) && write_copies(r, frame))
         err = pcnt_probed() ? cow_copy_probed(as, page, pte, &frame)
                             : cow_copy(as, page, pte, &frame);
     if (err)

@@ -7,8 +7,9 @@
  * leaf pointers, each leaf a frame of 512 frame addresses: 1 GiB at most), filled on first
  * touch and freed with the object. A pager object (pager.c) has no frames of its own:
  * each page is supplied by its pager, copied into a frame owned by the mapping that
- * faulted, exactly like an anonymous page from then on. Splitting a region shares its object (one reference per
- * region).
+ * faulted, exactly like an anonymous page from then on. A file object (fileobj.c) is a
+ * contiguous run whose frames its mappings count and record in the reverse map.
+ * Splitting a region shares its object (one reference per region).
  */
 #include <ondol/abi.h>
 #include "kernel.h"
@@ -75,12 +76,22 @@ static void shared_free(struct memobj *obj)
     frame_free(virt_to_phys(obj->pages));
 }
 
-struct memobj *memobj_contig(u64 size)
+static struct memobj *run_object(enum memobj_kind kind, u64 size)
 {
     u64 pa = frame_alloc_contig(size / PAGE_SIZE);
-    struct memobj *obj = pa ? memobj_new(MEMOBJ_CONTIG, pa, size) : NULL;
+    struct memobj *obj = pa ? memobj_new(kind, pa, size) : NULL;
     if (pa && !obj)
         frame_free_contig(pa, size / PAGE_SIZE);
+    return obj;
+}
+
+struct memobj *memobj_contig(u64 size) { return run_object(MEMOBJ_CONTIG, size); }
+
+struct memobj *memobj_file(u64 size)
+{
+    struct memobj *obj = run_object(MEMOBJ_FILE, size);
+    if (obj)
+        obj->eof = size;
     return obj;
 }
 
@@ -93,7 +104,7 @@ void memobj_put(struct memobj *obj)
         return;
     if (obj->kind == MEMOBJ_SHARED)
         shared_free(obj);
-    if (obj->kind == MEMOBJ_CONTIG)
+    if (obj->kind == MEMOBJ_CONTIG || obj->kind == MEMOBJ_FILE)
         frame_free_contig(obj->phys_base, obj->size / PAGE_SIZE);
     kobj_free(&memobj_cache, obj);
 }
@@ -121,7 +132,7 @@ int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
     }
     if (obj->kind == MEMOBJ_PAGER)
         return VM_NEEDS_PAGER;
-    if (obj->kind != MEMOBJ_ANON) {           /* physical and contiguous: a fixed run */
+    if (obj->kind != MEMOBJ_ANON) {           /* physical, contiguous, file: a fixed run */
         *pa = obj->phys_base + off;
         *owned = false;
         return 0;

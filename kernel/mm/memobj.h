@@ -4,13 +4,15 @@
  * space that maps it (after a clone too) sees the same frames; a physical range (device
  * memory) maps fixed frames that the kernel never frees; a contiguous object (DMA buffers)
  * owns its run of frames and frees it with its last reference; a pager object gets each
- * page from a pager thread (pager.c) and is private like anonymous memory once supplied.
+ * page from a pager thread (pager.c) and is private like anonymous memory once supplied;
+ * a file object (fileobj.c) owns a contiguous run like a contiguous one and holds a
+ * file's bytes for its server, mapped shared or copy-on-write into the file's users.
  * Objects are reference counted by the regions mapping them. */
 #ifndef MEMOBJ_H
 #define MEMOBJ_H
 #include "types.h"
 
-enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG, MEMOBJ_PAGER };
+enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG, MEMOBJ_PAGER, MEMOBJ_FILE };
 
 struct memobj {
     enum memobj_kind kind;
@@ -19,6 +21,8 @@ struct memobj {
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
     u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
     int pager, pager_task;    /* MEMOBJ_PAGER: the pager thread's id and its task's id */
+    u64 eof;                  /* MEMOBJ_FILE: the file's size; its users' pages wholly
+                                 past it fault (SIGBUS), its server's window does not */
 };
 
 #define MEMOBJ_SHARED_MAX (1ull << 30)   /* one directory frame of 512 leaves of 512 pages */
@@ -29,6 +33,9 @@ struct memobj *memobj_phys(u64 phys_base, u64 size);
 struct memobj *memobj_shared(u64 size);
 /* size bytes (page multiple) of zeroed contiguous frames; NULL when out of frames or objects. */
 struct memobj *memobj_contig(u64 size);
+/* A file object of size bytes (page multiple) of zeroed contiguous frames, eof = size:
+ * NULL when out of frames or objects (fileobj.c says what it is for). */
+struct memobj *memobj_file(u64 size);
 /* Pages supplied by thread `pager` of task `pager_task`: NULL when out of kernel objects. */
 struct memobj *memobj_pager(u64 size, int pager, int pager_task);
 void memobj_get(struct memobj *obj);

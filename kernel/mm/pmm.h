@@ -7,7 +7,7 @@
 
 struct rmap_entry;
 struct frame_meta {
-    u32 maps;                    /* user PTEs mapping the frame as anonymous memory */
+    u32 maps;                    /* user PTEs mapping it: anonymous memory, file pages */
     bool cached;                 /* free, in a CPU's frame cache (pmm.c) */
     struct spinlock lock;        /* rmap=lock: guards rmap */
     struct rmap_entry *rmap;     /* the frame's mappings (rmap.c) */

@@ -92,7 +92,7 @@ u64 region_pte(const struct region *r, u64 frame)
     if (!r->prot)
         return frame | PTE_PARKED;
     u64 pte = frame | region_pte_flags(r);
-    if ((frame & PTE_ANON) && frame_maps(frame & PTE_ADDR) > 1)
+    if ((frame & PTE_ANON) ? frame_maps(frame & PTE_ADDR) > 1 : (frame & PTE_FILE) && r->cow)
         pte &= ~PTE_W;
     return pte;
 }
@@ -104,20 +104,30 @@ void anon_frame_unmapped(u64 pa)
         frame_free(pa);
 }
 
+/* A file object's frame stays the object's: only its map count drops. */
 static int release_page(struct aspace *as, u64 va, u64 *pte, void *unused)
 {
     (void)unused;
-    if (*pte & PTE_ANON)
+    if (*pte & PTE_COUNTED)
         rmap_remove(pte);
     u64 old = vm_take_pte(as, va, pte);
     if (old & PTE_ANON)
         anon_frame_unmapped(old & PTE_ADDR);
+    else if (old & PTE_FILE)
+        frame_map_dec(old & PTE_ADDR);
     return 0;
+}
+
+void region_drop_page(struct aspace *as, u64 va)
+{
+    u64 *pte = vm_pte(as, va, false);
+    if (pte && *pte)
+        release_page(as, va, pte, NULL);
 }
 
 static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
 {
-    vm_set_pte(as, va, pte, region_pte(region, *pte & (PTE_ADDR | PTE_ANON)));
+    vm_set_pte(as, va, pte, region_pte(region, *pte & (PTE_ADDR | PTE_COUNTED)));
     return 0;
 }
 
@@ -353,13 +363,14 @@ int region_map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, unsig
 /* ---- copy-on-write clone ------------------------------------------------------------ */
 
 /* Share one page of src with dst (its PTE in src is spte): an anonymous frame gains a
- * mapping and loses write permission on both sides; other frames (physical objects) are
- * simply mapped again. */
+ * mapping and loses write permission on both sides; a file object's frame gains a
+ * mapping and keeps its PTE (read-only already where copy-on-write); other frames
+ * (physical objects) are simply mapped again. */
 static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
 {
     struct aspace *dst = dst_as;
     struct rmap_entry *e = NULL;
-    if ((*spte & PTE_ANON) && !(e = rmap_entry_alloc()))
+    if ((*spte & PTE_COUNTED) && !(e = rmap_entry_alloc()))
         return E_NOMEM;
     u64 *d = vm_pte(dst, va, true);
     if (!d) {
@@ -368,9 +379,11 @@ static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
         return E_NOMEM;
     }
     u64 pte = *spte;
-    if (pte & PTE_ANON) {
+    if (pte & PTE_COUNTED) {
         frame_map_inc(pte & PTE_ADDR);
         rmap_insert(e, dst, va, pte & PTE_ADDR, d);
+    }
+    if (pte & PTE_ANON) {
         pte &= ~PTE_W;
         if (*spte != pte)
             vm_set_pte(src, va, spte, pte);

@@ -14,6 +14,9 @@ struct region {
                                  (mmu=off) only that task's calls change it */
     struct memobj *obj;
     u64 off;
+    bool cow;                 /* a file object mapped private: its frames read-only, a
+                                 write copies the page (fault.c) */
+    bool bound;               /* a file's user: pages wholly past the object's eof fault */
     struct region *next;
 };
 
@@ -53,8 +56,13 @@ void regions_teardown(struct aspace *as);
  * changed, in a shared address space (mmu=off: there is no second copy to make, as fork
  * has none on uClinux). */
 int regions_clone(struct aspace *dst, struct aspace *src);
-/* The PTE for frame (address | PTE_ANON) in r: its protection, parked for PROT_NONE, and
- * without write while an anonymous frame is shared. */
+/* The PTE for frame (address | PTE_ANON or PTE_FILE) in r: its protection, parked for
+ * PROT_NONE, without write while an anonymous frame is shared and for a file's frame in
+ * a copy-on-write region. */
 u64 region_pte(const struct region *r, u64 frame);
+/* Take the page at va out of as, keeping its region (its PTE, map count and reverse-map
+ * entry go; the next touch faults it in afresh): a file object's page that moved or
+ * went past the end of its file (fileobj.c). */
+void region_drop_page(struct aspace *as, u64 va);
 void anon_frame_unmapped(u64 pa);   /* one mapping fewer; frees the frame at count 0 */         /* unmaps everything (aspace_destroy) */
 #endif

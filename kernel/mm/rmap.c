@@ -1,8 +1,9 @@
 /*
- * The reverse map. Each anonymous user frame has a list of entries, one per PTE mapping
- * it (frame_meta(pa)->rmap); the PTE's slot in the second frame of its page table points
- * at its entry, so updates never search for it. Three update modes from the same code
- * (rmap= boot option; docs/memory.md says why each is correct):
+ * The reverse map. Each anonymous user frame, and each file object's frame (fileobj.c),
+ * has a list of entries, one per PTE mapping it (frame_meta(pa)->rmap); the PTE's slot
+ * in the second frame of its page table points at its entry, so updates never search for
+ * it. Three update modes from the same code (rmap= boot option; docs/memory.md says why
+ * each is correct):
  *   global  one lock for the whole structure (the baseline, as in L4Ka::Pistachio's
  *           mapping database);
  *   lock    a lock per frame;
@@ -258,7 +259,7 @@ static void check_pte(struct aspace *as, u64 va, struct rmap_check_stats *st)
     if (!pte || !*pte)
         return;
     const struct rmap_entry *e = *pte_rmap_slot(pte);
-    if (!(*pte & PTE_ANON)) {
+    if (!(*pte & PTE_COUNTED)) {
         st->errors += e != NULL;
         return;
     }
@@ -295,7 +296,7 @@ static bool entry_ok(const struct rmap_entry *e, u64 pa, u64 gen)
     if (e->pa != pa || e->as->check_gen != gen)
         return false;
     u64 *pte = vm_pte(e->as, e->va, false);
-    return pte && (*pte & PTE_ANON) && (*pte & PTE_ADDR) == pa && *pte_rmap_slot(pte) == e;
+    return pte && (*pte & PTE_COUNTED) && (*pte & PTE_ADDR) == pa && *pte_rmap_slot(pte) == e;
 }
 
 void rmap_check_frames(struct rmap_check_stats *st)

@@ -1,5 +1,5 @@
-/* The reverse map (rmap.c): for every anonymous user frame, the (address space, page)
- * mappings of it, updated under one global lock, a lock per frame, or per-CPU logs (P4),
+/* The reverse map (rmap.c): for every anonymous user frame and file object frame, the
+ * (address space, page) mappings of it, updated under one global lock, a lock per frame, or per-CPU logs (P4),
  * chosen by the boot option rmap= (docs/memory.md). */
 #ifndef RMAP_H
 #define RMAP_H
@@ -20,7 +20,8 @@ struct rmap_entry {
  * of kernel objects (the caller fails with E_NOMEM), and rmap_entry_discard if unused. */
 struct rmap_entry *rmap_entry_alloc(void);
 void rmap_entry_discard(struct rmap_entry *e);
-/* Record the mapping of pa at va in as, whose (anonymous) PTE is pte; its slot keeps e. */
+/* Record the mapping of pa at va in as, whose (anonymous or file) PTE is pte; its slot
+ * keeps e. */
 void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *pte);
 /* Forget the mapping whose PTE is pte (before the PTE is cleared or changes frame). */
 void rmap_remove(u64 *pte);

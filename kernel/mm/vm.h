@@ -15,6 +15,8 @@
 #define PTE_G    (1ull << 8)
 #define PTE_ANON   (1ull << 9)    /* software: the frame is this mapping's own, freed with it */
 #define PTE_PARKED (1ull << 10)   /* software, not present: frame kept, access faults (PROT_NONE) */
+#define PTE_FILE   (1ull << 11)   /* software: a file object's frame (fileobj.c), not this mapping's */
+#define PTE_COUNTED (PTE_ANON | PTE_FILE)   /* in the frame's map count and reverse map */
 #define PTE_NX   (1ull << 63)
 #define PTE_ADDR 0x000ffffffffff000ull
 

@@ -27,6 +27,7 @@
 #include "arch.h"
 #include "console.h"
 #include "fault.h"
+#include "fileobj.h"
 #include "fwd.h"
 #include "kernel.h"
 #include "kheap.h"
@@ -187,6 +188,53 @@ long rt_vm_discard(int id, uint64_t addr, uint64_t len)
 {
     struct task *t = linux_task(id);
     return t ? vm_ctl_discard(t, addr, len) : E_SRCH;
+}
+
+void rt_vm_check(uint64_t out[3])
+{
+    struct vm_check c;
+    vm_check_all(&c);
+    out[0] = c.mappings;
+    out[1] = c.entries;
+    out[2] = c.errors;
+}
+
+/* The page cache: the file object itself is the handle, its run is read and written
+ * through the physical map. */
+long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
+{
+    struct memobj *obj = memobj_file(cap);
+    if (!obj)
+        return E_NOMEM;
+    *handle = (uint64_t)obj;
+    *data = phys_to_virt(obj->phys_base);
+    return 0;
+}
+
+long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
+{
+    struct memobj *obj = (struct memobj *)*handle;
+    int err = fileobj_grow(obj, cap);
+    if (!err)
+        *data = phys_to_virt(obj->phys_base);
+    return err;
+}
+
+long rt_file_eof(uint64_t handle, uint64_t size)
+{
+    return fileobj_set_eof((struct memobj *)handle, size);
+}
+
+void rt_file_free(uint64_t handle) { memobj_put((struct memobj *)handle); }
+
+long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
+                 uint64_t handle, uint64_t off)
+{
+    struct task *t = linux_task(id);
+    if (!t)
+        return E_SRCH;
+    return fileobj_map(t->as, t->id, addr, ALIGN_UP(len, PAGE_SIZE), prot, flags,
+                       (struct memobj *)handle, off);
 }
 
 /* Bytes between kernel memory and task t's pages, one page at a time through the

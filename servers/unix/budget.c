@@ -1,7 +1,8 @@
 /*
  * The server's memory budget (docs/unix.md, "Reliability"). A client can make the server
  * allocate without end only through buffers whose size it chooses or multiplies: file
- * data in tmpfs and pipe buffers (processes, fds and names are bounded by the process
+ * data in tmpfs (in the heap, or in the page cache's file objects: tmpfs.c) and pipe
+ * buffers (processes, fds and names are bounded by the process
  * table, RLIMIT_NOFILE and the path limits). Such a buffer is refused when it would leave
  * less than UNIX_MEM_KEEP of the machine's memory free, and the call fails with its
  * documented error (a file: ENOSPC; a pipe or FIFO: ENOMEM). What is kept serves the
@@ -11,11 +12,14 @@
 #include "runtime.h"
 #include "unix.h"
 
-void *unix_alloc_big(size_t n)
+bool unix_budget_ok(uint64_t n)
 {
     uint64_t total, free;
     rt_memory(&total, &free);
-    if (free < n || free - n < UNIX_MEM_KEEP)
-        return NULL;
-    return unix_alloc(n);
+    return free >= n && free - n >= UNIX_MEM_KEEP;
+}
+
+void *unix_alloc_big(size_t n)
+{
+    return unix_budget_ok(n) ? unix_alloc(n) : NULL;
 }

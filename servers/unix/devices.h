@@ -161,5 +161,9 @@ size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
  * `./ondol bench aim`'s counters (docs/smp.md). */
 struct meminfo;
 size_t procfs_kernel(char *buf, size_t cap, const struct meminfo *m);
+/* /proc/ondol/vmcheck: the kernel's reverse-map checker run now (runtime.h rt_vm_check,
+ * docs/memory.md): "mappings N" (anonymous and file PTEs of all address spaces),
+ * "entries N" (reverse-map entries), "errors N" (0 when they agree). */
+size_t procfs_vmcheck(char *buf, size_t cap, const uint64_t v[3]);
 
 #endif

@@ -2,9 +2,9 @@
  * execve of ELF programs (docs/unix.md, "Processes"). The file comes from the VFS
  * (vfs_exec_inode); the header and program headers are checked before anything changes
  * (a malformed file is -ENOEXEC or -EINVAL, the process goes on); then a new task gets
- * the PT_LOAD segments (copied from the file's bytes: tmpfs data is in the server's
- * memory) and a stack with argc, argv, envp and the auxiliary vector laid out as the
- * x86-64 psABI says, and one thread starts at the entry. The old task, with all its
+ * the PT_LOAD segments (the file's pages from the page cache, copy-on-write, as mmap
+ * maps them: docs/unix.md "File mappings") and a stack with argc, argv, envp and the
+ * auxiliary vector laid out as the x86-64 psABI says, and one thread starts at the entry. The old task, with all its
  * threads, ends. A dynamic program (PT_INTERP) gets its interpreter loaded too and
  * starts there (exec_interp.c).
  */
@@ -108,21 +108,66 @@ static unsigned prot_of(const struct elf_phdr *l)
            ((l->flags & PF_X) ? PROT_EXEC : 0);
 }
 
-/* Map every load (pages two loads share are mapped once), copy the file's bytes, then
- * give each load's pages its protection together with a neighbour's on a shared page. */
-long exec_load_segments(int task, const unsigned char *data, const struct image *img)
+/* The pages of load i that map the file itself (copy-on-write, from the page cache):
+ * [lo, *fhi), lo its first page not mapped by the load before; the whole pages of its
+ * file bytes, the last partial one too when no .bss follows in it, none shared with the
+ * next load. *fhi == lo: none. */
+static void file_pages(const struct image *img, int i, uint64_t lo, uint64_t *fhi)
 {
+    const struct elf_phdr *l = &img->load[i];
+    uint64_t end = l->vaddr + l->filesz;
+    uint64_t hi = l->memsz > l->filesz ? page_down(end) : page_up(end);
+    if (i + 1 < img->nload && page_down(img->load[i + 1].vaddr) < hi)
+        hi = page_down(img->load[i + 1].vaddr);
+    *fhi = hi > lo ? hi : lo;
+}
+
+/* Bytes [from, to) of load l copied from the file into the task (to <= from: none). */
+static long copy_part(int task, const unsigned char *data, const struct elf_phdr *l,
+                      uint64_t from, uint64_t to)
+{
+    if (to <= from)
+        return 0;
+    return rt_copy_to(task, from, data + l->offset + (from - l->vaddr), to - from);
+}
+
+/* Load l's pages from lo (the first not mapped already) to hi: the file's own pages
+ * mapped copy-on-write, the rest (.bss, a page shared with a neighbour) anonymous, with
+ * the file bytes that fall there copied in. Linux maps the partial pages from the file
+ * too and zeroes their tails, which gives the same bytes. */
+static long load_one(int task, struct inode *ino, const struct image *img, int i, uint64_t lo,
+                     uint64_t hi)
+{
+    const struct elf_phdr *l = &img->load[i];
+    uint64_t fhi, fend = l->vaddr + l->filesz;
+    file_pages(img, i, lo, &fhi);
+    uint64_t off = page_down(l->offset) + (lo - page_down(l->vaddr));
+    if (fhi > lo && rt_file_map(task, lo, fhi - lo, PROT_READ | PROT_WRITE, VM_MMAP_FIXED,
+                                ino->pages, off) < 0)
+        return -ENOMEM;
+    if (hi > fhi && rt_vm_map(task, fhi, hi - fhi, PROT_READ | PROT_WRITE, VM_MMAP_FIXED) < 0)
+        return -ENOMEM;
+    if (copy_part(task, ino->data, l, l->vaddr, fend < lo ? fend : lo) < 0 ||
+        copy_part(task, ino->data, l, l->vaddr > fhi ? l->vaddr : fhi, fend) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* Map every load (pages two loads share are mapped once) from the page cache, then give
+ * each load's pages its protection together with a neighbour's on a shared page. */
+long exec_load_segments(int task, struct inode *ino, const struct image *img)
+{
+    if (inode_pages(ino) < 0)
+        return -ENOMEM;
     uint64_t mapped = 0;
     for (int i = 0; i < img->nload; i++) {
         const struct elf_phdr *l = &img->load[i];
         uint64_t lo = page_down(l->vaddr), hi = page_up(l->vaddr + l->memsz);
         if (lo < mapped)
             lo = mapped;
-        if (hi > lo && rt_vm_map(task, lo, hi - lo, PROT_READ | PROT_WRITE, VM_MMAP_FIXED) < 0)
+        if (load_one(task, ino, img, i, lo, hi > lo ? hi : lo) < 0)
             return -ENOMEM;
         mapped = hi > mapped ? hi : mapped;
-        if (rt_copy_to(task, l->vaddr, data + l->offset, l->filesz) < 0)
-            return -ENOMEM;
     }
     for (int i = 0; i < img->nload; i++) {
         const struct elf_phdr *l = &img->load[i];
@@ -273,7 +318,7 @@ static struct proc_image *image_of(struct inode *exe, const char *const *argv)
 /* A new task with the program (and its interpreter, in) loaded: its id and the thread's
  * registers, or -errno. */
 static long new_image(struct proc *p, const char *path, struct image *img,
-                      const unsigned char *data, const struct interp *in,
+                      struct inode *ino, const struct interp *in,
                       const char *const *argv, const char *const *envp,
                       struct user_regs *regs)
 {
@@ -282,7 +327,7 @@ static long new_image(struct proc *p, const char *path, struct image *img,
         return rt_errno(task);
     long r = rt_task_linux((int)task);
     if (r == 0)
-        r = exec_load_segments((int)task, data, img);
+        r = exec_load_segments((int)task, ino, img);
     if (r == 0 && in->ino)
         r = interp_load((int)task, in, img);
     uint64_t sp = r == 0 ? build_stack((int)task, p, img, path, argv, envp) : 0;
@@ -348,7 +393,7 @@ static long exec_elf(struct proc *p, const struct uthread *caller, struct inode 
     char old_comm[16];
     vfs_memcpy(old_comm, p->comm, sizeof(old_comm));
     set_comm(p, execfn);
-    long task = r < 0 ? r : new_image(p, execfn, &img, ino->data, &in, argv, envp, &regs);
+    long task = r < 0 ? r : new_image(p, execfn, &img, ino, &in, argv, envp, &regs);
     interp_close(&in);
     if (task < 0) {
         vfs_memcpy(p->comm, old_comm, sizeof(old_comm));

@@ -55,7 +55,7 @@ struct image {
 long exec_check_elf(const unsigned char *data, uint64_t size, uint64_t dyn_bias,
                     struct image *img);
 /* exec.c. Map img's loads into task with their protections and the file's bytes. */
-long exec_load_segments(int task, const unsigned char *data, const struct image *img);
+long exec_load_segments(int task, struct inode *ino, const struct image *img);
 
 /* exec_interp.c. A dynamic program's interpreter, found and checked before anything
  * changes, then loaded into the new task. */

@@ -65,7 +65,7 @@ long interp_open(struct proc *p, const unsigned char *data, uint64_t size,
 
 long interp_load(int task, const struct interp *in, struct image *prog)
 {
-    long r = exec_load_segments(task, in->ino->data, &in->img);
+    long r = exec_load_segments(task, in->ino, &in->img);
     if (r < 0)
         return r;
     const struct elf_ehdr *h = (const void *)in->ino->data;

@@ -1,9 +1,9 @@
 /*
  * Memory calls and the small calls a program expects at start-up (docs/unix.md,
- * "Memory and the rest"): brk, mmap (anonymous private and shared; a private mapping of
- * a file is a copy of its bytes), munmap, mprotect, madvise, arch_prctl, getrandom,
- * reboot, sysinfo, the resource limits, sched_yield, sched_getaffinity, prctl's name,
- * set_robust_list and rseq. Addresses are chosen by the kernel's region map
+ * "Memory and the rest"): brk, mmap (anonymous private and shared; a file's pages from
+ * the page cache, shared or copy-on-write: docs/unix.md "File mappings"), munmap,
+ * mprotect, madvise, arch_prctl, getrandom, reboot, sysinfo, the resource limits,
+ * sched_yield, sched_getaffinity, prctl's name, set_robust_list and rseq. Addresses are chosen by the kernel's region map
  * (rt_vm_map), which takes a hint as Linux does.
  */
 #include "devices.h"
@@ -36,16 +36,6 @@ long lx_brk(struct ucall *c)
 }
 
 /* ---- mmap ----------------------------------------------------------------------------- */
-/* A private copy of a regular file's bytes [off, off + len) at addr (already mapped RW). */
-static long fill_from_file(struct proc *p, uint64_t addr, const struct inode *ino,
-                           uint64_t off, uint64_t len)
-{
-    if (off >= ino->size)
-        return 0;
-    uint64_t n = ino->size - off < len ? ino->size - off : len;
-    return copy_out(p, addr, ino->data + off, (size_t)n) < 0 ? -ENOMEM : 0;
-}
-
 /* /dev/zero (1,5): its mappings are anonymous ones, as Linux's shmem_zero_setup. */
 static bool is_dev_zero(const struct inode *i)
 {
@@ -69,10 +59,19 @@ static long mapped_file(struct ucall *c, uint64_t prot, uint64_t type, struct in
         return 0;
     if (!f->inode || !inode_is(f->inode, S_IFREG))
         return -ENODEV;
-    if (type != MAP_PRIVATE && (prot & PROT_WRITE))
-        return -ENODEV;                 /* shared writable file mappings: not supported */
     *out = f->inode;
-    return 0;
+    return inode_pages(f->inode);       /* the bytes into the page cache, once */
+}
+
+/* The mapping itself: a file's pages from the page cache (shared, or copy-on-write for
+ * MAP_PRIVATE), else anonymous memory. */
+static long map_it(struct ucall *c, uint64_t addr, uint64_t len, uint64_t prot, bool shared,
+                   bool fixed, const struct inode *ino)
+{
+    unsigned flags = (shared ? VM_MMAP_SHARED : 0) | (fixed ? VM_MMAP_FIXED : 0);
+    if (ino)
+        return rt_file_map(c->proc->task, addr, len, (unsigned)prot, flags, ino->pages, c->a[5]);
+    return rt_vm_map(c->proc->task, addr, len, (unsigned)prot, flags);
 }
 
 long lx_mmap(struct ucall *c)
@@ -98,20 +97,12 @@ long lx_mmap(struct ucall *c)
         if (r < 0)
             return r;
     }
-    bool shared = type != MAP_PRIVATE && !ino;
-    unsigned rt_flags = (shared ? VM_MMAP_SHARED : 0) | (fixed ? VM_MMAP_FIXED : 0);
-    unsigned first = ino ? PROT_READ | PROT_WRITE : (unsigned)prot;
-    long at = rt_vm_map(c->proc->task, addr, len, first, rt_flags);
+    long at = map_it(c, addr, len, prot, type != MAP_PRIVATE, fixed, ino);
     if (at < 0)
         return at == E_INVAL && fixed ? -EINVAL : -ENOMEM;
     if (noreplace && !fixed && (uint64_t)at != addr) {
         rt_vm_unmap(c->proc->task, (uint64_t)at, len);
         return -EEXIST;
-    }
-    if (ino && (fill_from_file(c->proc, (uint64_t)at, ino, off, len) < 0 ||
-                rt_vm_protect(c->proc->task, (uint64_t)at, len, (unsigned)prot) < 0)) {
-        rt_vm_unmap(c->proc->task, (uint64_t)at, len);
-        return -ENOMEM;
     }
     return at;
 }
@@ -149,8 +140,7 @@ static bool known_advice(uint64_t a) { return a <= 4 || (a >= 8 && a <= 25) || a
  * anonymous memory reads back as zeros, shared memory keeps its contents; a hole in the
  * range is ENOMEM, as Linux, after the mapped parts are dropped. Every other advice is
  * accepted and ignored (MADV_FREE may keep the data, as Linux until reclaim). A private
- * file mapping is a copy (mmap above), so DONTNEED zeroes it where Linux re-reads the
- * file. */
+ * file mapping drops its copies and reads the file's pages again, as Linux. */
 long lx_madvise(struct ucall *c)
 {
     uint64_t start = c->a[0], len = page_up(c->a[1]), advice = c->a[2];

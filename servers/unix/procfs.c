@@ -494,6 +494,15 @@ size_t procfs_kernel(char *buf, size_t cap, const struct meminfo *m)
     return t.len;
 }
 
+size_t procfs_vmcheck(char *buf, size_t cap, const uint64_t v[3])
+{
+    struct text t = {buf, cap, 0};
+    put_named(&t, "mappings", v[0]);
+    put_named(&t, "entries", v[1]);
+    put_named(&t, "errors", v[2]);
+    return t.len;
+}
+
 size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k)
 {
     struct text t = {buf, cap, 0};

@@ -57,6 +57,7 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     }
     struct proc *newest = proc_next(NULL);
     struct procfs_calls k = {0, 0, 0};
+    uint64_t check[3];
     switch (kind) {
     case PK_MEMINFO: return procfs_meminfo(buf, cap, &v.mem);
     case PK_UPTIME: return procfs_uptime(buf, cap, v.uptime_ns, v.idle_ns);
@@ -67,6 +68,9 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
     case PK_MOUNTS: return procfs_mounts(buf, cap);
     case PK_FILESYSTEMS: return procfs_filesystems(buf, cap);
     case PK_CPUINFO: return procfs_cpuinfo(buf, cap, v.stat.ncpu ? v.stat.ncpu : 1);
+    case PK_VMCHECK:
+        rt_vm_check(check);
+        return procfs_vmcheck(buf, cap, check);
     case PK_NET_DEV:
     case PK_NET_ROUTE: {
         struct procfs_netif n;

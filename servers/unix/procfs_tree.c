@@ -24,6 +24,7 @@ static const struct proc_entry root_entries[] = {
 };
 static const struct proc_entry ondol_entries[] = {
     {"syscalls", PK_SYSCALLS, S_IFREG | 0444}, {"kernel", PK_KERNEL, S_IFREG | 0444},
+    {"vmcheck", PK_VMCHECK, S_IFREG | 0444},
 };
 static const struct proc_entry net_entries[] = {
     {"dev", PK_NET_DEV, S_IFREG | 0444},       {"route", PK_NET_ROUTE, S_IFREG | 0444},

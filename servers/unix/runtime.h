@@ -36,6 +36,20 @@ long rt_vm_unmap(int task, uint64_t addr, uint64_t len);
 long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot);
 long rt_vm_discard(int task, uint64_t addr, uint64_t len);   /* MADV_DONTNEED: E_FAULT
                                                                 when not all mapped */
+/* The page cache (docs/unix.md, "File mappings"): a file's bytes in a kernel file object
+ * (kernel/mm/fileobj.h), held once however many processes map them. The server reads and
+ * writes them at *data, cap bytes (MK: a window in its own address space; IK: the
+ * physical map); *handle names the object (MK: the window; IK: the object). */
+long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data);   /* zeroed; 0/E_* */
+/* A larger run (cap bytes, a page multiple): the bytes stay, *handle and *data may move;
+ * every mapping follows. 0, or E_NOMEM with nothing changed. */
+long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data);
+long rt_file_eof(uint64_t handle, uint64_t size);  /* users' pages wholly past size go */
+void rt_file_free(uint64_t handle);                /* the server's reference; mappings keep theirs */
+/* Map [off, off + len) of the file into task at addr (flags: VM_MMAP_FIXED; VM_MMAP_SHARED,
+ * else copy-on-write): the address or E_*. */
+long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
+                 uint64_t handle, uint64_t off);
 /* Bytes between the server and a task's memory (copy_in/copy_out are built on these). */
 long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n);
 long rt_copy_from(int task, void *dst, uint64_t uaddr, size_t n);
@@ -46,6 +60,9 @@ long rt_regs_set(int tid, const struct user_regs *r);
 long rt_thread_start(int task, const struct user_regs *r);   /* new thread's tid */
 long rt_thread_end(int tid);
 long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its next return */
+/* The kernel's reverse-map checker over every address space (SYS_VM_CHECK's struct
+ * vm_check: mappings, entries, errors), for /proc/ondol/vmcheck. */
+void rt_vm_check(uint64_t out[3]);
 /* The machine's memory in bytes: all usable, and free now (sysinfo, /proc/meminfo). */
 void rt_memory(uint64_t *total, uint64_t *free);
 void rt_poweroff(void);                     /* reboot(2) with power off: QEMU exits 0 */

@@ -395,6 +395,9 @@ void signal_fault(struct uthread *t, unsigned vector, uint64_t error, uint64_t a
     case 17:                                       /* #AC */
         signal_force_fault(t, SIGBUS, BUS_ADRALN, 0, vector, error);
         break;
+    case FWD_FAULT_BUS:                            /* past the end of a mapped file */
+        signal_force_fault(t, SIGBUS, BUS_ADRERR, addr, 14, error);   /* a #PF, as Linux */
+        break;
     case FWD_FAULT_NOMEM:                          /* no frame: as Linux's OOM killer */
         signal_force_fault(t, SIGKILL, SI_KERNEL, addr, vector, error);
         break;

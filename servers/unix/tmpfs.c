@@ -1,16 +1,27 @@
 /*
  * tmpfs: inodes, directories, file data and symlink targets in the server's heap
- * (vfs.h). Reference rule: an inode is freed when both nlink and refs are zero; a
- * directory keeps a reference on its parent, dropped when it is freed (iteratively, so a
- * chain of removed directories does not recurse).
+ * (vfs.h); a regular file's data moves into the page cache (a kernel file object,
+ * runtime.h rt_file_*) at its first mapping, and stays there: its mappings and the
+ * server's reads and writes then reach the same frames. Reference rule: an inode is
+ * freed when both nlink and refs are zero; a directory keeps a reference on its parent,
+ * dropped when it is freed (iteratively, so a chain of removed directories does not
+ * recurse).
  */
 #include "devices.h"
+#include "runtime.h"
 
-static uint64_t next_ino = 1, live_inodes;
+static uint64_t next_ino = 1, live_inodes, cached_bytes;
+
+static uint64_t page_up(uint64_t a) { return (a + 4095) & ~4095ull; }
 
 uint64_t inode_count(void)
 {
     return live_inodes;
+}
+
+uint64_t page_cache_bytes(void)
+{
+    return cached_bytes;
 }
 
 struct inode *inode_new(unsigned mode)
@@ -42,7 +53,12 @@ static struct inode *inode_free(struct inode *i)
     struct inode *parent = (inode_is(i, S_IFDIR) && i->parent != i) ? i->parent : NULL;
     fifo_free(i);
     live_inodes--;
-    unix_free(i->data);
+    if (i->pages) {
+        rt_file_free(i->pages);     /* its mappings keep the frames they use */
+        cached_bytes -= i->cap;
+    } else {
+        unix_free(i->data);
+    }
     unix_free(i);
     return parent;
 }
@@ -227,6 +243,17 @@ void dir_clear(struct inode *top)
     }
 }
 
+/* A file in the page cache grows by a new run (rt_file_grow): its mappings follow. */
+static long pages_grow(struct inode *i, uint64_t cap)
+{
+    cap = page_up(cap);
+    if (!unix_budget_ok(cap - i->cap) || rt_file_grow(&i->pages, cap, &i->data) < 0)
+        return -ENOSPC;
+    cached_bytes += cap - i->cap;
+    i->cap = cap;
+    return 0;
+}
+
 long inode_reserve(struct inode *i, uint64_t size)
 {
     if (size > TMPFS_MAX_FILE)
@@ -238,6 +265,8 @@ long inode_reserve(struct inode *i, uint64_t size)
         cap *= 2;
     if (cap > TMPFS_MAX_FILE)
         cap = TMPFS_MAX_FILE;
+    if (i->pages)
+        return pages_grow(i, cap);
     unsigned char *data = unix_alloc_big(cap);
     if (!data)
         return -ENOSPC;
@@ -257,7 +286,32 @@ long inode_resize(struct inode *i, uint64_t size)
         return r;
     if (size < i->size)
         vfs_memset(i->data + size, 0, i->size - size);
+    inode_set_size(i, size);
+    return 0;
+}
+
+void inode_set_size(struct inode *i, uint64_t size)
+{
     i->size = size;
+    if (i->pages)
+        rt_file_eof(i->pages, size);        /* pages past a shrunken end leave mappings */
+}
+
+long inode_pages(struct inode *i)
+{
+    if (i->pages)
+        return 0;
+    uint64_t cap = page_up(i->size ? i->size : 1), handle;
+    unsigned char *data;
+    if (!unix_budget_ok(cap) || rt_file_new(cap, &handle, &data) < 0)
+        return -ENOMEM;
+    vfs_memcpy(data, i->data, i->size);
+    rt_file_eof(handle, i->size);
+    unix_free(i->data);
+    i->data = data;
+    i->cap = cap;
+    i->pages = handle;
+    cached_bytes += cap;
     return 0;
 }
 

@@ -199,6 +199,7 @@ void unix_free(void *p);
  * (budget.c; docs/unix.md "Reliability"). */
 #define UNIX_MEM_KEEP (24ull << 20)
 void *unix_alloc_big(size_t n);
+bool unix_budget_ok(uint64_t n);                  /* may n more bytes be taken so? */
 
 /* ---- a process's memory ---------------------------------------------------------------
  * Copies between the server and process p's address space. They check every address (a

@@ -47,6 +47,8 @@ struct inode {
     unsigned rdev_major, rdev_minor;    /* character devices */
     unsigned char *data;        /* regular: cap bytes, zero beyond size; symlink: target */
     uint64_t cap;
+    uint64_t pages;             /* regular: the page cache's handle (runtime.h rt_file_*)
+                                   once mapped, data its window; 0: data in the heap */
     struct dentry *entries, *last;      /* directory: its names, in cookie order */
     uint64_t next_cookie;
     struct inode *parent;       /* directory: its parent (referenced); root: itself */
@@ -71,6 +73,7 @@ static inline bool inode_is(const struct inode *i, unsigned type)
 struct inode *inode_new(unsigned mode);
 struct inode *inode_get(struct inode *i);
 uint64_t inode_count(void);                 /* inodes in memory (statfs's f_ffree) */
+uint64_t page_cache_bytes(void);            /* files' bytes in the page cache (Cached:) */
 void inode_put(struct inode *i);            /* frees it when unreferenced and unlinked */
 void inode_touch(struct inode *i, bool access, bool modify, bool change);
 
@@ -93,6 +96,11 @@ void dir_clear(struct inode *dir);
 long inode_resize(struct inode *i, uint64_t size);
 /* Room for size bytes without changing size (zeros beyond it): 0 or -ENOMEM. */
 long inode_reserve(struct inode *i, uint64_t size);
+/* The size of a regular file becomes size (within its room); its mappings follow. */
+void inode_set_size(struct inode *i, uint64_t size);
+/* Regular files: the bytes move into the page cache (rt_file_new), where mappings share
+ * them, at the first mmap or execve of the file; 0 (already there too) or -ENOMEM. */
+long inode_pages(struct inode *i);
 /* Symlinks: set the target (len bytes). */
 long inode_set_target(struct inode *i, const char *target, size_t len);
 

@@ -39,7 +39,7 @@ static void write_done(struct inode *i, uint64_t *off, size_t n)
 {
     *off += n;
     if (*off > i->size)
-        i->size = *off;
+        inode_set_size(i, *off);
     inode_touch(i, false, true, true);
 }
 

@@ -67,8 +67,6 @@ long vfs_mmap_file(struct proc *p, long fd, uint64_t off, uint64_t len, unsigned
     long r = check_access(f, type, prot);
     if (r < 0)
         return r;
-    if (type != MAP_PRIVATE && (prot & PROT_WRITE) && mappable(f) == 1)
-        return -ENODEV;             /* shared writable file mappings: not supported */
     if (mappable(f) == 2) {
         out->zero = true;
         return 0;

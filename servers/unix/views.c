@@ -65,6 +65,7 @@ void proc_system_view(struct proc_system_view *v)
     v->mem.total_kib = total / 1024;
     v->mem.free_kib = free / 1024;
     v->mem.available_kib = free / 1024;
+    v->mem.cached_kib = page_cache_bytes() / 1024;
     v->uptime_ns = unix_now_ns();
     v->idle_ns = unix_idle_ns();
     one_cpu.idle = v->idle_ns / NS_PER_USER_TICK;

@@ -1,5 +1,5 @@
-/* mem: brk, mmap (anonymous private and shared, file private read-only), munmap,
- * mprotect, madvise. Faults are caught with a SIGSEGV handler and reported as text. */
+/* mem: brk, mmap (anonymous private and shared, files private and shared: the page
+ * cache's sharing and coherence), munmap, mprotect, madvise. Faults are caught with a SIGSEGV handler and reported as text. */
 #include "lt.h"
 #include <fcntl.h>
 #include <setjmp.h>
@@ -20,6 +20,17 @@ static const char *try_write(volatile char *p)
 		return "SIGSEGV";
 	*p = 1;
 	return "ok";
+}
+
+/* The byte at P as text, or the signal reading it raised. */
+static const char *try_read(volatile char *p)
+{
+	static char got[8];
+	int sig = sigsetjmp(fault_jump, 1);
+	if (sig)
+		return sig == SIGBUS ? "SIGBUS" : "SIGSEGV";
+	snprintf(got, sizeof got, "%d", *p);
+	return got;
 }
 
 static void test_brk(void)
@@ -184,6 +195,126 @@ static void test_file_segments(void)
 	close(fd);
 }
 
+/* /proc/meminfo's MemFree, in KiB. */
+static long mem_free_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemFree: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+#define BIG (4 << 20)
+
+/* Sum of one byte a page, touching every page of [p, p + n). */
+static long touch(const volatile char *p, long n)
+{
+	long sum = 0;
+	for (long i = 0; i < n; i += 4096)
+		sum += p[i];
+	return sum;
+}
+
+/* A file's pages are the page cache's: a second mapping of a 4 MiB file (in another
+ * process too) takes no memory for the file's bytes, and a private mapping of it copies
+ * only the page it writes. */
+static void test_file_sharing(void)
+{
+	int fd = open("big", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	static char chunk[65536];
+	memset(chunk, 1, sizeof chunk);
+	for (int i = 0; i < BIG / (int)sizeof chunk; i++)
+		write(fd, chunk, sizeof chunk);
+	char *a = mmap(NULL, BIG, PROT_READ, MAP_PRIVATE, fd, 0);
+	VAL("a 4 MiB file mapped and read", touch(a, BIG), BIG / 4096);
+	long before = mem_free_kib();
+	char *b = mmap(NULL, BIG, PROT_READ, MAP_PRIVATE, fd, 0);
+	long sum = touch(b, BIG);
+	lt_str("a second mapping shares its pages", before - mem_free_kib() < 1024 ? "yes" : "no", "yes");
+	VAL("and reads the same bytes", sum, BIG / 4096);
+	int pp[2];
+	pipe(pp);
+	pid_t c = fork();
+	if (c == 0) {
+		long at = mem_free_kib();
+		char *m = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		long got = touch(m, BIG);
+		char r = got == BIG / 4096 && at - mem_free_kib() < 1024 ? 'y' : 'n';
+		m[0] = 5;
+		char back = 0;
+		pread(fd, &back, 1, 0);
+		r = r == 'y' && back == 1 ? 'y' : 'n';
+		write(pp[1], &r, 1);
+		_exit(0);
+	}
+	char child = '?';
+	read(pp[0], &child, 1);
+	waitpid(c, NULL, 0);
+	VAL("another process's mapping shares them, its write stays its own", child, 'y');
+	VAL("the parent's mapping keeps the file's byte", b[0], 1);
+	munmap(a, BIG);
+	munmap(b, BIG);
+	close(fd);
+	close(pp[0]);
+	close(pp[1]);
+	unlink("big");
+}
+
+/* Mappings follow the file: a private mapping sees later writes to pages it has not
+ * written, a shared one writes the file, truncation makes the pages past the end SIGBUS,
+ * an unlinked file stays mapped, MADV_DONTNEED reads the file again. */
+static void test_file_coherence(void)
+{
+	static char page[8192];
+	int fd = open("coh", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	memset(page, 'a', sizeof page);
+	write(fd, page, sizeof page);
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	char *s = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	lt_true("MAP_SHARED writable of a file", s != MAP_FAILED);
+	p[0] = 'p';
+	pwrite(fd, "WW", 2, 4095);
+	lt_str("a private mapping sees a later write to a page it has not written",
+	       p[4096] == 'W' ? "yes" : "no", "yes");
+	lt_str("but not to a page it has written", p[4095] == 'a' ? "own copy" : "changed", "own copy");
+	s[100] = 'S';
+	char back = 0;
+	pread(fd, &back, 1, 100);
+	VAL("a write through a shared mapping reaches the file", back, 'S');
+	VAL("the private mapping keeps its own page", p[100], 'a');
+	VAL("the shared mapping sees write()", s[4095], 'W');
+	pid_t c = fork();
+	if (c == 0) {
+		s[200] = 'C';
+		_exit(0);
+	}
+	waitpid(c, NULL, 0);
+	VAL("a fork's write through the shared mapping", s[200], 'C');
+	VAL("MADV_DONTNEED a private file page", madvise(p, 4096, MADV_DONTNEED), 0);
+	VAL("reads the file again", p[0], 'a');
+	VAL("ftruncate to one page", ftruncate(fd, 4096), 0);
+	lt_str("a shared page past the end", try_read(s + 4096), "SIGBUS");
+	lt_str("a private page past the end", try_read(p + 4096 + 10), "SIGBUS");
+	lt_str("the page before the end", try_read(s + 4095), "87");
+	VAL("ftruncate back to two pages", ftruncate(fd, 8192), 0);
+	lt_str("the page is back, zeroed", try_read(s + 4096), "0");
+	char *past = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 3 * 4096);
+	lt_true("mmap at an offset past the end", past != MAP_FAILED);
+	lt_str("its page", try_read(past), "SIGBUS");
+	VAL("unlink the mapped file", unlink("coh"), 0);
+	close(fd);
+	s[1] = 'U';
+	VAL("its mappings stay", s[0] + s[1], 'a' + 'U');
+	munmap(past, 4096);
+	munmap(p, 8192);
+	munmap(s, 8192);
+}
+
 int main(void)
 {
 	struct sigaction sa;
@@ -191,10 +322,13 @@ int main(void)
 	sa.sa_handler = escape;
 	sa.sa_flags = SA_NODEFER;
 	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
 	test_brk();
 	test_mmap();
 	test_protect();
 	test_dontneed();
 	test_file_segments();
+	test_file_sharing();
+	test_file_coherence();
 	return lt_done();
 }

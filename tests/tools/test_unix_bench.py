@@ -11,7 +11,8 @@ from ondol import benchmarks, unixbench
 from ondol.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-TESTS = ("getppid", "open_read", "stat", "pipe", "fork", "fork_exec")
+TESTS = ("getppid", "open_read", "stat", "pipe", "fork", "fork_exec", "fork_exec_dyn",
+         "mmap_file")
 
 
 def guest_row(test, median):

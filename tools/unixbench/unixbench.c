@@ -17,6 +17,10 @@
  *   pipe         write 4 KiB into a pipe, read it back (one process)
  *   fork         fork, the child _exit(0)s, wait4
  *   fork_exec    fork, the child execve's this program with "exit", wait4
+ *   fork_exec_dyn  the same with Debian's dynamically linked /usr/bin/hello (glibc; its
+ *                line goes to /dev/null): the interpreter, libc's mappings, relocation
+ *   mmap_file    mmap of all of libc.so.6 (1.9 MB), private and read-only as ld.so's
+ *                first mapping of it, and munmap (the per-mapping cost of a file)
  * Each operation prints one result record (median, min, max, n; unit "tsc") on the
  * result stream, with the switches the n samples made in all (read before and after
  * them, less what reading the counters twice costs by itself): on ondol "thread_switches" and "as_switches" from /proc/ondol/syscalls (the
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -118,6 +123,33 @@ static void op_fork_exec(void)
     wait_child(pid);
 }
 
+#define DYN_PROGRAM "/usr/bin/hello"
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+static int libc_fd = -1;
+static size_t libc_bytes;
+
+static void op_fork_exec_dyn(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[] = {DYN_PROGRAM, NULL};
+        char *envp[] = {NULL};
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, 1) != 1)
+            _exit(126);
+        execve(DYN_PROGRAM, argv, envp);
+        _exit(127);
+    }
+    wait_child(pid);
+}
+
+static void op_mmap_file(void)
+{
+    void *p = mmap(NULL, libc_bytes, PROT_READ, MAP_PRIVATE, libc_fd, 0);
+    if (p == MAP_FAILED || munmap(p, libc_bytes) != 0)
+        die("mmap_file");
+}
+
 /* The value of the line "key N" (key includes its separator) in /proc file path, or -1. */
 static long long proc_value(const char *path, const char *key)
 {
@@ -198,6 +230,11 @@ static void setup(void)
         die("setup file");
     if (pipe(pipe_fds) != 0)
         die("pipe");
+    struct stat st;
+    libc_fd = open(LIBC, O_RDONLY);
+    if (libc_fd < 0 || fstat(libc_fd, &st) != 0)
+        die("open libc");
+    libc_bytes = (size_t)st.st_size;
 }
 
 int main(int argc, char **argv)
@@ -218,6 +255,8 @@ int main(int argc, char **argv)
         {"pipe", op_pipe, 1000, 5},
         {"fork", op_fork, 100, 3},
         {"fork_exec", op_fork_exec, 50, 3},
+        {"fork_exec_dyn", op_fork_exec_dyn, 21, 3},
+        {"mmap_file", op_mmap_file, 21, 3},
     };
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
         measure(&ops[i], quick ? ops[i].quick_samples : ops[i].samples);

@@ -153,8 +153,9 @@ static void exception(struct trapframe *tf)
         pager_fault(tf, read_cr2(), fault_access(tf));
     /* a Linux task's server gets the fault (MK: never returns; IK: true when handled);
      * one that found no free frame as FWD_FAULT_NOMEM, so that the server ends the
-     * process as Linux's OOM killer would, and learns of its end */
-    u64 vector = err == E_NOMEM ? FWD_FAULT_NOMEM : tf->vector;
+     * process as Linux's OOM killer would, and learns of its end; one past the end of a
+     * mapped file as FWD_FAULT_BUS (SIGBUS) */
+    u64 vector = err == E_NOMEM ? FWD_FAULT_NOMEM : err == VM_PAST_EOF ? FWD_FAULT_BUS : tf->vector;
     if (fwd_fault(tf, vector, tf->vector == 14 ? read_cr2() : 0))
         return;
     kill_faulting_thread(tf, err);

@@ -111,7 +111,7 @@ struct pcnt_events {
 };
 
 struct vm_check {                /* SYS_VM_CHECK: the reverse map against the page tables */
-    uint64_t mappings;           /* anonymous user PTEs in all address spaces */
+    uint64_t mappings;           /* anonymous and file user PTEs in all address spaces */
     uint64_t entries;            /* reverse-map entries on the frames' lists */
     uint64_t errors;             /* mismatches of any kind (0 when consistent) */
 };
@@ -140,7 +140,8 @@ struct dev_info {
  * SRV_LABEL layout: op | UNIX_IFACE << 16), then
  *   FWD_OP_SYSCALL  w1 = Linux call number, w2..w7 = rdi, rsi, rdx, r10, r8, r9
  *   FWD_OP_FAULT    w1 = vector, w2 = error code, w3 = address (cr2 for #PF), w4 = rip;
- *                   w1 = FWD_FAULT_NOMEM: a page fault that found no free frame
+ *                   w1 = FWD_FAULT_NOMEM: a page fault that found no free frame;
+ *                   w1 = FWD_FAULT_BUS: a page wholly past the end of a mapped file
  * The reply's word 0 becomes rax (a system call; every other register is preserved), or
  * for a fault or an interrupt: >= 0 resume (at the registers SYS_THREAD_CTL may have set), < 0 end the
  * task with status KILLED_STATUS_BASE + vector. After SYS_THREAD_CTL(SET_REGS) the reply
@@ -150,6 +151,7 @@ struct dev_info {
 #define FWD_OP_FAULT        2
 #define FWD_OP_INTERRUPT    3    /* SYS_THREAD_CTL(INTERRUPT): no other words */
 #define FWD_FAULT_NOMEM     256  /* FWD_OP_FAULT's vector when memory ran out (not a CPU's) */
+#define FWD_FAULT_BUS       257  /* ... for a page wholly past the end of a mapped file */
 #define FWD_LABEL(op)       ((uint64_t)(op) | (uint64_t)UNIX_IFACE << 16)
 
 /* A thread's user registers (SYS_THREAD_CTL, SYS_TASK_THREAD_REGS). */
@@ -184,6 +186,21 @@ struct user_regs {
 #define VM_CTL_UNMAP    2
 #define VM_CTL_PROTECT  3
 #define VM_CTL_DISCARD  4        /* drop the pages of a mapped range; the regions stay */
+/* File objects (docs/memory.md, "File objects"): a server's page cache. SYS_VM_MMAP with
+ * VM_MMAP_FILE (privileged) makes a file object of len zeroed bytes (at most
+ * VM_FILE_WINDOW) in contiguous frames and maps it shared in the caller: its window,
+ * always VM_FILE_WINDOW bytes long (pages past the object's size fault). VM_CTL_MAP_FILE
+ * maps part of it into a controlled task: flags = the window address of the first page
+ * to map (page aligned) | VM_MMAP_FIXED | VM_MMAP_SHARED (else copy-on-write); pages
+ * wholly past the file's end fault there (FWD_FAULT_BUS). With task 0 and addr a window:
+ * VM_CTL_FILE_EOF sets the file's end (len = its size in bytes, at most the object's),
+ * VM_CTL_FILE_GROW moves the bytes to a larger run (len bytes, at most VM_FILE_WINDOW);
+ * the window stays where it is. */
+#define VM_MMAP_FILE    0x8u
+#define VM_FILE_WINDOW  (1ull << 30)
+#define VM_CTL_MAP_FILE  5
+#define VM_CTL_FILE_EOF  6
+#define VM_CTL_FILE_GROW 7
 #define TASK_COPY_TO    1        /* SYS_TASK_COPY: our bytes into the task's memory */
 #define TASK_COPY_FROM  2        /* the task's bytes into ours */
 #define TASK_COPY_MAX   (1u << 20)

@@ -372,6 +372,26 @@ WEAK long rt_vm_discard(int task, uint64_t addr, uint64_t len)
     (void)task; (void)addr; (void)len;
     return E_NOSYS;
 }
+WEAK void rt_vm_check(uint64_t out[3]) { out[0] = out[1] = out[2] = 0; }
+/* The page cache: the host tests map nothing (as rt_vm_map). */
+WEAK long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
+{
+    (void)cap; (void)handle; (void)data;
+    return E_NOSYS;
+}
+WEAK long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
+{
+    (void)handle; (void)cap; (void)data;
+    return E_NOSYS;
+}
+WEAK long rt_file_eof(uint64_t handle, uint64_t size) { (void)handle; (void)size; return 0; }
+WEAK void rt_file_free(uint64_t handle) { (void)handle; }
+WEAK long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
+                      uint64_t handle, uint64_t off)
+{
+    (void)task; (void)addr; (void)len; (void)prot; (void)flags; (void)handle; (void)off;
+    return E_NOSYS;
+}
 WEAK long rt_copy_to(int task, uint64_t uaddr, const void *src, size_t n)
 {
     (void)task; (void)uaddr; (void)src; (void)n;

@@ -78,7 +78,7 @@ static void test_mount_and_list(void)
     CHECK_EQ(st.st_mode, S_IFDIR | 0555);
     CHECK_EQ(strcmp(t_list("/proc"), "meminfo uptime stat loadavg version mounts "
                                      "filesystems cpuinfo ondol net 3 2 1 self"), 0);
-    CHECK_EQ(strcmp(t_list("/proc/ondol"), "syscalls kernel"), 0);
+    CHECK_EQ(strcmp(t_list("/proc/ondol"), "syscalls kernel vmcheck"), 0);
     CHECK_EQ(strcmp(t_list("/proc/1"), "stat status cmdline fd exe cwd"), 0);
     CHECK_EQ(strcmp(t_list("/proc/3"), "stat status cmdline fd"), 0);   /* zombie: no exe, cwd */
     CHECK_EQ(t_stat("/proc/meminfo", &st, false), 0);

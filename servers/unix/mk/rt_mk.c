@@ -127,6 +127,42 @@ long rt_vm_discard(int task, uint64_t addr, uint64_t len)
     return sys_vm_ctl(task, VM_CTL_DISCARD, (void *)addr, len, 0, 0);
 }
 
+/* The page cache: an object's window in our own address space is its handle. A window
+ * spans VM_FILE_WINDOW bytes whatever the object's size, so growing never moves it and
+ * any offset of a file names a page of it (VM_CTL_MAP_FILE). */
+long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
+{
+    long at = sys_vm_mmap(NULL, cap, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (at < 0)
+        return at;
+    *handle = (uint64_t)at;
+    *data = (unsigned char *)at;
+    return 0;
+}
+
+long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
+{
+    long at = sys_vm_ctl(0, VM_CTL_FILE_GROW, (void *)*handle, cap, 0, 0);
+    if (at < 0)
+        return at;
+    *handle = (uint64_t)at;
+    *data = (unsigned char *)at;
+    return 0;
+}
+
+long rt_file_eof(uint64_t handle, uint64_t size)
+{
+    return sys_vm_ctl(0, VM_CTL_FILE_EOF, (void *)handle, size, 0, 0);
+}
+
+void rt_file_free(uint64_t handle) { sys_vm_unmap((void *)handle, VM_FILE_WINDOW); }
+
+long rt_file_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
+                 uint64_t handle, uint64_t off)
+{
+    return sys_vm_ctl(task, VM_CTL_MAP_FILE, (void *)addr, len, prot, (handle + off) | flags);
+}
+
 /* SYS_TASK_COPY moves at most TASK_COPY_MAX bytes a call. */
 static long task_copy(int task, unsigned dir, uint64_t uaddr, void *local, size_t n)
 {
@@ -176,6 +212,15 @@ void rt_memory(uint64_t *total, uint64_t *free)
 void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
 void rt_kernel_counters(struct meminfo *m) { sys_meminfo(m); }
 long rt_measure(unsigned op, unsigned arg) { return sys_measure(op, arg); }
+
+void rt_vm_check(uint64_t out[3])
+{
+    struct vm_check c = {0, 0, 0};
+    sys_vm_check(&c);
+    out[0] = c.mappings;
+    out[1] = c.entries;
+    out[2] = c.errors;
+}
 
 /* The kernel's switch counters (runtime.h): SYS_TIME carries them. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
