@@ -158,16 +158,18 @@ def suite_entries(build: Path) -> list:
 
 def rootfs_archive(build: Path) -> Path:
     """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite, the UNIX benchmark's
-    program (unixbench.py) and the Debian packages of debroot.py; return the archive."""
+    program (unixbench.py), the SDET-like workload (sdet.py) and the Debian packages of
+    debroot.py; return the archive."""
     if __package__:
-        from . import debroot, unixbench
+        from . import debroot, sdet, unixbench
     else:
         import debroot
+        import sdet
         import unixbench
     try:
         return rootfs.assemble(suite_entries(build) + unixbench.archive_entries(build) +
-                               list(debroot.entries()), build)
-    except (rootfs.RootfsError, unixbench.UnixBenchError) as e:
+                               sdet.archive_entries(build) + list(debroot.entries()), build)
+    except (rootfs.RootfsError, unixbench.UnixBenchError, sdet.SdetError) as e:
         raise SuiteError(str(e)) from None
 
 
