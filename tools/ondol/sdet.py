@@ -199,9 +199,27 @@ def peer_records(build: Path, quick: bool, icount: bool) -> list[dict]:
     return records
 
 
-def peer_check(build: Path, users: int) -> str:
-    """/sdet/check USERS run on the peer (icount mode): the text it printed."""
+def _peer_check_run(build: Path, users: int) -> str:
     text = _boot_peer(build, peer_check_init(users), f"peer-check{users}", True)
     if "@@ end" not in text:
         raise SdetError(f"peer check incomplete (logs in {build / 'sdet' / f'peer-check{users}'})")
     return text
+
+
+def peer_check(build: Path, users: int) -> str:
+    """/sdet/check USERS run on the peer (icount mode): the text it printed. Cached with
+    the differential suite's results (linuxsuite.run_cached: keyed by the archive, the
+    kernel and this file); a lock serialises parallel callers (pytest-xdist)."""
+    import fcntl
+    from ondol import linuxsuite
+    target = linuxsuite.Target(f"sdet-check{users}",
+                               lambda archive, b: _peer_check_run(b, users),
+                               lambda: [linuxsuite.peer_kernel(), Path(__file__)])
+    lock = build / "sdet" / ".lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            return linuxsuite.run_cached(target, build / "rootfs.cpio", build)
+        except linuxsuite.SuiteError as e:
+            raise SdetError(str(e)) from None
