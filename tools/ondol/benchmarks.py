@@ -476,6 +476,58 @@ def unix_benchmark(quick: bool = False) -> Benchmark:
     )
 
 
+# ---- sdet: P0's SDET-like multi-user workload, MK and IK beside Linux, see docs/sdet.md ----
+# /sdet/bench-full (or -quick) as pid 1 of ondol's UNIX server, one boot per form (IK first),
+# and the Linux peer booted once in the same QEMU and mode (tools/ondol/sdet.py).
+
+def _sdet_archive(config: Config):
+    """Before each boot: build/rootfs.cpio with the workload, rebuilt when it is missing or
+    older than one of the workload's files."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def environment():
+        from ondol import linuxsuite, sdet
+        archive = linuxsuite.REPO / "build" / "rootfs.cpio"
+        sources = [p for p in sdet.SRC.rglob("*") if p.is_file()] + [Path(sdet.__file__)]
+        if not archive.exists() or max(p.stat().st_mtime for p in sources) > \
+                archive.stat().st_mtime:
+            try:
+                linuxsuite.rootfs_archive(archive.parent)
+            except linuxsuite.SuiteError as exc:
+                raise OndolError(f"root archive for bench sdet: {exc}") from None
+        yield BootEnv()
+    return environment()
+
+
+def sdet_benchmark(quick: bool = False) -> Benchmark:
+    """`./ondol bench sdet [--quick]`: N = 1, 4, 8, 12, 16 users (quick: 1 and 4)."""
+    from ondol import sdet
+    init = "/sdet/bench-quick" if quick else "/sdet/bench-full"
+    configs = tuple(Config(command="sdet", options={"unix": form, "linux_init": init},
+                           params={"unix": form}) for form in sdet.FORMS)
+    return Benchmark(
+        name="sdet",
+        description="P0's SDET-like workload: N users at once, each a shell script of SDET's "
+                    "29 commands (Debian's programs) in its own order; MK and IK beside Linux"
+                    + (" (quick: N = 1, 4)" if quick else ""),
+        configs=configs,
+        key=("test", "unix", "users"),
+        columns=("users", "unix", "per_script", "scripts_per_1e9", "mk_ik", "vs_linux",
+                 "syscalls", "p0_syscalls", "thread_sw", "as_sw", "p0_ctxt"),
+        plot=Plot(kind="line", x="users", y="scripts_per_1e9", series="unix"),
+        paper="P0.table2",
+        timeout=3600.0,
+        rows=lambda results, config: sdet.rows(results, config.params["unix"], quick,
+                                               _run_mode()),
+        environment=_sdet_archive,
+    )
+
+
+#: the benchmarks with a shorter form for CI (`./ondol bench NAME --quick`)
+QUICK = {"sdet": lambda: sdet_benchmark(quick=True), "unix": lambda: unix_benchmark(quick=True)}
+
+
 def _one_row(name: str, description: str, command: str) -> Benchmark:
     """A benchmark whose guest program reports a single row from a single boot."""
     return Benchmark(name=name, description=description, configs=(Config(command=command),),
@@ -525,6 +577,7 @@ BENCHMARKS = (
     ),
     vm_benchmark(),
     unix_benchmark(),
+    sdet_benchmark(),
 )
 
 
@@ -757,7 +810,12 @@ NET_BENCH = Benchmark(
 BENCHMARKS += (NET_BENCH,)
 
 
-def get(name: str) -> Benchmark:
+def get(name: str, quick: bool = False) -> Benchmark:
+    """The benchmark NAME (its shorter form with QUICK)."""
+    if quick:
+        if name not in QUICK:
+            raise OndolError(f"{name!r} has no --quick form (those with one: {', '.join(QUICK)})")
+        return QUICK[name]()
     for bench in BENCHMARKS:
         if bench.name == name:
             return bench

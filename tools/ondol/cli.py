@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                        "natively without QEMU (alloc: docs/alloc.md)")
     bench.add_argument("--timeout", type=float, help="seconds per boot (default: the "
                        "benchmark's)")
+    bench.add_argument("--quick", action="store_true", help="the benchmark's shorter form, "
+                       "for CI (sdet: N = 1, 4; unix: a few samples)")
     bench.set_defaults(func=cmd_bench)
 
     comp = sub.add_parser("compare", help="ratios B/A of the medians of two result files")
@@ -158,7 +160,7 @@ def cmd_net(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
-    bench = benchmarks.get(args.name)
+    bench = benchmarks.get(args.name, quick=args.quick)
     args.runs = 1 if args.runs is None else args.runs
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")

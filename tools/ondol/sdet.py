@@ -223,3 +223,69 @@ def peer_check(build: Path, users: int) -> str:
             return linuxsuite.run_cached(target, build / "rootfs.cpio", build)
         except linuxsuite.SuiteError as e:
             raise SdetError(str(e)) from None
+
+
+# ---- `./ondol bench sdet`: the rows ---------------------------------------------------------
+
+#: P0's Table 2 (papers.json P0.table2): users -> (UNIX system calls, context switches IK, MK)
+P0_TABLE2 = {1: (7885, 2508, 13444), 4: (30771, 3377, 38741), 8: (61356, 4493, 74762),
+             12: (91780, 5813, 110400), 16: (122732, 7982, 152040)}
+#: the forms, IK first: MK rows carry MK/IK ratios against the IK boot of the same run
+FORMS = ("ik", "mk")
+# Instructions by user count of the IK boot and of the peer in the run in progress, for
+# the rows of the later boots.
+_ik_instructions: dict[int, int] = {}
+_linux_instructions: dict[int, int] = {}
+
+
+def _counted(value):
+    """A counter's value, None where the system has none (-1)."""
+    return None if value is None or value < 0 else value
+
+
+def _row(rec: dict, form: str, syscalls) -> dict:
+    """One table row from a result record: instructions (icount, exact) per run and per
+    script, scripts per 10^9 instructions, calls and switches per run, P0's beside."""
+    users, instr = rec["users"], rec["instructions"]
+    p0 = P0_TABLE2.get(users)
+    return {"test": "sdet", "unix": form, "users": users, "instructions": instr,
+            "per_script": round(instr / users), "scripts_per_1e9": round(users * 1e9 / instr, 3),
+            "syscalls": _counted(syscalls), "thread_sw": _counted(rec["thread_switches"]),
+            "as_sw": _counted(rec["as_switches"]), "unit": "tsc",
+            "p0_syscalls": p0[0] if p0 else None,
+            "p0_ctxt": (p0[1] if form == "ik" else p0[2]) if p0 and form != "linux" else None}
+
+
+def peer_rows(quick: bool, mode: str) -> list[dict]:
+    """The Linux peer's rows: the timed round's counts, syscalls from the traced round."""
+    import os
+    if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
+        return []
+    try:
+        records = peer_records(REPO / "build", quick, icount=mode == "icount")
+    except SdetError as exc:
+        print(f"ondol: note: no Linux peer rows for sdet: {exc}", file=sys.stderr)
+        return []
+    traced = {r["users"]: r["syscalls"] for r in records if r.get("type") == "trace"}
+    return [_row(r, "linux", traced.get(r["users"])) for r in records
+            if r.get("type") == "result" and r.get("bench") == "sdet"]
+
+
+def rows(results: list[dict], form: str, quick: bool, mode: str | None) -> list[dict]:
+    """The rows of one boot (FORM); the IK boot also boots the Linux peer. Every MK row
+    gets `mk_ik`, its throughput over IK's at the same user count; every ondol row
+    `vs_linux`, its instructions per script over Linux's."""
+    out = [_row(r, form, r["syscalls"]) for r in results if r.get("type", "result") == "result"]
+    if form == FORMS[0]:
+        _ik_instructions.clear()
+        _ik_instructions.update({r["users"]: r["instructions"] for r in out})
+        linux = peer_rows(quick, mode or "icount")
+        _linux_instructions.clear()
+        _linux_instructions.update({r["users"]: r["instructions"] for r in linux})
+        out += linux
+    for row in out:
+        ik = _ik_instructions.get(row["users"])
+        row["mk_ik"] = round(ik / row["instructions"], 3) if form == "mk" and ik else None
+        base = _linux_instructions.get(row["users"]) if row["unix"] != "linux" else None
+        row["vs_linux"] = round(row["instructions"] / base, 3) if base else None
+    return out
