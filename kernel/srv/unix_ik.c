@@ -30,6 +30,7 @@
 #include "fwd.h"
 #include "kernel.h"
 #include "kheap.h"
+#include "marker.h"
 #include "klock.h"
 #include "memlayout.h"
 #include "multiboot.h"
@@ -279,6 +280,10 @@ void rt_poweroff(void)
 }
 
 void rt_result_write(const char *buf, size_t n) { serial_write(COM2, buf, n); }
+void rt_measure(bool begin, unsigned window)
+{
+    marker(begin ? MARK_WINDOW_BEGIN : MARK_WINDOW_END, window);
+}
 
 /* The kernel's switch counters (runtime.h), summed over CPUs. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)

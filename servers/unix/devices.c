@@ -9,6 +9,10 @@
  *   240,0 /dev/results ondol's result stream (COM2; rt_result_write): benchmark records
  *                     from Linux programs (tools/unixbench); reads end at once. 240 is
  *                     in the range Linux keeps for local use.
+ *   240,1 /dev/window  cache-model windows (rt_measure): a write of "begin ID" or "end ID"
+ *                     (ID 0..4095, one optional newline) opens or closes window ID, so a
+ *                     Linux workload (tools/sdet/bench.sh) delimits what the plugin
+ *                     counts; anything else is -EINVAL; reads end at once.
  * The generator is deterministic on purpose: the same boot gives the same bytes, so runs
  * under icount repeat exactly. It is splitmix64 (Steele, Lea and Flood, 2014), which is
  * fast and well mixed but not a cryptographic generator.
@@ -124,6 +128,40 @@ static long results_write(struct file *f, struct ucall *c, uint64_t uaddr, size_
     return (long)n;
 }
 
+/* "begin ID" / "end ID" (devices' comment above): 1 for begin, 0 for end, -1 if neither;
+ * *id the window. */
+static int window_parse(const char *s, size_t n, unsigned *id)
+{
+    int begin = n > 6 && !memcmp(s, "begin ", 6) ? 1 : n > 4 && !memcmp(s, "end ", 4) ? 0 : -1;
+    if (begin < 0)
+        return -1;
+    size_t i = begin ? 6 : 4;
+    if (n > i && s[n - 1] == '\n')
+        n--;
+    unsigned v = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9' && v < 4096; i++)
+        v = v * 10 + (unsigned)(s[i] - '0');
+    *id = v;
+    return i == n && s[n - 1] >= '0' && s[n - 1] <= '9' && v < 4096 ? begin : -1;
+}
+
+static long window_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                         uint64_t *off)
+{
+    (void)f, (void)off;
+    char text[16];
+    unsigned id;
+    if (n > sizeof text)
+        return -EINVAL;
+    if (copy_in(c->proc, text, uaddr, n))
+        return -EFAULT;
+    int begin = window_parse(text, n, &id);
+    if (begin < 0)
+        return -EINVAL;
+    rt_measure(begin, id);
+    return (long)n;
+}
+
 static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
@@ -131,6 +169,7 @@ static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
 /* /dev/full has no write_buf: sendfile to it is -EINVAL, as Linux (no splice_write). */
 static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
 static const struct file_ops results_ops = {.read = null_read, .write = results_write};
+static const struct file_ops window_ops = {.read = null_read, .write = window_write};
 static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
                                            .write_buf = sink_write_buf};
 
@@ -143,6 +182,7 @@ static const struct chardev chardevs[] = {
     {5, 0, &tty_file_ops, tty_open_ctty},
     {5, 1, &tty_file_ops, tty_open_console},
     {240, 0, &results_ops, NULL},
+    {240, 1, &window_ops, NULL},
 };
 
 const struct chardev *chardev_lookup(unsigned major, unsigned minor)

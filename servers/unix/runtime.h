@@ -50,6 +50,9 @@ long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its ne
 void rt_memory(uint64_t *total, uint64_t *free);
 void rt_poweroff(void);                     /* reboot(2) with power off: QEMU exits 0 */
 void rt_result_write(const char *buf, size_t n);   /* the result stream (COM2) */
+/* A cache-model window begins (begin true) or ends: SYS_MEASURE's marker, which only the
+ * cache plugin sees (markers=on); window < 4096. */
+void rt_measure(bool begin, unsigned window);
 /* The kernel's counters (issue 10, item 7; /proc/ondol/syscalls, the unix_calls record):
  * thread switches and address-space (CR3) switches since boot, all CPUs. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches);

@@ -500,6 +500,35 @@ def _sdet_archive(config: Config):
     return environment()
 
 
+SDET_FIGURES = (
+    Figure(
+        id="p0-table2-syscalls", paper="P0", kind="line", x="users", axes="shared",
+        xlabel="users (concurrent scripts)",
+        title="P0 Table 2, system calls: ondol's UNIX server and Linux take about as many "
+              "calls per run as OSF/1 did, growing linearly with the users",
+        caption="UNIX system calls per run of N users (counts, one axis). ondol counts them in "
+                "the UNIX server (/proc/ondol/syscalls), the Linux peer in a separate traced "
+                "round (tracefs histogram on raw_syscalls:sys_enter); P0's from Table 2.",
+        series=(Published("P0 (MK = IK)", "P0.table2", row="UNIX syscalls (MK = IK)"),
+                Ours("ondol IK", {"unix": "ik"}, y="syscalls"),
+                Ours("ondol MK", {"unix": "mk"}, y="syscalls"),
+                Ours("Linux (peer)", {"unix": "linux"}, y="syscalls"))),
+    Figure(
+        id="p0-table2-switches", paper="P0", kind="line", x="users", axes="shared", logy=True,
+        xlabel="users (concurrent scripts)",
+        title="P0 Table 2, context switches: MK switches an order of magnitude more than IK, "
+              "on OSF/1 as on ondol",
+        caption="Context switches per run of N users (counts, one logarithmic axis). ondol's "
+                "are the kernel's thread switches (its address-space switches are in the "
+                "table); Linux's are /proc/stat's ctxt; P0's from Table 2.",
+        series=(Published("P0 IK", "P0.table2", row="context switches IK"),
+                Published("P0 MK", "P0.table2", row="context switches MK"),
+                Ours("ondol IK", {"unix": "ik"}, y="thread_sw"),
+                Ours("ondol MK", {"unix": "mk"}, y="thread_sw"),
+                Ours("Linux (peer)", {"unix": "linux"}, y="thread_sw"))),
+)
+
+
 def sdet_benchmark(quick: bool = False) -> Benchmark:
     """`./ondol bench sdet [--quick]`: N = 1, 4, 8, 12, 16 users (quick: 1 and 4)."""
     from ondol import sdet
@@ -513,10 +542,11 @@ def sdet_benchmark(quick: bool = False) -> Benchmark:
                     + (" (quick: N = 1, 4)" if quick else ""),
         configs=configs,
         key=("test", "unix", "users"),
-        columns=("users", "unix", "per_script", "scripts_per_1e9", "mk_ik", "vs_linux",
+        columns=("users", "unix", "instr_per_script", "scripts_per_1e9", "mk_ik", "vs_linux",
                  "syscalls", "p0_syscalls", "thread_sw", "as_sw", "p0_ctxt"),
         plot=Plot(kind="line", x="users", y="scripts_per_1e9", series="unix"),
         paper="P0.table2",
+        figures=SDET_FIGURES,
         timeout=3600.0,
         rows=lambda results, config: sdet.rows(results, config.params["unix"], quick,
                                                _run_mode()),

@@ -51,7 +51,7 @@ KEEP = {
     "coreutils": ["usr/bin/pr"],
     "bsdextrautils": ["usr/bin/col"],
     "groff-base": [*(f"usr/bin/{b}" for b in ("nroff", "groff", "troff", "grotty")),
-                   "etc/groff/*", "usr/share/groff/current",
+                   "etc/groff/*", "usr/share/groff/current", "usr/share/groff/site-tmac",
                    "usr/share/groff/1.22.4/tmac/*", "usr/share/groff/1.22.4/font/devascii/*"],
     "libstdc++6": [f"usr/lib/{MULTI}/libstdc++.so.6*"],
     "libgcc-s1": [f"lib/{MULTI}/libgcc_s.so.1"],

@@ -244,14 +244,17 @@ def _counted(value):
 
 
 def _row(rec: dict, form: str, syscalls) -> dict:
-    """One table row from a result record: instructions (icount, exact) per run and per
-    script, scripts per 10^9 instructions, calls and switches per run, P0's beside."""
+    """One table row from a result record: instructions per run and per script (the TSC:
+    under icount, instructions, exact), scripts per 10^9 instructions, calls and switches
+    per run, P0's beside. Its unit is "count": every column counts something, and the
+    instruction columns say so in their names."""
     users, instr = rec["users"], rec["instructions"]
     p0 = P0_TABLE2.get(users)
-    return {"test": "sdet", "unix": form, "users": users, "instructions": instr,
-            "per_script": round(instr / users), "scripts_per_1e9": round(users * 1e9 / instr, 3),
+    window = {} if form == "linux" else {"window": users}   # bench.sh's cache-model window
+    return {"test": "sdet", "unix": form, "users": users, **window, "instructions": instr,
+            "instr_per_script": round(instr / users), "scripts_per_1e9": round(users * 1e9 / instr, 3),
             "syscalls": _counted(syscalls), "thread_sw": _counted(rec["thread_switches"]),
-            "as_sw": _counted(rec["as_switches"]), "unit": "tsc",
+            "as_sw": _counted(rec["as_switches"]), "unit": "count",
             "p0_syscalls": p0[0] if p0 else None,
             "p0_ctxt": (p0[1] if form == "ik" else p0[2]) if p0 and form != "linux" else None}
 

@@ -384,6 +384,7 @@ WEAK long rt_thread_start(int task, const struct user_regs *r) { (void)task; (vo
 WEAK long rt_thread_end(int tid) { (void)tid; return E_SRCH; }
 WEAK void rt_poweroff(void) {}
 WEAK void rt_result_write(const char *buf, size_t n) { (void)buf; (void)n; }
+WEAK void rt_measure(bool begin, unsigned window) { (void)begin; (void)window; }
 WEAK long rt_option(const char *key, char *buf, size_t cap)
 {
     (void)key; (void)buf; (void)cap;

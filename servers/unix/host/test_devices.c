@@ -122,6 +122,38 @@ static void test_common_ioctls(void)
     fd_close(p, fd);
 }
 
+static unsigned window_calls[2], window_last;
+void rt_measure(bool begin, unsigned window)   /* overrides fake.c's: what it was told */
+{
+    window_calls[begin]++;
+    window_last = window;
+}
+
+/* /dev/window: "begin ID" / "end ID" (ID < 4096, one newline allowed) reach rt_measure;
+ * anything else is -EINVAL and reaches nothing. */
+static long window_text(long fd, const char *text)
+{
+    memcpy(mem(BUF), text, strlen(text));
+    return xfer(fd, true, fake_user(p, BUF), strlen(text));
+}
+
+static void test_window(void)
+{
+    long fd = open_dev(240, 1, O_WRONLY);
+    CHECK_EQ(window_text(fd, "begin 16\n"), 9);
+    CHECK(window_calls[1] == 1 && window_last == 16);
+    CHECK_EQ(window_text(fd, "end 4095"), 8);
+    CHECK(window_calls[0] == 1 && window_last == 4095);
+    static const char *bad[] = {"begin 4096", "begin ", "begin\n", "end x", "end 1 ",
+                                "start 1", "begin 1\n\n", "end -1", "begin 00000000000001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_EQ(window_text(fd, bad[i]), -EINVAL);
+    CHECK(window_calls[0] == 1 && window_calls[1] == 1);
+    CHECK_EQ(xfer(fd, true, 16, 7), -EFAULT);
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 8), 0);
+    fd_close(p, fd);
+}
+
 int main(void)
 {
     p = fake_proc(MEM);
@@ -130,6 +162,7 @@ int main(void)
     test_random();
     test_lookup_and_tty_nodes();
     test_common_ioctls();
+    test_window();
     fake_fds_free(p);
     fake_proc_free(p);
     return fake_done();

@@ -174,6 +174,10 @@ void rt_memory(uint64_t *total, uint64_t *free)
     *free = m.frames_free * 4096;
 }
 void rt_result_write(const char *buf, size_t n) { sys_result_write(buf, n); }
+void rt_measure(bool begin, unsigned window)
+{
+    sys_measure(begin ? MEASURE_WINDOW_BEGIN : MEASURE_WINDOW_END, window);
+}
 
 /* The kernel's switch counters (runtime.h): SYS_TIME carries them. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
