@@ -51,3 +51,32 @@ def test_rows_ratios_linux_and_p0(fake_peer):
     assert by["mk", 4]["instr_per_script"] == 312 and by["mk", 4]["scripts_per_1e9"] == 3.2e6
     assert by["ik", 4]["p0_syscalls"] == 30771 and by["ik", 4]["p0_ctxt"] == 3377
     assert by["mk", 4]["p0_ctxt"] == 38741 and by["mk", 4]["window"] == 4
+
+
+def window(kernel, server, user):
+    """A cache window: (instructions, l2 misses, modelled cycles) per domain; the MK
+    server is a task of the user domain, as the kernel marks it."""
+    def counts(i, l2, cycles):
+        return {"instructions": i, "l1i_misses": 0, "l1d_misses": 0, "itlb_misses": 0,
+                "l2_misses": l2, "modelled_cycles": cycles}
+    user_total = [a + b for a, b in zip(user, server)]
+    tasks = [{"name": sdet.SERVER_TASK, "kind": "user", **counts(*server)}] if server[0] else []
+    return {"domains": {"kernel": counts(*kernel), "user": counts(*user_total)}, "tasks": tasks,
+            "total": counts(*[a + b for a, b in zip(kernel, user_total)])}
+
+
+def test_cache_outputs_split_the_server_and_model_throughput(tmp_path):
+    doc = {"cache": "pentiumpro,l2=off", "mode": "icount", "commit": "x", "results": [
+        {"unix": "ik", "users": 4, "cache": window((600, 60, 1800), (0, 0, 0), (400, 4, 600))},
+        {"unix": "mk", "users": 4, "cache": window((600, 60, 1800), (100, 20, 400),
+                                                   (400, 4, 600))}]}
+    (path,) = sdet.cache_outputs(doc, tmp_path)
+    assert path.name == "sdet-cache-pentiumpro-l2off.md"
+    text = path.read_text()
+    assert "| mk | 4 | UNIX server | 0.091 | 0.0 | 0.0 | 0.0 | 0.2 | 4.0 | – |" in text
+    assert "| mk | 4 | user | 0.364 | 0.0 | 0.0 | 0.0 | 0.01 | 1.5 | – |" in text
+    assert "| ik | 4 | UNIX server" not in text
+    ik_hour = 4 / (2400 / sdet.CLOCK_HZ / 3600)
+    assert f"| ik | 4 | all | 1.0 | 0.0 | 0.0 | 0.0 | 0.064 | 2.4 | {round(ik_hour, 1)} |" in text
+    assert "| 4 | 0.857 |" in text                      # 2400 / 2800 modelled cycles
+    assert sdet.cache_outputs({"results": [{"unix": "ik", "users": 1}]}, tmp_path) == []

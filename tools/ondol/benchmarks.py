@@ -551,6 +551,7 @@ def sdet_benchmark(quick: bool = False) -> Benchmark:
         rows=lambda results, config: sdet.rows(results, config.params["unix"], quick,
                                                _run_mode()),
         environment=_sdet_archive,
+        outputs=sdet.cache_outputs,
     )
 
 
