@@ -31,6 +31,7 @@
 #include "fwd.h"
 #include "kernel.h"
 #include "kheap.h"
+#include "marker.h"
 #include "klock.h"
 #include "memlayout.h"
 #include "multiboot.h"

@@ -8,8 +8,13 @@
  *   5,1 /dev/console  the console tty
  *   240,0 /dev/results ondol's result stream (COM2; rt_result_write): benchmark records
  *                     from Linux programs (tools/unixbench); reads end at once. 240 is
- *                     in the range Linux keeps for local use. Its ioctls open and close
- *                     a model window around a measured run (RESULTS_WINDOW_*, below).
+ *                     in the range Linux keeps for local use.
+ *   240,1 /dev/window  cache-model windows (rt_measure): a write of "begin ID" or "end ID"
+ *                     (ID 0..4095, one optional newline) opens or closes window ID, so a
+ *                     Linux workload (tools/sdet/bench.sh, tests/linux/aim.c) delimits
+ *                     what the plugin counts; a window's begin also resumes every CPU's
+ *                     coherence-model clock (MEASURE_MODEL); anything else is -EINVAL;
+ *                     reads end at once. Without the plugin the markers go unseen.
  * The generator is deterministic on purpose: the same boot gives the same bytes, so runs
  * under icount repeat exactly. It is splitmix64 (Steele, Lea and Flood, 2014), which is
  * fast and well mixed but not a cryptographic generator.
@@ -125,24 +130,40 @@ static long results_write(struct file *f, struct ucall *c, uint64_t uaddr, size_
     return (long)n;
 }
 
-/* ioctl(/dev/results, RESULTS_WINDOW_BEGIN, id): the cache/coherence model's window id
- * begins and every CPU's model clock resumes (tests/linux/aim.c); RESULTS_WINDOW_END ends
- * it. Without the plugin loaded these are marker loads nobody sees. -EINVAL for an id
- * above 0xfff. */
-#define RESULTS_WINDOW_BEGIN 0x4f01
-#define RESULTS_WINDOW_END 0x4f02
-
-static long results_ioctl(struct file *f, struct ucall *c, unsigned long cmd, uint64_t arg)
+/* "begin ID" / "end ID" (devices' comment above): 1 for begin, 0 for end, -1 if neither;
+ * *id the window. */
+static int window_parse(const char *s, size_t n, unsigned *id)
 {
-    (void)f, (void)c;
-    if (cmd != RESULTS_WINDOW_BEGIN && cmd != RESULTS_WINDOW_END)
-        return -ENOTTY;
-    if (arg > 0xfff)
+    int begin = n > 6 && !memcmp(s, "begin ", 6) ? 1 : n > 4 && !memcmp(s, "end ", 4) ? 0 : -1;
+    if (begin < 0)
+        return -1;
+    size_t i = begin ? 6 : 4;
+    if (n > i && s[n - 1] == '\n')
+        n--;
+    unsigned v = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9' && v < 4096; i++)
+        v = v * 10 + (unsigned)(s[i] - '0');
+    *id = v;
+    return i == n && s[n - 1] >= '0' && s[n - 1] <= '9' && v < 4096 ? begin : -1;
+}
+
+static long window_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
+                         uint64_t *off)
+{
+    (void)f, (void)off;
+    char text[16];
+    unsigned id;
+    if (n > sizeof text)
         return -EINVAL;
-    if (cmd == RESULTS_WINDOW_END)
-        return rt_errno(rt_measure(MEASURE_WINDOW_END, (unsigned)arg));
-    long r = rt_measure(MEASURE_WINDOW_BEGIN, (unsigned)arg);
-    return rt_errno(r < 0 ? r : rt_measure(MEASURE_MODEL, 1));
+    if (copy_in(c->proc, text, uaddr, n))
+        return -EFAULT;
+    int begin = window_parse(text, n, &id);
+    if (begin < 0)
+        return -EINVAL;
+    long r = rt_measure(begin ? MEASURE_WINDOW_BEGIN : MEASURE_WINDOW_END, id);
+    if (r >= 0 && begin)
+        r = rt_measure(MEASURE_MODEL, 1);
+    return r < 0 ? rt_errno(r) : (long)n;
 }
 
 static const struct file_ops null_ops = {.read = null_read, .write = sink_write,
@@ -151,8 +172,8 @@ static const struct file_ops zero_ops = {.read = zero_read, .write = sink_write,
                                          .write_buf = sink_write_buf};
 /* /dev/full has no write_buf: sendfile to it is -EINVAL, as Linux (no splice_write). */
 static const struct file_ops full_ops = {.read = zero_read, .write = full_write};
-static const struct file_ops results_ops = {.read = null_read, .write = results_write,
-                                            .ioctl = results_ioctl};
+static const struct file_ops results_ops = {.read = null_read, .write = results_write};
+static const struct file_ops window_ops = {.read = null_read, .write = window_write};
 static const struct file_ops random_ops = {.read = random_read, .write = sink_write,
                                            .write_buf = sink_write_buf};
 
@@ -165,6 +186,7 @@ static const struct chardev chardevs[] = {
     {5, 0, &tty_file_ops, tty_open_ctty},
     {5, 1, &tty_file_ops, tty_open_console},
     {240, 0, &results_ops, NULL},
+    {240, 1, &window_ops, NULL},
 };
 
 const struct chardev *chardev_lookup(unsigned major, unsigned minor)

@@ -46,7 +46,7 @@ static long make_dev_nodes(void)
         unsigned major, minor;
     } nodes[] = {{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8},
                  {"urandom", 1, 9}, {"tty", 5, 0}, {"console", 5, 1},
-                 {"results", 240, 0}};
+                 {"results", 240, 0}, {"window", 240, 1}};
     struct walk w;
     long r = vfs_walk_from(vfs_root(), vfs_root(), "/dev", WALK_FOLLOW, &w);
     if (r < 0)

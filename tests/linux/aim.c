@@ -28,7 +28,8 @@
  * workers, jobs done, the TSC ticks of the run (under -icount: instructions, exact), and,
  * on ondol, the kernel's counters before and after from /proc/ondol/kernel (frames,
  * objects, the reverse map's operations), then an end record. On ondol the run is a
- * coherence-model window: an ioctl on /dev/results opens it (all CPUs resume) and closes it.
+ * coherence-model window: "begin N" / "end N" written to /dev/window opens it (all CPUs
+ * resume) and closes it.
  * As pid 1 it powers off at the end.
  */
 #define _GNU_SOURCE
@@ -37,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/reboot.h>
 #include <sys/wait.h>
@@ -46,8 +46,6 @@
 #define PAGE 4096
 #define MAX_WORKERS 64
 #define AIM_WINDOW 13                 /* the coherence-model window of the run */
-#define RESULTS_WINDOW_BEGIN 0x4f01   /* ondol's /dev/results ioctls (docs/unix.md) */
-#define RESULTS_WINDOW_END 0x4f02
 #define CHILD_STATUS 7
 
 static char self_path[256];
@@ -288,6 +286,16 @@ static int name_config(const char *name, int *workers, int *jobs)
     return sscanf(base ? base + 1 : name, "aim-%d-%d", workers, jobs) == 2;
 }
 
+/* "begin N" or "end N" to /dev/window in one write, as the device parses it (N the run's
+ * window); nothing where there is no such device (the Linux peer). */
+static void model_window(int fd, const char *what)
+{
+    char text[32];
+    int n = snprintf(text, sizeof text, "%s %d\n", what, AIM_WINDOW);
+    if (fd >= 0 && write(fd, text, (size_t)n) != n)
+        fprintf(stderr, "aim: /dev/window refused \"%s\"\n", what);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0)
@@ -314,13 +322,12 @@ int main(int argc, char **argv)
     int warm = run_workers(workers, 1, seed + 1000);
     long long before[NCOUNTERS], after[NCOUNTERS];
     int ondol = read_counters(before);
-    if (results >= 0)
-        ioctl(results, RESULTS_WINDOW_BEGIN, AIM_WINDOW);
+    int window = open("/dev/window", O_WRONLY);     /* ondol's model windows (docs/unix.md) */
+    model_window(window, "begin");
     uint64_t t0 = rdtsc();
     int done = run_workers(workers, jobs, seed);
     uint64_t tsc = rdtsc() - t0;
-    if (results >= 0)
-        ioctl(results, RESULTS_WINDOW_END, AIM_WINDOW);
+    model_window(window, "end");
     if (ondol)
         read_counters(after);
     int ok = done == workers && warm == workers;

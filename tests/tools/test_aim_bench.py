@@ -30,13 +30,13 @@ def test_configs_cover_every_mode_and_cpu_count_with_the_program_as_init():
                and c.options["unix"] == "mk" for c in bench.configs)
     probed = [c for c in bench.configs if not c.params["model"]]
     assert [c.options["probes"] for c in probed] == ["on"] * len(aim.MODES)
-    quick = benchmarks.get_quick("aim")
+    quick = benchmarks.get("aim", quick=True)
     assert {c.params["cpus"] for c in quick.configs} == set(aim.QUICK_CPUS)
 
 
 def test_every_configuration_has_its_link_in_the_archive():
     links = {"/" + e.path for e in aim.archive_entries()}
-    for bench in (benchmarks.get("aim"), benchmarks.get_quick("aim")):
+    for bench in (benchmarks.get("aim"), benchmarks.get("aim", quick=True)):
         assert {c.options["linux_init"] for c in bench.configs} <= links
     assert aim.link(8, aim.SOAK_JOBS) in links and aim.link(8, aim.SOAK_SHORT_JOBS) in links
 
@@ -66,5 +66,5 @@ def test_without_a_window_or_counters_the_fields_stay_empty():
 
 
 def test_no_quick_form_elsewhere():
-    with pytest.raises(Exception, match="no quick form"):
-        benchmarks.get_quick("vm")
+    with pytest.raises(Exception, match="no --quick form"):
+        benchmarks.get("vm", quick=True)

@@ -18,7 +18,7 @@ def test_missing_qemu_is_one_line_without_traceback(ondol_process, scratch):
 def test_unknown_benchmark(ondol_process):
     proc = ondol_process("bench", "nosuch")
     assert proc.returncode == 1
-    assert proc.stderr == "ondol: error: no benchmark named 'nosuch' (known: null, ipc, rpc, boot, ipc-cache, vm, unix, alloc, alloc-cache, alloc-mmu, alloc-mmu-cache, net, coherence, aim)\n"
+    assert proc.stderr == "ondol: error: no benchmark named 'nosuch' (known: null, ipc, rpc, boot, ipc-cache, vm, unix, sdet, alloc, alloc-cache, alloc-mmu, alloc-mmu-cache, net, coherence, aim)\n"
 
 
 def test_bad_opt(ondol_process, fake_qemu, scratch):

@@ -79,8 +79,8 @@ def test_bench_unix_end_to_end_table_shape(tmp_path, monkeypatch, capsys):
         pytest.skip("build/ondol.bin not built")
     monkeypatch.setenv("ONDOL_ROOT", str(REPO))
     monkeypatch.delenv("ONDOL_PEER", raising=False)
-    quick = benchmarks.unix_benchmark(quick=True)
-    monkeypatch.setattr(benchmarks, "get", lambda name: quick)
+    quick_bench = benchmarks.unix_benchmark(quick=True)
+    monkeypatch.setattr(benchmarks, "get", lambda name, quick=False: quick_bench)
     assert main(["bench", "unix", "--no-build", "--results", str(tmp_path)]) == 0
     doc = json.loads((tmp_path / "unix.json").read_text())
     rows = doc["results"]

@@ -81,7 +81,7 @@ def test_bench_vm_end_to_end_table_shape(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ONDOL_ROOT", str(REPO))
     monkeypatch.delenv("ONDOL_PEER", raising=False)
     small = benchmarks.vm_benchmark(n=20, peer_n=20, probe_n=5)
-    monkeypatch.setattr(benchmarks, "get", lambda name: small)
+    monkeypatch.setattr(benchmarks, "get", lambda name, quick=False: small)
     assert main(["bench", "vm", "--no-build", "--results", str(tmp_path)]) == 0
     doc = json.loads((tmp_path / "vm.json").read_text())
     rows = doc["results"]

@@ -491,6 +491,89 @@ def unix_benchmark(quick: bool = False) -> Benchmark:
     )
 
 
+# ---- sdet: P0's SDET-like multi-user workload, MK and IK beside Linux, see docs/sdet.md ----
+# /sdet/bench-full (or -quick) as pid 1 of ondol's UNIX server, one boot per form (IK first),
+# and the Linux peer booted once in the same QEMU and mode (tools/ondol/sdet.py).
+
+def _sdet_archive(config: Config):
+    """Before each boot: build/rootfs.cpio with the workload, rebuilt when it is missing or
+    older than one of the workload's files."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def environment():
+        from ondol import linuxsuite, sdet
+        archive = linuxsuite.REPO / "build" / "rootfs.cpio"
+        sources = [p for p in sdet.SRC.rglob("*") if p.is_file()] + [Path(sdet.__file__)]
+        if not archive.exists() or max(p.stat().st_mtime for p in sources) > \
+                archive.stat().st_mtime:
+            try:
+                linuxsuite.rootfs_archive(archive.parent)
+            except linuxsuite.SuiteError as exc:
+                raise OndolError(f"root archive for bench sdet: {exc}") from None
+        yield BootEnv()
+    return environment()
+
+
+SDET_FIGURES = (
+    Figure(
+        id="p0-table2-syscalls", paper="P0", kind="line", x="users", axes="shared",
+        xlabel="users (concurrent scripts)",
+        title="P0 Table 2, system calls: ondol's UNIX server and Linux take about as many "
+              "calls per run as OSF/1 did, growing linearly with the users",
+        caption="UNIX system calls per run of N users (counts, one axis). ondol counts them in "
+                "the UNIX server (/proc/ondol/syscalls), the Linux peer in a separate traced "
+                "round (tracefs histogram on raw_syscalls:sys_enter); P0's from Table 2.",
+        series=(Published("P0 (MK = IK)", "P0.table2", row="UNIX syscalls (MK = IK)"),
+                Ours("ondol IK", {"unix": "ik"}, y="syscalls"),
+                Ours("ondol MK", {"unix": "mk"}, y="syscalls"),
+                Ours("Linux (peer)", {"unix": "linux"}, y="syscalls"))),
+    Figure(
+        id="p0-table2-switches", paper="P0", kind="line", x="users", axes="shared", logy=True,
+        xlabel="users (concurrent scripts)",
+        title="P0 Table 2, context switches: MK switches an order of magnitude more than IK, "
+              "on OSF/1 as on ondol",
+        caption="Context switches per run of N users (counts, one logarithmic axis). ondol's "
+                "are the kernel's thread switches (its address-space switches are in the "
+                "table); Linux's are /proc/stat's ctxt; P0's from Table 2.",
+        series=(Published("P0 IK", "P0.table2", row="context switches IK"),
+                Published("P0 MK", "P0.table2", row="context switches MK"),
+                Ours("ondol IK", {"unix": "ik"}, y="thread_sw"),
+                Ours("ondol MK", {"unix": "mk"}, y="thread_sw"),
+                Ours("Linux (peer)", {"unix": "linux"}, y="thread_sw"))),
+)
+
+
+def sdet_benchmark(quick: bool = False) -> Benchmark:
+    """`./ondol bench sdet [--quick]`: N = 1, 4, 8, 12, 16 users (quick: 1 and 4)."""
+    from ondol import sdet
+    init = "/sdet/bench-quick" if quick else "/sdet/bench-full"
+    configs = tuple(Config(command="sdet", options={"unix": form, "linux_init": init},
+                           params={"unix": form}) for form in sdet.FORMS)
+    return Benchmark(
+        name="sdet",
+        description="P0's SDET-like workload: N users at once, each a shell script of SDET's "
+                    "29 commands (Debian's programs) in its own order; MK and IK beside Linux"
+                    + (" (quick: N = 1, 4)" if quick else ""),
+        configs=configs,
+        key=("test", "unix", "users"),
+        columns=("users", "unix", "instr_per_script", "scripts_per_1e9", "mk_ik", "vs_linux",
+                 "syscalls", "p0_syscalls", "thread_sw", "as_sw", "p0_ctxt"),
+        plot=Plot(kind="line", x="users", y="scripts_per_1e9", series="unix"),
+        paper="P0.table2",
+        figures=SDET_FIGURES,
+        timeout=3600.0,
+        rows=lambda results, config: sdet.rows(results, config.params["unix"], quick,
+                                               _run_mode()),
+        environment=_sdet_archive,
+        outputs=sdet.cache_outputs,
+    )
+
+
+#: the benchmarks with a shorter form for CI (`./ondol bench NAME --quick`)
+QUICK = {"sdet": lambda: sdet_benchmark(quick=True), "unix": lambda: unix_benchmark(quick=True)}
+
+
 def _one_row(name: str, description: str, command: str) -> Benchmark:
     """A benchmark whose guest program reports a single row from a single boot."""
     return Benchmark(name=name, description=description, configs=(Config(command=command),),
@@ -540,6 +623,7 @@ BENCHMARKS = (
     ),
     vm_benchmark(),
     unix_benchmark(),
+    sdet_benchmark(),
 )
 
 
@@ -806,20 +890,17 @@ NET_BENCH = Benchmark(
 BENCHMARKS += (NET_BENCH,)
 
 
-def get(name: str) -> Benchmark:
+def get(name: str, quick: bool = False) -> Benchmark:
+    """The benchmark NAME (its shorter form with QUICK)."""
+    if quick:
+        if name not in QUICK:
+            raise OndolError(f"{name!r} has no --quick form (those with one: {', '.join(QUICK)})")
+        return QUICK[name]()
     for bench in BENCHMARKS:
         if bench.name == name:
             return bench
     known = ", ".join(b.name for b in BENCHMARKS)
     raise OndolError(f"no benchmark named {name!r} (known: {known})")
-
-
-def get_quick(name: str) -> Benchmark:
-    """The short form of a benchmark (`--quick`); an error for those without one."""
-    get(name)
-    if name not in QUICK:
-        raise OndolError(f"benchmark {name!r} has no quick form (with one: {', '.join(QUICK)})")
-    return QUICK[name]()
 
 
 # ---- coherence: the coherence model's validation (issue 13), see docs/smp.md ------------
@@ -905,4 +986,4 @@ def aim_benchmark(quick: bool = False) -> Benchmark:
 
 AIM_BENCH = aim_benchmark()
 BENCHMARKS += (AIM_BENCH,)
-QUICK = {"aim": lambda: aim_benchmark(quick=True)}
+QUICK["aim"] = lambda: aim_benchmark(quick=True)

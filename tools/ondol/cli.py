@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--sweep", action="store_true", help="alloc-cache: one run per "
                        "geometry of P2's hardware sweeps, --cache the base preset (default "
                        "pentiumpro), and their figure (docs/alloc.md)")
-    bench.add_argument("--quick", action="store_true", help="the benchmark's short form "
-                       "(aim: 1 and 2 CPUs)")
+    bench.add_argument("--quick", action="store_true", help="the benchmark's shorter form, "
+                       "for CI (sdet: N = 1, 4; unix: a few samples; aim: 1 and 2 CPUs)")
     bench.set_defaults(func=cmd_bench)
 
     comp = sub.add_parser("compare", help="ratios B/A of the medians of two result files")
@@ -163,7 +163,7 @@ def cmd_net(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
-    bench = benchmarks.get_quick(args.name) if args.quick else benchmarks.get(args.name)
+    bench = benchmarks.get(args.name, quick=args.quick)
     args.runs = 1 if args.runs is None else args.runs
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")

@@ -1,6 +1,7 @@
 """Debian packages in the root archive (docs/unix.md, "Dynamic programs"): glibc's loader
 and libraries (libc6), tcc with the headers and start files it compiles against (libc6-dev,
-linux-libc-dev), make, and GNU hello as a small dynamically linked Debian program.
+linux-libc-dev), make, GNU hello as a small dynamically linked Debian program, and the SDET workload's
+programs busybox lacks (pr, col, nroff; docs/sdet.md).
 
 Each package is fetched with `apt-get download` into build/debs/ (the newest cached .deb
 of a package is used again; nothing needs root) and unpacked with `dpkg-deb -x`. Only the
@@ -45,6 +46,15 @@ KEEP = {
     "tcc": ["usr/bin/tcc", f"usr/lib/{MULTI}/tcc/libtcc1.a", f"usr/lib/{MULTI}/tcc/include/*"],
     "make": ["usr/bin/make"],
     "hello": ["usr/bin/hello"],
+    # SDET's commands that busybox lacks (docs/sdet.md): pr, col, nroff (groff's troff and
+    # grotty are C++: libstdc++ and libgcc_s) with the macros and the ASCII device.
+    "coreutils": ["usr/bin/pr"],
+    "bsdextrautils": ["usr/bin/col"],
+    "groff-base": [*(f"usr/bin/{b}" for b in ("nroff", "groff", "troff", "grotty")),
+                   "etc/groff/*", "usr/share/groff/current", "usr/share/groff/site-tmac",
+                   "usr/share/groff/1.22.4/tmac/*", "usr/share/groff/1.22.4/font/devascii/*"],
+    "libstdc++6": [f"usr/lib/{MULTI}/libstdc++.so.6*"],
+    "libgcc-s1": [f"lib/{MULTI}/libgcc_s.so.1"],
 }
 
 

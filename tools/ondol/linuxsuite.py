@@ -159,17 +159,20 @@ def suite_entries(build: Path) -> list:
 
 def rootfs_archive(build: Path) -> Path:
     """Build BUILD/rootfs/ and BUILD/rootfs.cpio with the suite, the UNIX benchmark's
-    program (unixbench.py), the links naming aim's configurations (aim.py) and the Debian packages of debroot.py; return the archive."""
+    program (unixbench.py), the SDET-like workload (sdet.py), the links naming aim's
+    configurations (aim.py) and the Debian packages of debroot.py; return the archive."""
     if __package__:
-        from . import aim, debroot, unixbench
+        from . import aim, debroot, sdet, unixbench
     else:
         import aim
         import debroot
+        import sdet
         import unixbench
     try:
         return rootfs.assemble(suite_entries(build) + unixbench.archive_entries(build) +
-                               aim.archive_entries() + list(debroot.entries()), build)
-    except (rootfs.RootfsError, unixbench.UnixBenchError) as e:
+                               sdet.archive_entries(build) + aim.archive_entries() +
+                               list(debroot.entries()), build)
+    except (rootfs.RootfsError, unixbench.UnixBenchError, sdet.SdetError) as e:
         raise SuiteError(str(e)) from None
 
 

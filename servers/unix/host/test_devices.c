@@ -122,6 +122,41 @@ static void test_common_ioctls(void)
     fd_close(p, fd);
 }
 
+static unsigned window_calls[4], window_last;
+long rt_measure(unsigned op, unsigned arg)     /* overrides fake.c's: what it was told */
+{
+    window_calls[op & 3]++;
+    if (op != MEASURE_MODEL)
+        window_last = arg;
+    return 0;
+}
+
+/* /dev/window: "begin ID" / "end ID" (ID < 4096, one newline allowed) reach rt_measure;
+ * anything else is -EINVAL and reaches nothing. */
+static long window_text(long fd, const char *text)
+{
+    memcpy(mem(BUF), text, strlen(text));
+    return xfer(fd, true, fake_user(p, BUF), strlen(text));
+}
+
+static void test_window(void)
+{
+    long fd = open_dev(240, 1, O_WRONLY);
+    CHECK_EQ(window_text(fd, "begin 16\n"), 9);
+    CHECK(window_calls[MEASURE_WINDOW_BEGIN] == 1 && window_last == 16);
+    CHECK(window_calls[MEASURE_MODEL] == 1);          /* a begin resumes the model's clocks */
+    CHECK_EQ(window_text(fd, "end 4095"), 8);
+    CHECK(window_calls[MEASURE_WINDOW_END] == 1 && window_last == 4095);
+    static const char *bad[] = {"begin 4096", "begin ", "begin\n", "end x", "end 1 ",
+                                "start 1", "begin 1\n\n", "end -1", "begin 00000000000001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_EQ(window_text(fd, bad[i]), -EINVAL);
+    CHECK(window_calls[MEASURE_WINDOW_END] == 1 && window_calls[MEASURE_WINDOW_BEGIN] == 1);
+    CHECK_EQ(xfer(fd, true, 16, 7), -EFAULT);
+    CHECK_EQ(xfer(fd, false, fake_user(p, BUF), 8), 0);
+    fd_close(p, fd);
+}
+
 int main(void)
 {
     p = fake_proc(MEM);
@@ -130,6 +165,7 @@ int main(void)
     test_random();
     test_lookup_and_tty_nodes();
     test_common_ioctls();
+    test_window();
     fake_fds_free(p);
     fake_proc_free(p);
     return fake_done();
