@@ -6,6 +6,8 @@
  * range only has to visit the regions' own pages. Unmap and protect of part
  * of a region split it; every region a split needs is allocated before anything changes,
  * so a call that fails with E_NOMEM leaves the address space as it was.
+ * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
+ * the public entry points; the static helpers assume it.
  */
 #include <ondol/abi.h>
 #include "kernel.h"
@@ -205,7 +207,10 @@ static PCNT_COLD int unmap_probed(struct aspace *as, u64 start, u64 end)
 /* Unmap [start, end), measured by the vm_unmap probe (para: the length). */
 int region_unmap(struct aspace *as, u64 start, u64 end)
 {
-    return pcnt_probed() ? unmap_probed(as, start, end) : unmap_range(as, start, end);
+    aspace_lock(as);
+    int err = pcnt_probed() ? unmap_probed(as, start, end) : unmap_range(as, start, end);
+    aspace_unlock(as);
+    return err;
 }
 
 static bool covered(struct aspace *as, u64 start, u64 end)
@@ -216,7 +221,7 @@ static bool covered(struct aspace *as, u64 start, u64 end)
     return at >= end;
 }
 
-int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
+static int protect_range(struct aspace *as, u64 start, u64 end, unsigned prot)
 {
     if (!covered(as, start, end))
         return E_FAULT;
@@ -230,10 +235,20 @@ int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
     return 0;
 }
 
+int region_protect(struct aspace *as, u64 start, u64 end, unsigned prot)
+{
+    aspace_lock(as);
+    int err = protect_range(as, start, end, prot);
+    aspace_unlock(as);
+    return err;
+}
+
 int region_discard(struct aspace *as, u64 start, u64 end)
 {
+    aspace_lock(as);
     bool whole = covered(as, start, end);
     each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
+    aspace_unlock(as);
     return whole ? 0 : E_FAULT;
 }
 
@@ -316,8 +331,11 @@ static PCNT_COLD long map_probed(struct aspace *as, u64 addr, u64 len, unsigned 
 long region_map(struct aspace *as, u64 addr, u64 len, unsigned prot, unsigned flags,
                 struct memobj *obj)
 {
-    return pcnt_probed() ? map_probed(as, addr, len, prot, flags, obj)
-                         : map_region(as, addr, len, prot, flags, obj);
+    aspace_lock(as);
+    long r = pcnt_probed() ? map_probed(as, addr, len, prot, flags, obj)
+                           : map_region(as, addr, len, prot, flags, obj);
+    aspace_unlock(as);
+    return r;
 }
 
 int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)
@@ -325,6 +343,15 @@ int region_map_anon_fixed(struct aspace *as, u64 addr, u64 len, unsigned prot)
     struct memobj *obj = memobj_anon(len);
     long r = obj ? region_map(as, addr, len, prot, VM_MMAP_FIXED, obj) : E_NOMEM;
     return r < 0 ? (int)r : 0;
+}
+
+static void free_regions(struct aspace *as, bool prune)
+{
+    while (as->regions) {
+        struct region *r = as->regions;
+        as->regions = r->next;
+        region_free(as, r, prune);
+    }
 }
 
 /* ---- copy-on-write clone ------------------------------------------------------------ */
@@ -356,9 +383,9 @@ static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
     return 0;
 }
 
-int regions_clone(struct aspace *dst, struct aspace *src)
+static int clone_regions(struct aspace *dst, struct aspace *src)
 {
-    regions_destroy(dst);
+    free_regions(dst, true);
     struct region **tail = &dst->regions;
     for (const struct region *r = src->regions; r; r = r->next) {
         struct region *copy = kobj_alloc(&region_cache);
@@ -377,15 +404,22 @@ int regions_clone(struct aspace *dst, struct aspace *src)
     return 0;
 }
 
-static void free_regions(struct aspace *as, bool prune)
+int regions_clone(struct aspace *dst, struct aspace *src)
 {
-    while (as->regions) {
-        struct region *r = as->regions;
-        as->regions = r->next;
-        region_free(as, r, prune);
-    }
+    aspace_lock_pair(dst, src);
+    int err = clone_regions(dst, src);
+    aspace_unlock_pair(dst, src);
+    return err;
 }
 
-void regions_destroy(struct aspace *as) { free_regions(as, true); }
+/* The address space goes whole: every region with its pages, under its lock. */
+static void free_all(struct aspace *as, bool prune)
+{
+    aspace_lock(as);
+    free_regions(as, prune);
+    aspace_unlock(as);
+}
 
-void regions_teardown(struct aspace *as) { free_regions(as, false); }
+void regions_destroy(struct aspace *as) { free_all(as, true); }
+
+void regions_teardown(struct aspace *as) { free_all(as, false); }

@@ -39,7 +39,7 @@ struct rmap_log {
 } __attribute__((aligned(64)));
 
 static struct rmap_log logs[MAX_CPUS];
-static struct spinlock global_lock;     /* global: the map; log: applying the logs */
+static struct spinlock global_lock = SPINLOCK_INIT(RMAP_GLOBAL);     /* global: the map; log: applying the logs */
 static struct kcache rmap_cache = KCACHE_INIT("rmap", sizeof(struct rmap_entry));
 
 struct rmap_entry *rmap_entry_alloc(void) { return kobj_alloc(&rmap_cache); }
@@ -222,6 +222,7 @@ static void check_pte(struct aspace *as, u64 va, struct rmap_check_stats *st)
 void rmap_check_aspace(struct aspace *as, struct rmap_check_stats *st)
 {
     rmap_sync();
+    aspace_lock(as);
     as->check_gen = st->gen;
     for (const struct region *r = as->regions; r; r = r->next) {
         for (u64 va = r->start; va < r->end;) {
@@ -233,6 +234,7 @@ void rmap_check_aspace(struct aspace *as, struct rmap_check_stats *st)
             va = next;
         }
     }
+    aspace_unlock(as);
 }
 
 /* An entry must be the one its (live) address space's PTE points at. */
