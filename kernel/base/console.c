@@ -13,9 +13,9 @@ static struct {
     char buf[INPUT_SIZE];
     size_t head, tail;           /* head: next to read; tail: next to write */
     struct waitq readers;
-} input;
+} input = {.lock = SPINLOCK_INIT(CONSOLE_IN)};
 
-static struct spinlock output_lock;
+static struct spinlock output_lock = SPINLOCK_INIT(CONSOLE_OUT);
 
 void console_write(const char *s, size_t n)
 {

@@ -7,57 +7,16 @@
 #include "arch.h"
 #include "console.h"
 #include "kernel.h"
-#include "memlayout.h"
+#include "ksyms.h"
 
-struct ksym {
-    u64 addr;
-    u32 name_off;
-    u32 pad;
-};
-/* Filled by the second link; empty in the first. */
-extern const u64 ksyms_count;
-extern const struct ksym ksyms_table[];
-extern const char ksyms_names[];
-extern char __text_start[], __text_end[];
-
-static const char *symbolise(u64 addr, u64 *off)
-{
-    const char *best = NULL;
-    u64 best_addr = 0;
-    for (u64 i = 0; i < ksyms_count; i++) {
-        if (ksyms_table[i].addr <= addr && ksyms_table[i].addr >= best_addr) {
-            best_addr = ksyms_table[i].addr;
-            best = ksyms_names + ksyms_table[i].name_off;
-        }
-    }
-    *off = addr - best_addr;
-    return best;
-}
-
-static void print_frame(int depth, u64 rip)
-{
-    u64 off;
-    const char *name = symbolise(rip, &off);
-    if (name)
-        printk("  #%d %#018lx %s+%#lx\n", depth, (unsigned long)rip, name, (unsigned long)off);
-    else
-        printk("  #%d %#018lx ?\n", depth, (unsigned long)rip);
-}
-
-static bool kernel_text(u64 a) { return a >= (u64)__text_start && a < (u64)__text_end; }
-
+/* rip first, then the return addresses of the frame-pointer chain from rbp. */
 static void backtrace(u64 rip, u64 rbp)
 {
+    u64 stack[24];
+    stack[0] = rip;
+    ksym_stack(rbp, stack + 1, 23);
     printk("backtrace:\n");
-    print_frame(0, rip);
-    for (int depth = 1; depth < 24 && rbp >= KERNEL_VMA && !(rbp & 7); depth++) {
-        u64 *frame = (u64 *)rbp;
-        u64 ret = frame[1];
-        if (!kernel_text(ret))
-            break;
-        print_frame(depth, ret);
-        rbp = frame[0];
-    }
+    ksym_print(stack, 24);
 }
 
 static volatile int panicking;

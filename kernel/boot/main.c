@@ -6,6 +6,7 @@
 #include "ipc.h"
 #include "kernel.h"
 #include "klock.h"
+#include "lockcheck.h"
 #include "marker.h"
 #include "memlayout.h"
 #include "options.h"
@@ -130,6 +131,7 @@ void kmain(u32 magic, u64 info_pa)
     cpu_init(&cpus[0], 0);
     acpi_init(bi.max_phys);
     pmm_caches_start();
+    lockcheck_start();
     kernel_lock();
     fpu_init_template();
     idt_init();

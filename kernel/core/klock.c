@@ -1,18 +1,36 @@
 /* The big kernel lock (klock.h). Owner -1: free, or held by the IPC fastpath. */
 #include "klock.h"
+#include "lockcheck.h"
 
 volatile int kernel_bkl_owner = -1;
 
 /* Spin until the lock is free and ours, answering IPI requests meanwhile (interrupts are
  * off: the holder may be waiting for this CPU's answer). `pause` also lets QEMU's
  * round-robin vCPU loop run the holder under -icount. */
-void kernel_lock_wait(void)
+static void wait(struct lockcheck_wait *w)
 {
     marker_lock(LOCK_EV_WAIT, LOCK_ID_BKL);     /* the model does not count the spinning */
     do {
         while (kernel_bkl_byte) {
             pause();
             ipi_poll();
+            if (w)
+                lockcheck_waiting((const void *)&kernel_bkl_byte, LOCK_BKL, w);
         }
     } while (__atomic_exchange_n(&kernel_bkl_byte, 1, __ATOMIC_ACQUIRE));
+}
+
+/* The lock was busy, or the checker runs: the order check first, then the wait. */
+void kernel_lock_slow(u8 busy)
+{
+    if (!lockcheck_on) {
+        wait(NULL);
+        return;
+    }
+    u64 stack[LOCKCHECK_DEPTH];
+    struct lockcheck_wait w = {0, false};
+    lockcheck_bkl_before(stack);
+    if (busy)
+        wait(&w);
+    lockcheck_bkl_taken(stack);
 }

@@ -1,26 +1,30 @@
-/* The big kernel lock (klock.c, docs/smp.md "What the kernel lock covers"): the kernel is
- * non-preemptive and serialised; every entry from user mode takes it and every exit
- * releases it (docs/architecture.md), on every CPU.
+/* The big kernel lock (klock.c, docs/smp.md "Locking"): every entry from user mode takes
+ * it and every exit releases it (docs/architecture.md), on every CPU. What it still covers
+ * and the per-object locks beside it: docs/smp.md.
  *
  * The lock is one byte: the last byte of the IPC fastpath's gate word (ipcfast.S), so that
  * the fastpath takes it with the same locked compare-exchange that tests its settings
  * (the gate is open only while the lock is free). Inline: it is taken and released on every
  * system call. While it waits, a CPU answers the call-function and TLB-shootdown requests
  * posted to it (ipi_poll): the holder may be waiting for exactly those, and interrupts are
- * off here. */
+ * off here. Its class is LOCK_BKL (lockclass.def); with option lockcheck the checker sees
+ * its C acquisitions, through the slow path, and counts it held while this CPU owns it,
+ * so the release needs no hook. */
 #ifndef KLOCK_H
 #define KLOCK_H
 #include "arch.h"
 #include "marker.h"
+#include "spinlock.h"
 #include "types.h"
 
 extern volatile u8 kernel_bkl_byte;          /* ipcfast.S: ipc_fast_gate's last byte */
 extern volatile int kernel_bkl_owner;        /* the C holder's CPU, or -1 */
-void kernel_lock_wait(void);                 /* klock.c: the contended case */
+void kernel_lock_slow(u8 busy);              /* klock.c: contended, or checked */
 static inline void kernel_lock(void)
 {
-    if (__atomic_exchange_n(&kernel_bkl_byte, 1, __ATOMIC_ACQUIRE))
-        kernel_lock_wait();
+    u8 busy = __atomic_exchange_n(&kernel_bkl_byte, 1, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(busy | lockcheck_on, 0))
+        kernel_lock_slow(busy);
     marker_lock(LOCK_EV_ACQUIRE, LOCK_ID_BKL);   /* the coherence model's hand-offs */
     kernel_bkl_owner = this_cpu()->id;
 }

@@ -4,6 +4,11 @@
  * `ipi`: a call-function round trip to every other CPU, then an unknown IPI vector and the
  * spurious vector sent to each, then a second round trip: every CPU must still answer.
  *
+ * `lockcheck`: the lock checker's test (lockcheck.c; meant for lockcheck=on): CPU 0 takes
+ * two test classes in one order, then in the other (an inversion to report); then CPU 1
+ * holds a lock for three times lockcheck_spin_ms while CPU 0 waits for it (a suspected
+ * deadlock to report, with CPU 1 as the holder); the wait then ends normally.
+ *
  * `private`, `shared`, `pingpong`: the three workloads that validate the coherence model
  * (tools/cacheplugin, "The coherence model"), run in kernel mode on every started CPU at
  * once through the call-function IPI, `smpbench_n` iterations per CPU:
@@ -19,9 +24,11 @@
  */
 #include "arch.h"
 #include "kernel.h"
+#include "lockcheck.h"
 #include "marker.h"
 #include "options.h"
 #include "smpbench.h"
+#include "spinlock.h"
 
 int smpbench_mode;
 u64 smpbench_iters = 1000;
@@ -158,7 +165,8 @@ static bool workload_correct(int mode)
     return true;
 }
 
-static const char *const mode_names[] = {"none", "ipi", "private", "shared", "pingpong"};
+static const char *const mode_names[] = {"none", "ipi", "private", "shared", "pingpong",
+                                         "lockcheck"};
 
 static void run_workload(int mode)
 {
@@ -244,10 +252,85 @@ static void run_ipi_test(void)
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
+/* ---- lockcheck ---------------------------------------------------------------------- */
+
+static struct spinlock test_a = SPINLOCK_INIT(TEST_A), test_b = SPINLOCK_INIT(TEST_B);
+static struct spinlock test_hold = SPINLOCK_INIT(TEST_HOLD);
+static volatile u32 hold_taken;
+
+static __attribute__((noinline)) void lockcheck_nest(struct spinlock *outer, struct spinlock *inner)
+{
+    spin_lock(outer);
+    spin_lock(inner);
+    spin_unlock(inner);
+    spin_unlock(outer);
+}
+
+/* Not tail calls (the empty asm after them), so that the reports' stacks name them. */
+static __attribute__((noinline)) void lockcheck_take_a_then_b(void)
+{
+    lockcheck_nest(&test_a, &test_b);
+    __asm__ volatile("");
+}
+
+static __attribute__((noinline)) void lockcheck_take_b_then_a(void)
+{
+    lockcheck_nest(&test_b, &test_a);
+    __asm__ volatile("");
+}
+
+/* CPU 1 holds test_hold for 3 x lockcheck_spin_ms; CPU 0 waits for it meanwhile. */
+static __attribute__((noinline)) void lockcheck_hold_too_long(void)
+{
+    spin_lock(&test_hold);
+    __atomic_store_n(&hold_taken, 1, __ATOMIC_RELEASE);
+    u64 end = rdtsc() + tsc_hz() / 1000 * lockcheck_spin_ms * 3;
+    while (rdtsc() < end)
+        pause();
+    spin_unlock(&test_hold);
+}
+
+static __attribute__((noinline)) void lockcheck_wait_for_holder(void)
+{
+    while (!__atomic_load_n(&hold_taken, __ATOMIC_ACQUIRE))
+        pause();
+    spin_lock(&test_hold);
+    spin_unlock(&test_hold);
+}
+
+static void hold_or_wait(void *arg)
+{
+    (void)arg;
+    if (this_cpu()->id == 1)
+        lockcheck_hold_too_long();
+    else if (this_cpu()->id == 0)
+        lockcheck_wait_for_holder();
+}
+
+static void run_lockcheck_test(void)
+{
+    lockcheck_take_a_then_b();
+    lockcheck_take_b_then_a();
+    int err = cpus_running > 1 ? ipi_call_all(hold_or_wait, NULL, RUN_TIMEOUT_US) : 0;
+    printk("smpbench: lockcheck on %u CPUs: %lu inversions, %lu long waits reported%s\n",
+           cpus_running, (unsigned long)lockcheck_stats.inversions,
+           (unsigned long)lockcheck_stats.long_waits, err ? " (the hold did not end)" : "");
+    char buf[200];
+    int n = ksnprintf(buf, sizeof(buf),
+                      "{\"type\":\"smpbench\",\"mode\":\"lockcheck\",\"cpus\":%u,"
+                      "\"inversions\":%lu,\"long_waits\":%lu,\"reports\":%lu,\"ended\":%s}\n",
+                      cpus_running, (unsigned long)lockcheck_stats.inversions,
+                      (unsigned long)lockcheck_stats.long_waits,
+                      (unsigned long)lockcheck_stats.reports, err ? "false" : "true");
+    serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
+}
+
 void smpbench_run(int mode)
 {
     if (mode == SMPBENCH_IPI)
         run_ipi_test();
+    else if (mode == SMPBENCH_LOCKCHECK)
+        run_lockcheck_test();
     else
         run_workload(mode);
     power_off_or_halt();

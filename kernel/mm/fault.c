@@ -131,16 +131,20 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     return 0;
 }
 
+/* Under the address space's lock (vm.h): the region decides, the PTE changes. */
 int vm_resolve(struct aspace *as, u64 va, unsigned access, u64 *pa)
 {
     if (!as || va >= USER_TOP)
         return E_FAULT;
+    aspace_lock(as);
     u64 *pte = vm_pte(as, ALIGN_DOWN(va, PAGE_SIZE), false);
-    if (pte && pte_allows(*pte, access)) {
+    int err = 0;
+    if (pte && pte_allows(*pte, access))
         *pa = *pte & PTE_ADDR;
-        return 0;
-    }
-    return resolve_in_region(as, va, access, pa);
+    else
+        err = resolve_in_region(as, va, access, pa);
+    aspace_unlock(as);
+    return err;
 }
 
 static PCNT_COLD int vm_fault_probed(struct aspace *as, u64 va, unsigned access)
@@ -176,7 +180,7 @@ static int install_copy(struct aspace *as, const struct region *r, u64 page, u64
     return 0;
 }
 
-int vm_supply(struct aspace *as, u64 va, u64 src_pa)
+static int supply(struct aspace *as, u64 va, u64 src_pa)
 {
     struct region *r = region_find(as, va);
     if (!r || r->obj->kind != MEMOBJ_PAGER)
@@ -186,4 +190,12 @@ int vm_supply(struct aspace *as, u64 va, u64 src_pa)
     if (!pte)
         return E_NOMEM;
     return *pte ? 0 : install_copy(as, r, page, pte, src_pa);
+}
+
+int vm_supply(struct aspace *as, u64 va, u64 src_pa)
+{
+    aspace_lock(as);
+    int err = supply(as, va, src_pa);
+    aspace_unlock(as);
+    return err;
 }

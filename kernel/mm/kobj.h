@@ -12,7 +12,7 @@ struct kcache {
     void *partial;            /* pages with free objects */
     struct spinlock lock;
 };
-#define KCACHE_INIT(n, sz) {.name = (n), .size = (sz)}
+#define KCACHE_INIT(n, sz) {.name = (n), .size = (sz), .lock = SPINLOCK_INIT(KOBJ)}
 void *kobj_alloc(struct kcache *c);      /* zeroed object or NULL */
 void kobj_free(struct kcache *c, void *p);
 u64 kobj_bytes_in_use(void);

@@ -27,7 +27,7 @@
 static u64 bitmap[NFRAMES / 64];
 static u64 nframes;          /* frames covered: up to the highest usable address */
 static u64 total, nfree, hint, kernel_reserved;
-static struct spinlock lock;
+static struct spinlock lock = SPINLOCK_INIT(PMM);
 static struct frame_meta *meta;   /* per frame below nframes */
 
 #define CACHE_MAX 64                  /* frames a CPU may keep */
@@ -40,7 +40,12 @@ struct frame_cache {
 static struct frame_cache caches[MAX_CPUS];
 static bool caches_on;                /* per-CPU state exists (pmm_caches_start) */
 
-void pmm_caches_start(void) { caches_on = true; }
+void pmm_caches_start(void)
+{
+    for (int i = 0; i < MAX_CPUS; i++)
+        spin_lock_init(&caches[i].lock, LOCK_FRAME_CACHE);
+    caches_on = true;
+}
 static u64 ncached;                   /* frames in every cache (atomic: read unlocked) */
 
 static bool frame_used(u64 f) { return bitmap[f / 64] & (1ull << (f % 64)); }
@@ -81,6 +86,8 @@ static void metadata_init(void)
     mark_range(f * PAGE_SIZE, n * PAGE_SIZE, true);
     meta = phys_to_virt(f * PAGE_SIZE);
     memset(meta, 0, n * PAGE_SIZE);
+    for (u64 i = 0; i < nframes; i++)
+        spin_lock_init(&meta[i].lock, LOCK_RMAP_FRAME);
 }
 
 void pmm_init(const struct mem_region *usable, int n, const struct mem_region *reserved, int nres)

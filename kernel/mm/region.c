@@ -6,6 +6,8 @@
  * range only has to visit the regions' own pages. Unmap and protect of part
  * of a region split it; every region a split needs is allocated before anything changes,
  * so a call that fails with E_NOMEM leaves the address space as it was.
+ * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
+ * the public entry points; the static helpers assume it.
  */
 #include <ondol/abi.h>
 #include "kernel.h"
@@ -120,9 +122,11 @@ static int release_page(struct aspace *as, u64 va, u64 *pte, void *unused)
 
 void region_drop_page(struct aspace *as, u64 va)
 {
+    aspace_lock(as);
     u64 *pte = vm_pte(as, va, false);
     if (pte && *pte)
         release_page(as, va, pte, NULL);
+    aspace_unlock(as);
 }
 
 static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
@@ -227,9 +231,12 @@ static PCNT_COLD int unmap_probed(struct aspace *as, u64 start, u64 end)
 /* Unmap [start, end), measured by the vm_unmap probe (para: the length). */
 int region_unmap(struct aspace *as, int owner, u64 start, u64 end)
 {
-    if (!may_change(as, owner, start, end))
-        return E_PERM;
-    return pcnt_probed() ? unmap_probed(as, start, end) : unmap_range(as, start, end);
+    aspace_lock(as);
+    int err = !may_change(as, owner, start, end) ? E_PERM
+              : pcnt_probed()                    ? unmap_probed(as, start, end)
+                                                 : unmap_range(as, start, end);
+    aspace_unlock(as);
+    return err;
 }
 
 static bool covered(struct aspace *as, u64 start, u64 end)
@@ -240,7 +247,7 @@ static bool covered(struct aspace *as, u64 start, u64 end)
     return at >= end;
 }
 
-int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned prot)
+static int protect_range(struct aspace *as, int owner, u64 start, u64 end, unsigned prot)
 {
     if (!covered(as, start, end))
         return E_FAULT;
@@ -256,12 +263,24 @@ int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned pr
     return 0;
 }
 
+int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned prot)
+{
+    aspace_lock(as);
+    int err = protect_range(as, owner, start, end, prot);
+    aspace_unlock(as);
+    return err;
+}
+
 int region_discard(struct aspace *as, int owner, u64 start, u64 end)
 {
-    if (!may_change(as, owner, start, end))
+    aspace_lock(as);
+    if (!may_change(as, owner, start, end)) {
+        aspace_unlock(as);
         return E_PERM;
+    }
     bool whole = covered(as, start, end);
     each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
+    aspace_unlock(as);
     return whole ? 0 : E_FAULT;
 }
 
@@ -349,8 +368,11 @@ static PCNT_COLD long map_probed(struct aspace *as, int owner, u64 addr, u64 len
 long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
                 struct memobj *obj)
 {
-    return pcnt_probed() ? map_probed(as, owner, addr, len, prot, flags, obj)
-                         : map_region(as, owner, addr, len, prot, flags, obj);
+    aspace_lock(as);
+    long r = pcnt_probed() ? map_probed(as, owner, addr, len, prot, flags, obj)
+                           : map_region(as, owner, addr, len, prot, flags, obj);
+    aspace_unlock(as);
+    return r;
 }
 
 int region_map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot)
@@ -358,6 +380,15 @@ int region_map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, unsig
     struct memobj *obj = memobj_anon(len);
     long r = obj ? region_map(as, owner, addr, len, prot, VM_MMAP_FIXED, obj) : E_NOMEM;
     return r < 0 ? (int)r : 0;
+}
+
+static void free_regions(struct aspace *as, bool prune)
+{
+    while (as->regions) {
+        struct region *r = as->regions;
+        as->regions = r->next;
+        region_free(as, r, prune);
+    }
 }
 
 /* ---- copy-on-write clone ------------------------------------------------------------ */
@@ -392,11 +423,11 @@ static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
     return 0;
 }
 
-int regions_clone(struct aspace *dst, struct aspace *src)
+static int clone_regions(struct aspace *dst, struct aspace *src)
 {
     if (dst->shared || src->shared)
         return E_NOTSUP;
-    regions_destroy(dst);
+    free_regions(dst, true);
     struct region **tail = &dst->regions;
     for (const struct region *r = src->regions; r; r = r->next) {
         struct region *copy = kobj_alloc(&region_cache);
@@ -415,19 +446,27 @@ int regions_clone(struct aspace *dst, struct aspace *src)
     return 0;
 }
 
-static void free_regions(struct aspace *as, bool prune)
+int regions_clone(struct aspace *dst, struct aspace *src)
 {
-    while (as->regions) {
-        struct region *r = as->regions;
-        as->regions = r->next;
-        region_free(as, r, prune);
-    }
+    aspace_lock_pair(dst, src);
+    int err = clone_regions(dst, src);
+    aspace_unlock_pair(dst, src);
+    return err;
 }
 
-void regions_destroy(struct aspace *as) { free_regions(as, true); }
+/* The address space goes whole: every region with its pages, under its lock. */
+static void free_all(struct aspace *as, bool prune)
+{
+    aspace_lock(as);
+    free_regions(as, prune);
+    aspace_unlock(as);
+}
+
+void regions_destroy(struct aspace *as) { free_all(as, true); }
 
 void regions_destroy_owned(struct aspace *as, int owner)
 {
+    aspace_lock(as);
     for (struct region **pp = &as->regions; *pp;) {
         struct region *r = *pp;
         if (r->owner != owner) {
@@ -437,6 +476,7 @@ void regions_destroy_owned(struct aspace *as, int owner)
         *pp = r->next;
         region_free(as, r, true);
     }
+    aspace_unlock(as);
 }
 
-void regions_teardown(struct aspace *as) { free_regions(as, false); }
+void regions_teardown(struct aspace *as) { free_all(as, false); }

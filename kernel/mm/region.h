@@ -62,7 +62,7 @@ int regions_clone(struct aspace *dst, struct aspace *src);
 u64 region_pte(const struct region *r, u64 frame);
 /* Take the page at va out of as, keeping its region (its PTE, map count and reverse-map
  * entry go; the next touch faults it in afresh): a file object's page that moved or
- * went past the end of its file (fileobj.c). */
+ * went past the end of its file (fileobj.c). Takes the address space's lock. */
 void region_drop_page(struct aspace *as, u64 va);
 void anon_frame_unmapped(u64 pa);   /* one mapping fewer; frees the frame at count 0 */         /* unmaps everything (aspace_destroy) */
 #endif

@@ -45,7 +45,7 @@ struct rmap_log {
 } __attribute__((aligned(64)));
 
 static struct rmap_log logs[MAX_CPUS];
-static struct spinlock global_lock;     /* global: the map; log: applying the logs */
+static struct spinlock global_lock = SPINLOCK_INIT(RMAP_GLOBAL);  /* global: the map; log: applying the logs */
 static u64 applied;                     /* log entries applied, under global_lock */
 
 /* The coherence model's lock ids (marker.h): the global lock, and the frame locks hashed
@@ -59,14 +59,15 @@ static unsigned lock_id(const struct spinlock *l, u64 pa)
                              : LOCK_ID_FRAME0 + (unsigned)((pa >> 12) % LOCK_ID_FRAMES);
 }
 
-/* spin_lock / spin_unlock with the model's markers: a wait only when the lock is busy
- * (the model counts waits), then acquire; release. */
+/* spin_lock / spin_unlock with the model's markers: a wait only when the lock is seen
+ * busy just before it is taken (the model counts waits; a release in between makes a
+ * wait of no length), then acquire; release. Through spin_lock, so the lock checker sees
+ * every acquisition. */
 static void lock_marked(struct spinlock *l, u64 pa)
 {
-    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
         marker_lock(LOCK_EV_WAIT, lock_id(l, pa));
-        spin_lock(l);
-    }
+    spin_lock(l);
     marker_lock(LOCK_EV_ACQUIRE, lock_id(l, pa));
 }
 
@@ -277,6 +278,7 @@ static void check_pte(struct aspace *as, u64 va, struct rmap_check_stats *st)
 void rmap_check_aspace(struct aspace *as, struct rmap_check_stats *st)
 {
     rmap_sync();
+    aspace_lock(as);
     as->check_gen = st->gen;
     for (const struct region *r = as->regions; r; r = r->next) {
         for (u64 va = r->start; va < r->end;) {
@@ -288,6 +290,7 @@ void rmap_check_aspace(struct aspace *as, struct rmap_check_stats *st)
             va = next;
         }
     }
+    aspace_unlock(as);
 }
 
 /* An entry must be the one its (live) address space's PTE points at. */

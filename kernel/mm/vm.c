@@ -24,7 +24,7 @@ u64 kernel_pml4_pa;
 u64 marker_zero_frame;
 static struct kcache aspace_cache = KCACHE_INIT("aspace", sizeof(struct aspace));
 static u64 asid_bitmap[4096 / 64];
-static struct spinlock asid_lock;
+static struct spinlock asid_lock = SPINLOCK_INIT(ASID);
 
 static u64 *table(u64 pa) { return phys_to_virt(pa & PTE_ADDR); }
 
@@ -154,6 +154,7 @@ struct aspace *aspace_create(void)
         kobj_free(&aspace_cache, as);
         return NULL;
     }
+    spin_lock_init(&as->lock, LOCK_ASPACE);
     as->cr3 = as->pml4_pa | (pcid_active ? (u64)as->asid : 0);
     memcpy(table(as->pml4_pa) + 256, table(kernel_pml4_pa) + 256, 256 * sizeof(u64));
     as->map_next = USER_MAP_BASE;
@@ -175,6 +176,21 @@ struct aspace *aspace_for_task(void)
         one_aspace = true;
     }
     return shared_as;
+}
+
+void aspace_lock_pair(struct aspace *a, struct aspace *b)
+{
+    struct aspace *first = a < b ? a : b, *second = a < b ? b : a;
+    aspace_lock(first);
+    if (second != first)
+        spin_lock_nested(&second->lock);
+}
+
+void aspace_unlock_pair(struct aspace *a, struct aspace *b)
+{
+    aspace_unlock(a);
+    if (b != a)
+        aspace_unlock(b);
 }
 
 /* The CR3 cpus[i] has loaded: its running task thread's address space (every switch to
@@ -302,6 +318,7 @@ static void flush_page(struct aspace *as, u64 va)
 
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val)
 {
+    spin_assert_held(&as->lock);
     u64 old = *pte;
     *pte = val;
     if (!old && val)
@@ -326,6 +343,7 @@ u64 *vm_pt(struct aspace *as, u64 va, bool create)
 
 u64 vm_take_pte(struct aspace *as, u64 va, u64 *pte)
 {
+    spin_assert_held(&as->lock);
     u64 old = *pte;
     *pte = 0;
     if (old)

@@ -31,8 +31,19 @@ struct aspace {
     struct region *regions;   /* sorted by address, disjoint (region.c) */
     u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
     bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
-    struct spinlock lock;
+    struct spinlock lock;     /* class aspace: regions, page tables, pages (below) */
 };
+
+/* The address space's lock (docs/smp.md "Locking"): its regions and page tables change,
+ * and a fault is resolved, only under it. The region operations and vm_resolve/vm_supply
+ * take it (region.c, fault.c); vm_set_pte and vm_take_pte check it is held (lockcheck).
+ * Still under the BKL: a later step takes the page-fault path out of it. */
+static inline void aspace_lock(struct aspace *as) { spin_lock(&as->lock); }
+static inline void aspace_unlock(struct aspace *as) { spin_unlock(&as->lock); }
+/* Two address spaces (a clone's source and copy), the lower address first, so that two
+ * clones in opposite directions cannot deadlock; the same one once. */
+void aspace_lock_pair(struct aspace *a, struct aspace *b);
+void aspace_unlock_pair(struct aspace *a, struct aspace *b);
 
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);

@@ -122,8 +122,9 @@ HARNESS = r"""
 #include "kernel.h"
 #include "options.h"
 
-u64 timer_hz, slice_ticks, smpbench_iters;
-bool ipc_dts, ipc_fastpath_on, mmu_on, pcid_on, smp_on, smp_sched, markers_on, pcnt_probes_boot;
+u64 timer_hz, slice_ticks, smpbench_iters, lockcheck_spin_ms;
+bool ipc_dts, ipc_fastpath_on, mmu_on, pcid_on, smp_on, smp_sched, markers_on, pcnt_probes_boot,
+     lockcheck_opt;
 const char *init_program;
 int selftest_mode, srv_placement_echo, srv_placement_net, srv_placement_unix, rmap_mode, smpbench_mode;
 
@@ -196,7 +197,7 @@ def run_options(exe, cmdline, *sets):
 
 def test_defaults_when_no_option_is_given(options_exe):
     out = run_options(options_exe, "/boot/ondol.bin")
-    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on mmu=on pcid=on smp=on smp_sched=on probes=off markers=off init=init selftest=none echo=off net=off unix=off rmap=lock smpbench=none smpbench_n=1000\n" in out
+    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on mmu=on pcid=on smp=on smp_sched=on probes=off markers=off init=init selftest=none echo=off net=off unix=off rmap=lock lockcheck=off lockcheck_spin_ms=5000 smpbench=none smpbench_n=1000\n" in out
     assert "build json: {\"pcnt_slots\":24}" in out
     assert "given json: {}" in out
 

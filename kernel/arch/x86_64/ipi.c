@@ -44,7 +44,7 @@ struct tlb_box {
 
 static struct call_box call_boxes[MAX_CPUS];
 static struct tlb_box tlb_boxes[MAX_CPUS];
-static struct spinlock call_lock;   /* one caller at a time */
+static struct spinlock call_lock = SPINLOCK_INIT(IPI_CALL);   /* one caller at a time */
 static volatile u32 stopping, stopped;
 static int stop_initiator;
 struct ipi_stats ipi_stats[MAX_CPUS];

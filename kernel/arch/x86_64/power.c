@@ -2,6 +2,7 @@
  * older QEMU/Bochs used 0xb004. On hardware without either we halt with a message. */
 #include "ipi.h"
 #include "kernel.h"
+#include "lockcheck.h"
 #include "smp.h"
 #include "power.h"
 #include "x86.h"
@@ -13,6 +14,7 @@ void power_off_or_halt(void)
     unsigned others = cpus_running - 1, stopped = ipi_stop_others();
     if (others)
         printk("smp: %u of %u other CPUs stopped\n", stopped, others);
+    lockcheck_summary();
     outw(0x604, 0x2000);       /* SLP_EN with SLP_TYP 0: QEMU's soft power off */
     outw(0xb004, 0x2000);
     for (int i = 0; i < 10000000; i++)   /* QEMU stops the CPU a little after the write */
