@@ -62,6 +62,15 @@ def test_largest_process_trace_kept_per_program(tmp_path):
     assert found["trace:ondol-make"].read_text() == "m 1 8\nf 1\n"
 
 
+def test_trace_boot_runs_sdets_steps_with_each_command_recorded():
+    text = alloctrace.run_script()
+    for program in alloctrace.SDET_PROGRAMS:
+        assert f"{alloctrace.PRELOAD} ondol_trace=/tmp/{program}.%p.trace {program} " in text
+    assert "ondol_trace=/tmp/col.%p.trace col -bx | grep -c ." in text   # col1 as it is
+    assert "pr -l 20 -h shopping -D date doc/old.txt doc/new.txt" in text
+    assert "ondol_trace=/tmp/memo" not in text and "ondol_trace=/tmp/head" not in text
+
+
 @pytest.mark.parametrize("param, xs", [("l1d", [8, 16, 32, 64]),
                                        ("l2", [0, 128, 256, 512, 2048]),
                                        ("mem", [35, 70, 140])])

@@ -6,46 +6,72 @@ Debian's dynamically linked programs run unmodified on ondol's UNIX server (docs
 tools/allocbench/trace.c) is preloaded into them there as on Linux: tcc compiling and
 linking tools/allocbench/replay.c, coreutils' sort on a file of SORT_LINES numbers, and
 make -n on a generated Makefile (MAKE_TARGETS targets over variables built with make's
-functions). A root archive of their own (build/alloc-traces/ondol/rootfs.cpio: Debian's
+functions), and SDET's dynamically linked commands pr, col and nroff as SDET's steps run
+them on its clone tree (docs/sdet.md; busybox's commands are static, nothing preloads into
+them). A root archive of their own (build/alloc-traces/ondol/rootfs.cpio: Debian's
 packages as debroot.py keeps them, coreutils' sort, one more kernel header tcc needs for
-replay.c, the recorder, the inputs and /trace/run) boots
-with unix=mk and linux_init=/trace/run, which runs both programs and copies each trace
-to /dev/results (COM2, the result stream) behind a line "#@ PATH". The host splits the
-stream into build/alloc-traces/ondol-PROGRAM.trace (each program's largest process
-trace); `./ondol bench alloc --host` replays them against every allocator (hostbench.py).
+replay.c, SDET's clone tree, the recorder, the inputs and /trace/run) boots with unix=mk
+and linux_init=/trace/run, which runs the programs and copies each trace to /dev/results
+(COM2, the result stream) behind a line "#@ PATH". The host splits the stream into
+build/alloc-traces/ondol-PROGRAM.trace (each program's largest process trace); `./ondol
+bench alloc --host` replays them against every allocator (hostbench.py).
 
-    traces(top)     # {"trace:ondol-tcc": path, "trace:ondol-sort": path}, recorded once
+    traces(top)     # {"trace:ondol-PROGRAM": path} for each of PROGRAMS, recorded once
     table2(path)    # P2's Table 2 row of one trace: calls per function
 """
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import tempfile
 from pathlib import Path
 
 import qemucmd
-from ondol import OndolError, debroot, rootfs
+from ondol import OndolError, debroot, rootfs, sdet
 
 SORT_LINES = 200_000
 MAKE_TARGETS = 400
-PROGRAMS = ("tcc", "sort", "make")
+#: SDET's steps (tools/sdet/steps.txt) whose dynamic commands are traced, and those commands
+SDET_STEPS = ("pr1", "col1", "nroff1")
+SDET_PROGRAMS = ("pr", "col", "nroff")
+PROGRAMS = ("tcc", "sort", "make", *SDET_PROGRAMS)
 TRACE_BITS = 18          # the recorder's table: 4 MiB, ~200,000 live blocks (trace.c)
 BOOT_TIMEOUT = 1800.0
 MEMORY = "512M"
+PRELOAD = "LD_PRELOAD=/trace/libondoltrace.so"
 
-RUN_SCRIPT = f"""#!/bin/sh
-# pid 1 of the trace boot (tools/ondol/alloctrace.py): each program with the recorder
-# preloaded, then every trace to the result stream behind a "#@ PATH" line.
+
+def sdet_steps() -> str:
+    """SDET_STEPS as SDET's scripts run them, in the clone tree with the scripts' locale
+    (nroff then picks the ASCII device, the one in the archive), each command of
+    SDET_PROGRAMS with the recorder preloaded: nroff's trace files hold groff's, troff's
+    and grotty's processes (the busybox sh running the nroff script is static)."""
+    command = re.compile(rf"(^|\|\s*)({'|'.join(SDET_PROGRAMS)})\b", re.M)
+    by_name = {s.name: s for s in sdet.steps()}
+    out = []
+    for name in SDET_STEPS:
+        body = command.sub(lambda m: f"{m[1]}{PRELOAD} ondol_trace=/tmp/{m[2]}.%p.trace {m[2]}",
+                           by_name[name].body)
+        out.append(f"(\ncd /sdet/clone\n{body}) > /dev/null"
+                   f" || echo \"alloctrace: {name} failed\"\n")
+    return "export LC_ALL=C\n" + "".join(out)
+
+
+def run_script() -> str:
+    """/trace/run, pid 1 of the trace boot: each program with the recorder preloaded, then
+    every trace to the result stream behind a "#@ PATH" line."""
+    return f"""#!/bin/sh
+# pid 1 of the trace boot (tools/ondol/alloctrace.py)
 export ondol_trace_bits={TRACE_BITS}
 cd /trace
-LD_PRELOAD=/trace/libondoltrace.so ondol_trace=/tmp/tcc.%p.trace \\
+{PRELOAD} ondol_trace=/tmp/tcc.%p.trace \\
     tcc -o /tmp/replay /trace/replay.c || echo "alloctrace: tcc failed"
-LD_PRELOAD=/trace/libondoltrace.so ondol_trace=/tmp/sort.%p.trace \\
+{PRELOAD} ondol_trace=/tmp/sort.%p.trace \\
     /usr/bin/sort -n -o /tmp/sorted /trace/numbers.txt || echo "alloctrace: sort failed"
-LD_PRELOAD=/trace/libondoltrace.so ondol_trace=/tmp/make.%p.trace \\
+{PRELOAD} ondol_trace=/tmp/make.%p.trace \\
     make -n -f /trace/Makefile > /dev/null || echo "alloctrace: make failed"
-for f in /tmp/*.trace; do
+{sdet_steps()}for f in /tmp/*.trace; do
     echo "#@ $f"
     cat "$f"
 done > /dev/results
@@ -74,9 +100,10 @@ def _entries(top: Path) -> list[rootfs.Entry]:
     if not recorder.is_file():
         raise OndolError(f"{recorder} is missing (run make)")
     allocbench = top / "tools" / "allocbench"
-    return [*debroot.entries(), *debroot.package_entries("coreutils", ["usr/bin/sort"]),
+    return [*debroot.entries(), *sdet.clone_entries(),
+            *debroot.package_entries("coreutils", ["usr/bin/sort"]),
             *debroot.package_entries("linux-libc-dev", ["usr/include/linux/falloc.h"]),
-            rootfs.Entry("trace/run", reg | 0o755, RUN_SCRIPT.encode()),
+            rootfs.Entry("trace/run", reg | 0o755, run_script().encode()),
             rootfs.Entry("trace/libondoltrace.so", reg | 0o755, recorder.read_bytes()),
             rootfs.Entry("trace/replay.c", reg | 0o644, (allocbench / "replay.c").read_bytes()),
             rootfs.Entry("trace/peak_rss.h", reg | 0o644,

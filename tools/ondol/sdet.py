@@ -109,12 +109,18 @@ def bench_script(counts: tuple[int, ...]) -> bytes:
     return f"#!/bin/sh\nexec /sdet/bench {' '.join(map(str, counts))}\n".encode()
 
 
+def clone_entries() -> list:
+    """The clone tree (tools/sdet/clone) as root-archive members under sdet/clone/; the
+    allocation trace boot (alloctrace.py) runs SDET's steps on it too."""
+    clone, reg = SRC / "clone", rootfs.S_IFREG | 0o644
+    return [rootfs.Entry(f"sdet/clone/{p.relative_to(clone)}", reg, p.read_bytes())
+            for p in sorted(clone.rglob("*")) if p.is_file()]
+
+
 def archive_entries(build: Path) -> list:
     """The workload's root-archive members, under sdet/."""
     E, reg, exe = rootfs.Entry, rootfs.S_IFREG | 0o644, rootfs.S_IFREG | 0o755
-    clone = SRC / "clone"
-    out = [E(f"sdet/clone/{p.relative_to(clone)}", reg, p.read_bytes())
-           for p in sorted(clone.rglob("*")) if p.is_file()]
+    out = clone_entries()
     out += [E(f"sdet/scripts/u{u}.sh", reg, script(u).encode()) for u in range(1, USERS_MAX + 1)]
     out += [E(f"sdet/{name}", exe, (SRC / f"{name}.sh").read_bytes())
             for name in ("homes", "run", "check", "bench")]
