@@ -83,16 +83,8 @@ def test_unix_server_refused_with_a_message(tmp_path):
         s.expect(r"the UNIX server needs mmu=on")
 
 
-# Tests elsewhere that rely on an address space per task: under mmu=off they do not apply.
-ISOLATION_DEPENDENT = {
-    "cowtest (tests/test_vm.py)": "copy-on-write clones: SYS_VM_CLONE is E_NOTSUP",
-    "vmstorm (tests/test_vm.py)": "clones address spaces",
-    "pagertest clone (tests/test_pager.py)": "clones address spaces",
-    "fwdtest, UNIX server (tests/test_unix*.py)": "Linux programs need their own address space",
-    "faulttest stack (tests/test_user_programs.py)": "the main stack is not at USER_STACK_TOP",
-}
-
-
-@pytest.mark.parametrize("name", sorted(ISOLATION_DEPENDENT))
-def test_isolation_dependent(name):
-    pytest.skip(f"{name}: {ISOLATION_DEPENDENT[name]} (mmu=on only)")
+# Tests elsewhere rely on an address space per task and do not apply under mmu=off (they
+# run with the default mmu=on): cowtest and vmstorm (tests/test_vm.py: copy-on-write
+# clones, SYS_VM_CLONE is E_NOTSUP), pagertest clone (tests/test_pager.py), the UNIX
+# server's tests (Linux programs need their own address space: refused above), and
+# faulttest stack (tests/test_user_programs.py: the main stack is not at USER_STACK_TOP).
