@@ -40,8 +40,6 @@ CACHE_PRESET = "modern"
 PROGRAM = "/suite/bin/aim"
 UNIT = "jobs per 10^9 instructions"
 MODEL_UNIT = "jobs per 10^9 modelled cycles"
-PEER_APPEND = "console=ttyS0 quiet panic=-1"
-PEER_TIMEOUT = 900.0
 
 _windows: dict[str, list[dict]] = {}   # the model's windows of each boot, by config label
 
@@ -180,38 +178,16 @@ def peer_init(workers: int, jobs: int) -> bytes:
 def peer_records(build: Path, cpus: int, jobs: int, icount: bool) -> list[dict]:
     """Boot the Linux peer once on the root archive, `cpus` workers (and as many vCPUs
     without icount, one under it); the program's records."""
-    import subprocess
-    from ondol import linuxsuite, stream
-    archive = build / "rootfs.cpio"
-    work = build / "aim" / f"peer-{cpus}"
-    work.mkdir(parents=True, exist_ok=True)
-    initrd, console, results = work / "initrd.cpio", work / "console.log", work / "results.jsonl"
-    overlay = rootfs.newc([rootfs.Entry("init", rootfs.S_IFREG | 0o755, peer_init(cpus, jobs))])
-    initrd.write_bytes(archive.read_bytes() + overlay)
-    for f in (console, results):
-        f.unlink(missing_ok=True)
-    try:
-        kernel = linuxsuite.peer_kernel()
-    except linuxsuite.SuiteError as e:
-        raise AimError(str(e)) from None
+    from ondol import unixbench
     # Debian's kernel does not boot with -smp 2 under QEMU 7.2's icount (it stops at "x86:
     # Booting SMP configuration": the round-robin loop starves the AP it waits for), so
     # under icount the peer runs the N workers on one vCPU: its figure is the same total
     # work per job (instructions, exact) that ondol's icount figure is.
-    argv = qemucmd.peer(kernel, initrd, PEER_APPEND, console, results, icount=icount,
-                        smp=1 if icount else cpus)
     try:
-        subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PEER_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise AimError(f"peer timed out after {PEER_TIMEOUT:g} s (logs in {work})") from None
-    parser = stream.StreamParser(str(results))
-    text = results.read_text(errors="replace") if results.exists() else ""
-    try:
-        for line in text.replace("\r", "").splitlines():
-            parser.feed(line)
-        return parser.finish().results
-    except Exception as e:  # an OndolError from the parser: no end record, bad JSON
-        raise AimError(f"peer run: {e} (logs in {work})") from None
+        return unixbench.peer_boot(build, build / "aim" / f"peer-{cpus}", peer_init(cpus, jobs),
+                                   icount=icount, smp=1 if icount else cpus)
+    except unixbench.UnixBenchError as e:
+        raise AimError(str(e)) from None
 
 
 # ---- the plot beside P4's curve shape ----------------------------------------------------
