@@ -162,17 +162,9 @@ def configs(cpus: tuple[int, ...], jobs: int, probes: bool = False) -> tuple:
 # ---- the Linux peer ---------------------------------------------------------------------
 
 def peer_init(workers: int, jobs: int) -> bytes:
-    """/init of the peer boot: tmpfs on /tmp, the program with its record on COM2."""
-    return (
-        "#!/bin/sh\n"
-        "export PATH=/bin:/sbin:/usr/bin:/usr/sbin\n"
-        "mount -t proc proc /proc\n"
-        "mount -t devtmpfs devtmpfs /dev\n"
-        "mount -t tmpfs tmpfs /tmp\n"
-        "exec </dev/console >/dev/console 2>&1\n"
-        "stty -F /dev/ttyS1 raw -echo\n"
-        f"{PROGRAM} {workers} {jobs} >/dev/ttyS1\n"
-        "poweroff -f\n").encode()
+    """/init of the peer boot: the program with its record on COM2."""
+    from ondol import unixbench
+    return unixbench.peer_init_running(f"{PROGRAM} {workers} {jobs}")
 
 
 def peer_records(build: Path, cpus: int, jobs: int, icount: bool) -> list[dict]:

@@ -70,8 +70,13 @@ def archive_entries(build: Path) -> list:
 
 
 def peer_init(quick: bool) -> bytes:
-    """/init of the peer boot: tmpfs on /tmp (as on ondol), the program with its records
-    on COM2, power off."""
+    """/init of the peer boot: the benchmark program (peer_init_running)."""
+    return peer_init_running(program_path(quick))
+
+
+def peer_init_running(command: str) -> bytes:
+    """/init of a peer boot that runs one command: tmpfs on /tmp (as on ondol), the
+    command's records on COM2, power off."""
     return (
         "#!/bin/sh\n"
         "export PATH=/bin:/sbin:/usr/bin:/usr/sbin\n"
@@ -80,7 +85,7 @@ def peer_init(quick: bool) -> bytes:
         "mount -t tmpfs tmpfs /tmp\n"
         "exec </dev/console >/dev/console 2>&1\n"
         "stty -F /dev/ttyS1 raw -echo\n"
-        f"{program_path(quick)} >/dev/ttyS1\n"
+        f"{command} >/dev/ttyS1\n"
         "poweroff -f\n").encode()
 
 
