@@ -72,7 +72,11 @@ class Session:
         self.boot_seconds = None
         if wait_prompt:
             t0 = time.monotonic()
-            self.expect(re.escape(PROMPT), timeout=boot_timeout)
+            try:
+                self.expect(re.escape(PROMPT), timeout=boot_timeout)
+            except BaseException:
+                self.close()    # the caller never gets the session: stop QEMU now, not at lifetime
+                raise
             self.boot_seconds = time.monotonic() - t0
 
     # ---- output ------------------------------------------------------------------------
