@@ -8,7 +8,7 @@ DRV_INCLUDES := -Idrivers $(addprefix -I,$(sort $(dir $(DRV_SRCS))))
 DRV_USER_OBJS := $(patsubst %.c,$(BUILD)/user/drv/%.o,$(DRV_SRCS) lib/drv/mk.c)
 DRV_USER_A := $(BUILD)/user/libdrv.a
 
-$(BUILD)/user/drv/%.o: %.c
+$(BUILD)/user/drv/%.o: %.c $(USER_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) $(DRV_INCLUDES) -MMD -MP -c $< -o $@

@@ -24,7 +24,7 @@ $(error two user programs share a name: $(sort $(USER_PROG_NAMES)))
 endif
 
 # Objects mirror the source tree: tests/guest/ipctest/main.c -> $(BUILD)/user/obj/tests/guest/ipctest/main.o
-$(BUILD)/user/obj/%.o: %.c | $(IDL_STAMP)
+$(BUILD)/user/obj/%.o: %.c $(USER_FLAGS_STAMP) | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
@@ -33,7 +33,7 @@ $(BUILD)/user/obj/%.o: %.c | $(IDL_STAMP)
 # USER_LIBS_NAME, set by a fragment included before this one, adds libraries linked before
 # libc (lib/malloc/malloc.mk: programs on ondol's allocator).
 define user_program
-$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(USER_LIBS_$(1)) $(DRV_USER_A) $(LIBC_A) user/user.ld
+$(BUILD)/user/bin/$(1): $(2) $(LIBC_CRT0) $(USER_LIBS_$(1)) $(DRV_USER_A) $(LIBC_A) user/user.ld $(USER_FLAGS_STAMP)
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
 	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(2) $(USER_LIBS_$(1)) $(DRV_USER_A) $(LIBC_A) $$(shell $(USER_CC) -print-libgcc-file-name)
@@ -60,13 +60,13 @@ server_objs = $(patsubst %,$(BUILD)/user/srvobj/%.o,$(wildcard servers/$(1)/*.c)
 # keeps the compiler from using the SSE registers for copies and zeroing, which with lazy
 # FPU switching (kernel/core/thread.h) cost a #NM trap on nearly every call to the server.
 SERVER_CFLAGS := -mgeneral-regs-only
-$(BUILD)/user/srvobj/%.c.o: %.c | $(IDL_STAMP)
+$(BUILD)/user/srvobj/%.c.o: %.c $(USER_FLAGS_STAMP) | $(IDL_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) $(SERVER_CFLAGS) $(DRV_INCLUDES) -I$(GEN) -MMD -MP -c $< -o $@
 
 define server_prog
-$(BUILD)/user/bin/$(1)srv: $(call server_objs,$(1)) $(LIBC_CRT0) $(DRV_USER_A) $(LIBC_A) user/user.ld
+$(BUILD)/user/bin/$(1)srv: $(call server_objs,$(1)) $(LIBC_CRT0) $(DRV_USER_A) $(LIBC_A) user/user.ld $(USER_FLAGS_STAMP)
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
 	$(Q)ld $(USER_LDFLAGS) -o $$@ $(LIBC_CRT0) $(call server_objs,$(1)) $(DRV_USER_A) $(LIBC_A) \

@@ -16,6 +16,14 @@ USER_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -nostdinc \
 
 LIBC_KERNEL_SRCS := lib/libc/src/string.c lib/libc/src/fmt.c
 
+# User objects and programs depend on the flags (as the kernel's do, kernel/kernel.mk), so a
+# change of USER_CFLAGS or USER_LDFLAGS rebuilds instead of mixing old and new objects.
+USER_FLAGS_STAMP := $(BUILD)/user/flags.txt
+$(USER_FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(USER_CFLAGS) | $(USER_LDFLAGS)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+
 LIBC_SRCS := $(filter-out lib/libc/src/crt0.S,$(wildcard lib/libc/src/*.c lib/libc/src/*.S))
 LIBC_OBJS := $(patsubst lib/libc/src/%,$(BUILD)/user/libc/%.o,$(LIBC_SRCS))
 LIBC_A := $(BUILD)/user/libc.a
@@ -27,17 +35,17 @@ $(LIBC_A): $(LIBC_OBJS)
 	@echo '  AR      $@'
 	$(Q)$(USER_AR) rcs $@ $^
 
-$(BUILD)/user/libc/%.c.o: lib/libc/src/%.c
+$(BUILD)/user/libc/%.c.o: lib/libc/src/%.c $(USER_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/user/libc/%.S.o: lib/libc/src/%.S
+$(BUILD)/user/libc/%.S.o: lib/libc/src/%.S $(USER_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
-$(LIBC_CRT0): lib/libc/src/crt0.S
+$(LIBC_CRT0): lib/libc/src/crt0.S $(USER_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@

@@ -33,7 +33,7 @@ $(MALLOC_HOST_A): $(MALLOC_HOST_OBJS)
 	@echo '  AR      $@'
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/user/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS) lib/malloc/malloc.mk
+$(BUILD)/user/malloc/%.o: lib/malloc/%.c $(MALLOC_HDRS) lib/malloc/malloc.mk $(USER_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) -mcx16 -DMALLOC_TLS -MMD -MP -c $< -o $@

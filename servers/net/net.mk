@@ -30,7 +30,7 @@ $(BUILD)/net/ik/%.o: servers/net/%.c $(NET_HDRS)
 	@echo '  CC      $@'
 	$(Q)$(KERNEL_CC) $(KERNEL_CFLAGS) -c $< -o $@
 
-$(BUILD)/net/free/%.o: servers/net/%.c $(NET_HDRS)
+$(BUILD)/net/free/%.o: servers/net/%.c $(NET_HDRS) $(USER_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	$(Q)$(USER_CC) $(USER_CFLAGS) -c $< -o $@
