@@ -35,11 +35,6 @@ uint64_t drv_now_ms(void);
 /* Acknowledge the device's previous interrupt and wait at most timeout_ms for the next:
  * the number of interrupts (>= 1), E_TIMEOUT, or E_DEAD when the waiter is being killed. */
 long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms);
-/* From another thread of the driver's server: end d's current drv_irq_wait (or its next)
- * at once; it returns 0. For work the waiter must do before its timeout (a timer armed
- * meanwhile). */
-void drv_irq_kick(const struct drv_dev *d);
-
 /* ---- a server's own thread next to its calls (docs/net.md, "The server") ----
  * Start fn on another thread of the server (MK: a thread of its task; IK: a kernel
  * thread); fn never returns. 0 or E_*. */

@@ -27,7 +27,6 @@ struct claim {
     struct pci_func *func;    /* NULL: free slot */
     int owner;                /* task id (with generation: a dead owner no longer resolves) */
     u64 pending;              /* interrupts not yet returned by SYS_IRQ_WAIT */
-    bool kicked;              /* IRQ_KICK: the wait ends with 0 (the driver has other work) */
     struct waitq waiters;
 };
 
@@ -157,32 +156,20 @@ long dev_dma_alloc(struct task *self, u64 len, u64 uphys)
     return addr;
 }
 
-/* IRQ_KICK: another thread of the driver (its server's call handling) has work for the
- * waiter — a timer it armed earlier than the wait's timeout — so the wait ends now. */
-static long irq_kick(struct claim *c)
-{
-    c->kicked = true;
-    waitq_wake_all(&c->waiters, 0);
-    return 0;
-}
-
 static long irq_wait(struct claim *c, u64 timeout)
 {
     if (c->func->irq_line == DEV_IRQ_NONE)
         return E_INVAL;
-    if (timeout == IRQ_KICK)
-        return irq_kick(c);
     ioapic_mask(c->func->irq_line, false);           /* acknowledge the previous interrupt */
-    if (!c->pending && !c->kicked) {
+    if (!c->pending) {
         int r = waitq_sleep(&c->waiters, timeout == SLEEP_FOREVER ? WAIT_FOREVER : timeout);
         if (r == WAIT_KILLED)
             return E_DEAD;
-        if (r == E_TIMEOUT && !c->pending && !c->kicked)
+        if (r == E_TIMEOUT && !c->pending)
             return E_TIMEOUT;
     }
     u64 n = c->pending;
     c->pending = 0;
-    c->kicked = false;
     return (long)n;
 }
 

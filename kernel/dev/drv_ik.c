@@ -75,11 +75,11 @@ long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms)
     return dev_irq_wait_kernel(d->handle, ticks_of(timeout_ms));
 }
 
-void drv_irq_kick(const struct drv_dev *d) { dev_irq_wait_kernel(d->handle, IRQ_KICK); }
-
-/* The server's thread: a kernel thread at the priority of the UNIX server's own (above
- * Linux threads and native programs, so the stack keeps up with a busy client). */
-#define SERVER_THREAD_PRIO (PRIO_DEFAULT + 10)
+/* The server's thread: a kernel thread at the priority of Linux threads and native
+ * programs, so that its wake-up (an interrupt, a call's kick) does not preempt the
+ * running thread's call: the stack's work follows when that thread blocks or its slice
+ * ends, not inside the call. */
+#define SERVER_THREAD_PRIO PRIO_DEFAULT
 static void (*second_fn)(void);
 
 static void second_main(void)

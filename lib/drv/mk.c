@@ -74,8 +74,6 @@ long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms)
     return sys_irq_wait(d->handle, ticks_of(timeout_ms));
 }
 
-void drv_irq_kick(const struct drv_dev *d) { sys_irq_wait(d->handle, IRQ_KICK); }
-
 static struct thread second_thread;
 static void (*second_fn)(void);
 

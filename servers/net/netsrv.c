@@ -122,8 +122,6 @@ static void tick(uint64_t now)
 /* ---- the stack thread (net_thread) ---- */
 #define MAX_DEFERRED 8
 static bool threaded;                 /* net_thread: stack_main runs the stack */
-static uint64_t stack_wake_ms;        /* when stack_main's wait ends (its next timer); 0
-                                       * once a call has kicked it to look again */
 static uint32_t published;            /* the activity stack_main last announced */
 static int sleepers;                  /* calls waiting in drv_wait_change on activity */
 static struct {
@@ -132,10 +130,17 @@ static struct {
 } deferred[MAX_DEFERRED];             /* MK: waitevents calls not answered yet */
 static int ndeferred;
 
-/* The wait's timeout until the timer due at `next` (UINT64_MAX: none). */
+/* How long stack_main waits: until the next timer, and never longer than TCP_RTO_MIN.
+ * That bound is what lets calls arm timers without telling the thread: a call arms only
+ * timers at least TCP_RTO_MIN ahead (retransmission and persist, from the RTO, which is
+ * never less; keep-alive; ARP's retry, 1 s; DHCP's, seconds), so the thread, whose wait
+ * began before the call, wakes before they are due and then waits for them. The one
+ * shorter timer, the delayed ACK (40 ms), is armed only by input, which this thread
+ * runs. The price: while idle, the thread wakes 5 times a second. */
 static uint64_t wait_ms(uint64_t next, uint64_t now)
 {
-    return next == UINT64_MAX ? UINT64_MAX : next > now ? next - now : 1;
+    uint64_t until = next > now ? next - now : 1;
+    return until < TCP_RTO_MIN ? until : TCP_RTO_MIN;
 }
 
 /* Tell the waiters that the activity changed (lock not held: srv_wake waits for the
@@ -152,7 +157,7 @@ static void publish(uint32_t gen, int nsleepers, int nwaiting)
 }
 
 /* The stack's own thread: due timers and received frames, then a wait for the device's
- * interrupt (or a kick from a call that armed an earlier timer) until the next timer. */
+ * interrupt until the next timer (at most TCP_RTO_MIN: wait_ms). */
 static void stack_main(void)
 {
     drv_lock();
@@ -161,7 +166,6 @@ static void stack_main(void)
         tick(now);
         vnet_poll(&nic, input_frame, NULL);
         uint64_t next = net_next_timer(stack);
-        stack_wake_ms = next;
         uint32_t gen = activity;
         int nsleepers = sleepers, nwaiting = ndeferred;
         drv_unlock();
@@ -181,18 +185,26 @@ static void stack_main(void)
  * same). */
 static void answer_deferred(void)
 {
-    if (!__atomic_load_n(&ndeferred, __ATOMIC_RELAXED))
+    /* without the lock first (only this thread changes the slots): most calls find none due */
+    uint32_t gen = __atomic_load_n(&activity, __ATOMIC_RELAXED);
+    bool due = false;
+    for (int i = 0; i < MAX_DEFERRED; i++)
+        due |= deferred[i].token && deferred[i].gen != gen;
+    if (!due)
         return;
+    int due_tokens[MAX_DEFERRED], n = 0;
     drv_lock();
     uint64_t w[IPC_MRS] = {0, activity, net_sockets_in_use(stack)};
     for (int i = 0; i < MAX_DEFERRED; i++) {
         if (!deferred[i].token || deferred[i].gen == activity)
             continue;
-        srv_answer(deferred[i].token, w);
+        due_tokens[n++] = deferred[i].token;
         deferred[i].token = 0;
         ndeferred--;
     }
     drv_unlock();
+    for (int i = 0; i < n; i++)       /* an answer may switch to its caller: lock free */
+        srv_answer(due_tokens[i], w);
 }
 
 /* MK: keep waitevents' call until activity != gen. False when every slot is taken. A
@@ -395,7 +407,7 @@ static bool quiet(int sd) { return net_quiet(stack, sd); }
 
 /* Every op begins with enter() and ends with leave(): the lock (see the top), and the
  * start of the device and the stack at the first call (E_NOENT from the op when that
- * failed). */
+ * failed). A call that arms a timer need not wake the stack thread (wait_ms). */
 static bool enter(void)
 {
     drv_lock();
@@ -405,13 +417,16 @@ static bool enter(void)
     return true;
 }
 
-/* A call that armed a timer earlier than the stack thread's wait kicks it to look again. */
+/* For an op that sends (and so arms timers and stamps RTT samples): with the stack
+ * thread, whose last tick may be TCP_RTO_MIN old, the stack's clock is set to now. */
+static void clock_for_send(void)
+{
+    if (threaded)
+        net_clock(stack, drv_now_ms());
+}
+
 static long leave(void)
 {
-    if (threaded && net_next_timer(stack) < stack_wake_ms) {
-        stack_wake_ms = 0;
-        drv_irq_kick(&nic.dev.pci);
-    }
     drv_unlock();
     return 0;
 }
@@ -442,6 +457,7 @@ long net_echo(struct srv_call *call, uint64_t ip, uint64_t seq, uint64_t len, ui
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     if (ip > 0xffffffffu || seq > 0xffff || len > NET_PING_MAX) {
         *res = result(-NET_EINVAL);
         return leave();
@@ -480,6 +496,7 @@ long net_connectto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t por
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     if (ip > 0xffffffffu || port > 0xffff) {
         *res = result(-NET_EINVAL);
         return leave();
@@ -500,6 +517,7 @@ long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const vo
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     size_t done = 0;
     long n = 0;
     uint64_t deadline = drv_now_ms() + (timeout_ms > (1ull << 40) ? (1ull << 40) : timeout_ms);
@@ -545,6 +563,7 @@ long net_senddgram(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t por
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     bool ok = ip <= 0xffffffffu && port <= 0xffff;
     *res = result(ok ? net_sendto(stack, sd_of(sd), data, data_len, (uint32_t)ip, (uint16_t)port)
                    : -NET_EINVAL);
@@ -576,6 +595,7 @@ long net_release(struct srv_call *call, uint64_t sd, uint64_t *res)
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     *res = result(net_close(stack, sd_of(sd)));
     return leave();
 }
@@ -694,6 +714,7 @@ long net_shutwr(struct srv_call *call, uint64_t sd, uint64_t *res)
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     *res = result(net_shutdown_write(stack, sd_of(sd)));
     return leave();
 }
@@ -714,6 +735,7 @@ long net_connectnb(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t por
     (void)call;
     if (enter())
         return E_NOENT;
+    clock_for_send();
     bool ok = ip <= 0xffffffffu && port <= 0xffff;
     *res = result(ok ? net_connect(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port)
                      : -NET_EINVAL);

@@ -231,9 +231,6 @@ struct user_regs {
 #define NAME_LEN           16
 #define USER_SPACE_END     0x0000800000000000ull
 #define SLEEP_FOREVER      UINT64_MAX
-/* SYS_IRQ_WAIT's timeout IRQ_KICK: do not wait; the device's current wait (another thread
- * of the task's) ends now, or its next one at once, returning 0 (a kick, no interrupt). */
-#define IRQ_KICK           (UINT64_MAX - 1)
 #define FUTEX_CHANGED      1        /* SYS_FUTEX_WAIT: the word did not hold the expected value */
 
 /* Exit status of a task killed for a fault: KILLED_STATUS_BASE + exception vector. */
