@@ -207,23 +207,32 @@ static void answer_deferred(void)
         srv_answer(due_tokens[i], w);
 }
 
-/* MK: keep waitevents' call until activity != gen. False when every slot is taken. A
- * client already waiting is replaced (it cannot wait twice). */
-static bool defer_until_change(int token, uint32_t gen)
+/* MK: keep waitevents' call until activity != gen. A client already waiting is replaced
+ * (it cannot wait twice); when every slot is taken, the first slot's waiter is answered
+ * now with the count as it is (a spurious wake: it asks again), so that no client can
+ * make another wait for ever by filling the slots. */
+static void defer_until_change(int token, uint32_t gen)
 {
-    int free_slot = -1;
+    int slot = -1;
     for (int i = 0; i < MAX_DEFERRED; i++) {
-        if (deferred[i].token == token || (!deferred[i].token && free_slot < 0))
-            free_slot = i;
-        if (deferred[i].token == token)
+        if (deferred[i].token == token) {
+            slot = i;
             break;
+        }
+        if (!deferred[i].token && slot < 0)
+            slot = i;
     }
-    if (free_slot < 0)
-        return false;
-    ndeferred += !deferred[free_slot].token;
-    deferred[free_slot].token = token;
-    deferred[free_slot].gen = gen;
-    return true;
+    if (slot < 0) {
+        uint64_t w[IPC_MRS] = {0, activity, net_sockets_in_use(stack)};
+        srv_answer(deferred[0].token, w);
+        for (int i = 1; i < MAX_DEFERRED; i++)
+            deferred[i - 1] = deferred[i];
+        slot = MAX_DEFERRED - 1;
+        deferred[slot].token = 0;
+    }
+    ndeferred += !deferred[slot].token;
+    deferred[slot].token = token;
+    deferred[slot].gen = gen;
 }
 
 static bool thread_wanted(void)
@@ -762,9 +771,9 @@ long net_waitevents(struct srv_call *call, uint64_t since, uint64_t *gen, uint64
     } else if ((uint32_t)since == activity) {
         int token = srv_defer(call);
         if (token > 0) {
-            bool kept = defer_until_change(token, (uint32_t)since);
+            defer_until_change(token, (uint32_t)since);
             leave();
-            return kept ? SRV_DEFERRED : E_NOMEM;
+            return SRV_DEFERRED;
         }
         sleepers++;                   /* IK: the caller's thread sleeps until a change */
         drv_wait_change(&activity, (uint32_t)since, UINT64_MAX);
