@@ -35,6 +35,21 @@ uint64_t drv_now_ms(void);
 /* Acknowledge the device's previous interrupt and wait at most timeout_ms for the next:
  * the number of interrupts (>= 1), E_TIMEOUT, or E_DEAD when the waiter is being killed. */
 long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms);
+/* ---- a server's own thread next to its calls (docs/net.md, "The server") ----
+ * Start fn on another thread of the server (MK: a thread of its task; IK: a kernel
+ * thread); fn never returns. 0 or E_*. */
+long drv_thread_start(void (*fn)(void));
+/* The one lock between that thread and the server's calls. MK: a futex mutex. IK: nothing
+ * to do: every IK server's code runs under the big kernel lock, and the kernel's sleeps
+ * (drv_irq_wait, drv_wait_change) release it. Not recursive; never held across a wait. */
+void drv_lock(void);
+void drv_unlock(void);
+/* With the lock held: release it, wait until *word != seen or timeout_ms have passed
+ * (UINT64_MAX: no limit), take it again. 0, or E_TIMEOUT. */
+long drv_wait_change(const uint32_t *word, uint32_t seen, uint64_t timeout_ms);
+/* Wake every drv_wait_change on word (after changing it). */
+void drv_wake_all(const uint32_t *word);
+
 /* The value of kernel option `key` copied into buf (NUL-terminated); false if not given. */
 bool drv_option(const char *key, char *buf, size_t len);
 

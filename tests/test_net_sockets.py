@@ -62,8 +62,8 @@ for _ in range(50):
 """
 
 
-def boot(ns, form):
-    opts = {"unix": form, **netns.kernel_options(form)}
+def boot(ns, form, thread="on"):
+    opts = {"unix": form, **netns.kernel_options(form), "net_thread": thread}
     return Session(opts, qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=280,
                    boot_timeout=60)
 
@@ -217,13 +217,15 @@ def check_sock_run(ns, sink, echo, server_ip, finish_program):
     return out
 
 
-@pytest.mark.parametrize("form", ["mk", "ik"])
-def test_static_program_sockets_against_linux(form, tmp_path):
+@pytest.mark.parametrize("form,thread", [("mk", "on"), ("ik", "on"), ("mk", "off"), ("ik", "off")])
+def test_static_program_sockets_against_linux(form, thread, tmp_path):
     """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
     writev, SIOCOUTQ, shutdown, EOF), UDP (poll, FIONREAD, MSG_PEEK, MSG_TRUNC, a
     connected socket ignoring a stranger, SO_RCVTIMEO), and a TCP server (non-blocking
-    accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername)."""
-    with Namespace("p" + form, tmp_path) as ns, boot(ns, form) as s:
+    accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername). Both
+    ways of waiting: the network server's stack thread and events (net_thread=on), and
+    the UNIX server's 10 ms pulse (off)."""
+    with Namespace("p" + form + thread, tmp_path) as ns, boot(ns, form, thread) as s:
         sink, echo = sock_servers(ns)
         s.cmd(f"/suite/bin/sock {LINUX_IP} ondol > /tmp/o 2>&1 & echo started")
         out = check_sock_run(ns, sink, echo, ONDOL_IP,

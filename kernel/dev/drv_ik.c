@@ -13,6 +13,8 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "sched.h"
+#include "thread.h"
+#include "waitq.h"
 
 #define PHYSMAP_LIMIT (4ull << 30)   /* PHYSMAP covers device memory below 4 GiB only */
 
@@ -59,10 +61,70 @@ void *drv_mem_alloc(size_t len)
 
 uint64_t drv_now_ms(void) { return ticks_now() * 1000 / timer_hz; }
 
+/* Milliseconds as kernel ticks, rounded up; UINT64_MAX (and anything past a year) is
+ * SLEEP_FOREVER. */
+static u64 ticks_of(uint64_t timeout_ms)
+{
+    if (timeout_ms > 365ull * 24 * 3600 * 1000)
+        return SLEEP_FOREVER;
+    return (timeout_ms * timer_hz + 999) / 1000;
+}
+
 long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms)
 {
-    u64 ticks = timeout_ms == UINT64_MAX ? SLEEP_FOREVER : (timeout_ms * timer_hz + 999) / 1000;
-    return dev_irq_wait_kernel(d->handle, ticks);
+    return dev_irq_wait_kernel(d->handle, ticks_of(timeout_ms));
+}
+
+/* The server's thread: a kernel thread at the priority of Linux threads and native
+ * programs, so that its wake-up (an interrupt, a call's kick) does not preempt the
+ * running thread's call: the stack's work follows when that thread blocks or its slice
+ * ends, not inside the call. */
+#define SERVER_THREAD_PRIO PRIO_DEFAULT
+static void (*second_fn)(void);
+
+static void second_main(void)
+{
+    thread_first_run();
+    second_fn();
+    thread_exit(0);
+}
+
+long drv_thread_start(void (*fn)(void))
+{
+    second_fn = fn;
+    struct thread *t = thread_create_kernel(second_main, SERVER_THREAD_PRIO);
+    if (!t)
+        return E_NOMEM;
+    make_ready(t);
+    return 0;
+}
+
+void drv_lock(void) {}
+void drv_unlock(void) {}
+
+/* Every drv_wait_change sleeps here and rechecks its word at each wake: the waiters are
+ * few (the UNIX server's event thread, a native client's waiting call). */
+static struct waitq change_waiters;
+
+long drv_wait_change(const uint32_t *word, uint32_t seen, uint64_t timeout_ms)
+{
+    u64 ticks = ticks_of(timeout_ms), deadline = ticks == SLEEP_FOREVER ? UINT64_MAX
+                                                                         : ticks_now() + ticks;
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == seen) {
+        u64 now = ticks_now();
+        if (now >= deadline)
+            return E_TIMEOUT;
+        int r = waitq_sleep(&change_waiters, deadline == UINT64_MAX ? WAIT_FOREVER : deadline - now);
+        if (r == WAIT_KILLED)
+            return E_TIMEOUT;
+    }
+    return 0;
+}
+
+void drv_wake_all(const uint32_t *word)
+{
+    (void)word;
+    waitq_wake_all(&change_waiters, 0);
 }
 
 bool drv_option(const char *key, char *buf, size_t len)

@@ -290,6 +290,15 @@ static inline void await_reply(struct thread *caller, struct thread *callee)
     callee->reply_waiters++;
 }
 
+/* Whether c waits for r's reply (r took its call): a caller on no queue. r may always
+ * answer it, not only with its one-shot reply right: a server that defers a call keeps
+ * its caller waiting and answers later, after other calls (docs/servers.md, "Deferred
+ * answers"). A closed receive from r (on r's queue) still needs the right to send. */
+static inline bool awaits_reply_from(const struct thread *c, const struct thread *r)
+{
+    return c->ipc_state == IPC_RECEIVING && c->recv_from == r->tid && !c->waiting_on;
+}
+
 /* `from` delivers to the blocked receiver r: r leaves its queue, or stops waiting for
  * from's reply. (r's sleep, if any, is the caller's business.) */
 static inline void end_receive_wait(struct thread *from, struct thread *r)
@@ -507,7 +516,7 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     long err = lookup_partner(to, &c);
     if (!err && (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid))
         err = E_SRCH;                          /* not waiting for a reply from us */
-    if (!err && !may_send(r, c))
+    if (!err && !may_send(r, c) && !awaits_reply_from(c, r))
         err = E_PERM;
     if (!err)
         err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));

@@ -51,3 +51,21 @@ long srv_ik_call(const struct srv_iface *s, struct thread *c, u64 flags)
     ipc_words_to_frame(call.w, c->tf);
     return 0;
 }
+
+/* Deferred answers (srv.h): an IK op runs on its caller's own thread, so it sleeps where
+ * an MK op would defer; nothing is ever deferred here. */
+int srv_defer(const struct srv_call *c)
+{
+    (void)c;
+    return 0;
+}
+
+long srv_answer(int token, const uint64_t w[IPC_MRS])
+{
+    (void)token;
+    (void)w;
+    return E_NOSYS;
+}
+
+void srv_set_wake(void (*fn)(void)) { (void)fn; }
+void srv_wake(void) {}

@@ -48,6 +48,7 @@
 #include "usercopy.h"
 #include "waitq.h"
 
+#include "net_server.h"              /* NET_IFACE, NET_WAITEVENTS (generated) */
 #include "../../servers/unix/runtime.h"
 #include "../../servers/unix/signal.h"
 
@@ -520,6 +521,24 @@ static void console_main(void)
     }
 }
 
+/* The network event thread (runtime.h, rt_net_watch): sleeps in the network server's op
+ * waitevents (IK: a direct call; the op sleeps this thread) and passes each new count to
+ * the server. Ends when the network server fails. */
+static void net_watch_main(void)
+{
+    thread_first_run();
+    uint64_t since = 0;
+    for (;;) {
+        uint64_t w[IPC_MRS] = {SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since};
+        if (rt_srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL) != 0)
+            break;
+        since = w[1];
+        unix_net_event(since);
+        step_end();
+    }
+    thread_exit(0);
+}
+
 static struct thread *start_kernel_thread(void (*fn)(void))
 {
     struct thread *t = thread_create_kernel(fn, SERVICE_PRIO);
@@ -527,6 +546,15 @@ static struct thread *start_kernel_thread(void (*fn)(void))
         panic("unix: no memory for the server's kernel threads");
     make_ready(t);
     return t;
+}
+
+long rt_net_watch(void)
+{
+    struct thread *t = thread_create_kernel(net_watch_main, SERVICE_PRIO);
+    if (!t)
+        return E_NOMEM;
+    make_ready(t);
+    return 0;
 }
 
 void unix_ik_boot(void)

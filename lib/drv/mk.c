@@ -1,6 +1,7 @@
 /* The MK driver platform (drivers/drvplat.h): a privileged user task reaches its device
  * through system calls (docs/drivers.md). */
 #include <ondol/sys.h>
+#include <ondol/thread.h>
 #include "drvplat.h"
 
 int drv_find(uint16_t vendor, uint16_t device, unsigned index, struct drv_dev *d)
@@ -59,11 +60,65 @@ uint64_t drv_now_ms(void)
     return ti.ticks * 1000 / timer_hz();
 }
 
+/* Milliseconds as kernel ticks, rounded up; UINT64_MAX (and anything past a year) is
+ * SLEEP_FOREVER. */
+static uint64_t ticks_of(uint64_t timeout_ms)
+{
+    if (timeout_ms > 365ull * 24 * 3600 * 1000)
+        return SLEEP_FOREVER;
+    return (timeout_ms * timer_hz() + 999) / 1000;
+}
+
 long drv_irq_wait(const struct drv_dev *d, uint64_t timeout_ms)
 {
-    uint64_t ticks = timeout_ms == UINT64_MAX ? SLEEP_FOREVER : (timeout_ms * timer_hz() + 999) / 1000;
-    return sys_irq_wait(d->handle, ticks);
+    return sys_irq_wait(d->handle, ticks_of(timeout_ms));
 }
+
+static struct thread second_thread;
+static void (*second_fn)(void);
+
+static int second_main(void *arg)
+{
+    (void)arg;
+    second_fn();
+    return 0;
+}
+
+long drv_thread_start(void (*fn)(void))
+{
+    second_fn = fn;
+    int tid = thread_start(&second_thread, second_main, NULL, PRIO_INHERIT, THREAD_STACK_DEFAULT);
+    return tid < 0 ? tid : 0;
+}
+
+/* 0 free, 1 held, 2 held and a thread may be waiting (its unlock wakes one). */
+static uint32_t lock_word;
+
+void drv_lock(void)
+{
+    uint32_t seen = 0;
+    if (__atomic_compare_exchange_n(&lock_word, &seen, 1, false, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED))
+        return;
+    while (__atomic_exchange_n(&lock_word, 2, __ATOMIC_ACQUIRE) != 0)
+        sys_futex_wait(&lock_word, 2, SLEEP_FOREVER);
+}
+
+void drv_unlock(void)
+{
+    if (__atomic_exchange_n(&lock_word, 0, __ATOMIC_RELEASE) == 2)
+        sys_futex_wake(&lock_word, 1);
+}
+
+long drv_wait_change(const uint32_t *word, uint32_t seen, uint64_t timeout_ms)
+{
+    drv_unlock();
+    long r = sys_futex_wait(word, seen, ticks_of(timeout_ms));
+    drv_lock();
+    return r == E_TIMEOUT ? E_TIMEOUT : 0;
+}
+
+void drv_wake_all(const uint32_t *word) { sys_futex_wake(word, 1 << 30); }
 
 bool drv_option(const char *key, char *buf, size_t len)
 {

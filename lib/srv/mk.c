@@ -4,11 +4,25 @@
  * reply_recv, one system call per request. The kernel spawns the task at boot and names
  * its main thread as the interface's destination (kernel/srv/srv.c), so a client that
  * calls before the loop starts simply waits in the IPC send queue.
+ *
+ * Deferred answers (srv.h): an op that returns SRV_DEFERRED leaves its caller waiting for
+ * our reply; the loop then only receives, and the server answers later with srv_answer
+ * (the kernel lets a thread answer any caller waiting for its reply). Other threads of the
+ * server reach the serving thread with srv_wake: a call with the wake label, on which the
+ * loop runs the server's wake function (it runs it after every call too).
  */
+#include <stdbool.h>
 #include <ondol/ipc.h>
 #include <ondol/srv.h>
+#include <ondol/sys.h>
+
+/* The label of srv_wake's call: interface 0, which no interface has (its op is ignored).
+ * From a client it only runs the wake function early, which is harmless. */
+#define SRV_WAKE_LABEL SRV_LABEL(0, 1, 0)
 
 static uint8_t request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
+static int serving_tid;
+static void (*wake_fn)(void);
 
 /* Turn a received message into a call (the buffer is in request_buf, recv_len long). */
 static void call_from_msg(struct srv_call *c, const struct ipc_msg *m, const struct ipc_utcb *u,
@@ -23,11 +37,54 @@ static void call_from_msg(struct srv_call *c, const struct ipc_msg *m, const str
     c->client = (int)client;
 }
 
+int srv_defer(const struct srv_call *c) { return c->client; }
+
+long srv_answer(int token, const uint64_t w[IPC_MRS])
+{
+    struct ipc_msg m;
+    for (int i = 0; i < IPC_MRS; i++)
+        m.w[i] = w[i];
+    /* the receive half polls the caller, which cannot be sending: E_TIMEOUT is success */
+    long r = ipc_reply_recv(token, token, &m, IPC_POLL);
+    return r == E_TIMEOUT ? 0 : r;
+}
+
+void srv_set_wake(void (*fn)(void)) { wake_fn = fn; }
+
+void srv_wake(void)
+{
+    struct ipc_msg m = {{SRV_WAKE_LABEL}};
+    if (serving_tid)
+        ipc_call(serving_tid, &m, 1);
+}
+
+/* One received message: its reply words and buffer in m and u; false when no answer goes
+ * back now (a deferred call). */
+static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_utcb *u,
+                      long client)
+{
+    if (m->w[0] == SRV_WAKE_LABEL) {
+        m->w[0] = 0;
+        u->send_len = 0;
+    } else {
+        struct srv_call c;
+        call_from_msg(&c, m, u, client);
+        srv_handle(s, &c);
+        for (int i = 0; i < IPC_MRS; i++)
+            m->w[i] = c.w[i];
+        u->send_len = c.out_len;
+    }
+    if (wake_fn)
+        wake_fn();
+    return m->w[0] != SRV_DEFERRED;
+}
+
 int srv_serve(const struct srv_iface *s)
 {
     struct ipc_utcb u = {.recv_buf = request_buf, .recv_cap = sizeof(request_buf),
                          .send_buf = reply_buf};
     ipc_set_utcb(&u);
+    serving_tid = (int)sys_self(NULL);
     struct ipc_msg m;
     long client = ipc_recv_flags(IPC_ANY, &m, IPC_FOREVER, IPC_RECV_BUF);
     for (;;) {
@@ -35,13 +92,11 @@ int srv_serve(const struct srv_iface *s)
             client = ipc_recv_flags(IPC_ANY, &m, IPC_FOREVER, IPC_RECV_BUF);
             continue;
         }
-        struct srv_call c;
-        call_from_msg(&c, &m, &u, client);
-        srv_handle(s, &c);
-        for (int i = 0; i < IPC_MRS; i++)
-            m.w[i] = c.w[i];
-        u.send_len = c.out_len;
-        uint64_t flags = IPC_RECV_BUF | (c.out_len ? IPC_SEND_BUF : 0);
+        if (!serve_one(s, &m, &u, client)) {
+            client = ipc_recv_flags(IPC_ANY, &m, IPC_FOREVER, IPC_RECV_BUF);
+            continue;
+        }
+        uint64_t flags = IPC_RECV_BUF | (u.send_len ? IPC_SEND_BUF : 0);
         client = ipc_raw(SYS_IPC_REPLY_RECV, client, IPC_ANY, IPC_FOREVER | flags, &m);
     }
 }

@@ -90,6 +90,10 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
 void net_input(struct netstack *s, const void *frame, size_t len);
 /* The time is now `now_ms` (never goes backwards): run due timers. */
 void net_tick(struct netstack *s, uint64_t now_ms);
+/* The time is now `now_ms`, its timers left for the next net_tick: for a socket call on a
+ * platform whose timers run elsewhere (the server's stack thread), so that what the call
+ * arms and stamps counts from now. */
+void net_clock(struct netstack *s, uint64_t now_ms);
 /* Earliest time at which net_tick has work to do (UINT64_MAX if none): a platform may
  * sleep until then or until a frame arrives. */
 uint64_t net_next_timer(const struct netstack *s);

@@ -4,14 +4,27 @@
  * and the clock only through drivers/drvplat.h, so it does not know whether it is the
  * user task netsrv (MK) or part of the kernel (IK).
  *
- * The stack runs while a call is inside the server: a call that must wait (a ping, a
- * connect, a read with no data) runs it — timers, received frames — until its condition
- * holds or its timeout passes, sleeping on the device's interrupt in between (`pump`).
- * Between calls frames wait in the receive ring (128 buffers) and timers wait for the
- * next call, so a client keeps the stack going by calling; a server thread of its own
- * comes with deferred replies (docs/servers.md). The device and the stack are started at
- * the first call; `ip=` (address/prefix) and `gw=` choose the address, or `ip=dhcp` asks
- * a DHCP server for it (dhcp.c) and the start waits for the lease.
+ * When the stack runs. With net_thread (the default) a thread of the server's own (MK: a
+ * thread of the task; IK: a kernel thread), started with the device at the first call,
+ * runs it at every device interrupt and at its next timer (`stack_main`): due timers,
+ * received frames, then a wait for the interrupt until the next timer. Calls only use
+ * the stack (send, receive, readiness); a call that must wait (a native client's ping,
+ * connect or read with a timeout) waits for the stack's activity count to change and
+ * checks again (`pump`). The UNIX server's event thread waits in op waitevents for the
+ * same count (MK: a deferred answer, so the serving thread goes on serving; IK: it
+ * sleeps). Without net_thread (net_thread=off, the P3 per-layer benchmark: its phases
+ * must not overlap) the stack runs only while a call is inside the server: a waiting
+ * call runs it until its condition holds, sleeping on the device's interrupt in between,
+ * and the UNIX server's 10 ms pulse calls op pulse between calls.
+ *
+ * Mutual exclusion: one lock (drv_lock) around every use of the stack, the driver and
+ * this file's state, held by a call from enter() to leave() and by the stack thread
+ * except while it waits; a waiting call releases it while it waits (drv_wait_change).
+ * MK: a futex mutex between the two threads of the task; IK: the big kernel lock, which
+ * all IK server code holds already (drv_lock does nothing there). The device and the
+ * stack are started at the first call; `ip=` (address/prefix) and `gw=` choose the
+ * address, or `ip=dhcp` asks a DHCP server for it (dhcp.c) and the start waits for the
+ * lease.
  */
 #include <ondol/srv.h>
 #include "drvplat.h"
@@ -86,9 +99,10 @@ static void send_frame(struct netif *n, const void *frame, size_t len)
     vnet_send(n->ctx, frame, len);    /* a full ring drops the frame: TCP sends it again */
 }
 
-/* Stack activity the UNIX server's waiting socket calls care about: frames received and
- * timer runs (op pulse returns it; a change means readiness may have changed). */
-static uint64_t activity;
+/* Stack activity the waiting calls care about: frames received and timer runs (ops
+ * pulse and waitevents return it; a change means readiness may have changed). 32 bits:
+ * it is the word drv_wait_change waits on; it only has to differ. */
+static uint32_t activity;
 
 static void input_frame(void *ctx, const uint8_t *frame, size_t len)
 {
@@ -103,6 +117,128 @@ static void tick(uint64_t now)
     if (net_next_timer(stack) <= now)
         activity++;
     net_tick(stack, now);
+}
+
+/* ---- the stack thread (net_thread) ---- */
+#define MAX_DEFERRED 8
+static bool threaded;                 /* net_thread: stack_main runs the stack */
+static uint32_t published;            /* the activity stack_main last announced */
+static int sleepers;                  /* calls waiting in drv_wait_change on activity */
+static struct {
+    int token;                        /* srv_defer's token; 0: a free slot */
+    uint32_t gen;                     /* answered once activity differs from it */
+} deferred[MAX_DEFERRED];             /* MK: waitevents calls not answered yet */
+static int ndeferred;
+
+/* How long stack_main waits: until the next timer, and never longer than TCP_RTO_MIN.
+ * That bound is what lets calls arm timers without telling the thread: a call arms only
+ * timers at least TCP_RTO_MIN ahead (retransmission and persist, from the RTO, which is
+ * never less; keep-alive; ARP's retry, 1 s; DHCP's, seconds), so the thread, whose wait
+ * began before the call, wakes before they are due and then waits for them. The one
+ * shorter timer, the delayed ACK (40 ms), is armed only by input, which this thread
+ * runs. The price: while idle, the thread wakes 5 times a second. */
+static uint64_t wait_ms(uint64_t next, uint64_t now)
+{
+    uint64_t until = next > now ? next - now : 1;
+    return until < TCP_RTO_MIN ? until : TCP_RTO_MIN;
+}
+
+/* Tell the waiters that the activity changed (lock not held: srv_wake waits for the
+ * serving thread, which may be waiting for the lock to begin a call). */
+static void publish(uint32_t gen, int nsleepers, int nwaiting)
+{
+    if (gen == published)
+        return;
+    published = gen;
+    if (nsleepers)
+        drv_wake_all(&activity);
+    if (nwaiting)
+        srv_wake();                   /* MK: the serving thread answers the deferred calls */
+}
+
+/* The stack's own thread: due timers and received frames, then a wait for the device's
+ * interrupt until the next timer (at most TCP_RTO_MIN: wait_ms). */
+static void stack_main(void)
+{
+    drv_lock();
+    for (;;) {
+        uint64_t now = drv_now_ms();
+        tick(now);
+        vnet_poll(&nic, input_frame, NULL);
+        uint64_t next = net_next_timer(stack);
+        uint32_t gen = activity;
+        int nsleepers = sleepers, nwaiting = ndeferred;
+        drv_unlock();
+        publish(gen, nsleepers, nwaiting);
+        long irqs = drv_irq_wait(&nic.dev.pci, wait_ms(next, now));
+        drv_lock();
+        if (irqs == E_DEAD)
+            break;
+        if (irqs > 0)
+            vnet_interrupt(&nic);
+    }
+    drv_unlock();
+}
+
+/* MK, the serving thread after every call and at srv_wake: answer each deferred
+ * waitevents whose generation has passed (its caller gone: the slot is freed all the
+ * same). */
+static void answer_deferred(void)
+{
+    /* without the lock first (only this thread changes the slots): most calls find none due */
+    uint32_t gen = __atomic_load_n(&activity, __ATOMIC_RELAXED);
+    bool due = false;
+    for (int i = 0; i < MAX_DEFERRED; i++)
+        due |= deferred[i].token && deferred[i].gen != gen;
+    if (!due)
+        return;
+    int due_tokens[MAX_DEFERRED], n = 0;
+    drv_lock();
+    uint64_t w[IPC_MRS] = {0, activity, net_sockets_in_use(stack)};
+    for (int i = 0; i < MAX_DEFERRED; i++) {
+        if (!deferred[i].token || deferred[i].gen == activity)
+            continue;
+        due_tokens[n++] = deferred[i].token;
+        deferred[i].token = 0;
+        ndeferred--;
+    }
+    drv_unlock();
+    for (int i = 0; i < n; i++)       /* an answer may switch to its caller: lock free */
+        srv_answer(due_tokens[i], w);
+}
+
+/* MK: keep waitevents' call until activity != gen. A client already waiting is replaced
+ * (it cannot wait twice); when every slot is taken, the first slot's waiter is answered
+ * now with the count as it is (a spurious wake: it asks again), so that no client can
+ * make another wait for ever by filling the slots. */
+static void defer_until_change(int token, uint32_t gen)
+{
+    int slot = -1;
+    for (int i = 0; i < MAX_DEFERRED; i++) {
+        if (deferred[i].token == token) {
+            slot = i;
+            break;
+        }
+        if (!deferred[i].token && slot < 0)
+            slot = i;
+    }
+    if (slot < 0) {
+        uint64_t w[IPC_MRS] = {0, activity, net_sockets_in_use(stack)};
+        srv_answer(deferred[0].token, w);
+        for (int i = 1; i < MAX_DEFERRED; i++)
+            deferred[i - 1] = deferred[i];
+        slot = MAX_DEFERRED - 1;
+        deferred[slot].token = 0;
+    }
+    ndeferred += !deferred[slot].token;
+    deferred[slot].token = token;
+    deferred[slot].gen = gen;
+}
+
+static bool thread_wanted(void)
+{
+    char buf[8];
+    return !(drv_option("net_thread", buf, sizeof(buf)) && buf[0] == 'o' && buf[1] == 'f');
 }
 
 static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd);
@@ -128,6 +264,9 @@ static int start(void)
         nif.mac[i] = nic.mac[i];
     uint64_t now = drv_now_ms();
     net_init(stack, &nif, my_ip, my_mask, my_gw, now, now ^ (uint64_t)nic.mac[5] << 40);
+    threaded = thread_wanted() && drv_thread_start(stack_main) == 0;
+    if (threaded)
+        srv_set_wake(answer_deferred);
     if (use_dhcp) {
         net_dhcp_start(stack);
         pump(DHCP_START_WAIT_MS, dhcp_bound, 0);
@@ -135,14 +274,33 @@ static int start(void)
     return 0;
 }
 
-/* Run the stack until done(sd) or timeout_ms have passed: due timers, received frames,
- * and in between a wait for the device's interrupt (or the next timer). done is checked
- * after the timers too, so a call that waits for a timer's work (settle: the delayed ACK)
- * returns before it takes in frames that came meanwhile. */
+/* With the stack thread: wait (the lock released) until done(sd) or the deadline, looking
+ * again at each change of the stack's activity. */
+static void await_stack(uint64_t deadline, bool (*done)(int sd), int sd)
+{
+    while (!(done && done(sd))) {
+        uint64_t now = drv_now_ms();
+        if (now >= deadline)
+            return;
+        sleepers++;
+        drv_wait_change(&activity, activity, deadline - now);
+        sleepers--;
+    }
+}
+
+/* Wait until done(sd) or timeout_ms have passed. With the stack thread, as it runs the
+ * stack; without, by running it here: due timers, received frames, and in between a
+ * wait for the device's interrupt (or the next timer). done is checked after the timers
+ * too, so a call that waits for a timer's work (settle: the delayed ACK) returns before
+ * it takes in frames that came meanwhile. */
 static void pump(uint64_t timeout_ms, bool (*done)(int sd), int sd)
 {
     uint64_t start_ms = drv_now_ms();
     uint64_t deadline = timeout_ms > UINT64_MAX - start_ms ? UINT64_MAX : start_ms + timeout_ms;
+    if (threaded) {
+        await_stack(deadline, done, sd);
+        return;
+    }
     for (;;) {
         uint64_t now = drv_now_ms();
         tick(now);
@@ -256,6 +414,32 @@ static bool writable(int sd) { return net_events(stack, sd) & (NET_EV_OUT | NET_
 static bool readable(int sd) { return net_events(stack, sd) & (NET_EV_IN | NET_EV_ERR | NET_EV_HUP); }
 static bool quiet(int sd) { return net_quiet(stack, sd); }
 
+/* Every op begins with enter() and ends with leave(): the lock (see the top), and the
+ * start of the device and the stack at the first call (E_NOENT from the op when that
+ * failed). A call that arms a timer need not wake the stack thread (wait_ms). */
+static bool enter(void)
+{
+    drv_lock();
+    if (start() == 0)
+        return false;
+    drv_unlock();
+    return true;
+}
+
+/* For an op that sends (and so arms timers and stamps RTT samples): with the stack
+ * thread, whose last tick may be TCP_RTO_MIN old, the stack's clock is set to now. */
+static void clock_for_send(void)
+{
+    if (threaded)
+        net_clock(stack, drv_now_ms());
+}
+
+static long leave(void)
+{
+    drv_unlock();
+    return 0;
+}
+
 /* A socket number from a message word: the stack's range check does the rest. */
 static int sd_of(uint64_t w) { return w > 0x7fffffff ? -1 : (int)w; }
 static uint64_t result(long r) { return (uint64_t)r; }
@@ -263,7 +447,7 @@ static uint64_t result(long r) { return (uint64_t)r; }
 long net_config(struct srv_call *call, uint64_t *ip, uint64_t *mask, uint64_t *gw, uint64_t *mac)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     uint32_t a, m, g;
     net_address(stack, &a, &m, &g);   /* ip= and gw=, or what DHCP gave */
@@ -273,18 +457,19 @@ long net_config(struct srv_call *call, uint64_t *ip, uint64_t *mask, uint64_t *g
     *mac = 0;
     for (int i = 0; i < 6; i++)
         *mac = *mac << 8 | nic.mac[i];
-    return 0;
+    return leave();
 }
 
 long net_echo(struct srv_call *call, uint64_t ip, uint64_t seq, uint64_t len, uint64_t timeout_ms,
               uint64_t *res, uint64_t *rtt_ms)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     if (ip > 0xffffffffu || seq > 0xffff || len > NET_PING_MAX) {
         *res = result(-NET_EINVAL);
-        return 0;
+        return leave();
     }
     uint64_t t0 = drv_now_ms();
     long sent = net_ping(stack, (uint32_t)ip, PING_ID, (uint16_t)seq, (size_t)len);
@@ -292,37 +477,38 @@ long net_echo(struct srv_call *call, uint64_t ip, uint64_t seq, uint64_t len, ui
         pump(timeout_ms, ping_done, (int)seq);
     *rtt_ms = drv_now_ms() - t0;
     *res = result(sent ? sent : ping_done((int)seq) ? 0 : -NET_ETIMEDOUT);
-    return 0;
+    return leave();
 }
 
 long net_open(struct srv_call *call, uint64_t type, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     *res = result(type > NET_SOCK_RAW ? -NET_EINVAL : net_socket(stack, (int)type));
-    return 0;
+    return leave();
 }
 
 long net_bindto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     bool ok = ip <= 0xffffffffu && port <= 0xffff;
     *res = result(ok ? net_bind(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port) : -NET_EINVAL);
-    return 0;
+    return leave();
 }
 
 long net_connectto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port,
                    uint64_t timeout_ms, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     if (ip > 0xffffffffu || port > 0xffff) {
         *res = result(-NET_EINVAL);
-        return 0;
+        return leave();
     }
     long c = net_connect(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port);
     if (c == -NET_EINPROGRESS) {
@@ -331,15 +517,16 @@ long net_connectto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t por
         c = err ? -err : writable(sd_of(sd)) ? 0 : -NET_ETIMEDOUT;
     }
     *res = result(c);
-    return 0;
+    return leave();
 }
 
 long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const void *data,
                size_t data_len, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     size_t done = 0;
     long n = 0;
     uint64_t deadline = drv_now_ms() + (timeout_ms > (1ull << 40) ? (1ull << 40) : timeout_ms);
@@ -360,14 +547,14 @@ long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const vo
         pump(last ? 0 : deadline - now, writable, sd_of(sd));
     }
     *res = result(done ? (long)done : n);
-    return 0;
+    return leave();
 }
 
 long net_read(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t *res, void *data,
               size_t data_cap, size_t *data_len)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     long n = net_recv(stack, sd_of(sd), data, data_cap);
     if (n == -NET_EAGAIN) {
@@ -376,26 +563,27 @@ long net_read(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t 
     }
     *data_len = n > 0 ? (size_t)n : 0;
     *res = result(n);
-    return 0;
+    return leave();
 }
 
 long net_senddgram(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port,
                    const void *data, size_t data_len, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     bool ok = ip <= 0xffffffffu && port <= 0xffff;
     *res = result(ok ? net_sendto(stack, sd_of(sd), data, data_len, (uint32_t)ip, (uint16_t)port)
                    : -NET_EINVAL);
-    return 0;
+    return leave();
 }
 
 long net_recvdgram(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t *res,
                    uint64_t *ip, uint64_t *port, void *data, size_t data_cap, size_t *data_len)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     uint32_t from = 0;
     uint16_t from_port = 0;
@@ -408,44 +596,45 @@ long net_recvdgram(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint
     *ip = from;
     *port = from_port;
     *res = result(n);
-    return 0;
+    return leave();
 }
 
 long net_release(struct srv_call *call, uint64_t sd, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     *res = result(net_close(stack, sd_of(sd)));
-    return 0;
+    return leave();
 }
 
 long net_run(struct srv_call *call, uint64_t ms)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     pump(ms, NULL, 0);
-    return 0;
+    return leave();
 }
 
 long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *irqs, uint64_t *hdrpred)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     const struct net_stats *st = net_stats(stack);
     *rx = nic.stats.rx_frames;
     *tx = nic.stats.tx_frames;
     *irqs = nic.stats.irqs;
     *hdrpred = st->tcp_hdrpred_ack + st->tcp_hdrpred_data;
-    return 0;
+    return leave();
 }
 
 long net_probes(struct srv_call *call, uint64_t on, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     if (on) {
         probes_off();
@@ -454,17 +643,17 @@ long net_probes(struct srv_call *call, uint64_t on, uint64_t *res)
         probes_off();
         *res = 0;
     }
-    return 0;
+    return leave();
 }
 
 long net_settle(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     pump(timeout_ms, quiet, sd_of(sd));
     *res = result(quiet(sd_of(sd)) ? 0 : -NET_ETIMEDOUT);
-    return 0;
+    return leave();
 }
 
 /* ---- the UNIX server's sockets (docs/net.md, "Sockets of Linux programs") ----
@@ -473,50 +662,50 @@ long net_settle(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_
 long net_listenon(struct srv_call *call, uint64_t sd, uint64_t backlog, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     int b = backlog > 0x7fffffff ? 0x7fffffff : (int)backlog;
     *res = result(net_listen(stack, sd_of(sd), b));
-    return 0;
+    return leave();
 }
 
 long net_acceptfrom(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *ip,
                     uint64_t *port)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     uint32_t a = 0;
     uint16_t p = 0;
     *res = result(net_accept(stack, sd_of(sd), &a, &p));
     *ip = a;
     *port = p;
-    return 0;
+    return leave();
 }
 
 long net_readiness(struct srv_call *call, uint64_t sd, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     *res = net_events(stack, sd_of(sd));
-    return 0;
+    return leave();
 }
 
 long net_sockerror(struct srv_call *call, uint64_t sd, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     *res = result(net_error(stack, sd_of(sd)));
-    return 0;
+    return leave();
 }
 
 long net_names(struct srv_call *call, uint64_t sd, uint64_t *lres, uint64_t *lip,
                uint64_t *lport, uint64_t *pres, uint64_t *pip, uint64_t *pport)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     uint32_t a = 0, b = 0;
     uint16_t p = 0, q = 0;
@@ -526,56 +715,80 @@ long net_names(struct srv_call *call, uint64_t sd, uint64_t *lres, uint64_t *lip
     *lport = p;
     *pip = b;
     *pport = q;
-    return 0;
+    return leave();
 }
 
 long net_shutwr(struct srv_call *call, uint64_t sd, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     *res = result(net_shutdown_write(stack, sd_of(sd)));
-    return 0;
+    return leave();
 }
 
 long net_option(struct srv_call *call, uint64_t sd, uint64_t opt, uint64_t value, uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     bool ok = opt <= 0x7fffffff && value <= 1;
     *res = result(ok ? net_setopt(stack, sd_of(sd), (int)opt, (int)value) : -NET_EINVAL);
-    return 0;
+    return leave();
 }
 
 long net_connectnb(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port,
                    uint64_t *res)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
+    clock_for_send();
     bool ok = ip <= 0xffffffffu && port <= 0xffff;
     *res = result(ok ? net_connect(stack, sd_of(sd), (uint32_t)ip, (uint16_t)port)
                      : -NET_EINVAL);
-    return 0;
+    return leave();
 }
 
 long net_pulse(struct srv_call *call, uint64_t *gen, uint64_t *socks)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     pump(0, NULL, 0);
     *gen = activity;
     *socks = net_sockets_in_use(stack);
-    return 0;
+    return leave();
+}
+
+long net_waitevents(struct srv_call *call, uint64_t since, uint64_t *gen, uint64_t *socks)
+{
+    if (enter())
+        return E_NOENT;
+    if (!threaded) {
+        pump(0, NULL, 0);             /* as pulse: the caller comes back in 10 ms */
+    } else if ((uint32_t)since == activity) {
+        int token = srv_defer(call);
+        if (token > 0) {
+            defer_until_change(token, (uint32_t)since);
+            leave();
+            return SRV_DEFERRED;
+        }
+        sleepers++;                   /* IK: the caller's thread sleeps until a change */
+        drv_wait_change(&activity, (uint32_t)since, UINT64_MAX);
+        sleepers--;
+    }
+    *gen = activity;
+    *socks = net_sockets_in_use(stack);
+    return leave();
 }
 
 long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *ip,
                   uint64_t *port, void *data, size_t data_cap, size_t *data_len)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     uint32_t from = 0;
     uint16_t from_port = 0;
@@ -584,19 +797,19 @@ long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *i
     *ip = from;
     *port = from_port;
     *res = result(n);
-    return 0;
+    return leave();
 }
 
 long net_pending(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *inq, uint64_t *outq)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     uint32_t in = 0, out = 0;
     *res = result(net_queued(stack, sd_of(sd), &in, &out));
     *inq = in;
     *outq = out;
-    return 0;
+    return leave();
 }
 
 long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
@@ -604,7 +817,7 @@ long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
                  uint64_t *tx_dropped)
 {
     (void)call;
-    if (start())
+    if (enter())
         return E_NOENT;
     const struct net_stats *st = net_stats(stack);
     *rx_frames = st->rx_frames;
@@ -613,5 +826,5 @@ long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
     *tx_bytes = st->tx_bytes;
     *rx_dropped = nic.stats.rx_bad + st->mbuf_exhausted;
     *tx_dropped = nic.stats.tx_full;
-    return 0;
+    return leave();
 }

@@ -51,8 +51,7 @@ void net_input(struct netstack *s, const void *frame, size_t len)
 
 void net_tick(struct netstack *s, uint64_t now_ms)
 {
-    if (now_ms > s->now)
-        s->now = now_ms;
+    net_clock(s, now_ms);
     arp_timer(s);
     dhcp_timer(s);
     for (unsigned i = 0; i < s->nsocks; i++) {
@@ -60,6 +59,12 @@ void net_tick(struct netstack *s, uint64_t now_ms)
         if (tp->used && tp->type == NET_SOCK_STREAM && tcp_next_timer(tp) <= s->now)
             tcp_timers(s, tp);
     }
+}
+
+void net_clock(struct netstack *s, uint64_t now_ms)
+{
+    if (now_ms > s->now)
+        s->now = now_ms;
 }
 
 uint64_t net_next_timer(const struct netstack *s)

@@ -92,6 +92,13 @@ long rt_option(const char *key, char *buf, size_t cap);
 long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                  void *out, size_t out_cap, size_t *out_len);
 
+/* The network server's events (socket.c, with net_thread): start a thread of the
+ * runtime's own (MK: a thread of unixsrv; IK: a kernel thread) that waits in the network
+ * server's op waitevents and hands every new activity count to unix_net_event, as an
+ * entry (MK: an IPC call to the main thread). Called once; 0, or E_* when it could not
+ * start (socket.c then pulses). The thread ends when the network server fails. */
+long rt_net_watch(void);
+
 /* An ondol E_* code as the Linux -errno of the same meaning. */
 long rt_errno(long ondol_error);
 
@@ -125,6 +132,7 @@ static inline bool unix_answer_value(struct ucall *c, long *result)
     return !t->gone && !t->sig_held;
 }
 void unix_console_input(const char *buf, size_t n);   /* bytes typed on the console */
+void unix_net_event(uint64_t gen);          /* the network server's activity count changed */
 /* After each entry, when unix_step_pending is set, the runtime runs the woken calls
  * (unix_run_woken) and frees the ended threads (uthread_collect); it waits for the next
  * event with unix_next_deadline() as its timeout and calls unix_timers_expire. */

@@ -7,13 +7,15 @@
  *
  * Waiting: a call that cannot go on (read with no data, accept with an empty queue,
  * connect during the handshake, write into a full send ring) is parked on sock_waiters
- * with ucall_block, as a pipe read is. While any socket is open, a timer of the server's
- * own (the pulse, every PULSE_NS) asks the network server to run its stack once (due
- * timers, received frames) and to say how much has happened there; when that changed,
- * every parked socket call and every waiting poll/select runs again. So the stack runs
- * between calls and no Linux call ever waits inside the network server: a blocked
- * accept holds up no other process. The price is up to one pulse of latency for a call
- * that waited.
+ * with ucall_block, as a pipe read is; no Linux call ever waits inside the network
+ * server, so a blocked accept holds up no other process. Parked calls and waiting
+ * poll/select run again whenever the stack's activity count (frames received, timer
+ * runs) changed. Who tells: with net_thread (the default) the runtime's event thread
+ * (rt_net_watch), which waits in the network server's op waitevents and passes each new
+ * count to unix_net_event, so a call runs again right after the interrupt that made it
+ * ready. With net_thread=off, while any socket is open, a timer of the server's own (the
+ * pulse, every PULSE_NS) asks the network server to run its stack once and returns the
+ * count: up to one pulse of latency for a call that waited.
  *
  * Addresses: struct sockaddr_in, port and address in network byte order; the stack's are
  * host order. Results of the stack are negated Linux errno values, passed through.
@@ -155,9 +157,26 @@ static void pulse_fire(struct unix_timer *t)
         unix_timer_arm(t, unix_now_ns() + PULSE_NS);
 }
 
-static void pulse_start(void)
+/* A new count from the event thread (runtime.h): wake the parked calls. */
+void unix_net_event(uint64_t gen)
 {
-    if (!pulse.armed)
+    if (gen != seen_gen) {
+        seen_gen = gen;
+        poll_wake(&sock_waiters);
+    }
+}
+
+/* At each new socket: the event thread (started once), or the pulse (net_thread=off, or
+ * no thread could start). */
+static void events_start(void)
+{
+    static bool watching;
+    if (!watching) {
+        char v[8];
+        bool thread = !(rt_option("net_thread", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'f');
+        watching = thread && rt_net_watch() == 0;
+    }
+    if (!watching && !pulse.armed)
         unix_timer_arm(&pulse, unix_now_ns() + PULSE_NS);
 }
 
@@ -264,7 +283,7 @@ static struct usock *sock_of(struct ucall *c, long fd, long *err)
     return *err ? NULL : f->priv;
 }
 
-/* Wait for the stack (the pulse re-runs the call), or return `again` at once when
+/* Wait for the stack (its next event re-runs the call), or return `again` at once when
  * non-blocking or once the socket's timeout (SO_RCVTIMEO/SO_SNDTIMEO, timeo_ns) has passed
  * since the call began. */
 static long park(struct ucall *c, bool nonblock, long again, uint64_t timeo_ns)
@@ -457,7 +476,7 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
     *s = (struct usock){.sd = sd, .type = type};
     f->priv = s;
     open_socks++;
-    pulse_start();
+    events_start();
     return fd_install(c->proc, f, 0, flags & O_CLOEXEC);
 }
 

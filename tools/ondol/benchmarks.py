@@ -873,7 +873,9 @@ NET_BENCH = Benchmark(
                 "ACK input, receive, ACK output, on the network server MK and IK against "
                 "the host's Linux stack; a static Linux program's write/recv calls and bulk "
                 "transfers on ondol MK, IK and the Linux guest (needs root: namespace and tap)",
+    # the per-layer phases must not overlap: the stack runs only in the calls (net_thread)
     configs=tuple(Config(command=f"netbench {netbench.netns.LINUX_IP} {netbench.N}",
+                         options={"net_thread": "off"},
                          params={"placement": p}) for p in netbench.PLACEMENTS)
     + netbench.program_configs(),
     key=("test", "size", "phase", "layer", "placement"),

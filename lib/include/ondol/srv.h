@@ -70,4 +70,24 @@ static inline void srv_handle(const struct srv_iface *s, struct srv_call *c)
 /* MK: serve `s` in the calling thread forever (the task's main, generated NAME_mk.c). */
 int srv_serve(const struct srv_iface *s);
 
+/* ---- deferred answers and a server's own threads (docs/servers.md, "Deferred answers") --
+ * An op that cannot answer yet either sleeps (IK: it runs on its caller's own thread, so
+ * nothing else waits) or defers the call (MK: the serving thread must go on serving).
+ * srv_defer says which: MK the call's token (> 0): the op returns SRV_DEFERRED, the
+ * runtime sends no answer, and the server answers later with srv_answer(token, w) from
+ * its serving thread; IK 0: the op sleeps instead. */
+#define SRV_DEFERRED 1
+int srv_defer(const struct srv_call *c);
+/* Answer deferred call `token` with w (w[0] the result, then the op's results; no
+ * buffer): 0, or E_SRCH when its caller is gone. Serving thread only; IK: E_NOSYS. */
+long srv_answer(int token, const uint64_t w[IPC_MRS]);
+/* MK: fn runs in the serving thread after every call and at every srv_wake, where it
+ * answers the deferred calls whose condition now holds. IK: never called (nothing is
+ * deferred). */
+void srv_set_wake(void (*fn)(void));
+/* From another thread of the server (MK): have the serving thread run the wake function
+ * soon; waits at most one tick for it to take the request (the serving thread may be
+ * busy in a call; it runs the function after that call anyway). IK: nothing to do. */
+void srv_wake(void);
+
 #endif

@@ -16,11 +16,14 @@
 #include <string.h>
 
 #include "../devices.h"
+#include "net_server.h"                 /* NET_IFACE, NET_WAITEVENTS */
 #include "../runtime.h"
 #include "../signal.h"
 
 /* Label of the console thread's calls: an op of UNIX_IFACE no forwarded call uses. */
 #define CONSOLE_LABEL FWD_LABEL(0x100)
+/* ...and of the network event thread's (w1: the stack's activity count). */
+#define NET_EVENT_LABEL FWD_LABEL(0x101)
 #define CONSOLE_CHUNK 48                /* bytes per call: message words 2..7 */
 
 static int server_tid;                  /* the main thread: forwarded calls come here */
@@ -312,6 +315,33 @@ static int console_reader(void *arg)
     return 0;
 }
 
+/* ---- the network event thread (runtime.h, rt_net_watch) -------------------------------
+ * Waits in the network server's op waitevents (a deferred answer there) and calls the
+ * main thread with each new count, which unix_net_event takes as an entry: so only the
+ * main thread touches the server's state. Ends when the network server fails. */
+static int net_watcher(void *arg)
+{
+    (void)arg;
+    long net = sys_srv_lookup(NET_IFACE);
+    uint64_t since = 0;
+    while (net > 0) {
+        struct ipc_msg m = {{SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since}};
+        if (ipc_call((int)net, &m, IPC_FOREVER) < 0 || m.w[0] != 0)
+            break;
+        since = m.w[1];
+        m = (struct ipc_msg){{NET_EVENT_LABEL, since}};
+        ipc_call(server_tid, &m, IPC_FOREVER);
+    }
+    return 0;
+}
+
+long rt_net_watch(void)
+{
+    static struct thread watcher;
+    int tid = thread_start(&watcher, net_watcher, NULL, PRIO_INHERIT, 16 * 1024);
+    return tid < 0 ? tid : 0;
+}
+
 /* ---- the main loop -------------------------------------------------------------------- */
 /* The receive timeout, in ticks, until deadline (the earliest of a waiting call). */
 static uint32_t timeout_ticks(uint64_t deadline)
@@ -357,6 +387,10 @@ static void handle(long sender, const struct ipc_msg *m)
         break;
     case FWD_LABEL(FWD_OP_INTERRUPT):
         unix_interrupted((int)sender);
+        break;
+    case NET_EVENT_LABEL:
+        unix_net_event(m->w[1]);
+        answer_thread((int)sender, 0);
         break;
     case CONSOLE_LABEL:
         unix_console_input((const char *)&m->w[2],
