@@ -112,8 +112,11 @@ def host_peer(tag: str):
 
 def program_configs():
     """The boots of the Linux-ABI program: the UNIX server and the network server in the
-    same form."""
+    same form; none with ONDOL_NET_PROGRAM=off (P3's tables alone, e.g. under the cache
+    model, where the bulk transfers would take long)."""
     from ondol.benchmarks import Config  # benchmarks.py imports this module
+    if os.environ.get("ONDOL_NET_PROGRAM", "on").lower() in ("0", "off", "no", "false"):
+        return ()
     return tuple(Config(command="netcalls", options={"unix": p, "linux_init": PROGRAM},
                         params={"placement": p, "program": "netcalls"}) for p in PLACEMENTS)
 
