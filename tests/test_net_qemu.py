@@ -64,13 +64,16 @@ class Namespace(netns.Namespace):
                        extra=netns.qemu_flags(), lifetime=280)
 
 
-@pytest.mark.parametrize("placement,csum", [("mk", "off"), ("ik", "off"), ("mk", "on")])
-def test_ping_tcp_udp_against_linux(placement, csum, tmp_path):
+@pytest.mark.parametrize("placement,csum,msix", [("mk", "off", "off"), ("ik", "off", "off"),
+                                                ("mk", "on", "off"), ("ik", "off", "on")])
+def test_ping_tcp_udp_against_linux(placement, csum, msix, tmp_path):
     """With net_csum=on the device finishes the checksums of what the stack sends and
     vouches for what it received from the host's stack (which leaves them to the device on
     a tap): the same streams must arrive intact both ways, and the driver's counters show
-    the offload was used; with it off, the stack computes and checks every checksum."""
-    with Namespace(placement + csum[1], tmp_path) as ns, ns.boot(placement, net_csum=csum) as s:
+    the offload was used; with it off, the stack computes and checks every checksum. With
+    msix=on the device interrupts by MSI-X instead of INTx (docs/drivers.md)."""
+    with Namespace(placement + csum[1] + msix[1], tmp_path) as ns, \
+            ns.boot(placement, net_csum=csum, msix=msix) as s:
         out = s.cmd("netcli config")
         assert f"ip {ONDOL_IP} mask 255.255.255.0 gw {LINUX_IP}" in out, out
 

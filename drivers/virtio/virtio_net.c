@@ -141,6 +141,7 @@ unsigned vnet_poll(struct vnet *n, vnet_deliver_fn *deliver, void *ctx)
 void vnet_interrupt(struct vnet *n)
 {
     n->stats.irqs++;
-    (void)virtio_isr(&n->dev);
+    if (!n->dev.pci.info.msix)
+        (void)virtio_isr(&n->dev);      /* INTx: clears the cause, releases the line */
     reclaim_tx(n);
 }

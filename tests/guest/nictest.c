@@ -153,9 +153,10 @@ int main(void)
     CHECK(err == 0, "vnet_open: %d", err);
     if (!err) {
         const struct dev_info *d = &nic.dev.pci.info;
-        printf("nictest: device %04x:%04x at %02x:%02x.%x irq %u mac %02x:%02x:%02x:%02x:%02x:%02x\n",
-               d->vendor, d->device, d->bus, d->slot, d->func, d->irq, nic.mac[0], nic.mac[1],
-               nic.mac[2], nic.mac[3], nic.mac[4], nic.mac[5]);
+        printf("nictest: device %04x:%04x at %02x:%02x.%x irq %u msix %u mac "
+               "%02x:%02x:%02x:%02x:%02x:%02x\n", d->vendor, d->device, d->bus, d->slot, d->func,
+               d->irq, d->msix, nic.mac[0], nic.mac[1], nic.mac[2], nic.mac[3], nic.mac[4],
+               nic.mac[5]);
         device_checks(&nic);
         echo(&nic);
         printf("nictest: rx %lu tx %lu irqs %lu bad %u\n", (unsigned long)nic.stats.rx_frames,
