@@ -59,7 +59,7 @@
 #define NET_EV_ERR  0x8
 #define NET_EV_HUP  0x10
 
-/* Checksum offload (docs/net.md, "Offloads"): bits of netif.offload, set by the driver from
+/* Checksum offload (docs/net.md, "Checksum offload on and off"): bits of netif.offload, set by the driver from
  * what its device agreed to (off unless the platform asks). */
 #define NETIF_TX_CSUM 0x1   /* send() finishes TCP/UDP checksums where its `csum` says */
 #define NETIF_RX_CSUM 0x2   /* the driver may pass NET_RX_CSUM_OK to net_input_flags() */

@@ -98,7 +98,7 @@ static void input_frame(void *ctx, const uint8_t *frame, size_t len, bool csum_o
     net_input_flags(stack, frame, len, csum_ok ? NET_RX_CSUM_OK : 0);
 }
 
-/* The option net_csum: checksum offload asked of the device (docs/net.md, "Offloads"). */
+/* The option net_csum: checksum offload asked of the device (docs/net.md, "Checksum offload on and off"). */
 static bool csum_offload_wanted(void)
 {
     char buf[8];
