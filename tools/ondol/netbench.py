@@ -17,8 +17,10 @@ placement "linux", and every ondol row of the program gets `linux` and `ratio`.
 Besides the result rows, `outputs` writes `net-p3.md` (P3's tables: one per phase, a row
 per module, MK and IK per size, P3's FreeBSD numbers where the paper gives them; then the
 per-call and bulk tables beside the Linux guest) and `net-layers.{png,svg}` (one stacked
-bar per phase and placement, one panel per size). The benchmark itself is declared in
-benchmarks.py from what this module provides.
+bar per phase and placement, one panel per size). With `--cache SPEC` the cache model's
+windows (one per measured iteration) become modelled cycles and memory references on each
+P3 row (`attach_windows`), with their tables and `net-layers-cycles.{png,svg}`. The
+benchmark itself is declared in benchmarks.py from what this module provides.
 """
 from __future__ import annotations
 
@@ -79,11 +81,10 @@ PHASES = {
 P3_CYCLES_1440 = {("send", "tcp_output"): 10111, ("recv", "sock"): 10986}
 P3_MEMREFS_1440 = {("send", "tcp_output"): 1029, ("recv", "sock"): 3148}
 # The cache model's windows (bench/netbench.c, with --cache): id = size index << 9 |
-# phase << 7 | iteration + 1, 0 = the calibration stretches; an end id with WINDOW_DROPPED
-# is an iteration P3's filter left out. Each pcnt stretch is the bucket of its slot; the
-# layers' slots in servers/net/net_probe.h's order from the row's first_slot.
+# phase << 7 | iteration + 1, 0 = the calibration stretches; an end id that differs from
+# it (bit 11 set) is an iteration P3's filter left out. Each pcnt stretch is the bucket of
+# its slot; the layers' slots in servers/net/net_probe.h's order from the row's first_slot.
 WINDOW_PHASES = ("send", "ack_in", "recv", "ack_out")
-WINDOW_DROPPED = 0x800
 SLOT_LAYERS = ("sock", "tcp_output", "ip_output", "driver_output", "driver_input", "ip_input",
                "tcp_input")
 # Row field <- the model's counter, per layer and iteration (medians over the kept ones).
