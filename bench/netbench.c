@@ -17,6 +17,13 @@
  * the kept iterations; `segments` how many stretches of that layer an iteration had),
  * then, with the probes off, the client's own view of each write call (phase "call": IPC,
  * dispatch and the stack); then "end".
+ * For the cache model (`./ondol bench net --cache SPEC`): every measured iteration of a
+ * phase (up to 127) is a window of its own, whose id says size, phase and iteration, and
+ * whose end id also says whether P3's filter kept it (WINDOW_DROPPED); the kernel
+ * announces each pcnt stretch as the bucket of its slot, so the host gets each layer's
+ * modelled cycles and memory references per iteration (tools/ondol/netbench.py). Window 0
+ * holds the calibration stretches. Without the plugin the windows cost two system calls
+ * outside every slot.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,20 +50,29 @@ static const char *const layer_names[LAYERS] = {
 };
 static const unsigned sizes[] = {100, 300, 500, 1440};
 
+/* Window ids (12 bits): size index << 9 | phase << 7 | iteration + 1; 0 = calibration. */
+enum { PH_SEND, PH_ACK_IN, PH_RECV, PH_ACK_OUT };
+#define WINDOW_ITERATIONS 127
+#define WINDOW_DROPPED 0x800
+static unsigned size_index;
+static long window_open;              /* the open window's id, or -1 */
+
 /* P3's modules per phase (layer indexes); whatever else ran is reported as "other". */
 struct phase_def {
     const char *test, *name;
     int layers[4];
     int nlayers;
+    int id;                           /* PH_* (window ids) */
 };
-static const struct phase_def phase_send = {"send", "send", {0, 1, 2, 3}, 4};
-static const struct phase_def phase_ack_in = {"send", "ack_in", {4, 5, 6}, 3};
-static const struct phase_def phase_recv = {"recv", "recv", {4, 5, 6, 0}, 4};
-static const struct phase_def phase_ack_out = {"recv", "ack_out", {1, 2, 3}, 3};
+static const struct phase_def phase_send = {"send", "send", {0, 1, 2, 3}, 4, PH_SEND};
+static const struct phase_def phase_ack_in = {"send", "ack_in", {4, 5, 6}, 3, PH_ACK_IN};
+static const struct phase_def phase_recv = {"recv", "recv", {4, 5, 6, 0}, 4, PH_RECV};
+static const struct phase_def phase_ack_out = {"recv", "ack_out", {1, 2, 3}, 3, PH_ACK_OUT};
 
 static struct srv_conn conn;
 static int first_slot;
 static uint64_t switch_cost;          /* fixed cost in every sample (the calibration) */
+static uint64_t calibrations;         /* stretches of the calibration (window 0) */
 static struct pcnt_slot_info dump_a[MAX_SLOTS], dump_b[MAX_SLOTS];
 
 /* Per phase: every iteration's instructions per layer and stretches per layer. */
@@ -82,6 +98,24 @@ static uint32_t parse_ip(const char *s)
 static void read_slots(struct pcnt_slot_info *out)
 {
     SC4(SYS_PCNT, PCNT_DUMP, (long)out, first_slot + LAYERS, 0);
+}
+
+/* A cache-model window around measured iteration i (from 0) of phase ph, if it has an id. */
+static void window_begin(const struct phase_def *ph, int i)
+{
+    window_open = -1;
+    if (i < 0 || i >= WINDOW_ITERATIONS)
+        return;
+    window_open = (long)(size_index << 9 | (unsigned)ph->id << 7 | (unsigned)(i + 1));
+    SC2(SYS_MEASURE, MEASURE_WINDOW_BEGIN, window_open);
+}
+
+/* Its end; the end id says whether P3's filter kept the iteration. */
+static void window_end(bool kept)
+{
+    if (window_open >= 0)
+        SC2(SYS_MEASURE, MEASURE_WINDOW_END, window_open | (kept ? 0 : WINDOW_DROPPED));
+    window_open = -1;
 }
 
 /* The phase between dumps a and b into iteration slot i of ps; false if P3's filter
@@ -124,10 +158,11 @@ static void row(const struct phase_def *ph, unsigned size, const char *layer, co
     result_printf("{\"type\":\"result\",\"bench\":\"net\",\"test\":\"%s\",\"size\":%u,"
                   "\"phase\":\"%s\",\"layer\":\"%s\",\"unit\":\"tsc\",\"median\":%llu,"
                   "\"min\":%llu,\"max\":%llu,\"n\":%d,\"dropped\":%d,\"segments\":%llu,"
-                  "\"switch_cost\":%llu}",
+                  "\"switch_cost\":%llu,\"first_slot\":%d,\"calibrations\":%llu}",
                   ph->test, size, ph->name, layer, (unsigned long long)s.median,
                   (unsigned long long)s.min, (unsigned long long)s.max, ps->n, ps->dropped,
-                  (unsigned long long)g.median, (unsigned long long)switch_cost);
+                  (unsigned long long)g.median, (unsigned long long)switch_cost, first_slot,
+                  (unsigned long long)calibrations);
 }
 
 /* P3's modules of the phase, then "other" (the layers outside them). */
@@ -185,13 +220,14 @@ static void close_conn(long sd)
 }
 
 /* The ACK phase after a data phase: the stack settles, its layers' costs into sample. */
-static bool measure_settle(long sd, bool measured, struct phase_samples *sample)
+static bool measure_settle(long sd, const struct phase_def *ph, int i,
+                           struct phase_samples *sample)
 {
     read_slots(dump_a);
+    window_begin(ph, i);
     bool ok = settle(sd);
     read_slots(dump_b);
-    if (measured)
-        record(sample);
+    window_end(i >= 0 && record(sample));
     return ok;
 }
 
@@ -222,12 +258,12 @@ static bool send_test(uint32_t ip, unsigned size, int n)
     for (int i = 0; i < WARMUP + n && ok; i++) {
         uint64_t r = 0;
         read_slots(dump_a);
+        window_begin(&phase_send, i - WARMUP);
         long e = net_call_write(&conn, (uint64_t)sd, TIMEOUT_MS, data, size, &r);
         read_slots(dump_b);
         ok = e == 0 && r == size;
-        if (i >= WARMUP)
-            record(&samples[0]);
-        ok = ok && measure_settle(sd, i >= WARMUP, &samples[1]);
+        window_end(i >= WARMUP && record(&samples[0]));
+        ok = ok && measure_settle(sd, &phase_ack_in, i - WARMUP, &samples[1]);
     }
     return finish_test(sd, ok, "send", size, &phase_send, &phase_ack_in);
 }
@@ -237,7 +273,7 @@ static bool send_test(uint32_t ip, unsigned size, int n)
 static bool call_test(uint32_t ip, unsigned size, int n)
 {
     static uint8_t data[1440];
-    static const struct phase_def phase_call = {"send", "call", {0}, 0};
+    static const struct phase_def phase_call = {"send", "call", {0}, 0, -1};
     long sd = tcp_open(ip, SINK_PORT);
     if (sd < 0)
         return false;
@@ -292,11 +328,11 @@ static bool recv_test(uint32_t ip, unsigned size, int n)
     memset(samples, 0, sizeof samples);
     for (int i = 0; i < WARMUP + n && ok; i++) {
         read_slots(dump_a);
+        window_begin(&phase_recv, i - WARMUP);
         ok = read_segment(sd, size);
         read_slots(dump_b);
-        if (i >= WARMUP)
-            record(&samples[0]);
-        ok = ok && measure_settle(sd, i >= WARMUP, &samples[1]);
+        window_end(i >= WARMUP && record(&samples[0]));
+        ok = ok && measure_settle(sd, &phase_ack_out, i - WARMUP, &samples[1]);
     }
     return finish_test(sd, ok, "recv", size, &phase_recv, &phase_ack_out);
 }
@@ -306,7 +342,9 @@ static bool recv_test(uint32_t ip, unsigned size, int n)
 static bool probes_on(void)
 {
     uint64_t r = 0;
+    SC2(SYS_MEASURE, MEASURE_WINDOW_BEGIN, 0);
     long e = net_call_probes(&conn, 1, &r);
+    SC2(SYS_MEASURE, MEASURE_WINDOW_END, 0);
     if (e < 0 || (long)r <= 0 || (long)r + LAYERS > MAX_SLOTS) {
         printf("netbench: probes: %ld/%ld\n", e, (long)r);
         return false;
@@ -314,7 +352,8 @@ static bool probes_on(void)
     first_slot = (int)r;
     read_slots(dump_a);
     switch_cost = dump_a[first_slot].min;
-    return dump_a[first_slot].count > 0;
+    calibrations = dump_a[first_slot].count;
+    return calibrations > 0;
 }
 
 int main(int argc, char **argv)
@@ -331,8 +370,10 @@ int main(int argc, char **argv)
         return 1;
     }
     bool ok = probes_on();
-    for (unsigned i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++)
+    for (unsigned i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_index = i;
         ok = send_test(ip, sizes[i], n) && recv_test(ip, sizes[i], n);
+    }
     uint64_t r = 0;
     net_call_probes(&conn, 0, &r);
     for (unsigned i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++)

@@ -2,7 +2,7 @@
 
 - the two-stack unit tests (servers/net/host/nettest.c: handshake, options, closing states,
   RST, delayed ACK, Nagle, bulk, loss/reordering/duplication, zero window, keep-alive,
-  100 connections, SYN backlog, UDP, ICMP, ARP) under ASan and UBSan;
+  100 connections, SYN backlog, UDP, ICMP, ARP, checksum offload) under ASan and UBSan;
 - a slice of the random-frame fuzz (`make net-fuzz` runs a long one);
 - the stack builds freestanding and needs nothing but memcpy & co.;
 - P3's per-layer instruction counts under callgrind stay within bounds.
@@ -34,7 +34,7 @@ def built():
 
 
 GROUPS = ("handshake", "rst", "rststates", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
-          "many", "udp")
+          "many", "udp", "offload")
 
 
 def test_two_stack_unit_tests(built):

@@ -5,7 +5,9 @@ placement, size, phase and P3 module, in instructions under icount, each with it
 iterations; the copies grow with the segment; P3's tables and the stacked plot are written.
 The static Linux program (tools/netcalls/netcalls.c, quick form) on ondol MK, IK and the
 Linux guest: a row per call and size and per bulk direction, ondol's with the ratio to
-Linux. Needs root and namespaces; skips saying why otherwise.
+Linux. Under the cache model (`--cache pentiumpro`, the program's boots left out): every
+row gets modelled cycles and memory references, and the model's instructions per layer
+equal pcnt's exactly. Needs root and namespaces; skips saying why otherwise.
 """
 import json
 import os
@@ -94,3 +96,31 @@ def test_options_recorded_and_outputs_written(run):
     assert "| write | 1440 |" in md and "| host → ondol |" in md
     for name in ("net-layers.png", "net-layers.svg", "net.csv"):
         assert (results / name).stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory):
+    results = tmp_path_factory.mktemp("netbench-cache")
+    r = subprocess.run([str(ROOT / "ondol"), "bench", "net", "--no-build", "--cache",
+                        "pentiumpro", "--results", str(results)],
+                       env={**os.environ, "ONDOL_NET_N": str(N), "ONDOL_NET_PROGRAM": "off"},
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return results, json.loads((results / "net.json").read_text())
+
+
+def test_model_per_layer_matches_pcnt_exactly(cached):
+    """The probes' pcnt stretches are the model's buckets (marker 13), one window per
+    iteration: for every P3 row the model's median instructions equal pcnt's (icount),
+    over the same kept iterations, and cycles and references are there."""
+    results, doc = cached
+    rows = [r for r in doc["results"] if r["phase"] != "call"]
+    assert {r["placement"] for r in rows} == set(netbench.PLACEMENTS) and doc["cache"]
+    for r in rows:
+        assert r["model_windows"] == r["n"], r
+        assert r["model_instructions"] == r["median"], r
+        if r["layer"] != "other":
+            assert r["modelled_cycles"] >= r["median"] > 0 and r["mem_refs"] > 0, r
+    md = (results / "net-p3.md").read_text()
+    assert "modelled cycles" in md and "| copy to user (socket receive) |" in md
+    assert (results / "net-layers-cycles.svg").stat().st_size > 0

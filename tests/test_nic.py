@@ -74,11 +74,14 @@ class Peer:
         self.thread.join(timeout=5)
 
 
-@pytest.mark.parametrize("device", ["virtio-net-pci",                       # transitional 1af4:1000
-                                    "virtio-net-pci,disable-legacy=on"])   # modern only 1af4:1041
-def test_virtio_net_echo(device):
+@pytest.mark.parametrize("device,msix", [("virtio-net-pci", "off"),  # transitional 1af4:1000
+                                         ("virtio-net-pci,disable-legacy=on", "off"),  # 1af4:1041
+                                         ("virtio-net-pci,disable-legacy=on", "on")])
+def test_virtio_net_echo(device, msix):
+    """With msix=on the kernel gives the device MSI-X instead of its INTx line: the same
+    echoes must come back, the interrupts arriving as the claim's MSI-X vector."""
     peer = Peer()
-    s = Session({"init": "nictest"}, wait_prompt=False, lifetime=170,
+    s = Session({"init": "nictest", "msix": msix}, wait_prompt=False, lifetime=170,
                 extra=tuple(peer.netdev_flags(device)))
     try:
         peer.thread.start()
@@ -90,11 +93,12 @@ def test_virtio_net_echo(device):
         peer.close()
     assert "FAIL" not in out, out[-3000:]
     assert "nictest ok" in out, out[-3000:]
-    m = re.search(r"nictest: device 1af4:(\w+) .* irq (\d+) mac ([0-9a-f:]+)", out)
+    m = re.search(r"nictest: device 1af4:(\w+) .* irq (\d+) msix (\d) mac ([0-9a-f:]+)", out)
     assert m and m.group(1) == ("1041" if "disable-legacy" in device else "1000"), out[-2000:]
+    assert m.group(3) == ("1" if msix == "on" else "0"), out[-2000:]
     assert status == 0
     assert peer.error is None, peer.error
-    mac = bytes.fromhex(m.group(3).replace(":", ""))
+    mac = bytes.fromhex(m.group(4).replace(":", ""))
     assert peer.hello[:6] == b"\xff" * 6 and peer.hello[6:12] == mac
     assert peer.hello[12:14] == ETHERTYPE and b"ondol nictest hello" in peer.hello
     assert [len(e) for e in peer.echoes] == [len(frame(i, mac)) for i in range(FRAMES)]

@@ -148,7 +148,12 @@ int virtq_setup(struct virtio_dev *v, struct virtq *q, uint16_t index, uint16_t 
     if (err)
         return err;
     w16(v->common, CC_QUEUE_SIZE, q->size);
-    w16(v->common, CC_QUEUE_MSIX_VECTOR, VIRTIO_NO_VECTOR);
+    /* with MSI-X (the kernel chose it: dev_info.msix) every queue uses table entry 0; a
+     * device that cannot map it answers NO_VECTOR, and would never interrupt */
+    uint16_t vector = v->pci.info.msix ? 0 : VIRTIO_NO_VECTOR;
+    w16(v->common, CC_QUEUE_MSIX_VECTOR, vector);
+    if (r16(v->common, CC_QUEUE_MSIX_VECTOR) != vector)
+        return E_NOTSUP;
     w64(v->common, CC_QUEUE_DESC, pa);
     w64(v->common, CC_QUEUE_DRIVER, pa + 4096);
     w64(v->common, CC_QUEUE_DEVICE, pa + 8192);

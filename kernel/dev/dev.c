@@ -8,6 +8,9 @@
  * virtio's ISR register), counts the interrupt and wakes the waiter. The driver's next
  * SYS_IRQ_WAIT is the acknowledgement: it unmasks the pin, so an interrupt still pending
  * fires again at once. Lines may be shared: every claim on the pin is told.
+ * With the option msix, a function that has MSI-X gets it instead (INTx off): every entry
+ * of its table sends the claim's own vector (VEC_MSI_BASE + handle), an edge that needs no
+ * masking, so SYS_IRQ_WAIT only counts and waits; INTx stays the fallback.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -15,6 +18,7 @@
 #include "kernel.h"
 #include "memlayout.h"
 #include "memobj.h"
+#include "options.h"
 #include "pci.h"
 #include "region.h"
 #include "task.h"
@@ -27,10 +31,13 @@ struct claim {
     struct pci_func *func;    /* NULL: free slot */
     int owner;                /* task id (with generation: a dead owner no longer resolves) */
     u64 pending;              /* interrupts not yet returned by SYS_IRQ_WAIT */
+    bool msix;                /* interrupts come by MSI-X, not the INTx pin */
     struct waitq waiters;
 };
 
 static struct claim claims[MAX_CLAIMS];
+bool msix_on;                 /* option msix */
+_Static_assert(MAX_CLAIMS <= DEV_MSI_VECTORS, "an MSI-X vector per claim");
 
 #define KERNEL_OWNER 0        /* claims of in-kernel (IK) drivers; no task has id 0 */
 
@@ -73,8 +80,12 @@ static long claim(struct pci_func *f, int owner, struct dev_info *info)
     if (c->func != f || c->owner != owner)
         *c = (struct claim){.func = f, .owner = owner, .waiters = c->waiters};
     pci_enable(f);
-    route_irq(f);
-    return c - claims;
+    long h = c - claims;
+    c->msix = msix_on && pci_msix_enable(f, info, (u8)(VEC_MSI_BASE + h), this_cpu()->apic_id);
+    if (!c->msix)
+        route_irq(f);
+    info->msix = c->msix;
+    return h;
 }
 
 long dev_find(struct task *self, u64 vendor, u64 device, u64 index, u64 uout)
@@ -158,9 +169,10 @@ long dev_dma_alloc(struct task *self, u64 len, u64 uphys)
 
 static long irq_wait(struct claim *c, u64 timeout)
 {
-    if (c->func->irq_line == DEV_IRQ_NONE)
+    if (!c->msix && c->func->irq_line == DEV_IRQ_NONE)
         return E_INVAL;
-    ioapic_mask(c->func->irq_line, false);           /* acknowledge the previous interrupt */
+    if (!c->msix)
+        ioapic_mask(c->func->irq_line, false);       /* acknowledge the previous interrupt */
     if (!c->pending) {
         int r = waitq_sleep(&c->waiters, timeout == SLEEP_FOREVER ? WAIT_FOREVER : timeout);
         if (r == WAIT_KILLED)
@@ -195,4 +207,12 @@ void dev_irq(unsigned pin)
             waitq_wake_all(&c->waiters, 0);
         }
     }
+}
+
+void dev_msi(unsigned handle)
+{
+    if (handle >= MAX_CLAIMS || !claims[handle].func || !claims[handle].msix)
+        return;
+    claims[handle].pending++;
+    waitq_wake_all(&claims[handle].waiters, 0);
 }

@@ -21,4 +21,6 @@ long dev_cfg_read_kernel(int dev, unsigned offset, unsigned size);
 long dev_irq_wait_kernel(int dev, u64 timeout_ticks);
 /* From the trap handler: the interrupt of I/O APIC pin `pin` (below DEV_IRQ_PINS) fired. */
 void dev_irq(unsigned pin);
+/* The MSI-X vector of claim `handle` fired (trap.c): count it and wake the waiter. */
+void dev_msi(unsigned handle);
 #endif

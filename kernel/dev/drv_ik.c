@@ -145,9 +145,9 @@ long drv_pcnt(int cmd, int slot, uint64_t para)
     if (slot < PCNT_FIRST_USER_SLOT || slot >= PCNT_SLOTS)
         return E_INVAL;
     if (cmd == PCNT_START)
-        pcnt_start(slot, para);
+        pcnt_user_start(slot, para);
     else if (cmd == PCNT_STOP)
-        pcnt_stop(slot);
+        pcnt_user_stop(slot);
     else if (cmd == PCNT_REPEAT)
         pcnt_pool[this_cpu()->id][slot].repeat = para != 0;
     else

@@ -5,12 +5,18 @@
  */
 #include "arch.h"
 #include "kernel.h"
+#include "memlayout.h"
 #include "pci.h"
 
 enum {
     CFG_ID = 0x00, CFG_COMMAND = 0x04, CFG_CLASS = 0x08, CFG_HEADER = 0x0c, CFG_BAR0 = 0x10,
-    CFG_INTERRUPT = 0x3c,
+    CFG_INTERRUPT = 0x3c, CFG_CAP_PTR = 0x34,
 };
+#define STATUS_CAPS    (1u << 20)     /* status bit 4, in the dword of the command register */
+#define CAP_MSIX       0x11
+#define MSIX_ENABLE    (1u << 31)     /* message control bits 15 and 14, in the cap's dword */
+#define MSIX_FUNC_MASK (1u << 30)
+#define MSI_ADDRESS    0xfee00000u    /* the local APIC's message address; apic id at bit 12 */
 #define CMD_IO         (1u << 0)
 #define CMD_MEMORY     (1u << 1)
 #define CMD_BUS_MASTER (1u << 2)
@@ -131,4 +137,47 @@ u32 pci_read(const struct pci_func *f, unsigned off, unsigned size)
 {
     u32 v = pci_cfg_read32(f->bdf, off & ~3u) >> (8 * (off & 3));
     return size == 4 ? v : v & ((1u << (8 * size)) - 1);
+}
+
+/* The offset of capability `id` in f's list, or 0 (at most 48 steps: a looped list ends). */
+static u32 find_cap(u32 bdf, u8 id)
+{
+    if (!(pci_cfg_read32(bdf, CFG_COMMAND) & STATUS_CAPS))
+        return 0;
+    u32 off = pci_cfg_read32(bdf, CFG_CAP_PTR) & 0xfc;
+    for (int n = 0; off >= 0x40 && n < 48; n++) {
+        u32 hdr = pci_cfg_read32(bdf, off);
+        if ((hdr & 0xff) == id)
+            return off;
+        off = (hdr >> 8) & 0xfc;
+    }
+    return 0;
+}
+
+bool pci_msix_enable(const struct pci_func *f, const struct dev_info *info, u8 vector,
+                     u32 apic_id)
+{
+    u32 cap = find_cap(f->bdf, CAP_MSIX);
+    if (!cap)
+        return false;
+    u32 ctl = pci_cfg_read32(f->bdf, cap), where = pci_cfg_read32(f->bdf, cap + 4);
+    u32 entries = ((ctl >> 16) & 0x7ff) + 1, bir = where & 7, off = where & ~7u;
+    if (bir > 5)
+        return false;
+    const struct dev_bar *bar = &info->bar[bir];
+    u64 pa = bar->base + off, len = 16ull * entries;
+    if ((bar->flags & DEV_BAR_IO) || !bar->base || off + len > bar->size ||
+        pa + len > (4ull << 30))
+        return false;
+    volatile u32 *table = phys_to_virt(pa);
+    for (u32 i = 0; i < entries; i++) {
+        table[4 * i] = MSI_ADDRESS | apic_id << 12;
+        table[4 * i + 1] = 0;
+        table[4 * i + 2] = vector;                   /* fixed delivery, edge */
+        table[4 * i + 3] = 0;                        /* unmasked */
+    }
+    pci_cfg_write32(f->bdf, cap, (ctl & ~MSIX_FUNC_MASK) | MSIX_ENABLE);
+    u32 cmd = pci_cfg_read32(f->bdf, CFG_COMMAND) & 0xffff;
+    pci_cfg_write32(f->bdf, CFG_COMMAND, cmd | CMD_INTX_OFF);
+    return true;
 }

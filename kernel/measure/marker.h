@@ -24,6 +24,8 @@ enum marker_cmd {
     MARK_LOCK = 11,         /* coherence model: a lock event, payload = kind << 10 | lock id */
     MARK_MODEL = 12,        /* coherence model: 0 = this CPU's work pauses (not modelled:
                                a barrier, the end), 1 = it resumes */
+    MARK_BUCKET = 13,       /* what this CPU runs from here is summed in bucket payload of
+                               the open window: a pcnt slot a program runs (0 = none) */
 };
 
 enum { LOCK_EV_WAIT = 0, LOCK_EV_ACQUIRE = 1, LOCK_EV_RELEASE = 2 };
@@ -51,5 +53,6 @@ static inline void marker_invlpg(u64 va)
 }
 static inline void marker_lock(unsigned kind, unsigned lock) { marker(MARK_LOCK, kind << 10 | (lock & 0x3ff)); }
 static inline void marker_model(bool running) { marker(MARK_MODEL, running); }
+static inline void marker_bucket(unsigned bucket) { marker(MARK_BUCKET, bucket); }
 void marker_define(int asid, int domain, const char *name);
 #endif

@@ -223,9 +223,9 @@ static long slot_command(u64 cmd, u64 a, u64 b, bool privileged)
         return 0;
     }
     if (cmd == PCNT_START)
-        pcnt_start((int)a, b);
+        pcnt_user_start((int)a, b);
     else
-        pcnt_stop((int)a);
+        pcnt_user_stop((int)a);
     return s->status;
 }
 

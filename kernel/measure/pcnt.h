@@ -8,6 +8,7 @@
 #define PCNT_H
 #include <ondol/abi.h>
 #include "arch.h"
+#include "marker.h"
 #include "types.h"
 
 #ifndef PCNT_SLOTS
@@ -81,6 +82,23 @@ static inline void pcnt_stop(int id)
         pcnt_record_sample(s, cpu);    /* back to INIT for the next sample */
     else
         s->status = PCNT_SET;
+}
+
+/* A slot a program starts and stops (SYS_PCNT; a driver in the kernel, drv_ik.c). With
+ * markers on, the cache model sums each stretch in the bucket of the slot's number
+ * (docs/measuring.md), which gives modelled cycles and memory references per slot beside
+ * pcnt's instructions. The bucket opens before the start's TSC read and closes before the
+ * stop's, so under icount it differs from the sample by a fixed instruction count. */
+static inline void pcnt_user_start(int id, u64 para)
+{
+    marker_bucket((unsigned)id);
+    pcnt_start(id, para);
+}
+
+static inline void pcnt_user_stop(int id)
+{
+    marker_bucket(0);
+    pcnt_stop(id);
 }
 
 static inline void pcnt_probe_start(enum pcnt_probe p, u64 para)

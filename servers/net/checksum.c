@@ -50,3 +50,12 @@ uint32_t cksum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
 {
     return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
 }
+
+bool cksum_offload(struct netstack *s, struct mbuf *m, unsigned field, uint32_t pseudo)
+{
+    if (!(s->nif->offload & NETIF_TX_CSUM))
+        return false;
+    put16(mbuf_data(m) + field, (uint16_t)~cksum_fold(pseudo));
+    m->csum_off = (uint8_t)field;
+    return true;
+}

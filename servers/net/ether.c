@@ -26,9 +26,11 @@ void ether_input(struct netstack *s, struct mbuf *m)
     }
 }
 
-/* Prepend the header and hand the frame to the driver; the mbuf is freed here. */
+/* Prepend the header and hand the frame to the driver; the mbuf is freed here. A checksum
+ * left to the device starts after our IP header, which never has options. */
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type)
 {
+    struct net_csum csum = {ETH_HLEN + IP_HLEN, m->csum_off};
     NET_PROBE_ENTER(NET_L_DRV_OUT);
     uint8_t *h = mbuf_prepend(m, ETH_HLEN);
     net_memcpy(h, dst ? dst : ether_bcast, 6);
@@ -36,7 +38,7 @@ void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint
     put16(h + 12, type);
     s->st.tx_frames++;
     s->st.tx_bytes += m->len;
-    s->nif->send(s->nif, h, m->len);
+    s->nif->send(s->nif, h, m->len, m->csum_off ? &csum : 0);
     mbuf_free(&s->pool, m);
     NET_PROBE_LEAVE(NET_L_DRV_OUT);
 }

@@ -22,6 +22,8 @@ struct mbuf *mbuf_get(struct mbuf_pool *p, unsigned headroom)
     m->off = (uint16_t)headroom;
     m->len = 0;
     m->fin = 0;
+    m->csum_ok = 0;
+    m->csum_off = 0;
     return m;
 }
 

@@ -18,6 +18,9 @@ struct mbuf {
     uint16_t peer_port;
     uint16_t off, len;
     uint8_t fin;              /* TCP reassembly: the segment carried FIN */
+    uint8_t csum_ok;          /* input: the device vouched for the TCP/UDP checksum */
+    uint8_t csum_off;         /* output: the device finishes the checksum at this offset of
+                                 the transport header (0: the frame is complete) */
     uint8_t buf[NET_MBUF_DATA];
 };
 

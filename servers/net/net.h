@@ -59,12 +59,26 @@
 #define NET_EV_ERR  0x8
 #define NET_EV_HUP  0x10
 
-/* A network interface below Ethernet: the driver fills in mac, mtu, send and ctx. */
+/* Checksum offload (docs/net.md, "Checksum offload on and off"): bits of netif.offload, set by the driver from
+ * what its device agreed to (off unless the platform asks). */
+#define NETIF_TX_CSUM 0x1   /* send() finishes TCP/UDP checksums where its `csum` says */
+#define NETIF_RX_CSUM 0x2   /* the driver may pass NET_RX_CSUM_OK to net_input_flags() */
+
+/* Where send() must finish a frame's checksum: the ones' complement of the sum of the
+ * bytes from `start` to the end of the frame, stored big-endian at start + offset (the
+ * field holds the pseudo-header sum already, so the result is the transport checksum). */
+struct net_csum {
+    uint16_t start, offset;
+};
+
+/* A network interface below Ethernet: the driver fills in mac, mtu, send, ctx, offload. */
 struct netif {
     uint8_t mac[6];
     uint16_t mtu;                          /* IP MTU, 1500 for Ethernet */
-    void (*send)(struct netif *nif, const void *frame, size_t len);
+    /* csum: NULL, or (only with NETIF_TX_CSUM) the checksum the device must finish */
+    void (*send)(struct netif *nif, const void *frame, size_t len, const struct net_csum *csum);
     void *ctx;                             /* the driver's own state */
+    unsigned offload;                      /* NETIF_* */
 };
 
 /* Counters, one per event a test or a reader may want (docs/net.md). */
@@ -88,6 +102,11 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
               uint32_t gw, uint64_t now_ms, uint64_t seed);
 /* One received frame (copied; `frame` may be reused on return). */
 void net_input(struct netstack *s, const void *frame, size_t len);
+/* The same with what the device knows about it: NET_RX_CSUM_OK, its TCP/UDP checksum was
+ * checked by the device or was never computed because the frame did not cross a wire
+ * (virtio's DATA_VALID and NEEDS_CSUM); honoured only with NETIF_RX_CSUM. */
+#define NET_RX_CSUM_OK 0x1
+void net_input_flags(struct netstack *s, const void *frame, size_t len, unsigned flags);
 /* The time is now `now_ms` (never goes backwards): run due timers. */
 void net_tick(struct netstack *s, uint64_t now_ms);
 /* The time is now `now_ms`, its timers left for the next net_tick: for a socket call on a

@@ -141,6 +141,10 @@ struct netstack {
 uint32_t cksum_add(uint32_t sum, const void *data, size_t len);
 uint16_t cksum_fold(uint32_t sum);
 uint32_t cksum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);
+/* With the device's checksum offload (NETIF_TX_CSUM): store the pseudo-header sum in the
+ * checksum field at `field` of m's transport header and mark m so that ether_output asks
+ * the device to finish it; true. Without it, false: the caller computes the checksum. */
+bool cksum_offload(struct netstack *s, struct mbuf *m, unsigned field, uint32_t pseudo);
 /* ether.c */
 void ether_input(struct netstack *s, struct mbuf *m);
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type);

@@ -94,9 +94,10 @@ static void read_addresses(void)
     my_mask = prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> prefix);
 }
 
-static void send_frame(struct netif *n, const void *frame, size_t len)
+static void send_frame(struct netif *n, const void *frame, size_t len, const struct net_csum *csum)
 {
-    vnet_send(n->ctx, frame, len);    /* a full ring drops the frame: TCP sends it again */
+    /* a full ring drops the frame: TCP sends it again */
+    vnet_send(n->ctx, frame, len, csum ? csum->start : 0, csum ? csum->offset : 0);
 }
 
 /* Stack activity the waiting calls care about: frames received and timer runs (ops
@@ -104,11 +105,18 @@ static void send_frame(struct netif *n, const void *frame, size_t len)
  * it is the word drv_wait_change waits on; it only has to differ. */
 static uint32_t activity;
 
-static void input_frame(void *ctx, const uint8_t *frame, size_t len)
+static void input_frame(void *ctx, const uint8_t *frame, size_t len, bool csum_ok)
 {
     (void)ctx;
     activity++;
-    net_input(stack, frame, len);
+    net_input_flags(stack, frame, len, csum_ok ? NET_RX_CSUM_OK : 0);
+}
+
+/* The option net_csum: checksum offload asked of the device (docs/net.md, "Checksum offload on and off"). */
+static bool csum_offload_wanted(void)
+{
+    char buf[8];
+    return drv_option("net_csum", buf, sizeof(buf)) && buf[0] == 'o' && buf[1] == 'n';
 }
 
 /* net_tick, counting a run with due timers as activity. */
@@ -252,14 +260,16 @@ static int start(void)
 {
     if (started != NOT_STARTED)
         return started;
-    started = vnet_open(&nic, 0);
+    started = vnet_open(&nic, 0, csum_offload_wanted());
     if (started)
         return started;
     stack = drv_mem_alloc(net_stack_size());
     if (!stack)
         return started = E_NOMEM;
     read_addresses();
-    nif = (struct netif){.mtu = 1500, .send = send_frame, .ctx = &nic};
+    nif = (struct netif){.mtu = 1500, .send = send_frame, .ctx = &nic,
+                         .offload = (nic.offload & VNET_TX_CSUM ? NETIF_TX_CSUM : 0) |
+                                    (nic.offload & VNET_RX_CSUM ? NETIF_RX_CSUM : 0)};
     for (int i = 0; i < 6; i++)
         nif.mac[i] = nic.mac[i];
     uint64_t now = drv_now_ms();
@@ -618,7 +628,8 @@ long net_run(struct srv_call *call, uint64_t ms)
     return leave();
 }
 
-long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *irqs, uint64_t *hdrpred)
+long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *irqs, uint64_t *hdrpred,
+                  uint64_t *tx_csum, uint64_t *rx_csum)
 {
     (void)call;
     if (enter())
@@ -628,6 +639,8 @@ long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *i
     *tx = nic.stats.tx_frames;
     *irqs = nic.stats.irqs;
     *hdrpred = st->tcp_hdrpred_ack + st->tcp_hdrpred_data;
+    *tx_csum = nic.stats.tx_csum;
+    *rx_csum = nic.stats.rx_csum_ok;
     return leave();
 }
 

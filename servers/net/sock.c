@@ -24,7 +24,7 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
     mbuf_pool_init(&s->pool);
 }
 
-static void frame_input(struct netstack *s, const void *frame, size_t len)
+static void frame_input(struct netstack *s, const void *frame, size_t len, unsigned flags)
 {
     s->st.rx_frames++;
     s->st.rx_bytes += len;
@@ -39,14 +39,20 @@ static void frame_input(struct netstack *s, const void *frame, size_t len)
     }
     net_memcpy(m->buf, frame, len);
     m->len = (uint16_t)len;
+    m->csum_ok = (flags & NET_RX_CSUM_OK) && (s->nif->offload & NETIF_RX_CSUM);
     ether_input(s, m);
+}
+
+void net_input_flags(struct netstack *s, const void *frame, size_t len, unsigned flags)
+{
+    NET_PROBE_ENTER(NET_L_DRV_IN);
+    frame_input(s, frame, len, flags);
+    NET_PROBE_LEAVE(NET_L_DRV_IN);
 }
 
 void net_input(struct netstack *s, const void *frame, size_t len)
 {
-    NET_PROBE_ENTER(NET_L_DRV_IN);
-    frame_input(s, frame, len);
-    NET_PROBE_LEAVE(NET_L_DRV_IN);
+    net_input_flags(s, frame, len, 0);
 }
 
 void net_tick(struct netstack *s, uint64_t now_ms)

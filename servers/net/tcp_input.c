@@ -490,7 +490,8 @@ static void tcp_segment_input(struct netstack *s, struct mbuf *m, uint32_t src, 
         s->st.rx_drop_tcp++;
         return tcp_discard(s, m);
     }
-    if (cksum_fold(cksum_add(cksum_pseudo(src, dst, IPPROTO_TCP, m->len), h, m->len)) != 0) {
+    if (!m->csum_ok &&
+        cksum_fold(cksum_add(cksum_pseudo(src, dst, IPPROTO_TCP, m->len), h, m->len)) != 0) {
         s->st.tcp_bad_cksum++;
         return tcp_discard(s, m);
     }

@@ -74,9 +74,11 @@ static void tcp_fill_header(uint8_t *h, uint16_t sport, uint16_t dport, uint32_t
 
 static void tcp_checksum_and_send(struct netstack *s, struct mbuf *m, uint32_t dst)
 {
-    uint8_t *h = mbuf_data(m);
     uint32_t sum = cksum_pseudo(s->ip, dst, IPPROTO_TCP, m->len);
-    put16(h + 16, cksum_fold(cksum_add(sum, h, m->len)));
+    if (!cksum_offload(s, m, 16, sum)) {
+        uint8_t *h = mbuf_data(m);
+        put16(h + 16, cksum_fold(cksum_add(sum, h, m->len)));
+    }
     ip_output(s, m, dst, IPPROTO_TCP);
 }
 

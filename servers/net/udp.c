@@ -30,7 +30,7 @@ void udp_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst,
     uint16_t ulen = get16(h + 4);
     if (ulen < UDP_HLEN || ulen > m->len)
         return udp_drop(s, m, &s->st.rx_drop_udp);
-    if (get16(h + 6) &&
+    if (get16(h + 6) && !m->csum_ok &&
         cksum_fold(cksum_add(cksum_pseudo(src, dst, IPPROTO_UDP, ulen), h, ulen)) != 0)
         return udp_drop(s, m, &s->st.udp_bad_cksum);
     if (dhcp_port(s, get16(h), get16(h + 2))) {
@@ -90,8 +90,11 @@ long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_
     put16(h + 6, 0);
     net_memcpy(h + UDP_HLEN, buf, len);
     m->len = ulen;
-    uint16_t c = cksum_fold(cksum_add(cksum_pseudo(s->ip, ip, IPPROTO_UDP, ulen), h, ulen));
-    put16(h + 6, c ? c : 0xffff);
+    uint32_t pseudo = cksum_pseudo(s->ip, ip, IPPROTO_UDP, ulen);
+    if (!cksum_offload(s, m, 6, pseudo)) {
+        uint16_t c = cksum_fold(cksum_add(pseudo, h, ulen));
+        put16(h + 6, c ? c : 0xffff);
+    }
     ip_output(s, m, ip, IPPROTO_UDP);
     return (long)len;
 }

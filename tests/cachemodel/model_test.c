@@ -669,6 +669,53 @@ static void t_windows(void)
     sim_destroy(s);
 }
 
+/* Buckets (marker 13): each event is summed in the bucket current on its vCPU; the
+ * buckets of a window add up to its total exactly, also across a redefinition (which
+ * folds slots) and for a bucket already current when the window begins; a bucket past
+ * NBUCKET is a bad marker. */
+static void t_buckets(void)
+{
+    struct sim *s = new_sim("pentiumpro", 1, NULL);
+    define(s, 0, 1, 2, "a");
+    sim_marker(s, 0, MK_SWITCH, 1);
+    sim_marker(s, 0, MK_BUCKET, 20);
+    run(s, 0, &kinsn, 50);                    /* before the window: not counted */
+    sim_marker(s, 0, MK_WIN_BEGIN, 1);
+    run(s, 0, &kinsn, 3);                     /* bucket 20, from the window's begin */
+    sim_marker(s, 0, MK_BUCKET, 0);
+    run(s, 0, &uinsn, 5);
+    sim_marker(s, 0, MK_BUCKET, 14);
+    run(s, 0, &uinsn, 10);
+    sim_data(s, 0, &uinsn, USER_BASE + 0x2000, 0x902000, 8, true);
+    define(s, 0, 1, 1, "b");                  /* folds asid 1's slot mid-bucket */
+    run(s, 0, &uinsn, 4);
+    sim_marker(s, 0, MK_BUCKET, 15);
+    run(s, 0, &kinsn, 7);
+    sim_marker(s, 0, MK_BUCKET, NBUCKET);     /* refused: bucket 15 stays */
+    run(s, 0, &kinsn, 1);
+    sim_marker(s, 0, MK_WIN_END, 1);
+    const struct counters *b = s->v[0].buckets;
+    CHECK_EQ(b[20].v[CTR_INSNS], 3);
+    CHECK_EQ(b[0].v[CTR_INSNS], 5);
+    CHECK_EQ(b[14].v[CTR_INSNS], 14);
+    CHECK_EQ(b[14].v[CTR_STORES], 1);
+    CHECK_EQ(b[15].v[CTR_INSNS], 8);
+    CHECK_EQ(s->v[0].stretches[20], 0);       /* current before the window began */
+    CHECK_EQ(s->v[0].stretches[14], 1);
+    CHECK_EQ(s->v[0].stretches[0], 1);
+    CHECK_EQ(s->bad_markers, 1);
+    struct counters sum = {0}, total = {0};
+    for (unsigned i = 0; i < NBUCKET; i++)
+        counters_add(&sum, &b[i]);
+    for (int k = 0; k < NDKIND; k++)
+        counters_add(&total, &s->v[0].kind_tot[k]);
+    for (int c = 0; c < NCTR; c++)
+        CHECK_EQ(sum.v[c], total.v[c]);
+    sim_marker(s, 0, MK_WIN_BEGIN, 2);        /* a new window starts its buckets at 0 */
+    CHECK(counters_is_zero(&b[14]) && counters_is_zero(&b[15]));
+    sim_destroy(s);
+}
+
 static void t_markers_not_counted(void)
 {
     struct sim *s = new_sim("pentiumpro", 1, NULL);
@@ -1103,6 +1150,7 @@ static const struct tcase cases[] = {
     {"undefined_asid", t_undefined_asid},
     {"redefine", t_redefine},
     {"windows", t_windows},
+    {"buckets", t_buckets},
     {"markers_not_counted", t_markers_not_counted},
     {"invlpg_hint", t_invlpg_hint},
     {"vcpus", t_vcpus},

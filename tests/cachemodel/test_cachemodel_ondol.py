@@ -13,7 +13,10 @@ import pytest
 from ondol.abi import E_NOSYS
 from qemu_harness import BUILD, qemucmd, run_to_halt
 
-PROGRAMS = ["cache_dloop", "cache_iloop", "cache_pages", "cache_syscall", "cache_spin"]
+PROGRAMS = ["cache_dloop", "cache_iloop", "cache_pages", "cache_syscall", "cache_spin",
+            "cache_slots"]
+# cache_slots' two pcnt user slots (the first two after the kernel's 13 probes)
+SLOT_A, SLOT_B = 14, 15
 
 # window id -> command; one boot runs them all (",": space, ";": next command)
 SUITE = {
@@ -26,6 +29,7 @@ SUITE = {
     17: "cache_pages,256,4",
     18: "cache_syscall,1000",
     19: "cache_spin,1000000",
+    20: f"cache_slots,{SLOT_A},{SLOT_B},5000,1000",
 }
 
 
@@ -86,6 +90,8 @@ def test_every_window_counts_the_exact_user_instructions(ppro):
     results, windows, _ = ppro
     assert set(windows) == set(SUITE)
     for wid, r in results.items():
+        if "user_insns" not in r:
+            continue
         w = windows[wid]
         prog = "cache_" + r["test"]
         assert task(w, prog)["kind"] == "user"
@@ -164,6 +170,30 @@ def test_spin_loop_charges_only_itself(ppro):
     assert w["domains"]["kernel"]["instructions"] < 2000   # window entry/exit, a tick
     assert u["loads"] == 0 and u["stores"] == 0
     assert u["l1i_misses"] <= 2
+
+
+def test_pcnt_slots_are_buckets_that_add_up_to_the_window(ppro):
+    """Each stretch of a pcnt user slot is summed in the bucket of that slot (marker 13):
+    every counter of the buckets adds up to the window's total exactly, and under icount
+    the buckets' instructions follow pcnt's: both slots' stretches differ only in their
+    loops (2 instructions an iteration), so bucket and pcnt sample each differ by
+    2 * (N - M), and bucket - sample is the same fixed count for both slots."""
+    results, windows, _ = ppro
+    r, w = results[20], windows[20]
+    assert r["count_a"] == r["count_b"] == 1 and r["dropped_a"] == r["dropped_b"] == 0, r
+    buckets = {b["bucket"]: b for b in w["buckets"]}
+    assert set(buckets) == {0, SLOT_A, SLOT_B}
+    for counter, total in w["total"].items():
+        if isinstance(total, int):
+            assert sum(b[counter] for b in buckets.values()) == total, counter
+    a, b = buckets[SLOT_A], buckets[SLOT_B]
+    assert a["stretches"] == b["stretches"] == 1
+    loop = 2 * (r["n"] - r["m"])
+    assert a["instructions"] - b["instructions"] == loop
+    assert r["sum_a"] - r["sum_b"] == loop
+    fixed = a["instructions"] - r["sum_a"]
+    assert fixed == b["instructions"] - r["sum_b"] and abs(fixed) < 200, fixed
+    assert a["modelled_cycles"] >= a["instructions"] and b["modelled_cycles"] > 0
 
 
 def test_deterministic_and_runs_change_no_count(ppro, plugin_so, tmp_path):

@@ -5,6 +5,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "sim.h"
 
@@ -144,6 +145,38 @@ static void put_vcpus(FILE *f, const struct sim *s)
     fputc(']', f);
 }
 
+/* The window's buckets (MK_BUCKET) summed over the vCPUs, each with its counters; only
+ * when some bucket other than 0 counted anything, so windows of programs that announce
+ * none read as before. Bucket 0 holds what ran outside every bucket; `stretches` is how
+ * often the bucket became current in the window. */
+static void put_buckets(FILE *f, const struct sim *s)
+{
+    static struct counters sum[NBUCKET];
+    uint64_t stretches[NBUCKET] = {0};
+    bool any = false;
+    memset(sum, 0, sizeof(sum));
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        for (unsigned b = 0; b < NBUCKET; b++) {
+            counters_add(&sum[b], &s->v[i].buckets[b]);
+            stretches[b] += s->v[i].stretches[b];
+        }
+    for (unsigned b = 1; b < NBUCKET; b++)
+        any |= !counters_is_zero(&sum[b]);
+    if (!any)
+        return;
+    const char *sep = "";
+    fputs(",\"buckets\":[", f);
+    for (unsigned b = 0; b < NBUCKET; b++) {
+        if (counters_is_zero(&sum[b]))
+            continue;
+        fprintf(f, "%s{\"bucket\":%u,\"stretches\":%" PRIu64 ",", sep, b, stretches[b]);
+        put_counters(f, &sum[b], s);
+        fputc('}', f);
+        sep = ",";
+    }
+    fputc(']', f);
+}
+
 static void sum_kinds(const struct sim *s, struct counters kinds[NDKIND], struct counters *all)
 {
     for (unsigned i = 0; i < s->nvcpus; i++) {
@@ -173,6 +206,7 @@ void report_window(FILE *f, const struct sim *s, unsigned end_id, bool complete)
     put_kinds(f, kinds, s);
     put_tasks(f, s);
     put_vcpus(f, s);
+    put_buckets(f, s);
     fprintf(f, ",\"iphys\":{\"calibrated\":%s,\"conflicts\":%" PRIu64 ",\"fallbacks\":%" PRIu64
                "},\"markers\":%" PRIu64 ",\"bad_markers\":%" PRIu64
                ",\"invlpg_without_hint\":%" PRIu64,

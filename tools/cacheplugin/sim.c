@@ -30,7 +30,9 @@ static int vcpu_init(struct vcpu *v, const struct hier_config *hc, unsigned inde
     v->slots = calloc(NSLOT, sizeof(*v->slots));
     v->used = calloc(NSLOT, sizeof(*v->used));
     v->is_used = calloc(NSLOT, sizeof(*v->is_used));
-    if (!v->slots || !v->used || !v->is_used)
+    v->buckets = calloc(NBUCKET, sizeof(*v->buckets));
+    v->stretches = calloc(NBUCKET, sizeof(*v->stretches));
+    if (!v->slots || !v->used || !v->is_used || !v->buckets || !v->stretches)
         return -1;
     v->kctr = v->uctr = &v->sink;
     return 0;
@@ -42,6 +44,8 @@ static void vcpu_free(struct vcpu *v)
     free(v->slots);
     free(v->used);
     free(v->is_used);
+    free(v->buckets);
+    free(v->stretches);
 }
 
 struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
@@ -235,6 +239,45 @@ static void fold_all(struct sim *s)
     }
 }
 
+/* ---- buckets ------------------------------------------------------------------------ */
+/* A bucket is summed by difference: at every switch the vCPU's window total so far (its
+ * slots plus what was folded out of them; folding moves counts, it does not change this
+ * sum) less the total at the previous switch goes to the bucket that was current. So the
+ * hot path is untouched, and the buckets of a window add up to its total exactly. */
+
+static void vcpu_total(const struct vcpu *v, struct counters *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned k = 0; k < v->nused; k++)
+        counters_add(out, &v->slots[v->used[k]]);
+    for (int k = 0; k < NDKIND; k++)
+        counters_add(out, &v->kind_tot[k]);
+}
+
+/* What ran since the last switch into the current bucket (only while a window is open). */
+static void bucket_settle(struct sim *s, struct vcpu *v)
+{
+    if (!s->open)
+        return;
+    struct counters now, *b = &v->buckets[v->bucket];
+    vcpu_total(v, &now);
+    for (int i = 0; i < NCTR; i++)
+        b->v[i] += now.v[i] - v->bucket_mark.v[i];
+    v->bucket_mark = now;
+}
+
+static void bucket_marker(struct sim *s, struct vcpu *v, unsigned payload)
+{
+    if (payload >= NBUCKET) {
+        s->bad_markers++;
+        return;
+    }
+    bucket_settle(s, v);
+    if (s->open && payload != v->bucket)
+        v->stretches[payload]++;
+    v->bucket = (uint16_t)payload;
+}
+
 /* ---- windows ------------------------------------------------------------------------ */
 
 static void reset_vcpu_window(struct vcpu *v)
@@ -245,6 +288,9 @@ static void reset_vcpu_window(struct vcpu *v)
     }
     v->nused = 0;
     memset(v->kind_tot, 0, sizeof(v->kind_tot));
+    memset(v->buckets, 0, NBUCKET * sizeof(*v->buckets));
+    memset(v->stretches, 0, NBUCKET * sizeof(*v->stretches));
+    memset(&v->bucket_mark, 0, sizeof(v->bucket_mark));
 }
 
 static void window_begin(struct sim *s, unsigned id)
@@ -263,6 +309,8 @@ static void window_begin(struct sim *s, unsigned id)
 
 static void window_close(struct sim *s, unsigned end_id, bool complete)
 {
+    for (unsigned i = 0; i < s->nvcpus; i++)
+        bucket_settle(s, &s->v[i]);
     fold_all(s);
     if (s->out)
         report_window(s->out, s, end_id, complete);
@@ -383,6 +431,8 @@ void sim_marker(struct sim *s, unsigned vcpu, unsigned cmd, unsigned payload)
         v->cr3_mode = payload ? CR3_FLUSH_ASID : CR3_KEEP;
     else if (cmd == MK_LOCK || cmd == MK_MODEL)
         coherence_marker(s, vcpu, cmd, payload);
+    else if (cmd == MK_BUCKET)
+        bucket_marker(s, v, payload);
     else
         s->bad_markers++;
 }

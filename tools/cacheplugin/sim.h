@@ -38,7 +38,13 @@ enum marker_cmd {
     /* The coherence model (coher.h); ignored when it is off. */
     MK_LOCK = 11,       /* kind << 10 | lock id; kind 0 wait, 1 acquire, 2 release */
     MK_MODEL = 12,      /* 0 = this vCPU's work is not modelled from here, 1 = it is again */
+    /* Buckets: what this vCPU does from here on is also summed in bucket `payload` of the
+     * open window (0 = no bucket). ondol announces its pcnt user slots this way, so a
+     * probe's stretches get modelled cycles and references as pcnt gives instructions. */
+    MK_BUCKET = 13,
 };
+
+#define NBUCKET 64          /* bucket ids 0..63 (pcnt has at most 64 slots) */
 
 enum cr3_mode { CR3_FLUSH_ALL, CR3_KEEP, CR3_FLUSH_ASID };
 
@@ -75,6 +81,10 @@ struct vcpu {
     uint64_t hint;
     unsigned hint_parts;            /* bit i: part MK_INVLPG_LO + i seen */
     uint8_t cr3_mode;               /* enum cr3_mode for the next CR3 write (MK_CR3_PCID) */
+    uint16_t bucket;                /* MK_BUCKET: where this vCPU's events are summed now */
+    struct counters *buckets;       /* [NBUCKET], this window's sums per bucket */
+    uint64_t *stretches;            /* [NBUCKET], switches into each bucket in this window */
+    struct counters bucket_mark;    /* the vCPU's window total at the last bucket switch */
 };
 
 struct sim {

@@ -107,13 +107,17 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
         stream = boot.headless([*env.prefix, *qemu.command(ctx.binary, machine)], stream_path,
                                log, timeout, progress.guest)
         wall = time.monotonic() - started
+        if request.cache and attempt == 0:
+            reference = _reference_wall(ctx, machine, env, stem, timeout)
 
     ours = [r for r in stream.results if r["bench"] in bench.stream_names]
     rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]
     if not rows:
         raise OndolError(f"guest reported no {bench.name!r} results (stream: "
                          f"{project.display(stream_path)}; log: {project.display(log)})")
-    unmatched = cache.merge(rows, cache.read_windows(windows_path), bench.key)
+    windows = cache.read_windows(windows_path)
+    unmatched = bench.windows(rows, windows) if bench.windows and windows else \
+        cache.merge(rows, windows, bench.key)
     hello = stream.hello or {}
     record = {"config": config.label, "run": attempt,
               "options": {**options, **hello.get("options", {})},
@@ -122,19 +126,22 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
               "stream": str(stream_path.relative_to(request.results_dir)),
               "wall_s": round(wall, 3)}
     if request.cache and attempt == 0:
-        record["reference_wall_s"] = round(_reference_wall(ctx, machine, stem, timeout), 3)
+        record["reference_wall_s"] = round(reference, 3)
     return _Boot(record, rows, unmatched)
 
 
-def _reference_wall(ctx: _Context, machine: qemu.Machine, stem: str, timeout: float) -> float:
-    """The same boot without the cache plugin, timed (its results are not used)."""
+def _reference_wall(ctx: _Context, machine: qemu.Machine, env: BootEnv, stem: str,
+                    timeout: float) -> float:
+    """The same boot without the cache plugin, in the same environment (a benchmark's
+    namespace and peer), timed (its results are not used)."""
     logs = ctx.request.results_dir / "logs"
     plain = qemu.Machine(kernel=machine.kernel, initrd=machine.initrd,
                          results=logs / f"{stem}.noplugin.jsonl", options=machine.options,
-                         icount=machine.icount)
+                         icount=machine.icount, icount_sleep=machine.icount_sleep,
+                         extra=machine.extra)
     started = time.monotonic()
-    boot.headless(qemu.command(ctx.binary, plain), plain.results, logs / f"{stem}.noplugin.log",
-                  timeout)
+    boot.headless([*env.prefix, *qemu.command(ctx.binary, plain)], plain.results,
+                  logs / f"{stem}.noplugin.log", timeout)
     return time.monotonic() - started
 
 

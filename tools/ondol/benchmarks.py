@@ -26,6 +26,9 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
   options) that lives for the boot; `icount_sleep`, icount with idle time in host time;
   `outputs`, a function (result document, results directory) -> paths it wrote (more
   tables or plots), printed after the table.
+- Optional, with `--cache`: `windows`, a function (one boot's rows, the model's windows of
+  that boot) -> the windows it did not use, for a benchmark that reduces many windows to
+  fields of its rows itself (default: each window attached to the rows it matches on `key`).
 """
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -88,6 +91,7 @@ class Benchmark:
     icount_sleep: bool = False
     outputs: Callable[[dict, Path], list[Path]] | None = None
     streams: tuple[str, ...] = ()
+    windows: Callable[[list[dict], list[dict]], list[dict]] | None = None
 
     @property
     def stream_names(self) -> tuple[str, ...]:
@@ -880,7 +884,8 @@ NET_BENCH = Benchmark(
     + netbench.program_configs(),
     key=("test", "size", "phase", "layer", "placement"),
     columns=("test", "size", "phase", "module", "placement", "median", "min", "max", "n",
-             "dropped", "segments", "p3_cycles", "linux", "ratio"),
+             "dropped", "segments", "p3_cycles", "modelled_cycles", "mem_refs", "linux",
+             "ratio"),
     plot=Plot(kind="bar", x="bar", where={"size": 1440, "phase": "send"}),
     paper="P3.modules",
     timeout=600.0,
@@ -888,6 +893,7 @@ NET_BENCH = Benchmark(
     environment=netbench.environment,
     icount_sleep=True,
     outputs=netbench.outputs,
+    windows=netbench.attach_windows,
 )
 BENCHMARKS += (NET_BENCH,)
 

@@ -17,8 +17,10 @@ placement "linux", and every ondol row of the program gets `linux` and `ratio`.
 Besides the result rows, `outputs` writes `net-p3.md` (P3's tables: one per phase, a row
 per module, MK and IK per size, P3's FreeBSD numbers where the paper gives them; then the
 per-call and bulk tables beside the Linux guest) and `net-layers.{png,svg}` (one stacked
-bar per phase and placement, one panel per size). The benchmark itself is declared in
-benchmarks.py from what this module provides.
+bar per phase and placement, one panel per size). With `--cache SPEC` the cache model's
+windows (one per measured iteration) become modelled cycles and memory references on each
+P3 row (`attach_windows`), with their tables and `net-layers-cycles.{png,svg}`. The
+benchmark itself is declared in benchmarks.py from what this module provides.
 """
 from __future__ import annotations
 
@@ -78,6 +80,17 @@ PHASES = {
 # bars of its figures 5.1-5.6 are not given as numbers): papers.json P3.modules.
 P3_CYCLES_1440 = {("send", "tcp_output"): 10111, ("recv", "sock"): 10986}
 P3_MEMREFS_1440 = {("send", "tcp_output"): 1029, ("recv", "sock"): 3148}
+# The cache model's windows (bench/netbench.c, with --cache): id = size index << 9 |
+# phase << 7 | iteration + 1, 0 = the calibration stretches; an end id that differs from
+# it (bit 11 set) is an iteration P3's filter left out. Each pcnt stretch is the bucket of
+# its slot; the layers' slots in servers/net/net_probe.h's order from the row's first_slot.
+WINDOW_PHASES = ("send", "ack_in", "recv", "ack_out")
+SLOT_LAYERS = ("sock", "tcp_output", "ip_output", "driver_output", "driver_input", "ip_input",
+               "tcp_input")
+# Row field <- the model's counter, per layer and iteration (medians over the kept ones).
+MODEL_FIELDS = {"modelled_cycles": ("modelled_cycles",), "model_instructions": ("instructions",),
+                "mem_reads": ("loads",), "mem_writes": ("stores",),
+                "mem_refs": ("loads", "stores")}
 LAYER_COLOURS = {"sock": "#4c72b0", "tcp_output": "#dd8452", "ip_output": "#55a868",
                  "driver_output": "#c44e52", "driver_input": "#8172b3", "ip_input": "#937860",
                  "tcp_input": "#da8bc3", "other": "#8c8c8c"}
@@ -100,8 +113,11 @@ def host_peer(tag: str):
 
 def program_configs():
     """The boots of the Linux-ABI program: the UNIX server and the network server in the
-    same form."""
+    same form; none with ONDOL_NET_PROGRAM=off (P3's tables alone, e.g. under the cache
+    model, where the bulk transfers would take long)."""
     from ondol.benchmarks import Config  # benchmarks.py imports this module
+    if os.environ.get("ONDOL_NET_PROGRAM", "on").lower() in ("0", "off", "no", "false"):
+        return ()
     return tuple(Config(command="netcalls", options={"unix": p, "linux_init": PROGRAM},
                         params={"placement": p, "program": "netcalls"}) for p in PLACEMENTS)
 
@@ -235,8 +251,81 @@ def net_rows(results: list[dict], config) -> list[dict]:
     return rows
 
 
-def _value(rows: list[dict], phase: str, layer: str, size: int, placement: str):
-    return next((r["median"] for r in rows if r.get("phase") == phase and r.get("layer") == layer
+def attach_windows(rows: list[dict], windows: list[dict]) -> list[dict]:
+    """With --cache: the model's per-layer cost on each P3 row of one boot, as medians over
+    the iterations P3's filter kept (the same ones as the row's instructions): modelled
+    cycles, the model's instructions, memory reads, writes and both (`mem_refs`). Each
+    iteration's value of a layer is its slot's bucket less its stretches times the fixed
+    cost of one stretch (window 0, _stretch_cost), as the instructions subtract pcnt's. The
+    windows are used up; the rows record how many (`model_windows`)."""
+    guest = [r for r in rows if not r.get("program") and "first_slot" in r]
+    if not guest:
+        return windows
+    first = guest[0]["first_slot"]
+    cal = next((w for w in windows if w.get("window") == 0), None)
+    stretch = _stretch_cost(cal, first) if cal else {}
+    kept: dict[tuple, list[dict]] = {}
+    for w in windows:
+        wid = w.get("window", 0)
+        if wid and w.get("complete") and w.get("end_window") == wid:
+            key = (SIZES[wid >> 9], WINDOW_PHASES[(wid >> 7) & 3])
+            kept.setdefault(key, []).append(_layer_costs(w, first, stretch))
+    for row in guest:
+        samples = kept.get((row["size"], row["phase"]))
+        if not samples:
+            continue
+        layers = _row_layers(row)
+        for field in MODEL_FIELDS:
+            values = sorted(sum(s[layer][field] for layer in layers) for s in samples)
+            row[field] = round(values[len(values) // 2])
+        row["model_windows"] = len(samples)
+        row["model_stretch_cycles"] = round(stretch.get("modelled_cycles", 0))
+    return []
+
+
+def _bucket_costs(window: dict, slot: int, per_stretch: bool = False) -> dict:
+    """MODEL_FIELDS of bucket `slot` in a window (per stretch: divided by its stretches)."""
+    bucket = next((b for b in window.get("buckets", ()) if b["bucket"] == slot), None)
+    if not bucket:
+        return {field: 0 for field in MODEL_FIELDS} | {"stretches": 0}
+    div = bucket["stretches"] if per_stretch and bucket["stretches"] else 1
+    costs = {field: sum(bucket[c] for c in counters) / div
+             for field, counters in MODEL_FIELDS.items()}
+    return costs | {"stretches": bucket["stretches"]}
+
+
+def _stretch_cost(cal: dict, first: int) -> dict:
+    """The fixed cost of one stretch: the calibration's mean instructions and references
+    (the same in every stretch), and as cycles those instructions at the model's base CPI.
+    The calibration runs right after the server has touched all its memory, so its first
+    stretch misses everywhere; in a measured iteration the probes' edges run many times
+    and stay cached, so their misses are not subtracted (any left stay in the layer)."""
+    cost = _bucket_costs(cal, first, per_stretch=True)
+    cost["modelled_cycles"] = cost["model_instructions"] * cal["penalties"]["cpi"]
+    return cost
+
+
+def _layer_costs(window: dict, first: int, stretch: dict) -> dict:
+    """Per layer of one iteration: its bucket less the fixed cost of its stretches."""
+    out = {}
+    for i, layer in enumerate(SLOT_LAYERS):
+        raw = _bucket_costs(window, first + i)
+        out[layer] = {f: max(0.0, raw[f] - raw["stretches"] * stretch.get(f, 0))
+                      for f in MODEL_FIELDS}
+    return out
+
+
+def _row_layers(row: dict) -> list[str]:
+    """The slot layers a row stands for: its own, or for "other" those outside the phase."""
+    if row["layer"] != "other":
+        return [row["layer"]]
+    mine = {layer for layer, _ in PHASES[row["phase"]][1]}
+    return [layer for layer in SLOT_LAYERS if layer not in mine]
+
+
+def _value(rows: list[dict], phase: str, layer: str, size: int, placement: str,
+           field: str = "median"):
+    return next((r.get(field) for r in rows if r.get("phase") == phase and r.get("layer") == layer
                  and r.get("size") == size and r.get("placement") == placement
                  and not r.get("program")), None)
 
@@ -245,16 +334,39 @@ def _cell(value) -> str:
     return "–" if value is None else f"{value:,}"
 
 
+# The tables of P3's modules: (row field, what it is, P3's numbers for 1,440 bytes).
+P3_TABLES = (("median", None, P3_CYCLES_1440),
+             ("modelled_cycles", "modelled cycles (cache model {cache}; not hardware cycles)",
+              P3_CYCLES_1440),
+             ("mem_refs", "memory references, reads + writes (cache model {cache})",
+              P3_MEMREFS_1440))
+
+
 def p3_tables(doc: dict) -> str:
     """P3's tables in Markdown: per phase, a row per module, ondol MK and IK per size and
-    P3's FreeBSD cycles for 1,440 bytes where the paper gives them; a total row."""
+    P3's FreeBSD number for 1,440 bytes where the paper gives one; a total row. In
+    instructions, and with --cache also in modelled cycles and in memory references."""
     rows = doc["results"]
     unit = rows[0].get("unit", "") if rows else ""
     out = [f"Mode {doc['mode']}; ondol in {unit}, median per segment; P3: FreeBSD 2.1 "
            "cycles (Pentium 166), only where its text gives a number.", ""]
+    for field, what, p3 in P3_TABLES:
+        if not any(r.get(field) is not None for r in rows if not r.get("program")):
+            continue
+        if what:
+            out += [f"**In {what.format(cache=doc.get('cache'))}**, median per segment over "
+                    "the same kept iterations; P3's column in the same unit.", ""]
+        out += _phase_tables(rows, field, p3)
+    return "\n".join(out)
+
+
+def _phase_tables(rows: list[dict], field: str, p3_numbers: dict) -> list[str]:
     head = ["module"] + [f"{s} B {p.upper()}" for s in SIZES for p in PLACEMENTS] + \
-        ["P3 1440 B (cycles)"]
+        ["P3 1440 B"]
+    out = []
     for phase, (title, modules) in PHASES.items():
+        if field != "median" and phase == "call":
+            continue
         out += [f"**{title}**", "", "| " + " | ".join(head) + " |",
                 "|---|" + "---:|" * (len(head) - 1)]
         totals = {(s, p): 0 for s in SIZES for p in PLACEMENTS}
@@ -262,17 +374,17 @@ def p3_tables(doc: dict) -> str:
             cells = []
             for s in SIZES:
                 for p in PLACEMENTS:
-                    v = _value(rows, phase, layer, s, p)
+                    v = _value(rows, phase, layer, s, p, field)
                     cells.append(_cell(v))
                     totals[(s, p)] += v or 0
             test = "recv" if phase in ("recv", "ack_out") else "send"
-            p3 = P3_CYCLES_1440.get((test, layer)) if phase in ("send", "recv") else None
+            p3 = p3_numbers.get((test, layer)) if phase in ("send", "recv") else None
             out.append(f"| {label} | " + " | ".join(cells) + f" | {_cell(p3)} |")
         if len(modules) > 1:
             out.append("| **total** | " + " | ".join(f"**{totals[(s, p)]:,}**" for s in SIZES
                                                       for p in PLACEMENTS) + " | – |")
         out.append("")
-    return "\n".join(out)
+    return out
 
 
 PROGRAM_PLACEMENTS = (*PLACEMENTS, "linux")
@@ -323,9 +435,10 @@ def program_tables(doc: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def stacked_plot(doc: dict, directory: Path) -> list[Path]:
-    """net-layers.{png,svg}: per size a panel; per phase and placement a bar stacked by
-    layer (the median per segment of each)."""
+def stacked_plot(doc: dict, directory: Path, field: str = "median",
+                 name: str = "net-layers") -> list[Path]:
+    """NAME.{png,svg}: per size a panel; per phase and placement a bar stacked by layer
+    (the median per segment of each, of `field`: instructions, or modelled cycles)."""
     import matplotlib.pyplot as plt  # the plot module has chosen the Agg backend
     rows = doc["results"]
     phases = [p for p in PHASES if p != "call"]
@@ -337,7 +450,7 @@ def stacked_plot(doc: dict, directory: Path) -> list[Path]:
             names.append(f"{phase}\n{placement.upper()}")
             bottom = 0
             for layer, _ in PHASES[phase][1]:
-                v = _value(rows, phase, layer, size, placement) or 0
+                v = _value(rows, phase, layer, size, placement, field) or 0
                 label = None if layer in seen else layer
                 seen.add(layer)
                 ax.bar(x, v, bottom=bottom, color=LAYER_COLOURS[layer], label=label)
@@ -346,12 +459,14 @@ def stacked_plot(doc: dict, directory: Path) -> list[Path]:
         ax.set_title(f"{size} bytes")
         ax.grid(True, axis="y", alpha=0.3)
     unit = rows[0].get("unit", "") if rows else ""
+    if field == "modelled_cycles":
+        unit = f"modelled cycles, cache model {doc.get('cache')}"
     axes[0].set_ylabel(f"per segment [{unit}]")
     fig.legend(loc="upper right", fontsize=8)
     fig.suptitle(f"P3's per-layer cost of one TCP segment on ondol, MK and IK "
                  f"(mode {doc['mode']}, commit {doc['commit'][:12]})", fontsize=10)
     fig.tight_layout(rect=(0, 0, 0.92, 0.95))
-    png, svg = directory / "net-layers.png", directory / "net-layers.svg"
+    png, svg = directory / f"{name}.png", directory / f"{name}.svg"
     fig.savefig(png, dpi=110)
     fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
@@ -362,4 +477,7 @@ def outputs(doc: dict, directory: Path) -> list[Path]:
     md = directory / "net-p3.md"
     md.write_text(p3_tables(doc) + "\n" + program_tables(doc))
     print(md.read_text(), file=sys.stderr)
-    return [md, *stacked_plot(doc, directory)]
+    paths = [md, *stacked_plot(doc, directory)]
+    if any(r.get("modelled_cycles") is not None for r in doc["results"]):
+        paths += stacked_plot(doc, directory, "modelled_cycles", "net-layers-cycles")
+    return paths

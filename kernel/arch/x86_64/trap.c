@@ -209,6 +209,10 @@ void trap(struct trapframe *tf)
             dev_irq((unsigned)(tf->vector - VEC_DEV_BASE));   /* masks the pin first */
             lapic_eoi();
         }
+        else if (tf->vector >= VEC_MSI_BASE && tf->vector < VEC_MSI_BASE + DEV_MSI_VECTORS) {
+            dev_msi((unsigned)(tf->vector - VEC_MSI_BASE));
+            lapic_eoi();
+        }
         else
             printk("ondol: unexpected interrupt %lu\n", (unsigned long)tf->vector);
         break;

@@ -131,6 +131,8 @@ struct dev_info {
     uint8_t irq;                 /* its interrupt line (I/O APIC pin), DEV_IRQ_NONE if none */
     uint32_t class_code;         /* class << 16 | subclass << 8 | programming interface */
     struct dev_bar bar[6];
+    uint8_t msix;                /* 1: its interrupts come as MSI-X (every table entry, one
+                                    vector; option msix), INTx is off; 0: INTx (irq) */
 };
 #define DMA_ALLOC_MAX (4u << 20) /* SYS_DMA_ALLOC: largest contiguous allocation */
 /* ---- Linux tasks (docs/unix.md, "Forwarding") ----------------------------------------

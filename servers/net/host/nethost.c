@@ -67,8 +67,10 @@ static void tap_write(const void *frame, size_t len)
         perror("nethost: tap write");
 }
 
-static void stack_send(struct netif *nif, const void *frame, size_t len)
+static void stack_send(struct netif *nif, const void *frame, size_t len,
+                        const struct net_csum *csum)
 {
+    (void)csum;                       /* hosted interfaces offload nothing */
     (void)nif;
     if (use_relay)
         link_send(&relay, 0, frame, len, now_ms());
@@ -357,7 +359,7 @@ int main(int argc, char **argv)
     }
     use_relay = lp.loss_pm || lp.dup_pm || lp.reorder_pm || lp.delay_ms || lp.jitter_ms;
     link_init(&relay, &lp);
-    static struct netif nif = {{0x02, 0x4f, 0x4e, 0x44, 0x4f, 0x4c}, 1500, stack_send, 0};
+    static struct netif nif = {{0x02, 0x4f, 0x4e, 0x44, 0x4f, 0x4c}, 1500, stack_send, 0, 0};
     stack = calloc(1, net_stack_size());
     uint64_t start = now_ms();
     net_init(stack, &nif, ip, mask, gw, start, lp.seed ^ start);

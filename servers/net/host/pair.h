@@ -6,6 +6,8 @@
 #ifndef ONDOL_NET_HOST_PAIR_H
 #define ONDOL_NET_HOST_PAIR_H
 
+#include <stdbool.h>
+
 #include "../net.h"
 #include "link.h"
 
@@ -19,6 +21,13 @@ struct pair {
     uint64_t now;
     uint64_t frames[2];                     /* frames sent by each side */
     void (*tap)(struct pair *p, int from, const uint8_t *frame, size_t len);
+    /* Checksum offload as a virtio-net device does it (default: none): with finish_csum
+     * the link finishes the checksum a frame asks for (NETIF_TX_CSUM), else the frame
+     * goes on with the pseudo-header sum only; rx_flags[i] go with every frame side i
+     * receives (net_input_flags). tx_csum counts the frames that asked. */
+    bool finish_csum;
+    unsigned rx_flags[2];
+    uint64_t tx_csum;
 };
 
 void pair_init(struct pair *p, const struct link_params *lp, uint16_t mtu_b);

@@ -15,6 +15,8 @@ struct trapframe {
 #define VEC_COM1      36
 #define VEC_DEV_BASE  0x40  /* I/O APIC pin p of a claimed device: VEC_DEV_BASE + p */
 #define DEV_IRQ_PINS  24
+#define VEC_MSI_BASE  0x60  /* MSI-X of the claimed device with handle h: VEC_MSI_BASE + h */
+#define DEV_MSI_VECTORS 8
 #define VEC_SPURIOUS  255
 #define VEC_SYSCALL   256   /* pseudo vector recorded in frames built by syscall entry */
 #define VEC_REGS      257   /* pseudo vector: registers set by a server (fwd.c); leave by iret */
