@@ -146,7 +146,11 @@ def java_sum(data):
 
 
 BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
-TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2")
+TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2",
+                 # rtnetlink (servers/unix/netlink.c): all but the link line, whose index,
+                 # flags and qdisc are Linux's tap's (see test_busybox_ip)
+                 "{bb} ip route", "{bb} ip -4 addr show dev eth0 | {bb} tail -n +2",
+                 "{bb} ip link show eth0 | {bb} tail -n +2")
 
 
 def linux_twin(name, mac):
@@ -192,7 +196,26 @@ def test_busybox_ping_ifconfig_route(form, tmp_path):
         ours = [s.cmd(c.format(bb="busybox"), timeout=30) for c in TWIN_COMMANDS]
         assert ours == linux_twin(ns.name + "t", mac.group(1)), ours
         assert "Operation not supported" in s.cmd("ifconfig eth0 10.79.0.9 2>&1; echo st $?")
+        check_busybox_ip(s, mac.group(1).lower())
         assert s.halt() == 0
+
+
+def check_busybox_ip(s, mac):
+    """busybox ip over rtnetlink beyond the twin's lines: the link line (ondol's eth0 is
+    index 1, with ifconfig's flags, the link up, no queueing discipline: Linux's tap in the
+    twin is index 2 after lo, MULTICAST, without carrier, pfifo_fast), `ip addr` and `ip
+    link` in full, and changes refused as ifconfig's are (root: not supported)."""
+    link = f"1: eth0: <BROADCAST,UP,LOWER_UP> mtu 1500 qdisc noqueue qlen 1000\n"
+    ether = f"    link/ether {mac} brd ff:ff:ff:ff:ff:ff\n"
+    inet = ("    inet 10.79.0.2/24 brd 10.79.0.255 scope global eth0\n"
+            "       valid_lft forever preferred_lft forever\n")
+    assert s.cmd("ip link") == link + ether
+    assert s.cmd("ip addr") == link + ether + inet
+    assert s.cmd("ip -o -4 addr") == "1: eth0" + inet.replace("\n       ", "\\       ")
+    out = s.cmd("ip addr add 10.79.0.9/24 dev eth0; echo st $?")
+    assert out == "ip: RTNETLINK answers: Operation not supported\nst 2\n", out
+    out = s.cmd("ip route add 10.9.0.0/16 via 10.79.0.1; echo st $?")
+    assert out == "ip: RTNETLINK answers: Operation not supported\nst 2\n", out
 
 
 def sock_servers(ns):

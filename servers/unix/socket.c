@@ -18,8 +18,8 @@
  * Addresses: struct sockaddr_in, port and address in network byte order; the stack's are
  * host order. Results of the stack are negated Linux errno values, passed through.
  */
-#include "devices.h"
 #include "runtime.h"
+#include "socket.h"
 #include "net_server.h"            /* the generated op numbers (NET_IFACE, NET_OPEN...) */
 
 #define PULSE_NS 10000000ull       /* 10 ms: one kernel tick at hz=100 */
@@ -161,13 +161,8 @@ static void pulse_start(void)
         unix_timer_arm(&pulse, unix_now_ns() + PULSE_NS);
 }
 
-/* ---- user buffers: one range or a vector of iovecs ---- */
-struct uvec {
-    uint64_t uiov, cnt;            /* iovecs in user memory, or... */
-    struct linux_iovec one;        /* ...one range (cnt 0) */
-};
-
-static size_t uvec_total(struct ucall *c, const struct uvec *u)
+/* ---- user buffers: one range or a vector of iovecs (socket.h) ---- */
+size_t uvec_total(struct ucall *c, const struct uvec *u)
 {
     if (!u->cnt)
         return u->one.iov_len;
@@ -180,9 +175,7 @@ static size_t uvec_total(struct ucall *c, const struct uvec *u)
     return total;
 }
 
-/* Copy k bytes at offset off of the vector to (out) or from the server's buf. */
-static long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k,
-                      bool out)
+long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k, bool out)
 {
     uint64_t n = u->cnt ? u->cnt : 1;
     for (uint64_t i = 0; i < n && k; i++) {
@@ -255,13 +248,22 @@ static long addr_probe(struct ucall *c, uint64_t uaddr, uint64_t ulen)
 }
 
 /* ---- the file ---- */
-bool sock_file(const struct file *f) { return f && f->ops == &sock_ops; }
+bool sock_file(const struct file *f) { return f && (f->ops == &sock_ops || nl_file(f)); }
 
+/* An AF_INET socket's state; NULL with -EBADF, -ENOTSOCK, or -EOPNOTSUPP for a netlink
+ * socket (a call netlink.c does not take: listen, accept, shutdown). */
 static struct usock *sock_of(struct ucall *c, long fd, long *err)
 {
     struct file *f = fd_file(c->proc, fd);
-    *err = !f ? -EBADF : !sock_file(f) ? -ENOTSOCK : 0;
+    *err = !f ? -EBADF : nl_file(f) ? -EOPNOTSUPP : f->ops != &sock_ops ? -ENOTSOCK : 0;
     return *err ? NULL : f->priv;
+}
+
+/* The netlink socket at the call's fd (a[0]), or NULL: then the call is AF_INET's. */
+static struct file *nl_at(struct ucall *c)
+{
+    struct file *f = fd_file(c->proc, (long)c->a[0]);
+    return nl_file(f) ? f : NULL;
 }
 
 /* Wait for the stack (the pulse re-runs the call), or return `again` at once when
@@ -480,10 +482,13 @@ static long stack_type(struct ucall *c, unsigned type, long proto)
 long lx_socket(struct ucall *c)
 {
     unsigned type = (unsigned)c->a[1] & SOCK_TYPE_MASK, flags = (unsigned)c->a[1] & ~SOCK_TYPE_MASK;
-    if ((int32_t)c->a[0] != AF_INET)
+    int32_t family = (int32_t)c->a[0];
+    if (family != AF_INET && family != AF_NETLINK)
         return -EAFNOSUPPORT;
     if (flags & ~(unsigned)(O_NONBLOCK | O_CLOEXEC))
         return -EINVAL;
+    if (family == AF_NETLINK)
+        return nl_socket(c, type, flags, (long)(int32_t)c->a[2]);
     long st = stack_type(c, type, (long)(int32_t)c->a[2]);
     if (st < 0)
         return st;
@@ -498,6 +503,8 @@ long lx_socket(struct ucall *c)
 /* bind(fd, addr, addrlen) */
 long lx_bind(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_bind(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     uint32_t ip;
@@ -572,6 +579,8 @@ static long dgram_connect(struct usock *s, uint16_t family, uint32_t ip, uint16_
  * non-blocking); UDP sets the default peer (AF_UNSPEC clears it). */
 long lx_connect(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_connect(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     uint32_t ip;
@@ -600,6 +609,8 @@ long lx_connect(struct ucall *c)
 static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
                     uint64_t alen)
 {
+    if (nl_at(c))
+        return nl_send(c, nl_at(c), u, flags, uaddr, alen);
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -625,6 +636,8 @@ static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
 static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
                     uint64_t ulen, int32_t *mflags)
 {
+    if (nl_at(c))
+        return nl_recv(c, nl_at(c), u, flags, uaddr, ulen, mflags);
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -778,6 +791,8 @@ static long get_timeo(struct ucall *c, struct usock *s, int dir, int32_t len)
 /* setsockopt(fd, level, name, value, len): an int value, or a timeval for the timeouts */
 long lx_setsockopt(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_setsockopt(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -816,6 +831,8 @@ long lx_setsockopt(struct ucall *c)
 /* getsockopt(fd, level, name, value, len pointer) */
 long lx_getsockopt(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_getsockopt(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -852,6 +869,8 @@ long lx_getsockopt(struct ucall *c)
 
 static long names(struct ucall *c, bool peer)
 {
+    if (nl_at(c))
+        return nl_name(c, nl_at(c), peer);
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
