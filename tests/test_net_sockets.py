@@ -62,8 +62,10 @@ for _ in range(50):
 """
 
 
-def boot(ns, form):
-    opts = {"unix": form, **netns.kernel_options(form)}
+def boot(ns, form, net=None):
+    """ondol with the UNIX server in `form` and the network server in `net` (default: the
+    same form)."""
+    opts = {"unix": form, **netns.kernel_options(net or form)}
     return Session(opts, qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=280,
                    boot_timeout=60)
 
@@ -240,13 +242,15 @@ def check_sock_run(ns, sink, echo, server_ip, finish_program):
     return out
 
 
-@pytest.mark.parametrize("form", ["mk", "ik"])
-def test_static_program_sockets_against_linux(form, tmp_path):
+@pytest.mark.parametrize("form,net", [("mk", "mk"), ("ik", "ik"), ("mk", "ik")])
+def test_static_program_sockets_against_linux(form, net, tmp_path):
     """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
     writev, SIOCOUTQ, shutdown, EOF), UDP (poll, FIONREAD, MSG_PEEK, MSG_TRUNC, a
     connected socket ignoring a stranger, SO_RCVTIMEO), and a TCP server (non-blocking
-    accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername)."""
-    with Namespace("p" + form, tmp_path) as ns, boot(ns, form) as s:
+    accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername). Also
+    in the mixed form unix=mk net=ik: the MK UNIX server's IPC call reaches the in-kernel
+    network server (docs/net.md, "Mixed forms")."""
+    with Namespace("p" + form + net, tmp_path) as ns, boot(ns, form, net) as s:
         sink, echo = sock_servers(ns)
         s.cmd(f"/suite/bin/sock {LINUX_IP} ondol > /tmp/o 2>&1 & echo started")
         out = check_sock_run(ns, sink, echo, ONDOL_IP,
@@ -272,6 +276,17 @@ def test_static_program_sockets_on_linux(tmp_path):
             prog.kill()
             prog.wait()
         assert prog.returncode == 0, out
+
+
+def test_mixed_ik_unix_mk_net(tmp_path):
+    """unix=ik net=mk: the in-kernel UNIX server has no connector to an MK network server
+    (docs/net.md, "Mixed forms"), so AF_INET is EAFNOSUPPORT as without a network server,
+    netlink's dumps are empty, and the shell goes on."""
+    with Namespace("m", tmp_path) as ns, boot(ns, "ik", "mk") as s:
+        out = s.cmd("nc 10.79.0.1 80; echo st $?", timeout=30)
+        assert "Address family not supported" in out and "st 1" in out, out
+        assert s.cmd("ip addr; ip route; echo st $?") == "st 0\n"
+        assert s.halt() == 0
 
 
 def test_socket_without_network_server():
