@@ -239,6 +239,7 @@ def check_sock_run(ns, sink, echo, server_ip, finish_program):
     data = bytes(range(256)) * 300
     assert f"received {len(data)} sum {java_sum(data):016x}" in out, out
     assert "FAIL" not in out and "fails 0" in out, out
+    assert "peek_tcp_long ok" in out and "trunc_tcp ok" in out, out
     return out
 
 

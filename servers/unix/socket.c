@@ -321,16 +321,19 @@ static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, 
 }
 
 /* TCP receive: what is there, up to n (more calls while chunks come full); parks when
- * nothing is there yet. MSG_PEEK: one chunk, left in the socket. */
+ * nothing is there yet. MSG_PEEK leaves the bytes in the socket (chunk after chunk from
+ * the offset reached); MSG_TRUNC discards them without a copy (Linux's TCP: the buffer
+ * is not touched). */
 static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
-                        bool nonblock, bool peek)
+                        bool nonblock, uint64_t flags)
 {
     if (s->rd_shut || n == 0)
         return 0;
+    bool peek = flags & MSG_PEEK;
     size_t done = 0;
     while (done < n) {
         size_t k = n - done < CHUNK ? n - done : CHUNK, got = 0;
-        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
+        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, peek ? done : 0};
         long r = net(peek ? NET_RECVPEEK : NET_READ, w, NULL, 0, chunk, k, &got);
         if (r < 0 && done)
             break;
@@ -339,10 +342,10 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
         if (r == 0)
             break;
         got = got < (size_t)r ? got : (size_t)r;
-        if (uvec_copy(c, u, done, chunk, got, true))
+        if (!(flags & MSG_TRUNC) && uvec_copy(c, u, done, chunk, got, true))
             return -EFAULT;
         done += got;
-        if (got < k || peek)
+        if (got < k)
             break;
     }
     return (long)done;
@@ -388,7 +391,7 @@ static long sock_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     size_t full;
     if (s->type != STREAM)
         return dgram_recv(s, c, &u, n, f->flags & O_NONBLOCK, false, &ip, &port, &full);
-    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK, false);
+    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK, 0);
 }
 
 static long sock_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
@@ -631,7 +634,7 @@ static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
 }
 
 /* The flags that change a receive: MSG_DONTWAIT, MSG_PEEK, MSG_TRUNC (UDP: the
- * datagram's whole length is returned); *mflags gets recvmsg's MSG_TRUNC when a datagram
+ * datagram's whole length is returned; TCP: the bytes are discarded); *mflags gets recvmsg's MSG_TRUNC when a datagram
  * did not fit. */
 static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
                     uint64_t ulen, int32_t *mflags)
@@ -647,7 +650,7 @@ static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
     size_t n = uvec_total(c, u);
     *mflags = 0;
     if (s->type == STREAM) {
-        long r = stream_recv(s, c, u, n, nonblock, peek);
+        long r = stream_recv(s, c, u, n, nonblock, flags);
         int32_t zero = 0;                /* TCP reports no source address */
         if (r >= 0 && uaddr && copy_out(c->proc, ulen, &zero, sizeof zero))
             return -EFAULT;

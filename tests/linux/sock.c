@@ -14,8 +14,11 @@
  *        (the stranger is dropped); SO_RCVTIMEO ends a recv with EAGAIN after its time;
  *        SO_SNDTIMEO read back;
  *   tcp server: on port 9200, accept would block (EAGAIN), poll, accept4, a blocking
- *               MSG_PEEK of the first 16 bytes, recvmsg with two iovecs to the end: the
- *               count and a checksum (the peeked bytes counted once); getpeername.
+ *               MSG_PEEK of the first 16 bytes, then of 10,000 once queued (beyond one
+ *               4 KiB call of ondol's network server), MSG_TRUNC discarding 1,000 without
+ *               a buffer, recvmsg with two iovecs to the end: the count and a checksum
+ *               (the peeked bytes counted once, the discarded ones from the known
+ *               pattern); getpeername.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -172,6 +175,29 @@ static void udp(const char *peer)
     udp_connected(&a);
 }
 
+/* Once PEEK_LONG bytes are queued: MSG_PEEK of all of them (more than one 4 KiB call to
+ * ondol's network server), then MSG_TRUNC discarding DISCARD bytes without a buffer (as
+ * Linux's TCP does); the discarded bytes count in *total and *sum from the known pattern
+ * (byte i of the stream is i mod 256). */
+#define PEEK_LONG 10000
+#define DISCARD 1000
+static void peek_long_then_discard(int s, uint64_t *total, uint64_t *sum)
+{
+    int q = 0;
+    for (int i = 0; i < 1000 && (ioctl(s, FIONREAD, &q) != 0 || q < PEEK_LONG); i++)
+        usleep(10000);
+    static unsigned char big[PEEK_LONG];
+    ssize_t k = recv(s, big, sizeof big, MSG_PEEK);
+    int same = k == PEEK_LONG;
+    for (ssize_t i = 0; same && i < k; i++)
+        same = big[i] == (unsigned char)i;
+    check("peek_tcp_long", same);
+    check("trunc_tcp", recv(s, NULL, DISCARD, MSG_TRUNC) == DISCARD);
+    for (int i = 0; i < DISCARD; i++)
+        *sum = *sum * 31 + (unsigned char)i;
+    *total = DISCARD;
+}
+
 static void tcp_server(void)
 {
     int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
@@ -190,8 +216,9 @@ static void tcp_server(void)
     unsigned char first[16];
     ssize_t k = recv(s, first, sizeof first, MSG_PEEK);
     check("peek_tcp", k > 0 && first[0] == 0 && first[k - 1] == (unsigned char)(k - 1));
-    static unsigned char b1[700], b2[3000];
     uint64_t total = 0, sum = 0;
+    peek_long_then_discard(s, &total, &sum);
+    static unsigned char b1[700], b2[3000];
     for (;;) {
         struct iovec v[2] = {{b1, sizeof b1}, {b2, sizeof b2}};
         struct msghdr m = {.msg_iov = v, .msg_iovlen = 2};
