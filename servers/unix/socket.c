@@ -27,6 +27,7 @@
 #define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM / _RAW */
 #define DGRAM 2
 #define RAW 3                      /* raw ICMP (ping): datagram calls, the IP header in */
+#define PING 4                     /* a ping socket (ping.c): the stack's RAW underneath */
 #define UDP_MAX 1472u              /* one Ethernet frame's UDP payload */
 #define RAW_MAX 1480u              /* ...and an ICMP message's */
 #define SOCK_BUF 65536             /* the stack's fixed per-socket rings (SO_RCVBUF) */
@@ -86,7 +87,8 @@ struct linux_msghdr {
 
 struct usock {
     int sd;                        /* the network server's socket */
-    int type;                      /* STREAM, DGRAM or RAW */
+    int type;                      /* STREAM, DGRAM or RAW (also for a ping socket) */
+    uint16_t ping_id;              /* a ping socket's echo identifier; 0: not one */
     bool connecting;               /* a TCP connect whose handshake has not ended */
     bool rd_shut;                  /* shutdown(SHUT_RD): reads return 0 */
     bool has_peer;                 /* UDP connect: the default destination */
@@ -358,8 +360,35 @@ static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, s
         return -EMSGSIZE;
     if (uvec_copy(c, u, 0, chunk, n, false))
         return -EFAULT;
+    long e = s->ping_id ? ping_out(chunk, n, s->ping_id) : 0;
+    if (e)
+        return e;
     uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, ip, port};
     return net(NET_SENDDGRAM, w, chunk, n, NULL, 0, NULL);
+}
+
+/* A ping socket's next echo reply at the head of the raw queue: its ICMP part moved to
+ * the start of chunk (*got its length); packets that are not its replies are dropped on
+ * the way (every raw socket has its own copy). 0, or the stack's -EAGAIN or error. */
+static long ping_head(struct usock *s, bool peek, uint64_t w[IPC_MRS], size_t *got)
+{
+    for (;;) {
+        w[1] = (uint64_t)s->sd;
+        w[2] = 0;
+        long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, got);
+        if (r < 0)
+            return r;
+        size_t off = 0;
+        long k = ping_in(chunk, *got < (size_t)r ? *got : (size_t)r, s->ping_id, &off);
+        if (k >= 0) {
+            vfs_memmove(chunk, chunk + off, (size_t)k);
+            *got = (size_t)k;
+            w[3] = 0;                      /* no port in the source address */
+            return 0;
+        }
+        if (peek)
+            net1(NET_RECVDGRAM, (uint64_t)s->sd, 0, 0);   /* drop the peeked one */
+    }
 }
 
 /* One datagram, whole (it fits CHUNK): the first n bytes copied, its length in *full
@@ -369,7 +398,8 @@ static long dgram_recv(struct usock *s, struct ucall *c, const struct uvec *u, s
 {
     size_t got = 0;
     uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
-    long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
+    long r = s->ping_id ? ping_head(s, peek, w, &got)
+                        : net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
     if (r == -EAGAIN)
         return park(c, nonblock, r, s->timeo_ns[RCV]);
     if (r < 0)
@@ -449,7 +479,8 @@ static const struct file_ops sock_ops = {
     .release = sock_release,
 };
 
-/* A file for the stack's socket sd, installed at the lowest free fd. */
+/* A file for the stack's socket sd, installed at the lowest free fd (PING: a ping socket
+ * over the stack's RAW one). */
 static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
 {
     struct usock *s = unix_alloc(sizeof *s);
@@ -459,7 +490,8 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
         net1(NET_RELEASE, (uint64_t)sd, 0, 0);
         return -ENOMEM;
     }
-    *s = (struct usock){.sd = sd, .type = type};
+    *s = (struct usock){.sd = sd, .type = type == PING ? RAW : type,
+                        .ping_id = type == PING ? ping_id_new() : 0};
     f->priv = s;
     open_socks++;
     pulse_start();
@@ -469,13 +501,16 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
 /* ---- the calls ---- */
 
 /* The stack's socket type for socket(AF_INET, type, proto), or -EPROTONOSUPPORT; a raw
- * socket is ICMP's only (busybox ping's) and needs root, as CAP_NET_RAW on Linux. */
+ * socket is ICMP's only (busybox ping's) and needs root, as CAP_NET_RAW on Linux; a ping
+ * socket (datagram ICMP) is anyone's (ping.c). */
 static long stack_type(struct ucall *c, unsigned type, long proto)
 {
     if (type == SOCK_STREAM && (!proto || proto == IPPROTO_TCP))
         return STREAM;
     if (type == SOCK_DGRAM && (!proto || proto == IPPROTO_UDP))
         return DGRAM;
+    if (type == SOCK_DGRAM && proto == IPPROTO_ICMP)
+        return PING;
     if (type == SOCK_RAW && proto == IPPROTO_ICMP)
         return c->proc->uid[ID_EFFECTIVE] ? -EPERM : RAW;
     return -EPROTONOSUPPORT;
@@ -495,7 +530,7 @@ long lx_socket(struct ucall *c)
     long st = stack_type(c, type, (long)(int32_t)c->a[2]);
     if (st < 0)
         return st;
-    long sd = net1(NET_OPEN, (uint64_t)st, 0, 0);
+    long sd = net1(NET_OPEN, (uint64_t)(st == PING ? RAW : st), 0, 0);
     if (sd == -ENETDOWN)
         return -EAFNOSUPPORT;            /* no network server or device: no AF_INET */
     if (sd < 0)
@@ -852,7 +887,7 @@ long lx_getsockopt(struct ucall *c)
     else if (level != SOL_SOCKET)
         return -ENOPROTOOPT;
     else if (name == SO_TYPE)
-        v = s->type == STREAM ? SOCK_STREAM : s->type == DGRAM ? SOCK_DGRAM : SOCK_RAW;
+        v = s->type == STREAM ? SOCK_STREAM : s->type == DGRAM || s->ping_id ? SOCK_DGRAM : SOCK_RAW;
     else if (name == SO_ERROR) {
         connect_progress(s);
         long e = s->connecting ? 0 : net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
@@ -887,7 +922,8 @@ static long names(struct ucall *c, bool peer)
     long res = (long)w[peer ? 4 : 1];
     if (res < 0)
         return res;
-    return addr_out(c, c->a[1], c->a[2], (uint32_t)w[peer ? 5 : 2], (uint16_t)w[peer ? 6 : 3]);
+    uint16_t port = s->ping_id && !peer ? s->ping_id : (uint16_t)w[peer ? 6 : 3];
+    return addr_out(c, c->a[1], c->a[2], (uint32_t)w[peer ? 5 : 2], port);
 }
 
 long lx_getsockname(struct ucall *c) { return names(c, false); }

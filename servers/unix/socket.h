@@ -20,6 +20,15 @@ size_t uvec_total(struct ucall *c, const struct uvec *u);
  * -EFAULT. */
 long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k, bool out);
 
+/* ---- ping.c: Linux's ping sockets over the stack's raw ICMP socket ---- */
+uint16_t ping_id_new(void);                  /* a new socket's echo identifier */
+/* An echo request the program wrote (n bytes at msg): 0 with its identifier and checksum
+ * set, or -EINVAL (shorter than an ICMP header, or not type 8 code 0). */
+long ping_out(uint8_t *msg, size_t n, uint16_t id);
+/* A packet from the raw socket (IP header first): the length of its ICMP part, at *off,
+ * when it is an echo reply with identifier id; -1 otherwise (not this socket's). */
+long ping_in(const uint8_t *pkt, size_t n, uint16_t id, size_t *off);
+
 /* ---- netlink.c ---- */
 #define AF_NETLINK 16
 bool nl_file(const struct file *f);
