@@ -10,7 +10,7 @@
  *     silently (the send still returns its length);
  *   - a message without NLM_F_REQUEST, or of a control type (< NLMSG_MIN_TYPE), does
  *     nothing; one shorter than a struct rtgenmsg is ignored;
- *   - RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE with NLM_F_DUMP answer one datagram of
+ *   - RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE with NLM_F_DUMP (either bit) answer one datagram of
  *     NLM_F_MULTI entries, then one holding NLMSG_DONE; RTM_GETLINK without it answers
  *     the one link (by ifi_index or IFLA_IFNAME: ENODEV if none, EINVAL if neither);
  *   - a type above RTM_MAX is EOPNOTSUPP; any other non-GET type is EPERM without root
@@ -141,6 +141,7 @@ struct nl_sock {
     struct nl_sock *next;          /* every netlink socket: port ids are unique */
     uint32_t portid;               /* 0 until bound (bind, or a send's autobind) */
     uint32_t groups;               /* joined multicast groups 1..32 (never sent to) */
+    int type;                      /* SOCK_RAW or SOCK_DGRAM (the same behaviour) */
     bool cap_ack;                  /* NETLINK_CAP_ACK: errors carry the header only */
     int err;                       /* a dropped answer's ENOBUFS, for the next receive */
     size_t head, tail;             /* queued datagrams in q[head, tail): [u32 len][data] */
@@ -441,7 +442,7 @@ static long rtnl_request(struct nl_sock *s, struct ucall *c, const struct req *r
     bool known = type == RTM_GETLINK || type == RTM_GETADDR || type == RTM_GETROUTE;
     if (!known)
         return -EOPNOTSUPP;
-    if ((r->h->flags & NLM_F_DUMP) == NLM_F_DUMP) {
+    if (r->h->flags & NLM_F_DUMP) {              /* NLM_F_ROOT or NLM_F_MATCH, as Linux */
         dump(s, r, r->body[0]);
         return 0;
     }
@@ -684,7 +685,7 @@ long nl_getsockopt(struct ucall *c, struct file *f)
     if (len < 0)
         return -EINVAL;
     if (level == SOL_SOCKET && name == SO_TYPE)
-        v = SOCK_RAW;
+        v = s->type;
     else if (level == SOL_SOCKET && name == SO_DOMAIN)
         v = AF_NETLINK;
     else if (level == SOL_SOCKET && name == SO_PROTOCOL)
@@ -767,6 +768,7 @@ long nl_socket(struct ucall *c, unsigned type, unsigned flags, long proto)
         return -ENOMEM;
     }
     f->priv = s;
+    s->type = (int)type;
     s->next = all_socks;
     all_socks = s;
     return fd_install(c->proc, f, 0, flags & O_CLOEXEC);

@@ -175,7 +175,10 @@ static void test_socket_and_ports(void)
     CHECK_EQ(*(uint32_t *)((char *)host(sa) + 4), 1);            /* the process id */
     CHECK_EQ(SYS(getsockname, (uint64_t)b, sa, len), 0);
     CHECK_EQ(*(uint32_t *)((char *)host(sa) + 4), 0xfffff000u);   /* Linux's -4096 */
-    long c = SYS(socket, AF_NETLINK, SOCK_RAW, 0);
+    long c = SYS(socket, AF_NETLINK, 2, 0);                      /* SOCK_DGRAM */
+    uint64_t v = ubuf(4), vlen = ubuf(4);
+    *(int32_t *)host(vlen) = 4;
+    CHECK(SYS(getsockopt, (uint64_t)c, 1, 3, v, vlen) == 0 && *(int32_t *)host(v) == 2);
     *(uint32_t *)((char *)host(sa) + 4) = 1;
     CHECK_EQ(SYS(bind, (uint64_t)c, sa, 12), -EADDRINUSE);
     CHECK_EQ(SYS(bind, (uint64_t)c, sa, 8), -EINVAL);
@@ -216,6 +219,11 @@ static void test_dumps(void)
     CHECK(first < (uint32_t)len && buf[first + 16 + 1] == 24);
     CHECK(!memcmp(attr_of(buf + first, 12, 1, &n), "\x0a\x4f\x00\x00", 4));
 
+    uint8_t fam = 0;                                              /* NLM_F_ROOT alone */
+    CHECK_EQ(request(fd, RTM_GETLINK, NLM_F_REQUEST | 0x100, 12, &fam, 1), 17);
+    int32_t mf;
+    CHECK(receive(fd, buf, sizeof buf, MSG_DONTWAIT, &mf) > 16 && buf[4] == RTM_NEWLINK);
+    CHECK_EQ(receive(fd, buf, sizeof buf, MSG_DONTWAIT, &mf), 20);
     net_up = false;                                               /* no network server */
     dump(fd, RTM_GETLINK, 0, 11, buf, sizeof buf, &count);
     CHECK_EQ(count, 0);
