@@ -151,7 +151,8 @@ BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
 TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2",
                  # rtnetlink (servers/unix/netlink.c): all but the link line, whose index,
                  # flags and qdisc are Linux's tap's (see test_busybox_ip)
-                 "{bb} ip route", "{bb} ip -4 addr show dev eth0 | {bb} tail -n +2",
+                 "{bb} ip route", "{bb} ip route show table all",
+                 "{bb} ip -4 addr show dev eth0 | {bb} tail -n +2",
                  "{bb} ip link show eth0 | {bb} tail -n +2")
 
 

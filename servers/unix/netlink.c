@@ -96,9 +96,13 @@
 #define RTA_PREFSRC 7
 #define RTA_TABLE 15
 #define RT_TABLE_MAIN 254
+#define RT_TABLE_LOCAL 255
 #define RT_SCOPE_UNIVERSE 0
 #define RT_SCOPE_LINK 253
+#define RT_SCOPE_HOST 254
 #define RTN_UNICAST 1
+#define RTN_LOCAL 2
+#define RTN_BROADCAST 3
 #define RTPROT_KERNEL 2
 #define RTPROT_BOOT 3
 
@@ -331,29 +335,49 @@ static void addr_msg(struct nlb *b, struct nlmsghdr h, const struct netif_config
     msg_end(b, at);
 }
 
-/* The main table as /proc/net/route has it: the default route through the gateway (as
- * `route add default gw` makes it: proto boot), then the subnet's (proto kernel, scope
- * link, the address as preferred source). */
-static void route_msgs(struct nlb *b, struct nlmsghdr h, const struct netif_config *n)
+/* One route: the table's entry as Linux's fib dumps it (attributes RTA_TABLE, RTA_DST
+ * when the prefix is not 0, RTA_PREFSRC and RTA_GATEWAY when set, RTA_OIF). */
+struct route {
+    uint32_t dst, gw, src;         /* host order; 0: none */
+    uint8_t dst_len, table, protocol, scope, type;
+};
+
+static void route_msg(struct nlb *b, struct nlmsghdr h, const struct route *r)
 {
-    if (n->gw) {
-        struct rtmsg rt = {.family = AF_INET, .table = RT_TABLE_MAIN, .protocol = RTPROT_BOOT,
-                           .scope = RT_SCOPE_UNIVERSE, .type = RTN_UNICAST};
-        uint32_t at = msg_begin(b, &h, &rt, sizeof rt);
-        attr32(b, RTA_TABLE, RT_TABLE_MAIN);
-        attr_ip(b, RTA_GATEWAY, n->gw);
-        attr32(b, RTA_OIF, NETIF_INDEX);
-        msg_end(b, at);
-    }
-    struct rtmsg rt = {.family = AF_INET, .dst_len = (uint8_t)prefix_len(n->mask),
-                       .table = RT_TABLE_MAIN, .protocol = RTPROT_KERNEL,
-                       .scope = RT_SCOPE_LINK, .type = RTN_UNICAST};
+    struct rtmsg rt = {.family = AF_INET, .dst_len = r->dst_len, .table = r->table,
+                       .protocol = r->protocol, .scope = r->scope, .type = r->type};
     uint32_t at = msg_begin(b, &h, &rt, sizeof rt);
-    attr32(b, RTA_TABLE, RT_TABLE_MAIN);
-    attr_ip(b, RTA_DST, n->ip & n->mask);
-    attr_ip(b, RTA_PREFSRC, n->ip);
+    attr32(b, RTA_TABLE, r->table);
+    if (r->dst_len)
+        attr_ip(b, RTA_DST, r->dst);
+    if (r->src)
+        attr_ip(b, RTA_PREFSRC, r->src);
+    if (r->gw)
+        attr_ip(b, RTA_GATEWAY, r->gw);
     attr32(b, RTA_OIF, NETIF_INDEX);
     msg_end(b, at);
+}
+
+/* The main table as /proc/net/route has it: the default route through the gateway (as
+ * `route add default gw` makes it: proto boot), then the subnet's (proto kernel, scope
+ * link, the address as preferred source); then the local table, what the stack takes as
+ * its own (ip.c): its address (scope host) and the subnet's broadcast (scope link). */
+static void route_msgs(struct nlb *b, struct nlmsghdr h, const struct netif_config *n)
+{
+    uint32_t net = n->ip & n->mask;
+    uint8_t plen = (uint8_t)prefix_len(n->mask);
+    const struct route routes[] = {
+        {.gw = n->gw, .table = RT_TABLE_MAIN, .protocol = RTPROT_BOOT,
+         .scope = RT_SCOPE_UNIVERSE, .type = RTN_UNICAST},
+        {.dst = net, .dst_len = plen, .src = n->ip, .table = RT_TABLE_MAIN,
+         .protocol = RTPROT_KERNEL, .scope = RT_SCOPE_LINK, .type = RTN_UNICAST},
+        {.dst = n->ip, .dst_len = 32, .src = n->ip, .table = RT_TABLE_LOCAL,
+         .protocol = RTPROT_KERNEL, .scope = RT_SCOPE_HOST, .type = RTN_LOCAL},
+        {.dst = net | ~n->mask, .dst_len = 32, .src = n->ip, .table = RT_TABLE_LOCAL,
+         .protocol = RTPROT_KERNEL, .scope = RT_SCOPE_LINK, .type = RTN_BROADCAST},
+    };
+    for (unsigned i = n->gw ? 0 : 1; i < sizeof routes / sizeof routes[0]; i++)
+        route_msg(b, h, &routes[i]);
 }
 
 /* A dump: the entries of `type` (IPv4 ones unless the request names AF_INET6) in one

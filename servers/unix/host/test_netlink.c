@@ -212,12 +212,15 @@ static void test_dumps(void)
     CHECK_EQ(count, 0);
 
     long len = dump(fd, RTM_GETROUTE, 0, 10, buf, sizeof buf, &count);
-    CHECK_EQ(count, 2);
+    CHECK_EQ(count, 4);                                           /* main, then local */
     CHECK_EQ(buf[16 + 1], 0);                                     /* default first */
     CHECK(!memcmp(attr_of(buf, 12, 5, &n), "\x0a\x4f\x00\x01", 4));
     uint32_t first = *(uint32_t *)buf;
     CHECK(first < (uint32_t)len && buf[first + 16 + 1] == 24);
     CHECK(!memcmp(attr_of(buf + first, 12, 1, &n), "\x0a\x4f\x00\x00", 4));
+    uint32_t second = first + *(uint32_t *)(buf + first);
+    CHECK(buf[second + 16 + 4] == 255 && buf[second + 16 + 7] == 2);   /* local table, local */
+    CHECK(!memcmp(attr_of(buf + second, 12, 1, &n), "\x0a\x4f\x00\x02", 4));
 
     uint8_t fam = 0;                                              /* NLM_F_ROOT alone */
     CHECK_EQ(request(fd, RTM_GETLINK, NLM_F_REQUEST | 0x100, 12, &fam, 1), 17);
