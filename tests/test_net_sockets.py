@@ -62,8 +62,10 @@ for _ in range(50):
 """
 
 
-def boot(ns, form, thread="on"):
-    opts = {"unix": form, **netns.kernel_options(form), "net_thread": thread}
+def boot(ns, form, net=None, thread="on"):
+    """ondol with the UNIX server in `form`, the network server in `net` (default: the
+    same form) and its stack thread `thread`."""
+    opts = {"unix": form, **netns.kernel_options(net or form), "net_thread": thread}
     return Session(opts, qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=280,
                    boot_timeout=60)
 
@@ -146,7 +148,12 @@ def java_sum(data):
 
 
 BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
-TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2")
+TWIN_COMMANDS = ("{bb} cat /proc/net/route", "{bb} route -n", "{bb} ifconfig eth0 | {bb} head -2",
+                 # rtnetlink (servers/unix/netlink.c): all but the link line, whose index,
+                 # flags and qdisc are Linux's tap's (see test_busybox_ip)
+                 "{bb} ip route", "{bb} ip route show table all",
+                 "{bb} ip -4 addr show dev eth0 | {bb} tail -n +2",
+                 "{bb} ip link show eth0 | {bb} tail -n +2")
 
 
 def linux_twin(name, mac):
@@ -192,7 +199,26 @@ def test_busybox_ping_ifconfig_route(form, tmp_path):
         ours = [s.cmd(c.format(bb="busybox"), timeout=30) for c in TWIN_COMMANDS]
         assert ours == linux_twin(ns.name + "t", mac.group(1)), ours
         assert "Operation not supported" in s.cmd("ifconfig eth0 10.79.0.9 2>&1; echo st $?")
+        check_busybox_ip(s, mac.group(1).lower())
         assert s.halt() == 0
+
+
+def check_busybox_ip(s, mac):
+    """busybox ip over rtnetlink beyond the twin's lines: the link line (ondol's eth0 is
+    index 1, with ifconfig's flags, the link up, no queueing discipline: Linux's tap in the
+    twin is index 2 after lo, MULTICAST, without carrier, pfifo_fast), `ip addr` and `ip
+    link` in full, and changes refused as ifconfig's are (root: not supported)."""
+    link = f"1: eth0: <BROADCAST,UP,LOWER_UP> mtu 1500 qdisc noqueue qlen 1000\n"
+    ether = f"    link/ether {mac} brd ff:ff:ff:ff:ff:ff\n"
+    inet = ("    inet 10.79.0.2/24 brd 10.79.0.255 scope global eth0\n"
+            "       valid_lft forever preferred_lft forever\n")
+    assert s.cmd("ip link") == link + ether
+    assert s.cmd("ip addr") == link + ether + inet
+    assert s.cmd("ip -o -4 addr") == "1: eth0" + inet.replace("\n       ", "\\       ")
+    out = s.cmd("ip addr add 10.79.0.9/24 dev eth0; echo st $?")
+    assert out == "ip: RTNETLINK answers: Operation not supported\nst 2\n", out
+    out = s.cmd("ip route add 10.9.0.0/16 via 10.79.0.1; echo st $?")
+    assert out == "ip: RTNETLINK answers: Operation not supported\nst 2\n", out
 
 
 def sock_servers(ns):
@@ -214,18 +240,23 @@ def check_sock_run(ns, sink, echo, server_ip, finish_program):
     data = bytes(range(256)) * 300
     assert f"received {len(data)} sum {java_sum(data):016x}" in out, out
     assert "FAIL" not in out and "fails 0" in out, out
+    assert "peek_tcp_long ok" in out and "trunc_tcp ok" in out, out
+    assert "ping_reply ok" in out and "ping_id ok" in out, out
     return out
 
 
-@pytest.mark.parametrize("form,thread", [("mk", "on"), ("ik", "on"), ("mk", "off"), ("ik", "off")])
-def test_static_program_sockets_against_linux(form, thread, tmp_path):
+@pytest.mark.parametrize("form,net,thread", [("mk", "mk", "on"), ("ik", "ik", "on"),
+                                             ("mk", "mk", "off"), ("ik", "ik", "off"),
+                                             ("mk", "ik", "on")])
+def test_static_program_sockets_against_linux(form, net, thread, tmp_path):
     """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
     writev, SIOCOUTQ, shutdown, EOF), UDP (poll, FIONREAD, MSG_PEEK, MSG_TRUNC, a
     connected socket ignoring a stranger, SO_RCVTIMEO), and a TCP server (non-blocking
     accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername). Both
     ways of waiting: the network server's stack thread and events (net_thread=on), and
-    the UNIX server's 10 ms pulse (off)."""
-    with Namespace("p" + form + thread, tmp_path) as ns, boot(ns, form, thread) as s:
+    the UNIX server's 10 ms pulse (off); and the mixed form unix=mk net=ik: the MK UNIX
+    server's IPC call reaches the in-kernel network server (docs/net.md, "Mixed forms")."""
+    with Namespace("p" + form + net + thread, tmp_path) as ns, boot(ns, form, net, thread) as s:
         sink, echo = sock_servers(ns)
         s.cmd(f"/suite/bin/sock {LINUX_IP} ondol > /tmp/o 2>&1 & echo started")
         out = check_sock_run(ns, sink, echo, ONDOL_IP,
@@ -241,6 +272,9 @@ def test_static_program_sockets_on_linux(tmp_path):
     if not exe.exists():
         pytest.skip(f"{exe} missing (make rootfs)")
     with Namespace("pl", tmp_path) as ns:
+        # ping sockets for every group, as systemd sets it (a new namespace has "1 0": none)
+        subprocess.run([*ns.prefix(), "sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647"],
+                       check=True, timeout=30)
         sink, echo = sock_servers(ns)
         prog = subprocess.Popen([*ns.prefix(), str(exe), LINUX_IP], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
@@ -251,6 +285,20 @@ def test_static_program_sockets_on_linux(tmp_path):
             prog.kill()
             prog.wait()
         assert prog.returncode == 0, out
+
+
+def test_mixed_ik_unix_mk_net(tmp_path):
+    """unix=ik net=mk: the in-kernel UNIX server has no connector to an MK network server
+    (docs/net.md, "Mixed forms"), so AF_INET is EAFNOSUPPORT as without a network server,
+    netlink's dumps are empty, and the shell goes on."""
+    with Namespace("m", tmp_path) as ns, boot(ns, "ik", "mk") as s:
+        out = s.cmd("nc 10.79.0.1 80; echo st $?", timeout=30)
+        assert "Address family not supported" in out and "st 1" in out, out
+        said = "unix: no connector from the IK UNIX server to the MK server net"
+        assert said in out, out
+        out = s.cmd("ip addr; ip route; nc 10.79.0.1 80 2>/dev/null; echo st $?")
+        assert out == "st 1\n", out                   # said once only
+        assert s.halt() == 0
 
 
 def test_socket_without_network_server():

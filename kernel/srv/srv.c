@@ -119,6 +119,12 @@ long srv_lookup(u64 iface)
     return err ? err : t->tid;
 }
 
+const char *srv_mk_name(u64 iface)
+{
+    int i = index_of(iface);
+    return i >= 0 && placements[i].where == SRV_MK ? srv_ifaces[i]->name : NULL;
+}
+
 const struct srv_iface *srv_ik_server(int dest)
 {
     bool slot0 = dest > 0 && !(dest & ((1 << THREAD_ID_BITS) - 1));

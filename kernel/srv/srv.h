@@ -12,6 +12,9 @@ struct srv_iface;
 /* IK: the in-kernel server that IPC destination `dest` names (a thread id no thread can
  * have), or NULL. */
 const struct srv_iface *srv_ik_server(int dest);
+/* The name of `iface` when it is placed MK (NAME=mk, whether or not its server still
+ * runs), else NULL. */
+const char *srv_mk_name(u64 iface);
 /* IK: run client c's call to `s` on c's kernel stack (kernel/srv/ik.c). The IPC code has
  * checked the buffers `flags` names (IPC_SEND_BUF / IPC_RECV_BUF) in c's UTCB. Reply words
  * go to c's frame; returns 0, or E_FAULT when c's memory changed under the copy. */

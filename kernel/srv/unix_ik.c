@@ -370,15 +370,31 @@ long rt_option(const char *key, char *buf, size_t cap)
 }
 
 /* ---- calls to other servers (runtime.h) ----------------------------------------------
- * A direct call of the in-kernel server's dispatch with the server's own buffers (kernel
- * memory): only an IK server is reachable from here (the network server in the matching
- * form); an MK or absent one is E_NOENT. */
+ * The connector of each pair of placements: from this IK server to an IK one, a direct
+ * call of its dispatch with the server's own buffers (kernel memory). To an MK one there
+ * is none: an IPC call from here would sleep in the middle of the server's code, which
+ * the IK server never does (see the top of this file), and the IPC paths resume a caller
+ * only through its user frame (docs/net.md, "Mixed forms"). It is E_NOENT, said once on
+ * the console. (An MK server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
+static void no_connector(unsigned iface)
+{
+    static u64 told;                   /* interfaces already reported (ids below 64) */
+    const char *name = srv_mk_name(iface);
+    if (iface >= 64 || (told & (1ull << iface)) || !name)
+        return;
+    told |= 1ull << iface;
+    printk("unix: no connector from the IK UNIX server to the MK server %s: its calls fail "
+           "(place both IK, or the UNIX server MK)\n", name);
+}
+
 long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                  void *out, size_t out_cap, size_t *out_len)
 {
     const struct srv_iface *s = srv_ik_server((int)((u64)iface << THREAD_ID_BITS));
-    if (!s)
+    if (!s) {
+        no_connector(iface);
         return E_NOENT;
+    }
     struct srv_call call = {.in = in, .in_len = in_len, .out = out,
                             .out_cap = MIN(out_cap, srv_label_cap(w[0])),
                             .client = current_thread()->tid};

@@ -137,7 +137,8 @@ long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_
 long net_recvfrom(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip,
                   uint16_t *port);
 /* MSG_PEEK: as net_recv / net_recvfrom (ip and port: a datagram's source), data left. */
-long net_peek(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip, uint16_t *port);
+long net_peek(struct netstack *s, int sd, size_t off, void *buf, size_t len, uint32_t *ip,
+              uint16_t *port);
 /* Bytes unread (a datagram socket: its first datagram's length) and bytes sent but not yet
  * acknowledged: FIONREAD/SIOCINQ and SIOCOUTQ. */
 int net_queued(struct netstack *s, int sd, uint32_t *inq, uint32_t *outq);

@@ -797,7 +797,7 @@ long net_waitevents(struct srv_call *call, uint64_t since, uint64_t *gen, uint64
     return leave();
 }
 
-long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *ip,
+long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t off, uint64_t *res, uint64_t *ip,
                   uint64_t *port, void *data, size_t data_cap, size_t *data_len)
 {
     (void)call;
@@ -805,7 +805,7 @@ long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *i
         return E_NOENT;
     uint32_t from = 0;
     uint16_t from_port = 0;
-    long n = net_peek(stack, sd_of(sd), data, data_cap, &from, &from_port);
+    long n = net_peek(stack, sd_of(sd), (size_t)off, data, data_cap, &from, &from_port);
     *data_len = n > 0 ? (size_t)n : 0;
     *ip = from;
     *port = from_port;

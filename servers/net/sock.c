@@ -268,8 +268,10 @@ static long sock_recv(struct netstack *s, int sd, void *buf, size_t len)
 }
 
 /* MSG_PEEK: what net_recv would return, left in place. A datagram socket's first
- * datagram (cut to len) and its source; a stream's first len bytes. */
-long net_peek(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip, uint16_t *port)
+ * datagram (cut to len) and its source; a stream's len bytes from offset off (0 bytes at
+ * or past the end of what is there, unless off is 0: then EOF, an error or -EAGAIN). */
+long net_peek(struct netstack *s, int sd, size_t off, void *buf, size_t len, uint32_t *ip,
+              uint16_t *port)
 {
     struct sock *so = sock_get(s, sd);
     if (!so)
@@ -284,10 +286,13 @@ long net_peek(struct netstack *s, int sd, void *buf, size_t len, uint32_t *ip, u
         *port = m->peer_port;
         return (long)n;
     }
-    uint32_t n = so->rcv.len < len ? so->rcv.len : (uint32_t)len;
+    if (off && off >= so->rcv.len)
+        return 0;
+    uint32_t left = so->rcv.len - (uint32_t)off;
+    uint32_t n = left < len ? left : (uint32_t)len;
     if (!n)
         return len ? sock_recv(s, sd, buf, 0) : 0;   /* EOF, an error, or -EAGAIN */
-    ring_peek(&so->rcv, 0, buf, n);
+    ring_peek(&so->rcv, (uint32_t)off, buf, n);
     return (long)n;
 }
 

@@ -134,6 +134,13 @@ size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
  * server; with no interface (present false) the files hold their headers only. Addresses
  * are host byte order; the route table is the gateway's default route and the subnet's. */
 #define NETIF_NAME "eth0"
+#define NETIF_INDEX 1              /* no loopback before it */
+#define NETIF_MTU 1500
+#define NETIF_TXQLEN 1000          /* what Linux reports for an Ethernet device */
+#define IFF_UP 0x1                 /* its flags (SIOCGIFFLAGS, RTM_NEWLINK) */
+#define IFF_BROADCAST 0x2
+#define IFF_RUNNING 0x40
+#define ARPHRD_ETHER 1
 struct procfs_netif {
     bool present;
     uint32_t ip, mask, gw;
@@ -144,6 +151,13 @@ size_t procfs_net_route(char *buf, size_t cap, const struct procfs_netif *n);
 /* netif.c: the interface as the network server reports it (false: none); and the
  * interface ioctls of a socket (SIOCGIFCONF, SIOCGIFFLAGS, ...): -ENOTTY for any other. */
 bool netif_view(struct procfs_netif *n);
+/* The interface's address, netmask, gateway (host order; 0: none) and MAC, from op
+ * config: false when there is no network server or device. */
+struct netif_config {
+    uint32_t ip, mask, gw;
+    uint8_t mac[6];
+};
+bool netif_config(struct netif_config *n);
 long netif_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg);
 
 /* /proc/ondol/syscalls (issue 10, item 7): "calls N", "unknown N", "thread_switches N",

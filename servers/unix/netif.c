@@ -34,13 +34,6 @@
 #define ENODEV 19
 #define EADDRNOTAVAIL 99
 
-#define IFF_UP 0x1
-#define IFF_BROADCAST 0x2
-#define IFF_RUNNING 0x40
-#define ARPHRD_ETHER 1
-#define NETIF_INDEX 1              /* no loopback before it */
-#define NETIF_MTU 1500
-#define NETIF_TXQLEN 1000          /* what Linux reports for an Ethernet device */
 
 struct linux_ifreq {
     char name[16];
@@ -60,13 +53,7 @@ struct linux_ifconf {
     uint64_t buf;
 };
 
-struct netif_config {
-    uint32_t ip, mask, gw;
-    uint8_t mac[6];
-};
-
-/* Op config: false when there is no network server or device. */
-static bool netif_config(struct netif_config *n)
+bool netif_config(struct netif_config *n)
 {
     uint64_t w[IPC_MRS] = {0};
     if (sock_net_op(NET_CONFIG, w) < 0)

@@ -20,8 +20,8 @@
  * Addresses: struct sockaddr_in, port and address in network byte order; the stack's are
  * host order. Results of the stack are negated Linux errno values, passed through.
  */
-#include "devices.h"
 #include "runtime.h"
+#include "socket.h"
 #include "net_server.h"            /* the generated op numbers (NET_IFACE, NET_OPEN...) */
 
 #define PULSE_NS 10000000ull       /* 10 ms: one kernel tick at hz=100 */
@@ -29,6 +29,7 @@
 #define STREAM 1                   /* the stack's NET_SOCK_STREAM / _DGRAM / _RAW */
 #define DGRAM 2
 #define RAW 3                      /* raw ICMP (ping): datagram calls, the IP header in */
+#define PING 4                     /* a ping socket (ping.c): the stack's RAW underneath */
 #define UDP_MAX 1472u              /* one Ethernet frame's UDP payload */
 #define RAW_MAX 1480u              /* ...and an ICMP message's */
 #define SOCK_BUF 65536             /* the stack's fixed per-socket rings (SO_RCVBUF) */
@@ -88,7 +89,8 @@ struct linux_msghdr {
 
 struct usock {
     int sd;                        /* the network server's socket */
-    int type;                      /* STREAM, DGRAM or RAW */
+    int type;                      /* STREAM, DGRAM or RAW (also for a ping socket) */
+    uint16_t ping_id;              /* a ping socket's echo identifier; 0: not one */
     bool connecting;               /* a TCP connect whose handshake has not ended */
     bool rd_shut;                  /* shutdown(SHUT_RD): reads return 0 */
     bool has_peer;                 /* UDP connect: the default destination */
@@ -180,13 +182,8 @@ static void events_start(void)
         unix_timer_arm(&pulse, unix_now_ns() + PULSE_NS);
 }
 
-/* ---- user buffers: one range or a vector of iovecs ---- */
-struct uvec {
-    uint64_t uiov, cnt;            /* iovecs in user memory, or... */
-    struct linux_iovec one;        /* ...one range (cnt 0) */
-};
-
-static size_t uvec_total(struct ucall *c, const struct uvec *u)
+/* ---- user buffers: one range or a vector of iovecs (socket.h) ---- */
+size_t uvec_total(struct ucall *c, const struct uvec *u)
 {
     if (!u->cnt)
         return u->one.iov_len;
@@ -199,9 +196,7 @@ static size_t uvec_total(struct ucall *c, const struct uvec *u)
     return total;
 }
 
-/* Copy k bytes at offset off of the vector to (out) or from the server's buf. */
-static long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k,
-                      bool out)
+long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k, bool out)
 {
     uint64_t n = u->cnt ? u->cnt : 1;
     for (uint64_t i = 0; i < n && k; i++) {
@@ -274,13 +269,22 @@ static long addr_probe(struct ucall *c, uint64_t uaddr, uint64_t ulen)
 }
 
 /* ---- the file ---- */
-bool sock_file(const struct file *f) { return f && f->ops == &sock_ops; }
+bool sock_file(const struct file *f) { return f && (f->ops == &sock_ops || nl_file(f)); }
 
+/* An AF_INET socket's state; NULL with -EBADF, -ENOTSOCK, or -EOPNOTSUPP for a netlink
+ * socket (a call netlink.c does not take: listen, accept, shutdown). */
 static struct usock *sock_of(struct ucall *c, long fd, long *err)
 {
     struct file *f = fd_file(c->proc, fd);
-    *err = !f ? -EBADF : !sock_file(f) ? -ENOTSOCK : 0;
+    *err = !f ? -EBADF : nl_file(f) ? -EOPNOTSUPP : f->ops != &sock_ops ? -ENOTSOCK : 0;
     return *err ? NULL : f->priv;
+}
+
+/* The netlink socket at the call's fd (a[0]), or NULL: then the call is AF_INET's. */
+static struct file *nl_at(struct ucall *c)
+{
+    struct file *f = fd_file(c->proc, (long)c->a[0]);
+    return nl_file(f) ? f : NULL;
 }
 
 /* Wait for the stack (its next event re-runs the call), or return `again` at once when
@@ -338,16 +342,19 @@ static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, 
 }
 
 /* TCP receive: what is there, up to n (more calls while chunks come full); parks when
- * nothing is there yet. MSG_PEEK: one chunk, left in the socket. */
+ * nothing is there yet. MSG_PEEK leaves the bytes in the socket (chunk after chunk from
+ * the offset reached); MSG_TRUNC discards them without a copy (Linux's TCP: the buffer
+ * is not touched). */
 static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
-                        bool nonblock, bool peek)
+                        bool nonblock, uint64_t flags)
 {
     if (s->rd_shut || n == 0)
         return 0;
+    bool peek = flags & MSG_PEEK;
     size_t done = 0;
     while (done < n) {
         size_t k = n - done < CHUNK ? n - done : CHUNK, got = 0;
-        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
+        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, peek ? done : 0};
         long r = net(peek ? NET_RECVPEEK : NET_READ, w, NULL, 0, chunk, k, &got);
         if (r < 0 && done)
             break;
@@ -356,10 +363,10 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
         if (r == 0)
             break;
         got = got < (size_t)r ? got : (size_t)r;
-        if (uvec_copy(c, u, done, chunk, got, true))
+        if (!(flags & MSG_TRUNC) && uvec_copy(c, u, done, chunk, got, true))
             return -EFAULT;
         done += got;
-        if (got < k || peek)
+        if (got < k)
             break;
     }
     return (long)done;
@@ -372,8 +379,35 @@ static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, s
         return -EMSGSIZE;
     if (uvec_copy(c, u, 0, chunk, n, false))
         return -EFAULT;
+    long e = s->ping_id ? ping_out(chunk, n, s->ping_id) : 0;
+    if (e)
+        return e;
     uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, ip, port};
     return net(NET_SENDDGRAM, w, chunk, n, NULL, 0, NULL);
+}
+
+/* A ping socket's next echo reply at the head of the raw queue: its ICMP part moved to
+ * the start of chunk (*got its length); packets that are not its replies are dropped on
+ * the way (every raw socket has its own copy). 0, or the stack's -EAGAIN or error. */
+static long ping_head(struct usock *s, bool peek, uint64_t w[IPC_MRS], size_t *got)
+{
+    for (;;) {
+        w[1] = (uint64_t)s->sd;
+        w[2] = 0;
+        long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, got);
+        if (r < 0)
+            return r;
+        size_t off = 0;
+        long k = ping_in(chunk, *got < (size_t)r ? *got : (size_t)r, s->ping_id, &off);
+        if (k >= 0) {
+            vfs_memmove(chunk, chunk + off, (size_t)k);
+            *got = (size_t)k;
+            w[3] = 0;                      /* no port in the source address */
+            return 0;
+        }
+        if (peek)
+            net1(NET_RECVDGRAM, (uint64_t)s->sd, 0, 0);   /* drop the peeked one */
+    }
 }
 
 /* One datagram, whole (it fits CHUNK): the first n bytes copied, its length in *full
@@ -383,7 +417,8 @@ static long dgram_recv(struct usock *s, struct ucall *c, const struct uvec *u, s
 {
     size_t got = 0;
     uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
-    long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
+    long r = s->ping_id ? ping_head(s, peek, w, &got)
+                        : net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
     if (r == -EAGAIN)
         return park(c, nonblock, r, s->timeo_ns[RCV]);
     if (r < 0)
@@ -405,7 +440,7 @@ static long sock_read(struct file *f, struct ucall *c, uint64_t uaddr, size_t n,
     size_t full;
     if (s->type != STREAM)
         return dgram_recv(s, c, &u, n, f->flags & O_NONBLOCK, false, &ip, &port, &full);
-    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK, false);
+    return stream_recv(s, c, &u, n, f->flags & O_NONBLOCK, 0);
 }
 
 static long sock_write(struct file *f, struct ucall *c, uint64_t uaddr, size_t n, uint64_t *off)
@@ -463,7 +498,8 @@ static const struct file_ops sock_ops = {
     .release = sock_release,
 };
 
-/* A file for the stack's socket sd, installed at the lowest free fd. */
+/* A file for the stack's socket sd, installed at the lowest free fd (PING: a ping socket
+ * over the stack's RAW one). */
 static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
 {
     struct usock *s = unix_alloc(sizeof *s);
@@ -473,7 +509,8 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
         net1(NET_RELEASE, (uint64_t)sd, 0, 0);
         return -ENOMEM;
     }
-    *s = (struct usock){.sd = sd, .type = type};
+    *s = (struct usock){.sd = sd, .type = type == PING ? RAW : type,
+                        .ping_id = type == PING ? ping_id_new() : 0};
     f->priv = s;
     open_socks++;
     events_start();
@@ -483,13 +520,16 @@ static long sock_install(struct ucall *c, int sd, int type, unsigned flags)
 /* ---- the calls ---- */
 
 /* The stack's socket type for socket(AF_INET, type, proto), or -EPROTONOSUPPORT; a raw
- * socket is ICMP's only (busybox ping's) and needs root, as CAP_NET_RAW on Linux. */
+ * socket is ICMP's only (busybox ping's) and needs root, as CAP_NET_RAW on Linux; a ping
+ * socket (datagram ICMP) is anyone's (ping.c). */
 static long stack_type(struct ucall *c, unsigned type, long proto)
 {
     if (type == SOCK_STREAM && (!proto || proto == IPPROTO_TCP))
         return STREAM;
     if (type == SOCK_DGRAM && (!proto || proto == IPPROTO_UDP))
         return DGRAM;
+    if (type == SOCK_DGRAM && proto == IPPROTO_ICMP)
+        return PING;
     if (type == SOCK_RAW && proto == IPPROTO_ICMP)
         return c->proc->uid[ID_EFFECTIVE] ? -EPERM : RAW;
     return -EPROTONOSUPPORT;
@@ -499,14 +539,17 @@ static long stack_type(struct ucall *c, unsigned type, long proto)
 long lx_socket(struct ucall *c)
 {
     unsigned type = (unsigned)c->a[1] & SOCK_TYPE_MASK, flags = (unsigned)c->a[1] & ~SOCK_TYPE_MASK;
-    if ((int32_t)c->a[0] != AF_INET)
+    int32_t family = (int32_t)c->a[0];
+    if (family != AF_INET && family != AF_NETLINK)
         return -EAFNOSUPPORT;
     if (flags & ~(unsigned)(O_NONBLOCK | O_CLOEXEC))
         return -EINVAL;
+    if (family == AF_NETLINK)
+        return nl_socket(c, type, flags, (long)(int32_t)c->a[2]);
     long st = stack_type(c, type, (long)(int32_t)c->a[2]);
     if (st < 0)
         return st;
-    long sd = net1(NET_OPEN, (uint64_t)st, 0, 0);
+    long sd = net1(NET_OPEN, (uint64_t)(st == PING ? RAW : st), 0, 0);
     if (sd == -ENETDOWN)
         return -EAFNOSUPPORT;            /* no network server or device: no AF_INET */
     if (sd < 0)
@@ -517,6 +560,8 @@ long lx_socket(struct ucall *c)
 /* bind(fd, addr, addrlen) */
 long lx_bind(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_bind(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     uint32_t ip;
@@ -591,6 +636,8 @@ static long dgram_connect(struct usock *s, uint16_t family, uint32_t ip, uint16_
  * non-blocking); UDP sets the default peer (AF_UNSPEC clears it). */
 long lx_connect(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_connect(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     uint32_t ip;
@@ -619,6 +666,8 @@ long lx_connect(struct ucall *c)
 static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
                     uint64_t alen)
 {
+    if (nl_at(c))
+        return nl_send(c, nl_at(c), u, flags, uaddr, alen);
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -639,11 +688,13 @@ static long do_send(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
 }
 
 /* The flags that change a receive: MSG_DONTWAIT, MSG_PEEK, MSG_TRUNC (UDP: the
- * datagram's whole length is returned); *mflags gets recvmsg's MSG_TRUNC when a datagram
+ * datagram's whole length is returned; TCP: the bytes are discarded); *mflags gets recvmsg's MSG_TRUNC when a datagram
  * did not fit. */
 static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint64_t uaddr,
                     uint64_t ulen, int32_t *mflags)
 {
+    if (nl_at(c))
+        return nl_recv(c, nl_at(c), u, flags, uaddr, ulen, mflags);
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -653,7 +704,7 @@ static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
     size_t n = uvec_total(c, u);
     *mflags = 0;
     if (s->type == STREAM) {
-        long r = stream_recv(s, c, u, n, nonblock, peek);
+        long r = stream_recv(s, c, u, n, nonblock, flags);
         int32_t zero = 0;                /* TCP reports no source address */
         if (r >= 0 && uaddr && copy_out(c->proc, ulen, &zero, sizeof zero))
             return -EFAULT;
@@ -797,6 +848,8 @@ static long get_timeo(struct ucall *c, struct usock *s, int dir, int32_t len)
 /* setsockopt(fd, level, name, value, len): an int value, or a timeval for the timeouts */
 long lx_setsockopt(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_setsockopt(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -835,6 +888,8 @@ long lx_setsockopt(struct ucall *c)
 /* getsockopt(fd, level, name, value, len pointer) */
 long lx_getsockopt(struct ucall *c)
 {
+    if (nl_at(c))
+        return nl_getsockopt(c, nl_at(c));
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -851,7 +906,7 @@ long lx_getsockopt(struct ucall *c)
     else if (level != SOL_SOCKET)
         return -ENOPROTOOPT;
     else if (name == SO_TYPE)
-        v = s->type == STREAM ? SOCK_STREAM : s->type == DGRAM ? SOCK_DGRAM : SOCK_RAW;
+        v = s->type == STREAM ? SOCK_STREAM : s->type == DGRAM || s->ping_id ? SOCK_DGRAM : SOCK_RAW;
     else if (name == SO_ERROR) {
         connect_progress(s);
         long e = s->connecting ? 0 : net1(NET_SOCKERROR, (uint64_t)s->sd, 0, 0);
@@ -871,6 +926,8 @@ long lx_getsockopt(struct ucall *c)
 
 static long names(struct ucall *c, bool peer)
 {
+    if (nl_at(c))
+        return nl_name(c, nl_at(c), peer);
     long err;
     struct usock *s = sock_of(c, (long)c->a[0], &err);
     if (!s)
@@ -884,7 +941,8 @@ static long names(struct ucall *c, bool peer)
     long res = (long)w[peer ? 4 : 1];
     if (res < 0)
         return res;
-    return addr_out(c, c->a[1], c->a[2], (uint32_t)w[peer ? 5 : 2], (uint16_t)w[peer ? 6 : 3]);
+    uint16_t port = s->ping_id && !peer ? s->ping_id : (uint16_t)w[peer ? 6 : 3];
+    return addr_out(c, c->a[1], c->a[2], (uint32_t)w[peer ? 5 : 2], port);
 }
 
 long lx_getsockname(struct ucall *c) { return names(c, false); }

@@ -35,6 +35,8 @@ static inline const char *lt_errname(int e)
 		{ENAMETOOLONG, "ENAMETOOLONG"}, {ENOSYS, "ENOSYS"}, {ENOTEMPTY, "ENOTEMPTY"},
 		{ELOOP, "ELOOP"}, {ETIMEDOUT, "ETIMEDOUT"}, {EOVERFLOW, "EOVERFLOW"},
 		{ELIBBAD, "ELIBBAD"}, {EOPNOTSUPP, "EOPNOTSUPP"}, {ENOTSUP, "ENOTSUP"},
+		{ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT"}, {EPROTONOSUPPORT, "EPROTONOSUPPORT"},
+		{EADDRINUSE, "EADDRINUSE"}, {ECONNREFUSED, "ECONNREFUSED"},
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (names[i].e == e)

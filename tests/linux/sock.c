@@ -13,9 +13,14 @@
  *        a short iovec (MSG_TRUNC in msg_flags); a connected socket takes only the echo
  *        (the stranger is dropped); SO_RCVTIMEO ends a recv with EAGAIN after its time;
  *        SO_SNDTIMEO read back;
+ *   ping socket: an echo request to PEER (identifier and checksum set by the socket),
+ *                its reply without the IP header, EINVAL for another ICMP type;
  *   tcp server: on port 9200, accept would block (EAGAIN), poll, accept4, a blocking
- *               MSG_PEEK of the first 16 bytes, recvmsg with two iovecs to the end: the
- *               count and a checksum (the peeked bytes counted once); getpeername.
+ *               MSG_PEEK of the first 16 bytes, then of 10,000 once queued (beyond one
+ *               4 KiB call of ondol's network server), MSG_TRUNC discarding 1,000 without
+ *               a buffer, recvmsg with two iovecs to the end: the count and a checksum
+ *               (the peeked bytes counted once, the discarded ones from the known
+ *               pattern); getpeername.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -172,6 +177,57 @@ static void udp(const char *peer)
     udp_connected(&a);
 }
 
+/* Once PEEK_LONG bytes are queued: MSG_PEEK of all of them (more than one 4 KiB call to
+ * ondol's network server), then MSG_TRUNC discarding DISCARD bytes without a buffer (as
+ * Linux's TCP does); the discarded bytes count in *total and *sum from the known pattern
+ * (byte i of the stream is i mod 256). */
+#define PEEK_LONG 10000
+#define DISCARD 1000
+static void peek_long_then_discard(int s, uint64_t *total, uint64_t *sum)
+{
+    int q = 0;
+    for (int i = 0; i < 1000 && (ioctl(s, FIONREAD, &q) != 0 || q < PEEK_LONG); i++)
+        usleep(10000);
+    static unsigned char big[PEEK_LONG];
+    ssize_t k = recv(s, big, sizeof big, MSG_PEEK);
+    int same = k == PEEK_LONG;
+    for (ssize_t i = 0; same && i < k; i++)
+        same = big[i] == (unsigned char)i;
+    check("peek_tcp_long", same);
+    check("trunc_tcp", recv(s, NULL, DISCARD, MSG_TRUNC) == DISCARD);
+    for (int i = 0; i < DISCARD; i++)
+        *sum = *sum * 31 + (unsigned char)i;
+    *total = DISCARD;
+}
+
+/* A ping socket (SOCK_DGRAM, IPPROTO_ICMP): an echo request with identifier and checksum
+ * left 0 (the socket sets them), the reply without its IP header carrying the socket's
+ * identifier (getsockname's port); a request of another type is EINVAL. Linux needs the
+ * caller's group in net.ipv4.ping_group_range (the test sets it). */
+static void ping_socket(const char *peer)
+{
+    int s = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
+    check("ping_socket", s >= 0);
+    struct sockaddr_in a = addr(peer, 0), me, from;
+    unsigned char req[8 + 20] = {8, 0, 0, 0, 0, 0, 0, 7}, rep[64];
+    memcpy(req + 8, "ondol-ping-socket-test", 20);
+    check("ping_send", sendto(s, req, sizeof req, 0, (struct sockaddr *)&a, sizeof a) ==
+                           (ssize_t)sizeof req);
+    unsigned char bad[8] = {13, 0};
+    check("ping_einval", sendto(s, bad, sizeof bad, 0, (struct sockaddr *)&a, sizeof a) < 0 &&
+                             errno == EINVAL);
+    struct pollfd pf = {.fd = s, .events = POLLIN};
+    socklen_t len = sizeof from, mlen = sizeof me;
+    ssize_t n = poll(&pf, 1, 5000) == 1 ? recvfrom(s, rep, sizeof rep, 0,
+                                                   (struct sockaddr *)&from, &len) : -1;
+    check("ping_reply", n == (ssize_t)sizeof req && rep[0] == 0 && rep[7] == 7 &&
+                            memcmp(rep + 8, req + 8, 20) == 0 &&
+                            from.sin_addr.s_addr == a.sin_addr.s_addr);
+    check("ping_id", getsockname(s, (struct sockaddr *)&me, &mlen) == 0 && n >= 8 &&
+                         me.sin_port != 0 && memcmp(rep + 4, &me.sin_port, 2) == 0);
+    close(s);
+}
+
 static void tcp_server(void)
 {
     int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
@@ -190,8 +246,9 @@ static void tcp_server(void)
     unsigned char first[16];
     ssize_t k = recv(s, first, sizeof first, MSG_PEEK);
     check("peek_tcp", k > 0 && first[0] == 0 && first[k - 1] == (unsigned char)(k - 1));
-    static unsigned char b1[700], b2[3000];
     uint64_t total = 0, sum = 0;
+    peek_long_then_discard(s, &total, &sum);
+    static unsigned char b1[700], b2[3000];
     for (;;) {
         struct iovec v[2] = {{b1, sizeof b1}, {b2, sizeof b2}};
         struct msghdr m = {.msg_iov = v, .msg_iovlen = 2};
@@ -220,6 +277,7 @@ int main(int argc, char **argv)
     errors(argc > 2 && strcmp(argv[2], "ondol") == 0);
     tcp_client(argv[1]);
     udp(argv[1]);
+    ping_socket(argv[1]);
     tcp_server();
     printf("fails %d\n", fails);
     return fails != 0;

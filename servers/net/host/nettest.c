@@ -207,6 +207,10 @@ static void test_close_states(void)
     RUN_UNTIL(&p, !strcmp(net_state_name(p.st[0], a), "TIME_WAIT"), 5000);
     CHECK(!strcmp(net_state_name(p.st[0], a), "TIME_WAIT"));
     char buf[8];
+    uint32_t ip;
+    uint16_t port;                                   /* MSG_PEEK from an offset */
+    CHECK(net_peek(p.st[0], a, 1, buf, 8, &ip, &port) == 3 && !memcmp(buf, "ate", 3));
+    CHECK(net_peek(p.st[0], a, 4, buf, 8, &ip, &port) == 0);
     CHECK(net_recv(p.st[0], a, buf, 8) == 4 && !memcmp(buf, "late", 4));
     RUN_UNTIL(&p, !strcmp(net_state_name(p.st[1], b), "CLOSED"), 5000);
     CHECK(!strcmp(net_state_name(p.st[1], b), "CLOSED"));
@@ -659,10 +663,10 @@ static void test_udp_icmp_arp(void)
     RUN_UNTIL(&p, net_events(p.st[1], u) & NET_EV_IN, 5000);
     CHECK(p.st[1]->st.udp_not_peer == 1);
     CHECK(net_queued(p.st[1], u, &inq, &outq) == 0 && inq == 6 && outq == 0);
-    CHECK(net_peek(p.st[1], u, buf, 4, &ip, &port) == 4 && !memcmp(buf, "peer", 4) &&
+    CHECK(net_peek(p.st[1], u, 0, buf, 4, &ip, &port) == 4 && !memcmp(buf, "peer", 4) &&
           ip == PAIR_IP_A && port == 5000);
     CHECK(net_recv(p.st[1], u, buf, sizeof buf) == 6 && !memcmp(buf, "peer!!", 6));
-    CHECK(net_peek(p.st[1], u, buf, 4, &ip, &port) == -NET_EAGAIN);
+    CHECK(net_peek(p.st[1], u, 0, buf, 4, &ip, &port) == -NET_EAGAIN);
     CHECK(net_queued(p.st[1], u, &inq, &outq) == 0 && inq == 0);
     CHECK(net_connect(p.st[1], u, 0, 0) == 0);
     net_close(p.st[0], w);
