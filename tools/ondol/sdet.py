@@ -14,6 +14,7 @@ counts, for `linux_init=`), and mark (tools/sdet/mark.c, static musl: the counte
 """
 from __future__ import annotations
 
+import functools
 import random
 import re
 import subprocess
@@ -233,9 +234,18 @@ def peer_check(build: Path, users: int) -> str:
 
 # ---- `./ondol bench sdet`: the rows ---------------------------------------------------------
 
-#: P0's Table 2 (papers.json P0.table2): users -> (UNIX system calls, context switches IK, MK)
-P0_TABLE2 = {1: (7885, 2508, 13444), 4: (30771, 3377, 38741), 8: (61356, 4493, 74762),
-             12: (91780, 5813, 110400), 16: (122732, 7982, 152040)}
+@functools.cache
+def p0_table2() -> dict[int, tuple]:
+    """P0's Table 2 (data/papers.json P0.table2): users -> (UNIX system calls, context
+    switches IK, context switches MK)."""
+    from ondol import figure, report
+    table = figure.paper_table(report.load_papers(), "P0.table2")
+    by_row = {row[0]: row[1:] for row in table["rows"]}
+    columns = zip(by_row["UNIX syscalls (MK = IK)"], by_row["context switches IK"],
+                  by_row["context switches MK"])
+    return dict(zip((int(c) for c in table["columns"][1:]), columns))
+
+
 #: the forms, IK first: MK rows carry MK/IK ratios against the IK boot of the same run
 FORMS = ("ik", "mk")
 # Instructions by user count of the IK boot and of the peer in the run in progress, for
@@ -255,7 +265,7 @@ def _row(rec: dict, form: str, syscalls) -> dict:
     per run, P0's beside. Its unit is "count": every column counts something, and the
     instruction columns say so in their names."""
     users, instr = rec["users"], rec["instructions"]
-    p0 = P0_TABLE2.get(users)
+    p0 = p0_table2().get(users)
     window = {} if form == "linux" else {"window": users}   # bench.sh's cache-model window
     return {"test": "sdet", "unix": form, "users": users, **window, "instructions": instr,
             "instr_per_script": round(instr / users), "scripts_per_1e9": round(users * 1e9 / instr, 3),
