@@ -575,8 +575,8 @@ def _sdet_model_figures() -> tuple[Figure, ...]:
         Figure(
             id="p0-fig2-throughput", paper="P0", kind="line", x="users", axes="shared",
             xlabel=users,
-            title="P0 Figure 2, throughput with L2: ondol's MK runs 0.93x IK's scripts per "
-                  "modelled hour at 1 user, 0.88x at 16; OSF/1 MK 1.0x and 0.83x",
+            title="P0 Figure 2, throughput with L2: OSF/1 MK fell to 0.83x IK's at 16 "
+                  "users; ondol's MK stays closer to its IK, flat with the users",
             caption="Scripts per hour, one axis. P0's grows with the users because its "
                     "one-user run idles on its disk; ondol's runs from memory and is flat. "
                     + SDET_MODELLED,
@@ -584,8 +584,8 @@ def _sdet_model_figures() -> tuple[Figure, ...]:
         Figure(
             id="p0-mk-ik-throughput", paper="P0", kind="line", x="users", axes="shared",
             xlabel=users,
-            title="MK/IK throughput: at 16 users ondol's MK keeps 0.88x IK's with L2 and "
-                  "0.87x without (OSF/1 MK: 0.83x and 0.41x); by instructions alone, 0.94x",
+            title="MK/IK throughput: OSF/1 MK fell to 0.83x IK with L2 and 0.41x without "
+                  "at 16 users; ondol's ratios, modelled and by instructions, stay closer to 1",
             caption="MK throughput over IK's at the same user count (ratio, one axis). "
                     "ondol's from scripts per modelled hour with L2 on and off, and from "
                     "instructions per script under icount (exact). " + SDET_MODELLED,
@@ -602,7 +602,7 @@ def _sdet_model_figures() -> tuple[Figure, ...]:
             id="p0-mk-ik-misses", paper="P0", kind="line", x="users", axes="shared", logy=True,
             xlabel=users,
             title="MK/IK miss ratios, system side: OSF/1's grew with the users to 5-15x; "
-                  "ondol's are flat, 1-1.6x, but for the ITLB (36-46x: the IK kernel's large "
+                  "ondol's stay flat and near 1, but for the ITLB (the IK kernel's large "
                   "global pages barely miss)",
             caption="Per instruction of the run, MK kernel + UNIX server over the IK kernel "
                     "(which holds the server), L2 on (ratio, logarithmic axis). "
@@ -617,25 +617,24 @@ def _sdet_model_figures() -> tuple[Figure, ...]:
         _sdet_domain_figure(3, "l1i", "L1 instruction-fetch misses",
                             ("L1 I-fetch, MK kernel", "L1 I-fetch, MK server",
                              "L1 I-fetch, IK kernel"),
-                            "OSF/1 MK's kernel and server grew 30-fold with the users; "
-                            "ondol's domains stay flat, the MK server adding a quarter of "
-                            "a miss per 100 instructions"),
+                            "OSF/1 MK's kernel and server grew about 30-fold with the "
+                            "users; ondol's domains stay flat"),
         _sdet_domain_figure(4, "l1d", "L1 data lines brought in",
                             ("L1 D lines in, MK kernel", "L1 D lines in, MK server"),
-                            "OSF/1 MK's grew 30-fold with the users; ondol's by half at "
-                            "most (the MK server's)"),
+                            "OSF/1 MK's grew about 30-fold with the users; ondol's grow "
+                            "little"),
         _sdet_domain_figure(5, "itlb", "ITLB misses", ("ITLB, MK kernel", "ITLB, MK server"),
                             "ondol's kernels barely miss (large global pages); MK's server "
                             "and user programs add what MK loses, flat with the users"),
         _sdet_domain_figure(6, "l2", "L2 lines brought in",
                             ("L2 lines in, MK kernel", "L2 lines in, MK server"),
-                            "OSF/1 MK's kernel and server grew 30-fold with the users; "
-                            "ondol's by a third at most"),
+                            "OSF/1 MK's kernel and server grew about 30-fold with the "
+                            "users; ondol's grow little"),
         Figure(
             id="p0-fig7-cpi", paper="P0", kind="line", x="users", axes="shared", xlabel=users,
             title="P0 Figure 7, CPI by domain with L2: OSF/1 MK's kernel + server rose from "
-                  "0.59 to 1.48 (IK kernel 0.51 to 0.62); ondol's from 0.82 to 0.95 (IK "
-                  "kernel 0.75 to 0.81)",
+                  "0.59 to 1.48 (IK kernel 0.51 to 0.62); ondol's MK kernel + server stays "
+                  "near its IK kernel",
             caption="Each domain's cycles per instruction of the whole run (the domains add "
                     "up to the machine's CPI; one axis). " + SDET_MODELLED,
             series=(*_sdet_p0("cpi", p0_cpi), *_sdet_ours("cpi", "on"))),
@@ -643,15 +642,14 @@ def _sdet_model_figures() -> tuple[Figure, ...]:
             id="p0-fig8-l2off-throughput", paper="P0", kind="line", x="users",
             axes="shared", xlabel=users,
             title="P0 Figure 8, throughput without L2: OSF/1 MK fell to 0.41x IK at 16 "
-                  "users; ondol's MK keeps about 0.87x",
+                  "users; ondol's MK keeps most of its IK's throughput",
             caption="Scripts per hour with the L2 cache off, one axis. " + SDET_MODELLED,
             series=(*_sdet_p0("throughput", ("IK, L2 off", "MK, L2 off")), *throughput[2:])),
         Figure(
             id="p0-fig9-l2off-cpi", paper="P0", kind="line", x="users", axes="shared",
             xlabel=users,
             title="P0 Figure 9, CPI by domain without L2: OSF/1 MK's kernel and server "
-                  "reached 3 each at 16 users; ondol's MK kernel + server 1.4-1.5 (IK "
-                  "kernel 1.1-1.2)",
+                  "reached 3 each at 16 users; ondol's grow little with the users",
             caption="Each domain's cycles per instruction of the whole run with the L2 cache "
                     "off (the domains add up; one axis). " + SDET_MODELLED,
             series=(*_sdet_p0("cpi", tuple(f"{r}, L2 off" for r in
