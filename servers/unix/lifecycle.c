@@ -22,6 +22,13 @@
 #define CLONE_CHILD_CLEARTID 0x200000ull
 #define CLONE_CHILD_SETTID 0x1000000ull
 #define SIGNAL_MASK 0xffull
+/* clone3 only (the upper 32 bits; legacy clone ignores them, as Linux's) */
+#define CLONE_CLEAR_SIGHAND 0x100000000ull
+#define CLONE_INTO_CGROUP 0x200000000ull
+/* clone3 refuses these (Linux reuses their bits); CLONE_NEWTIME is a CSIGNAL bit it keeps */
+#define CLONE_DETACHED 0x400000ull
+#define CLONE_NEWTIME 0x80ull
+#define CLONE_PIDFD 0x1000ull
 
 #define WNOHANG 1
 #define WUNTRACED 2
@@ -148,6 +155,8 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
     if (flags & CLONE_PARENT_SETTID)
         copy_out(parent, ptid, &child->pid, 4);
     signal_fork(child, parent, flags & CLONE_SIGHAND, t, c->thread);
+    if (flags & CLONE_CLEAR_SIGHAND)
+        signal_reset_handlers(child);
     return child->pid;
 }
 
@@ -155,7 +164,8 @@ long lx_fork(struct ucall *c) { return fork_process(c, SIGCHLD, 0, 0, 0, 0); }
 
 bool proc_vfork_call(const struct ucall *c)
 {
-    return c->nr == 58 || (c->nr == 56 && (c->a[0] & CLONE_VFORK));
+    /* clone3's flags are in user memory; its c->done is set only while it waits so */
+    return c->nr == 58 || (c->nr == 56 && (c->a[0] & CLONE_VFORK)) || (c->nr == 435 && c->done);
 }
 
 /* The parent's half of CLONE_VFORK: the first run starts the child (its pid kept in
@@ -218,16 +228,102 @@ static long new_thread(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t
     return t->ltid;
 }
 
-long lx_clone(struct ucall *c)
+/* clone and clone3 after their own checks: copy_process's flag rules, then a thread or
+ * a process. stack is the child's stack pointer (0: the caller's). */
+static long clone_flags(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t ptid,
+                        uint64_t ctid, uint64_t tls)
 {
-    uint64_t flags = c->a[0];
     if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
         return -EINVAL;
     if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM))
         return -EINVAL;
     if (flags & CLONE_THREAD)
-        return new_thread(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
-    return clone_process(c, flags, c->a[1], c->a[2], c->a[3], c->a[4]);
+        return new_thread(c, flags, stack, ptid, ctid, tls);
+    return clone_process(c, flags, stack, ptid, ctid, tls);
+}
+
+/* clone(flags, stack, ptid, ctid, tls): only the low 32 bits of flags count (Linux's
+ * lower_32_bits), the low byte the exit signal. */
+long lx_clone(struct ucall *c)
+{
+    return clone_flags(c, (uint32_t)c->a[0], c->a[1], c->a[2], c->a[3], c->a[4]);
+}
+
+/* ---- clone3 ----------------------------------------------------------------------------- */
+/* struct clone_args as Linux 6.1 knows it (88 bytes); a caller's may be shorter (64 bytes
+ * at least: up to tls) or longer (a newer libc's). */
+struct clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+        set_tid, set_tid_size, cgroup;
+};
+#define CLONE_ARGS_SIZE_VER0 64
+#define CLONE_ARGS_MAX 4096            /* Linux: a page */
+#define MAX_PID_NS_LEVEL 32
+
+/* The bytes [uaddr, uaddr + n) of a newer caller's struct that this server does not know:
+ * 0 when all are zero, -E2BIG when one is not, -EFAULT (copy_struct_from_user). */
+static long clone3_tail_zero(struct ucall *c, uint64_t uaddr, uint64_t n)
+{
+    uint64_t chunk[8];
+    for (uint64_t at = 0; at < n; at += sizeof(chunk)) {
+        uint64_t len = n - at < sizeof(chunk) ? n - at : sizeof(chunk);
+        __builtin_memset(chunk, 0, sizeof(chunk));
+        if (copy_in(c->proc, chunk, uaddr + at, len) < 0)
+            return -EFAULT;
+        for (unsigned i = 0; i < 8; i++)
+            if (chunk[i])
+                return -E2BIG;
+    }
+    return 0;
+}
+
+/* clone3's arguments read and checked in Linux's order (copy_clone_args_from_user, then
+ * clone3_args_valid): 0, -E2BIG, -EINVAL or -EFAULT. */
+static long clone3_args(struct ucall *c, struct clone_args *a)
+{
+    uint64_t uargs = c->a[0], size = c->a[1];
+    if (size > CLONE_ARGS_MAX)
+        return -E2BIG;
+    if (size < CLONE_ARGS_SIZE_VER0)
+        return -EINVAL;
+    uint64_t known = size < sizeof(*a) ? size : sizeof(*a);
+    long r = clone3_tail_zero(c, uargs + known, size - known);
+    *a = (struct clone_args){0};
+    if (r == 0 && copy_in(c->proc, a, uargs, known) < 0)
+        r = -EFAULT;
+    if (r < 0)
+        return r;
+    bool bad = a->set_tid_size > MAX_PID_NS_LEVEL || !a->set_tid != !a->set_tid_size ||
+               a->exit_signal > LINUX_NSIG ||
+               (a->flags & ~(0xffffffffull | CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP)) ||
+               (a->flags & (CLONE_DETACHED | (SIGNAL_MASK & ~CLONE_NEWTIME))) ||
+               ((a->flags & CLONE_SIGHAND) && (a->flags & CLONE_CLEAR_SIGHAND)) ||
+               ((a->flags & (CLONE_THREAD | CLONE_PARENT)) && a->exit_signal) ||
+               (!a->stack && a->stack_size) ||
+               (a->stack && (!a->stack_size || !user_range_ok(a->stack, a->stack_size)));
+    return bad ? -EINVAL : 0;
+}
+
+/* clone3(args, size): clone's work with the arguments in a struct, the child's stack
+ * given as its lowest address and size (sp = stack + stack_size), and CLONE_CLEAR_SIGHAND
+ * (the child's caught signals back to SIG_DFL: glibc's posix_spawn asks for it). Not
+ * kept: a pid chosen by the caller (set_tid: -EPERM, as for a caller without
+ * CAP_CHECKPOINT_RESTORE), pidfds (CLONE_PIDFD) and cgroups (CLONE_INTO_CGROUP): -EINVAL.
+ * A CLONE_VFORK call runs again while its child runs in its memory (vfork_wait). */
+long lx_clone3(struct ucall *c)
+{
+    if (c->done)
+        return vfork_wait(c);
+    struct clone_args a;
+    long r = clone3_args(c, &a);
+    if (r < 0)
+        return r;
+    if (a.flags & (CLONE_PIDFD | CLONE_INTO_CGROUP))
+        return -EINVAL;
+    if (a.set_tid)
+        return -EPERM;
+    return clone_flags(c, a.flags | a.exit_signal, a.stack ? a.stack + a.stack_size : 0,
+                       a.parent_tid, a.child_tid, a.tls);
 }
 
 /* ---- exit ----------------------------------------------------------------------------- */

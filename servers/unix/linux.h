@@ -323,6 +323,8 @@ struct linux_iovec {
 #define LOCK_EX 2
 #define LOCK_NB 4
 #define LOCK_UN 8
+/* fadvise64's advice: POSIX_FADV_NORMAL 0 .. POSIX_FADV_NOREUSE, the last (x86-64 values) */
+#define POSIX_FADV_NOREUSE 5
 #define XATTR_CREATE  1
 #define XATTR_REPLACE 2
 #define XATTR_NAME_MAX 255

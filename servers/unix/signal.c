@@ -398,6 +398,14 @@ void signal_fork(struct proc *child, const struct proc *parent, bool share,
     thread_link(child_thread);
 }
 
+void signal_reset_handlers(struct proc *p)
+{
+    for (int i = 0; i < LINUX_NSIG; i++) {
+        struct linux_sigaction *a = &p->sig_hand->act[i];
+        *a = (struct linux_sigaction){.handler = a->handler == SIG_IGN ? SIG_IGN : SIG_DFL};
+    }
+}
+
 /* Linux's unshare_sighand, flush_signal_handlers and the exec reset of the alternate
  * stack: -ENOMEM when a shared table cannot be copied. */
 long signal_exec(struct proc *p)
@@ -411,10 +419,7 @@ long signal_exec(struct proc *p)
         sig_handlers_put(p->sig_hand);
         p->sig_hand = own;
     }
-    for (int i = 0; i < LINUX_NSIG; i++) {
-        struct linux_sigaction *a = &p->sig_hand->act[i];
-        *a = (struct linux_sigaction){.handler = a->handler == SIG_IGN ? SIG_IGN : SIG_DFL};
-    }
+    signal_reset_handlers(p);
     for (struct uthread *t = p->sig_threads; t; t = t->sig_next)
         t->ss_sp = t->ss_size = t->ss_flags = 0;
     return 0;

@@ -71,6 +71,10 @@ bool signal_child_exited(struct proc *parent, struct proc *child);
 void signal_fork(struct proc *child, const struct proc *parent, bool share,
                  struct uthread *child_thread, const struct uthread *parent_thread);
 long signal_exec(struct proc *p);
+/* Linux's flush_signal_handlers(p, 0): every caught signal back to SIG_DFL, ignored ones
+ * stay ignored, flags and masks cleared (execve; clone3's CLONE_CLEAR_SIGHAND, on a
+ * child's own table). */
+void signal_reset_handlers(struct proc *p);
 void signal_exit(struct proc *p);
 void signal_thread_exit(struct uthread *t);
 /* Every new thread (init's, an exec's, a clone thread's; signal_fork does fork's child):

@@ -104,6 +104,23 @@ long lx_flock(struct ucall *c)
     return cmd == LOCK_SH || cmd == LOCK_EX || cmd == LOCK_UN ? 0 : -EINVAL;
 }
 
+/* fadvise64(fd, offset, len, advice): tmpfs keeps every page in memory, so there is
+ * nothing to read ahead or drop, and the advice is checked and ignored, as Linux does for
+ * a file system without a backing device (tmpfs, /proc, devices, sockets). Linux's order:
+ * -EBADF (not open, or O_PATH), -ESPIPE (a pipe or FIFO), -EINVAL (len < 0, or an advice
+ * other than POSIX_FADV_NORMAL .. POSIX_FADV_NOREUSE); else 0. */
+long lx_fadvise64(struct ucall *c)
+{
+    struct file *f = fd_file_io(c->proc, arg_fd(c->a[0]));
+    if (!f)
+        return -EBADF;
+    if (f->inode ? inode_is(f->inode, S_IFIFO) : !sock_file(f))
+        return -ESPIPE;
+    int64_t len = (int64_t)c->a[2];
+    unsigned advice = (unsigned)c->a[3];
+    return len < 0 || advice > POSIX_FADV_NOREUSE ? -EINVAL : 0;
+}
+
 /* ---- extended attributes ---- */
 
 /* The attribute name at uname: 0, -EFAULT, or -ERANGE (empty or longer than 255). */

@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -319,6 +320,22 @@ static void test_threads(void)
 	lt_true("set_tid_address returns tid", syscall(SYS_set_tid_address, &futex_word) == getpid());
 }
 
+/* posix_spawn: glibc's (dyn_misc) makes the child with clone3 (CLONE_VM | CLONE_VFORK |
+ * CLONE_CLEAR_SIGHAND, on a stack of its own), musl's (misc) with clone. */
+static void test_spawn(void)
+{
+	extern char **environ;
+	char *argv[] = {"sh", "-c", "exit 5", NULL};
+	pid_t pid = -1;
+	int st = -1;
+	VAL("posix_spawn /bin/sh", posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ), 0);
+	VAL("posix_spawn child's exit status", waitpid(pid, &st, 0) == pid ? WEXITSTATUS(st) : -1, 5);
+	int e = posix_spawn(&pid, "/no/such/program", NULL, NULL, argv, environ);
+	lt_str("posix_spawn missing program", lt_errname(e), "ENOENT");
+	if (e == 0)
+		waitpid(pid, &st, 0);
+}
+
 int main(void)
 {
 	test_arch_random();
@@ -327,5 +344,6 @@ int main(void)
 	test_groups();
 	test_credentials();
 	test_threads();
+	test_spawn();
 	return lt_done();
 }

@@ -1,5 +1,6 @@
 /* proc: getpid, getppid, gettid, fork, vfork, clone (fork-style, CLONE_SIGHAND and the
- * tid words for a process), execve, exit,
+ * tid words for a process), clone3 (fork-style, its argument checks, CLONE_CLEAR_SIGHAND),
+ * execve, exit,
  * exit_group, wait4, waitid, WNOHANG, ECHILD, process groups and sessions, orphans,
  * process limits. Pids are never printed: only relations between them. execve runs this
  * program again (argv[0], found through /proc/self/exe) with "child-exec" arguments. */
@@ -363,6 +364,92 @@ static void test_limits(void)
 	close(p[1]);
 }
 
+/* clone3's struct clone_args (Linux 6.1: 88 bytes); musl has no wrapper. */
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#define LT_CLONE_CLEAR_SIGHAND 0x100000000ull
+struct lt_clone_args {
+	unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
+		tls, set_tid, set_tid_size, cgroup;
+};
+
+static long clone3(const void *args, size_t size)
+{
+	return syscall(SYS_clone3, args, size);
+}
+
+/* clone3 of a process without CLONE_VM or a stack: the child returns 0 on a copy of the
+ * parent's memory, as fork's does, so plain C can take both halves. */
+static int clone3_status(const void *args, size_t size, int code)
+{
+	int st = -1;
+	pid_t c = (pid_t)clone3(args, size);
+	if (c == 0)
+		_exit(code);
+	if (c < 0 || waitpid(c, &st, 0) != c)
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void clone3_refuses(const char *name, struct lt_clone_args a, int want)
+{
+	ERR(name, clone3(&a, sizeof a), want);
+}
+
+/* The child's dispositions after CLONE_CLEAR_SIGHAND: 1 = SIGUSR1 (caught by the parent)
+ * is default, 2 = SIGUSR2 (ignored by the parent) still ignored. */
+static int clear_sighand_child(void)
+{
+	struct sigaction one, two;
+	sigaction(SIGUSR1, NULL, &one);
+	sigaction(SIGUSR2, NULL, &two);
+	return (one.sa_handler == SIG_DFL) + 2 * (two.sa_handler == SIG_IGN);
+}
+
+static void test_clone3(void)
+{
+	struct lt_clone_args a = {.exit_signal = SIGCHLD};
+	VAL("clone3 fork-style exit status", clone3_status(&a, sizeof a, 12), 12);
+	VAL("clone3 64-byte struct (no set_tid)", clone3_status(&a, 64, 13), 13);
+	struct { struct lt_clone_args a; unsigned long long more[3]; } big = {.a = a};
+	VAL("clone3 larger struct, zero tail", clone3_status(&big, sizeof big, 14), 14);
+	big.more[2] = 1;
+	ERR("clone3 larger struct, non-zero tail", clone3(&big, sizeof big), E2BIG);
+	ERR("clone3 size below 64", clone3(&a, 56), EINVAL);
+	ERR("clone3 size above a page", clone3(&a, 4097), E2BIG);
+	ERR("clone3 bad pointer", clone3(LT_BADPTR, sizeof a), EFAULT);
+	clone3_refuses("clone3 exit_signal 65", (struct lt_clone_args){.exit_signal = 65}, EINVAL);
+	clone3_refuses("clone3 a signal in flags", (struct lt_clone_args){.flags = SIGCHLD}, EINVAL);
+	clone3_refuses("clone3 unknown flag", (struct lt_clone_args){.flags = 1ull << 40}, EINVAL);
+	clone3_refuses("clone3 CLONE_THREAD with exit_signal", (struct lt_clone_args){
+		.flags = CLONE_THREAD | CLONE_SIGHAND | CLONE_VM, .exit_signal = SIGCHLD}, EINVAL);
+	clone3_refuses("clone3 CLONE_THREAD without CLONE_SIGHAND",
+		       (struct lt_clone_args){.flags = CLONE_THREAD}, EINVAL);
+	clone3_refuses("clone3 CLONE_SIGHAND with CLONE_CLEAR_SIGHAND", (struct lt_clone_args){
+		.flags = CLONE_SIGHAND | CLONE_VM | LT_CLONE_CLEAR_SIGHAND}, EINVAL);
+	clone3_refuses("clone3 stack without a size", (struct lt_clone_args){
+		.stack = (unsigned long long)(uintptr_t)clone_stack, .exit_signal = SIGCHLD}, EINVAL);
+	clone3_refuses("clone3 stack size without a stack",
+		       (struct lt_clone_args){.stack_size = 4096, .exit_signal = SIGCHLD}, EINVAL);
+	clone3_refuses("clone3 set_tid_size without set_tid",
+		       (struct lt_clone_args){.set_tid_size = 1, .exit_signal = SIGCHLD}, EINVAL);
+	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, SIG_IGN);
+	struct lt_clone_args clear = {.flags = LT_CLONE_CLEAR_SIGHAND, .exit_signal = SIGCHLD};
+	pid_t c = (pid_t)clone3(&clear, sizeof clear);
+	if (c == 0)
+		_exit(clear_sighand_child());
+	int st = -1;
+	waitpid(c, &st, 0);
+	VAL("clone3 CLONE_CLEAR_SIGHAND: caught to default, ignored kept", WEXITSTATUS(st), 3);
+	struct sigaction now;
+	sigaction(SIGUSR1, NULL, &now);
+	lt_true("clone3 CLONE_CLEAR_SIGHAND leaves the parent's", now.sa_handler == on_usr1);
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "child-exec"))
@@ -379,6 +466,7 @@ int main(int argc, char **argv)
 	test_exec(self);
 	test_vfork_exec(self);
 	test_clone_flags();
+	test_clone3();
 	test_groups();
 	test_orphan();
 	test_limits();

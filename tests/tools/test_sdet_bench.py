@@ -3,7 +3,7 @@ server form (IK first), the Linux peer beside them; the rows' arithmetic and sha
 the workload's numbers (tests/test_sdet.py runs the workload)."""
 import pytest
 
-from ondol import OndolError, benchmarks, sdet
+from ondol import OndolError, benchmarks, sdet, sdetmodel
 
 
 def record(users, instructions, calls=100, threads=10, spaces=9):
@@ -60,7 +60,7 @@ def window(kernel, server, user):
         return {"instructions": i, "l1i_misses": 0, "l1d_misses": 0, "itlb_misses": 0,
                 "l2_misses": l2, "modelled_cycles": cycles}
     user_total = [a + b for a, b in zip(user, server)]
-    tasks = [{"name": sdet.SERVER_TASK, "kind": "user", **counts(*server)}] if server[0] else []
+    tasks = [{"name": sdetmodel.SERVER_TASK, "kind": "user", **counts(*server)}] if server[0] else []
     return {"domains": {"kernel": counts(*kernel), "user": counts(*user_total)}, "tasks": tasks,
             "total": counts(*[a + b for a, b in zip(kernel, user_total)])}
 
@@ -70,13 +70,14 @@ def test_cache_outputs_split_the_server_and_model_throughput(tmp_path):
         {"unix": "ik", "users": 4, "cache": window((600, 60, 1800), (0, 0, 0), (400, 4, 600))},
         {"unix": "mk", "users": 4, "cache": window((600, 60, 1800), (100, 20, 400),
                                                    (400, 4, 600))}]}
-    (path,) = sdet.cache_outputs(doc, tmp_path)
+    path, points = sdetmodel.cache_outputs(doc, tmp_path)
     assert path.name == "sdet-cache-pentiumpro-l2off.md"
+    assert points.name == "sdet-cache-pentiumpro-l2off.json"
     text = path.read_text()
     assert "| mk | 4 | UNIX server | 0.091 | 0.0 | 0.0 | 0.0 | 0.2 | 4.0 | – |" in text
     assert "| mk | 4 | user | 0.364 | 0.0 | 0.0 | 0.0 | 0.01 | 1.5 | – |" in text
     assert "| ik | 4 | UNIX server" not in text
-    ik_hour = 4 / (2400 / sdet.CLOCK_HZ / 3600)
+    ik_hour = 4 / (2400 / sdetmodel.CLOCK_HZ / 3600)
     assert f"| ik | 4 | all | 1.0 | 0.0 | 0.0 | 0.0 | 0.064 | 2.4 | {round(ik_hour, 1)} |" in text
-    assert "| 4 | 0.857 |" in text                      # 2400 / 2800 modelled cycles
-    assert sdet.cache_outputs({"results": [{"unix": "ik", "users": 1}]}, tmp_path) == []
+    assert "| 4 | 0.8571 |" in text                     # 2400 / 2800 modelled cycles
+    assert sdetmodel.cache_outputs({"results": [{"unix": "ik", "users": 1}]}, tmp_path) == []

@@ -16,6 +16,9 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
   or None when no paper published a comparable number.
 - `figures`: the paper figures the report draws from these results, the paper's series
   beside ours (`Figure`, see figure.py); declared next to the benchmark, below.
+  Optional `figure_rows`, a function (result document, its directory or None) -> the flat
+  rows the figures read (default: the document's result rows), for results whose figure
+  data is nested (cache windows) or spread over several runs.
 - Optional: `icount` (default mode), `timeout` (seconds per boot) and `rows`, a function
   (guest result rows of this bench, Config) -> table rows, for benchmarks whose guest rows
   need reshaping.
@@ -92,10 +95,15 @@ class Benchmark:
     outputs: Callable[[dict, Path], list[Path]] | None = None
     streams: tuple[str, ...] = ()
     windows: Callable[[list[dict], list[dict]], list[dict]] | None = None
+    figure_rows: Callable[[dict, Path | None], list[dict]] | None = None
 
     @property
     def stream_names(self) -> tuple[str, ...]:
         return self.streams or (self.name,)
+
+    def figure_input(self, doc: dict, directory: Path | None) -> list[dict]:
+        """The rows the figures read from a result document (in DIRECTORY, if known)."""
+        return self.figure_rows(doc, directory) if self.figure_rows else doc["results"]
 
 
 STATS = ("median", "min", "max", "n")
@@ -519,6 +527,141 @@ def _sdet_archive(config: Config):
     return environment()
 
 
+# P0's figures 2-9 under the cache model (tools/ondol/sdetmodel.py: the points; P0's values
+# from its text, data/papers.json P0.throughput, .misses, .cpi, .ratios). P0 splits each
+# metric by domain as each domain's events per instruction of the whole run (they add up);
+# ondol's points are the same. ondol's series follow P0's in order, so the n-th of each
+# share a colour: MK kernel, MK server, IK kernel, then what P0 does not give.
+SDET_MODEL = "pentiumpro"
+SDET_DOMAINS = (("MK kernel", "mk", "kernel"), ("MK server", "mk", "UNIX server"),
+                ("IK kernel", "ik", "kernel"), ("IK user", "ik", "user"),
+                ("MK user", "mk", "user"))
+SDET_MODELLED = ("ondol's points come from the cache model (P0's Pentium Pro caches, "
+                 "--cache pentiumpro; misses exact for the model, cycles modelled at 150 MHz); "
+                 "P0's (dashed, hollow squares) are its hardware counters, 1 and 16 users as "
+                 "its text gives them.")
+
+
+def _sdet_ours(metric: str, l2: str, domains=SDET_DOMAINS) -> tuple[Ours, ...]:
+    """ondol's modelled series of METRIC, one per (label, form, domain)."""
+    return tuple(Ours(f"ondol {label}{', L2 off' if l2 == 'off' else ''} (modelled)",
+                      {"metric": metric, "unix": form, "domain": domain, "l2": l2,
+                       "model": SDET_MODEL}, y="value")
+                 for label, form, domain in domains)
+
+
+def _sdet_p0(table: str, rows: tuple[str, ...], labels: tuple[str, ...] = ()) -> tuple:
+    """P0's series: the ROWS of its table, labelled "P0 ROW" unless LABELS are given."""
+    return tuple(Published(label, f"P0.{table}", row=row) for row, label in
+                 zip(rows, labels or tuple(f"P0 {row}" for row in rows)))
+
+
+def _sdet_domain_figure(fig: int, metric: str, what: str, p0_rows: tuple[str, ...],
+                        title: str) -> Figure:
+    """P0's figure FIG: METRIC per domain against the users, P0's beside ondol's."""
+    return Figure(
+        id=f"p0-fig{fig}-{metric}", paper="P0", kind="line", x="users", axes="shared",
+        logy=True, xlabel="users (concurrent scripts)",
+        title=f"P0 Figure {fig}, {what} by domain: {title}",
+        caption=f"{what} per 100 instructions of the whole run, by domain (the domains add "
+                f"up; logarithmic axis). {SDET_MODELLED}",
+        series=(*_sdet_p0("misses", p0_rows), *_sdet_ours(metric, "on")))
+
+
+def _sdet_model_figures() -> tuple[Figure, ...]:
+    users = "users (concurrent scripts)"
+    p0_cpi = ("MK kernel", "MK server", "IK kernel")
+    throughput = tuple(Ours(f"ondol {form.upper()}, L2 {l2} (modelled)",
+                            {"metric": "throughput", "unix": form, "domain": "all", "l2": l2,
+                             "model": SDET_MODEL}, y="value")
+                       for l2 in ("on", "off") for form in ("ik", "mk"))
+    return (
+        Figure(
+            id="p0-fig2-throughput", paper="P0", kind="line", x="users", axes="shared",
+            xlabel=users,
+            title="P0 Figure 2, throughput with L2: OSF/1 MK fell to 0.83x IK's at 16 "
+                  "users; ondol's MK stays closer to its IK, flat with the users",
+            caption="Scripts per hour, one axis. P0's grows with the users because its "
+                    "one-user run idles on its disk; ondol's runs from memory and is flat. "
+                    + SDET_MODELLED,
+            series=(*_sdet_p0("throughput", ("IK, L2 on", "MK, L2 on")), *throughput[:2])),
+        Figure(
+            id="p0-mk-ik-throughput", paper="P0", kind="line", x="users", axes="shared",
+            xlabel=users,
+            title="MK/IK throughput: OSF/1 MK fell to 0.83x IK with L2 and 0.41x without "
+                  "at 16 users; ondol's ratios, modelled and by instructions, stay closer to 1",
+            caption="MK throughput over IK's at the same user count (ratio, one axis). "
+                    "ondol's from scripts per modelled hour with L2 on and off, and from "
+                    "instructions per script under icount (exact). " + SDET_MODELLED,
+            series=(*_sdet_p0("ratios", ("throughput", "throughput, L2 off"),
+                              ("P0, L2 on", "P0, L2 off")),
+                    Ours("ondol, L2 on (modelled)", {"unix": "mk/ik", "metric": "throughput",
+                         "l2": "on", "model": SDET_MODEL}, y="value"),
+                    Ours("ondol, L2 off (modelled)", {"unix": "mk/ik", "metric": "throughput",
+                         "l2": "off", "model": SDET_MODEL}, y="value"),
+                    Ours("ondol, instructions (icount, exact)",
+                         {"unix": "mk/ik", "metric": "throughput", "basis": "instructions"},
+                         y="value"))),
+        Figure(
+            id="p0-mk-ik-misses", paper="P0", kind="line", x="users", axes="shared", logy=True,
+            xlabel=users,
+            title="MK/IK miss ratios, system side: OSF/1's grew with the users to 5-15x; "
+                  "ondol's stay flat and near 1, but for the ITLB (the IK kernel's large "
+                  "global pages barely miss)",
+            caption="Per instruction of the run, MK kernel + UNIX server over the IK kernel "
+                    "(which holds the server), L2 on (ratio, logarithmic axis). "
+                    + SDET_MODELLED,
+            series=(*_sdet_p0("ratios", ("L1 I-fetch misses / instr", "L1 D lines in / instr",
+                                         "ITLB misses / instr", "L2 lines in / instr",
+                                         "CPI (MK kernel+server vs IK)")),
+                    *(Ours(f"ondol {name} (modelled)", {"unix": "mk/ik", "metric": metric,
+                           "l2": "on", "model": SDET_MODEL}, y="value")
+                      for name, metric in (("L1I", "l1i"), ("L1D lines in", "l1d"),
+                                           ("ITLB", "itlb"), ("L2", "l2"), ("CPI", "cpi"))))),
+        _sdet_domain_figure(3, "l1i", "L1 instruction-fetch misses",
+                            ("L1 I-fetch, MK kernel", "L1 I-fetch, MK server",
+                             "L1 I-fetch, IK kernel"),
+                            "OSF/1 MK's kernel and server grew about 30-fold with the "
+                            "users; ondol's domains stay flat"),
+        _sdet_domain_figure(4, "l1d", "L1 data lines brought in",
+                            ("L1 D lines in, MK kernel", "L1 D lines in, MK server"),
+                            "OSF/1 MK's grew about 30-fold with the users; ondol's grow "
+                            "little"),
+        _sdet_domain_figure(5, "itlb", "ITLB misses", ("ITLB, MK kernel", "ITLB, MK server"),
+                            "ondol's kernels barely miss (large global pages); MK's server "
+                            "and user programs add what MK loses, flat with the users"),
+        _sdet_domain_figure(6, "l2", "L2 lines brought in",
+                            ("L2 lines in, MK kernel", "L2 lines in, MK server"),
+                            "OSF/1 MK's kernel and server grew about 30-fold with the "
+                            "users; ondol's grow little"),
+        Figure(
+            id="p0-fig7-cpi", paper="P0", kind="line", x="users", axes="shared", xlabel=users,
+            title="P0 Figure 7, CPI by domain with L2: OSF/1 MK's kernel + server rose from "
+                  "0.59 to 1.48 (IK kernel 0.51 to 0.62); ondol's MK kernel + server stays "
+                  "near its IK kernel",
+            caption="Each domain's cycles per instruction of the whole run (the domains add "
+                    "up to the machine's CPI; one axis). " + SDET_MODELLED,
+            series=(*_sdet_p0("cpi", p0_cpi), *_sdet_ours("cpi", "on"))),
+        Figure(
+            id="p0-fig8-l2off-throughput", paper="P0", kind="line", x="users",
+            axes="shared", xlabel=users,
+            title="P0 Figure 8, throughput without L2: OSF/1 MK fell to 0.41x IK at 16 "
+                  "users; ondol's MK keeps most of its IK's throughput",
+            caption="Scripts per hour with the L2 cache off, one axis. " + SDET_MODELLED,
+            series=(*_sdet_p0("throughput", ("IK, L2 off", "MK, L2 off")), *throughput[2:])),
+        Figure(
+            id="p0-fig9-l2off-cpi", paper="P0", kind="line", x="users", axes="shared",
+            xlabel=users,
+            title="P0 Figure 9, CPI by domain without L2: OSF/1 MK's kernel and server "
+                  "reached 3 each at 16 users; ondol's grow little with the users",
+            caption="Each domain's cycles per instruction of the whole run with the L2 cache "
+                    "off (the domains add up; one axis). " + SDET_MODELLED,
+            series=(*_sdet_p0("cpi", tuple(f"{r}, L2 off" for r in
+                                           ("MK kernel", "MK server", "IK kernel", "IK user"))),
+                    *_sdet_ours("cpi", "off"))),
+    )
+
+
 SDET_FIGURES = (
     Figure(
         id="p0-table2-syscalls", paper="P0", kind="line", x="users", axes="shared",
@@ -545,12 +688,13 @@ SDET_FIGURES = (
                 Ours("ondol IK", {"unix": "ik"}, y="thread_sw"),
                 Ours("ondol MK", {"unix": "mk"}, y="thread_sw"),
                 Ours("Linux (peer)", {"unix": "linux"}, y="thread_sw"))),
+    *_sdet_model_figures(),
 )
 
 
 def sdet_benchmark(quick: bool = False) -> Benchmark:
     """`./ondol bench sdet [--quick]`: N = 1, 4, 8, 12, 16 users (quick: 1 and 4)."""
-    from ondol import sdet
+    from ondol import sdet, sdetmodel
     init = "/sdet/bench-quick" if quick else "/sdet/bench-full"
     configs = tuple(Config(command="sdet", options={"unix": form, "linux_init": init},
                            params={"unix": form}) for form in sdet.FORMS)
@@ -570,7 +714,8 @@ def sdet_benchmark(quick: bool = False) -> Benchmark:
         rows=lambda results, config: sdet.rows(results, config.params["unix"], quick,
                                                _run_mode()),
         environment=_sdet_archive,
-        outputs=sdet.cache_outputs,
+        outputs=sdetmodel.cache_outputs,
+        figure_rows=sdetmodel.figure_rows,
     )
 
 

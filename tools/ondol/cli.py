@@ -179,7 +179,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     doc = bench_runner.run(bench, request, top, binary)
     from ondol import plot  # matplotlib takes ~0.4 s to import; only bench needs it
     written = [*results.write(doc, directory), *plot.draw(doc, bench.plot, directory),
-               *plot.draw_figures(doc, bench.figures, report.load_papers(), directory),
+               *plot.draw_figures(bench.figure_input(doc, directory), bench.figures,
+                                  report.load_papers(), directory),
                *(bench.outputs(doc, directory) if bench.outputs else [])]
     found = results.units(doc["results"])
     columns = list(bench.columns) + ["unit"] * (len(found) > 1)

@@ -5,8 +5,9 @@ A benchmark lists its figures in its `figures` field (tools/ondol/benchmarks.py)
 report (report.py) and `./ondol bench` (plot.py) draw every declared figure without
 knowing any of them, so a new benchmark adds a figure just by declaring it:
 
-- `Ours`: a series from the result rows: the rows whose fields equal `where` (a missing
-  field equals None), x from the figure's `x` field (renamed through `x_names`, so ondol's
+- `Ours`: a series from the result rows (or the flat rows the benchmark's `figure_rows`
+  makes of its result document: cache windows, several runs): the rows whose fields
+  equal `where` (a missing field equals None), x from the figure's `x` field (renamed through `x_names`, so ondol's
   labels can meet the paper's), y from `y`, error bars from min..max when rows have them.
 - `Published`: a series from data/papers.json: table "P<n>.<id>" and either one `row`
   (named by its first cell; x = the column headers) or one `column` (named by its header;

@@ -88,13 +88,14 @@ def figure_svg(spec: Figure, rows: list[dict], papers: dict) -> str:
     return text
 
 
-def draw_figures(doc: dict, figures: tuple[Figure, ...], papers: dict,
+def draw_figures(rows: list[dict], figures: tuple[Figure, ...], papers: dict,
                  directory: Path) -> list[Path]:
-    """Write ID.svg and ID.png for each of the benchmark's declared figures."""
+    """Write ID.svg and ID.png for each of the benchmark's declared figures, drawn from
+    ROWS (Benchmark.figure_input)."""
     written = []
     for spec in figures:
         svg, png = directory / f"{spec.id}.svg", directory / f"{spec.id}.png"
-        fig = _paper_figure(spec, doc["results"], papers)
+        fig = _paper_figure(spec, rows, papers)
         svg.write_text(_svg_text(fig, spec.id))
         fig.savefig(png, dpi=120)
         plt.close(fig)
@@ -158,9 +159,14 @@ def _grouped_bars(axis, series, categories: list, index: int, count: int, style:
 
 
 def _label_axes(axis_of: dict, drawn: list, twin: bool) -> None:
-    """Each y axis names the units of the series on it."""
+    """Each y axis names the units of the series on it: with twin axes the paper's on the
+    left, ours on the right; on a shared axis every unit, the paper's first."""
+    if not twin:
+        found = list(dict.fromkeys(p.unit for p in sorted(drawn, key=lambda p: not p.published)))
+        if found:
+            axis_of[True].set_ylabel(textwrap.fill(", ".join(found), 60))
+        return
     for published, axis in axis_of.items():
         found = sorted({p.unit for p in drawn if p.published == published})
         if found:
-            who = ("paper" if published else "ondol") if twin else ""
-            axis.set_ylabel(f"{who} [{', '.join(found)}]" if who else ", ".join(found))
+            axis.set_ylabel(f"{'paper' if published else 'ondol'} [{', '.join(found)}]")

@@ -78,9 +78,8 @@ def _paper_section(pid: str, paper: dict, docs: list[dict], papers: dict,
     """A paper's figures (from any benchmark that declares one for it), ondol's tables for
     the benchmarks that compare with it, its published tables, then the conditions."""
     ours = [doc for doc in docs if _section_of(doc) == pid]
-    parts = [_figure_html(fig, doc, papers) for doc in docs
-             for fig in _figures_of(doc) if fig.paper == pid]
-    parts += [_plot(doc["benchmark"], directory) for doc in ours if not _figures_of(doc)]
+    parts = [_figures_html(doc, pid, papers, directory) for doc in docs]
+    parts += [_plot(doc["benchmark"], directory) for doc in ours if not _bench_figures(doc)]
     if not ours:
         parts.append("<p>No ondol results for this paper yet: its benchmark arrives with "
                      "its issue, or has not been run (<code>./ondol bench NAME</code>).</p>")
@@ -98,17 +97,29 @@ def _other_section(docs: list[dict], directory: Path) -> tuple[str, str, str]:
         "".join(parts)
 
 
-def _figures_of(doc: dict) -> tuple[Figure, ...]:
-    """The figures the document's benchmark declares; none for a benchmark that is no
-    longer registered (an old result file)."""
-    known = {bench.name: bench for bench in benchmarks.BENCHMARKS}
-    bench = known.get(doc["benchmark"])
+def _bench_of(doc: dict) -> benchmarks.Benchmark | None:
+    """The document's benchmark; None for one that is no longer registered (an old file)."""
+    return {bench.name: bench for bench in benchmarks.BENCHMARKS}.get(doc["benchmark"])
+
+
+def _bench_figures(doc: dict) -> tuple[Figure, ...]:
+    bench = _bench_of(doc)
     return bench.figures if bench else ()
 
 
-def _figure_html(fig: Figure, doc: dict, papers: dict) -> str:
+def _figures_html(doc: dict, pid: str, papers: dict, directory: Path) -> str:
+    """The figures of paper PID that the document's benchmark declares, drawn from the
+    rows the benchmark gives its figures (Benchmark.figure_input)."""
+    figures = [fig for fig in _bench_figures(doc) if fig.paper == pid]
+    if not figures:
+        return ""
     from ondol import plot  # matplotlib takes ~0.4 s to import; only figures need it
-    svg = plot.figure_svg(fig, doc["results"], papers)
+    rows = _bench_of(doc).figure_input(doc, directory)
+    return "".join(_figure_html(fig, doc, plot.figure_svg(fig, rows, papers))
+                   for fig in figures)
+
+
+def _figure_html(fig: Figure, doc: dict, svg: str) -> str:
     return (f'<figure id="{escape(fig.id)}">{_inline(svg)}<figcaption>'
             f"<b>{escape(fig.title)}</b> {escape(fig.caption)} "
             f"(from {escape(doc['benchmark'])}.json; also {escape(fig.id)}.svg after "

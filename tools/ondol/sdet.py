@@ -14,6 +14,7 @@ counts, for `linux_init=`), and mark (tools/sdet/mark.c, static musl: the counte
 """
 from __future__ import annotations
 
+import functools
 import random
 import re
 import subprocess
@@ -233,9 +234,18 @@ def peer_check(build: Path, users: int) -> str:
 
 # ---- `./ondol bench sdet`: the rows ---------------------------------------------------------
 
-#: P0's Table 2 (papers.json P0.table2): users -> (UNIX system calls, context switches IK, MK)
-P0_TABLE2 = {1: (7885, 2508, 13444), 4: (30771, 3377, 38741), 8: (61356, 4493, 74762),
-             12: (91780, 5813, 110400), 16: (122732, 7982, 152040)}
+@functools.cache
+def p0_table2() -> dict[int, tuple]:
+    """P0's Table 2 (data/papers.json P0.table2): users -> (UNIX system calls, context
+    switches IK, context switches MK)."""
+    from ondol import figure, report
+    table = figure.paper_table(report.load_papers(), "P0.table2")
+    by_row = {row[0]: row[1:] for row in table["rows"]}
+    columns = zip(by_row["UNIX syscalls (MK = IK)"], by_row["context switches IK"],
+                  by_row["context switches MK"])
+    return dict(zip((int(c) for c in table["columns"][1:]), columns))
+
+
 #: the forms, IK first: MK rows carry MK/IK ratios against the IK boot of the same run
 FORMS = ("ik", "mk")
 # Instructions by user count of the IK boot and of the peer in the run in progress, for
@@ -255,7 +265,7 @@ def _row(rec: dict, form: str, syscalls) -> dict:
     per run, P0's beside. Its unit is "count": every column counts something, and the
     instruction columns say so in their names."""
     users, instr = rec["users"], rec["instructions"]
-    p0 = P0_TABLE2.get(users)
+    p0 = p0_table2().get(users)
     window = {} if form == "linux" else {"window": users}   # bench.sh's cache-model window
     return {"test": "sdet", "unix": form, "users": users, **window, "instructions": instr,
             "instr_per_script": round(instr / users), "scripts_per_1e9": round(users * 1e9 / instr, 3),
@@ -298,81 +308,3 @@ def rows(results: list[dict], form: str, quick: bool, mode: str | None) -> list[
         base = _linux_instructions.get(row["users"]) if row["unix"] != "linux" else None
         row["vs_linux"] = round(row["instructions"] / base, 3) if base else None
     return out
-
-
-# ---- with --cache: P0's per-domain figures and modelled throughput --------------------------
-
-#: P0's Pentium Pro clock, for scripts per modelled hour
-CLOCK_HZ = 150e6
-CACHE_EVENTS = (("l1i_misses", "L1I/insn"), ("l1d_misses", "L1D lines in/insn"),
-                ("itlb_misses", "ITLB/insn"), ("l2_misses", "L2/insn"))
-
-
-#: the MK UNIX server's task name: the kernel marks every task a user domain, so the
-#: server's counts are its task's, taken out of the user total
-SERVER_TASK = "unixsrv"
-SPLIT_FIELDS = ("instructions", "modelled_cycles", *(f for f, _ in CACHE_EVENTS))
-
-
-def _domains(cache: dict) -> list[tuple[str, dict]]:
-    """kernel (in IK with the server in it), UNIX server (MK: its task), user (the rest)."""
-    domains = cache["domains"]
-    server = [t for t in cache.get("tasks", []) if t.get("name") == SERVER_TASK]
-    user = dict(domains.get("user", {}))
-    for task in server:
-        for f in SPLIT_FIELDS:
-            user[f] = user.get(f, 0) - task.get(f, 0)
-    server_total = {f: sum(t.get(f, 0) for t in server) for f in SPLIT_FIELDS}
-    return [("kernel", domains.get("kernel", {})), ("UNIX server", server_total),
-            ("user", user)]
-
-
-def _cache_lines(row: dict) -> list[dict]:
-    """Per domain (kernel, UNIX server, user, all) of a row's cache window: its share of
-    the instructions, misses per instruction (P0's metric; the model's L1D misses are the
-    lines brought in) and modelled CPI; "all" also scripts per modelled hour at 150 MHz."""
-    cache = row["cache"]
-    parts = _domains(cache)
-    total = cache["total"]
-    out = []
-    for name, d in parts + [("all", total)]:
-        insns = d.get("instructions", 0)
-        if not insns:
-            continue
-        line = {"unix": row["unix"], "users": row["users"], "domain": name,
-                "insn share": round(insns / total["instructions"], 3)}
-        for field, label in CACHE_EVENTS:
-            line[label] = round(d.get(field, 0) / insns, 5)
-        line["CPI (modelled)"] = round(d["modelled_cycles"] / insns, 3)
-        if name == "all":
-            hours = total["modelled_cycles"] / CLOCK_HZ / 3600
-            line["scripts/hour (modelled)"] = round(row["users"] / hours, 1)
-        out.append(line)
-    return out
-
-
-def cache_outputs(doc: dict, directory: Path) -> list[Path]:
-    """With --cache: results/sdet-cache-SPEC.md, the per-domain table, and the modelled
-    MK/IK throughput ratios by user count. Nothing without cache windows."""
-    rows = [r for r in doc["results"] if isinstance(r.get("cache"), dict)]
-    if not rows:
-        return []
-    lines = [line for r in sorted(rows, key=lambda r: (r["users"], r["unix"]))
-             for line in _cache_lines(r)]
-    cols = list(lines[0]) + ["scripts/hour (modelled)"]
-    cols = list(dict.fromkeys(cols))
-    text = [f"Cache model `{doc.get('cache')}`, mode {doc.get('mode')}, commit "
-            f"{doc.get('commit')}: counts exact for the model, cycles modelled (CPI from "
-            f"the model's latencies; scripts per hour at P0's {CLOCK_HZ / 1e6:g} MHz).", "",
-            "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    text += ["| " + " | ".join("–" if l.get(c) is None else str(l.get(c)) for c in cols) + " |"
-             for l in lines]
-    hourly = {(l["unix"], l["users"]): l["scripts/hour (modelled)"] for l in lines
-              if l["domain"] == "all"}
-    text += ["", "| users | MK/IK throughput (modelled) |", "|---|---|"]
-    text += [f"| {u} | {round(hourly['mk', u] / hourly['ik', u], 3)} |"
-             for f, u in sorted(hourly) if f == "ik" and ("mk", u) in hourly]
-    spec = str(doc.get("cache")).replace(",", "-").replace("=", "")
-    path = directory / f"sdet-cache-{spec}.md"
-    path.write_text("\n".join(text) + "\n")
-    return [path]
