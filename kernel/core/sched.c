@@ -473,7 +473,10 @@ void sched_release_aps(void)
  * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait is a plain spin, neither `pause` nor
  * `hlt`: under -icount QEMU 7.2's round-robin loop did not run a vCPU that paused or
  * halted (timer masked) again while the bootstrap CPU kept busy, so it never saw the
- * go-ahead (docs/smp.md). Interrupts stay on for the call and stop IPIs. */
+ * go-ahead (docs/smp.md). So is the wait for a free kernel lock before taking it: in
+ * a boot straight into a busy program (`./ondol bench aim`) the bootstrap CPU never
+ * idled, and a CPU pausing in kernel_lock never joined. Interrupts stay on for the call
+ * and stop IPIs. */
 void sched_ap_main(void)
 {
     lapic_timer_mask();
@@ -483,6 +486,8 @@ void sched_ap_main(void)
     sti();
     while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
         ;
+    while (__atomic_load_n(&kernel_bkl_byte, __ATOMIC_RELAXED))  /* the same for the lock: */
+        ;                                  /* kernel_lock's wait pauses (timer still masked) */
     cli();
     kernel_lock();
     sched_init();
