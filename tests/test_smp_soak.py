@@ -7,8 +7,8 @@
   second run the free frames and kernel-object bytes too, within what the server's heap
   may keep (the first run grows it to what 8 concurrent workers need: under real
   concurrency the processes alive at once vary from run to run, so its high-water mark
-  may still move a little); nothing panicked, and the shell still answers. `make soak`
-  runs the long form (tests/soak.py).
+  may still move a little); nothing panicked, the shell still answers, and the lock
+  checker (lockcheck=on) reported nothing. `make soak` runs the long form (tests/soak.py).
 - The Linux-ABI fuzzer (tests/linux/fuzz.c) and the native fuzzer (tests/guest/fuzz.c) on 4
   vCPUs: each ends cleanly and the system still runs programs.
 """
