@@ -4,8 +4,8 @@
 The AIM7-like mix (tests/linux/aim.c) on 8 vCPUs without icount (real concurrency), the
 UNIX server in MK and then IK form, several minutes each; then the Linux-ABI fuzzer on 4
 vCPUs. Each must end cleanly: every job's data checked, frames and kernel objects back to
-their count before the run, no panic, the shell still answering. There is no lock-order
-checker on main yet (issue 13 item 3); the soak runs without one. Exit status 0 only when
+their count before the run, no panic, the shell still answering, and the lock checker
+(option lockcheck=on, docs/smp.md "Locking") reporting nothing. Exit status 0 only when
 everything holds.
 """
 import argparse
@@ -37,13 +37,14 @@ def main() -> int:
     for form in args.forms.split(","):
         t0 = time.monotonic()
         try:
-            records = test_smp_soak.soak(form, args.jobs, args.runs, timeout=3600)
+            records = test_smp_soak.soak(form, args.jobs, args.runs, timeout=3600,
+                                         lockcheck=True)
         except (AssertionError, GuestError) as e:
             print(f"soak: {form}: FAILED: {e}", file=sys.stderr)
             return 1
         frames = [-test_smp_soak.change(r, "frames_free") for r in records]
         print(f"soak: {form}: {args.runs} runs of {test_smp_soak.SOAK_CPUS} workers x "
-              f"{args.jobs} jobs on {test_smp_soak.SOAK_CPUS} vCPUs passed in "
+              f"{args.jobs} jobs on {test_smp_soak.SOAK_CPUS} vCPUs, lock checker on, passed in "
               f"{time.monotonic() - t0:.0f} s; frames kept per run: {frames}")
     t0 = time.monotonic()
     status = pytest.main(["-q", "-p", "no:cacheprovider", str(Path(__file__).parent /

@@ -150,6 +150,18 @@ def test_unmap_on_one_cpu_is_seen_at_once_on_another(cpus, icount):
                           out)) == 12
 
 
+def test_kill_reaches_a_thread_spinning_on_another_cpu_at_once():
+    """A child spinning in user mode on CPU 1 (no system call, no fault) is killed from
+    CPU 0: the kill's reschedule IPI stops it at once. Under icount, every round from the
+    kill to the parent's wait returning takes under 1 % of a timer period (about 45,000
+    instructions; without the IPI it waited for CPU 1's tick, 260,000 and more)."""
+    out = smptest(["smptest,kill,5"], 2, icount=True)
+    m = re.search(r"kill ok rounds=5 max_tsc=(\d+) tick_tsc=(\d+)", out)
+    assert m, out[-3000:]
+    longest, tick = int(m.group(1)), int(m.group(2))
+    assert longest < tick // 100, (longest, tick)
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

@@ -8,8 +8,12 @@
  * wakes next; it changes only while the thread does not run (migrate). A woken thread goes
  * to its own CPU, unless that one has threads waiting already and another CPU it may use
  * idles; a CPU with nothing of its own to run takes (steals) a ready thread from another.
- * Waking a thread on another CPU sends that CPU the reschedule IPI when the thread should
- * preempt what runs there. Everything here runs under the big kernel lock (klock.h).
+ * Every balance_ticks ticks a busy CPU hands one of its ready threads to an idle CPU, or
+ * else pulls one from the busiest CPU when that one has at least two more threads (running
+ * or ready) than it. Waking a thread on
+ * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
+ * there; so does a kill or stop of a thread running there. Everything here runs under the
+ * big kernel lock (klock.h).
  */
 #include "arch.h"
 #include "kernel.h"
@@ -29,6 +33,7 @@ _Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 32, "cpu.h: run queue and affi
 static struct thread *sleepers;      /* unsorted; scanned each tick of the bootstrap CPU */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
+u64 balance_ticks = 4;               /* option balance_ticks: 0 = no periodic balancing */
 bool smp_sched = true;               /* option smp_sched: the other CPUs run threads */
 u32 sched_cpus = 1;                  /* the CPUs that schedule threads: bit n = cpus[n] */
 
@@ -91,15 +96,19 @@ void rq_add(struct thread *t)
 struct thread *current_thread(void) { return this_cpu()->current; }
 
 /* t (not running) moves to cpus[cpu]: its x87/SSE state comes home first. False when the
- * CPU holding that state did not answer; t then stays. */
-static bool migrate(struct thread *t, int cpu)
+ * CPU holding that state did not answer; t then stays. The destination counts the move
+ * and its cost (the eviction, an IPI round trip when another CPU holds the state). */
+static bool migrate(struct thread *t, int cpu, enum move_cause why)
 {
     if (t->cpu == cpu)
         return true;
-    if (!thread_fpu_evict(t))
-        return false;
-    t->cpu = (u8)cpu;
-    return true;
+    u64 t0 = rdtsc();
+    bool moved = thread_fpu_evict(t);
+    if (moved)
+        t->cpu = (u8)cpu;
+    cpus[cpu].moves[why] += moved;
+    cpus[cpu].move_tsc += rdtsc() - t0;
+    return moved;
 }
 
 static bool cpu_idles(const struct cpu *c) { return c->current == c->idle && !c->rq_words; }
@@ -141,8 +150,8 @@ void make_ready(struct thread *t)
 {
     struct cpu *c = &cpus[t->cpu];
     if (!stays_home(c, t)) {
-        migrate(t, place_elsewhere(t));   /* if the CPU holding its x87 state is wedged, */
-        c = &cpus[t->cpu];                /* it stays */
+        migrate(t, place_elsewhere(t), MOVE_WAKE);  /* if the CPU holding its x87 state is */
+        c = &cpus[t->cpu];                          /* wedged, it stays */
     }
     t->state = T_READY;
     rq_push(c, t);
@@ -189,28 +198,107 @@ int sched_set_affinity(struct thread *t, u32 mask)
     return 0;
 }
 
+/* The highest-priority ready thread of o that may run on c and is above priority `above`
+ * (the first of its priority: the one that waited longest, whose caches are the coldest),
+ * or NULL. */
+static struct thread *movable(const struct cpu *o, const struct cpu *c, int above)
+{
+    for (int p = cpu_highest_prio(o); p > above; p--)
+        for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
+            if (t->affinity & (1u << c->id))
+                return t;
+    return NULL;
+}
+
+/* t, ready on another CPU, is taken from that queue and moved to c (not queued there);
+ * false if its x87/SSE state could not be fetched (it stays queued where it was). */
+static bool take(struct thread *t, struct cpu *c, enum move_cause why)
+{
+    rq_remove(&cpus[t->cpu], t);
+    if (migrate(t, c->id, why))
+        return true;
+    rq_push(&cpus[t->cpu], t);
+    return false;
+}
+
 /* The highest-priority ready thread of another CPU that may run on c, taken from its
- * queue and moved to c; NULL if none (simple balancing: an idle CPU steals). */
+ * queue and moved to c; NULL if none (an idle CPU steals). */
 static struct thread *steal(struct cpu *c)
 {
     struct thread *best = NULL;
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
+        struct thread *t = movable(&cpus[__builtin_ctz(m)], c, best ? best->prio : -1);
+        if (t)
+            best = t;
+    }
+    return best && take(best, c, MOVE_STEAL) ? best : NULL;
+}
+
+/* Threads on c: the one running (not the idle thread) and the ready ones. */
+static unsigned cpu_load(const struct cpu *c)
+{
+    unsigned n = c->current && c->current != c->idle;
+    for (u64 w = c->rq_words; w; w &= w - 1) {
+        int i = __builtin_ctzll(w);
+        for (u64 b = c->rq_bitmap[i]; b; b &= b - 1)
+            for (const struct thread *t = c->rq_head[i * 64 + __builtin_ctzll(b)]; t; t = t->q_next)
+                n++;
+    }
+    return n;
+}
+
+/* t, taken from its CPU's queue and moved to c, is queued there (and c told if it
+ * should preempt what c runs). */
+static void move_to(struct thread *t, struct cpu *c)
+{
+    if (!take(t, c, MOVE_BALANCE))
+        return;
+    t->state = T_READY;
+    rq_push(c, t);
+    kick(c, t);
+}
+
+/* An idle CPU that may run one of c's ready threads gets it (and the reschedule IPI);
+ * false if there is none. An idle CPU looks for work itself at each of its ticks, but
+ * under QEMU's -icount a halted vCPU was seen to take next to no ticks while another vCPU
+ * was busy (docs/smp.md), so the busy CPU hands the work over. */
+static bool push_to_idle(struct cpu *c)
+{
+    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
         struct cpu *o = &cpus[__builtin_ctz(m)];
-        for (int p = cpu_highest_prio(o); p >= 0 && (!best || p > best->prio); p--)
-            for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
-                if (t->affinity & (1u << c->id)) {
-                    best = t;
-                    break;
-                }
+        struct thread *t = cpu_idles(o) ? movable(c, o, -1) : NULL;
+        if (t) {
+            move_to(t, o);
+            return true;
+        }
     }
-    if (!best)
-        return NULL;
-    rq_remove(&cpus[best->cpu], best);
-    if (!migrate(best, c->id)) {
-        rq_push(&cpus[best->cpu], best);
-        return NULL;
+    return false;
+}
+
+/* Periodic balancing, on a busy CPU c every balance_ticks of its ticks: a ready thread of
+ * c goes to an idle CPU that may run it; else the CPU with the most threads gives c one
+ * that may run on c when it has two or more threads more than c (moving one for a
+ * difference of one would only swap the imbalance, each move costing caches and perhaps
+ * an x87/SSE eviction). */
+static void balance(struct cpu *c)
+{
+    if (!balance_ticks || sched_cpus == 1u << c->id || ++c->balance_wait < balance_ticks)
+        return;
+    c->balance_wait = 0;
+    if (c->rq_words && push_to_idle(c))
+        return;
+    unsigned most = cpu_load(c) + 1;
+    struct cpu *busiest = NULL;
+    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
+        struct cpu *o = &cpus[__builtin_ctz(m)];
+        unsigned n = cpu_load(o);
+        if (n > most && movable(o, c, -1)) {
+            most = n;
+            busiest = o;
+        }
     }
-    return best;
+    if (busiest)
+        move_to(movable(busiest, c, -1), c);
 }
 
 /* The next thread for c: its own queue first, else a stolen one, else NULL. */
@@ -385,7 +473,10 @@ void sched_release_aps(void)
  * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait is a plain spin, neither `pause` nor
  * `hlt`: under -icount QEMU 7.2's round-robin loop did not run a vCPU that paused or
  * halted (timer masked) again while the bootstrap CPU kept busy, so it never saw the
- * go-ahead (docs/smp.md). Interrupts stay on for the call and stop IPIs. */
+ * go-ahead (docs/smp.md). So is the wait for a free kernel lock before taking it: in
+ * a boot straight into a busy program (`./ondol bench aim`) the bootstrap CPU never
+ * idled, and a CPU pausing in kernel_lock never joined. Interrupts stay on for the call
+ * and stop IPIs. */
 void sched_ap_main(void)
 {
     lapic_timer_mask();
@@ -395,6 +486,8 @@ void sched_ap_main(void)
     sti();
     while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
         ;
+    while (__atomic_load_n(&kernel_bkl_byte, __ATOMIC_RELAXED))  /* the same for the lock: */
+        ;                                  /* kernel_lock's wait pauses (timer still masked) */
     cli();
     kernel_lock();
     sched_init();
@@ -445,6 +538,25 @@ static __attribute__((noinline, cold)) void leave_killed(struct thread *t)
     thread_exit(t->task ? t->task->exit_status : 0);
 }
 
+/* t has something to do at its next exit check (a kill, stop or interrupt): if it runs on
+ * another CPU, that CPU gets the reschedule IPI, whose handler runs the exit checks when
+ * it interrupts user mode, so that a thread spinning there stops now rather than at its
+ * next tick or system call. (A CPU that is entering the kernel for t meanwhile takes the
+ * IPI after the lock and finds nothing left to do.) */
+void thread_poke(const struct thread *t)
+{
+    if (t->state == T_RUNNING && thread_on_cpu(t) && t->cpu != this_cpu()->id)
+        ipi_send(t->cpu, VEC_IPI_RESCHED);
+}
+
+void thread_kill(struct thread *t)
+{
+    t->killed = true;
+    t->interrupt = KILL_EXIT;             /* a kill wins over an interrupt or a stop */
+    thread_wake(t, WAIT_KILLED);
+    thread_poke(t);
+}
+
 int thread_stop(struct thread *t)
 {
     if (t->stopped)
@@ -453,6 +565,7 @@ int thread_stop(struct thread *t)
         return E_INVAL;               /* being killed or interrupted */
     t->killed = true;
     t->interrupt = KILL_STOP;
+    thread_poke(t);
     return 0;
 }
 
@@ -566,6 +679,7 @@ void sched_tick(void)
         cur->ticks++;
         if (cur->slice_left > 0 && --cur->slice_left == 0)
             c->need_resched = true;
+        balance(c);
     }
     if (c->id != 0)
         return;

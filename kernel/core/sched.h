@@ -18,6 +18,12 @@ void sched_tick(void);
  * kernel first finishes its call). 1 when it is stopped already, 0 when pending, E_INVAL
  * when it is being killed or interrupted. */
 int thread_stop(struct thread *t);
+/* t is killed: it exits at its next exit check, woken if it waits, at once (by the
+ * reschedule IPI) if it runs on another CPU. */
+void thread_kill(struct thread *t);
+/* The reschedule IPI to t's CPU if t runs on another one (it has a kill, stop or
+ * interrupt to act on). */
+void thread_poke(const struct thread *t);
 /* THREAD_CTL_RESUME: a stopped thread goes on; a pending stop is cancelled. */
 void thread_resume(struct thread *t);
 /* Resched / killed, before returning to user: one test of two bytes when there is nothing

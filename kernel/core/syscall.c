@@ -591,6 +591,12 @@ void kernel_meminfo(struct meminfo *m)
         .rmap_cancelled = r.cancelled, .rmap_applied = r.applied,
         .rmap_probe_ticks = r.probe_ticks,
     };
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {
+        m->moves_wake += cpus[i].moves[MOVE_WAKE];
+        m->moves_steal += cpus[i].moves[MOVE_STEAL];
+        m->moves_balance += cpus[i].moves[MOVE_BALANCE];
+        m->move_ticks += cpus[i].move_tsc;
+    }
 }
 
 static long sys_meminfo(u64 uout)

@@ -248,9 +248,7 @@ void task_kill_except(struct task *task, int status, struct thread *self)
     for (struct thread *t = task->threads; t; t = t->task_next) {
         if (t == self || t->state == T_ZOMBIE)
             continue;
-        t->killed = true;
-        t->interrupt = KILL_EXIT;             /* a kill wins over an interrupt or a stop */
-        thread_wake(t, WAIT_KILLED);
+        thread_kill(t);
     }
     if (!task->threads && !task->zombie)      /* an empty task (SYS_TASK_CREATE) ends now */
         task_ended(task);

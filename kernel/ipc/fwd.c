@@ -211,18 +211,14 @@ static bool regs_stable(const struct thread *t)
 }
 
 /* ---- the controls on a thread, shared by SYS_THREAD_CTL (MK) and the IK runtime ---- */
-void fwd_thread_end(struct thread *t)
-{
-    t->killed = true;
-    t->interrupt = KILL_EXIT;
-    thread_wake(t, WAIT_KILLED);
-}
+void fwd_thread_end(struct thread *t) { thread_kill(t); }
 
 void fwd_thread_interrupt(struct thread *t)
 {
     if (!t->killed) {              /* a thread being killed or stopped stays so */
         t->killed = true;
         t->interrupt = KILL_INTERRUPT;
+        thread_poke(t);
     }
 }
 

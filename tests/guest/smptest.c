@@ -18,6 +18,13 @@
  *            rounds=N" or "shootdown FAIL ...".
  * pingpong N a client on CPU 0 calls a server pinned to CPU 1 N times (every call wakes the
  *            other CPU: the reschedule IPI) and checks each answer. Prints "pingpong ok".
+ * kill N     N rounds: a child task (`smptest spin`) spins in user mode on CPU 1, without a
+ *            system call; the caller, on CPU 0, kills it and waits for it. Prints "kill ok
+ *            rounds=N max_tsc=T tick_tsc=K": the longest kill-to-reaped time in TSC ticks
+ *            (under icount shift=0 one tick is one instruction) beside one timer period.
+ *            The kill's reschedule IPI ends the spinner at once; without it, the spinner
+ *            would see its kill only at its next timer tick (or at a tick that fell due
+ *            while it waited for its turn: under icount QEMU runs the vCPUs one at a time).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -243,6 +250,79 @@ static int pingpong(int n)
     return 0;
 }
 
+/* ---- kill --------------------------------------------------------------------------- */
+static uint64_t tsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) : : "memory");
+    return (uint64_t)hi << 32 | lo;
+}
+
+static int spin(void)
+{
+    /* E_INVAL until CPU 1 has joined the scheduler (SYS_TIME counts it before: under
+     * icount it joins when CPU 0 first idles) */
+    for (int tries = 0; sys_thread_affinity(0, 2) != 0; tries++)
+        if (tries > 1000)
+            return 1;
+        else
+            sys_sleep(1);
+    sys_yield();                       /* now on CPU 1 */
+    for (;;)
+        __asm__ volatile("" ::: "memory");
+}
+
+/* Whether `task`'s thread has been running for a few ticks (in its loop, on CPU 1). */
+static int spinning(long task)
+{
+    static struct ps_entry ps[512];
+    int count = (int)sys_ps(ps, 512);
+    for (int i = 0; i < count; i++)
+        if (ps[i].task == task && ps[i].state == TS_RUNNING && ps[i].ticks >= 3)
+            return 1;
+    return 0;
+}
+
+static int kill_spinner(int rounds)
+{
+    struct time_info ti = now();
+    if (ti.cpus < 2 || !ti.hz) {
+        printf("kill FAIL: needs 2 CPUs\n");
+        return 1;
+    }
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    uint64_t longest = 0, tick = ti.tsc_hz / ti.hz;
+    for (int i = 0; i < rounds; i++) {
+        const char *argv[] = {"smptest", "spin"};
+        long child = sys_spawn("smptest", argv, 2, 0);
+        if (child < 0) {
+            printf("kill FAIL: spawn %ld\n", child);
+            return 1;
+        }
+        for (int waited = 0; !spinning(child); waited++)
+            if (waited > 1000) {
+                printf("kill FAIL: the child does not spin\n");
+                return 1;
+            } else {
+                sys_sleep(1);
+            }
+        uint64_t t0 = tsc();
+        long r = sys_task_kill((int)child);
+        int status = 0;
+        long w = sys_task_wait((int)child, &status);
+        uint64_t took = tsc() - t0;
+        if (r != 0 || w != child || status != KILLED_STATUS) {
+            printf("kill FAIL: round %d: kill %ld wait %ld status %#x\n", i, r, w, status);
+            return 1;
+        }
+        longest = took > longest ? took : longest;
+    }
+    printf("kill ok rounds=%d max_tsc=%llu tick_tsc=%llu\n", rounds,
+           (unsigned long long)longest, (unsigned long long)tick);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -255,6 +335,10 @@ int main(int argc, char **argv)
         return shootdown(n > 0 ? n : 20);
     if (!strcmp(mode, "pingpong"))
         return pingpong(n > 0 ? n : 1000);
-    printf("usage: smptest spread N | affinity | shootdown N | pingpong N\n");
+    if (!strcmp(mode, "kill"))
+        return kill_spinner(n > 0 ? n : 5);
+    if (!strcmp(mode, "spin"))
+        return spin();
+    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N\n");
     return 2;
 }

@@ -52,7 +52,8 @@ static char self_path[256];
 static int out_fd = 1;
 static const char *const counters[] = {
     "frames_free", "tasks", "threads", "aspaces", "kobj_bytes", "rmap_inserts",
-    "rmap_removes", "rmap_cancelled", "rmap_applied", "rmap_ticks",
+    "rmap_removes", "rmap_cancelled", "rmap_applied", "rmap_ticks", "moves_wake",
+    "moves_steal", "moves_balance", "move_ticks",
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 

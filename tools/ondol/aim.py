@@ -108,6 +108,8 @@ def counter_fields(row: dict) -> dict:
            and row.get("rmap") == "log" else None}
     for name in ("frames_free", "tasks", "threads", "aspaces", "kobj_bytes"):
         out[f"d_{name}"] = _delta(row, name)
+    for cause in ("wake", "steal", "balance"):      # threads moved between CPUs (exact)
+        out[f"moves_{cause}_per_job"] = _per_job(_delta(row, f"moves_{cause}"), jobs, 2)
     return out
 
 
@@ -117,7 +119,11 @@ def model_fields(coherence: dict, jobs: int) -> dict:
     total = {k: sum(c[k] for c in cpus) for k in
              ("transfers", "lock_waits", "lock_wait_cycles", "handoffs")}
     makespan = coherence["makespan"]
+    insns = sum(c["instructions"] for c in cpus)
     return {
+        # which CPU ran what: each vCPU's share of the window's instructions (exact)
+        "cpu_insn_share": [round(c["instructions"] / insns, 3) if insns else None
+                           for c in cpus],
         "modelled_throughput": round(jobs * 1e9 / makespan, 1) if makespan else None,
         "model_unit": MODEL_UNIT,
         "makespan": round(makespan),

@@ -272,6 +272,10 @@ struct meminfo {
     uint64_t rmap_cancelled;   /* rmap=log: removes that cancelled a logged insert */
     uint64_t rmap_applied;     /* rmap=log: logged operations applied */
     uint64_t rmap_probe_ticks; /* TSC ticks in the rmap probes (0 unless probes are on) */
+    uint64_t moves_wake;       /* threads moved to another CPU since boot (docs/smp.md): */
+    uint64_t moves_steal;      /*   woken elsewhere, stolen by an idle CPU, pulled by a */
+    uint64_t moves_balance;    /*   busy CPU's periodic balancing */
+    uint64_t move_ticks;       /* TSC ticks those moves took (x87/SSE state fetched) */
 };
 
 #define TIME_CPUS 16               /* CPUs struct time_info reports one by one */

@@ -25,6 +25,9 @@ struct tss {
 
 struct thread;
 
+/* Why a thread moved to another CPU (struct cpu's moves[], sched.c migrate). */
+enum move_cause { MOVE_WAKE, MOVE_STEAL, MOVE_BALANCE, MOVE_CAUSES };
+
 struct cpu {
     /* The first three fields are used by entry.S at fixed offsets. */
     struct cpu *self;          /* gs:0  */
@@ -70,6 +73,13 @@ struct cpu {
      * nothing ran, which /proc/stat reports as idle; under icount the rest of the TSC
      * is the instructions run (`./ondol bench net`'s bulk transfers). */
     u64 idle_tsc;
+    /* Threads that moved to this CPU (sched.c migrate), by cause: woken elsewhere than
+     * their CPU (wake-up placement, a change of affinity), stolen by this idle CPU, pulled
+     * by this busy CPU's periodic balancing; and the TSC ticks those moves took (saving
+     * the x87/SSE state, by an IPI when another CPU holds it). SYS_MEMINFO sums them. */
+    u64 moves[MOVE_CAUSES];
+    u64 move_tsc;
+    u32 balance_wait;          /* ticks of this CPU until its next balancing (sched.c) */
 };
 
 struct cpu_features {
