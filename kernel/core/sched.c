@@ -455,17 +455,44 @@ void sched_init(void)
     c->idle->affinity = 1u << c->id;
 }
 
-unsigned cpus_scheduling(void) { return smp_sched ? cpus_running : 1; }
-
 static volatile bool aps_may_join;
 
-/* The bootstrap CPU, its first threads made: the started CPUs join (sched_ap_main). */
+/* Before the started CPUs are let in (the banner): those that will run threads; after,
+ * those that do (all of them, unless one failed to join in time: sched_release_aps). */
+unsigned cpus_scheduling(void)
+{
+    if (!smp_sched)
+        return 1;
+    if (!aps_may_join)
+        return cpus_running;
+    unsigned n = 0;
+    for (u32 m = sched_cpus; m; m &= m - 1)   /* no popcnt in the kernel's target */
+        n++;
+    return n;
+}
+
+#define AP_JOIN_TIMEOUT_US 2000000
+
+/* The bootstrap CPU, its first threads made: the started CPUs join (sched_ap_main), and it
+ * waits, the kernel lock released, until they have, as Linux brings its CPUs online before
+ * init runs. Else the first programs ran while a counted CPU did not yet schedule, and an
+ * affinity to it was EINVAL (smptest shootdown's reader hung its test under host load).
+ * The wait is a plain spin, bounded: see sched_ap_main for why not pause or hlt. */
 void sched_release_aps(void)
 {
     if (!smp_sched || cpus_running <= 1)
         return;
+    u32 all = (u32)((1ull << cpus_running) - 1);
     __atomic_store_n(&aps_may_join, true, __ATOMIC_RELEASE);
     ipi_send_others(VEC_IPI_RESCHED);
+    u64 deadline = rdtsc() + tsc_hz() / 1000000 * AP_JOIN_TIMEOUT_US;
+    kernel_unlock();
+    while (__atomic_load_n(&sched_cpus, __ATOMIC_ACQUIRE) != all && rdtsc() < deadline)
+        ;
+    kernel_lock();
+    if (sched_cpus != all)
+        printk("smp: CPUs %#x did not join the scheduler within 2 s: they run no threads\n",
+               all & ~sched_cpus);
 }
 
 /* A started CPU (smp.c): it waits with its timer masked, answering IPIs, until the

@@ -140,14 +140,16 @@ static int affinity(void)
 
 /* ---- shootdown ---------------------------------------------------------------------- */
 static volatile uint64_t *page;
-static volatile int reading;
+static volatile int reading;           /* 1: the reader reads; -1: it could not start */
 static volatile uint64_t stale;
 
 static int reader(void *arg)
 {
     (void)arg;
-    if (sys_thread_affinity(0, 2) != 0)
+    if (sys_thread_affinity(0, 2) != 0) {
+        reading = -1;                  /* else the main thread would wait for good */
         return 2;
+    }
     sys_yield();                       /* now on CPU 1 */
     for (;;) {
         uint64_t v = *page;
@@ -183,6 +185,10 @@ static int shootdown(int rounds)
         }
         while (!reading)               /* the reader runs on CPU 1, the page in its TLB */
             __asm__ volatile("pause");
+        if (reading < 0) {
+            printf("shootdown FAIL: round %d: the reader could not move to CPU 1\n", i);
+            return 1;
+        }
         sys_vm_unmap((void *)page, PAGE);
         volatile uint64_t *decoy = (volatile uint64_t *)sys_vm_map(PAGE, PROT_READ | PROT_WRITE);
         *decoy = DECOY;                /* most likely in the frame just freed */
@@ -260,13 +266,8 @@ static uint64_t tsc(void)
 
 static int spin(void)
 {
-    /* E_INVAL until CPU 1 has joined the scheduler (SYS_TIME counts it before: under
-     * icount it joins when CPU 0 first idles) */
-    for (int tries = 0; sys_thread_affinity(0, 2) != 0; tries++)
-        if (tries > 1000)
-            return 1;
-        else
-            sys_sleep(1);
+    if (sys_thread_affinity(0, 2) != 0)
+        return 1;
     sys_yield();                       /* now on CPU 1 */
     for (;;)
         __asm__ volatile("" ::: "memory");

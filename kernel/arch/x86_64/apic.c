@@ -71,28 +71,75 @@ bool lapic_in_service(u8 vector)
     return (lapic_read(LAPIC_ISR + 0x10 * (vector / 32)) >> (vector % 32)) & 1;
 }
 
-/* Count LAPIC timer ticks (divide by 16) and TSC ticks over 10 ms of PIT channel 2. */
-static u32 calibrate(void)
+/* One reading of the three clocks, taken back to back: PIT channel 2's count (latched),
+ * the TSC and the LAPIC timer's current count. */
+struct clocks { u32 pit; u64 tsc; u32 lapic; };
+
+static struct clocks read_clocks(void)
 {
-    const u32 pit_count = PIT_HZ / 100;
+    struct clocks c;
+    outb(0x43, 0x80);                          /* latch channel 2's count */
+    c.pit = inb(0x42);
+    c.pit |= (u32)inb(0x42) << 8;
+    c.tsc = rdtsc();
+    c.lapic = lapic_read(LAPIC_TIMER_CUR);
+    return c;
+}
+
+#define CALIBRATE_PIT_TICKS (PIT_HZ / 100)    /* 10 ms a round */
+#define CALIBRATE_ROUNDS 5
+
+/* One round: PIT channel 2 counts down from 0xffff (mode 0, 55 ms to its end) and the
+ * LAPIC timer (divide by 16, masked) from 0xffffffff; two readings at least 10 ms of the
+ * PIT apart give the TSC's and the LAPIC timer's ticks per second. The rates come from
+ * counts read next to each other, not from when the PIT's output rose: a vCPU that its
+ * host does not run for a while (a loaded machine) then only stretches the round, where
+ * it once made the TSC look 100 times slower than it was and every TSC timeout as short
+ * (a shootdown's 5 s wait became 50 ms, and a panic). */
+static void calibrate_round(u64 *tsc_hz_out, u32 *lapic_hz_out)
+{
     outb(0x61, (inb(0x61) & ~0x02) | 0x01);   /* gate on, speaker off */
     outb(0x43, 0xb0);                          /* channel 2, lo/hi byte, mode 0 */
-    outb(0x42, pit_count & 0xff);
-    outb(0x42, pit_count >> 8);
+    outb(0x42, 0xff);
+    outb(0x42, 0xff);
     lapic_write(LAPIC_TIMER_DIV, 0x3);
     lapic_write(LAPIC_LVT_TIMER, 1u << 16);    /* masked, one-shot */
-    u8 gate = inb(0x61) & ~0x01;
-    outb(0x61, gate);                          /* restart the count */
-    outb(0x61, gate | 1);
     lapic_write(LAPIC_TIMER_INIT, 0xffffffff);
-    u64 t0 = rdtsc();
-    while (!(inb(0x61) & 0x20))
+    struct clocks a = read_clocks(), b;
+    do {
         pause();
-    u64 t1 = rdtsc();
-    u32 elapsed = 0xffffffff - lapic_read(LAPIC_TIMER_CUR);
+        b = read_clocks();
+    } while (b.pit <= a.pit && a.pit - b.pit < CALIBRATE_PIT_TICKS);
     lapic_write(LAPIC_TIMER_INIT, 0);
-    calibrated_tsc_hz = (t1 - t0) * 100;
-    return elapsed * 100;                      /* LAPIC timer ticks per second */
+    u32 pit = b.pit <= a.pit ? a.pit - b.pit : a.pit + (0x10000 - b.pit);   /* wrapped */
+    *tsc_hz_out = (b.tsc - a.tsc) * PIT_HZ / pit;
+    *lapic_hz_out = (u32)((u64)(a.lapic - b.lapic) * PIT_HZ / pit);
+}
+
+static void sort_u64(u64 *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            u64 x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+}
+
+/* The TSC's rate (kept for tsc_hz) and the LAPIC timer's ticks per second: the median of
+ * CALIBRATE_ROUNDS rounds each, so that one round a descheduled vCPU spoiled is outvoted. */
+static u32 calibrate(void)
+{
+    u64 tsc[CALIBRATE_ROUNDS], lapic_hz[CALIBRATE_ROUNDS];
+    for (int i = 0; i < CALIBRATE_ROUNDS; i++) {
+        u32 l;
+        calibrate_round(&tsc[i], &l);
+        lapic_hz[i] = l;
+    }
+    sort_u64(tsc, CALIBRATE_ROUNDS);
+    sort_u64(lapic_hz, CALIBRATE_ROUNDS);
+    calibrated_tsc_hz = tsc[CALIBRATE_ROUNDS / 2];
+    return (u32)lapic_hz[CALIBRATE_ROUNDS / 2];
 }
 
 static u32 timer_initial_count;               /* the bootstrap CPU's, for every CPU */
