@@ -107,7 +107,8 @@ def test_busybox_sockets_against_linux(form, tmp_path):
                                  "--bind", LINUX_IP, "--directory", str(tmp_path / "www")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            out = s.cmd(f"sleep 1; wget -O /tmp/w http://{LINUX_IP}:8080/page.bin; echo st $?",
+            ns.wait_listening(8080)
+            out = s.cmd(f"wget -O /tmp/w http://{LINUX_IP}:8080/page.bin; echo st $?",
                         timeout=60)
             assert "st 0" in out, out
             assert s.cmd("md5sum /tmp/w").split()[0] == hashlib.md5(page).hexdigest()

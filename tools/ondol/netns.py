@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from ondol import OndolError
@@ -59,6 +60,18 @@ class Namespace:
     def prefix(self) -> list[str]:
         """Put in front of a command to run it inside the namespace."""
         return ["ip", "netns", "exec", self.name]
+
+    def wait_listening(self, port: int, timeout: float = 30) -> None:
+        """Wait until a TCP socket listens on `port` in the namespace: a server started there
+        (Python's http.server) takes a second or more to get there on a loaded host."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ss = subprocess.run([*self.prefix(), "ss", "-Hltn", f"sport = :{port}"],
+                                capture_output=True, text=True)
+            if ss.stdout.strip():
+                return
+            time.sleep(0.1)
+        raise OndolError(f"nothing listens on port {port} in namespace {self.name} after {timeout} s")
 
 
 def qemu_flags() -> tuple[str, ...]:

@@ -22,7 +22,8 @@
 #include "x86.h"
 
 #define SPIN_BRIEF 100               /* pause iterations before halting */
-#define STOP_TIMEOUT_US 100000
+#define STOP_TIMEOUT_US 1000000      /* power off and panic: 100 ms missed a vCPU of a
+                                        loaded host once the TSC was calibrated right */
 #define LOCKED_TIMEOUT_US 5000000    /* waits of a kernel-lock holder: a CPU that does not
                                         answer in 5 s is wedged (100 ms was too short for a
                                         vCPU thread of a loaded host, without icount) */
