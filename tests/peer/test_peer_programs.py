@@ -125,8 +125,9 @@ def test_vm_ops_needs_a_known_operation_first(peer_build, args):
 
 
 def test_vm_ops_costs_are_ordered(peer_build):
-    # A fork that copies 64 pages does more than one that copies none, and a COW fault
-    # copies a page where a first-touch fault only zeroes one: ordered on any machine.
-    med = {op: records(run(peer_build, "vm_ops", op, "-n", "200", "-w", "10").stdout)[0]["median"]
-           for op in ("fork0", "fork64")}
-    assert med["fork64"] > med["fork0"]
+    # A fork that copies 64 pages does more than one that copies none: ordered on any
+    # machine. Compared by the fastest of 200 (the run least disturbed by others): the
+    # medians swapped once on the loaded 2-core host (789,750 against 1,255,150 ns).
+    best = {op: records(run(peer_build, "vm_ops", op, "-n", "200", "-w", "10").stdout)[0]["min"]
+            for op in ("fork0", "fork64")}
+    assert best["fork64"] > best["fork0"]
