@@ -17,11 +17,13 @@
  * the console and hands the bytes to unix_console_input.
  *
  * What protects the server's data: the big kernel lock, held by whichever thread runs
- * the server (a Linux thread in its call, or one of the two kernel threads), and the
- * kernel being non-preemptive: server code runs to its end or to an explicit sleep, and
- * it never sleeps in the middle (a waiting call is a record on a wait list, re-run from
- * the start). SMP needs a server lock around each entry (unix_syscall .. unix_run_woken)
- * once the big lock goes, and the wake of a sleeping thread on another CPU.
+ * the server (a Linux thread in its call, or one of the kernel threads), and the kernel
+ * being non-preemptive: server code runs to its end or to an explicit sleep. A waiting
+ * call is a record on a wait list, re-run from the start; the one sleep in the middle is
+ * a call to an MK server (the network server with net=mk), and the server lock, taken by
+ * every entry (unix_syscall .. unix_run_woken), keeps every other entry out meanwhile.
+ * SMP without the big lock needs that lock to become a real one, and the wake of a
+ * sleeping thread on another CPU.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -29,6 +31,7 @@
 #include "fault.h"
 #include "fileobj.h"
 #include "fwd.h"
+#include "ipc.h"
 #include "kernel.h"
 #include "kheap.h"
 #include "marker.h"
@@ -370,31 +373,38 @@ long rt_option(const char *key, char *buf, size_t cap)
 }
 
 /* ---- calls to other servers (runtime.h) ----------------------------------------------
- * The connector of each pair of placements: from this IK server to an IK one, a direct
- * call of its dispatch with the server's own buffers (kernel memory). To an MK one there
- * is none: an IPC call from here would sleep in the middle of the server's code, which
- * the IK server never does (see the top of this file), and the IPC paths resume a caller
- * only through its user frame (docs/net.md, "Mixed forms"). It is E_NOENT, said once on
- * the console. (An MK server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
-static void no_connector(unsigned iface)
+ * The connector of each pair of placements (docs/net.md, "Mixed forms"): to an IK
+ * server, a direct call of its dispatch with the server's own buffers (kernel memory);
+ * to an MK one, an IPC call the kernel makes for the current thread (ipc_kernel_call:
+ * the words, the buffers copied between kernel memory and the server's UTCB buffers),
+ * which sleeps until the server answers or exits. Sleeping in the middle of the server's
+ * code is safe because the current thread holds the server lock (below) across it: no
+ * other entry runs the server meanwhile, as in the MK form, whose one thread waits in
+ * the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
+ * dead server E_DEAD, and the caller (socket.c) makes either an error of the Linux call.
+ * (An MK UNIX server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
+static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                           void *out, size_t out_cap, size_t *out_len)
 {
-    static u64 told;                   /* interfaces already reported (ids below 64) */
-    const char *name = srv_mk_name(iface);
-    if (iface >= 64 || (told & (1ull << iface)) || !name)
-        return;
-    told |= 1ull << iface;
-    printk("unix: no connector from the IK UNIX server to the MK server %s: its calls fail "
-           "(place both IK, or the UNIX server MK)\n", name);
+    long err;
+    struct thread *d = srv_mk_server(iface, &err);
+    if (!d)
+        return err;
+    struct ipc_kcall k;
+    k.utcb = (struct ipc_utcb){.send_buf = in, .send_len = MIN(in_len, IPC_BUF_MAX),
+                               .recv_buf = out, .recv_cap = MIN(out_cap, IPC_BUF_MAX)};
+    long r = ipc_kernel_call(d, w, &k);
+    if (out_len)
+        *out_len = r < 0 ? 0 : k.utcb.recv_len;
+    return r < 0 ? r : (long)w[0];
 }
 
 long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                  void *out, size_t out_cap, size_t *out_len)
 {
     const struct srv_iface *s = srv_ik_server((int)((u64)iface << THREAD_ID_BITS));
-    if (!s) {
-        no_connector(iface);
-        return E_NOENT;
-    }
+    if (!s)
+        return call_mk_server(iface, w, in, in_len, out, out_cap, out_len);
     struct srv_call call = {.in = in, .in_len = in_len, .out = out,
                             .out_cap = MIN(out_cap, srv_label_cap(w[0])),
                             .client = current_thread()->tid};
@@ -404,6 +414,34 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
     if (out_len)
         *out_len = call.out_len;
     return (long)w[0];
+}
+
+/* ---- the server lock -----------------------------------------------------------------
+ * Taken by every entry below, from before the server's code runs to after the step's
+ * end, and held across a call to an MK server (call_mk_server), the one place where the
+ * server's code sleeps: another entry meanwhile (a Linux call, a fault, a timer, console
+ * input, a network event) sleeps here until it is free. So the server runs one entry at
+ * a time, as unix.h requires, with the big kernel lock for the rest. Free, it costs a
+ * test and two stores. A woken waiter tests again (a kill wakes it too: it waits on). */
+static bool server_busy;
+static struct waitq server_waiters;
+
+static void server_enter(void)
+{
+    struct thread *t = current_thread();
+    while (server_busy) {
+        waitq_append(&server_waiters, t);
+        t->state = T_BLOCKED;
+        schedule();
+    }
+    server_busy = true;
+}
+
+static void server_leave(void)
+{
+    server_busy = false;
+    if (server_waiters.head)
+        waitq_wake_one(&server_waiters, 0);
 }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
@@ -450,6 +488,7 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     c.a[3] = tf->r10, c.a[4] = tf->r8, c.a[5] = tf->r9;
     c.started_ns = c.done = 0;
     t->fwd = FWD_SYSCALL;
+    server_enter();
     long value = unix_syscall(t->tid, &c);
     /* Answered now, registers untouched (the common case): rax = the value. Else it was
      * answered already, its registers were set (FWD_REGS: fwd_answer keeps them), or it
@@ -457,10 +496,12 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     if (value != UNIX_NO_ANSWER && t->fwd == FWD_SYSCALL) {
         tf->rax = (u64)fwd_answer_syscall(t, (u64)value);
         step_end();
+        server_leave();
     } else {
         if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)
             tf->rax = (u64)fwd_answer(t, (u64)value);
         step_end();
+        server_leave();
         if (t->fwd != FWD_NONE)
             await_answer(t);
     }
@@ -473,8 +514,10 @@ bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
     struct thread *t = current_thread();
     t->fwd = FWD_FAULT;
     t->fwd_words[1] = vector;          /* fwd_answer's exit status for a refused fault */
+    server_enter();
     unix_fault(t->tid, (unsigned)vector, tf->error, addr, tf->rip);
     step_end();
+    server_leave();
     await_answer(t);
     return true;
 }
@@ -482,8 +525,10 @@ bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
 void unix_ik_interrupted(struct thread *t)
 {
     t->fwd = FWD_INTERRUPT;
+    server_enter();
     unix_interrupted(t->tid);
     step_end();
+    server_leave();
     await_answer(t);
 }
 
@@ -511,16 +556,20 @@ static void reap_ended_tasks(void)
 static void service_main(void)
 {
     thread_first_run();
+    server_enter();
     unix_start();
     unix_step_pending = true;           /* whatever the start left: a full step */
     step_end();
+    server_leave();
     for (;;) {
         reap_ended_tasks();
         service_deadline = unix_next_deadline();
         waitq_sleep(&holder->child_exit, ticks_until(service_deadline));
         service_deadline = UNIX_NO_DEADLINE;
+        server_enter();
         unix_timers_expire(unix_now_ns());
         step_end();
+        server_leave();
     }
 }
 
@@ -532,25 +581,31 @@ static void console_main(void)
         size_t n = console_read(buf, sizeof(buf));
         if (n == 0)
             continue;
+        server_enter();
         unix_console_input(buf, n);
         step_end();
+        server_leave();
     }
 }
 
 /* The network event thread (runtime.h, rt_net_watch): sleeps in the network server's op
- * waitevents (IK: a direct call; the op sleeps this thread) and passes each new count to
- * the server. Ends when the network server fails. */
+ * waitevents (IK: a direct call; the op sleeps this thread; MK: a kernel call, which the
+ * server defers), without the server lock, and passes each new count to the server. When
+ * the network server fails it passes UNIX_NET_GONE and ends. */
 static void net_watch_main(void)
 {
     thread_first_run();
     uint64_t since = 0;
     for (;;) {
         uint64_t w[IPC_MRS] = {SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since};
-        if (rt_srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL) != 0)
-            break;
-        since = w[1];
+        bool failed = rt_srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL) != 0;
+        since = failed ? UNIX_NET_GONE : w[1];
+        server_enter();
         unix_net_event(since);
         step_end();
+        server_leave();
+        if (failed)
+            break;
     }
     thread_exit(0);
 }

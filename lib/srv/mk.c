@@ -10,11 +10,16 @@
  * (the kernel lets a thread answer any caller waiting for its reply). Other threads of the
  * server reach the serving thread with srv_wake: a call with the wake label, on which the
  * loop runs the server's wake function (it runs it after every call too).
+ *
+ * Test only: with the option NAME_crash=N (declared for the servers whose death is
+ * tested: net_crash), the server faults on receiving a call of op N, as a server with a
+ * bug would, so that tests can check what its clients and the kernel do then.
  */
 #include <stdbool.h>
 #include <ondol/ipc.h>
 #include <ondol/srv.h>
 #include <ondol/sys.h>
+#include <string.h>
 
 /* The label of srv_wake's call: interface 0, which no interface has (its op is ignored).
  * From a client it only runs the wake function early, which is harmless. */
@@ -22,6 +27,7 @@
 
 static uint8_t request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
 static int serving_tid;
+static unsigned crash_op;              /* NAME_crash: the op to die on; 0 never */
 static void (*wake_fn)(void);
 
 /* Turn a received message into a call (the buffer is in request_buf, recv_len long). */
@@ -58,11 +64,37 @@ void srv_wake(void)
         ipc_call(serving_tid, &m, 1);
 }
 
+/* Test only (NAME_crash): a fault of our own on a call of op crash_op. */
+static __attribute__((noinline)) void crash_if_asked(uint64_t label)
+{
+    volatile uintptr_t unmapped = 8;
+    if (srv_label_op(label) == crash_op)
+        *(volatile int *)unmapped = 0;
+}
+
+/* NAME_crash's op, or 0. */
+static unsigned crash_option(const char *name)
+{
+    char key[32], val[8];
+    size_t n = 0;
+    for (; name[n] && n < sizeof key - 7; n++)
+        key[n] = name[n];
+    memcpy(key + n, "_crash", 7);
+    if (sys_kopt(key, val, sizeof val) <= 0)
+        return 0;
+    unsigned op = 0;
+    for (const char *p = val; *p >= '0' && *p <= '9'; p++)
+        op = op * 10 + (unsigned)(*p - '0');
+    return op;
+}
+
 /* One received message: its reply words and buffer in m and u; false when no answer goes
  * back now (a deferred call). */
 static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_utcb *u,
                       long client)
 {
+    if (crash_op)
+        crash_if_asked(m->w[0]);
     if (m->w[0] == SRV_WAKE_LABEL) {
         m->w[0] = 0;
         u->send_len = 0;
@@ -81,6 +113,7 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
 
 int srv_serve(const struct srv_iface *s)
 {
+    crash_op = crash_option(s->name);
     struct ipc_utcb u = {.recv_buf = request_buf, .recv_cap = sizeof(request_buf),
                          .send_buf = reply_buf};
     ipc_set_utcb(&u);
