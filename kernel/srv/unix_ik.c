@@ -372,39 +372,78 @@ long rt_option(const char *key, char *buf, size_t cap)
     return (long)vlen;
 }
 
+/* ---- the server lock -----------------------------------------------------------------
+ * The server's code runs to its end under the big kernel lock, except in a call to an MK
+ * server (call_mk_server), where its thread sleeps until the answer: `server_asleep` is
+ * set for that long, and every entry (a Linux call, a fault, an interrupted call, the
+ * timers, console input, a network event) first waits while it is set. So the server runs
+ * one entry at a time, as unix.h requires and as the MK form does (its one thread waits in
+ * the same call), without a store on the common path: an entry that does not sleep cannot
+ * be overtaken (the kernel lock, no preemption), so only the sleep needs marking; the
+ * common path pays a test. Woken waiters test again (the sleeper may be asleep in its next
+ * call by then; a kill wakes a waiter too: it waits on). */
+static bool server_asleep;
+static struct waitq server_waiters;
+
+static __attribute__((noinline)) void server_wait(void)
+{
+    struct thread *t = current_thread();
+    while (server_asleep) {
+        waitq_append(&server_waiters, t);
+        t->state = T_BLOCKED;
+        schedule();
+    }
+}
+
+static inline void server_enter(void)
+{
+    if (server_asleep)
+        server_wait();
+}
+
 /* ---- calls to other servers (runtime.h) ----------------------------------------------
  * The connector of each pair of placements (docs/net.md, "Mixed forms"): to an IK
  * server, a direct call of its dispatch with the server's own buffers (kernel memory);
  * to an MK one, an IPC call the kernel makes for the current thread (ipc_kernel_call:
  * the words, the buffers copied between kernel memory and the server's UTCB buffers),
  * which sleeps until the server answers or exits. Sleeping in the middle of the server's
- * code is safe because the current thread holds the server lock (below) across it: no
+ * code is safe because the current thread holds the server lock (above) across it: no
  * other entry runs the server meanwhile, as in the MK form, whose one thread waits in
  * the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
  * dead server E_DEAD, and the caller (socket.c) makes either an error of the Linux call.
  * (An MK UNIX server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
 static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
-                           void *out, size_t out_cap, size_t *out_len)
+                           void *out, size_t out_cap, size_t *out_len, bool in_server)
 {
     long err;
     struct thread *d = srv_mk_server(iface, &err);
     if (!d)
         return err;
+    if (in_len > IPC_BUF_MAX)
+        return E_2BIG;                 /* as the IPC call of the MK form */
     struct ipc_kcall k;
-    k.utcb = (struct ipc_utcb){.send_buf = in, .send_len = MIN(in_len, IPC_BUF_MAX),
+    k.utcb = (struct ipc_utcb){.send_buf = in, .send_len = in_len,
                                .recv_buf = out, .recv_cap = MIN(out_cap, IPC_BUF_MAX)};
+    if (in_server)
+        server_asleep = true;
     long r = ipc_kernel_call(d, w, &k);
+    if (in_server) {
+        server_asleep = false;
+        waitq_wake_all(&server_waiters, 0);
+    }
     if (out_len)
         *out_len = r < 0 ? 0 : k.utcb.recv_len;
     return r < 0 ? r : (long)w[0];
 }
 
-long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
-                 void *out, size_t out_cap, size_t *out_len)
+/* A call from the server's code (in_server: the server lock is taken across a sleep), or
+ * from the event thread, outside it. */
+static long srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                     void *out, size_t out_cap, size_t *out_len, bool in_server)
 {
     const struct srv_iface *s = srv_ik_server((int)((u64)iface << THREAD_ID_BITS));
     if (!s)
-        return call_mk_server(iface, w, in, in_len, out, out_cap, out_len);
+        return call_mk_server(iface, w, in, in_len, out, out_cap, out_len, in_server);
     struct srv_call call = {.in = in, .in_len = in_len, .out = out,
                             .out_cap = MIN(out_cap, srv_label_cap(w[0])),
                             .client = current_thread()->tid};
@@ -416,32 +455,10 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
     return (long)w[0];
 }
 
-/* ---- the server lock -----------------------------------------------------------------
- * Taken by every entry below, from before the server's code runs to after the step's
- * end, and held across a call to an MK server (call_mk_server), the one place where the
- * server's code sleeps: another entry meanwhile (a Linux call, a fault, a timer, console
- * input, a network event) sleeps here until it is free. So the server runs one entry at
- * a time, as unix.h requires, with the big kernel lock for the rest. Free, it costs a
- * test and two stores. A woken waiter tests again (a kill wakes it too: it waits on). */
-static bool server_busy;
-static struct waitq server_waiters;
-
-static void server_enter(void)
+long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                 void *out, size_t out_cap, size_t *out_len)
 {
-    struct thread *t = current_thread();
-    while (server_busy) {
-        waitq_append(&server_waiters, t);
-        t->state = T_BLOCKED;
-        schedule();
-    }
-    server_busy = true;
-}
-
-static void server_leave(void)
-{
-    server_busy = false;
-    if (server_waiters.head)
-        waitq_wake_one(&server_waiters, 0);
+    return srv_call(iface, w, in, in_len, out, out_cap, out_len, true);
 }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
@@ -496,12 +513,10 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     if (value != UNIX_NO_ANSWER && t->fwd == FWD_SYSCALL) {
         tf->rax = (u64)fwd_answer_syscall(t, (u64)value);
         step_end();
-        server_leave();
     } else {
         if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)
             tf->rax = (u64)fwd_answer(t, (u64)value);
         step_end();
-        server_leave();
         if (t->fwd != FWD_NONE)
             await_answer(t);
     }
@@ -517,7 +532,6 @@ bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
     server_enter();
     unix_fault(t->tid, (unsigned)vector, tf->error, addr, tf->rip);
     step_end();
-    server_leave();
     await_answer(t);
     return true;
 }
@@ -528,7 +542,6 @@ void unix_ik_interrupted(struct thread *t)
     server_enter();
     unix_interrupted(t->tid);
     step_end();
-    server_leave();
     await_answer(t);
 }
 
@@ -560,7 +573,6 @@ static void service_main(void)
     unix_start();
     unix_step_pending = true;           /* whatever the start left: a full step */
     step_end();
-    server_leave();
     for (;;) {
         reap_ended_tasks();
         service_deadline = unix_next_deadline();
@@ -569,7 +581,6 @@ static void service_main(void)
         server_enter();
         unix_timers_expire(unix_now_ns());
         step_end();
-        server_leave();
     }
 }
 
@@ -584,7 +595,6 @@ static void console_main(void)
         server_enter();
         unix_console_input(buf, n);
         step_end();
-        server_leave();
     }
 }
 
@@ -598,12 +608,11 @@ static void net_watch_main(void)
     uint64_t since = 0;
     for (;;) {
         uint64_t w[IPC_MRS] = {SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since};
-        bool failed = rt_srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL) != 0;
+        bool failed = srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL, false) != 0;
         since = failed ? UNIX_NET_GONE : w[1];
         server_enter();
         unix_net_event(since);
         step_end();
-        server_leave();
         if (failed)
             break;
     }
