@@ -326,6 +326,26 @@ def test_network_server_death(form, tmp_path):
             sink.wait()
 
 
+@pytest.mark.parametrize("form", ["ik", "mk"])
+def test_network_server_reply_too_long(form, tmp_path):
+    """net=mk with the test option net_longreply=7: the network server answers op read with
+    one byte more than the room the UNIX server gave. The reply is refused (E_2BIG, in the
+    kernel's call for unix=ik as in the IPC call for unix=mk), so nc's read fails and nc
+    ends without the stream; every other op goes on working (ping), nothing panics."""
+    with Namespace("r" + form, tmp_path) as ns, \
+            Session({"unix": form, **netns.kernel_options("mk"), "net_longreply": "7"},
+                    qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=200,
+                    boot_timeout=60) as s:
+        source = ns.serve("source", LINUX_IP, "9001", str(BYTES), "9")
+        out = s.cmd(f"nc {LINUX_IP} 9001 > /tmp/s; echo st $?; wc -c < /tmp/s", timeout=60)
+        source.kill()
+        source.wait()
+        assert out.endswith("\n0\n"), out                 # nothing read
+        out = s.cmd(f"ping -c 1 {LINUX_IP}; echo st $?", timeout=60)
+        assert "1 packets received" in out and "st 0" in out, out
+        assert s.halt() == 0
+
+
 def test_socket_without_network_server():
     """No net= server: socket(AF_INET) is EAFNOSUPPORT and busybox says so; the shell goes on."""
     if not (BUILD / "rootfs.cpio").exists():

@@ -241,7 +241,8 @@ static long check_buffers(struct thread *t, u64 flags)
 static long transfer_buffer(struct thread *s, struct thread *r)
 {
     u64 len = 0;
-    if (s->ipc_flags & IPC_SEND_BUF) {
+    if ((s->ipc_flags & IPC_SEND_BUF) && (r->ipc_flags & IPC_RECV_BUF)) {   /* (a kernel
+                                                  caller may take none: its buffer is dropped) */
         struct ipc_utcb su, ru;
         if (!utcb_read(s, &su) || !utcb_read(r, &ru))
             return E_FAULT;
@@ -677,7 +678,8 @@ long ipc_kernel_call(struct thread *d, u64 w[IPC_MRS], struct ipc_kcall *k)
     k->frame.rax = 0;
     k->utcb.recv_len = 0;
     t->tf = &k->frame;
-    t->ipc_flags = IPC_KCALL | (k->utcb.send_len ? IPC_SEND_BUF : 0);
+    t->ipc_flags = IPC_KCALL | (k->utcb.send_len ? IPC_SEND_BUF : 0) |
+                   (k->utcb.recv_cap ? IPC_RECV_BUF : 0);
     t->ipc_call = true;
     if (!kcall_delivered(t, d)) {
         t->ipc_state = IPC_SENDING;
