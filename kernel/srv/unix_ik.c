@@ -20,10 +20,10 @@
  * the server (a Linux thread in its call, or one of the kernel threads), and the kernel
  * being non-preemptive: server code runs to its end or to an explicit sleep. A waiting
  * call is a record on a wait list, re-run from the start; the one sleep in the middle is
- * a call to an MK server (the network server with net=mk), and the server lock, taken by
- * every entry (unix_syscall .. unix_run_woken), keeps every other entry out meanwhile.
- * SMP without the big lock needs that lock to become a real one, and the wake of a
- * sleeping thread on another CPU.
+ * a call to an MK server (the network server with net=mk), and every entry waits while
+ * the server sleeps there (the server lock below), so none runs the server meanwhile.
+ * SMP without the big lock needs a real lock around each entry (unix_syscall ..
+ * unix_run_woken), and the wake of a sleeping thread on another CPU.
  */
 #include <ondol/abi.h>
 #include "arch.h"
