@@ -3,8 +3,8 @@ boots ondol with the network server MK and IK in a namespace of its own against 
 Linux stack (tools/ondol/netpeer.py) and checks the shape of what it reports: one row per
 placement, size, phase and P3 module, in instructions under icount, each with its kept
 iterations; the copies grow with the segment; P3's tables and the stacked plot are written.
-The static Linux program (tools/netcalls/netcalls.c, quick form) on ondol MK, IK and the
-Linux guest: a row per call and size and per bulk direction, ondol's with the ratio to
+The static Linux program (tools/netcalls/netcalls.c, quick form) on ondol MK, IK, the mixed
+unix=ik net=mk and the Linux guest: a row per call and size and per bulk direction, ondol's with the ratio to
 Linux. Under the cache model (`--cache pentiumpro`, the program's boots left out): every
 row gets modelled cycles and memory references, and the model's instructions per layer
 equal pcnt's exactly. Needs root and namespaces; skips saying why otherwise.
@@ -89,7 +89,7 @@ def test_every_module_costs_something_and_copies_grow(run):
 def test_options_recorded_and_outputs_written(run):
     results, doc = run
     placements = sorted((b["options"]["net"], b["options"].get("unix", "")) for b in doc["boots"])
-    assert placements == [("ik", ""), ("ik", "ik"), ("mk", ""), ("mk", "mk")]
+    assert placements == [("ik", ""), ("ik", "ik"), ("mk", ""), ("mk", "ik"), ("mk", "mk")]
     md = (results / "net-p3.md").read_text()
     assert md.count("| module |") == len(netbench.PHASES)
     assert "| TCP output incl. checksum |" in md and "10,111" in md

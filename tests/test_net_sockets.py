@@ -70,9 +70,12 @@ def boot(ns, form, net=None, thread="on"):
                    boot_timeout=60)
 
 
-@pytest.mark.parametrize("form", ["mk", "ik"])
-def test_busybox_sockets_against_linux(form, tmp_path):
-    with Namespace("s" + form, tmp_path) as ns, boot(ns, form) as s:
+@pytest.mark.parametrize("form,net", [("mk", "mk"), ("ik", "ik"), ("ik", "mk")])
+def test_busybox_sockets_against_linux(form, net, tmp_path):
+    """The busybox cases in both forms, and in the mixed unix=ik net=mk: the in-kernel UNIX
+    server calls the MK network server by the kernel's IPC call (docs/net.md, "Mixed
+    forms")."""
+    with Namespace("s" + form + net, tmp_path) as ns, boot(ns, form, net) as s:
         # ondol -> Linux: nc connects, writes the file, shuts down its side at EOF
         s.cmd(f"seq 1 {SEQ} > /tmp/d")
         sink = ns.serve("sink", LINUX_IP, "9000")
@@ -248,15 +251,18 @@ def check_sock_run(ns, sink, echo, server_ip, finish_program):
 
 @pytest.mark.parametrize("form,net,thread", [("mk", "mk", "on"), ("ik", "ik", "on"),
                                              ("mk", "mk", "off"), ("ik", "ik", "off"),
-                                             ("mk", "ik", "on")])
+                                             ("mk", "ik", "on"), ("ik", "mk", "on"),
+                                             ("ik", "mk", "off")])
 def test_static_program_sockets_against_linux(form, net, thread, tmp_path):
     """tests/linux/sock.c (static musl): error cases, a TCP client (connect, TCP_NODELAY,
     writev, SIOCOUTQ, shutdown, EOF), UDP (poll, FIONREAD, MSG_PEEK, MSG_TRUNC, a
     connected socket ignoring a stranger, SO_RCVTIMEO), and a TCP server (non-blocking
     accept's EAGAIN, poll, accept4, MSG_PEEK, recvmsg with two iovecs, getpeername). Both
     ways of waiting: the network server's stack thread and events (net_thread=on), and
-    the UNIX server's 10 ms pulse (off); and the mixed form unix=mk net=ik: the MK UNIX
-    server's IPC call reaches the in-kernel network server (docs/net.md, "Mixed forms")."""
+    the UNIX server's 10 ms pulse (off); and the mixed forms (docs/net.md, "Mixed forms"):
+    unix=mk net=ik, the MK UNIX server's IPC call reaches the in-kernel network server, and
+    unix=ik net=mk, the kernel calls the MK network server for the in-kernel UNIX server
+    (with its event thread, and with the pulse)."""
     with Namespace("p" + form + net + thread, tmp_path) as ns, boot(ns, form, net, thread) as s:
         sink, echo = sock_servers(ns)
         s.cmd(f"/suite/bin/sock {LINUX_IP} ondol > /tmp/o 2>&1 & echo started")
@@ -288,17 +294,56 @@ def test_static_program_sockets_on_linux(tmp_path):
         assert prog.returncode == 0, out
 
 
-def test_mixed_ik_unix_mk_net(tmp_path):
-    """unix=ik net=mk: the in-kernel UNIX server has no connector to an MK network server
-    (docs/net.md, "Mixed forms"), so AF_INET is EAFNOSUPPORT as without a network server,
-    netlink's dumps are empty, and the shell goes on."""
-    with Namespace("m", tmp_path) as ns, boot(ns, "ik", "mk") as s:
-        out = s.cmd("nc 10.79.0.1 80; echo st $?", timeout=30)
-        assert "Address family not supported" in out and "st 1" in out, out
-        said = "unix: no connector from the IK UNIX server to the MK server net"
-        assert said in out, out
-        out = s.cmd("ip addr; ip route; nc 10.79.0.1 80 2>/dev/null; echo st $?")
-        assert out == "st 1\n", out                   # said once only
+@pytest.mark.parametrize("form", ["ik", "mk"])
+def test_network_server_death(form, tmp_path):
+    """net=mk with the test option net_crash=26 (op ifstats, which /proc/net/dev reads):
+    the network server dies in the middle of two connections to Linux sinks. One nc
+    streams into its socket: its next write fails (ENETDOWN: busybox says "Network is
+    down") and it exits 1; the other, parked in poll with nothing to send, is woken by the
+    event thread's last event (UNIX_NET_GONE) and ends. The call that killed the server
+    (cat) gets an error instead of an answer, so /proc/net/dev has no eth0 line (unix=ik:
+    the kernel's call to the server ends with E_DEAD); a new socket is EAFNOSUPPORT, as
+    without a network server; the shell goes on; nothing panics or hangs."""
+    with Namespace("d" + form, tmp_path) as ns, \
+            Session({"unix": form, **netns.kernel_options("mk"), "net_crash": "26"},
+                    qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=200,
+                    boot_timeout=60) as s:
+        sinks = [ns.serve("sink", LINUX_IP, str(port)) for port in (9000, 9001)]
+        s.cmd(f"A={LINUX_IP}; Z='dd if=/dev/zero bs=1k count=99999'")
+        s.cmd("$Z 2>/dev/null | (nc $A 9000 2>/tmp/e; echo $? > /tmp/w) &")
+        s.cmd("sleep 999 | (nc $A 9001; echo $? > /tmp/p) &")
+        out = s.cmd("sleep 2; cat /proc/net/dev; echo st $?", timeout=60)
+        assert re.search(r"net: server died \(task \d+, thread \d+, status \d+\)", out), out
+        assert "eth0" not in out and "st 0" in out, out    # the table without its line
+        out = s.cmd("sleep 1; cat /tmp/w /tmp/e /tmp/p", timeout=60)
+        assert out.startswith("1\nnc: ") and "Network is down" in out, out
+        assert re.search(r"\n\d+\n$", out), out          # the parked nc ended too
+        out = s.cmd("nc $A 9000; echo st $?", timeout=30)
+        assert "Address family not supported" in out and "st 1" in out, out   # as without one
+        assert s.cmd("echo still here") == "still here\n"
+        assert s.halt() == 0
+        for sink in sinks:
+            sink.kill()
+            sink.wait()
+
+
+@pytest.mark.parametrize("form", ["ik", "mk"])
+def test_network_server_reply_too_long(form, tmp_path):
+    """net=mk with the test option net_longreply=7: the network server answers op read with
+    one byte more than the room the UNIX server gave. The reply is refused (E_2BIG, in the
+    kernel's call for unix=ik as in the IPC call for unix=mk), so nc's read fails and nc
+    ends without the stream; every other op goes on working (ping), nothing panics."""
+    with Namespace("r" + form, tmp_path) as ns, \
+            Session({"unix": form, **netns.kernel_options("mk"), "net_longreply": "7"},
+                    qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=200,
+                    boot_timeout=60) as s:
+        source = ns.serve("source", LINUX_IP, "9001", str(BYTES), "9")
+        out = s.cmd(f"nc {LINUX_IP} 9001 > /tmp/s; echo st $?; wc -c < /tmp/s", timeout=60)
+        source.kill()
+        source.wait()
+        assert out.endswith("\n0\n"), out                 # nothing read
+        out = s.cmd(f"ping -c 1 {LINUX_IP}; echo st $?", timeout=60)
+        assert "1 packets received" in out and "st 0" in out, out
         assert s.halt() == 0
 
 

@@ -214,10 +214,16 @@ static void task_ended(struct task *task)
     }
 }
 
-/* Called by thread_exit for every exiting thread, with the thread already a zombie. */
+/* Called by thread_exit for every exiting thread, with the thread already a zombie. A
+ * kernel thread (no task: the IK UNIX server's network event thread, when the network
+ * server fails) has nothing to account; its stack is freed after the switch away. */
 void task_thread_exited(struct thread *t)
 {
     struct task *task = t->task;
+    if (!task) {
+        this_cpu()->dead = t;
+        return;
+    }
     if (!task->exiting)
         task->exit_status = t->exit_status;
     if (--task->live_threads > 0)

@@ -178,9 +178,20 @@ static bool utcb_ok(struct thread *t)
     return t->utcb && range_ok(t->task->as, t->utcb, sizeof(struct ipc_utcb), true);
 }
 
-/* Read a thread's UTCB (its own address space, through PHYSMAP so any thread can). */
+/* A kernel caller's record (ipc_kernel_call): its frame is t->tf while the call runs. */
+static inline struct ipc_kcall *kcall_of(const struct thread *t)
+{
+    return (struct ipc_kcall *)((u8 *)t->tf - offsetof(struct ipc_kcall, frame));
+}
+
+/* Read a thread's UTCB (its own address space, through PHYSMAP so any thread can; a kernel
+ * caller's is in its record). */
 static bool utcb_read(struct thread *t, struct ipc_utcb *u)
 {
+    if (t->ipc_flags & IPC_KCALL) {
+        *u = kcall_of(t)->utcb;
+        return true;
+    }
     return utcb_ok(t) && copy_spans(kernel_span(u), user_span(t->task->as, t->utcb), sizeof(*u));
 }
 
@@ -189,8 +200,22 @@ static bool utcb_read(struct thread *t, struct ipc_utcb *u)
 static void utcb_set_recv_len(struct thread *t, u64 len)
 {
     u64 va = t->utcb + offsetof(struct ipc_utcb, recv_len);
-    if (utcb_ok(t))
+    if (t->ipc_flags & IPC_KCALL)
+        kcall_of(t)->utcb.recv_len = len;
+    else if (utcb_ok(t))
         copy_spans(user_span(t->task->as, va), kernel_span(&len), sizeof(len));
+}
+
+/* A buffer of a transfer: in t's address space, or a kernel caller's kernel memory (its
+ * own code's buffers: nothing to check). */
+static bool buffer_ok(struct thread *t, u64 va, u64 len, bool write)
+{
+    return (t->ipc_flags & IPC_KCALL) || range_ok(t->task->as, va, len, write);
+}
+
+static struct span buffer_span(struct thread *t, u64 va)
+{
+    return t->ipc_flags & IPC_KCALL ? kernel_span((void *)va) : user_span(t->task->as, va);
 }
 
 /* Check the buffers named by an operation's flags before it starts: 0, or E_FAULT / E_2BIG
@@ -216,17 +241,18 @@ static long check_buffers(struct thread *t, u64 flags)
 static long transfer_buffer(struct thread *s, struct thread *r)
 {
     u64 len = 0;
-    if (s->ipc_flags & IPC_SEND_BUF) {
+    if ((s->ipc_flags & IPC_SEND_BUF) && (r->ipc_flags & IPC_RECV_BUF)) {   /* (a kernel
+                                                  caller may take none: its buffer is dropped) */
         struct ipc_utcb su, ru;
         if (!utcb_read(s, &su) || !utcb_read(r, &ru))
             return E_FAULT;
         if (su.send_len > ru.recv_cap)
             return E_2BIG;
-        if (!range_ok(s->task->as, (u64)su.send_buf, su.send_len, false) ||
-            !range_ok(r->task->as, (u64)ru.recv_buf, su.send_len, true))
+        if (!buffer_ok(s, (u64)su.send_buf, su.send_len, false) ||
+            !buffer_ok(r, (u64)ru.recv_buf, su.send_len, true))
             return E_FAULT;
-        copy_spans(user_span(r->task->as, (u64)ru.recv_buf),
-                   user_span(s->task->as, (u64)su.send_buf), su.send_len);
+        copy_spans(buffer_span(r, (u64)ru.recv_buf), buffer_span(s, (u64)su.send_buf),
+                   su.send_len);
         len = su.send_len;
     }
     utcb_set_recv_len(r, len);
@@ -235,7 +261,8 @@ static long transfer_buffer(struct thread *s, struct thread *r)
 
 /* transfer() for a receiver that takes a buffer, or that waits in a forwarded call
  * (fwd.c: the answer goes to its rax, not its message registers) or a pager call
- * (mm/pager.c: the answer is a page, and the thread retries its access). */
+ * (mm/pager.c: the answer is a page, and the thread retries its access), or a kernel
+ * caller (its buffers are kernel memory: transfer_buffer). */
 static __attribute__((noinline)) long transfer_special(struct thread *s, struct thread *r)
 {
     if (r->fwd == FWD_PAGER)
@@ -257,7 +284,7 @@ static __attribute__((noinline)) long transfer_special(struct thread *s, struct 
  * no sender and gets no reply right, and the sender gets the same error (callers do). */
 static long transfer(struct thread *s, struct thread *r)
 {
-    if (r->ipc_flags & (IPC_RECV_BUF | IPC_FWD))
+    if (r->ipc_flags & (IPC_RECV_BUF | IPC_FWD | IPC_KCALL))
         return transfer_special(s, r);
     copy_mrs(s->tf, r->tf);
     r->rwtid = s->tid;
@@ -359,6 +386,19 @@ static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
     return switch_to_partner(c, cur, next);
 }
 
+/* A kernel caller's call ended (answered, or its request failed): it has a kernel
+ * continuation, so the scheduler runs it, never a direct switch; and it may be ready
+ * already (a kill woke it: ipc_kernel_call waits on), so it is queued only if blocked. */
+static __attribute__((noinline, cold)) struct trapframe *
+wake_kernel_caller(struct thread *cur, struct thread *partner, bool cur_blocks)
+{
+    if (partner->state == T_BLOCKED)
+        make_ready(partner);
+    if (cur_blocks)
+        switch_away_blocked(cur);
+    return cur->tf;
+}
+
 /* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
  * or continues. DTS on and the partner on this CPU: run it at once unless a higher-priority
  * thread is ready here (the L4 rule). Otherwise queue it and let the scheduler choose: on
@@ -373,6 +413,8 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
         sleep_until(cur, cur_timeout);
         cur->state = T_BLOCKED;
     }
+    if (partner->ipc_flags & IPC_KCALL)
+        return wake_kernel_caller(cur, partner, cur_blocks);
     if (ipc_dts && partner->cpu == this_cpu()->id) {
         int top = rq_highest_prio();
         int cur_prio = cur_blocks ? -1 : cur->prio;
@@ -507,6 +549,26 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
     block_current(r, f ? &f->receivers : NULL, timeout);
 }
 
+/* A caller without a task (a kernel thread in ipc_kernel_call) may be answered, and only
+ * that: it is E_SRCH to every other operation, as kernel threads are. */
+static __attribute__((noinline, cold)) long lookup_kernel_caller(int tid, struct thread **out)
+{
+    struct thread *t = thread_lookup(tid);
+    if (!t || t->task || !(t->ipc_flags & IPC_KCALL))
+        return E_SRCH;
+    *out = t;
+    return 0;
+}
+
+/* The answered caller c runs on (the replier does too): queued, unless it is a kernel
+ * caller a kill has woken already (wake_kernel_caller). */
+static inline void ready_answered(struct thread *c)
+{
+    c->ipc_state = IPC_IDLE;
+    if (!(c->ipc_flags & IPC_KCALL) || c->state == T_BLOCKED)
+        make_ready(c);
+}
+
 /* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
 static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
 {
@@ -514,9 +576,11 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
         return do_recv(r, from, rdx);
     struct thread *c;
     long err = lookup_partner(to, &c);
+    if (err == E_SRCH)
+        err = lookup_kernel_caller(to, &c);
     if (!err && (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid))
         err = E_SRCH;                          /* not waiting for a reply from us */
-    if (!err && !may_send(r, c) && !awaits_reply_from(c, r))
+    if (!err && !awaits_reply_from(c, r) && !may_send(r, c))
         err = E_PERM;
     if (!err)
         err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
@@ -536,14 +600,12 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     /* Receive phase: a sender already queued is taken at once; the client stays ready. */
     struct thread *s = find_sender(r, from);
     if (s || timeout_of(rdx) == 0) {
-        make_ready(c);
-        c->ipc_state = IPC_IDLE;
+        ready_answered(c);
         return do_recv(r, from, rdx & ~(u64)IPC_SEND_BUF);
     }
     struct thread *f = NULL;
     if (from != IPC_ANY && (lookup_partner(from, &f) || f == r)) {
-        make_ready(c);
-        c->ipc_state = IPC_IDLE;
+        ready_answered(c);
         return do_recv(r, from, rdx);          /* reports the error */
     }
     r->ipc_state = IPC_RECEIVING;
@@ -573,6 +635,73 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
     make_ready(s);
     t->state = T_BLOCKED;
     switch_away_blocked(t);
+}
+
+/* ---- kernel callers (ipc.h, docs/ipc.md "Kernel callers") ------------------------------
+ * The current thread calls d as do_send's call would, with its record's frame as its
+ * frame while the call runs (so the paths that deliver to it or take from it work
+ * unchanged: words in the message registers, the result in rax) and its buffers in
+ * kernel memory (utcb_read, buffer_ok). It waits with a kernel continuation, so the
+ * partner's end never switches to it directly (wake_kernel_caller). The thread stays
+ * in the call until its state is idle again (delivered and answered, or failed) or d
+ * is gone; other wake-ups (a kill) find it still sending or receiving, and it waits on,
+ * back on d's senders queue if it was there. */
+static bool kcall_delivered(struct thread *t, struct thread *d)
+{
+    if (d->ipc_state != IPC_RECEIVING || (d->recv_from != 0 && d->recv_from != t->tid))
+        return false;
+    end_receive_wait(t, d);
+    thread_unblock(d);
+    long res = transfer(t, d);
+    d->tf->rax = (u64)res;
+    d->ipc_state = IPC_IDLE;
+    make_ready(d);
+    if (res < 0)
+        t->tf->rax = (u64)res;                 /* a failed transfer: both sides learn */
+    else
+        await_reply(t, d);
+    return true;
+}
+
+/* The partner of the pending call, if it lives: the receiver it waits for. */
+static struct thread *kcall_partner(const struct thread *t)
+{
+    struct thread *d = thread_lookup(t->ipc_state == IPC_SENDING ? t->send_to : t->recv_from);
+    return d && d->state != T_ZOMBIE ? d : NULL;
+}
+
+long ipc_kernel_call(struct thread *d, u64 w[IPC_MRS], struct ipc_kcall *k)
+{
+    struct thread *t = current_thread();
+    struct trapframe *own = t->tf;
+    ipc_words_to_frame(w, &k->frame);
+    k->frame.rax = 0;
+    k->utcb.recv_len = 0;
+    t->tf = &k->frame;
+    t->ipc_flags = IPC_KCALL | (k->utcb.send_len ? IPC_SEND_BUF : 0) |
+                   (k->utcb.recv_cap ? IPC_RECV_BUF : 0);
+    t->ipc_call = true;
+    if (!kcall_delivered(t, d)) {
+        t->ipc_state = IPC_SENDING;
+        t->send_to = d->tid;
+    }
+    while (t->ipc_state != IPC_IDLE) {
+        struct thread *p = kcall_partner(t);
+        if (!p) {
+            t->ipc_state = IPC_IDLE;           /* d exited: its exit woke us, or will not */
+            k->frame.rax = (u64)E_DEAD;
+            break;
+        }
+        if (t->ipc_state == IPC_SENDING && !t->waiting_on)
+            waitq_append(&p->senders, t);
+        t->state = T_BLOCKED;
+        schedule();
+    }
+    ipc_words_from_frame(&k->frame, w);
+    t->tf = own;
+    t->ipc_flags = 0;
+    t->ipc_call = false;
+    return (long)k->frame.rax;
 }
 
 /* The thread a register names, or NULL, for the fastpath: the occupant of the id's slot

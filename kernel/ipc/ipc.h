@@ -1,6 +1,7 @@
 /* Synchronous IPC with direct thread switching (docs/ipc.md). */
 #ifndef IPC_H
 #define IPC_H
+#include <ondol/abi.h>
 #include "arch.h"
 #include "thread.h"
 
@@ -17,8 +18,26 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
  * under its probe: the frame to leave through, or NULL for ipc_forward. */
 struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s);
 #define IPC_FWD (1ull << 34)   /* ipc_flags: blocked in a forwarded call (kernel only) */
+#define IPC_KCALL (1ull << 35) /* ipc_flags: in a kernel caller's call (ipc_kernel_call) */
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
+
+/* A call the kernel makes for the current thread (a Linux thread in the IK UNIX server, or
+ * one of that server's kernel threads) to a user thread: docs/ipc.md, "Kernel callers".
+ * While it runs, `frame` is the caller's frame for the IPC paths (the message words in
+ * its message registers, the result in rax) and `utcb` its UTCB, with kernel addresses:
+ * send_buf/send_len the request, recv_buf/recv_cap room for the reply, recv_len its
+ * length. Set the words and utcb; the rest is ipc_kernel_call's. */
+struct ipc_kcall {
+    struct trapframe frame;
+    struct ipc_utcb utcb;
+};
+/* Call d with w and k's buffers and wait, with a kernel continuation, for its reply: d's
+ * tid with the reply words in w, or E_DEAD (d exited, before or during the call), E_2BIG
+ * (a reply buffer larger than recv_cap, or a request larger than d accepts), E_FAULT (d's
+ * UTCB or buffer unmapped). It waits until d answers or exits, whatever else happens
+ * (a kill included: the thread is in the middle of kernel code). Kernel lock held. */
+long ipc_kernel_call(struct thread *d, u64 w[IPC_MRS], struct ipc_kcall *k);
 
 /* The message registers of a user frame (docs/ipc.md: w0..w7 in r8, r9, r10, r12..r15,
  * rbx) to and from an array: forwarded calls (fwd.c) and IK server calls (srv/ik.c). */

@@ -119,10 +119,16 @@ long srv_lookup(u64 iface)
     return err ? err : t->tid;
 }
 
-const char *srv_mk_name(u64 iface)
+struct thread *srv_mk_server(u64 iface, long *err)
 {
     int i = index_of(iface);
-    return i >= 0 && placements[i].where == SRV_MK ? srv_ifaces[i]->name : NULL;
+    if (i < 0 || placements[i].where != SRV_MK) {
+        *err = E_NOENT;
+        return NULL;
+    }
+    struct thread *t = thread_lookup(placements[i].tid);
+    *err = t && t->state != T_ZOMBIE ? 0 : E_DEAD;
+    return *err ? NULL : t;
 }
 
 const struct srv_iface *srv_ik_server(int dest)

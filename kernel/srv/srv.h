@@ -12,9 +12,10 @@ struct srv_iface;
 /* IK: the in-kernel server that IPC destination `dest` names (a thread id no thread can
  * have), or NULL. */
 const struct srv_iface *srv_ik_server(int dest);
-/* The name of `iface` when it is placed MK (NAME=mk, whether or not its server still
- * runs), else NULL. */
-const char *srv_mk_name(u64 iface);
+/* The main thread of `iface`'s MK server, for a call from the kernel (ipc_kernel_call);
+ * NULL with *err = E_NOENT when it is not placed MK, E_DEAD when its server failed to
+ * start or has exited. */
+struct thread *srv_mk_server(u64 iface, long *err);
 /* IK: run client c's call to `s` on c's kernel stack (kernel/srv/ik.c). The IPC code has
  * checked the buffers `flags` names (IPC_SEND_BUF / IPC_RECV_BUF) in c's UTCB. Reply words
  * go to c's frame; returns 0, or E_FAULT when c's memory changed under the copy. */

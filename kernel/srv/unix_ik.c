@@ -17,11 +17,13 @@
  * the console and hands the bytes to unix_console_input.
  *
  * What protects the server's data: the big kernel lock, held by whichever thread runs
- * the server (a Linux thread in its call, or one of the two kernel threads), and the
- * kernel being non-preemptive: server code runs to its end or to an explicit sleep, and
- * it never sleeps in the middle (a waiting call is a record on a wait list, re-run from
- * the start). SMP needs a server lock around each entry (unix_syscall .. unix_run_woken)
- * once the big lock goes, and the wake of a sleeping thread on another CPU.
+ * the server (a Linux thread in its call, or one of the kernel threads), and the kernel
+ * being non-preemptive: server code runs to its end or to an explicit sleep. A waiting
+ * call is a record on a wait list, re-run from the start; the one sleep in the middle is
+ * a call to an MK server (the network server with net=mk), and every entry waits while
+ * the server sleeps there (the server lock below), so none runs the server meanwhile.
+ * SMP without the big lock needs a real lock around each entry (unix_syscall ..
+ * unix_run_woken), and the wake of a sleeping thread on another CPU.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -29,6 +31,7 @@
 #include "fault.h"
 #include "fileobj.h"
 #include "fwd.h"
+#include "ipc.h"
 #include "kernel.h"
 #include "kheap.h"
 #include "marker.h"
@@ -369,32 +372,78 @@ long rt_option(const char *key, char *buf, size_t cap)
     return (long)vlen;
 }
 
-/* ---- calls to other servers (runtime.h) ----------------------------------------------
- * The connector of each pair of placements: from this IK server to an IK one, a direct
- * call of its dispatch with the server's own buffers (kernel memory). To an MK one there
- * is none: an IPC call from here would sleep in the middle of the server's code, which
- * the IK server never does (see the top of this file), and the IPC paths resume a caller
- * only through its user frame (docs/net.md, "Mixed forms"). It is E_NOENT, said once on
- * the console. (An MK server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
-static void no_connector(unsigned iface)
+/* ---- the server lock -----------------------------------------------------------------
+ * The server's code runs to its end under the big kernel lock, except in a call to an MK
+ * server (call_mk_server), where its thread sleeps until the answer: `server_asleep` is
+ * set for that long, and every entry (a Linux call, a fault, an interrupted call, the
+ * timers, console input, a network event) first waits while it is set. So the server runs
+ * one entry at a time, as unix.h requires and as the MK form does (its one thread waits in
+ * the same call), without a store on the common path: an entry that does not sleep cannot
+ * be overtaken (the kernel lock, no preemption), so only the sleep needs marking; the
+ * common path pays a test. Woken waiters test again (the sleeper may be asleep in its next
+ * call by then; a kill wakes a waiter too: it waits on). */
+static bool server_asleep;
+static struct waitq server_waiters;
+
+static __attribute__((noinline)) void server_wait(void)
 {
-    static u64 told;                   /* interfaces already reported (ids below 64) */
-    const char *name = srv_mk_name(iface);
-    if (iface >= 64 || (told & (1ull << iface)) || !name)
-        return;
-    told |= 1ull << iface;
-    printk("unix: no connector from the IK UNIX server to the MK server %s: its calls fail "
-           "(place both IK, or the UNIX server MK)\n", name);
+    struct thread *t = current_thread();
+    while (server_asleep) {
+        waitq_append(&server_waiters, t);
+        t->state = T_BLOCKED;
+        schedule();
+    }
 }
 
-long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
-                 void *out, size_t out_cap, size_t *out_len)
+static inline void server_enter(void)
+{
+    if (server_asleep)
+        server_wait();
+}
+
+/* ---- calls to other servers (runtime.h) ----------------------------------------------
+ * The connector of each pair of placements (docs/net.md, "Mixed forms"): to an IK
+ * server, a direct call of its dispatch with the server's own buffers (kernel memory);
+ * to an MK one, an IPC call the kernel makes for the current thread (ipc_kernel_call:
+ * the words, the buffers copied between kernel memory and the server's UTCB buffers),
+ * which sleeps until the server answers or exits. Sleeping in the middle of the server's
+ * code is safe because the current thread holds the server lock (above) across it: no
+ * other entry runs the server meanwhile, as in the MK form, whose one thread waits in
+ * the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
+ * dead server E_DEAD, and the caller (socket.c) makes either an error of the Linux call.
+ * (An MK UNIX server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
+static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                           void *out, size_t out_cap, size_t *out_len, bool in_server)
+{
+    long err;
+    struct thread *d = srv_mk_server(iface, &err);
+    if (!d)
+        return err;
+    if (in_len > IPC_BUF_MAX)
+        return E_2BIG;                 /* as the IPC call of the MK form */
+    struct ipc_kcall k;
+    k.utcb = (struct ipc_utcb){.send_buf = in, .send_len = in_len,
+                               .recv_buf = out, .recv_cap = MIN(out_cap, IPC_BUF_MAX)};
+    if (in_server)
+        server_asleep = true;
+    long r = ipc_kernel_call(d, w, &k);
+    if (in_server) {
+        server_asleep = false;
+        waitq_wake_all(&server_waiters, 0);
+    }
+    if (out_len)
+        *out_len = r < 0 ? 0 : k.utcb.recv_len;
+    return r < 0 ? r : (long)w[0];
+}
+
+/* A call from the server's code (in_server: the server lock is taken across a sleep), or
+ * from the event thread, outside it. */
+static long srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                     void *out, size_t out_cap, size_t *out_len, bool in_server)
 {
     const struct srv_iface *s = srv_ik_server((int)((u64)iface << THREAD_ID_BITS));
-    if (!s) {
-        no_connector(iface);
-        return E_NOENT;
-    }
+    if (!s)
+        return call_mk_server(iface, w, in, in_len, out, out_cap, out_len, in_server);
     struct srv_call call = {.in = in, .in_len = in_len, .out = out,
                             .out_cap = MIN(out_cap, srv_label_cap(w[0])),
                             .client = current_thread()->tid};
@@ -404,6 +453,12 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
     if (out_len)
         *out_len = call.out_len;
     return (long)w[0];
+}
+
+long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
+                 void *out, size_t out_cap, size_t *out_len)
+{
+    return srv_call(iface, w, in, in_len, out, out_cap, out_len, true);
 }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
@@ -450,6 +505,7 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     c.a[3] = tf->r10, c.a[4] = tf->r8, c.a[5] = tf->r9;
     c.started_ns = c.done = 0;
     t->fwd = FWD_SYSCALL;
+    server_enter();
     long value = unix_syscall(t->tid, &c);
     /* Answered now, registers untouched (the common case): rax = the value. Else it was
      * answered already, its registers were set (FWD_REGS: fwd_answer keeps them), or it
@@ -473,6 +529,7 @@ bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
     struct thread *t = current_thread();
     t->fwd = FWD_FAULT;
     t->fwd_words[1] = vector;          /* fwd_answer's exit status for a refused fault */
+    server_enter();
     unix_fault(t->tid, (unsigned)vector, tf->error, addr, tf->rip);
     step_end();
     await_answer(t);
@@ -482,6 +539,7 @@ bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
 void unix_ik_interrupted(struct thread *t)
 {
     t->fwd = FWD_INTERRUPT;
+    server_enter();
     unix_interrupted(t->tid);
     step_end();
     await_answer(t);
@@ -511,6 +569,7 @@ static void reap_ended_tasks(void)
 static void service_main(void)
 {
     thread_first_run();
+    server_enter();
     unix_start();
     unix_step_pending = true;           /* whatever the start left: a full step */
     step_end();
@@ -519,6 +578,7 @@ static void service_main(void)
         service_deadline = unix_next_deadline();
         waitq_sleep(&holder->child_exit, ticks_until(service_deadline));
         service_deadline = UNIX_NO_DEADLINE;
+        server_enter();
         unix_timers_expire(unix_now_ns());
         step_end();
     }
@@ -532,25 +592,29 @@ static void console_main(void)
         size_t n = console_read(buf, sizeof(buf));
         if (n == 0)
             continue;
+        server_enter();
         unix_console_input(buf, n);
         step_end();
     }
 }
 
 /* The network event thread (runtime.h, rt_net_watch): sleeps in the network server's op
- * waitevents (IK: a direct call; the op sleeps this thread) and passes each new count to
- * the server. Ends when the network server fails. */
+ * waitevents (IK: a direct call; the op sleeps this thread; MK: a kernel call, which the
+ * server defers), without the server lock, and passes each new count to the server. When
+ * the network server fails it passes UNIX_NET_GONE and ends. */
 static void net_watch_main(void)
 {
     thread_first_run();
     uint64_t since = 0;
     for (;;) {
         uint64_t w[IPC_MRS] = {SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since};
-        if (rt_srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL) != 0)
-            break;
-        since = w[1];
+        bool failed = srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL, false) != 0;
+        since = failed ? UNIX_NET_GONE : w[1];
+        server_enter();
         unix_net_event(since);
         step_end();
+        if (failed)
+            break;
     }
     thread_exit(0);
 }

@@ -10,6 +10,11 @@
  * (the kernel lets a thread answer any caller waiting for its reply). Other threads of the
  * server reach the serving thread with srv_wake: a call with the wake label, on which the
  * loop runs the server's wake function (it runs it after every call too).
+ *
+ * Test only, for the servers whose bugs are tested (the options are declared for net):
+ * with NAME_crash=N the server faults on receiving a call of op N; with NAME_longreply=N
+ * it answers op N with one byte more than the room the caller gave; so that tests
+ * can check what its clients and the kernel do then.
  */
 #include <stdbool.h>
 #include <ondol/ipc.h>
@@ -22,6 +27,8 @@
 
 static uint8_t request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
 static int serving_tid;
+static unsigned crash_op;              /* NAME_crash: the op to die on; 0 never */
+static unsigned long_op;               /* NAME_longreply: the op to answer too long; 0 never */
 static void (*wake_fn)(void);
 
 /* Turn a received message into a call (the buffer is in request_buf, recv_len long). */
@@ -58,11 +65,39 @@ void srv_wake(void)
         ipc_call(serving_tid, &m, 1);
 }
 
+/* Test only (NAME_crash): a fault of our own on a call of op crash_op. */
+static __attribute__((noinline)) void crash_if_asked(uint64_t label)
+{
+    volatile uintptr_t unmapped = 8;
+    if (srv_label_op(label) == crash_op)
+        *(volatile int *)unmapped = 0;
+}
+
+/* Option NAME_suffix's op number, or 0. */
+static unsigned op_option(const char *name, const char *suffix)
+{
+    char key[48], val[8];
+    size_t n = 0, k = 0;
+    for (; name[n] && n < 16; n++)
+        key[n] = name[n];
+    for (; suffix[k] && k < 16; k++)
+        key[n + k] = suffix[k];
+    key[n + k] = 0;
+    if (sys_kopt(key, val, sizeof val) <= 0)
+        return 0;
+    unsigned op = 0;
+    for (const char *p = val; *p >= '0' && *p <= '9'; p++)
+        op = op * 10 + (unsigned)(*p - '0');
+    return op;
+}
+
 /* One received message: its reply words and buffer in m and u; false when no answer goes
  * back now (a deferred call). */
 static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_utcb *u,
                       long client)
 {
+    if (crash_op)
+        crash_if_asked(m->w[0]);
     if (m->w[0] == SRV_WAKE_LABEL) {
         m->w[0] = 0;
         u->send_len = 0;
@@ -70,9 +105,10 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
         struct srv_call c;
         call_from_msg(&c, m, u, client);
         srv_handle(s, &c);
+        u->send_len = long_op && srv_label_op(m->w[0]) == long_op && c.out_cap < IPC_BUF_MAX
+                      ? c.out_cap + 1 : c.out_len;
         for (int i = 0; i < IPC_MRS; i++)
             m->w[i] = c.w[i];
-        u->send_len = c.out_len;
     }
     if (wake_fn)
         wake_fn();
@@ -81,6 +117,8 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
 
 int srv_serve(const struct srv_iface *s)
 {
+    crash_op = op_option(s->name, "_crash");
+    long_op = op_option(s->name, "_longreply");
     struct ipc_utcb u = {.recv_buf = request_buf, .recv_cap = sizeof(request_buf),
                          .send_buf = reply_buf};
     ipc_set_utcb(&u);

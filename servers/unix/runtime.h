@@ -87,8 +87,9 @@ long rt_option(const char *key, char *buf, size_t cap);
  * holds the message words of <ondol/srv.h> (w[0] the label, then the arguments) and gets
  * the reply's (w[0] the result, 0 or E_*); `in` is the request buffer (in_len 0: none),
  * `out` receives at most out_cap bytes of reply buffer (*out_len). The op must not wait:
- * the UNIX server is one thread. E_NOENT when the interface is not served. MK: IPC to the
- * server's task; IK: a direct call of its dispatch (only when it too is IK). */
+ * the UNIX server is one thread. E_NOENT when the interface is not served, E_DEAD when its
+ * server has exited. MK: IPC to the server's task; IK: a direct call of its dispatch when
+ * it too is IK, else an IPC call the kernel makes (kernel/srv/unix_ik.c). */
 long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                  void *out, size_t out_cap, size_t *out_len);
 
@@ -96,7 +97,8 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
  * runtime's own (MK: a thread of unixsrv; IK: a kernel thread) that waits in the network
  * server's op waitevents and hands every new activity count to unix_net_event, as an
  * entry (MK: an IPC call to the main thread). Called once; 0, or E_* when it could not
- * start (socket.c then pulses). The thread ends when the network server fails. */
+ * start (socket.c then pulses). When the network server fails, the thread passes
+ * UNIX_NET_GONE and ends. */
 long rt_net_watch(void);
 
 /* An ondol E_* code as the Linux -errno of the same meaning. */
@@ -132,7 +134,10 @@ static inline bool unix_answer_value(struct ucall *c, long *result)
     return !t->gone && !t->sig_held;
 }
 void unix_console_input(const char *buf, size_t n);   /* bytes typed on the console */
-void unix_net_event(uint64_t gen);          /* the network server's activity count changed */
+/* The network server's activity count changed; UNIX_NET_GONE (never a count: counts are
+ * 32-bit): the event thread's last, the network server failed. */
+void unix_net_event(uint64_t gen);
+#define UNIX_NET_GONE UINT64_MAX
 /* After each entry, when unix_step_pending is set, the runtime runs the woken calls
  * (unix_run_woken) and frees the ended threads (uthread_collect); it waits for the next
  * event with unix_next_deadline() as its timeout and calls unix_timers_expire. */

@@ -149,8 +149,10 @@ static void pulse_fire(struct unix_timer *t)
 {
     uint64_t w[IPC_MRS] = {0};
     long r = net(NET_PULSE, w, NULL, 0, NULL, 0, NULL);
-    if (r < 0)
+    if (r < 0) {
+        poll_wake(&sock_waiters);   /* the server failed: the parked calls get its error */
         return;
+    }
     if (w[1] != seen_gen) {
         seen_gen = w[1];
         poll_wake(&sock_waiters);
@@ -159,7 +161,8 @@ static void pulse_fire(struct unix_timer *t)
         unix_timer_arm(t, unix_now_ns() + PULSE_NS);
 }
 
-/* A new count from the event thread (runtime.h): wake the parked calls. */
+/* A new count from the event thread (runtime.h), or UNIX_NET_GONE: wake the parked calls
+ * (after the server's failure their ops fail: -ENETDOWN). */
 void unix_net_event(uint64_t gen)
 {
     if (gen != seen_gen) {

@@ -25,7 +25,8 @@ def test_the_first_program_boot_adds_linux_and_every_ondol_row_its_ratio(monkeyp
                       kernel="linux"),
              call_row("recv", 100, 1000, placement="linux", program="netcalls", kernel="linux")]
     monkeypatch.setattr(netbench, "linux_rows", lambda mode: booted.append(mode) or list(linux))
-    mk, ik = netbench.program_configs()
+    mk, ik, mixed = netbench.program_configs()
+    assert (mixed.params["placement"], mixed.options["unix"]) == ("ik-mk", "ik")
     guest = [call_row("write", 100, 1000), call_row("recv", 100, 3000)]
     rows = netbench.net_rows(guest, mk)
     assert booted == ["icount"]
@@ -36,6 +37,8 @@ def test_the_first_program_boot_adds_linux_and_every_ondol_row_its_ratio(monkeyp
     rows = netbench.net_rows(guest, ik)                 # the guest boots once per run
     assert booted == ["icount"] and [r["placement"] for r in rows] == ["ik", "ik"]
     assert [r["ratio"] for r in rows] == [0.25, 3.0]
+    rows = netbench.net_rows(guest, mixed)              # unix=ik net=mk, paired the same
+    assert [(r["placement"], r["ratio"]) for r in rows] == [("ik-mk", 0.25), ("ik-mk", 3.0)]
 
 
 def test_p3_rows_are_left_alone(monkeypatch):

@@ -7,9 +7,9 @@ host side, tools/ondol/netpeer.py, inside it; the guest program is bench/netbenc
 QEMU runs under icount with sleep=on: instruction counts are exact, and while the guest
 waits for Linux its clock follows host time, so its TCP timers do not run out first.
 
-Two more boots run tools/netcalls/netcalls.c, a static Linux program, on the UNIX server
-(unix=mk net=mk, unix=ik net=ik; pid 1): the cost of one write and one recv of each size,
-and bulk transfers to and from the host. The first of them also boots the Linux guest
+Three more boots run tools/netcalls/netcalls.c, a static Linux program, on the UNIX server
+(unix=mk net=mk, unix=ik net=ik, and the mixed unix=ik net=mk as placement "ik-mk"; pid 1):
+the cost of one write and one recv of each size, and bulk transfers to and from the host. The first of them also boots the Linux guest
 (Debian's kernel, tools/peer) in the same QEMU and mode, in a namespace of its own with its
 virtio-net driver loaded from the kernel package, running the same program: its rows have
 placement "linux", and every ondol row of the program gets `linux` and `ratio`.
@@ -34,6 +34,8 @@ from ondol import OndolError, netns
 
 SIZES = (100, 300, 500, 1440)
 PLACEMENTS = ("mk", "ik")
+# The program's boots: both forms, and the mixed one "UNIX-NET" (docs/net.md, "Mixed forms").
+FORMS = (*PLACEMENTS, "ik-mk")
 # Iterations per size and phase (after 3 warm-up ones); the fast test lowers it.
 N = int(os.environ.get("ONDOL_NET_N", "50"))
 PEER = Path(__file__).resolve().parent / "netpeer.py"
@@ -113,13 +115,13 @@ def host_peer(tag: str):
 
 def program_configs():
     """The boots of the Linux-ABI program: the UNIX server and the network server in the
-    same form; none with ONDOL_NET_PROGRAM=off (P3's tables alone, e.g. under the cache
-    model, where the bulk transfers would take long)."""
+    same form, and the mixed unix=ik net=mk; none with ONDOL_NET_PROGRAM=off (P3's tables
+    alone, e.g. under the cache model, where the bulk transfers would take long)."""
     from ondol.benchmarks import Config  # benchmarks.py imports this module
     if os.environ.get("ONDOL_NET_PROGRAM", "on").lower() in ("0", "off", "no", "false"):
         return ()
-    return tuple(Config(command="netcalls", options={"unix": p, "linux_init": PROGRAM},
-                        params={"placement": p, "program": "netcalls"}) for p in PLACEMENTS)
+    return tuple(Config(command="netcalls", options={"unix": f.split("-")[0], "linux_init": PROGRAM},
+                        params={"placement": f, "program": "netcalls"}) for f in FORMS)
 
 
 def _root_archive_current() -> None:
@@ -144,7 +146,7 @@ def environment(config):
         _root_archive_current()
     with host_peer(placement + config.params.get("program", "")[:1]) as ns:
         yield BootEnv(prefix=tuple(ns.prefix()), extra=netns.qemu_flags(),
-                      options=netns.kernel_options(placement))
+                      options=netns.kernel_options(placement.split("-")[-1]))
 
 
 # ---- the Linux guest: the same program on Debian's kernel in the same QEMU ----
@@ -387,7 +389,7 @@ def _phase_tables(rows: list[dict], field: str, p3_numbers: dict) -> list[str]:
     return out
 
 
-PROGRAM_PLACEMENTS = (*PLACEMENTS, "linux")
+PROGRAM_PLACEMENTS = (*FORMS, "linux")
 
 
 def _program_row(rows: list[dict], test: str, phase: str, size: int, placement: str):
@@ -410,21 +412,23 @@ def program_tables(doc: dict) -> str:
     out = [f"**One call of a static Linux program (tools/netcalls/netcalls.c)**, mode "
            f"{doc['mode']}: instructions of the whole machine per call, median; ratio = "
            "ondol / Linux guest (goal ≤ 0.5).", "",
-           "| call | size | MK | IK | Linux guest | MK / Linux | IK / Linux |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           "IK-MK: unix=ik net=mk.", "",
+           "| call | size | MK | IK | IK-MK | Linux guest | MK / Linux | IK / Linux | "
+           "IK-MK / Linux |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for phase in ("write", "recv"):
         for size in SIZES:
-            mk, ik, lx = (_program_row(rows, "call", phase, size, p) for p in PROGRAM_PLACEMENTS)
-            cells = [_cell(r["median"] if r else None) for r in (mk, ik, lx)]
+            mk, ik, mixed, lx = (_program_row(rows, "call", phase, size, p)
+                                 for p in PROGRAM_PLACEMENTS)
+            cells = [_cell(r["median"] if r else None) for r in (mk, ik, mixed, lx)]
             out.append(f"| {phase} | {size} | " + " | ".join(cells) +
-                       f" | {_ratio(mk, lx)} | {_ratio(ik, lx)} |")
+                       f" | {_ratio(mk, lx)} | {_ratio(ik, lx)} | {_ratio(mixed, lx)} |")
     per = "ins/B" if doc["mode"] == "icount" else "ticks/B"   # the TSC counts instructions
     out += ["", "**Bulk TCP transfer** (16 KiB calls): instructions per byte (the whole "
             "machine's TSC ticks less its halted time: ondol's kernel count, Linux's "
             "/proc/timer_list) and MB/s on the host's wall clock "
             f"(mode {doc['mode']}; goal: ondol's MB/s ≥ the Linux guest's).", "",
-            f"| direction | bytes | MK {per} | IK {per} | Linux {per} | MK MB/s | IK MB/s | "
-            "Linux MB/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+            f"| direction | bytes | MK {per} | IK {per} | IK-MK {per} | Linux {per} | MK MB/s | "
+            "IK MB/s | IK-MK MB/s | Linux MB/s |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for phase, label in (("to_host", "ondol → host"), ("from_host", "host → ondol")):
         got = [next((r for r in rows if r["test"] == "bulk" and r["phase"] == phase and
                      r["placement"] == p), None) for p in PROGRAM_PLACEMENTS]

@@ -318,17 +318,17 @@ static int console_reader(void *arg)
 /* ---- the network event thread (runtime.h, rt_net_watch) -------------------------------
  * Waits in the network server's op waitevents (a deferred answer there) and calls the
  * main thread with each new count, which unix_net_event takes as an entry: so only the
- * main thread touches the server's state. Ends when the network server fails. */
+ * main thread touches the server's state. When the network server fails it passes
+ * UNIX_NET_GONE (the parked socket calls run again and fail) and ends. */
 static int net_watcher(void *arg)
 {
     (void)arg;
     long net = sys_srv_lookup(NET_IFACE);
     uint64_t since = 0;
-    while (net > 0) {
+    while (since != UNIX_NET_GONE) {
         struct ipc_msg m = {{SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since}};
-        if (ipc_call((int)net, &m, IPC_FOREVER) < 0 || m.w[0] != 0)
-            break;
-        since = m.w[1];
+        bool ok = net > 0 && ipc_call((int)net, &m, IPC_FOREVER) >= 0 && m.w[0] == 0;
+        since = ok ? m.w[1] : UNIX_NET_GONE;
         m = (struct ipc_msg){{NET_EVENT_LABEL, since}};
         ipc_call(server_tid, &m, IPC_FOREVER);
     }
