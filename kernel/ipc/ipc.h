@@ -19,6 +19,9 @@ struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s);
 #define IPC_FWD (1ull << 34)   /* ipc_flags: blocked in a forwarded call (kernel only) */
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
+/* The task of thread `tid` when it waits for self's reply (a call self took and has not
+ * answered, deferred or not), else NULL: what a server may act on for its caller. */
+struct task *ipc_caller_task(struct thread *self, u64 tid);
 
 /* The message registers of a user frame (docs/ipc.md: w0..w7 in r8, r9, r10, r12..r15,
  * rbx) to and from an array: forwarded calls (fwd.c) and IK server calls (srv/ik.c). */

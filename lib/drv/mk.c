@@ -42,6 +42,12 @@ void *drv_mem_alloc(size_t len)
     return addr < 0 ? NULL : (void *)addr;
 }
 
+void *drv_map_caller(int client, uint64_t window, size_t len)
+{
+    long addr = sys_vm_ctl(client, VM_CTL_MAP_CALLER, (void *)window, len, PROT_READ | PROT_WRITE, 0);
+    return addr < 0 ? NULL : (void *)addr;
+}
+
 static uint64_t timer_hz(void)
 {
     static uint64_t hz;

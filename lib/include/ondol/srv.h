@@ -89,5 +89,12 @@ void srv_set_wake(void (*fn)(void));
  * soon; waits at most one tick for it to take the request (the serving thread may be
  * busy in a call; it runs the function after that call anyway). IK: nothing to do. */
 void srv_wake(void);
+/* MK: a second serving thread of `s` for calls of words alone (started once; every call
+ * of it lets task client_task call it): its receives take no buffer, so such calls and
+ * their replies take the IPC fastpath (docs/net.md, "The data channel"). A request's
+ * buffer is not taken there (in_len 0), a reply's still goes back; an op that defers
+ * answers E_INVAL there. Its thread id, or an error; IK: E_NOTSUP (calls are function
+ * calls). */
+long srv_words_thread(const struct srv_iface *s, int client_task);
 
 #endif
