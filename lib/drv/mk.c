@@ -70,8 +70,9 @@ static uint64_t base_ms, base_tsc, tsc_khz;     /* tsc_khz written last: 0 until
 uint64_t drv_now_ms(void)
 {
     uint64_t khz = __atomic_load_n(&tsc_khz, __ATOMIC_ACQUIRE);
-    if (khz)
-        return base_ms + (rdtsc() - base_tsc) / khz;
+    uint64_t tsc = rdtsc();
+    if (khz)                          /* a TSC behind the base (another CPU's): the base */
+        return base_ms + (tsc > base_tsc ? tsc - base_tsc : 0) / khz;
     struct time_info ti;
     sys_time(&ti);
     uint64_t ms = ti.ticks * 1000 / timer_hz();
