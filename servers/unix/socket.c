@@ -173,16 +173,20 @@ void unix_net_event(uint64_t gen)
     }
 }
 
-/* Once, at the first socket: make the window and offer it to the network server; its
- * answer may name a thread for our calls without buffers (their IPC fastpath). */
+/* Once, at the first socket (unless net_channel=off): make the window and offer it to the
+ * network server; its answer may name a thread for our calls without buffers (their IPC
+ * fastpath). */
 static void channel_open(void)
 {
     static bool tried;
     uint64_t handle;
     unsigned char *data;
-    if (tried || rt_file_new(CHANNEL_SIZE, &handle, &data) < 0)
+    char v[8];
+    if (tried || (rt_option("net_channel", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'f'))
         return;
     tried = true;
+    if (rt_file_new(CHANNEL_SIZE, &handle, &data) < 0)
+        return;
     uint64_t w[IPC_MRS] = {0};
     if (net_words(NET_CHANNEL, (uint64_t)(uintptr_t)data, CHANNEL_SIZE,
                   (uint64_t)rt_task_self(), w) != 0) {
