@@ -22,6 +22,7 @@
 #define SRV_WAKE_LABEL SRV_LABEL(0, 1, 0)
 
 static uint8_t request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
+static uint8_t words_reply[IPC_BUF_MAX];   /* the words thread's replies (srv_words_thread) */
 static int serving_tid;
 static void (*wake_fn)(void);
 
@@ -38,7 +39,8 @@ static void call_from_msg(struct srv_call *c, const struct ipc_msg *m, const str
     c->client = (int)client;
 }
 
-int srv_defer(const struct srv_call *c) { return c->client; }
+/* The serving thread defers; the words thread cannot (its calls are answered in its loop). */
+int srv_defer(const struct srv_call *c) { return c->out == words_reply ? E_INVAL : c->client; }
 
 long srv_answer(int token, const uint64_t w[IPC_MRS])
 {
@@ -86,7 +88,6 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
  * buffers); a reply buffer still goes back (the general path). It never defers and never
  * runs the wake function: those belong to the serving thread. */
 static const struct srv_iface *words_iface;
-static uint8_t words_reply[IPC_BUF_MAX];
 static int words_tid;
 
 static int words_main(void *arg)
@@ -108,7 +109,7 @@ static int words_main(void *arg)
         srv_handle(words_iface, &c);
         for (int i = 0; i < IPC_MRS; i++)
             m.w[i] = c.w[i];
-        if (m.w[0] == SRV_DEFERRED)   /* deferring is the serving thread's alone */
+        if (m.w[0] == SRV_DEFERRED)   /* an op that defers all the same: not here */
             m.w[0] = (uint64_t)E_INVAL;
         u.send_len = m.w[0] == 0 ? c.out_len : 0;
         uint64_t flags = u.send_len ? IPC_SEND_BUF : 0;

@@ -871,10 +871,11 @@ long net_waitevents(struct srv_call *call, uint64_t since, uint64_t *gen, uint64
         pump(0, NULL, 0);             /* as pulse: the caller comes back in 10 ms */
     } else if ((uint32_t)since == activity) {
         int token = srv_defer(call);
-        if (token > 0) {
-            defer_until_change(token, (uint32_t)since);
+        if (token != 0) {             /* < 0: a thread that cannot defer (the words thread) */
+            if (token > 0)
+                defer_until_change(token, (uint32_t)since);
             leave();
-            return SRV_DEFERRED;
+            return token > 0 ? SRV_DEFERRED : token;
         }
         sleepers++;                   /* IK: the caller's thread sleeps until a change */
         drv_wait_change(&activity, (uint32_t)since, UINT64_MAX);
