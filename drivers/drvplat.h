@@ -30,7 +30,13 @@ void *drv_dma_alloc(size_t len, uint64_t *phys);
 
 /* Zeroed memory for the driver's (or its server's) own state, len bytes; NULL when out. */
 void *drv_mem_alloc(size_t len);
-/* Milliseconds since boot (the resolution of the timer tick). */
+/* A client's memory shared with its server (docs/net.md, "The data channel"): len bytes of
+ * the window at `window` in the task of thread `client`, which must be waiting for our
+ * reply, mapped into the server. NULL when that fails, or where servers need no shared
+ * memory (IK: a client's call is a function call in the kernel). */
+void *drv_map_caller(int client, uint64_t window, size_t len);
+/* Milliseconds since boot (at least the resolution of the timer tick; MK: from the TSC,
+ * without a system call). */
 uint64_t drv_now_ms(void);
 /* Acknowledge the device's previous interrupt and wait at most timeout_ms for the next:
  * the number of interrupts (>= 1), E_TIMEOUT, or E_DEAD when the waiter is being killed. */

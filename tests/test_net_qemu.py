@@ -105,6 +105,11 @@ def test_ping_tcp_udp_against_linux(placement, csum, msix, tmp_path):
             assert tx_csum > BYTES // 1460 and rx_csum > BYTES // 1460, out
         else:
             assert tx_csum == rx_csum == 0, out
+
+        # the data channel refuses a client that breaks its rules, and the server goes on
+        out = s.cmd("netcli channel")
+        assert "netcli channel -22 -22 -22 -22 -22 -22 tid 0 kernel -7" in out, out
+        assert f"ip {ONDOL_IP} mask" in s.cmd("netcli config"), out
         assert s.halt() == 0
 
 

@@ -7,12 +7,15 @@
  *   netcli recv IP PORT                TCP: connect, read to the end of the stream
  *   netcli udp IP PORT TEXT            one datagram, and the answer
  *   netcli stats                       the driver's and the stack's counters
+ *   netcli channel                     the data channel's refusals of a client that breaks
+ *                                      its rules (docs/net.md, "The data channel")
  * Transfers print the byte count and FNV-1a hash of what went each way; the test stream
  * (xorshift64 from SEED, 8 little-endian bytes a step) is tests/net/hostpeer.py's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ondol/sys.h>
 #include "net_client.h"
 
 #define NET_SOCK_STREAM 1
@@ -195,6 +198,30 @@ static int cmd_stats(void)
     return e < 0;
 }
 
+/* A client without a window of its own (netcli may not make one): every channel op must
+ * be refused with -EINVAL (22) and the server go on serving; and the kernel must refuse to
+ * map our memory for a thread that is not serving our call (E_PERM, -7). */
+static int cmd_channel(void)
+{
+    static unsigned char anon[8192] __attribute__((aligned(4096)));
+    uint64_t sd = 0, tid = 0, r[6] = {0};
+    long e = net_call_open(&conn, NET_SOCK_STREAM, &sd);
+    e |= net_call_chwrite(&conn, sd, 100, &r[0]);                          /* no channel */
+    e |= net_call_chread(&conn, sd, 100, &r[1]);
+    e |= net_call_channel(&conn, (uint64_t)anon, 4096, 0, &r[2], &tid);   /* not a window */
+    e |= net_call_channel(&conn, (uint64_t)anon, 100, 0, &r[3], &tid);    /* not pages */
+    e |= net_call_channel(&conn, (uint64_t)anon, 1ull << 30, 0, &r[4], &tid);   /* too big */
+    e |= net_call_chwrite(&conn, sd, ~0ull, &r[5]);
+    long k = sys_vm_ctl(conn.dest, VM_CTL_MAP_CALLER, anon, 4096, PROT_READ | PROT_WRITE, 0);
+    uint64_t ignored;
+    net_call_release(&conn, sd, &ignored);
+    printf("netcli channel");
+    for (int i = 0; i < 6; i++)
+        printf(" %ld", (long)r[i]);
+    printf(" tid %lu kernel %ld\n", (unsigned long)tid, k);
+    return e < 0;
+}
+
 int main(int argc, char **argv)
 {
     long e = srv_connect(&conn, NET_IFACE);
@@ -216,7 +243,9 @@ int main(int argc, char **argv)
         return cmd_udp(parse_ip(argv[2]), (uint16_t)atoi(argv[3]), argv[4]);
     if (!strcmp(cmd, "stats"))
         return cmd_stats();
+    if (!strcmp(cmd, "channel"))
+        return cmd_channel();
     printf("usage: netcli config | ping IP [N] | send IP PORT BYTES SEED | recv IP PORT | "
-           "udp IP PORT TEXT | stats\n");
+           "udp IP PORT TEXT | stats | channel\n");
     return 2;
 }

@@ -373,11 +373,11 @@ static struct task *controlled(u64 id, long *err)
     return task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
 }
 
-/* The file object whose window in the caller holds the page at va, and va's byte
- * offset in it; NULL when va is in no window. */
-static struct memobj *window_object(u64 va, u64 *off)
+/* The file object whose window in `as` holds the page at va, and va's byte offset in it;
+ * NULL when va is in no window. */
+static struct memobj *window_object(struct aspace *as, u64 va, u64 *off)
 {
-    struct region *r = region_find(self_task()->as, va);
+    struct region *r = region_find(as, va);
     if (!r || r->obj->kind != MEMOBJ_FILE || r->bound)
         return NULL;
     *off = r->off + (ALIGN_DOWN(va, PAGE_SIZE) - r->start);
@@ -388,7 +388,7 @@ static struct memobj *window_object(u64 va, u64 *off)
 static long vm_ctl_file(u64 op, u64 window, u64 len)
 {
     u64 off;
-    struct memobj *obj = window_object(window, &off);
+    struct memobj *obj = window_object(self_task()->as, window, &off);
     if (!obj || off || (window & (PAGE_SIZE - 1)))
         return E_INVAL;
     if (op == VM_CTL_FILE_EOF)
@@ -403,7 +403,7 @@ static long vm_ctl_file(u64 op, u64 window, u64 len)
 static long map_file_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
 {
     u64 off, bits = flags & (PAGE_SIZE - 1);
-    struct memobj *obj = window_object(flags & ~(PAGE_SIZE - 1), &off);
+    struct memobj *obj = window_object(self_task()->as, flags & ~(PAGE_SIZE - 1), &off);
     if (!obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED)))
         return E_INVAL;
@@ -411,11 +411,30 @@ static long map_file_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
                        (unsigned)bits, obj, off);
 }
 
+/* VM_CTL_MAP_CALLER: part of a window of a caller waiting for our reply, shared, into
+ * our own address space where the kernel chooses. Privileged callers only, which may map
+ * any physical memory already: it gives no new power, only a way to find the frames. */
+static long map_from_caller(u64 tid, u64 window, u64 len, u64 prot)
+{
+    struct task *t = ipc_caller_task(current_thread(), tid);
+    if (!t || !self_task()->privileged)
+        return E_PERM;
+    u64 off;
+    struct memobj *obj = window_object(t->as, window, &off);
+    if (!obj || (window & (PAGE_SIZE - 1)) || len == 0 || len > (1ull << 32) ||
+        (prot & ~(u64)PROT_ALL))
+        return E_INVAL;
+    return fileobj_map(self_task()->as, self_task()->id, 0, ALIGN_UP(len, PAGE_SIZE),
+                       (unsigned)prot, VM_MMAP_SHARED, obj, off);
+}
+
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     long err;
     if (id == 0 && (op == VM_CTL_FILE_EOF || op == VM_CTL_FILE_GROW))
         return vm_ctl_file(op, addr, len);
+    if (op == VM_CTL_MAP_CALLER)
+        return map_from_caller(id, addr, len, prot);
     struct task *t = controlled(id, &err);
     if (!t)
         return err;

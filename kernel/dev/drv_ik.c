@@ -59,6 +59,12 @@ void *drv_mem_alloc(size_t len)
     return pa ? phys_to_virt(pa) : NULL;
 }
 
+void *drv_map_caller(int client, uint64_t window, size_t len)
+{
+    (void)client, (void)window, (void)len;
+    return NULL;
+}
+
 uint64_t drv_now_ms(void) { return ticks_now() * 1000 / timer_hz; }
 
 /* Milliseconds as kernel ticks, rounded up; UINT64_MAX (and anything past a year) is

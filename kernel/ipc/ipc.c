@@ -326,6 +326,12 @@ static inline bool awaits_reply_from(const struct thread *c, const struct thread
     return c->ipc_state == IPC_RECEIVING && c->recv_from == r->tid && !c->waiting_on;
 }
 
+struct task *ipc_caller_task(struct thread *self, u64 tid)
+{
+    struct thread *c = thread_lookup(id_arg(tid));
+    return c && c->task && c->state != T_ZOMBIE && awaits_reply_from(c, self) ? c->task : NULL;
+}
+
 /* `from` delivers to the blocked receiver r: r leaves its queue, or stops waiting for
  * from's reply. (r's sleep, if any, is the caller's business.) */
 static inline void end_receive_wait(struct thread *from, struct thread *r)

@@ -21,6 +21,9 @@ struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s);
 #define IPC_KCALL (1ull << 35) /* ipc_flags: in a kernel caller's call (ipc_kernel_call) */
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
+/* The task of thread `tid` when it waits for self's reply (a call self took and has not
+ * answered, deferred or not), else NULL: what a server may act on for its caller. */
+struct task *ipc_caller_task(struct thread *self, u64 tid);
 
 /* A call the kernel makes for the current thread (a Linux thread in the IK UNIX server, or
  * one of that server's kernel threads) to a user thread: docs/ipc.md, "Kernel callers".

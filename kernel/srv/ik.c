@@ -68,4 +68,12 @@ long srv_answer(int token, const uint64_t w[IPC_MRS])
 }
 
 void srv_set_wake(void (*fn)(void)) { (void)fn; }
+
+/* An IK client's call is a function call: no thread to route it to. */
+long srv_words_thread(const struct srv_iface *s, int client_task)
+{
+    (void)s;
+    (void)client_task;
+    return E_NOTSUP;
+}
 void srv_wake(void) {}

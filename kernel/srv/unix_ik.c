@@ -461,6 +461,14 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
     return srv_call(iface, w, in, in_len, out, out_cap, out_len, true);
 }
 
+void rt_srv_words(unsigned iface, long tid)
+{
+    (void)iface;
+    (void)tid;
+}
+
+int rt_task_self(void) { return 0; }
+
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
 /* After every entry, when it left work (unix_step_pending: one test in the common case):
  * the calls it woke run, freed threads go, and the service thread is woken early when a

@@ -20,12 +20,14 @@
 #include <ondol/ipc.h>
 #include <ondol/srv.h>
 #include <ondol/sys.h>
+#include <ondol/thread.h>
 
 /* The label of srv_wake's call: interface 0, which no interface has (its op is ignored).
  * From a client it only runs the wake function early, which is harmless. */
 #define SRV_WAKE_LABEL SRV_LABEL(0, 1, 0)
 
 static uint8_t request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
+static uint8_t words_reply[IPC_BUF_MAX];   /* the words thread's replies (srv_words_thread) */
 static int serving_tid;
 static unsigned crash_op;              /* NAME_crash: the op to die on; 0 never */
 static unsigned long_op;               /* NAME_longreply: the op to answer too long; 0 never */
@@ -44,7 +46,8 @@ static void call_from_msg(struct srv_call *c, const struct ipc_msg *m, const str
     c->client = (int)client;
 }
 
-int srv_defer(const struct srv_call *c) { return c->client; }
+/* The serving thread defers; the words thread cannot (its calls are answered in its loop). */
+int srv_defer(const struct srv_call *c) { return c->out == words_reply ? E_INVAL : c->client; }
 
 long srv_answer(int token, const uint64_t w[IPC_MRS])
 {
@@ -113,6 +116,56 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
     if (wake_fn)
         wake_fn();
     return m->w[0] != SRV_DEFERRED;
+}
+
+/* ---- the words thread (srv.h, srv_words_thread) ----
+ * A second serving thread whose receives take no buffer, so that calls and replies of
+ * words alone take the kernel's IPC fastpath (docs/ipc.md: it serves only partners without
+ * buffers); a reply buffer still goes back (the general path). It never defers and never
+ * runs the wake function: those belong to the serving thread. */
+static const struct srv_iface *words_iface;
+static int words_tid;
+
+static int words_main(void *arg)
+{
+    (void)arg;
+    struct ipc_utcb u = {.send_buf = words_reply};
+    ipc_set_utcb(&u);
+    struct ipc_msg m;
+    long client = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    for (;;) {
+        if (client < 0) {
+            client = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+            continue;
+        }
+        struct srv_call c = {.in = NULL, .in_len = 0, .out = words_reply,
+                             .out_cap = srv_label_cap(m.w[0]), .client = (int)client};
+        for (int i = 0; i < IPC_MRS; i++)
+            c.w[i] = m.w[i];
+        srv_handle(words_iface, &c);
+        for (int i = 0; i < IPC_MRS; i++)
+            m.w[i] = c.w[i];
+        if (m.w[0] == SRV_DEFERRED)   /* an op that defers all the same: not here */
+            m.w[0] = (uint64_t)E_INVAL;
+        u.send_len = m.w[0] == 0 ? c.out_len : 0;
+        uint64_t flags = u.send_len ? IPC_SEND_BUF : 0;
+        client = ipc_raw(SYS_IPC_REPLY_RECV, client, IPC_ANY, IPC_FOREVER | flags, &m);
+    }
+    return 0;
+}
+
+long srv_words_thread(const struct srv_iface *s, int client_task)
+{
+    static struct thread words;
+    if (!words_tid) {
+        words_iface = s;
+        int tid = thread_start(&words, words_main, NULL, PRIO_INHERIT, THREAD_STACK_DEFAULT);
+        if (tid < 0)
+            return tid;
+        words_tid = tid;
+    }
+    long r = ipc_grant(client_task, words_tid);
+    return r < 0 ? r : words_tid;
 }
 
 int srv_serve(const struct srv_iface *s)

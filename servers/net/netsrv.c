@@ -530,19 +530,16 @@ long net_connectto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t por
     return leave();
 }
 
-long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const void *data,
-               size_t data_len, uint64_t *res)
+/* Queue len bytes: waits for room until all is queued or timeout_ms passed (the UNIX
+ * server's calls: 0). The stack's result: bytes queued, or its error when none were. */
+static long send_all(int sd, const uint8_t *data, size_t len, uint64_t timeout_ms)
 {
-    (void)call;
-    if (enter())
-        return E_NOENT;
-    clock_for_send();
     size_t done = 0;
     long n = 0;
-    uint64_t deadline = drv_now_ms() + (timeout_ms > (1ull << 40) ? (1ull << 40) : timeout_ms);
+    uint64_t deadline = 0;
     bool last = false;
-    while (done < data_len) {
-        n = net_send(stack, sd_of(sd), (const uint8_t *)data + done, data_len - done);
+    while (done < len) {
+        n = net_send(stack, sd, data + done, len - done);
         if (n > 0) {
             done += (size_t)n;
             continue;
@@ -551,12 +548,36 @@ long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const vo
             break;
         /* A full send ring: run the stack until there is room; past the deadline (the
          * UNIX server's calls: timeout 0) still one pass, whose ACKs may free the ring, and
-         * one more try, as read does when nothing is there. */
+         * one more try, as read does when nothing is there. The clock is read only here:
+         * a write that fits costs no system call for it. */
         uint64_t now = drv_now_ms();
+        if (!deadline)
+            deadline = now + (timeout_ms > (1ull << 40) ? (1ull << 40) : timeout_ms);
         last = now >= deadline;
-        pump(last ? 0 : deadline - now, writable, sd_of(sd));
+        pump(last ? 0 : deadline - now, writable, sd);
     }
-    *res = result(done ? (long)done : n);
+    return done ? (long)done : n;
+}
+
+/* At most cap bytes into data, waiting up to timeout_ms for the first: the stack's result. */
+static long recv_some(int sd, void *data, size_t cap, uint64_t timeout_ms)
+{
+    long n = net_recv(stack, sd, data, cap);
+    if (n == -NET_EAGAIN) {
+        pump(timeout_ms, readable, sd);
+        n = net_recv(stack, sd, data, cap);
+    }
+    return n;
+}
+
+long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const void *data,
+               size_t data_len, uint64_t *res)
+{
+    (void)call;
+    if (enter())
+        return E_NOENT;
+    clock_for_send();
+    *res = result(send_all(sd_of(sd), data, data_len, timeout_ms));
     return leave();
 }
 
@@ -566,13 +587,80 @@ long net_read(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t 
     (void)call;
     if (enter())
         return E_NOENT;
-    long n = net_recv(stack, sd_of(sd), data, data_cap);
-    if (n == -NET_EAGAIN) {
-        pump(timeout_ms, readable, sd_of(sd));
-        n = net_recv(stack, sd_of(sd), data, data_cap);
-    }
+    long n = recv_some(sd_of(sd), data, data_cap, timeout_ms);
     *data_len = n > 0 ? (size_t)n : 0;
     *res = result(n);
+    return leave();
+}
+
+/* ---- the data channel (MK; docs/net.md, "The data channel") ----
+ * A client's window mapped here: stream data moves through it instead of the IPC buffer,
+ * so the message is words only. The client may change the memory at any time: the
+ * lengths come in message words (registers, copied once), each checked against the
+ * channel's size here, and the bytes are read once (the stack copies them into its send
+ * ring) or only written, so no value read from the channel steers the server. */
+#define CHANNELS 4
+#define CHANNEL_MAX (256u * 1024)
+static struct {
+    int client;                       /* the calling thread it belongs to; 0: a free slot */
+    uint8_t *mem;
+    size_t size;
+} channels[CHANNELS];
+
+/* The slot of the calling thread's channel, or -1 (client ids are never 0). */
+static int channel_of(int client)
+{
+    for (int i = 0; i < CHANNELS; i++)
+        if (channels[i].client == client)
+            return i;
+    return -1;
+}
+
+long net_channel(struct srv_call *call, uint64_t window, uint64_t size, uint64_t task,
+                 uint64_t *res, uint64_t *tid)
+{
+    *tid = 0;
+    if (enter())
+        return E_NOENT;
+    int slot = -1;
+    for (int i = CHANNELS - 1; i >= 0; i--)
+        slot = channels[i].client ? slot : i;
+    uint8_t *mem = NULL;
+    if (size < 4096 || size > CHANNEL_MAX || size % 4096 || channel_of(call->client) >= 0)
+        *res = result(-NET_EINVAL);
+    else if (slot < 0)
+        *res = result(-NET_ENOMEM);
+    else if (!(mem = drv_map_caller(call->client, window, (size_t)size)))
+        *res = result(-NET_EINVAL);
+    else {
+        channels[slot].client = call->client;
+        channels[slot].mem = mem;
+        channels[slot].size = (size_t)size;
+        *res = 0;
+        long t = task <= 0x7fffffff ? srv_words_thread(&net_iface, (int)task) : E_INVAL;
+        *tid = t > 0 ? (uint64_t)t : 0;
+    }
+    return leave();
+}
+
+long net_chwrite(struct srv_call *call, uint64_t sd, uint64_t len, uint64_t *res)
+{
+    if (enter())
+        return E_NOENT;
+    clock_for_send();
+    int c = channel_of(call->client);
+    *res = result(c < 0 || len > channels[c].size ? -NET_EINVAL
+                                                  : send_all(sd_of(sd), channels[c].mem, len, 0));
+    return leave();
+}
+
+long net_chread(struct srv_call *call, uint64_t sd, uint64_t cap, uint64_t *res)
+{
+    if (enter())
+        return E_NOENT;
+    int c = channel_of(call->client);
+    size_t k = c < 0 ? 0 : cap < channels[c].size ? (size_t)cap : channels[c].size;
+    *res = result(c < 0 ? -NET_EINVAL : recv_some(sd_of(sd), channels[c].mem, k, 0));
     return leave();
 }
 
@@ -783,10 +871,11 @@ long net_waitevents(struct srv_call *call, uint64_t since, uint64_t *gen, uint64
         pump(0, NULL, 0);             /* as pulse: the caller comes back in 10 ms */
     } else if ((uint32_t)since == activity) {
         int token = srv_defer(call);
-        if (token > 0) {
-            defer_until_change(token, (uint32_t)since);
+        if (token != 0) {             /* < 0: a thread that cannot defer (the words thread) */
+            if (token > 0)
+                defer_until_change(token, (uint32_t)since);
             leave();
-            return SRV_DEFERRED;
+            return token > 0 ? SRV_DEFERRED : token;
         }
         sleepers++;                   /* IK: the caller's thread sleeps until a change */
         drv_wait_change(&activity, (uint32_t)since, UINT64_MAX);

@@ -93,6 +93,13 @@ long rt_option(const char *key, char *buf, size_t cap);
 long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                  void *out, size_t out_cap, size_t *out_len);
 
+/* Calls of iface without buffers go to thread tid from now on (a server's words thread,
+ * whose calls take the IPC fastpath: srv.h srv_words_thread); tid 0: the server again.
+ * MK; IK: nothing (calls are function calls). */
+void rt_srv_words(unsigned iface, long tid);
+/* The server's own task id (MK), to name it to another server; IK: 0. */
+int rt_task_self(void);
+
 /* The network server's events (socket.c, with net_thread): start a thread of the
  * runtime's own (MK: a thread of unixsrv; IK: a kernel thread) that waits in the network
  * server's op waitevents and hands every new activity count to unix_net_event, as an

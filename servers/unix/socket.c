@@ -106,6 +106,11 @@ static struct waitlist sock_waiters;
 static unsigned open_socks;
 static uint64_t seen_gen;
 static unsigned char chunk[CHUNK];
+/* The data channel (docs/net.md, "The data channel"): a window of ours the network server
+ * maps, through which stream data moves (ops chwrite, chread) instead of the IPC buffer;
+ * NULL when the server takes none (IK, or it refused): then chunk and the buffer ops. */
+#define CHANNEL_SIZE SOCK_BUF
+static unsigned char *channel;
 static const struct file_ops sock_ops;
 
 /* ---- the network server ---- */
@@ -171,10 +176,36 @@ void unix_net_event(uint64_t gen)
     }
 }
 
+/* Once, at the first socket (unless net_channel=off): make the window and offer it to the
+ * network server; its answer may name a thread for our calls without buffers (their IPC
+ * fastpath). */
+static void channel_open(void)
+{
+    static bool tried;
+    uint64_t handle;
+    unsigned char *data;
+    char v[8];
+    if (tried || (rt_option("net_channel", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'f'))
+        return;
+    tried = true;
+    if (rt_file_new(CHANNEL_SIZE, &handle, &data) < 0)
+        return;
+    uint64_t w[IPC_MRS] = {0};
+    if (net_words(NET_CHANNEL, (uint64_t)(uintptr_t)data, CHANNEL_SIZE,
+                  (uint64_t)rt_task_self(), w) != 0) {
+        rt_file_free(handle);
+        return;
+    }
+    channel = data;
+    if (w[2] > 0 && w[2] <= 0x7fffffff)
+        rt_srv_words(NET_IFACE, (long)w[2]);
+}
+
 /* At each new socket: the event thread (started once), or the pulse (net_thread=off, or
  * no thread could start). */
 static void events_start(void)
 {
+    channel_open();
     static bool watching;
     if (!watching) {
         char v[8];
@@ -317,7 +348,35 @@ static void connect_progress(struct usock *s)
         s->connecting = false;
 }
 
-/* TCP send: chunks of up to CHUNK bytes until all is queued; a full send ring parks the
+/* Write's op with the IPC buffer: k bytes of chunk. */
+static long net_send_chunk(int sd, size_t k)
+{
+    uint64_t w[IPC_MRS] = {0, (uint64_t)sd, 0};
+    return net(NET_WRITE, w, chunk, k, NULL, 0, NULL);
+}
+
+/* Read's (or with peek, recvpeek's from offset off) op: at most k bytes, into the channel
+ * when there is one (not for a peek), else chunk; *got the bytes there, never more than k
+ * (a bad server's count is an error, -EIO), *from where they are. */
+static long net_recv_chunk(int sd, bool peek, size_t off, size_t k, size_t *got,
+                           unsigned char **from)
+{
+    long r;
+    *got = 0;
+    if (channel && !peek) {
+        r = net1(NET_CHREAD, (uint64_t)sd, k, 0);
+        *got = r > 0 ? (size_t)r : 0;
+        *from = channel;
+    } else {
+        uint64_t w[IPC_MRS] = {0, (uint64_t)sd, peek ? off : 0};
+        r = net(peek ? NET_RECVPEEK : NET_READ, w, NULL, 0, chunk, k, got);
+        *got = r > 0 && *got > (size_t)r ? (size_t)r : *got;
+        *from = chunk;
+    }
+    return r > (long)k ? -EIO : r;
+}
+
+/* TCP send: chunks of up to CHUNK bytes (the channel's size with a channel) until all is queued; a full send ring parks the
  * call with its progress in c->done (as a pipe write). */
 static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
                         bool nonblock, bool nosignal)
@@ -325,16 +384,19 @@ static long stream_send(struct usock *s, struct ucall *c, const struct uvec *u, 
     size_t done = c->done;
     c->done = 0;                    /* only a parked call's progress is kept (writev's next
                                        vector starts at 0) */
+    size_t step = channel ? CHANNEL_SIZE : CHUNK;
+    unsigned char *buf = channel ? channel : chunk;
     while (done < n) {
-        size_t k = n - done < CHUNK ? n - done : CHUNK;
-        if (uvec_copy(c, u, done, chunk, k, false))
+        size_t k = n - done < step ? n - done : step;
+        if (uvec_copy(c, u, done, buf, k, false))
             return done ? (long)done : -EFAULT;
-        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
-        long r = net(NET_WRITE, w, chunk, k, NULL, 0, NULL);
+        long r = channel ? net1(NET_CHWRITE, (uint64_t)s->sd, k, 0) : net_send_chunk(s->sd, k);
         if (r == -EPIPE && !nosignal)
             signal_send_pipe(c->proc);
         if (r < 0 && r != -EAGAIN)
             return done ? (long)done : r;
+        if (r > (long)k)                /* a bad server's count */
+            return done ? (long)done : -EIO;
         done += r > 0 ? (size_t)r : 0;
         if (r != (long)k) {
             c->done = done;
@@ -358,19 +420,18 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
     if (s->rd_shut || n == 0)
         return 0;
     bool peek = flags & MSG_PEEK;
-    size_t done = 0;
+    size_t done = 0, step = channel && !peek ? CHANNEL_SIZE : CHUNK;
     while (done < n) {
-        size_t k = n - done < CHUNK ? n - done : CHUNK, got = 0;
-        uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, peek ? done : 0};
-        long r = net(peek ? NET_RECVPEEK : NET_READ, w, NULL, 0, chunk, k, &got);
+        size_t k = n - done < step ? n - done : step, got;
+        unsigned char *from;
+        long r = net_recv_chunk(s->sd, peek, done, k, &got, &from);
         if (r < 0 && done)
             break;
         if (r < 0)
             return r == -EAGAIN ? park(c, nonblock, r, s->timeo_ns[RCV]) : r;
         if (r == 0)
             break;
-        got = got < (size_t)r ? got : (size_t)r;
-        if (!(flags & MSG_TRUNC) && uvec_copy(c, u, done, chunk, got, true))
+        if (!(flags & MSG_TRUNC) && uvec_copy(c, u, done, from, got, true))
             return -EFAULT;
         done += got;
         if (got < k)

@@ -203,6 +203,12 @@ struct user_regs {
 #define VM_CTL_MAP_FILE  5
 #define VM_CTL_FILE_EOF  6
 #define VM_CTL_FILE_GROW 7
+/* VM_CTL_MAP_CALLER (task = the id of a thread waiting for the caller's reply: a client
+ * whose call a server is serving; else E_PERM; privileged callers only, E_PERM): maps len
+ * bytes of that client's window at addr (a window page of its task, else E_INVAL) shared
+ * into the caller, where the kernel chooses, and returns the address. So a client shares
+ * memory it made with the server it calls (docs/net.md, "The data channel"). */
+#define VM_CTL_MAP_CALLER 8
 #define TASK_COPY_TO    1        /* SYS_TASK_COPY: our bytes into the task's memory */
 #define TASK_COPY_FROM  2        /* the task's bytes into ours */
 #define TASK_COPY_MAX   (1u << 20)

@@ -75,7 +75,8 @@ int srv_serve(const struct srv_iface *s);
  * nothing else waits) or defers the call (MK: the serving thread must go on serving).
  * srv_defer says which: MK the call's token (> 0): the op returns SRV_DEFERRED, the
  * runtime sends no answer, and the server answers later with srv_answer(token, w) from
- * its serving thread; IK 0: the op sleeps instead. */
+ * its serving thread; IK 0: the op sleeps instead; < 0 (MK, a call to the words thread,
+ * srv_words_thread): the call may not wait here, the op fails with that error. */
 #define SRV_DEFERRED 1
 int srv_defer(const struct srv_call *c);
 /* Answer deferred call `token` with w (w[0] the result, then the op's results; no
@@ -89,5 +90,12 @@ void srv_set_wake(void (*fn)(void));
  * soon; waits at most one tick for it to take the request (the serving thread may be
  * busy in a call; it runs the function after that call anyway). IK: nothing to do. */
 void srv_wake(void);
+/* MK: a second serving thread of `s` for calls of words alone (started once; every call
+ * of it lets task client_task call it): its receives take no buffer, so such calls and
+ * their replies take the IPC fastpath (docs/net.md, "The data channel"). A request's
+ * buffer is not taken there (in_len 0), a reply's still goes back; an op may not defer
+ * there (srv_defer < 0). Its thread id, or an error; IK: E_NOTSUP (calls are function
+ * calls). */
+long srv_words_thread(const struct srv_iface *s, int client_task);
 
 #endif

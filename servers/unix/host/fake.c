@@ -421,6 +421,8 @@ WEAK long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_
     return E_NOENT;
 }
 WEAK long rt_net_watch(void) { return E_NOSYS; }   /* socket.c pulses */
+WEAK void rt_srv_words(unsigned iface, long tid) { (void)iface, (void)tid; }
+WEAK int rt_task_self(void) { return 0; }
 WEAK void rt_memory(uint64_t *total, uint64_t *free) { *total = 256u << 20; *free = 128u << 20; }
 WEAK void rt_kernel_counters(struct meminfo *m) { *m = (struct meminfo){0}; }
 WEAK long rt_measure(unsigned op, unsigned arg) { (void)op, (void)arg; return 0; }
