@@ -6,6 +6,15 @@
  * nothing is outstanding (or TCP_NODELAY) and it empties the buffer, or on a probe or a
  * retransmission. Receiver side: the window never shrinks and small increases are not
  * announced (RFC 9293 3.8.6.2.2). SYNs carry MSS and window scale (RFC 7323).
+ *
+ * Segmentation offload (NETIF_TX_TSO, docs/net.md "Segmentation offload"): new data may go
+ * as one super-segment of up to NET_TSO_DATA bytes that the device cuts into MSS-sized
+ * segments on the wire. The rules keep every wire segment what it would be without it: a
+ * super-segment holds whole MSS pieces only (a shorter tail is a segment of its own,
+ * which Nagle decides on as before), stays within min(snd_wnd, cwnd), and never
+ * carries a retransmission (snd_nxt < snd_max: those go one MSS at a time, as after a
+ * timeout or in fast retransmit). Sequence space, RTT timing and the retransmission
+ * timer count its bytes like any segment's; the peer's ACKs may cover part of it.
  */
 #include "net_priv.h"
 
@@ -74,7 +83,7 @@ static void tcp_fill_header(uint8_t *h, uint16_t sport, uint16_t dport, uint32_t
 
 static void tcp_checksum_and_send(struct netstack *s, struct mbuf *m, uint32_t dst)
 {
-    uint32_t sum = cksum_pseudo(s->ip, dst, IPPROTO_TCP, m->len);
+    uint32_t sum = cksum_pseudo(s->ip, dst, IPPROTO_TCP, (uint16_t)mbuf_pktlen(m));
     if (!cksum_offload(s, m, 16, sum)) {
         uint8_t *h = mbuf_data(m);
         put16(h + 16, cksum_fold(cksum_add(sum, h, m->len)));
@@ -95,8 +104,18 @@ void tcp_respond(struct netstack *s, uint32_t dst, uint16_t sport, uint16_t dpor
     tcp_checksum_and_send(s, m, dst);
 }
 
+/* The most data the next segment may carry: one MSS, or a super-segment's worth of whole
+ * MSS pieces when the interface cuts them and the data is new (see the top). */
+static uint32_t tcp_seg_max(const struct netstack *s, const struct sock *tp)
+{
+    if ((s->nif->offload & (NETIF_TX_TSO | NETIF_TX_CSUM)) != (NETIF_TX_TSO | NETIF_TX_CSUM) ||
+        tp->snd_nxt != tp->snd_max || (tp->flags & TF_FORCE) || !tp->snd_mss)
+        return tp->snd_mss;
+    return NET_TSO_DATA / tp->snd_mss * tp->snd_mss;
+}
+
 /* How many data bytes may go now (0 if none), and whether more segments follow. */
-static uint32_t tcp_send_len(const struct sock *tp, int *more)
+static uint32_t tcp_send_len(const struct netstack *s, const struct sock *tp, int *more)
 {
     uint32_t off = tp->snd_nxt - tp->snd_una;
     uint32_t win = tp->snd_wnd < tp->cwnd ? tp->snd_wnd : tp->cwnd;
@@ -106,9 +125,12 @@ static uint32_t tcp_send_len(const struct sock *tp, int *more)
     *more = 0;
     if (tp->state < TCPS_ESTABLISHED || avail <= off)
         return 0;
-    uint32_t len = avail - off;
-    if (len > tp->snd_mss) {
-        len = tp->snd_mss;
+    uint32_t len = avail - off, max = tcp_seg_max(s, tp);
+    if (len > max) {
+        len = max;
+        *more = 1;
+    } else if (len > tp->snd_mss && len % tp->snd_mss) {
+        len -= len % tp->snd_mss;             /* the short tail on its own, after Nagle */
         *more = 1;
     }
     return len;
@@ -120,7 +142,7 @@ static int tcp_should_send(struct sock *tp, uint32_t len, uint8_t flags)
     uint32_t off = tp->snd_nxt - tp->snd_una;
     if (len) {
         int idle = tp->snd_max == tp->snd_una;
-        if (len == tp->snd_mss || (tp->flags & TF_FORCE) || SEQ_LT(tp->snd_nxt, tp->snd_max))
+        if (len >= tp->snd_mss || (tp->flags & TF_FORCE) || SEQ_LT(tp->snd_nxt, tp->snd_max))
             return 1;
         if ((idle || (tp->flags & TF_NODELAY)) && off + len >= tp->snd.len)
             return 1;
@@ -142,6 +164,22 @@ static int tcp_should_send(struct sock *tp, uint32_t len, uint8_t flags)
     return 0;
 }
 
+/* The segment's len data bytes from offset off of the send buffer: after its hlen header
+ * bytes in m (m->len grows by len), or (more than one MSS: a super-segment) in tso_frame. */
+static void tcp_put_data(struct netstack *s, struct sock *tp, struct mbuf *m, uint32_t off,
+                         unsigned hlen, uint32_t len)
+{
+    if (len <= tp->snd_mss) {
+        ring_peek(&tp->snd, off, mbuf_data(m) + hlen, len);
+        m->len = (uint16_t)(m->len + len);
+        return;
+    }
+    ring_peek(&tp->snd, off, s->tso_frame + NET_TSO_HEAD, len);
+    m->tso_len = (uint16_t)len;
+    m->tso_mss = (uint16_t)tp->snd_mss;
+    s->st.tcp_tso++;
+}
+
 /* Build and send one segment of `len` bytes at snd_nxt; advance the send state. */
 static int tcp_send_segment(struct netstack *s, struct sock *tp, uint32_t len, uint8_t flags)
 {
@@ -157,14 +195,14 @@ static int tcp_send_segment(struct netstack *s, struct sock *tp, uint32_t len, u
     if (flags & TH_SYN)
         hlen += put_syn_options(tp, h + TCP_HLEN, s->nif->mtu);
     uint32_t off = tp->snd_nxt - tp->snd_una;
+    m->len = (uint16_t)hlen;
     if (len) {
-        ring_peek(&tp->snd, off, h + hlen, len);
+        tcp_put_data(s, tp, m, off, hlen, len);
         if (off + len == tp->snd.len)
             flags |= TH_PSH;
     }
     uint16_t win = tcp_window_field(tp, flags & TH_SYN);
     tcp_fill_header(h, tp->lport, tp->rport, tp->snd_nxt, tp->rcv_nxt, flags, win, hlen);
-    m->len = (uint16_t)(hlen + len);
 
     uint32_t startseq = tp->snd_nxt;
     tp->snd_nxt += len + ((flags & TH_SYN) ? 1 : 0) + ((flags & TH_FIN) ? 1 : 0);
@@ -197,7 +235,7 @@ static int tcp_output_segments(struct netstack *s, struct sock *tp)
         if ((flags & TH_SYN) == 0 && tp->state < TCPS_ESTABLISHED && !(tp->flags & TF_ACKNOW))
             return 0;
         int more;
-        uint32_t len = tcp_send_len(tp, &more);
+        uint32_t len = tcp_send_len(s, tp, &more);
         if ((flags & TH_FIN) && SEQ_LT(tp->snd_nxt + len, tp->snd_una + tp->snd.len))
             flags &= (uint8_t)~TH_FIN;        /* data still follows */
         if ((flags & TH_FIN) && (tp->flags & TF_SENTFIN) &&
