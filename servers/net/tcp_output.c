@@ -125,13 +125,13 @@ static uint32_t tcp_send_len(const struct netstack *s, const struct sock *tp, in
     *more = 0;
     if (tp->state < TCPS_ESTABLISHED || avail <= off)
         return 0;
-    uint32_t len = avail - off, max = tcp_seg_max(s, tp);
-    if (len > max) {
-        len = max;
-        *more = 1;
-    } else if (len > tp->snd_mss && len % tp->snd_mss) {
-        len -= len % tp->snd_mss;             /* the short tail on its own, after Nagle */
-        *more = 1;
+    uint32_t len = avail - off;
+    if (len > tp->snd_mss) {
+        uint32_t max = tcp_seg_max(s, tp);
+        /* a super-segment of whole MSS pieces: a short tail goes on its own, after Nagle */
+        uint32_t cut = len > max ? max : len - len % tp->snd_mss;
+        *more = cut < len;
+        len = cut;
     }
     return len;
 }

@@ -17,7 +17,7 @@ enum { IPH = 14, TCPH = 34 };
 
 /* Whether a super-segment is what HOST_TSO4 expects (virtio 1.0, 5.1.6.2) and what the
  * stack promises (whole pieces of its MSS, the pseudo-header sum of the whole length in
- * the checksum field, new data only). */
+ * the checksum field). */
 static bool super_segment_ok(struct pair *p, int from, const uint8_t *f, size_t len,
                              const struct net_offload *off)
 {
@@ -31,8 +31,7 @@ static bool super_segment_ok(struct pair *p, int from, const uint8_t *f, size_t 
                                    (uint16_t)(len - TCPH));
     uint16_t field = (uint16_t)~cksum_fold(pseudo);
     return off->gso_size == mss && len - hdr > mss && (len - hdr) % mss == 0 &&
-           get16(f + TCPH + 16) == field &&
-           get32(f + TCPH + 4) == p->tso_seq_end[from];
+           get16(f + TCPH + 16) == field;
 }
 
 /* Piece i of a super-segment, n data bytes from `done` on: the first frame's headers
@@ -75,6 +74,7 @@ static void split_super_segment(struct pair *p, int from, const uint8_t *f, size
     }
     size_t hdr = off->hdr_len, data = len - hdr;
     p->tso_frames++;
+    p->tso_resent += get32(f + TCPH + 4) != p->tso_seq_end[from];
     p->tso_seq_end[from] = get32(f + TCPH + 4) + (uint32_t)data;
     if (p->tso_tap)
         p->tso_tap(p, from, f, len);
@@ -86,7 +86,7 @@ static void split_super_segment(struct pair *p, int from, const uint8_t *f, size
 }
 
 /* After each frame of side `from` that is not a super-segment: where its TCP data ends,
- * if it went beyond what was sent (super_segment_ok's new-data rule). */
+ * if it went beyond what was sent (tso_resent). */
 static void note_seq_end(struct pair *p, int from, const uint8_t *f, size_t len)
 {
     if (len < TCPH + 20 || get16(f + 12) != 0x0800 || f[IPH + 9] != 6)

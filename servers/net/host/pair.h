@@ -30,11 +30,12 @@ struct pair {
     uint64_t tx_csum;
     /* Segmentation offload as virtio-net's HOST_TSO4 does it: a frame sent with a gso_size
      * is checked (tso_bad counts super-segments whose headers or virtio fields are wrong,
-     * which are not sent, or that resend data: the stack never puts a retransmission in
-     * one) and cut by a reference splitter into frames of at most gso_size data bytes,
-     * checksums finished; tso_frames counts them, tso_seq_end[i] is the sequence number
-     * after the data side i sent last. */
-    uint64_t tso_frames, tso_bad;
+     * which are not sent) and cut by a reference splitter into frames of at most gso_size
+     * data bytes, checksums finished; tso_frames counts them. With one connection at a
+     * time, tso_resent counts those that resent data (the stack never puts a
+     * retransmission in one): tso_seq_end[i] is the sequence number after the data side
+     * i sent last. */
+    uint64_t tso_frames, tso_bad, tso_resent;
     uint32_t tso_seq_end[2];
     void (*tso_tap)(struct pair *p, int from, const uint8_t *frame, size_t len); /* each
                                                super-segment as the stack sent it */
