@@ -91,38 +91,37 @@ static void put_le16(uint8_t *p, uint16_t v)
 
 /* The header of a frame to send: nothing asked, the checksum the device finishes, and
  * the segmentation it does (virtio 1.0, 5.1.6.2: a GSO frame also asks for NEEDS_CSUM). */
-static void tx_header(struct vnet *n, uint8_t *hdr, const struct vnet_offload *off)
+static void tx_header(struct vnet *n, uint8_t *hdr, struct vnet_offload off)
 {
     memset(hdr, 0, VNET_HDR_LEN);                       /* gso_type NONE */
-    if (!off || !off->csum_start)
+    if (!off.csum_start)
         return;
     hdr[0] = HDR_NEEDS_CSUM;
-    put_le16(hdr + HDR_CSUM_START, off->csum_start);
-    put_le16(hdr + HDR_CSUM_OFFSET, off->csum_offset);
+    put_le16(hdr + HDR_CSUM_START, off.csum_start);
+    put_le16(hdr + HDR_CSUM_OFFSET, off.csum_offset);
     n->stats.tx_csum++;
-    if (!off->gso_size)
+    if (!off.gso_size)
         return;
     hdr[HDR_GSO_TYPE] = HDR_GSO_TCPV4;
-    put_le16(hdr + HDR_HDR_LEN, off->hdr_len);
-    put_le16(hdr + HDR_GSO_SIZE, off->gso_size);
+    put_le16(hdr + HDR_HDR_LEN, off.hdr_len);
+    put_le16(hdr + HDR_GSO_SIZE, off.gso_size);
     n->stats.tx_tso++;
 }
 
 /* Whether the device can do what off asks of a frame of len bytes. */
-static bool tx_offload_ok(const struct vnet *n, size_t len, const struct vnet_offload *off)
+static bool tx_offload_ok(const struct vnet *n, size_t len, struct vnet_offload off)
 {
-    if (!off || (!off->csum_start && !off->gso_size))
-        return len <= VNET_FRAME_MAX;
-    if (!(n->offload & VNET_TX_CSUM) || !off->csum_start ||
-        (size_t)off->csum_start + off->csum_offset + 2 > len)
+    if (!off.csum_start)
+        return len <= VNET_FRAME_MAX && !off.gso_size;
+    if (!(n->offload & VNET_TX_CSUM) || (size_t)off.csum_start + off.csum_offset + 2 > len)
         return false;
-    if (!off->gso_size)
+    if (!off.gso_size)
         return len <= VNET_FRAME_MAX;
-    return (n->offload & VNET_TX_TSO) && len <= VNET_TSO_MAX && off->hdr_len > off->csum_start &&
-           off->hdr_len < len;
+    return (n->offload & VNET_TX_TSO) && len <= VNET_TSO_MAX && off.hdr_len > off.csum_start &&
+           off.hdr_len < len;
 }
 
-int vnet_send(struct vnet *n, const void *frame, size_t len, const struct vnet_offload *off)
+int vnet_send(struct vnet *n, const void *frame, size_t len, struct vnet_offload off)
 {
     if (len == 0 || !tx_offload_ok(n, len, off))
         return E_INVAL;

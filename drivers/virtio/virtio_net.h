@@ -46,13 +46,15 @@ struct vnet_stats {
 #define VNET_RX_CSUM 0x2            /* VIRTIO_NET_F_GUEST_CSUM */
 #define VNET_TX_TSO  0x4            /* VIRTIO_NET_F_HOST_TSO4 */
 
-/* What the device does to a frame before it leaves: csum_start 0, nothing; else it
- * finishes the checksum over the bytes from csum_start and stores it at csum_start +
- * csum_offset; gso_size 0, nothing more; else (a TCP/IPv4 frame, the checksum asked at
- * the TCP header) it cuts the data after the first hdr_len bytes into gso_size pieces. */
+/* What the device does to a frame before it leaves (passed by value: it fits a register):
+ * csum_start 0, nothing; else it finishes the checksum over the bytes from csum_start and
+ * stores it at csum_start + csum_offset; gso_size 0, nothing more; else (a TCP/IPv4
+ * frame, the checksum asked at the TCP header) it cuts the data after the first hdr_len
+ * bytes into gso_size pieces. */
 struct vnet_offload {
     uint16_t csum_start, csum_offset, gso_size, hdr_len;
 };
+#define VNET_NO_OFFLOAD ((struct vnet_offload){0, 0, 0, 0})
 
 struct vnet {
     struct virtio_dev dev;
@@ -70,10 +72,10 @@ struct vnet {
  * device agreed to). 0 or E_NOENT, E_NOTSUP, E_NOMEM, ... */
 int vnet_open(struct vnet *n, unsigned index, bool csum, bool tso);
 /* Queue one frame (len bytes, at most VNET_FRAME_MAX, or VNET_TSO_MAX with a gso_size)
- * for sending; it is copied. off: NULL, or what the device must do to it (a checksum only
- * with VNET_TX_CSUM, a segmentation only with VNET_TX_TSO). 0, E_INVAL (length, or an
- * offload the device cannot do), or E_NOMEM while all transmit buffers are in flight. */
-int vnet_send(struct vnet *n, const void *frame, size_t len, const struct vnet_offload *off);
+ * for sending; it is copied. off: what the device must do to it (a checksum only with
+ * VNET_TX_CSUM, a segmentation only with VNET_TX_TSO). 0, E_INVAL (length, or an offload
+ * the device cannot do), or E_NOMEM while all transmit buffers are in flight. */
+int vnet_send(struct vnet *n, const void *frame, size_t len, struct vnet_offload off);
 /* Deliver every received frame to `deliver` (the frame is valid during the call only;
  * csum_ok as above) and offer its buffer again; returns the number delivered. */
 typedef void vnet_deliver_fn(void *ctx, const uint8_t *frame, size_t len, bool csum_ok);

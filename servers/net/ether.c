@@ -39,7 +39,7 @@ static const uint8_t *tso_frame(struct netstack *s, const struct mbuf *m, const 
  * left to the device starts after our IP header, which never has options. */
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type)
 {
-    struct net_offload off = {ETH_HLEN + IP_HLEN, m->csum_off, m->tso_mss, 0};
+    struct net_offload off = {m->csum_off ? ETH_HLEN + IP_HLEN : 0, m->csum_off, m->tso_mss, 0};
     NET_PROBE_ENTER(NET_L_DRV_OUT);
     uint8_t *h = mbuf_prepend(m, ETH_HLEN);
     net_memcpy(h, dst ? dst : ether_bcast, 6);
@@ -52,7 +52,7 @@ void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint
     }
     s->st.tx_frames++;
     s->st.tx_bytes += mbuf_pktlen(m);
-    s->nif->send(s->nif, frame, mbuf_pktlen(m), m->csum_off ? &off : 0);
+    s->nif->send(s->nif, frame, mbuf_pktlen(m), off);
     mbuf_free(&s->pool, m);
     NET_PROBE_LEAVE(NET_L_DRV_OUT);
 }

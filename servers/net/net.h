@@ -67,10 +67,11 @@
 #define NETIF_TX_TSO  0x4   /* send() takes TCP super-segments (needs NETIF_TX_CSUM) */
 #define NET_TSO_MAX 65535   /* largest IP packet of a super-segment */
 
-/* What send() must do to a frame before it leaves. The checksum: the ones' complement of
- * the sum of the bytes from `start` to the end of the frame, stored big-endian at start +
- * offset (the field holds the pseudo-header sum already, with the length of the whole
- * frame's TCP or UDP part, so the result is the transport checksum). The segmentation
+/* What send() must do to a frame before it leaves (passed by value: it fits a register).
+ * start 0: nothing. Else the checksum: the ones' complement of the sum of the bytes from
+ * `start` to the end of the frame, stored big-endian at start + offset (the field holds
+ * the pseudo-header sum already, with the length of the whole frame's TCP or UDP part, so
+ * the result is the transport checksum). The segmentation
  * (gso_size > 0, only with NETIF_TX_TSO; always with the TCP checksum): the frame is one
  * TCP/IPv4 super-segment whose data after its first hdr_len bytes (Ethernet, IP and TCP
  * headers) goes out as segments of gso_size data bytes (the last may be shorter), each
@@ -85,9 +86,9 @@ struct net_offload {
 struct netif {
     uint8_t mac[6];
     uint16_t mtu;                          /* IP MTU, 1500 for Ethernet */
-    /* off: NULL, or (only with NETIF_TX_CSUM) what the device must do to the frame; a
-     * frame is at most mtu + 14 bytes, a super-segment NET_TSO_MAX + 14 */
-    void (*send)(struct netif *nif, const void *frame, size_t len, const struct net_offload *off);
+    /* off: what the device must do to the frame (start 0: nothing; else only with
+     * NETIF_TX_CSUM); a frame is at most mtu + 14 bytes, a super-segment NET_TSO_MAX + 14 */
+    void (*send)(struct netif *nif, const void *frame, size_t len, struct net_offload off);
     void *ctx;                             /* the driver's own state */
     unsigned offload;                      /* NETIF_* */
 };

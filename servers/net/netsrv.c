@@ -94,13 +94,11 @@ static void read_addresses(void)
     my_mask = prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> prefix);
 }
 
-static void send_frame(struct netif *n, const void *frame, size_t len, const struct net_offload *off)
+static void send_frame(struct netif *n, const void *frame, size_t len, struct net_offload off)
 {
-    struct vnet_offload v = {0, 0, 0, 0};
-    if (off)
-        v = (struct vnet_offload){off->start, off->offset, off->gso_size, off->hdr_len};
     /* a full ring drops the frame: TCP sends it again */
-    vnet_send(n->ctx, frame, len, &v);
+    vnet_send(n->ctx, frame, len,
+              (struct vnet_offload){off.start, off.offset, off.gso_size, off.hdr_len});
 }
 
 /* Stack activity the waiting calls care about: frames received and timer runs (ops

@@ -164,16 +164,11 @@ static int tcp_should_send(struct sock *tp, uint32_t len, uint8_t flags)
     return 0;
 }
 
-/* The segment's len data bytes from offset off of the send buffer: after its hlen header
- * bytes in m (m->len grows by len), or (more than one MSS: a super-segment) in tso_frame. */
-static void tcp_put_data(struct netstack *s, struct sock *tp, struct mbuf *m, uint32_t off,
-                         unsigned hlen, uint32_t len)
+/* A super-segment's len data bytes from offset off of the send buffer, into tso_frame
+ * (ether_output puts the headers, which stay in m, in front of them). */
+static void tcp_put_super(struct netstack *s, struct sock *tp, struct mbuf *m, uint32_t off,
+                          uint32_t len)
 {
-    if (len <= tp->snd_mss) {
-        ring_peek(&tp->snd, off, mbuf_data(m) + hlen, len);
-        m->len = (uint16_t)(m->len + len);
-        return;
-    }
     ring_peek(&tp->snd, off, s->tso_frame + NET_TSO_HEAD, len);
     m->tso_len = (uint16_t)len;
     m->tso_mss = (uint16_t)tp->snd_mss;
@@ -195,14 +190,17 @@ static int tcp_send_segment(struct netstack *s, struct sock *tp, uint32_t len, u
     if (flags & TH_SYN)
         hlen += put_syn_options(tp, h + TCP_HLEN, s->nif->mtu);
     uint32_t off = tp->snd_nxt - tp->snd_una;
-    m->len = (uint16_t)hlen;
     if (len) {
-        tcp_put_data(s, tp, m, off, hlen, len);
+        if (len > tp->snd_mss)
+            tcp_put_super(s, tp, m, off, len);
+        else
+            ring_peek(&tp->snd, off, h + hlen, len);
         if (off + len == tp->snd.len)
             flags |= TH_PSH;
     }
     uint16_t win = tcp_window_field(tp, flags & TH_SYN);
     tcp_fill_header(h, tp->lport, tp->rport, tp->snd_nxt, tp->rcv_nxt, flags, win, hlen);
+    m->len = (uint16_t)(hlen + len - m->tso_len);
 
     uint32_t startseq = tp->snd_nxt;
     tp->snd_nxt += len + ((flags & TH_SYN) ? 1 : 0) + ((flags & TH_FIN) ? 1 : 0);

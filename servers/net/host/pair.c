@@ -6,10 +6,10 @@
 #include <string.h>
 
 /* What a device with checksum offload does before the frame leaves (virtio 5.1.6.2). */
-static void finish_checksum(uint8_t *frame, size_t len, const struct net_offload *csum)
+static void finish_checksum(uint8_t *frame, size_t len, struct net_offload csum)
 {
-    uint16_t c = cksum_fold(cksum_add(0, frame + csum->start, len - csum->start));
-    put16(frame + csum->start + csum->offset, c);
+    uint16_t c = cksum_fold(cksum_add(0, frame + csum.start, len - csum.start));
+    put16(frame + csum.start + csum.offset, c);
 }
 
 /* Offsets in an Ethernet frame carrying IPv4 without options, and TCP. */
@@ -100,21 +100,21 @@ static void note_seq_end(struct pair *p, int from, const uint8_t *f, size_t len)
 }
 
 static void pair_send(struct netif *nif, const void *frame, size_t len,
-                      const struct net_offload *csum)
+                      struct net_offload csum)
 {
     static uint8_t copy[2048];
     struct pair *p = nif->ctx;
     int from = nif == &p->nif[1];
     p->frames[from]++;
-    if (csum && csum->gso_size) {
+    if (csum.start && csum.gso_size) {
         p->tx_csum++;
-        split_super_segment(p, from, frame, len, csum);
+        split_super_segment(p, from, frame, len, &csum);
         return;
     }
     note_seq_end(p, from, frame, len);
-    if (csum) {
+    if (csum.start) {
         p->tx_csum++;
-        if (p->finish_csum && len <= sizeof copy && csum->start + csum->offset + 2u <= len) {
+        if (p->finish_csum && len <= sizeof copy && csum.start + csum.offset + 2u <= len) {
             memcpy(copy, frame, len);
             finish_checksum(copy, len, csum);
             frame = copy;
