@@ -109,9 +109,9 @@ void tcp_respond(struct netstack *s, uint32_t dst, uint16_t sport, uint16_t dpor
 static uint32_t tcp_seg_max(const struct netstack *s, const struct sock *tp)
 {
     if ((s->nif->offload & (NETIF_TX_TSO | NETIF_TX_CSUM)) != (NETIF_TX_TSO | NETIF_TX_CSUM) ||
-        tp->snd_nxt != tp->snd_max || (tp->flags & TF_FORCE) || !tp->snd_mss)
+        tp->snd_nxt != tp->snd_max || (tp->flags & TF_FORCE))
         return tp->snd_mss;
-    return NET_TSO_DATA / tp->snd_mss * tp->snd_mss;
+    return NET_TSO_DATA / tp->snd_mss * tp->snd_mss;      /* snd_mss >= 64 (tcp_input.c) */
 }
 
 /* How many data bytes may go now (0 if none), and whether more segments follow. */
