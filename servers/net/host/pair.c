@@ -21,10 +21,11 @@ enum { IPH = 14, TCPH = 34 };
 static bool super_segment_ok(struct pair *p, int from, const uint8_t *f, size_t len,
                              const struct net_offload *off)
 {
-    size_t hdr = TCPH + (size_t)(f[TCPH + 12] >> 4) * 4;
     if (!(p->nif[from].offload & NETIF_TX_TSO) || len < TCPH + 20 || get16(f + 12) != 0x0800 ||
-        f[IPH] != 0x45 || f[IPH + 9] != 6 || get16(f + IPH + 2) != len - IPH ||
-        off->start != TCPH || off->offset != 16 || off->hdr_len != hdr || hdr >= len)
+        f[IPH] != 0x45 || f[IPH + 9] != 6 || get16(f + IPH + 2) != len - IPH)
+        return false;
+    size_t hdr = TCPH + (size_t)(f[TCPH + 12] >> 4) * 4;
+    if (off->start != TCPH || off->offset != 16 || off->hdr_len != hdr || hdr >= len)
         return false;
     uint16_t mss = (uint16_t)(p->nif[!from].mtu - 40);   /* what the peer's SYN said */
     uint32_t pseudo = cksum_pseudo(get32(f + IPH + 12), get32(f + IPH + 16), 6,
@@ -106,7 +107,7 @@ static void pair_send(struct netif *nif, const void *frame, size_t len,
     struct pair *p = nif->ctx;
     int from = nif == &p->nif[1];
     p->frames[from]++;
-    if (csum.start && csum.gso_size) {
+    if (csum.gso_size) {
         p->tx_csum++;
         split_super_segment(p, from, frame, len, &csum);
         return;
