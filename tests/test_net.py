@@ -2,8 +2,10 @@
 
 - the two-stack unit tests (servers/net/host/nettest.c: handshake, options, closing states,
   RST, delayed ACK, Nagle, bulk, loss/reordering/duplication, zero window, keep-alive,
-  100 connections, SYN backlog, UDP, ICMP, ARP, checksum offload) under ASan and UBSan;
-- a slice of the random-frame fuzz (`make net-fuzz` runs a long one);
+  100 connections, SYN backlog, UDP, ICMP, ARP, checksum and segmentation offload) under
+  ASan and UBSan;
+- a slice of the random-frame fuzz (`make net-fuzz` runs a long one), odd seeds with
+  segmentation offload on;
 - the stack builds freestanding and needs nothing but memcpy & co.;
 - P3's per-layer instruction counts under callgrind stay within bounds.
 """
@@ -34,7 +36,7 @@ def built():
 
 
 GROUPS = ("handshake", "rst", "rststates", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
-          "many", "udp", "offload")
+          "many", "udp", "offload", "tso")
 
 
 def test_two_stack_unit_tests(built):
@@ -58,8 +60,9 @@ def test_fuzz_slice(built, seed):
     assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
     assert "netfuzz: ok" in r.stdout and "sockets 0/0 mbufs 0/0" in r.stdout
     # the generator reached deep: RSTs and challenge ACKs from live connections
-    m = re.search(r"rst-sent (\d+) challenge (\d+)", r.stdout)
+    m = re.search(r"rst-sent (\d+) challenge (\d+); super-segments (\d+) bad 0", r.stdout)
     assert m and int(m.group(1)) > 1000 and int(m.group(2)) > 100, r.stdout
+    assert (int(m.group(3)) > 0) == (seed % 2 == 1), r.stdout
 
 
 def test_freestanding_build_needs_only_mem_functions(built):

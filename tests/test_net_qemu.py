@@ -64,16 +64,20 @@ class Namespace(netns.Namespace):
                        extra=netns.qemu_flags(), lifetime=280)
 
 
-@pytest.mark.parametrize("placement,csum,msix", [("mk", "off", "off"), ("ik", "off", "off"),
-                                                ("mk", "on", "off"), ("ik", "off", "on")])
-def test_ping_tcp_udp_against_linux(placement, csum, msix, tmp_path):
+@pytest.mark.parametrize("placement,csum,msix,tso", [
+    ("mk", "off", "off", "off"), ("ik", "off", "off", "off"), ("mk", "on", "off", "off"),
+    ("ik", "off", "on", "off"), ("mk", "on", "off", "on"), ("ik", "on", "off", "on")])
+def test_ping_tcp_udp_against_linux(placement, csum, msix, tso, tmp_path):
     """With net_csum=on the device finishes the checksums of what the stack sends and
     vouches for what it received from the host's stack (which leaves them to the device on
     a tap): the same streams must arrive intact both ways, and the driver's counters show
     the offload was used; with it off, the stack computes and checks every checksum. With
-    msix=on the device interrupts by MSI-X instead of INTx (docs/drivers.md)."""
-    with Namespace(placement + csum[1] + msix[1], tmp_path) as ns, \
-            ns.boot(placement, net_csum=csum, msix=msix) as s:
+    msix=on the device interrupts by MSI-X instead of INTx (docs/drivers.md). With
+    net_tso=on too the stack sends super-segments that the device (QEMU and the host's
+    GSO behind the tap) cuts into MSS-sized segments: the driver's TSO counter must show
+    them, the Linux sink must get the same bytes."""
+    with Namespace(placement + csum[1] + msix[1] + tso[1], tmp_path) as ns, \
+            ns.boot(placement, net_csum=csum, msix=msix, net_tso=tso) as s:
         out = s.cmd("netcli config")
         assert f"ip {ONDOL_IP} mask 255.255.255.0 gw {LINUX_IP}" in out, out
 
@@ -98,13 +102,19 @@ def test_ping_tcp_udp_against_linux(placement, csum, msix, tmp_path):
         assert ns.finish(echo) == {"bytes": 16, "from": ONDOL_IP}
 
         out = s.cmd("netcli stats")
-        m = re.search(r"rx (\d+) tx (\d+) irqs (\d+) hdrpred (\d+) csum tx (\d+) rx (\d+)", out)
+        m = re.search(r"rx (\d+) tx (\d+) irqs (\d+) hdrpred (\d+) csum tx (\d+) rx (\d+) "
+                      r"tso tx (\d+)", out)
         assert m and int(m.group(3)) > 0 and int(m.group(4)) > 0, out
-        tx_csum, rx_csum = int(m.group(5)), int(m.group(6))
+        tx_csum, rx_csum, tx_tso = (int(m.group(i)) for i in (5, 6, 7))
         if csum == "on":
-            assert tx_csum > BYTES // 1460 and rx_csum > BYTES // 1460, out
+            assert rx_csum > BYTES // 1460, out
+            assert tx_csum > (BYTES // 65536 if tso == "on" else BYTES // 1460), out
         else:
             assert tx_csum == rx_csum == 0, out
+        if tso == "on":
+            assert tx_tso > BYTES // 65536, out      # more than 1 MB could fill
+        else:
+            assert tx_tso == 0, out
 
         # the data channel refuses a client that breaks its rules, and the server goes on
         out = s.cmd("netcli channel")

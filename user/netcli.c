@@ -190,11 +190,11 @@ static int cmd_udp(uint32_t ip, uint16_t port, const char *text)
 
 static int cmd_stats(void)
 {
-    uint64_t rx = 0, tx = 0, irqs = 0, hp = 0, txc = 0, rxc = 0;
-    long e = net_call_counters(&conn, &rx, &tx, &irqs, &hp, &txc, &rxc);
-    printf("netcli stats rx %lu tx %lu irqs %lu hdrpred %lu csum tx %lu rx %lu (%ld)\n",
+    uint64_t rx = 0, tx = 0, irqs = 0, hp = 0, txc = 0, rxc = 0, tso = 0;
+    long e = net_call_counters(&conn, &rx, &tx, &irqs, &hp, &txc, &rxc, &tso);
+    printf("netcli stats rx %lu tx %lu irqs %lu hdrpred %lu csum tx %lu rx %lu tso tx %lu (%ld)\n",
            (unsigned long)rx, (unsigned long)tx, (unsigned long)irqs, (unsigned long)hp,
-           (unsigned long)txc, (unsigned long)rxc, e);
+           (unsigned long)txc, (unsigned long)rxc, (unsigned long)tso, e);
     return e < 0;
 }
 

@@ -6,21 +6,29 @@
 #define VIRTIO_NET_F_CSUM       (1ull << 0)
 #define VIRTIO_NET_F_GUEST_CSUM (1ull << 1)
 #define VIRTIO_NET_F_MAC        (1ull << 5)
+#define VIRTIO_NET_F_HOST_TSO4  (1ull << 11)
 /* struct virtio_net_hdr (5.1.6): flags, gso_type, hdr_len, gso_size, csum_start,
  * csum_offset, num_buffers; little-endian 16-bit fields */
 #define HDR_NEEDS_CSUM 1u
 #define HDR_DATA_VALID 2u
+#define HDR_GSO_TYPE 1
+#define HDR_GSO_TCPV4 1u
+#define HDR_HDR_LEN 2
+#define HDR_GSO_SIZE 4
 #define HDR_CSUM_START 6
 #define HDR_CSUM_OFFSET 8
 #define VIRTIO_ID_NET_MODERN       0x1041
 #define VIRTIO_ID_NET_TRANSITIONAL 0x1000
 #define VNET_BUF 2048                /* header + frame, rounded up */
+#define VNET_TSO_BUF 69632           /* header + super-segment, rounded up to pages */
 
-static int open_modern_or_transitional(struct vnet *n, unsigned index, bool csum)
+static int open_modern_or_transitional(struct vnet *n, unsigned index, bool csum, bool tso)
 {
     uint64_t wanted = VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC;
     if (csum)
         wanted |= VIRTIO_NET_F_CSUM | VIRTIO_NET_F_GUEST_CSUM;
+    if (csum && tso)
+        wanted |= VIRTIO_NET_F_HOST_TSO4;  /* requires CSUM (virtio 1.0, 5.1.3.1) */
     int err = virtio_open(&n->dev, VIRTIO_ID_NET_MODERN, index, wanted);
     if (err == E_NOENT)
         err = virtio_open(&n->dev, VIRTIO_ID_NET_TRANSITIONAL, index, wanted);
@@ -34,14 +42,23 @@ static void offer_all_rx(struct vnet *n)
     virtq_kick(&n->rx);
 }
 
-int vnet_open(struct vnet *n, unsigned index, bool csum)
+/* The transmit queue: VNET_QUEUE one-frame buffers, or with segmentation offload fewer
+ * that each hold a super-segment (a frame is one descriptor, virtio.h). */
+static int setup_tx(struct vnet *n)
+{
+    bool tso = n->dev.features & VIRTIO_NET_F_HOST_TSO4;
+    return virtq_setup(&n->dev, &n->tx, 1, tso ? VNET_TSO_QUEUE : VNET_QUEUE,
+                       tso ? VNET_TSO_BUF : VNET_BUF);
+}
+
+int vnet_open(struct vnet *n, unsigned index, bool csum, bool tso)
 {
     memset(n, 0, sizeof(*n));
-    int err = open_modern_or_transitional(n, index, csum);
+    int err = open_modern_or_transitional(n, index, csum, tso);
     if (!err)
         err = virtq_setup(&n->dev, &n->rx, 0, VNET_QUEUE, VNET_BUF);
     if (!err)
-        err = virtq_setup(&n->dev, &n->tx, 1, VNET_QUEUE, VNET_BUF);
+        err = setup_tx(n);
     if (err)
         return err;
     virtq_quiet(&n->tx);                  /* no interrupt per sent frame */
@@ -50,7 +67,8 @@ int vnet_open(struct vnet *n, unsigned index, bool csum)
     for (int i = 0; i < 6; i++)
         n->mac[i] = n->dev.device_cfg[i];
     n->offload = (n->dev.features & VIRTIO_NET_F_CSUM ? VNET_TX_CSUM : 0) |
-                 (n->dev.features & VIRTIO_NET_F_GUEST_CSUM ? VNET_RX_CSUM : 0);
+                 (n->dev.features & VIRTIO_NET_F_GUEST_CSUM ? VNET_RX_CSUM : 0) |
+                 (n->dev.features & VIRTIO_NET_F_HOST_TSO4 ? VNET_TX_TSO : 0);
     virtio_ready(&n->dev);
     offer_all_rx(n);
     return 0;
@@ -71,24 +89,41 @@ static void put_le16(uint8_t *p, uint16_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 
-/* The header of a frame to send: nothing asked, or the checksum the device finishes. */
-static void tx_header(struct vnet *n, uint8_t *hdr, uint16_t csum_start, uint16_t csum_offset)
+/* The header of a frame to send: nothing asked, the checksum the device finishes, and
+ * the segmentation it does (virtio 1.0, 5.1.6.2: a GSO frame also asks for NEEDS_CSUM). */
+static void tx_header(struct vnet *n, uint8_t *hdr, struct vnet_offload off)
 {
-    memset(hdr, 0, VNET_HDR_LEN);                       /* no segmentation */
-    if (!csum_start)
+    memset(hdr, 0, VNET_HDR_LEN);                       /* gso_type NONE */
+    if (!off.csum_start)
         return;
     hdr[0] = HDR_NEEDS_CSUM;
-    put_le16(hdr + HDR_CSUM_START, csum_start);
-    put_le16(hdr + HDR_CSUM_OFFSET, csum_offset);
+    put_le16(hdr + HDR_CSUM_START, off.csum_start);
+    put_le16(hdr + HDR_CSUM_OFFSET, off.csum_offset);
     n->stats.tx_csum++;
+    if (!off.gso_size)
+        return;
+    hdr[HDR_GSO_TYPE] = HDR_GSO_TCPV4;
+    put_le16(hdr + HDR_HDR_LEN, off.hdr_len);
+    put_le16(hdr + HDR_GSO_SIZE, off.gso_size);
+    n->stats.tx_tso++;
 }
 
-int vnet_send(struct vnet *n, const void *frame, size_t len, uint16_t csum_start,
-              uint16_t csum_offset)
+/* Whether the device can do what off asks of a frame of len bytes. */
+static bool tx_offload_ok(const struct vnet *n, size_t len, struct vnet_offload off)
 {
-    if (len == 0 || len > VNET_FRAME_MAX)
-        return E_INVAL;
-    if (csum_start && (!(n->offload & VNET_TX_CSUM) || (size_t)csum_start + csum_offset + 2 > len))
+    if (!off.csum_start)
+        return len <= VNET_FRAME_MAX && !off.gso_size;
+    if (!(n->offload & VNET_TX_CSUM) || (size_t)off.csum_start + off.csum_offset + 2 > len)
+        return false;
+    if (!off.gso_size)
+        return len <= VNET_FRAME_MAX;
+    return (n->offload & VNET_TX_TSO) && len <= VNET_TSO_MAX && off.hdr_len > off.csum_start &&
+           off.hdr_len < len;
+}
+
+int vnet_send(struct vnet *n, const void *frame, size_t len, struct vnet_offload off)
+{
+    if (len == 0 || !tx_offload_ok(n, len, off))
         return E_INVAL;
     if (n->tx_nfree == 0)
         reclaim_tx(n);
@@ -98,7 +133,7 @@ int vnet_send(struct vnet *n, const void *frame, size_t len, uint16_t csum_start
     }
     uint16_t id = n->tx_free[--n->tx_nfree];
     uint8_t *buf = virtq_buf(&n->tx, id);
-    tx_header(n, buf, csum_start, csum_offset);
+    tx_header(n, buf, off);
     memcpy(buf + VNET_HDR_LEN, frame, len);
     virtq_offer(&n->tx, id, (uint32_t)(VNET_HDR_LEN + len), false);
     virtq_kick(&n->tx);
@@ -122,7 +157,7 @@ unsigned vnet_poll(struct vnet *n, vnet_deliver_fn *deliver, void *ctx)
     uint32_t len;
     while (virtq_next_used(&n->rx, &id, &len)) {
         const uint8_t *buf = virtq_buf(&n->rx, id);
-        if (len > VNET_HDR_LEN && len <= VNET_BUF && buf[1] == 0) {   /* gso_type NONE */
+        if (len > VNET_HDR_LEN && len <= VNET_BUF && buf[HDR_GSO_TYPE] == 0) {   /* gso_type NONE */
             bool ok = rx_csum_ok(n, buf);
             deliver(ctx, buf + VNET_HDR_LEN, len - VNET_HDR_LEN, ok);
             n->stats.rx_frames++;

@@ -2,12 +2,20 @@
  * The virtio-net driver (virtio 1.0, 5.1), MK or IK alike (drvplat.h). Frames go out and
  * come in as whole Ethernet frames without FCS; each travels behind the 12-byte
  * virtio_net_hdr of a VERSION_1 device, which the driver adds and strips. Frames are at
- * most one MTU (no segmentation offload). Checksum offload only when asked (vnet_open's
- * csum; the option net_csum): then the device finishes the TCP/UDP checksums of frames
+ * most one MTU, except TCP super-segments with segmentation offload (below). Checksum
+ * offload only when asked (vnet_open's csum; the option net_csum): then the device
+ * finishes the TCP/UDP checksums of frames
  * sent with a vnet_csum (VIRTIO_NET_F_CSUM, NEEDS_CSUM in the header), and a received
  * frame whose header says DATA_VALID (the device checked it) or NEEDS_CSUM (it never
  * crossed a wire: the host's own stack left the sum to the device) is delivered with
  * csum_ok (VIRTIO_NET_F_GUEST_CSUM); every other frame is checked by the stack.
+ * Segmentation offload only when asked too (vnet_open's tso; the option net_tso; it
+ * needs the checksum offload): then a TCP/IPv4 frame of up to 64 KiB sent with gso_size
+ * is cut by the device into segments of gso_size payload bytes each, every one with the
+ * headers of the first (hdr_len bytes), its own sequence number, IP length and id and
+ * checksums (VIRTIO_NET_F_HOST_TSO4, gso_type TCPV4). Received frames stay one MTU:
+ * the driver does not offer GUEST_TSO4, so the device never hands it a GSO frame, and
+ * one that says it is one is dropped (rx_bad) like any malformed buffer.
  *
  * Many buffers are in flight both ways: every receive buffer is offered to the device at
  * start and offered again once its frame is delivered; transmit buffers are reused when
@@ -22,16 +30,31 @@
 
 #define VNET_HDR_LEN   12           /* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define VNET_FRAME_MAX 1514         /* Ethernet header + 1500 bytes, no FCS */
+#define VNET_TSO_MAX   (14 + 65535) /* a super-segment: Ethernet header + largest IP packet */
 #define VNET_QUEUE     128          /* entries (and buffers) per queue */
+#define VNET_TSO_QUEUE 32           /* transmit entries with segmentation offload (each
+                                       buffer holds a super-segment: 2.2 MB in all) */
 
 struct vnet_stats {
     uint64_t tx_frames, rx_frames, tx_full, rx_bad, irqs;
     uint64_t tx_csum, rx_csum_ok;   /* frames whose checksum the device finished / vouched for */
+    uint64_t tx_tso;                /* super-segments the device cut into segments */
 };
 
 /* vnet.offload: what the device agreed to */
 #define VNET_TX_CSUM 0x1            /* VIRTIO_NET_F_CSUM */
 #define VNET_RX_CSUM 0x2            /* VIRTIO_NET_F_GUEST_CSUM */
+#define VNET_TX_TSO  0x4            /* VIRTIO_NET_F_HOST_TSO4 */
+
+/* What the device does to a frame before it leaves (passed by value: it fits a register):
+ * csum_start 0, nothing; else it finishes the checksum over the bytes from csum_start and
+ * stores it at csum_start + csum_offset; gso_size 0, nothing more; else (a TCP/IPv4
+ * frame, the checksum asked at the TCP header) it cuts the data after the first hdr_len
+ * bytes into gso_size pieces. */
+struct vnet_offload {
+    uint16_t csum_start, csum_offset, gso_size, hdr_len;
+};
+#define VNET_NO_OFFLOAD ((struct vnet_offload){0, 0, 0, 0})
 
 struct vnet {
     struct virtio_dev dev;
@@ -44,15 +67,15 @@ struct vnet {
 };
 
 /* Find, claim and start the index-th virtio-net device (PCI 1af4:1041, or the transitional
- * 1af4:1000 through its modern interface); with csum, ask for checksum offload both ways
- * (n->offload says what the device agreed to). 0 or E_NOENT, E_NOTSUP, E_NOMEM, ... */
-int vnet_open(struct vnet *n, unsigned index, bool csum);
-/* Queue one frame (len bytes, at most VNET_FRAME_MAX) for sending; it is copied. With
- * csum_start > 0 (only with VNET_TX_CSUM) the device finishes the checksum over the bytes
- * from csum_start and stores it at csum_start + csum_offset. 0, E_INVAL (length, or a
- * checksum the device cannot do), or E_NOMEM while all transmit buffers are in flight. */
-int vnet_send(struct vnet *n, const void *frame, size_t len, uint16_t csum_start,
-              uint16_t csum_offset);
+ * 1af4:1000 through its modern interface); with csum, ask for checksum offload both ways,
+ * with csum and tso also for segmentation offload on sending (n->offload says what the
+ * device agreed to). 0 or E_NOENT, E_NOTSUP, E_NOMEM, ... */
+int vnet_open(struct vnet *n, unsigned index, bool csum, bool tso);
+/* Queue one frame (len bytes, at most VNET_FRAME_MAX, or VNET_TSO_MAX with a gso_size)
+ * for sending; it is copied. off: what the device must do to it (a checksum only with
+ * VNET_TX_CSUM, a segmentation only with VNET_TX_TSO). 0, E_INVAL (length, or an offload
+ * the device cannot do), or E_NOMEM while all transmit buffers are in flight. */
+int vnet_send(struct vnet *n, const void *frame, size_t len, struct vnet_offload off);
 /* Deliver every received frame to `deliver` (the frame is valid during the call only;
  * csum_ok as above) and offer its buffer again; returns the number delivered. */
 typedef void vnet_deliver_fn(void *ctx, const uint8_t *frame, size_t len, bool csum_ok);

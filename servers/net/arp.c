@@ -134,6 +134,11 @@ void arp_resolve_and_send(struct netstack *s, struct mbuf *m, uint32_t nexthop)
         e->expires = s->now + NET_ARP_RETRY_MS;
         arp_send(s, 1, 0, nexthop);
     }
+    if (m->tso_len) {                        /* its data is not in m: TCP sends it again */
+        s->st.tcp_tso_arp_dropped++;
+        mbuf_free(&s->pool, m);
+        return;
+    }
     if (e->npending >= NET_ARP_PENDING) {
         s->st.arp_timeouts++;
         mbuf_free(&s->pool, m);

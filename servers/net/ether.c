@@ -26,19 +26,33 @@ void ether_input(struct netstack *s, struct mbuf *m)
     }
 }
 
+/* A super-segment's frame: its headers (in m, from h) copied in front of its data in
+ * tso_frame, which makes one contiguous frame for the driver. */
+static const uint8_t *tso_frame(struct netstack *s, const struct mbuf *m, const uint8_t *h)
+{
+    uint8_t *frame = s->tso_frame + NET_TSO_HEAD - m->len;
+    net_memcpy(frame, h, m->len);
+    return frame;
+}
+
 /* Prepend the header and hand the frame to the driver; the mbuf is freed here. A checksum
  * left to the device starts after our IP header, which never has options. */
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type)
 {
-    struct net_csum csum = {ETH_HLEN + IP_HLEN, m->csum_off};
+    struct net_offload off = {m->csum_off ? ETH_HLEN + IP_HLEN : 0, m->csum_off, m->tso_mss, 0};
     NET_PROBE_ENTER(NET_L_DRV_OUT);
     uint8_t *h = mbuf_prepend(m, ETH_HLEN);
     net_memcpy(h, dst ? dst : ether_bcast, 6);
     net_memcpy(h + 6, s->nif->mac, 6);
     put16(h + 12, type);
+    const uint8_t *frame = h;
+    if (m->tso_len) {
+        off.hdr_len = m->len;
+        frame = tso_frame(s, m, h);
+    }
     s->st.tx_frames++;
-    s->st.tx_bytes += m->len;
-    s->nif->send(s->nif, h, m->len, m->csum_off ? &csum : 0);
+    s->st.tx_bytes += mbuf_pktlen(m);
+    s->nif->send(s->nif, frame, mbuf_pktlen(m), off);
     mbuf_free(&s->pool, m);
     NET_PROBE_LEAVE(NET_L_DRV_OUT);
 }

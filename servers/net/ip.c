@@ -69,7 +69,7 @@ static void ip_output_routed(struct netstack *s, struct mbuf *m, uint32_t dst, u
     uint8_t *h = mbuf_prepend(m, IP_HLEN);
     h[0] = 0x45;
     h[1] = 0;
-    put16(h + 2, m->len);
+    put16(h + 2, (uint16_t)mbuf_pktlen(m));
     put16(h + 4, s->ip_id++);
     put16(h + 6, IP_DF);
     h[8] = IP_TTL;

@@ -24,6 +24,8 @@ struct mbuf *mbuf_get(struct mbuf_pool *p, unsigned headroom)
     m->fin = 0;
     m->csum_ok = 0;
     m->csum_off = 0;
+    m->tso_len = 0;
+    m->tso_mss = 0;
     return m;
 }
 

@@ -21,6 +21,9 @@ struct mbuf {
     uint8_t csum_ok;          /* input: the device vouched for the TCP/UDP checksum */
     uint8_t csum_off;         /* output: the device finishes the checksum at this offset of
                                  the transport header (0: the frame is complete) */
+    uint16_t tso_len;         /* output, a TCP super-segment: its data, tso_len bytes, waits
+                                 in the stack's tso_frame after the headers this mbuf holds */
+    uint16_t tso_mss;         /* and the device cuts it into pieces of this many bytes */
     uint8_t buf[NET_MBUF_DATA];
 };
 

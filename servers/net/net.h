@@ -59,24 +59,36 @@
 #define NET_EV_ERR  0x8
 #define NET_EV_HUP  0x10
 
-/* Checksum offload (docs/net.md, "Checksum offload on and off"): bits of netif.offload, set by the driver from
- * what its device agreed to (off unless the platform asks). */
-#define NETIF_TX_CSUM 0x1   /* send() finishes TCP/UDP checksums where its `csum` says */
+/* Checksum and segmentation offload (docs/net.md, "Checksum offload on and off",
+ * "Segmentation offload"): bits of netif.offload, set by the driver from what its device
+ * agreed to (off unless the platform asks). */
+#define NETIF_TX_CSUM 0x1   /* send() finishes TCP/UDP checksums where its `off` says */
 #define NETIF_RX_CSUM 0x2   /* the driver may pass NET_RX_CSUM_OK to net_input_flags() */
+#define NETIF_TX_TSO  0x4   /* send() takes TCP super-segments (needs NETIF_TX_CSUM) */
+#define NET_TSO_MAX 65535   /* largest IP packet of a super-segment */
 
-/* Where send() must finish a frame's checksum: the ones' complement of the sum of the
- * bytes from `start` to the end of the frame, stored big-endian at start + offset (the
- * field holds the pseudo-header sum already, so the result is the transport checksum). */
-struct net_csum {
+/* What send() must do to a frame before it leaves (passed by value: it fits a register).
+ * start 0: nothing. Else the checksum: the ones' complement of the sum of the bytes from
+ * `start` to the end of the frame, stored big-endian at start + offset (the field holds
+ * the pseudo-header sum already, with the length of the whole frame's TCP or UDP part, so
+ * the result is the transport checksum). The segmentation
+ * (gso_size > 0, only with NETIF_TX_TSO; always with the TCP checksum): the frame is one
+ * TCP/IPv4 super-segment whose data after its first hdr_len bytes (Ethernet, IP and TCP
+ * headers) goes out as segments of gso_size data bytes (the last may be shorter), each
+ * with those headers, its own IP length, id and sequence number, FIN and PSH only on the
+ * last, and its checksums finished: what virtio-net's HOST_TSO4 does. */
+struct net_offload {
     uint16_t start, offset;
+    uint16_t gso_size, hdr_len;
 };
 
 /* A network interface below Ethernet: the driver fills in mac, mtu, send, ctx, offload. */
 struct netif {
     uint8_t mac[6];
     uint16_t mtu;                          /* IP MTU, 1500 for Ethernet */
-    /* csum: NULL, or (only with NETIF_TX_CSUM) the checksum the device must finish */
-    void (*send)(struct netif *nif, const void *frame, size_t len, const struct net_csum *csum);
+    /* off: what the device must do to the frame (start 0: nothing; else only with
+     * NETIF_TX_CSUM); a frame is at most mtu + 14 bytes, a super-segment NET_TSO_MAX + 14 */
+    void (*send)(struct netif *nif, const void *frame, size_t len, struct net_offload off);
     void *ctx;                             /* the driver's own state */
     unsigned offload;                      /* NETIF_* */
 };
@@ -88,7 +100,7 @@ struct net_stats {
         rx_drop_tcp, tcp_bad_cksum, tcp_rst_sent, tcp_rexmt, tcp_fast_rexmt, tcp_persist,
         tcp_keepalive, tcp_hdrpred_ack, tcp_hdrpred_data, tcp_syn_dropped, tcp_ooo,
         tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted, icmp_echo_reply,
-        udp_not_peer, rx_bytes, tx_bytes, raw_dropped;
+        udp_not_peer, rx_bytes, tx_bytes, raw_dropped, tcp_tso, tcp_tso_arp_dropped;
 };
 
 struct netstack;

@@ -21,6 +21,11 @@
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
 #define NET_HEADROOM (ETH_HLEN + IP_HLEN)
+#define TCP_HLEN_MAX 60
+/* A super-segment (NETIF_TX_TSO) in the stack's tso_frame: its data at NET_TSO_HEAD, its
+ * headers copied in front of it by ether_output. */
+#define NET_TSO_HEAD (ETH_HLEN + IP_HLEN + TCP_HLEN_MAX)
+#define NET_TSO_DATA (NET_TSO_MAX - IP_HLEN - TCP_HLEN)
 
 static inline uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t get32(const uint8_t *p)
@@ -135,6 +140,7 @@ struct netstack {
     struct arp_entry arp[NET_ARP_ENTRIES];
     struct dhcp dhcp;
     struct sock socks[NET_MAX_SOCKETS];
+    uint8_t tso_frame[NET_TSO_HEAD + NET_TSO_DATA];   /* the one super-segment being sent */
 };
 
 /* checksum.c */
@@ -148,6 +154,8 @@ bool cksum_offload(struct netstack *s, struct mbuf *m, unsigned field, uint32_t 
 /* ether.c */
 void ether_input(struct netstack *s, struct mbuf *m);
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type);
+/* The bytes of m's IP packet: its own, and a super-segment's data in tso_frame. */
+static inline unsigned mbuf_pktlen(const struct mbuf *m) { return (unsigned)m->len + m->tso_len; }
 /* arp.c */
 void arp_input(struct netstack *s, struct mbuf *m);
 void arp_resolve_and_send(struct netstack *s, struct mbuf *m, uint32_t nexthop);

@@ -94,10 +94,11 @@ static void read_addresses(void)
     my_mask = prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> prefix);
 }
 
-static void send_frame(struct netif *n, const void *frame, size_t len, const struct net_csum *csum)
+static void send_frame(struct netif *n, const void *frame, size_t len, struct net_offload off)
 {
     /* a full ring drops the frame: TCP sends it again */
-    vnet_send(n->ctx, frame, len, csum ? csum->start : 0, csum ? csum->offset : 0);
+    vnet_send(n->ctx, frame, len,
+              (struct vnet_offload){off.start, off.offset, off.gso_size, off.hdr_len});
 }
 
 /* Stack activity the waiting calls care about: frames received and timer runs (ops
@@ -112,11 +113,13 @@ static void input_frame(void *ctx, const uint8_t *frame, size_t len, bool csum_o
     net_input_flags(stack, frame, len, csum_ok ? NET_RX_CSUM_OK : 0);
 }
 
-/* The option net_csum: checksum offload asked of the device (docs/net.md, "Checksum offload on and off"). */
-static bool csum_offload_wanted(void)
+/* Whether a boolean option is on: net_csum, checksum offload asked of the device
+ * (docs/net.md, "Checksum offload on and off"); net_tso, segmentation offload (needs
+ * net_csum: "Segmentation offload"). */
+static bool option_on(const char *name)
 {
     char buf[8];
-    return drv_option("net_csum", buf, sizeof(buf)) && buf[0] == 'o' && buf[1] == 'n';
+    return drv_option(name, buf, sizeof(buf)) && buf[0] == 'o' && buf[1] == 'n';
 }
 
 /* net_tick, counting a run with due timers as activity. */
@@ -260,7 +263,7 @@ static int start(void)
 {
     if (started != NOT_STARTED)
         return started;
-    started = vnet_open(&nic, 0, csum_offload_wanted());
+    started = vnet_open(&nic, 0, option_on("net_csum"), option_on("net_tso"));
     if (started)
         return started;
     stack = drv_mem_alloc(net_stack_size());
@@ -269,7 +272,8 @@ static int start(void)
     read_addresses();
     nif = (struct netif){.mtu = 1500, .send = send_frame, .ctx = &nic,
                          .offload = (nic.offload & VNET_TX_CSUM ? NETIF_TX_CSUM : 0) |
-                                    (nic.offload & VNET_RX_CSUM ? NETIF_RX_CSUM : 0)};
+                                    (nic.offload & VNET_RX_CSUM ? NETIF_RX_CSUM : 0) |
+                                    (nic.offload & VNET_TX_TSO ? NETIF_TX_TSO : 0)};
     for (int i = 0; i < 6; i++)
         nif.mac[i] = nic.mac[i];
     uint64_t now = drv_now_ms();
@@ -717,7 +721,7 @@ long net_run(struct srv_call *call, uint64_t ms)
 }
 
 long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *irqs, uint64_t *hdrpred,
-                  uint64_t *tx_csum, uint64_t *rx_csum)
+                  uint64_t *tx_csum, uint64_t *rx_csum, uint64_t *tx_tso)
 {
     (void)call;
     if (enter())
@@ -729,6 +733,7 @@ long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *i
     *hdrpred = st->tcp_hdrpred_ack + st->tcp_hdrpred_data;
     *tx_csum = nic.stats.tx_csum;
     *rx_csum = nic.stats.rx_csum_ok;
+    *tx_tso = nic.stats.tx_tso;
     return leave();
 }
 

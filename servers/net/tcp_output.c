@@ -6,6 +6,15 @@
  * nothing is outstanding (or TCP_NODELAY) and it empties the buffer, or on a probe or a
  * retransmission. Receiver side: the window never shrinks and small increases are not
  * announced (RFC 9293 3.8.6.2.2). SYNs carry MSS and window scale (RFC 7323).
+ *
+ * Segmentation offload (NETIF_TX_TSO, docs/net.md "Segmentation offload"): new data may go
+ * as one super-segment of up to NET_TSO_DATA bytes that the device cuts into MSS-sized
+ * segments on the wire. The rules keep every wire segment what it would be without it: a
+ * super-segment holds whole MSS pieces only (a shorter tail is a segment of its own,
+ * which Nagle decides on as before), stays within min(snd_wnd, cwnd), and never
+ * carries a retransmission (snd_nxt < snd_max: those go one MSS at a time, as after a
+ * timeout or in fast retransmit). Sequence space, RTT timing and the retransmission
+ * timer count its bytes like any segment's; the peer's ACKs may cover part of it.
  */
 #include "net_priv.h"
 
@@ -74,7 +83,7 @@ static void tcp_fill_header(uint8_t *h, uint16_t sport, uint16_t dport, uint32_t
 
 static void tcp_checksum_and_send(struct netstack *s, struct mbuf *m, uint32_t dst)
 {
-    uint32_t sum = cksum_pseudo(s->ip, dst, IPPROTO_TCP, m->len);
+    uint32_t sum = cksum_pseudo(s->ip, dst, IPPROTO_TCP, (uint16_t)mbuf_pktlen(m));
     if (!cksum_offload(s, m, 16, sum)) {
         uint8_t *h = mbuf_data(m);
         put16(h + 16, cksum_fold(cksum_add(sum, h, m->len)));
@@ -95,8 +104,18 @@ void tcp_respond(struct netstack *s, uint32_t dst, uint16_t sport, uint16_t dpor
     tcp_checksum_and_send(s, m, dst);
 }
 
+/* The most data the next segment may carry: one MSS, or a super-segment's worth of whole
+ * MSS pieces when the interface cuts them and the data is new (see the top). */
+static uint32_t tcp_seg_max(const struct netstack *s, const struct sock *tp)
+{
+    if ((s->nif->offload & (NETIF_TX_TSO | NETIF_TX_CSUM)) != (NETIF_TX_TSO | NETIF_TX_CSUM) ||
+        tp->snd_nxt != tp->snd_max || (tp->flags & TF_FORCE))
+        return tp->snd_mss;
+    return NET_TSO_DATA / tp->snd_mss * tp->snd_mss;      /* snd_mss >= 64 (tcp_input.c) */
+}
+
 /* How many data bytes may go now (0 if none), and whether more segments follow. */
-static uint32_t tcp_send_len(const struct sock *tp, int *more)
+static uint32_t tcp_send_len(const struct netstack *s, const struct sock *tp, int *more)
 {
     uint32_t off = tp->snd_nxt - tp->snd_una;
     uint32_t win = tp->snd_wnd < tp->cwnd ? tp->snd_wnd : tp->cwnd;
@@ -108,8 +127,11 @@ static uint32_t tcp_send_len(const struct sock *tp, int *more)
         return 0;
     uint32_t len = avail - off;
     if (len > tp->snd_mss) {
-        len = tp->snd_mss;
-        *more = 1;
+        uint32_t max = tcp_seg_max(s, tp);
+        /* a super-segment of whole MSS pieces: a short tail goes on its own, after Nagle */
+        uint32_t cut = len > max ? max : len - len % tp->snd_mss;
+        *more = cut < len;
+        len = cut;
     }
     return len;
 }
@@ -120,7 +142,7 @@ static int tcp_should_send(struct sock *tp, uint32_t len, uint8_t flags)
     uint32_t off = tp->snd_nxt - tp->snd_una;
     if (len) {
         int idle = tp->snd_max == tp->snd_una;
-        if (len == tp->snd_mss || (tp->flags & TF_FORCE) || SEQ_LT(tp->snd_nxt, tp->snd_max))
+        if (len >= tp->snd_mss || (tp->flags & TF_FORCE) || SEQ_LT(tp->snd_nxt, tp->snd_max))
             return 1;
         if ((idle || (tp->flags & TF_NODELAY)) && off + len >= tp->snd.len)
             return 1;
@@ -142,6 +164,17 @@ static int tcp_should_send(struct sock *tp, uint32_t len, uint8_t flags)
     return 0;
 }
 
+/* A super-segment's len data bytes from offset off of the send buffer, into tso_frame
+ * (ether_output puts the headers, which stay in m, in front of them). */
+static void tcp_put_super(struct netstack *s, struct sock *tp, struct mbuf *m, uint32_t off,
+                          uint32_t len)
+{
+    ring_peek(&tp->snd, off, s->tso_frame + NET_TSO_HEAD, len);
+    m->tso_len = (uint16_t)len;
+    m->tso_mss = (uint16_t)tp->snd_mss;
+    s->st.tcp_tso++;
+}
+
 /* Build and send one segment of `len` bytes at snd_nxt; advance the send state. */
 static int tcp_send_segment(struct netstack *s, struct sock *tp, uint32_t len, uint8_t flags)
 {
@@ -158,13 +191,16 @@ static int tcp_send_segment(struct netstack *s, struct sock *tp, uint32_t len, u
         hlen += put_syn_options(tp, h + TCP_HLEN, s->nif->mtu);
     uint32_t off = tp->snd_nxt - tp->snd_una;
     if (len) {
-        ring_peek(&tp->snd, off, h + hlen, len);
+        if (len > tp->snd_mss)
+            tcp_put_super(s, tp, m, off, len);
+        else
+            ring_peek(&tp->snd, off, h + hlen, len);
         if (off + len == tp->snd.len)
             flags |= TH_PSH;
     }
     uint16_t win = tcp_window_field(tp, flags & TH_SYN);
     tcp_fill_header(h, tp->lport, tp->rport, tp->snd_nxt, tp->rcv_nxt, flags, win, hlen);
-    m->len = (uint16_t)(hlen + len);
+    m->len = (uint16_t)(hlen + len - m->tso_len);
 
     uint32_t startseq = tp->snd_nxt;
     tp->snd_nxt += len + ((flags & TH_SYN) ? 1 : 0) + ((flags & TH_FIN) ? 1 : 0);
@@ -197,7 +233,7 @@ static int tcp_output_segments(struct netstack *s, struct sock *tp)
         if ((flags & TH_SYN) == 0 && tp->state < TCPS_ESTABLISHED && !(tp->flags & TF_ACKNOW))
             return 0;
         int more;
-        uint32_t len = tcp_send_len(tp, &more);
+        uint32_t len = tcp_send_len(s, tp, &more);
         if ((flags & TH_FIN) && SEQ_LT(tp->snd_nxt + len, tp->snd_una + tp->snd.len))
             flags &= (uint8_t)~TH_FIN;        /* data still follows */
         if ((flags & TH_FIN) && (tp->flags & TF_SENTFIN) &&

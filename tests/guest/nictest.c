@@ -107,7 +107,7 @@ static void deliver(void *ctx, const uint8_t *frame, size_t len, bool csum_ok)
 
 static void send_pending(struct vnet *n)
 {
-    while (echoed < received && vnet_send(n, pending[echoed], pending_len[echoed], 0, 0) == 0)
+    while (echoed < received && vnet_send(n, pending[echoed], pending_len[echoed], VNET_NO_OFFLOAD) == 0)
         echoed++;
 }
 
@@ -118,7 +118,7 @@ static void send_hello(struct vnet *n)
     f[12] = NICTEST_TYPE >> 8;
     f[13] = NICTEST_TYPE & 0xff;
     memcpy(f + 14, "ondol nictest hello", 19);
-    CHECK(vnet_send(n, f, sizeof(f), 0, 0) == 0, "hello not sent");
+    CHECK(vnet_send(n, f, sizeof(f), VNET_NO_OFFLOAD) == 0, "hello not sent");
 }
 
 /* Until everything is echoed and every transmit buffer is back (so the device sent it). */
@@ -149,7 +149,7 @@ int main(void)
         return failures != 0;
     }
     argument_checks();
-    int err = vnet_open(&nic, 0, false);
+    int err = vnet_open(&nic, 0, false, false);
     CHECK(err == 0, "vnet_open: %d", err);
     if (!err) {
         const struct dev_info *d = &nic.dev.pci.info;

@@ -29,7 +29,7 @@ static uint8_t user_buf[2048];
 
 /* The driver's transmit routine: copy the frame into the device's slot. */
 __attribute__((noinline)) static void driver_send(struct netif *n, const void *frame, size_t len,
-                        const struct net_csum *csum)
+                        struct net_offload csum)
 {
     (void)csum;                       /* hosted interfaces offload nothing */
     struct wire *w = &slot[n == &nif[1]];

@@ -68,7 +68,7 @@ static void tap_write(const void *frame, size_t len)
 }
 
 static void stack_send(struct netif *nif, const void *frame, size_t len,
-                        const struct net_csum *csum)
+                        struct net_offload csum)
 {
     (void)csum;                       /* hosted interfaces offload nothing */
     (void)nif;

@@ -6,30 +6,122 @@
 #include <string.h>
 
 /* What a device with checksum offload does before the frame leaves (virtio 5.1.6.2). */
-static void finish_checksum(uint8_t *frame, size_t len, const struct net_csum *csum)
+static void finish_checksum(uint8_t *frame, size_t len, struct net_offload csum)
 {
-    uint16_t c = cksum_fold(cksum_add(0, frame + csum->start, len - csum->start));
-    put16(frame + csum->start + csum->offset, c);
+    uint16_t c = cksum_fold(cksum_add(0, frame + csum.start, len - csum.start));
+    put16(frame + csum.start + csum.offset, c);
+}
+
+/* Offsets in an Ethernet frame carrying IPv4 without options, and TCP. */
+enum { IPH = 14, TCPH = 34 };
+
+/* Whether a super-segment is what HOST_TSO4 expects (virtio 1.0, 5.1.6.2) and what the
+ * stack promises (whole pieces of its MSS, the pseudo-header sum of the whole length in
+ * the checksum field). */
+static bool super_segment_ok(struct pair *p, int from, const uint8_t *f, size_t len,
+                             const struct net_offload *off)
+{
+    if (!(p->nif[from].offload & NETIF_TX_TSO) || len < TCPH + 20 || get16(f + 12) != 0x0800 ||
+        f[IPH] != 0x45 || f[IPH + 9] != 6 || get16(f + IPH + 2) != len - IPH)
+        return false;
+    size_t hdr = TCPH + (size_t)(f[TCPH + 12] >> 4) * 4;
+    if (off->start != TCPH || off->offset != 16 || off->hdr_len != hdr || hdr >= len)
+        return false;
+    uint16_t mss = (uint16_t)(p->nif[!from].mtu - 40);   /* what the peer's SYN said */
+    uint32_t pseudo = cksum_pseudo(get32(f + IPH + 12), get32(f + IPH + 16), 6,
+                                   (uint16_t)(len - TCPH));
+    uint16_t field = (uint16_t)~cksum_fold(pseudo);
+    return off->gso_size == mss && len - hdr > mss && (len - hdr) % mss == 0 &&
+           get16(f + TCPH + 16) == field;
+}
+
+/* Piece i of a super-segment, n data bytes from `done` on: the first frame's headers
+ * with its own IP length, id (the first's + i) and checksum, sequence number, FIN and PSH
+ * only on the last piece, and the TCP checksum computed over it all. */
+static size_t cut_piece(uint8_t *out, const uint8_t *f, size_t hdr, unsigned i, size_t done,
+                        size_t n, bool last)
+{
+    memcpy(out, f, hdr);
+    memcpy(out + hdr, f + hdr + done, n);
+    put16(out + IPH + 2, (uint16_t)(hdr - IPH + n));
+    put16(out + IPH + 4, (uint16_t)(get16(f + IPH + 4) + i));
+    put16(out + IPH + 10, 0);
+    put16(out + IPH + 10, cksum_fold(cksum_add(0, out + IPH, 20)));
+    put32(out + TCPH + 4, get32(f + TCPH + 4) + (uint32_t)done);
+    if (!last)
+        out[TCPH + 13] &= (uint8_t)~0x09;                 /* FIN, PSH */
+    size_t tcplen = hdr - TCPH + n;
+    put16(out + TCPH + 16, 0);
+    uint32_t sum = cksum_pseudo(get32(f + IPH + 12), get32(f + IPH + 16), 6, (uint16_t)tcplen);
+    put16(out + TCPH + 16, cksum_fold(cksum_add(sum, out + TCPH, tcplen)));
+    return hdr + n;
+}
+
+static void link_out(struct pair *p, int from, const uint8_t *frame, size_t len)
+{
+    if (p->tap)
+        p->tap(p, from, frame, len);
+    link_send(&p->link, from, frame, len, p->now);
+}
+
+/* The reference splitter: a device's segmentation of a checked super-segment. */
+static void split_super_segment(struct pair *p, int from, const uint8_t *f, size_t len,
+                                const struct net_offload *off)
+{
+    static uint8_t piece[2048];
+    if (!super_segment_ok(p, from, f, len, off)) {
+        p->tso_bad++;
+        return;
+    }
+    size_t hdr = off->hdr_len, data = len - hdr;
+    p->tso_frames++;
+    p->tso_resent += get32(f + TCPH + 4) != p->tso_seq_end[from];
+    p->tso_seq_end[from] = get32(f + TCPH + 4) + (uint32_t)data;
+    if (p->tso_tap)
+        p->tso_tap(p, from, f, len);
+    unsigned i = 0;
+    for (size_t done = 0; done < data; done += off->gso_size, i++) {
+        size_t n = data - done < off->gso_size ? data - done : off->gso_size;
+        link_out(p, from, piece, cut_piece(piece, f, hdr, i, done, n, done + n == data));
+    }
+}
+
+/* After each frame of side `from` that is not a super-segment: where its TCP data ends,
+ * if it went beyond what was sent (tso_resent). */
+static void note_seq_end(struct pair *p, int from, const uint8_t *f, size_t len)
+{
+    if (len < TCPH + 20 || get16(f + 12) != 0x0800 || f[IPH + 9] != 6)
+        return;
+    size_t hdr = TCPH + (size_t)(f[TCPH + 12] >> 4) * 4;
+    uint32_t end = get32(f + TCPH + 4) + (uint32_t)(len > hdr ? len - hdr : 0);
+    if (f[TCPH + 13] & 0x03)                            /* SYN or FIN */
+        end++;
+    if ((int32_t)(end - p->tso_seq_end[from]) > 0 || (f[TCPH + 13] & 0x02))
+        p->tso_seq_end[from] = end;
 }
 
 static void pair_send(struct netif *nif, const void *frame, size_t len,
-                      const struct net_csum *csum)
+                      struct net_offload csum)
 {
     static uint8_t copy[2048];
     struct pair *p = nif->ctx;
     int from = nif == &p->nif[1];
     p->frames[from]++;
-    if (csum) {
+    if (csum.gso_size) {
         p->tx_csum++;
-        if (p->finish_csum && len <= sizeof copy && csum->start + csum->offset + 2u <= len) {
+        split_super_segment(p, from, frame, len, &csum);
+        return;
+    }
+    note_seq_end(p, from, frame, len);
+    if (csum.start) {
+        p->tx_csum++;
+        if (p->finish_csum && len <= sizeof copy && csum.start + csum.offset + 2u <= len) {
             memcpy(copy, frame, len);
             finish_checksum(copy, len, csum);
             frame = copy;
         }
     }
-    if (p->tap)
-        p->tap(p, from, frame, len);
-    link_send(&p->link, from, frame, len, p->now);
+    link_out(p, from, frame, len);
 }
 
 void pair_init(struct pair *p, const struct link_params *lp, uint16_t mtu_b)

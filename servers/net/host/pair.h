@@ -28,6 +28,17 @@ struct pair {
     bool finish_csum;
     unsigned rx_flags[2];
     uint64_t tx_csum;
+    /* Segmentation offload as virtio-net's HOST_TSO4 does it: a frame sent with a gso_size
+     * is checked (tso_bad counts super-segments whose headers or virtio fields are wrong,
+     * which are not sent) and cut by a reference splitter into frames of at most gso_size
+     * data bytes, checksums finished; tso_frames counts them. With one connection at a
+     * time, tso_resent counts those that resent data (the stack never puts a
+     * retransmission in one): tso_seq_end[i] is the sequence number after the data side
+     * i sent last. */
+    uint64_t tso_frames, tso_bad, tso_resent;
+    uint32_t tso_seq_end[2];
+    void (*tso_tap)(struct pair *p, int from, const uint8_t *frame, size_t len); /* each
+                                               super-segment as the stack sent it */
 };
 
 void pair_init(struct pair *p, const struct link_params *lp, uint16_t mtu_b);
