@@ -330,11 +330,14 @@ def test_network_server_death(form, tmp_path):
 @pytest.mark.parametrize("form", ["ik", "mk"])
 def test_network_server_reply_too_long(form, tmp_path):
     """net=mk with the test option net_longreply=7: the network server answers op read with
-    one byte more than the room the UNIX server gave. The reply is refused (E_2BIG, in the
+    one byte more than the room the UNIX server gave (unix=mk with net_channel=off: through
+    the data channel a stream's read is chread, whose reply has no buffer; one sent anyway
+    is dropped, as to any receiver that takes none). The reply is refused (E_2BIG, in the
     kernel's call for unix=ik as in the IPC call for unix=mk), so nc's read fails and nc
     ends without the stream; every other op goes on working (ping), nothing panics."""
     with Namespace("r" + form, tmp_path) as ns, \
-            Session({"unix": form, **netns.kernel_options("mk"), "net_longreply": "7"},
+            Session({"unix": form, **netns.kernel_options("mk"), "net_longreply": "7",
+                     "net_channel": "off"},
                     qemu=str(ns.wrapper), extra=netns.qemu_flags(), lifetime=200,
                     boot_timeout=60) as s:
         source = ns.serve("source", LINUX_IP, "9001", str(BYTES), "9")

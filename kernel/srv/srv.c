@@ -86,14 +86,23 @@ void srv_start(void)
 
 /* A thread is exiting (thread_exit). If it is an MK server's main thread, the server is
  * dead even if other threads of its task live on (a fault ends only the faulting thread):
- * say so; its lookups give E_DEAD from now on. The UNIX server runs init, every Linux
- * process and the console: without it the machine cannot go on, so the rest of its task
- * is ended and unix_server_died ends its processes and powers off. */
+ * say so; its lookups give E_DEAD from now on. Another thread of the server that dies of a
+ * fault or a kill (status KILLED_STATUS_BASE and up) takes the rest of its task with it:
+ * the server's state may be half-changed, and its main thread's end then reports the death
+ * (a words thread's fault once left netsrv half alive, its clients' calls failing one by
+ * one). The UNIX server runs init, every Linux process and the console: without it the
+ * machine cannot go on, so the rest of its task is ended and unix_server_died ends its
+ * processes and powers off. */
 void srv_thread_exited(struct thread *t)
 {
     for (int i = 0; i < srv_nifaces; i++) {
-        if (placements[i].where != SRV_MK || placements[i].tid != t->tid)
+        if (placements[i].where != SRV_MK || !t->task || placements[i].task != t->task->id)
             continue;
+        if (placements[i].tid != t->tid) {
+            if (t->exit_status >= KILLED_STATUS_BASE)
+                task_kill_except(t->task, t->exit_status, t);
+            continue;
+        }
         printk("%s: server died (task %d, thread %d, status %d)\n", srv_ifaces[i]->name,
                placements[i].task, t->tid, t->exit_status);
         if (srv_ifaces[i]->id != UNIX_IFACE)

@@ -94,6 +94,15 @@ static unsigned op_option(const char *name, const char *suffix)
     return op;
 }
 
+/* The length of the reply buffer to c (its out_len), or, for the test option
+ * NAME_longreply, one byte more than the caller's room. */
+static size_t reply_len(uint64_t label, const struct srv_call *c)
+{
+    if (long_op && srv_label_op(label) == long_op && c->out_cap < IPC_BUF_MAX)
+        return c->out_cap + 1;
+    return c->out_len;
+}
+
 /* One received message: its reply words and buffer in m and u; false when no answer goes
  * back now (a deferred call). */
 static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_utcb *u,
@@ -108,8 +117,7 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
         struct srv_call c;
         call_from_msg(&c, m, u, client);
         srv_handle(s, &c);
-        u->send_len = long_op && srv_label_op(m->w[0]) == long_op && c.out_cap < IPC_BUF_MAX
-                      ? c.out_cap + 1 : c.out_len;
+        u->send_len = reply_len(m->w[0], &c);
         for (int i = 0; i < IPC_MRS; i++)
             m->w[i] = c.w[i];
     }
@@ -138,8 +146,11 @@ static int words_main(void *arg)
             client = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
             continue;
         }
+        uint64_t label = m.w[0];
+        if (crash_op)                 /* the test options hold here too */
+            crash_if_asked(label);
         struct srv_call c = {.in = NULL, .in_len = 0, .out = words_reply,
-                             .out_cap = srv_label_cap(m.w[0]), .client = (int)client};
+                             .out_cap = srv_label_cap(label), .client = (int)client};
         for (int i = 0; i < IPC_MRS; i++)
             c.w[i] = m.w[i];
         srv_handle(words_iface, &c);
@@ -147,7 +158,7 @@ static int words_main(void *arg)
             m.w[i] = c.w[i];
         if (m.w[0] == SRV_DEFERRED)   /* an op that defers all the same: not here */
             m.w[0] = (uint64_t)E_INVAL;
-        u.send_len = m.w[0] == 0 ? c.out_len : 0;
+        u.send_len = m.w[0] == 0 ? reply_len(label, &c) : 0;
         uint64_t flags = u.send_len ? IPC_SEND_BUF : 0;
         client = ipc_raw(SYS_IPC_REPLY_RECV, client, IPC_ANY, IPC_FOREVER | flags, &m);
     }
