@@ -263,7 +263,7 @@ void aspace_load_tagged(u64 cr3, int asid)
     struct cpu *c = this_cpu();
     unsigned a = (unsigned)asid;          /* never negative: shifts, not divisions */
     u64 bit = 1ull << (a % 64);
-    /* locked: orders the caller's store of current before the mark's read (flush_pages) */
+    /* locked: orders aspace_load's store of loaded_cr3 before the mark's read (flush_pages) */
     bool stale = __atomic_fetch_and(&asid_stale[c->id][a / 64], ~bit, __ATOMIC_SEQ_CST) & bit;
     marker_cr3_pcid(stale);
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));

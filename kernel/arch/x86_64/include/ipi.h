@@ -27,8 +27,8 @@ void ipi_send_others(u8 vector);
  * (fn may still run later: pass data that outlives the call). Callers are serialised. */
 int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us);
 /* As ipi_call, for a holder of the kernel lock: waits by spinning (no interrupt handler
- * may run under the lock), at most 5 s. The other CPU answers even while it waits for
- * the lock (ipi_poll). */
+ * may run under the lock), answering the requests posted to this CPU meanwhile, at most
+ * 5 s. The other CPU answers even while it waits for the lock (ipi_poll). */
 int ipi_call_locked(int cpu, ipi_fn fn, void *arg);
 /* Runs fn(arg) on every started CPU: posted to the others, then run here, then waits for
  * all of them (bounded as above). Returns 0 or E_TIMEOUT. */
