@@ -6,7 +6,6 @@
  */
 #include <ondol/abi.h>
 #include "kernel.h"
-#include "klock.h"
 #include "options.h"
 #include "pcnt.h"
 

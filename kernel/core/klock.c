@@ -1,6 +1,7 @@
 /* The big kernel lock (klock.h). Owner -1: free, or held by the IPC fastpath. */
 #include "klock.h"
 #include "lockcheck.h"
+#include "options.h"
 
 volatile int kernel_bkl_owner = -1;
 u8 kernel_bkl_slow;

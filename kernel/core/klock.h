@@ -24,11 +24,8 @@
 
 extern volatile u8 kernel_bkl_byte;          /* ipcfast.S: ipc_fast_gate's last byte */
 extern volatile int kernel_bkl_owner;        /* the C holder's CPU, or -1 */
-extern u8 kernel_bkl_slow;                   /* lockcheck_on || markers_on */
-/* Recomputes kernel_bkl_slow: after the checker starts and after the markers option
- * changes (options.c), on the CPU that changed them, under the lock or before any other
- * CPU takes it. */
-void kernel_lock_flags_update(void);
+extern u8 kernel_bkl_slow;                   /* lockcheck_on || markers_on; recomputed by
+                                                kernel_lock_flags_update (options.h) */
 void kernel_lock_slow(u8 busy);              /* klock.c: contended, checked or marked */
 static inline void kernel_lock(void)
 {
