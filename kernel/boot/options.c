@@ -224,6 +224,7 @@ long options_set(const char *key, const char *value)
     if (!parse_value(o, value, &v, why, sizeof(why)))
         return E_INVAL;
     store(o, &v);
+    kernel_lock_flags_update();     /* option markers: the BKL's slow-path flag follows it */
     return 0;
 }
 

@@ -32,6 +32,11 @@ void options_parse(const char *cmdline);
 /* SYS_KSET: sets a run-time option. 0, E_NOENT (no such option, or not run-time) or
  * E_INVAL (bad value); the caller checks privilege. */
 long options_set(const char *key, const char *value);
+/* klock.c: recomputes the big kernel lock's slow-path flag (klock.h kernel_bkl_slow) from
+ * the lock checker and option markers; called when the checker starts and by options_set
+ * after a run-time option changed, on the CPU that changed it, under the lock or before
+ * any other CPU takes it. */
+void kernel_lock_flags_update(void);
 
 /* Writes the current value of every option whose scope is in `scopes` (OPT_SCOPES(...)
  * bits) as "key=value ..." or, with json, as "\"key\":value,..." (numbers bare). Returns

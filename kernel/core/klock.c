@@ -1,8 +1,12 @@
 /* The big kernel lock (klock.h). Owner -1: free, or held by the IPC fastpath. */
 #include "klock.h"
 #include "lockcheck.h"
+#include "options.h"
 
 volatile int kernel_bkl_owner = -1;
+u8 kernel_bkl_slow;
+
+void kernel_lock_flags_update(void) { kernel_bkl_slow = lockcheck_on || markers_on; }
 
 /* Spin until the lock is free and ours, answering IPI requests meanwhile (interrupts are
  * off: the holder may be waiting for this CPU's answer). `pause` also lets QEMU's
@@ -21,16 +25,23 @@ static void wait(struct lockcheck_wait *w)
 }
 
 /* The lock was busy, or the checker runs: the order check first, then the wait. */
-void kernel_lock_slow(u8 busy)
+static void take_checked(u8 busy)
 {
-    if (!lockcheck_on) {
-        wait(NULL);
-        return;
-    }
     u64 stack[LOCKCHECK_DEPTH];
     struct lockcheck_wait w = {0, false};
     lockcheck_bkl_before(stack);
     if (busy)
         wait(&w);
     lockcheck_bkl_taken(stack);
+}
+
+/* Contended, checked or marked (kernel_bkl_slow): the wait, then the model's acquire
+ * event (the coherence model's hand-offs, marker.h). */
+void kernel_lock_slow(u8 busy)
+{
+    if (lockcheck_on)
+        take_checked(busy);
+    else if (busy)
+        wait(NULL);
+    marker_lock(LOCK_EV_ACQUIRE, LOCK_ID_BKL);
 }

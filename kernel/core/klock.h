@@ -9,7 +9,12 @@
  * posted to it (ipi_poll): the holder may be waiting for exactly those, and interrupts are
  * off here. Its class is LOCK_BKL (lockclass.def); with option lockcheck the checker sees
  * its C acquisitions, through the slow path, and counts it held while this CPU owns it,
- * so the release needs no hook. */
+ * so the release needs no hook for it.
+ *
+ * The checker and the coherence model's markers (option markers: acquire, release and
+ * wait events, marker.h) share one flag byte, kernel_bkl_slow, set while either is on:
+ * the uncontended acquisition tests it together with the exchange's result (one branch
+ * for both), the release tests it once. */
 #ifndef KLOCK_H
 #define KLOCK_H
 #include "arch.h"
@@ -19,18 +24,20 @@
 
 extern volatile u8 kernel_bkl_byte;          /* ipcfast.S: ipc_fast_gate's last byte */
 extern volatile int kernel_bkl_owner;        /* the C holder's CPU, or -1 */
-void kernel_lock_slow(u8 busy);              /* klock.c: contended, or checked */
+extern u8 kernel_bkl_slow;                   /* lockcheck_on || markers_on; recomputed by
+                                                kernel_lock_flags_update (options.h) */
+void kernel_lock_slow(u8 busy);              /* klock.c: contended, checked or marked */
 static inline void kernel_lock(void)
 {
     u8 busy = __atomic_exchange_n(&kernel_bkl_byte, 1, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(busy | lockcheck_on, 0))
+    if (__builtin_expect(busy | kernel_bkl_slow, 0))
         kernel_lock_slow(busy);
-    marker_lock(LOCK_EV_ACQUIRE, LOCK_ID_BKL);   /* the coherence model's hand-offs */
     kernel_bkl_owner = this_cpu()->id;
 }
 static inline void kernel_unlock(void)
 {
-    marker_lock(LOCK_EV_RELEASE, LOCK_ID_BKL);
+    if (__builtin_expect(kernel_bkl_slow, 0))
+        marker_lock(LOCK_EV_RELEASE, LOCK_ID_BKL);   /* the coherence model's hand-offs */
     kernel_bkl_owner = -1;
     __atomic_store_n(&kernel_bkl_byte, 0, __ATOMIC_RELEASE);
 }

@@ -77,7 +77,11 @@ static void graph_lock(void)
 }
 static void graph_unlock(void) { __atomic_store_n(&graph, 0, __ATOMIC_RELEASE); }
 
-void lockcheck_start(void) { lockcheck_on = lockcheck_opt; }
+void lockcheck_start(void)
+{
+    lockcheck_on = lockcheck_opt;
+    kernel_lock_flags_update();
+}
 
 static struct cpu_locks *mine(void) { return &cpu_locks[this_cpu()->id]; }
 

@@ -534,8 +534,10 @@ void vm_check_all(struct vm_check *out)
 {
     static u64 gen;
     struct rmap_check_stats st = {.gen = ++gen};
+    vm_faults_stop();                 /* a stop-the-world reader (docs/smp.md) */
     tasks_each(check_task, &st);
     rmap_check_frames(&st);
+    vm_faults_resume();
     *out = (struct vm_check){st.mappings, st.entries, st.errors};
 }
 

@@ -60,6 +60,20 @@ u64 region_pte_flags(const struct region *r)
     return PTE_P | PTE_U | pte_flags_for_prot(r->prot);
 }
 
+/* The address space's lock with a flush batch (vm.h): the pages a range operation
+ * changes are flushed together, and their frames released, before the lock goes. */
+static void lock_batched(struct aspace *as, struct vm_batch *b)
+{
+    aspace_lock(as);
+    vm_batch_begin(as, b);
+}
+
+static void unlock_batched(struct aspace *as)
+{
+    vm_batch_end(as);
+    aspace_unlock(as);
+}
+
 typedef int pte_fn(struct aspace *as, u64 va, u64 *pte, void *arg);
 
 /* The first address past va's page table, skipping every absent table above it too. */
@@ -99,24 +113,13 @@ u64 region_pte(const struct region *r, u64 frame)
     return pte;
 }
 
-/* Drop one mapping of an anonymous frame; the last one frees it. */
-void anon_frame_unmapped(u64 pa)
-{
-    if (frame_map_dec(pa) == 0)
-        frame_free(pa);
-}
-
-/* A file object's frame stays the object's: only its map count drops. */
+/* The page's mapping goes; its frame loses the mapping after the flush (vm_frame_put). */
 static int release_page(struct aspace *as, u64 va, u64 *pte, void *unused)
 {
     (void)unused;
     if (*pte & PTE_COUNTED)
         rmap_remove(pte);
-    u64 old = vm_take_pte(as, va, pte);
-    if (old & PTE_ANON)
-        anon_frame_unmapped(old & PTE_ADDR);
-    else if (old & PTE_FILE)
-        frame_map_dec(old & PTE_ADDR);
+    vm_frame_put(as, vm_take_pte(as, va, pte));
     return 0;
 }
 
@@ -135,12 +138,22 @@ static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
     return 0;
 }
 
+/* An object that owns frames (shared anonymous, contiguous, file) frees them with its
+ * last reference: only after the batch's flush, when no TLB reaches them and their map
+ * counts are down. */
+static void region_obj_put(struct aspace *as, struct memobj *obj)
+{
+    if (obj->refs == 1 && obj->kind != MEMOBJ_ANON && obj->kind != MEMOBJ_PHYS)
+        vm_batch_flush(as);
+    memobj_put(obj);
+}
+
 /* prune: free the page tables the region's pages leave empty (not when the whole
  * address space goes: aspace_destroy frees every table after). */
 static void region_free(struct aspace *as, struct region *r, bool prune)
 {
     each_pte(as, r->start, r->end, release_page, NULL, prune);
-    memobj_put(r->obj);
+    region_obj_put(as, r->obj);
     kobj_free(&region_cache, r);
 }
 
@@ -231,11 +244,12 @@ static PCNT_COLD int unmap_probed(struct aspace *as, u64 start, u64 end)
 /* Unmap [start, end), measured by the vm_unmap probe (para: the length). */
 int region_unmap(struct aspace *as, int owner, u64 start, u64 end)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     int err = !may_change(as, owner, start, end) ? E_PERM
               : pcnt_probed()                    ? unmap_probed(as, start, end)
                                                  : unmap_range(as, start, end);
-    aspace_unlock(as);
+    unlock_batched(as);
     return err;
 }
 
@@ -265,22 +279,23 @@ static int protect_range(struct aspace *as, int owner, u64 start, u64 end, unsig
 
 int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned prot)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     int err = protect_range(as, owner, start, end, prot);
-    aspace_unlock(as);
+    unlock_batched(as);
     return err;
 }
 
 int region_discard(struct aspace *as, int owner, u64 start, u64 end)
 {
-    aspace_lock(as);
-    if (!may_change(as, owner, start, end)) {
-        aspace_unlock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
+    bool allowed = may_change(as, owner, start, end), whole = covered(as, start, end);
+    if (allowed)
+        each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
+    unlock_batched(as);
+    if (!allowed)
         return E_PERM;
-    }
-    bool whole = covered(as, start, end);
-    each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
-    aspace_unlock(as);
     return whole ? 0 : E_FAULT;
 }
 
@@ -368,10 +383,11 @@ static PCNT_COLD long map_probed(struct aspace *as, int owner, u64 addr, u64 len
 long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
                 struct memobj *obj)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     long r = pcnt_probed() ? map_probed(as, owner, addr, len, prot, flags, obj)
                            : map_region(as, owner, addr, len, prot, flags, obj);
-    aspace_unlock(as);
+    unlock_batched(as);
     return r;
 }
 
@@ -448,8 +464,15 @@ static int clone_regions(struct aspace *dst, struct aspace *src)
 
 int regions_clone(struct aspace *dst, struct aspace *src)
 {
+    struct vm_batch bd, bs;
     aspace_lock_pair(dst, src);
+    vm_batch_begin(dst, &bd);
+    if (src != dst)
+        vm_batch_begin(src, &bs);
     int err = clone_regions(dst, src);
+    if (src != dst)
+        vm_batch_end(src);
+    vm_batch_end(dst);
     aspace_unlock_pair(dst, src);
     return err;
 }
@@ -457,16 +480,18 @@ int regions_clone(struct aspace *dst, struct aspace *src)
 /* The address space goes whole: every region with its pages, under its lock. */
 static void free_all(struct aspace *as, bool prune)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     free_regions(as, prune);
-    aspace_unlock(as);
+    unlock_batched(as);
 }
 
 void regions_destroy(struct aspace *as) { free_all(as, true); }
 
 void regions_destroy_owned(struct aspace *as, int owner)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     for (struct region **pp = &as->regions; *pp;) {
         struct region *r = *pp;
         if (r->owner != owner) {
@@ -476,7 +501,7 @@ void regions_destroy_owned(struct aspace *as, int owner)
         *pp = r->next;
         region_free(as, r, true);
     }
-    aspace_unlock(as);
+    unlock_batched(as);
 }
 
 void regions_teardown(struct aspace *as) { free_all(as, false); }

@@ -64,5 +64,4 @@ u64 region_pte(const struct region *r, u64 frame);
  * entry go; the next touch faults it in afresh): a file object's page that moved or
  * went past the end of its file (fileobj.c). Takes the address space's lock. */
 void region_drop_page(struct aspace *as, u64 va);
-void anon_frame_unmapped(u64 pa);   /* one mapping fewer; frees the frame at count 0 */         /* unmaps everything (aspace_destroy) */
 #endif

@@ -21,6 +21,7 @@
 #define PTE_ADDR 0x000ffffffffff000ull
 
 struct region;
+struct vm_batch;
 
 struct aspace {
     u64 pml4_pa;
@@ -31,7 +32,8 @@ struct aspace {
     struct region *regions;   /* sorted by address, disjoint (region.c) */
     u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
     bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
-    struct spinlock lock;     /* class aspace: regions, page tables, pages (below) */
+    struct spinlock lock;     /* class aspace: regions, page tables, pages, batch (below) */
+    struct vm_batch *batch;   /* the lock holder's flush batch, or NULL (vm_batch_begin) */
 };
 
 /* The address space's lock (docs/smp.md "Locking"): its regions and page tables change,
@@ -54,9 +56,11 @@ void aspace_destroy(struct aspace *as);
 struct aspace *aspace_for_task(void);
 extern bool one_aspace;       /* mmu=off and the shared space exists (ipcfast.S's CR3 gate) */
 void aspace_load_tagged(u64 cr3, int asid);  /* with PCID: keep the TLB (vm.c) */
-/* Marker + CR3 load. Inline: every IPC between tasks does it. */
+/* Marker + CR3 load. Inline: every IPC between tasks does it. The CR3 is published
+ * first (cpu->loaded_cr3): the TLB shootdown's initiator reads it (vm.c cpus_with_loaded). */
 static inline void aspace_load(u64 cr3, int asid)
 {
+    this_cpu()->loaded_cr3 = cr3;
     if (pcid_active) {
         aspace_load_tagged(cr3, asid);
         return;
@@ -85,6 +89,29 @@ u64 *vm_pte(struct aspace *as, u64 va, bool create);
 struct rmap_entry;
 static inline struct rmap_entry **pte_rmap_slot(u64 *pte) { return (struct rmap_entry **)(pte + 512); }
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
+/* One mapping fewer of the frame an old PTE held (address | PTE_ANON or PTE_FILE): an
+ * anonymous frame is freed with its last one, a file object's stays the object's. After
+ * the flush of that PTE: at once, or with the batch. */
+void vm_frame_put(struct aspace *as, u64 old);
+
+/* A flush batch (docs/smp.md "TLB shootdown"): between vm_batch_begin and vm_batch_end,
+ * under the address space's lock, the pages whose present PTEs change are flushed
+ * together, here and on every other CPU with the address space loaded (one shootdown
+ * round per VM_BATCH pages instead of one per page), and the frames those PTEs held
+ * (vm_frame_put) and the page tables emptied (vm_prune) are released only after that
+ * flush: until then another CPU may still reach them through its TLB or its
+ * paging-structure caches. The batch lives on the caller's stack. */
+#define VM_BATCH 32
+struct vm_batch {
+    u32 pages, puts;
+    u64 va[VM_BATCH];
+    u64 put[VM_BATCH];        /* old PTEs (vm_frame_put), or table frames | their count */
+};
+void vm_batch_begin(struct aspace *as, struct vm_batch *b);
+void vm_batch_end(struct aspace *as);
+/* The batch's pages flushed and what it holds released now (none: nothing to do): before
+ * an object that owns frames loses its last reference (region.c). */
+void vm_batch_flush(struct aspace *as);
 /* Range walks go a page table at a time: vm_pt finds the 512 PTEs covering va once (NULL
  * if absent, or out of memory with create), the caller reads them in place. VM_PT_SPAN is
  * what one table maps. */

@@ -25,6 +25,18 @@
  *            The kill's reschedule IPI ends the spinner at once; without it, the spinner
  *            would see its kill only at its next timer tick (or at a tick that fell due
  *            while it waited for its turn: under icount QEMU runs the vCPUs one at a time).
+ * faultrace N  N rounds (after one warm-up round): a toucher thread pinned to CPU 1
+ *            faults in the pages of a fresh 48-page anonymous mapping one after another
+ *            (page faults without the kernel lock), writing and checking a value of its
+ *            own in each, and goes round them again; once it is half way, the main
+ *            thread, on CPU 0, unmaps the whole mapping (more pages than one flush
+ *            batch) while the toucher's faults go on, maps 48 pages again and fills them
+ *            with a decoy (most likely the frames just freed). The toucher must be killed
+ *            by its next fault every round, never read a decoy or lose a value of its
+ *            own; after the rounds the frames in use outside the kernel-object slabs
+ *            are back exactly (no frame mapped by a fault that lost the race, none freed
+ *            twice).
+ *            Prints "faultrace ok rounds=N" or "faultrace FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +151,38 @@ static int affinity(void)
 }
 
 /* ---- shootdown ---------------------------------------------------------------------- */
+/* The tests' common steps, each 0 or 1 with the reason printed ("<test> FAIL: ..."). */
+static int main_on_cpu0(const char *test)
+{
+    if (now().cpus < 2) {
+        printf("%s FAIL: needs 2 CPUs\n", test);
+        return 1;
+    }
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    return 0;
+}
+
+static int map_pages(const char *test, unsigned long pages, volatile uint64_t **at)
+{
+    long addr = sys_vm_map(pages * PAGE, PROT_READ | PROT_WRITE);
+    if (addr < 0) {
+        printf("%s FAIL: map\n", test);
+        return 1;
+    }
+    *at = (volatile uint64_t *)addr;
+    return 0;
+}
+
+static int start(const char *test, struct thread *t, int (*fn)(void *))
+{
+    if (thread_start(t, fn, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
+        printf("%s FAIL: thread_start\n", test);
+        return 1;
+    }
+    return 0;
+}
+
 static volatile uint64_t *page;
 static volatile int reading;
 static volatile uint64_t stale;
@@ -161,26 +205,16 @@ static int reader(void *arg)
 
 static int shootdown(int rounds)
 {
-    if (now().cpus < 2) {
-        printf("shootdown FAIL: needs 2 CPUs\n");
+    if (main_on_cpu0("shootdown"))
         return 1;
-    }
-    sys_thread_affinity(0, 1);
-    sys_yield();
     for (int i = 0; i < rounds; i++) {
-        long addr = sys_vm_map(PAGE, PROT_READ | PROT_WRITE);
-        if (addr < 0) {
-            printf("shootdown FAIL: map\n");
+        struct thread t;
+        if (map_pages("shootdown", 1, &page))
             return 1;
-        }
-        page = (volatile uint64_t *)addr;
         *page = EXPECT;
         reading = 0;
-        struct thread t;
-        if (thread_start(&t, reader, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
-            printf("shootdown FAIL: thread_start\n");
+        if (start("shootdown", &t, reader))
             return 1;
-        }
         while (!reading)               /* the reader runs on CPU 1, the page in its TLB */
             __asm__ volatile("pause");
         sys_vm_unmap((void *)page, PAGE);
@@ -196,6 +230,103 @@ static int shootdown(int rounds)
         }
     }
     printf("shootdown ok rounds=%d\n", rounds);
+    return 0;
+}
+
+/* ---- faultrace ---------------------------------------------------------------------- */
+#define RACE_PAGES 48
+static volatile uint64_t *race_base;
+static volatile int race_touched;
+static volatile uint64_t race_seen;
+
+static uint64_t race_value(int page) { return EXPECT ^ ((uint64_t)page << 32); }
+
+static int toucher(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    for (;;) {
+        for (int p = 0; p < RACE_PAGES; p++) {
+            volatile uint64_t *w = race_base + p * (PAGE / 8);
+            uint64_t v = *w;           /* first pass: a fresh page reads 0 */
+            if (v != 0 && v != race_value(p)) {
+                race_seen = v;
+                return 1;
+            }
+            *w = race_value(p);
+            if (*w != race_value(p)) {
+                race_seen = *w;
+                return 1;
+            }
+            race_touched++;
+        }
+    }
+}
+
+/* Frames in use outside the kernel-object slabs (those grow and shrink with how many
+ * objects are live at once, which the race's timing changes): user pages, page tables,
+ * thread stacks. */
+static uint64_t frames_in_use(void)
+{
+    struct meminfo m;
+    memset(&m, 0, sizeof(m));
+    sys_meminfo(&m);
+    return m.frames_total - m.frames_free - m.kobj_frames;
+}
+
+/* One round: 0, or 1 with the reason printed. */
+static int race_round(int i)
+{
+    struct thread t;
+    if (map_pages("faultrace", RACE_PAGES, &race_base))
+        return 1;
+    race_touched = 0;
+    if (start("faultrace", &t, toucher))
+        return 1;
+    while (race_touched < RACE_PAGES / 2)       /* half faulted in: the rest races us */
+        __asm__ volatile("pause");
+    sys_vm_unmap((void *)race_base, RACE_PAGES * PAGE);
+    volatile uint64_t *decoy = (volatile uint64_t *)sys_vm_map(RACE_PAGES * PAGE, PROT_READ | PROT_WRITE);
+    for (int p = 0; p < RACE_PAGES; p++)
+        decoy[p * (PAGE / 8)] = DECOY;
+    int status = 0;
+    thread_join(&t, &status);
+    int kept = 0;                      /* a write through a stale translation would show */
+    for (int p = 0; p < RACE_PAGES; p++)
+        kept += decoy[p * (PAGE / 8)] == DECOY;
+    sys_vm_unmap((void *)decoy, RACE_PAGES * PAGE);
+    if (kept != RACE_PAGES) {
+        printf("faultrace FAIL: round %d: %d of %d decoy pages overwritten\n", i,
+               RACE_PAGES - kept, RACE_PAGES);
+        return 1;
+    }
+    if (status != 128 + 14) {
+        printf("faultrace FAIL: round %d: toucher status %d, read %#llx\n", i, status,
+               (unsigned long long)race_seen);
+        return 1;
+    }
+    return 0;
+}
+
+static int faultrace(int rounds)
+{
+    if (main_on_cpu0("faultrace"))
+        return 1;
+    if (race_round(0))                 /* warm-up: the kernel's caches grow once */
+        return 1;
+    uint64_t before = frames_in_use();
+    for (int i = 1; i <= rounds; i++)
+        if (race_round(i))
+            return 1;
+    uint64_t after = frames_in_use();
+    if (after != before) {
+        printf("faultrace FAIL: frames in use %llu before, %llu after\n",
+               (unsigned long long)before, (unsigned long long)after);
+        return 1;
+    }
+    printf("faultrace ok rounds=%d\n", rounds);
     return 0;
 }
 
@@ -217,12 +348,8 @@ static int server(void *arg)
 
 static int pingpong(int n)
 {
-    if (now().cpus < 2) {
-        printf("pingpong FAIL: needs 2 CPUs\n");
+    if (main_on_cpu0("pingpong"))
         return 1;
-    }
-    sys_thread_affinity(0, 1);
-    sys_yield();
     struct thread t;
     int tid = thread_start(&t, server, NULL, PRIO_INHERIT, 16 * 1024);
     if (tid < 0) {
@@ -339,6 +466,8 @@ int main(int argc, char **argv)
         return kill_spinner(n > 0 ? n : 5);
     if (!strcmp(mode, "spin"))
         return spin();
-    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N\n");
+    if (!strcmp(mode, "faultrace"))
+        return faultrace(n > 0 ? n : 10);
+    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N\n");
     return 2;
 }

@@ -152,6 +152,8 @@ void panic(const char *fmt, ...)
     exit(3);
 }
 
+void kernel_lock_flags_update(void) {}     /* klock.c's, in the kernel */
+
 /* argv[1]: the command line; then key value pairs for options_set. */
 int main(int argc, char **argv)
 {
