@@ -26,6 +26,7 @@
  * MSG_TRUNC, and loses the rest. There are no notifications: multicast groups may be
  * joined (bind, NETLINK_ADD_MEMBERSHIP) but nothing is ever sent to them.
  */
+#include "netlink_abi.h"
 #include "socket.h"
 
 #define NETLINK_ROUTE 0
@@ -54,21 +55,6 @@
 #define NETLINK_CAP_ACK 10
 #define NETLINK_EXT_ACK 11
 
-#define NLMSG_ERROR 2
-#define NLMSG_DONE 3
-#define NLMSG_MIN_TYPE 0x10
-#define NLM_F_REQUEST 0x1
-#define NLM_F_MULTI 0x2
-#define NLM_F_ACK 0x4
-#define NLM_F_DUMP 0x300           /* NLM_F_ROOT | NLM_F_MATCH */
-#define NLM_F_CAPPED 0x100
-#define RTM_NEWLINK 16
-#define RTM_GETLINK 18
-#define RTM_NEWADDR 20
-#define RTM_GETADDR 22
-#define RTM_NEWROUTE 24
-#define RTM_GETROUTE 26
-#define RTM_MAX 123                /* Linux 6.1's: types above it are EOPNOTSUPP */
 #define AF_INET 2
 #define AF_INET6 10
 #define IFLA_ADDRESS 1
@@ -548,24 +534,12 @@ static long addr_in_nl(struct ucall *c, uint64_t uaddr, uint64_t len, struct soc
     return a->family == AF_NETLINK ? 0 : -EINVAL;
 }
 
-/* Write a sockaddr_nl to (uaddr, *ulen), truncated to the caller's length, the full
- * length written back (uaddr 0: nothing). */
+/* A sockaddr_nl out, as sockaddr_out. */
 static long addr_out_nl(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t pid,
                         uint32_t groups)
 {
-    if (!uaddr)
-        return 0;
-    int32_t len;
-    if (copy_in(c->proc, &len, ulen, sizeof len))
-        return -EFAULT;
-    if (len < 0)
-        return -EINVAL;
     struct sockaddr_nl a = {.family = AF_NETLINK, .pid = pid, .groups = groups};
-    size_t k = (size_t)len < sizeof a ? (size_t)len : sizeof a;
-    int32_t full = sizeof a;
-    if (copy_out(c->proc, uaddr, &a, k) || copy_out(c->proc, ulen, &full, sizeof full))
-        return -EFAULT;
-    return 0;
+    return sockaddr_out(c, uaddr, ulen, &a, sizeof a);
 }
 
 long nl_send(struct ucall *c, struct file *f, const struct uvec *u, uint64_t flags,

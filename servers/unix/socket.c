@@ -243,9 +243,7 @@ static long addr_in(struct ucall *c, uint64_t uaddr, uint64_t len, uint32_t *ip,
     return 0;
 }
 
-/* Write an address to (uaddr, *ulen) as Linux does: truncated to the caller's length, the
- * full length written back. uaddr 0: nothing. */
-static long addr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t ip, uint16_t port)
+long sockaddr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a, size_t size)
 {
     if (!uaddr)
         return 0;
@@ -254,12 +252,18 @@ static long addr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t ip
         return -EFAULT;
     if (len < 0)
         return -EINVAL;
-    struct linux_sockaddr_in sa = {.family = AF_INET, .port = swap16(port), .addr = swap32(ip)};
-    size_t k = (size_t)len < sizeof sa ? (size_t)len : sizeof sa;
-    int32_t full = sizeof sa;
-    if (copy_out(c->proc, uaddr, &sa, k) || copy_out(c->proc, ulen, &full, sizeof full))
+    size_t k = (size_t)len < size ? (size_t)len : size;
+    int32_t full = (int32_t)size;
+    if (copy_out(c->proc, uaddr, a, k) || copy_out(c->proc, ulen, &full, sizeof full))
         return -EFAULT;
     return 0;
+}
+
+/* An AF_INET address out, as sockaddr_out. */
+static long addr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t ip, uint16_t port)
+{
+    struct linux_sockaddr_in sa = {.family = AF_INET, .port = swap16(port), .addr = swap32(ip)};
+    return sockaddr_out(c, uaddr, ulen, &sa, sizeof sa);
 }
 
 /* Can an address be written there? Checked before a call that cannot be undone. */

@@ -8,24 +8,11 @@
 #include <stdio.h>
 #include "net_server.h"
 #include "vfs_test.h"
+#include "netlink_abi.h"
 
 #define AF_NETLINK 16
 #define SOCK_STREAM 1
 #define SOCK_RAW 3
-#define NLMSG_ERROR 2
-#define NLMSG_DONE 3
-#define NLM_F_REQUEST 1
-#define NLM_F_MULTI 2
-#define NLM_F_ACK 4
-#define NLM_F_DUMP 0x300
-#define NLM_F_CAPPED 0x100
-#define RTM_NEWLINK 16
-#define RTM_GETLINK 18
-#define RTM_NEWADDR 20
-#define RTM_GETADDR 22
-#define RTM_NEWROUTE 24
-#define RTM_GETROUTE 26
-#define RTM_GETNEIGH 30
 #define MSG_PEEK 2
 #define MSG_TRUNC 0x20
 #define MSG_DONTWAIT 0x40
