@@ -534,12 +534,12 @@ static long addr_in_nl(struct ucall *c, uint64_t uaddr, uint64_t len, struct soc
     return a->family == AF_NETLINK ? 0 : -EINVAL;
 }
 
-/* A sockaddr_nl out, as sockaddr_out. */
+/* A sockaddr_nl out, as value_out. */
 static long addr_out_nl(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t pid,
                         uint32_t groups)
 {
     struct sockaddr_nl a = {.family = AF_NETLINK, .pid = pid, .groups = groups};
-    return sockaddr_out(c, uaddr, ulen, &a, sizeof a);
+    return value_out(c, uaddr, ulen, &a, sizeof a);
 }
 
 long nl_send(struct ucall *c, struct file *f, const struct uvec *u, uint64_t flags,
@@ -694,11 +694,7 @@ long nl_getsockopt(struct ucall *c, struct file *f)
         v = s->cap_ack;
     else
         return -ENOPROTOOPT;
-    size_t k = (size_t)len < sizeof v ? (size_t)len : sizeof v;
-    int32_t full = sizeof v;
-    if (copy_out(c->proc, c->a[3], &v, k) || copy_out(c->proc, c->a[4], &full, sizeof full))
-        return -EFAULT;
-    return 0;
+    return value_out(c, c->a[3], c->a[4], &v, sizeof v);
 }
 
 /* ---- the file: read and write are recv and send without addresses ---- */

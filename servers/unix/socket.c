@@ -243,7 +243,7 @@ static long addr_in(struct ucall *c, uint64_t uaddr, uint64_t len, uint32_t *ip,
     return 0;
 }
 
-long sockaddr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a, size_t size)
+long value_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a, size_t size)
 {
     if (!uaddr)
         return 0;
@@ -259,11 +259,11 @@ long sockaddr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a,
     return 0;
 }
 
-/* An AF_INET address out, as sockaddr_out. */
+/* An AF_INET address out, as value_out. */
 static long addr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, uint32_t ip, uint16_t port)
 {
     struct linux_sockaddr_in sa = {.family = AF_INET, .port = swap16(port), .addr = swap32(ip)};
-    return sockaddr_out(c, uaddr, ulen, &sa, sizeof sa);
+    return value_out(c, uaddr, ulen, &sa, sizeof sa);
 }
 
 /* Can an address be written there? Checked before a call that cannot be undone. */
@@ -921,11 +921,7 @@ long lx_getsockopt(struct ucall *c)
         v = s->opts[name] != 0;
     else
         return -ENOPROTOOPT;
-    size_t k = (size_t)len < sizeof v ? (size_t)len : sizeof v;
-    int32_t full = sizeof v;
-    if (copy_out(c->proc, c->a[3], &v, k) || copy_out(c->proc, c->a[4], &full, sizeof full))
-        return -EFAULT;
-    return 0;
+    return value_out(c, c->a[3], c->a[4], &v, sizeof v);
 }
 
 static long names(struct ucall *c, bool peer)

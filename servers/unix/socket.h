@@ -20,10 +20,10 @@ size_t uvec_total(struct ucall *c, const struct uvec *u);
  * -EFAULT. */
 long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, size_t k, bool out);
 
-/* Write a socket address of `size` bytes to (uaddr, *ulen) as Linux does: truncated to the
- * caller's length, the full length written back; uaddr 0: nothing. 0, -EFAULT or -EINVAL
- * (a negative length). */
-long sockaddr_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a, size_t size);
+/* Write a socket address or option value of `size` bytes to (uaddr, *ulen) as these calls
+ * do here: truncated to the caller's length, the full length written back; uaddr 0:
+ * nothing. 0, -EFAULT or -EINVAL (a negative length). */
+long value_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a, size_t size);
 
 /* ---- ping.c: Linux's ping sockets over the stack's raw ICMP socket ---- */
 uint16_t ping_id_new(void);                  /* a new socket's echo identifier */

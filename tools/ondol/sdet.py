@@ -22,8 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: qemucmd, ondol
-import qemucmd  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: ondol
 
 if __package__:
     from . import rootfs
@@ -39,7 +38,6 @@ QUICK = (1, 4)
 COMMANDS = ("cat cc cd col cp cpio date diff echo ed expr find grep ls make mkdir mv nroff pr "
             "ps rm rmdir sh spell test time touch wc who").split()
 CFLAGS = ["-static", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"]
-PEER_APPEND = "console=ttyS0 quiet panic=-1"
 PEER_TIMEOUT = 3600.0
 TRACING = "/sys/kernel/tracing"
 
@@ -174,26 +172,13 @@ def peer_check_init(users: int) -> bytes:
 
 def _boot_peer(build: Path, init: bytes, name: str, icount: bool) -> str:
     """Boot the Linux peer on the root archive (which must hold /sdet) with INIT as /init;
-    return what it wrote to COM2."""
-    from ondol import linuxsuite
-    archive = build / "rootfs.cpio"
-    work = build / "sdet" / name
-    work.mkdir(parents=True, exist_ok=True)
-    initrd, console, out = work / "initrd.cpio", work / "console.log", work / "com2.txt"
-    initrd.write_bytes(archive.read_bytes() +
-                       rootfs.newc([rootfs.Entry("init", rootfs.S_IFREG | 0o755, init)]))
-    for f in (console, out):
-        f.unlink(missing_ok=True)
+    return what it wrote to COM2 (unixbench.peer_run; logs in build/sdet/NAME)."""
+    from ondol import unixbench
     try:
-        kernel = linuxsuite.peer_kernel()
-    except linuxsuite.SuiteError as e:
+        return unixbench.peer_run(build, build / "sdet" / name, init, timeout=PEER_TIMEOUT,
+                                  icount=icount)
+    except unixbench.UnixBenchError as e:
         raise SdetError(str(e)) from None
-    argv = qemucmd.peer(kernel, initrd, PEER_APPEND, console, out, icount=icount)
-    try:
-        subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PEER_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise SdetError(f"peer timed out after {PEER_TIMEOUT:g} s (logs in {work})") from None
-    return out.read_text(errors="replace").replace("\r", "") if out.exists() else ""
 
 
 def peer_records(build: Path, quick: bool, icount: bool) -> list[dict]:

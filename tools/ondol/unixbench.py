@@ -95,11 +95,13 @@ def peer_records(build: Path, quick: bool, icount: bool) -> list[dict]:
     return peer_boot(build, build / "unixbench" / "peer", peer_init(quick), icount=icount)
 
 
-def peer_boot(build: Path, work: Path, init: bytes, more: tuple = (), **knobs) -> list[dict]:
+def peer_run(build: Path, work: Path, init: bytes, more: tuple = (),
+             timeout: float = PEER_TIMEOUT, **knobs) -> str:
     """Boot the Linux peer once on the root archive with `init` as /init and the entries
-    `more` added (a second cpio); return the records written to its COM2. knobs go to
-    qemucmd.peer (icount, icount_sleep, qemu, extra); logs stay in work."""
-    from ondol import linuxsuite, stream
+    `more` added (a second cpio); return what it wrote to its COM2 (carriage returns
+    dropped). knobs go to qemucmd.peer (icount, icount_sleep, qemu, extra); logs stay in
+    work."""
+    from ondol import linuxsuite
     archive = build / "rootfs.cpio"
     work.mkdir(parents=True, exist_ok=True)
     initrd, console, results = work / "initrd.cpio", work / "console.log", work / "results.jsonl"
@@ -113,13 +115,19 @@ def peer_boot(build: Path, work: Path, init: bytes, more: tuple = (), **knobs) -
         raise UnixBenchError(str(e)) from None
     argv = qemucmd.peer(kernel, initrd, PEER_APPEND, console, results, **knobs)
     try:
-        subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PEER_TIMEOUT)
+        subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise UnixBenchError(f"peer timed out after {PEER_TIMEOUT:g} s (logs in {work})") from None
-    parser = stream.StreamParser(str(results))
-    text = results.read_text(errors="replace") if results.exists() else ""
+        raise UnixBenchError(f"peer timed out after {timeout:g} s (logs in {work})") from None
+    return results.read_text(errors="replace").replace("\r", "") if results.exists() else ""
+
+
+def peer_boot(build: Path, work: Path, init: bytes, more: tuple = (), **knobs) -> list[dict]:
+    """peer_run, and the records of ondol's result stream that the peer wrote."""
+    from ondol import stream
+    text = peer_run(build, work, init, more, **knobs)
+    parser = stream.StreamParser(str(work / "results.jsonl"))
     try:
-        for line in text.replace("\r", "").splitlines():
+        for line in text.splitlines():
             parser.feed(line)
         return parser.finish().results
     except Exception as e:  # an OndolError from the parser: no end record, bad JSON
