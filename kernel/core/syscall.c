@@ -305,13 +305,58 @@ long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot)
 }
 long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t, addr, len); }
 
+/* ---- the memory calls on one's own task without the kernel lock (docs/smp.md "mmap and
+ * munmap without the BKL") ------------------------------------------------------------
+ * Private anonymous memory needs only its address space's lock (region.c): the kernel
+ * lock, taken on entry, goes around the work and is taken again for the exit checks and
+ * the release in exit_to_user. The task and its address space stay while this thread
+ * runs (its last thread's exit frees them). A range holding a region the kernel lock
+ * still guards, or the reverse-map checker's gate closed, answers VM_NEEDS_LOCK with
+ * nothing changed, and the call runs again under the lock; so does every call in the
+ * one shared address space of mmu=off (its owners, populate). */
+typedef long vm_call(struct task *t, u64 addr, u64 len, u64 prot);
+
+static long without_bkl(vm_call *fn, u64 addr, u64 len, u64 prot)
+{
+    struct task *t = self_task();
+    if (t->as->shared)
+        return fn(t, addr, len, prot);
+    kernel_unlock();
+    long r = VM_NEEDS_LOCK;
+    if (vm_unlocked_enter()) {
+        r = fn(t, addr, len, prot);
+        vm_unlocked_leave();
+    }
+    kernel_lock();
+    vm_free_deferred();
+    return r == VM_NEEDS_LOCK ? fn(t, addr, len, prot) : r;
+}
+
+static long map_anon(struct task *t, u64 addr, u64 len, u64 prot)
+{
+    return mmap_in(t, addr, len, prot, 0, 0);
+}
+
+static long map_anon_fixed(struct task *t, u64 addr, u64 len, u64 prot)
+{
+    return mmap_in(t, addr, len, prot, VM_MMAP_FIXED, 0);
+}
+
+static long unmap_own(struct task *t, u64 addr, u64 len, u64 unused)
+{
+    (void)unused;
+    return unmap_in(t, addr, len);
+}
+
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
+    if (flags == 0 || flags == VM_MMAP_FIXED)           /* private anonymous memory */
+        return without_bkl(flags ? map_anon_fixed : map_anon, addr, len, prot);
     return mmap_in(self_task(), addr, len, prot, flags, phys);
 }
 
-static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
-static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task(), addr, len); }
+static long sys_vm_map(u64 len, u64 prot) { return without_bkl(map_anon, 0, len, prot); }
+static long sys_vm_unmap(u64 addr, u64 len) { return without_bkl(unmap_own, addr, len, 0); }
 
 /* The UNIX server's root archive (the boot's second module), read-only in the caller:
  * privileged, since it is a mapping of physical memory; the frames stay reserved for
@@ -336,7 +381,7 @@ static long sys_rootfs_map(u64 ulen)
     return addr;
 }
 
-static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task(), addr, len, prot); }
+static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return without_bkl(protect_in, addr, len, prot); }
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
 
@@ -377,11 +422,11 @@ static struct task *controlled(u64 id, long *err)
  * offset in it; NULL when va is in no window. */
 static struct memobj *window_object(u64 va, u64 *off)
 {
-    struct region *r = region_find(self_task()->as, va);
-    if (!r || r->obj->kind != MEMOBJ_FILE || r->bound)
+    struct region r;
+    if (!region_lookup(self_task()->as, va, &r) || r.obj->kind != MEMOBJ_FILE || r.bound)
         return NULL;
-    *off = r->off + (ALIGN_DOWN(va, PAGE_SIZE) - r->start);
-    return r->obj;
+    *off = r.off + (ALIGN_DOWN(va, PAGE_SIZE) - r.start);
+    return r.obj;
 }
 
 /* The page-cache ops on the caller's own windows (task 0). */

@@ -102,23 +102,13 @@ static bool pte_allows(u64 pte, unsigned access)
            (!(access & VM_ACCESS_EXEC) || !(pte & PTE_NX));
 }
 
-/* Whether a fault in a region of obj may be resolved without the kernel lock: private
- * anonymous memory (its frames are the mappings' own: the address space's lock, the
- * frame and reverse-map locks cover them) and fixed runs (nothing to change). Shared
- * anonymous objects (memobj.c's directory), pager objects and file objects (fileobj.c
- * walks their frames' mappings under the kernel lock) still need it (docs/smp.md). */
-static bool lock_free_object(const struct memobj *obj)
-{
-    return obj->kind == MEMOBJ_ANON || obj->kind == MEMOBJ_PHYS || obj->kind == MEMOBJ_CONTIG;
-}
-
 /* The region decides: map the page for an access it allows. */
 static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa)
 {
     struct region *r = region_find(as, va);
     if (!r || !allows(r->prot, access))
         return E_FAULT;
-    if ((access & VM_ACCESS_UNLOCKED) && !lock_free_object(r->obj))
+    if ((access & VM_ACCESS_UNLOCKED) && !memobj_lock_free(r->obj))
         return VM_NEEDS_LOCK;
     u64 page = ALIGN_DOWN(va, PAGE_SIZE);
     u64 *pte = vm_pte(as, page, true);
@@ -209,24 +199,38 @@ int vm_supply(struct aspace *as, u64 va, u64 src_pa)
     return err;
 }
 
-/* ---- faults without the kernel lock (docs/smp.md "Page faults without the BKL") ------
+/* ---- memory work without the kernel lock (docs/smp.md "Page faults without the BKL",
+ * "mmap and munmap without the BKL") -------------------------------------------------
  * A reader that must see every address space still (the reverse map's checker, which
- * holds the kernel lock) closes the gate: later faults go the locked way, and it waits
- * until those in flight are done. Each CPU's in-flight flag is stored before the gate is
- * read, and the gate before the flags are read (a fence on each side): either the fault
- * sees the gate closed, or the closer sees the flag and waits. */
+ * holds the kernel lock) closes the gate: later faults and map calls go the locked way,
+ * and it waits until those in flight are done. Each CPU's in-flight flag is stored
+ * before the gate is read, and the gate before the flags are read (a fence on each
+ * side): either the work sees the gate closed, or the closer sees the flag and waits.
+ * One flag a CPU: the work runs with interrupts off and does not nest. */
 static volatile bool gate_closed;
 static struct {
     volatile u8 busy;
 } __attribute__((aligned(64))) in_flight[MAX_CPUS];
 
-int vm_fault_unlocked(struct aspace *as, u64 va, unsigned access)
+bool vm_unlocked_enter(void)
 {
     volatile u8 *busy = &in_flight[this_cpu()->id].busy;
     *busy = 1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    int err = gate_closed ? VM_NEEDS_LOCK : vm_fault(as, va, access | VM_ACCESS_UNLOCKED);
+    if (!gate_closed)
+        return true;
     __atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+    return false;
+}
+
+void vm_unlocked_leave(void) { __atomic_store_n(&in_flight[this_cpu()->id].busy, 0, __ATOMIC_RELEASE); }
+
+int vm_fault_unlocked(struct aspace *as, u64 va, unsigned access)
+{
+    if (!vm_unlocked_enter())
+        return VM_NEEDS_LOCK;
+    int err = vm_fault(as, va, access | VM_ACCESS_UNLOCKED);
+    vm_unlocked_leave();
     return err;
 }
 

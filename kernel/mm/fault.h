@@ -38,9 +38,14 @@ int vm_supply(struct aspace *as, u64 va, u64 src_pa);
  * no more (private anonymous memory, fixed runs). 0 when mapped; any other answer
  * (VM_NEEDS_LOCK among them) means: take the kernel lock and resolve it again there. */
 int vm_fault_unlocked(struct aspace *as, u64 va, unsigned access);
-/* Under the kernel lock: no fault runs without it from the return of vm_faults_stop
- * until vm_faults_resume (for readers of every address space: the reverse map's
- * checker). */
+/* Around other memory work without the kernel lock (the map calls, syscall.c): false
+ * when the gate is closed (take the kernel lock instead); after true, vm_unlocked_leave
+ * when done. */
+bool vm_unlocked_enter(void);
+void vm_unlocked_leave(void);
+/* Under the kernel lock: no fault or map call runs without it from the return of
+ * vm_faults_stop until vm_faults_resume (for readers of every address space: the
+ * reverse map's checker). */
 void vm_faults_stop(void);
 void vm_faults_resume(void);
 #endif

@@ -7,10 +7,15 @@
  * of a region split it; every region a split needs is allocated before anything changes,
  * so a call that fails with E_NOMEM leaves the address space as it was.
  * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
- * the public entry points; the static helpers assume it.
+ * the public entry points; the static helpers assume it. A caller without the kernel lock
+ * (docs/smp.md "mmap and munmap without the BKL") may change only regions of objects that
+ * need none (memobj_lock_free); any other answers VM_NEEDS_LOCK before anything changes,
+ * and the caller takes the kernel lock and calls again.
  */
 #include <ondol/abi.h>
 #include "kernel.h"
+#include "fault.h"
+#include "klock.h"
 #include "kobj.h"
 #include "memlayout.h"
 #include "pcnt.h"
@@ -33,14 +38,52 @@ static struct region **link_after(struct aspace *as, u64 va)
 
 struct region *region_find(struct aspace *as, u64 va)
 {
+    spin_assert_held(&as->lock);
     struct region *r = *link_after(as, va);
     return r && r->start <= va ? r : NULL;
+}
+
+bool region_lookup(struct aspace *as, u64 va, struct region *copy)
+{
+    aspace_lock(as);
+    struct region *r = region_find(as, va);
+    if (r)
+        *copy = *r;
+    aspace_unlock(as);
+    return r != NULL;
+}
+
+void region_bind_file(struct aspace *as, u64 va, u64 off, bool cow)
+{
+    aspace_lock(as);
+    struct region *r = region_find(as, va);
+    r->off = off;
+    r->cow = cow;
+    r->bound = true;
+    aspace_unlock(as);
 }
 
 static bool range_free(struct aspace *as, u64 start, u64 end)
 {
     struct region *r = *link_after(as, start);
     return !r || r->start >= end;
+}
+
+/* Whether a caller without the kernel lock may change [start, end): when the range is
+ * at most VM_DEFER_MAX pages (the frames it frees wait for the kernel lock: vm.h) and
+ * every region overlapping it maps private anonymous memory or a physical range (the
+ * file above; a contiguous object frees its run with its last region, so not one of
+ * those). Always with the lock. */
+static bool lock_allows(struct aspace *as, u64 start, u64 end)
+{
+    if (kernel_lock_held())
+        return true;
+    if (end - start > (u64)VM_DEFER_MAX * PAGE_SIZE)
+        return false;
+    for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next)
+        if (r->obj->kind != MEMOBJ_ANON && r->obj->kind != MEMOBJ_PHYS)
+            return false;
+    return true;
 }
 
 /* Whether owner may change [start, end): always in a task's own address space; in a
@@ -140,10 +183,13 @@ static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
 
 /* An object that owns frames (shared anonymous, contiguous, file) frees them with its
  * last reference: only after the batch's flush, when no TLB reaches them and their map
- * counts are down. */
+ * counts are down. The count read is exact for shared and file objects (their references
+ * change only under the kernel lock, memobj.h); a contiguous object's may fall
+ * concurrently only through another address space's unmap, which then frees it itself. */
 static void region_obj_put(struct aspace *as, struct memobj *obj)
 {
-    if (obj->refs == 1 && obj->kind != MEMOBJ_ANON && obj->kind != MEMOBJ_PHYS)
+    if (__atomic_load_n(&obj->refs, __ATOMIC_RELAXED) == 1 && obj->kind != MEMOBJ_ANON &&
+        obj->kind != MEMOBJ_PHYS)
         vm_batch_flush(as);
     memobj_put(obj);
 }
@@ -246,8 +292,9 @@ int region_unmap(struct aspace *as, int owner, u64 start, u64 end)
 {
     struct vm_batch b;
     lock_batched(as, &b);
-    int err = !may_change(as, owner, start, end) ? E_PERM
-              : pcnt_probed()                    ? unmap_probed(as, start, end)
+    int err = !may_change(as, owner, start, end)  ? E_PERM
+              : !lock_allows(as, start, end)      ? VM_NEEDS_LOCK
+              : pcnt_probed()                     ? unmap_probed(as, start, end)
                                                  : unmap_range(as, start, end);
     unlock_batched(as);
     return err;
@@ -267,6 +314,8 @@ static int protect_range(struct aspace *as, int owner, u64 start, u64 end, unsig
         return E_FAULT;
     if (!may_change(as, owner, start, end))
         return E_PERM;
+    if (!lock_allows(as, start, end))
+        return VM_NEEDS_LOCK;
     int err = split_range(as, start, end);
     if (err)
         return err;
@@ -291,11 +340,14 @@ int region_discard(struct aspace *as, int owner, u64 start, u64 end)
     struct vm_batch b;
     lock_batched(as, &b);
     bool allowed = may_change(as, owner, start, end), whole = covered(as, start, end);
-    if (allowed)
+    bool locks = lock_allows(as, start, end);
+    if (allowed && locks)
         each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
     unlock_batched(as);
     if (!allowed)
         return E_PERM;
+    if (!locks)
+        return VM_NEEDS_LOCK;
     return whole ? 0 : E_FAULT;
 }
 
@@ -325,7 +377,13 @@ static u64 find_gap(struct aspace *as, u64 len)
     return at;
 }
 
-u64 region_free_range(struct aspace *as, u64 len) { return find_gap(as, len); }
+u64 region_free_range(struct aspace *as, u64 len)
+{
+    aspace_lock(as);
+    u64 at = find_gap(as, len);
+    aspace_unlock(as);
+    return at;
+}
 
 static bool fits_user(u64 addr, u64 len)
 {
@@ -352,6 +410,9 @@ static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned
     long start = place(as, addr, len, fixed);
     if (start >= 0 && fixed && !may_change(as, owner, (u64)start, (u64)start + len))
         start = E_PERM;
+    if (start >= 0 && !kernel_lock_held() &&
+        (obj->kind != MEMOBJ_ANON || (fixed && !lock_allows(as, (u64)start, (u64)start + len))))
+        start = VM_NEEDS_LOCK;
     struct region *r = start >= 0 ? kobj_alloc(&region_cache) : NULL;
     long err = start < 0 ? start : r ? 0 : E_NOMEM;
     if (!err && fixed)

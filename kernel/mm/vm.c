@@ -10,6 +10,7 @@
 #include <ondol/abi.h>
 #include "arch.h"
 #include "kernel.h"
+#include "klock.h"
 #include "kobj.h"
 #include "marker.h"
 #include "memlayout.h"
@@ -318,6 +319,35 @@ static void flush_pages(struct aspace *as, const u64 *va, u32 n)
         panic("vm: a CPU did not answer a TLB shootdown");
 }
 
+static struct defer_list {
+    u32 n;
+    u64 frames[VM_DEFER_MAX];
+} __attribute__((aligned(64))) deferred[MAX_CPUS];
+
+/* An anonymous frame without mappings: freed now under the kernel lock, else deferred
+ * (vm.h). Per CPU without a lock: interrupts are off and the adder frees them before it
+ * leaves the kernel. */
+static void free_anon(u64 pa)
+{
+    if (kernel_lock_held()) {
+        frame_free(pa);
+        return;
+    }
+    struct defer_list *d = &deferred[this_cpu()->id];
+    ASSERT(d->n < VM_DEFER_MAX);
+    d->frames[d->n++] = pa;
+}
+
+bool vm_frames_deferred(void) { return deferred[this_cpu()->id].n != 0; }
+
+void vm_free_deferred(void)
+{
+    struct defer_list *d = &deferred[this_cpu()->id];
+    ASSERT(kernel_lock_held());
+    while (d->n)
+        frame_free(d->frames[--d->n]);
+}
+
 /* One mapping of a counted frame fewer (old: its PTE), or page-table frames (address |
  * their count, vm_prune) back to the allocator. */
 static void release(u64 item)
@@ -327,7 +357,7 @@ static void release(u64 item)
         frame_free_contig(pa, item & 3);
     else if (item & PTE_ANON) {
         if (frame_map_dec(pa) == 0)
-            frame_free(pa);
+            free_anon(pa);
     } else if (item & PTE_FILE) {
         frame_map_dec(pa);
     }

@@ -94,6 +94,18 @@ void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
  * the flush of that PTE: at once, or with the batch. */
 void vm_frame_put(struct aspace *as, u64 old);
 
+/* An anonymous frame whose last mapping goes without the kernel lock (a fault, an unmap
+ * of one's own memory: docs/smp.md "mmap and munmap without the BKL") is freed only under
+ * it: kernel code holding the kernel lock copies through the physical map to frames it
+ * resolved (IPC's long messages, SYS_TASK_COPY), and the frame must not be reused while
+ * it does. Such a frame waits on this CPU's list, which holds VM_DEFER_MAX: a range
+ * operation without the kernel lock covers at most that many pages, and whoever added
+ * some frees them (vm_free_deferred, under the kernel lock) before anything else runs on
+ * this CPU. */
+#define VM_DEFER_MAX 512
+bool vm_frames_deferred(void);
+void vm_free_deferred(void);
+
 /* A flush batch (docs/smp.md "TLB shootdown"): between vm_batch_begin and vm_batch_end,
  * under the address space's lock, the pages whose present PTEs change are flushed
  * together, here and on every other CPU with the address space loaded (one shootdown

@@ -37,6 +37,13 @@
  *            are back exactly (no frame mapped by a fault that lost the race, none freed
  *            twice).
  *            Prints "faultrace ok rounds=N" or "faultrace FAIL ...".
+ * mapstorm N  two threads of one task, the main one on CPU 0 and one pinned to CPU 1,
+ *            each N rounds at once of: map 1..16 anonymous pages, tag each, map a fresh
+ *            page over the first (VM_MMAP_FIXED), protect the range read-only, check
+ *            every page, unmap (the memory calls without the kernel lock, under the
+ *            address space's lock: docs/smp.md). No page may lose its tag or show the
+ *            other thread's; after a warm-up pair of 8 rounds, the frames in use outside
+ *            the kernel-object slabs are back exactly. Prints "mapstorm ok rounds=N".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -276,6 +283,17 @@ static uint64_t frames_in_use(void)
     return m.frames_total - m.frames_free - m.kobj_frames;
 }
 
+/* 0 when the frames in use are `before` again, else 1 with both printed. */
+static int frames_back(const char *test, uint64_t before)
+{
+    uint64_t after = frames_in_use();
+    if (after == before)
+        return 0;
+    printf("%s FAIL: frames in use %llu before, %llu after\n", test,
+           (unsigned long long)before, (unsigned long long)after);
+    return 1;
+}
+
 /* One round: 0, or 1 with the reason printed. */
 static int race_round(int i)
 {
@@ -320,13 +338,91 @@ static int faultrace(int rounds)
     for (int i = 1; i <= rounds; i++)
         if (race_round(i))
             return 1;
-    uint64_t after = frames_in_use();
-    if (after != before) {
-        printf("faultrace FAIL: frames in use %llu before, %llu after\n",
-               (unsigned long long)before, (unsigned long long)after);
+    if (frames_back("faultrace", before))
         return 1;
-    }
     printf("faultrace ok rounds=%d\n", rounds);
+    return 0;
+}
+
+/* ---- mapstorm ----------------------------------------------------------------------- */
+#define STORM_PAGES 16
+static volatile int storm_failed;
+static volatile int storm_rounds_wanted;
+
+/* One thread's rounds in the address space both threads share: map 1..STORM_PAGES pages,
+ * write a tag of this thread and round into each, map a fresh page over the first
+ * (VM_MMAP_FIXED: it reads 0), make the range read-only, check every page, unmap. Two
+ * threads whose regions overlapped, or a page lost or swapped, would read another tag.
+ * 0, or 1 with the reason printed. */
+static int storm(int who, int rounds)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(who + 1);
+    for (int i = 0; i < rounds && !storm_failed; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        unsigned long pages = 1 + seed % STORM_PAGES;
+        long a = sys_vm_map(pages * PAGE, PROT_READ | PROT_WRITE);
+        const char *bad = a < 0 ? "map" : NULL;
+        volatile uint64_t *p = (volatile uint64_t *)a;
+        uint64_t tag = ((uint64_t)(who + 1) << 48) | ((uint64_t)i << 16);
+        for (unsigned long k = 0; !bad && k < pages; k++)
+            p[k * (PAGE / 8)] = tag | k;
+        if (!bad && sys_vm_mmap((void *)a, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FIXED, 0) != a)
+            bad = "fixed map";
+        if (!bad && p[0] != 0)
+            bad = "fresh page not zero";
+        if (!bad)
+            p[0] = tag;
+        if (!bad && sys_vm_protect((void *)a, pages * PAGE, PROT_READ) != 0)
+            bad = "protect";
+        for (unsigned long k = 0; !bad && k < pages; k++)
+            if (p[k * (PAGE / 8)] != (tag | k))
+                bad = "a page lost its tag";
+        if (!bad && sys_vm_unmap((void *)a, pages * PAGE) != 0)
+            bad = "unmap";
+        if (bad) {
+            storm_failed = 1;
+            printf("mapstorm FAIL: thread %d round %d: %s\n", who, i, bad);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int stormer(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    return storm(1, storm_rounds_wanted);
+}
+
+/* Both threads storm at once, one on each CPU: 0, or 1 with the reason printed. */
+static int storm_pair(int rounds)
+{
+    struct thread t;
+    storm_rounds_wanted = rounds;
+    if (start("mapstorm", &t, stormer))
+        return 1;
+    int mine = storm(0, rounds), status = 0;
+    thread_join(&t, &status);
+    if (status != 0 && !storm_failed)
+        printf("mapstorm FAIL: the other thread's status %d\n", status);
+    return mine || status != 0;
+}
+
+static int mapstorm(int rounds)
+{
+    for (int t = 0; t < 500 && sys_thread_affinity(0, 2) != 0; t++)
+        sys_sleep(1);                  /* booted straight into the test: CPU 1 may join late */
+    if (main_on_cpu0("mapstorm") || storm_pair(8))   /* warm-up: the kernel's caches grow */
+        return 1;
+    uint64_t before = frames_in_use();
+    if (storm_pair(rounds) || frames_back("mapstorm", before))
+        return 1;
+    printf("mapstorm ok rounds=%d\n", rounds);
     return 0;
 }
 
@@ -468,6 +564,9 @@ int main(int argc, char **argv)
         return spin();
     if (!strcmp(mode, "faultrace"))
         return faultrace(n > 0 ? n : 10);
-    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N\n");
+    if (!strcmp(mode, "mapstorm"))
+        return mapstorm(n > 0 ? n : 200);
+    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
+           " | mapstorm N\n");
     return 2;
 }

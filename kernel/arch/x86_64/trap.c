@@ -171,6 +171,15 @@ static void resched_from_user(void)
     kernel_unlock();
 }
 
+/* A frame whose last mapping a fault without the kernel lock dropped (a copy-on-write
+ * break racing the other sharer's unmap) is freed under the lock (vm.h). */
+static void free_deferred_frames(void)
+{
+    kernel_lock();
+    vm_free_deferred();
+    kernel_unlock();
+}
+
 /* A user-mode page fault without the kernel lock (docs/smp.md "Page faults without the
  * BKL"): resolved under its address space's lock only; true when the access can be
  * retried. The exit checks take the lock only when they have work (a kill or a
@@ -186,6 +195,8 @@ static bool user_fault_unlocked(struct trapframe *tf)
     frame_reserve_guard(!t->task->privileged);
     int err = vm_fault_unlocked(t->task->as, read_cr2(), fault_access(tf));
     frame_reserve_guard(false);
+    if (__builtin_expect(vm_frames_deferred(), 0))
+        free_deferred_frames();
     if (err)
         return false;
     struct cpu *c = this_cpu();
