@@ -410,11 +410,11 @@ static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned
     long start = place(as, addr, len, fixed);
     if (start >= 0 && fixed && !may_change(as, owner, (u64)start, (u64)start + len))
         start = E_PERM;
-    if (start >= 0 && !kernel_lock_held() &&
-        (obj->kind != MEMOBJ_ANON || (fixed && !lock_allows(as, (u64)start, (u64)start + len))))
-        start = VM_NEEDS_LOCK;
-    struct region *r = start >= 0 ? kobj_alloc(&region_cache) : NULL;
-    long err = start < 0 ? start : r ? 0 : E_NOMEM;
+    bool needs_lock = start >= 0 && !kernel_lock_held() &&
+                      (obj->kind != MEMOBJ_ANON ||
+                       (fixed && !lock_allows(as, (u64)start, (u64)start + len)));
+    struct region *r = start >= 0 && !needs_lock ? kobj_alloc(&region_cache) : NULL;
+    long err = needs_lock ? VM_NEEDS_LOCK : start < 0 ? start : r ? 0 : E_NOMEM;
     if (!err && fixed)
         err = unmap_range(as, (u64)start, (u64)start + len);
     if (err) {
