@@ -231,9 +231,22 @@ static void free_level(u64 pa, int level)
     frame_free_contig(pa, level == 0 ? 2 : 1);
 }
 
+void aspace_hold(struct aspace *as) { as->holds++; }
+
+void aspace_unhold(struct aspace *as)
+{
+    ASSERT(as->holds > 0);
+    if (--as->holds == 0 && as->doomed)
+        aspace_destroy(as);
+}
+
 void aspace_destroy(struct aspace *as)
 {
     ASSERT(!as->shared);
+    if (as->holds) {
+        as->doomed = true;
+        return;
+    }
     if (read_cr3() == as->cr3 && aspace_switch(NULL))
         cpu_count_cr3_load();
     u32 others = cpus_with_loaded(as);          /* idle CPUs that last ran one of its threads */

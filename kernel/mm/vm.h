@@ -34,6 +34,8 @@ struct aspace {
     bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
     struct spinlock lock;     /* class aspace: regions, page tables, pages, batch (below) */
     struct vm_batch *batch;   /* the lock holder's flush batch, or NULL (vm_batch_begin) */
+    u32 holds;                /* calls working on it without the kernel lock (aspace_hold) */
+    bool doomed;              /* its task went while held: the last aspace_unhold destroys it */
 };
 
 /* The address space's lock (docs/smp.md "Locking"): its regions and page tables change,
@@ -50,6 +52,11 @@ void aspace_unlock_pair(struct aspace *a, struct aspace *b);
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
+/* A memory call that works on the address space of a task it controls without the
+ * kernel lock (syscall.c) holds it: the task may go meanwhile, and then aspace_destroy
+ * only marks it, and the last aspace_unhold destroys it. Both under the kernel lock. */
+void aspace_hold(struct aspace *as);
+void aspace_unhold(struct aspace *as);
 /* The address space for a new task: its own (aspace_create), or with mmu=off the one every
  * task shares, made on first use and never destroyed (a task's exit unmaps only the
  * regions it owns: regions_destroy_owned). NULL when memory runs out. */
