@@ -105,11 +105,12 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
     mode: no report, and the orders seen include the memory locks under the BKL."""
     cmds = ["ipctest,order", "ipctest,diff,3,300", "cowtest,wide,8", "cowtest,iso",
             "vmstorm,7,300", "stress,threads,50", "schedtest,fpu", "smptest,spread,8",
-            "smptest,pingpong,100", "smptest,shootdown,6"]
+            "smptest,pingpong,100", "smptest,shootdown,6", "smptest,faultrace,4",
+            "smptest,mapstorm,100"]
     out = smptest(cmds, 2, timeout=240, lockcheck="on", rmap=rmap,
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     for ok in ("ipctest order ok", "ipctest diff ok", "vmstorm ok", "stress ok", "fpu ok",
-               "spread ok", "pingpong ok", "shootdown ok"):
+               "spread ok", "pingpong ok", "shootdown ok", "faultrace ok", "mapstorm ok"):
         assert ok in out, out[-3000:]
     m = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
     assert m, out[-3000:]
@@ -160,6 +161,28 @@ def test_kill_reaches_a_thread_spinning_on_another_cpu_at_once():
     assert m, out[-3000:]
     longest, tick = int(m.group(1)), int(m.group(2))
     assert longest < tick // 100, (longest, tick)
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
+def test_page_faults_racing_an_unmap_on_another_cpu_leave_nothing_stale(cpus, icount):
+    """A toucher on CPU 1 faults in the pages of a mapping (page faults without the kernel
+    lock) while the main thread on CPU 0 unmaps it whole (a batched shootdown) and reuses
+    the frames: every round the toucher is killed by a fault, never reads or writes a
+    reused frame through a stale translation, and the frames in use come back exactly."""
+    out = smptest(["smptest,faultrace,10"], cpus, icount, timeout=240)
+    assert "faultrace ok rounds=10" in out, out[-3000:]
+    assert len(re.findall(r"killed task \d+ \(smptest\) thread \d+: page fault \((read|write), not present\)",
+                          out)) == 11, out[-3000:]
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
+def test_memory_calls_of_two_threads_on_two_cpus_at_once_keep_every_page(cpus, icount):
+    """Two threads of one task, on CPUs 0 and 1, map, remap (fixed), protect and unmap
+    anonymous memory at once (the calls without the kernel lock, under the address
+    space's lock): no page loses its tag or shows the other thread's, and the frames in
+    use come back exactly."""
+    out = smptest(["smptest,mapstorm,300"], cpus, icount, timeout=240)
+    assert "mapstorm ok rounds=300" in out, out[-3000:]
 
 
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():

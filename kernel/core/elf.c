@@ -88,7 +88,8 @@ static int load_segment(struct aspace *as, int owner, const u8 *image, const str
     u64 va = ph->vaddr + delta;
     unsigned prot = PROT_READ | (ph->flags & PF_W ? PROT_WRITE : 0) | (ph->flags & PF_X ? PROT_EXEC : 0);
     u64 start = ALIGN_DOWN(va, PAGE_SIZE), end = ALIGN_UP(va + ph->memsz, PAGE_SIZE);
-    if (region_find(as, start))
+    struct region there;
+    if (region_lookup(as, start, &there))
         start += PAGE_SIZE;     /* shared with the previous segment: the linker script keeps this rare */
     int err = start < end ? region_map_anon_fixed(as, owner, start, end - start, prot) : 0;
     if (err)

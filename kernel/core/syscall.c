@@ -253,8 +253,9 @@ static long populate(struct task *t, long addr, u64 len, u64 prot, u64 flags)
 }
 
 /* The memory calls work on any task's address space: the caller's own, or (SYS_VM_CTL)
- * that of a task it controls; the regions they make are that task's (region.h). */
-static long mmap_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+ * that of a task it controls; the regions they make are that task's, `owner`
+ * (region.h). The mapping itself: its address, or an E_* code (or VM_NEEDS_LOCK). */
+static long map_in(struct aspace *as, int owner, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
     if (len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_PHYS | VM_MMAP_SHARED | VM_MMAP_FILE)))
@@ -267,22 +268,27 @@ static long mmap_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags, u64 
     if (!obj)
         return err;
     u64 span = flags & VM_MMAP_FILE ? VM_FILE_WINDOW : len;   /* a window never moves */
-    long at = region_map(t->as, t->id, addr, span, (unsigned)prot, (unsigned)flags, obj);
-    return populate(t, at, len, prot, flags);
+    return region_map(as, owner, addr, span, (unsigned)prot, (unsigned)flags, obj);
 }
 
-static long unmap_in(struct task *t, u64 addr, u64 len)
+static long mmap_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+{
+    long at = map_in(t->as, t->id, addr, len, prot, flags, phys);
+    return populate(t, at, ALIGN_UP(len, PAGE_SIZE), prot, flags);
+}
+
+static long unmap_in(struct aspace *as, int owner, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
-    return region_unmap(t->as, t->id, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+    return region_unmap(as, owner, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
-static long protect_in(struct task *t, u64 addr, u64 len, u64 prot)
+static long protect_in(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
 {
     if (!vm_range_ok(addr, len) || (prot & ~(u64)PROT_ALL))
         return E_INVAL;
-    return region_protect(t->as, t->id, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
+    return region_protect(as, owner, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
 static long discard_in(struct task *t, u64 addr, u64 len)
@@ -298,20 +304,92 @@ long vm_ctl_map(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
 {
     return mmap_in(t, addr, len, prot, flags, 0);
 }
-long vm_ctl_unmap(struct task *t, u64 addr, u64 len) { return unmap_in(t, addr, len); }
+long vm_ctl_unmap(struct task *t, u64 addr, u64 len) { return unmap_in(t->as, t->id, addr, len); }
 long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot)
 {
-    return protect_in(t, addr, len, prot);
+    return protect_in(t->as, t->id, addr, len, prot);
 }
 long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t, addr, len); }
 
-static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+/* ---- the memory calls without the kernel lock (docs/smp.md "mmap and munmap without
+ * the BKL") ----------------------------------------------------------------------------
+ * Private anonymous memory needs only its address space's lock (region.c): the kernel
+ * lock, taken on entry, goes around the work and is taken again for the exit checks and
+ * the release in exit_to_user. The work sees the address space and the owner's id, never
+ * the task: a controlled task may go meanwhile (its address space is held: aspace_hold);
+ * the caller's own stays while this thread runs. A range holding a region the kernel
+ * lock still guards, or the reverse-map checker's gate closed, answers VM_NEEDS_LOCK
+ * with nothing changed, and the call runs again under the lock; so does every call in
+ * the one shared address space of mmu=off (its owners, populate). */
+typedef long vm_call(struct aspace *as, int owner, u64 addr, u64 len, u64 prot);
+
+static long without_bkl(vm_call *fn, struct task *t, u64 addr, u64 len, u64 prot)
 {
-    return mmap_in(self_task(), addr, len, prot, flags, phys);
+    struct aspace *as = t->as;
+    if (as->shared)
+        return VM_NEEDS_LOCK;
+    int owner = t->id;
+    aspace_hold(as);
+    kernel_unlock();
+    long r = VM_NEEDS_LOCK;
+    if (vm_unlocked_enter()) {
+        r = fn(as, owner, addr, len, prot);
+        vm_unlocked_leave();
+    }
+    kernel_lock();
+    vm_free_deferred();
+    aspace_unhold(as);
+    return r;
 }
 
-static long sys_vm_map(u64 len, u64 prot) { return sys_vm_mmap(0, len, prot, 0, 0); }
-static long sys_vm_unmap(u64 addr, u64 len) { return unmap_in(self_task(), addr, len); }
+static long map_anon(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+{
+    return map_in(as, owner, addr, len, prot, 0, 0);
+}
+
+static long map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+{
+    return map_in(as, owner, addr, len, prot, VM_MMAP_FIXED, 0);
+}
+
+static long unmap_call(struct aspace *as, int owner, u64 addr, u64 len, u64 unused)
+{
+    (void)unused;
+    return unmap_in(as, owner, addr, len);
+}
+
+/* The call that may run without the kernel lock for a map, unmap or protect of op's
+ * kind (VM_CTL_*) with these flags, or NULL. */
+static vm_call *unlocked_call(u64 op, u64 flags)
+{
+    if (op == VM_CTL_MAP)
+        return flags == 0 ? map_anon : flags == VM_MMAP_FIXED ? map_anon_fixed : NULL;
+    return op == VM_CTL_UNMAP ? unmap_call : op == VM_CTL_PROTECT ? protect_in : NULL;
+}
+
+/* On the caller's own task: without the kernel lock when it may, else with it. */
+static long own_call(u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    struct task *t = self_task();
+    vm_call *fn = unlocked_call(op, flags);
+    long r = fn ? without_bkl(fn, t, addr, len, prot) : VM_NEEDS_LOCK;
+    if (r != VM_NEEDS_LOCK)
+        return r;
+    if (op == VM_CTL_MAP)
+        return mmap_in(t, addr, len, prot, flags, 0);
+    return op == VM_CTL_UNMAP ? unmap_in(t->as, t->id, addr, len)
+                              : protect_in(t->as, t->id, addr, len, prot);
+}
+
+static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
+{
+    if (flags & VM_MMAP_PHYS)
+        return mmap_in(self_task(), addr, len, prot, flags, phys);
+    return own_call(VM_CTL_MAP, addr, len, prot, flags);
+}
+
+static long sys_vm_map(u64 len, u64 prot) { return own_call(VM_CTL_MAP, 0, len, prot, 0); }
+static long sys_vm_unmap(u64 addr, u64 len) { return own_call(VM_CTL_UNMAP, addr, len, 0, 0); }
 
 /* The UNIX server's root archive (the boot's second module), read-only in the caller:
  * privileged, since it is a mapping of physical memory; the frames stay reserved for
@@ -330,13 +408,16 @@ static long sys_rootfs_map(u64 ulen)
     if (addr < 0)
         return addr;
     if (copyout(ulen, &rootfs_len, sizeof(u64))) {
-        unmap_in(self_task(), (u64)addr, rootfs_len);
+        unmap_in(self_task()->as, self_task()->id, (u64)addr, rootfs_len);
         return E_FAULT;
     }
     return addr;
 }
 
-static long sys_vm_protect(u64 addr, u64 len, u64 prot) { return protect_in(self_task(), addr, len, prot); }
+static long sys_vm_protect(u64 addr, u64 len, u64 prot)
+{
+    return own_call(VM_CTL_PROTECT, addr, len, prot, 0);
+}
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
 
@@ -377,11 +458,11 @@ static struct task *controlled(u64 id, long *err)
  * NULL when va is in no window. */
 static struct memobj *window_object(struct aspace *as, u64 va, u64 *off)
 {
-    struct region *r = region_find(as, va);
-    if (!r || r->obj->kind != MEMOBJ_FILE || r->bound)
+    struct region r;
+    if (!region_lookup(as, va, &r) || r.obj->kind != MEMOBJ_FILE || r.bound)
         return NULL;
-    *off = r->off + (ALIGN_DOWN(va, PAGE_SIZE) - r->start);
-    return r->obj;
+    *off = r.off + (ALIGN_DOWN(va, PAGE_SIZE) - r.start);
+    return r.obj;
 }
 
 /* The page-cache ops on the caller's own windows (task 0). */
@@ -438,12 +519,18 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
     struct task *t = controlled(id, &err);
     if (!t)
         return err;
+    vm_call *fn = unlocked_call(op, flags);
+    long r = fn ? without_bkl(fn, t, addr, len, prot) : VM_NEEDS_LOCK;
+    if (r != VM_NEEDS_LOCK)
+        return r;
+    if (fn && !(t = controlled(id, &err)))     /* it may have gone meanwhile */
+        return err;
     if (op == VM_CTL_MAP && !(flags & VM_MMAP_PHYS))
         return mmap_in(t, addr, len, prot, flags, 0);
     if (op == VM_CTL_UNMAP)
-        return unmap_in(t, addr, len);
+        return unmap_in(t->as, t->id, addr, len);
     if (op == VM_CTL_PROTECT)
-        return protect_in(t, addr, len, prot);
+        return protect_in(t->as, t->id, addr, len, prot);
     if (op == VM_CTL_DISCARD)
         return discard_in(t, addr, len);
     if (op == VM_CTL_MAP_FILE)
@@ -553,8 +640,10 @@ void vm_check_all(struct vm_check *out)
 {
     static u64 gen;
     struct rmap_check_stats st = {.gen = ++gen};
+    vm_faults_stop();                 /* a stop-the-world reader (docs/smp.md) */
     tasks_each(check_task, &st);
     rmap_check_frames(&st);
+    vm_faults_resume();
     *out = (struct vm_check){st.mappings, st.entries, st.errors};
 }
 

@@ -50,6 +50,7 @@
 #define CPU_SWITCHES_CROSS 4392
 #define CPU_RQ_WORDS     4408  /* this CPU's run queue (sched.c) */
 #define CPU_RQ_BITMAP    4416
+#define CPU_LOADED_CR3   4448  /* published before each CR3 load (TLB shootdown, vm.c) */
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

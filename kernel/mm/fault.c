@@ -8,6 +8,7 @@
  * through vm_supply (pager.c).
  */
 #include <ondol/abi.h>
+#include "arch.h"
 #include "fault.h"
 #include "kernel.h"
 #include "memlayout.h"
@@ -16,20 +17,13 @@
 #include "region.h"
 #include "rmap.h"
 
-/* One mapping of frame (address | PTE_ANON or PTE_FILE) fewer: an anonymous frame is
- * freed with its last one, a file object's stays the object's. */
-static void frame_unmapped(u64 frame)
-{
-    if (frame & PTE_ANON)
-        anon_frame_unmapped(frame & PTE_ADDR);
-    else
-        frame_map_dec(frame & PTE_ADDR);
-}
-
 /* A private copy, for the writer, of the frame that pte maps: a shared anonymous frame,
  * or a file object's frame in a copy-on-write region. 0 and *frame replaced (the reverse
- * map follows), or E_NOMEM. */
-static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
+ * map and the PTE follow), or E_NOMEM. The PTE moves to the copy, flushed on every CPU,
+ * before the old frame loses this mapping: once its count is 1, the other address space
+ * sharing it writes it in place (its own fault, under its own lock only), and no CPU may
+ * then still read it through this one's old translation. */
+static int cow_copy(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 *frame)
 {
     u64 old = *frame & PTE_ADDR, copy = frame_alloc();
     struct rmap_entry *e = copy ? rmap_entry_alloc() : NULL;
@@ -41,17 +35,20 @@ static int cow_copy(struct aspace *as, u64 page, u64 *pte, u64 *frame)
     memcpy(phys_to_virt(copy), phys_to_virt(old), PAGE_SIZE);
     frame_map_inc(copy);
     rmap_remove(pte);
-    frame_unmapped(*frame);
     rmap_insert(e, as, page, copy, pte);
+    u64 was = *frame;                 /* not *pte: first_frame may not have set it yet */
     *frame = copy | PTE_ANON;
+    vm_set_pte(as, page, pte, region_pte(r, *frame));
+    vm_frame_put(as, was);
     return 0;
 }
 
 /* cow_copy under the cow_fault probe (docs/measuring.md). */
-static PCNT_COLD int cow_copy_probed(struct aspace *as, u64 page, u64 *pte, u64 *frame)
+static PCNT_COLD int cow_copy_probed(struct aspace *as, const struct region *r, u64 page,
+                                    u64 *pte, u64 *frame)
 {
     pcnt_probe_start(PROBE_COW_FAULT, page);
-    int err = cow_copy(as, page, pte, frame);
+    int err = cow_copy(as, r, page, pte, frame);
     pcnt_probe_stop(PROBE_COW_FAULT);
     return err;
 }
@@ -111,6 +108,8 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     struct region *r = region_find(as, va);
     if (!r || !allows(r->prot, access))
         return E_FAULT;
+    if ((access & VM_ACCESS_UNLOCKED) && !memobj_lock_free(r->obj))
+        return VM_NEEDS_LOCK;
     u64 page = ALIGN_DOWN(va, PAGE_SIZE);
     u64 *pte = vm_pte(as, page, true);
     if (!pte)
@@ -120,8 +119,8 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     if (!*pte)
         err = first_frame(as, r, page, pte, &frame);
     if (!err && (access & VM_ACCESS_WRITE) && write_copies(r, frame))
-        err = pcnt_probed() ? cow_copy_probed(as, page, pte, &frame)
-                            : cow_copy(as, page, pte, &frame);
+        err = pcnt_probed() ? cow_copy_probed(as, r, page, pte, &frame)
+                            : cow_copy(as, r, page, pte, &frame);
     if (err)
         return err;
     u64 want = region_pte(r, frame);
@@ -199,3 +198,51 @@ int vm_supply(struct aspace *as, u64 va, u64 src_pa)
     aspace_unlock(as);
     return err;
 }
+
+/* ---- memory work without the kernel lock (docs/smp.md "Page faults without the BKL",
+ * "mmap and munmap without the BKL") -------------------------------------------------
+ * A reader that must see every address space still (the reverse map's checker, which
+ * holds the kernel lock) closes the gate: later faults and map calls go the locked way,
+ * and it waits until those in flight are done. Each CPU's in-flight flag is stored
+ * before the gate is read, and the gate before the flags are read (a fence on each
+ * side): either the work sees the gate closed, or the closer sees the flag and waits.
+ * One flag a CPU: the work runs with interrupts off and does not nest. */
+static volatile bool gate_closed;
+static struct {
+    volatile u8 busy;
+} __attribute__((aligned(64))) in_flight[MAX_CPUS];
+
+bool vm_unlocked_enter(void)
+{
+    volatile u8 *busy = &in_flight[this_cpu()->id].busy;
+    *busy = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!gate_closed)
+        return true;
+    __atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+    return false;
+}
+
+void vm_unlocked_leave(void) { __atomic_store_n(&in_flight[this_cpu()->id].busy, 0, __ATOMIC_RELEASE); }
+
+int vm_fault_unlocked(struct aspace *as, u64 va, unsigned access)
+{
+    if (!vm_unlocked_enter())
+        return VM_NEEDS_LOCK;
+    int err = vm_fault(as, va, access | VM_ACCESS_UNLOCKED);
+    vm_unlocked_leave();
+    return err;
+}
+
+void vm_faults_stop(void)
+{
+    gate_closed = true;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (unsigned i = 0; i < cpus_running; i++)
+        while (__atomic_load_n(&in_flight[i].busy, __ATOMIC_ACQUIRE)) {
+            pause();
+            ipi_poll();     /* the fault may wait for this CPU's answer to a shootdown */
+        }
+}
+
+void vm_faults_resume(void) { __atomic_store_n(&gate_closed, false, __ATOMIC_RELEASE); }

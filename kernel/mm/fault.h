@@ -8,6 +8,7 @@
 #define VM_ACCESS_READ  0u
 #define VM_ACCESS_WRITE 1u
 #define VM_ACCESS_EXEC  2u
+#define VM_ACCESS_UNLOCKED 4u   /* vm_fault_unlocked's: the caller holds no kernel lock */
 
 /* vm_resolve's answer for a page of a pager region that its pager has not supplied: not
  * an E_* code (> 0). A user-mode fault then calls the pager (pager.c); a kernel access
@@ -16,6 +17,10 @@
 /* vm_resolve's answer for a page of a file mapping wholly past the file's end (fileobj.c):
  * not an E_* code either; a Linux task's server gets it as FWD_FAULT_BUS (SIGBUS). */
 #define VM_PAST_EOF 2
+/* vm_resolve's answer to VM_ACCESS_UNLOCKED when the page's object is one the kernel lock
+ * still guards, or the gate is closed (below): nothing changed, resolve it again under
+ * the lock. */
+#define VM_NEEDS_LOCK 3
 
 /* Resolve an access to va in as: 0 when the page is now mapped for it (*pa: its frame);
  * E_FAULT when no region allows the access (the thread gets the fault), E_NOMEM when no
@@ -27,4 +32,20 @@ int vm_fault(struct aspace *as, u64 va, unsigned access);
  * to do (va is no longer in a pager region, or the page is there already: the thread
  * simply retries); E_NOMEM. */
 int vm_supply(struct aspace *as, u64 va, u64 src_pa);
+
+/* A user-mode page fault resolved without the kernel lock (trap.c; docs/smp.md "Page
+ * faults without the BKL"): under the address space's lock only, for objects that need
+ * no more (private anonymous memory, fixed runs). 0 when mapped; any other answer
+ * (VM_NEEDS_LOCK among them) means: take the kernel lock and resolve it again there. */
+int vm_fault_unlocked(struct aspace *as, u64 va, unsigned access);
+/* Around other memory work without the kernel lock (the map calls, syscall.c): false
+ * when the gate is closed (take the kernel lock instead); after true, vm_unlocked_leave
+ * when done. */
+bool vm_unlocked_enter(void);
+void vm_unlocked_leave(void);
+/* Under the kernel lock: no fault or map call runs without it from the return of
+ * vm_faults_stop until vm_faults_resume (for readers of every address space: the
+ * reverse map's checker). */
+void vm_faults_stop(void);
+void vm_faults_resume(void);
 #endif

@@ -32,10 +32,7 @@ long fileobj_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
     long at = region_map(as, owner, addr, len, prot, flags & VM_MMAP_FIXED, obj);
     if (at < 0)
         return at;
-    struct region *r = region_find(as, (u64)at);
-    r->off = off;
-    r->cow = !(flags & VM_MMAP_SHARED);
-    r->bound = true;
+    region_bind_file(as, (u64)at, off, !(flags & VM_MMAP_SHARED));
     return at;
 }
 

@@ -95,12 +95,16 @@ struct memobj *memobj_file(u64 size)
     return obj;
 }
 
-void memobj_get(struct memobj *obj) { obj->refs++; }
+/* Atomic: a region of private anonymous memory is split, unmapped or cloned under its
+ * address space's lock alone, and the object may be another address space's too (after
+ * a clone). */
+void memobj_get(struct memobj *obj) { __atomic_add_fetch(&obj->refs, 1, __ATOMIC_RELAXED); }
 
 void memobj_put(struct memobj *obj)
 {
-    ASSERT(obj->refs > 0);
-    if (--obj->refs > 0)
+    int left = __atomic_sub_fetch(&obj->refs, 1, __ATOMIC_ACQ_REL);
+    ASSERT(left >= 0);
+    if (left > 0)
         return;
     if (obj->kind == MEMOBJ_SHARED)
         shared_free(obj);

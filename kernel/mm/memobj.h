@@ -16,7 +16,7 @@ enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG, MEMOB
 
 struct memobj {
     enum memobj_kind kind;
-    int refs;
+    int refs;                 /* atomic (memobj_get/memobj_put) */
     u64 phys_base;            /* MEMOBJ_PHYS, MEMOBJ_CONTIG: first byte of the range */
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
     u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
@@ -38,6 +38,17 @@ struct memobj *memobj_contig(u64 size);
 struct memobj *memobj_file(u64 size);
 /* Pages supplied by thread `pager` of task `pager_task`: NULL when out of kernel objects. */
 struct memobj *memobj_pager(u64 size, int pager, int pager_task);
+/* Whether the object's frames need no kernel lock: private anonymous memory (its frames
+ * are the mappings' own: the address space's lock, the frame and reverse-map locks cover
+ * them) and fixed runs (nothing to change). Regions of these objects are faulted in,
+ * mapped, unmapped and protected under their address space's lock alone; shared
+ * anonymous objects (the directory), pager objects and file objects (fileobj.c walks
+ * their frames' mappings) still need the kernel lock (docs/smp.md), so a region of
+ * theirs is created and freed, and their references taken and dropped, only under it. */
+static inline bool memobj_lock_free(const struct memobj *obj)
+{
+    return obj->kind == MEMOBJ_ANON || obj->kind == MEMOBJ_PHYS || obj->kind == MEMOBJ_CONTIG;
+}
 void memobj_get(struct memobj *obj);
 void memobj_put(struct memobj *obj);                  /* frees it with the last reference */
 /* The frame backing byte offset `off` (page aligned): 0 and *pa, with *owned set when the

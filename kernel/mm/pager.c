@@ -50,12 +50,13 @@ void pager_fault(struct trapframe *tf, u64 addr, unsigned access)
         return;                       /* refused: this time it is the thread's fault */
     }
     t->pager_refused = 0;
-    struct region *r = region_find(t->task->as, addr);
-    struct thread *p = r && r->obj->kind == MEMOBJ_PAGER ? pager_of(r->obj) : NULL;
+    struct region r;
+    bool found = region_lookup(t->task->as, addr, &r);
+    struct thread *p = found && r.obj->kind == MEMOBJ_PAGER ? pager_of(r.obj) : NULL;
     if (!p || p == t)
         return;                       /* no pager to ask, or it faults on its own region */
     const u64 w[IPC_MRS] = {PAGER_FAULT, addr, access_prot(access), tf->rip, (u64)t->tid,
-                            (u64)t->task->id, r->off + (page - r->start), (u64)t->pager_error};
+                            (u64)t->task->id, r.off + (page - r.start), (u64)t->pager_error};
     memcpy(t->fwd_words, w, sizeof(w));
     t->pager_error = 0;
     t->fwd = FWD_PAGER;

@@ -7,10 +7,15 @@
  * of a region split it; every region a split needs is allocated before anything changes,
  * so a call that fails with E_NOMEM leaves the address space as it was.
  * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
- * the public entry points; the static helpers assume it.
+ * the public entry points; the static helpers assume it. A caller without the kernel lock
+ * (docs/smp.md "mmap and munmap without the BKL") may change only regions of objects that
+ * need none (memobj_lock_free); any other answers VM_NEEDS_LOCK before anything changes,
+ * and the caller takes the kernel lock and calls again.
  */
 #include <ondol/abi.h>
 #include "kernel.h"
+#include "fault.h"
+#include "klock.h"
 #include "kobj.h"
 #include "memlayout.h"
 #include "pcnt.h"
@@ -33,14 +38,52 @@ static struct region **link_after(struct aspace *as, u64 va)
 
 struct region *region_find(struct aspace *as, u64 va)
 {
+    spin_assert_held(&as->lock);
     struct region *r = *link_after(as, va);
     return r && r->start <= va ? r : NULL;
+}
+
+bool region_lookup(struct aspace *as, u64 va, struct region *copy)
+{
+    aspace_lock(as);
+    struct region *r = region_find(as, va);
+    if (r)
+        *copy = *r;
+    aspace_unlock(as);
+    return r != NULL;
+}
+
+void region_bind_file(struct aspace *as, u64 va, u64 off, bool cow)
+{
+    aspace_lock(as);
+    struct region *r = region_find(as, va);
+    r->off = off;
+    r->cow = cow;
+    r->bound = true;
+    aspace_unlock(as);
 }
 
 static bool range_free(struct aspace *as, u64 start, u64 end)
 {
     struct region *r = *link_after(as, start);
     return !r || r->start >= end;
+}
+
+/* Whether a caller without the kernel lock may change [start, end): when the range is
+ * at most VM_DEFER_MAX pages (the frames it frees wait for the kernel lock: vm.h) and
+ * every region overlapping it maps private anonymous memory or a physical range (the
+ * file above; a contiguous object frees its run with its last region, so not one of
+ * those). Always with the lock. */
+static bool lock_allows(struct aspace *as, u64 start, u64 end)
+{
+    if (kernel_lock_held())
+        return true;
+    if (end - start > (u64)VM_DEFER_MAX * PAGE_SIZE)
+        return false;
+    for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next)
+        if (r->obj->kind != MEMOBJ_ANON && r->obj->kind != MEMOBJ_PHYS)
+            return false;
+    return true;
 }
 
 /* Whether owner may change [start, end): always in a task's own address space; in a
@@ -58,6 +101,20 @@ static bool may_change(struct aspace *as, int owner, u64 start, u64 end)
 u64 region_pte_flags(const struct region *r)
 {
     return PTE_P | PTE_U | pte_flags_for_prot(r->prot);
+}
+
+/* The address space's lock with a flush batch (vm.h): the pages a range operation
+ * changes are flushed together, and their frames released, before the lock goes. */
+static void lock_batched(struct aspace *as, struct vm_batch *b)
+{
+    aspace_lock(as);
+    vm_batch_begin(as, b);
+}
+
+static void unlock_batched(struct aspace *as)
+{
+    vm_batch_end(as);
+    aspace_unlock(as);
 }
 
 typedef int pte_fn(struct aspace *as, u64 va, u64 *pte, void *arg);
@@ -99,24 +156,13 @@ u64 region_pte(const struct region *r, u64 frame)
     return pte;
 }
 
-/* Drop one mapping of an anonymous frame; the last one frees it. */
-void anon_frame_unmapped(u64 pa)
-{
-    if (frame_map_dec(pa) == 0)
-        frame_free(pa);
-}
-
-/* A file object's frame stays the object's: only its map count drops. */
+/* The page's mapping goes; its frame loses the mapping after the flush (vm_frame_put). */
 static int release_page(struct aspace *as, u64 va, u64 *pte, void *unused)
 {
     (void)unused;
     if (*pte & PTE_COUNTED)
         rmap_remove(pte);
-    u64 old = vm_take_pte(as, va, pte);
-    if (old & PTE_ANON)
-        anon_frame_unmapped(old & PTE_ADDR);
-    else if (old & PTE_FILE)
-        frame_map_dec(old & PTE_ADDR);
+    vm_frame_put(as, vm_take_pte(as, va, pte));
     return 0;
 }
 
@@ -135,12 +181,25 @@ static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
     return 0;
 }
 
+/* An object that owns frames (shared anonymous, contiguous, file) frees them with its
+ * last reference: only after the batch's flush, when no TLB reaches them and their map
+ * counts are down. The count read is exact for shared and file objects (their references
+ * change only under the kernel lock, memobj.h); a contiguous object's may fall
+ * concurrently only through another address space's unmap, which then frees it itself. */
+static void region_obj_put(struct aspace *as, struct memobj *obj)
+{
+    if (__atomic_load_n(&obj->refs, __ATOMIC_RELAXED) == 1 && obj->kind != MEMOBJ_ANON &&
+        obj->kind != MEMOBJ_PHYS)
+        vm_batch_flush(as);
+    memobj_put(obj);
+}
+
 /* prune: free the page tables the region's pages leave empty (not when the whole
  * address space goes: aspace_destroy frees every table after). */
 static void region_free(struct aspace *as, struct region *r, bool prune)
 {
     each_pte(as, r->start, r->end, release_page, NULL, prune);
-    memobj_put(r->obj);
+    region_obj_put(as, r->obj);
     kobj_free(&region_cache, r);
 }
 
@@ -231,11 +290,13 @@ static PCNT_COLD int unmap_probed(struct aspace *as, u64 start, u64 end)
 /* Unmap [start, end), measured by the vm_unmap probe (para: the length). */
 int region_unmap(struct aspace *as, int owner, u64 start, u64 end)
 {
-    aspace_lock(as);
-    int err = !may_change(as, owner, start, end) ? E_PERM
-              : pcnt_probed()                    ? unmap_probed(as, start, end)
+    struct vm_batch b;
+    lock_batched(as, &b);
+    int err = !may_change(as, owner, start, end)  ? E_PERM
+              : !lock_allows(as, start, end)      ? VM_NEEDS_LOCK
+              : pcnt_probed()                     ? unmap_probed(as, start, end)
                                                  : unmap_range(as, start, end);
-    aspace_unlock(as);
+    unlock_batched(as);
     return err;
 }
 
@@ -253,6 +314,8 @@ static int protect_range(struct aspace *as, int owner, u64 start, u64 end, unsig
         return E_FAULT;
     if (!may_change(as, owner, start, end))
         return E_PERM;
+    if (!lock_allows(as, start, end))
+        return VM_NEEDS_LOCK;
     int err = split_range(as, start, end);
     if (err)
         return err;
@@ -265,22 +328,26 @@ static int protect_range(struct aspace *as, int owner, u64 start, u64 end, unsig
 
 int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned prot)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     int err = protect_range(as, owner, start, end, prot);
-    aspace_unlock(as);
+    unlock_batched(as);
     return err;
 }
 
 int region_discard(struct aspace *as, int owner, u64 start, u64 end)
 {
-    aspace_lock(as);
-    if (!may_change(as, owner, start, end)) {
-        aspace_unlock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
+    bool allowed = may_change(as, owner, start, end), whole = covered(as, start, end);
+    bool locks = lock_allows(as, start, end);
+    if (allowed && locks)
+        each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
+    unlock_batched(as);
+    if (!allowed)
         return E_PERM;
-    }
-    bool whole = covered(as, start, end);
-    each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
-    aspace_unlock(as);
+    if (!locks)
+        return VM_NEEDS_LOCK;
     return whole ? 0 : E_FAULT;
 }
 
@@ -310,7 +377,13 @@ static u64 find_gap(struct aspace *as, u64 len)
     return at;
 }
 
-u64 region_free_range(struct aspace *as, u64 len) { return find_gap(as, len); }
+u64 region_free_range(struct aspace *as, u64 len)
+{
+    aspace_lock(as);
+    u64 at = find_gap(as, len);
+    aspace_unlock(as);
+    return at;
+}
 
 static bool fits_user(u64 addr, u64 len)
 {
@@ -337,8 +410,11 @@ static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned
     long start = place(as, addr, len, fixed);
     if (start >= 0 && fixed && !may_change(as, owner, (u64)start, (u64)start + len))
         start = E_PERM;
-    struct region *r = start >= 0 ? kobj_alloc(&region_cache) : NULL;
-    long err = start < 0 ? start : r ? 0 : E_NOMEM;
+    bool needs_lock = start >= 0 && !kernel_lock_held() &&
+                      (obj->kind != MEMOBJ_ANON ||
+                       (fixed && !lock_allows(as, (u64)start, (u64)start + len)));
+    struct region *r = start >= 0 && !needs_lock ? kobj_alloc(&region_cache) : NULL;
+    long err = needs_lock ? VM_NEEDS_LOCK : start < 0 ? start : r ? 0 : E_NOMEM;
     if (!err && fixed)
         err = unmap_range(as, (u64)start, (u64)start + len);
     if (err) {
@@ -368,10 +444,11 @@ static PCNT_COLD long map_probed(struct aspace *as, int owner, u64 addr, u64 len
 long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
                 struct memobj *obj)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     long r = pcnt_probed() ? map_probed(as, owner, addr, len, prot, flags, obj)
                            : map_region(as, owner, addr, len, prot, flags, obj);
-    aspace_unlock(as);
+    unlock_batched(as);
     return r;
 }
 
@@ -448,8 +525,15 @@ static int clone_regions(struct aspace *dst, struct aspace *src)
 
 int regions_clone(struct aspace *dst, struct aspace *src)
 {
+    struct vm_batch bd, bs;
     aspace_lock_pair(dst, src);
+    vm_batch_begin(dst, &bd);
+    if (src != dst)
+        vm_batch_begin(src, &bs);
     int err = clone_regions(dst, src);
+    if (src != dst)
+        vm_batch_end(src);
+    vm_batch_end(dst);
     aspace_unlock_pair(dst, src);
     return err;
 }
@@ -457,16 +541,18 @@ int regions_clone(struct aspace *dst, struct aspace *src)
 /* The address space goes whole: every region with its pages, under its lock. */
 static void free_all(struct aspace *as, bool prune)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     free_regions(as, prune);
-    aspace_unlock(as);
+    unlock_batched(as);
 }
 
 void regions_destroy(struct aspace *as) { free_all(as, true); }
 
 void regions_destroy_owned(struct aspace *as, int owner)
 {
-    aspace_lock(as);
+    struct vm_batch b;
+    lock_batched(as, &b);
     for (struct region **pp = &as->regions; *pp;) {
         struct region *r = *pp;
         if (r->owner != owner) {
@@ -476,7 +562,7 @@ void regions_destroy_owned(struct aspace *as, int owner)
         *pp = r->next;
         region_free(as, r, true);
     }
-    aspace_unlock(as);
+    unlock_batched(as);
 }
 
 void regions_teardown(struct aspace *as) { free_all(as, false); }

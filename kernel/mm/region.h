@@ -42,7 +42,19 @@ int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned pr
  * page for shared memory, the pager's for a pager region. 0, or E_FAULT when part of the
  * range is not mapped (the mapped parts are dropped all the same, as Linux's madvise). */
 int region_discard(struct aspace *as, int owner, u64 start, u64 end);   /* also E_PERM */
+/* Without the kernel lock (docs/smp.md "mmap and munmap without the BKL") map, unmap,
+ * protect and discard answer VM_NEEDS_LOCK (fault.h), having changed nothing, when the
+ * new region's object or a region in the range needs that lock (memobj_lock_free). */
+/* The region holding va, or NULL: under the address space's lock (fault.c). */
 struct region *region_find(struct aspace *as, u64 va);
+/* A copy of the region holding va taken under the address space's lock: true, or false
+ * when va is in none. Its object pointer stays valid after the lock goes only for an
+ * object whose regions change under the kernel lock alone (memobj_lock_free false), and
+ * only while the caller holds that. */
+bool region_lookup(struct aspace *as, u64 va, struct region *copy);
+/* The file object's region just mapped at va (fileobj_map) gets its offset, its
+ * copy-on-write flag and its binding to the file's end, under the address space's lock. */
+void region_bind_file(struct aspace *as, u64 va, u64 off, bool cow);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
 void regions_destroy(struct aspace *as);
 /* Unmap every region of `owner` (a task leaving a shared address space). */
@@ -64,5 +76,4 @@ u64 region_pte(const struct region *r, u64 frame);
  * entry go; the next touch faults it in afresh): a file object's page that moved or
  * went past the end of its file (fileobj.c). Takes the address space's lock. */
 void region_drop_page(struct aspace *as, u64 va);
-void anon_frame_unmapped(u64 pa);   /* one mapping fewer; frees the frame at count 0 */         /* unmaps everything (aspace_destroy) */
 #endif

@@ -10,6 +10,7 @@
 #include <ondol/abi.h>
 #include "arch.h"
 #include "kernel.h"
+#include "klock.h"
 #include "kobj.h"
 #include "marker.h"
 #include "memlayout.h"
@@ -108,7 +109,12 @@ void vm_init(u64 max_phys)
  * aspace_load_tagged */
 static u64 asid_stale[MAX_CPUS][4096 / 64];
 
-static void asid_mark_stale_on(int cpu, int asid) { asid_stale[cpu][asid / 64] |= 1ull << (asid % 64); }
+/* Atomic: another CPU may set a mark while this one clears its own (aspace_load_tagged),
+ * now that page tables change outside the kernel lock. */
+static void asid_mark_stale_on(int cpu, int asid)
+{
+    __atomic_or_fetch(&asid_stale[cpu][asid / 64], 1ull << (asid % 64), __ATOMIC_SEQ_CST);
+}
 
 static void asid_mark_stale(int asid)
 {
@@ -155,6 +161,7 @@ struct aspace *aspace_create(void)
         return NULL;
     }
     spin_lock_init(&as->lock, LOCK_ASPACE);
+    as->batch = NULL;
     as->cr3 = as->pml4_pa | (pcid_active ? (u64)as->asid : 0);
     memcpy(table(as->pml4_pa) + 256, table(kernel_pml4_pa) + 256, 256 * sizeof(u64));
     as->map_next = USER_MAP_BASE;
@@ -193,25 +200,19 @@ void aspace_unlock_pair(struct aspace *a, struct aspace *b)
         aspace_unlock(b);
 }
 
-/* The CR3 cpus[i] has loaded: its running task thread's address space (every switch to
- * one loads it, the IPC fastpath's too), else what C code loaded last there (loaded_cr3;
- * the idle thread keeps the tables it found). Stable while we hold the kernel lock, since
- * every switch and CR3 load happens under it. */
-static u64 cr3_of_cpu(unsigned i)
-{
-    const struct thread *t = cpus[i].current;
-    if (t && t->task && t->task->as)
-        return t->task->as->cr3;
-    return cpus[i].loaded_cr3;
-}
-
-/* The other CPUs with as loaded. */
+/* The other CPUs with as loaded: each CPU publishes the CR3 it loads (loaded_cr3, written
+ * before every load: aspace_load, the IPC fastpath, TLB_LEAVE). Not stable without the
+ * kernel lock (a page fault changes PTEs under its address space's lock only while other
+ * CPUs switch): the CR3 load serialises after the store, and the initiator fences
+ * between its PTE stores and this scan (flush_pages), so a CPU the scan misses loads CR3
+ * only after the new PTEs are visible to its page walks. No pointer is followed: another
+ * CPU's thread or task may be freed meanwhile. */
 static u32 cpus_with_loaded(const struct aspace *as)
 {
     u32 mask = 0;
     int self = this_cpu()->id;
     for (unsigned i = 0; i < cpus_running; i++)
-        if ((int)i != self && cr3_of_cpu(i) == as->cr3)
+        if ((int)i != self && __atomic_load_n(&cpus[i].loaded_cr3, __ATOMIC_RELAXED) == as->cr3)
             mask |= 1u << i;
     return mask;
 }
@@ -230,13 +231,26 @@ static void free_level(u64 pa, int level)
     frame_free_contig(pa, level == 0 ? 2 : 1);
 }
 
+void aspace_hold(struct aspace *as) { as->holds++; }
+
+void aspace_unhold(struct aspace *as)
+{
+    ASSERT(as->holds > 0);
+    if (--as->holds == 0 && as->doomed)
+        aspace_destroy(as);
+}
+
 void aspace_destroy(struct aspace *as)
 {
     ASSERT(!as->shared);
+    if (as->holds) {
+        as->doomed = true;
+        return;
+    }
     if (read_cr3() == as->cr3 && aspace_switch(NULL))
         cpu_count_cr3_load();
     u32 others = cpus_with_loaded(as);          /* idle CPUs that last ran one of its threads */
-    if (others && tlb_shootdown(others, as->cr3, 0, TLB_LEAVE) != 0)
+    if (others && tlb_shootdown(others, as->cr3, NULL, 0, TLB_LEAVE) != 0)
         panic("vm: a CPU did not leave an address space being destroyed");
     regions_teardown(as);
     free_level(as->pml4_pa, 3);
@@ -262,9 +276,9 @@ void aspace_load_tagged(u64 cr3, int asid)
     marker_asid_switch(asid);
     struct cpu *c = this_cpu();
     unsigned a = (unsigned)asid;          /* never negative: shifts, not divisions */
-    u64 bit = 1ull << (a % 64), *word = &asid_stale[c->id][a / 64];
-    bool stale = *word & bit;
-    *word &= ~bit;
+    u64 bit = 1ull << (a % 64);
+    /* locked: orders aspace_load's store of loaded_cr3 before the mark's read (flush_pages) */
+    bool stale = __atomic_fetch_and(&asid_stale[c->id][a / 64], ~bit, __ATOMIC_SEQ_CST) & bit;
     marker_cr3_pcid(stale);
     write_cr3(cr3 | (stale ? 0 : CR3_NOFLUSH));
 }
@@ -288,32 +302,131 @@ u64 vm_next_candidate(struct aspace *as, u64 va)
     return va;
 }
 
-/* Drop any cached translation of va on every CPU, before the caller may reuse the frame
- * (docs/smp.md "TLB shootdown"): here and on every other CPU that has the address space
- * loaded at once (shootdown IPI, waited for), on the others at their next load of it
- * (with PCID its tagged entries outlive the switch away; without, a load drops them). */
-static void flush_page(struct aspace *as, u64 va)
+/* ---- flushing (docs/smp.md "TLB shootdown") -------------------------------------------
+ * Drop any cached translation of the pages va[0..n) on every CPU, before the caller may
+ * reuse their frames: here and on every other CPU that has the address space loaded at
+ * once (shootdown IPI, waited for), on the others at their next load of it (with PCID
+ * its tagged entries outlive the switch away, so every other CPU gets the stale mark,
+ * set before the scan: a CPU switching to it concurrently either is seen or sees the
+ * mark; without PCID a load drops them). */
+static void flush_pages(struct aspace *as, const u64 *va, u32 n)
 {
     int self = this_cpu()->id;
     if (read_cr3() == as->cr3) {
-        marker_invlpg(va);
-        invlpg(va);
+        for (u32 i = 0; i < n; i++) {
+            marker_invlpg(va[i]);
+            invlpg(va[i]);
+        }
     } else {
         asid_mark_stale_on(self, as->asid);
     }
     if (cpus_running == 1)
         return;
-    u32 loaded = 0;
-    for (unsigned i = 0; i < cpus_running; i++) {
-        if ((int)i == self)
-            continue;
-        if (cr3_of_cpu(i) == as->cr3)
-            loaded |= 1u << i;
-        else
-            asid_mark_stale_on((int)i, as->asid);
-    }
-    if (loaded && tlb_shootdown(loaded, as->cr3, va, TLB_PAGE) != 0)
+    if (pcid_active)
+        for (unsigned i = 0; i < cpus_running; i++)
+            if ((int)i != self)
+                asid_mark_stale_on((int)i, as->asid);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);       /* the PTE stores before the scan */
+    u32 loaded = cpus_with_loaded(as);
+    if (loaded && tlb_shootdown(loaded, as->cr3, va, n, TLB_PAGES) != 0)
         panic("vm: a CPU did not answer a TLB shootdown");
+}
+
+static struct defer_list {
+    u32 n;
+    u64 frames[VM_DEFER_MAX];
+} __attribute__((aligned(64))) deferred[MAX_CPUS];
+
+/* An anonymous frame without mappings: freed now under the kernel lock, else deferred
+ * (vm.h). Per CPU without a lock: interrupts are off and the adder frees them before it
+ * leaves the kernel. */
+static void free_anon(u64 pa)
+{
+    if (kernel_lock_held()) {
+        frame_free(pa);
+        return;
+    }
+    struct defer_list *d = &deferred[this_cpu()->id];
+    ASSERT(d->n < VM_DEFER_MAX);
+    d->frames[d->n++] = pa;
+}
+
+bool vm_frames_deferred(void) { return deferred[this_cpu()->id].n != 0; }
+
+void vm_free_deferred(void)
+{
+    struct defer_list *d = &deferred[this_cpu()->id];
+    ASSERT(kernel_lock_held());
+    while (d->n)
+        frame_free(d->frames[--d->n]);
+}
+
+/* One mapping of a counted frame fewer (old: its PTE), or page-table frames (address |
+ * their count, vm_prune) back to the allocator. */
+static void release(u64 item)
+{
+    u64 pa = item & PTE_ADDR;
+    if (item & 3)
+        frame_free_contig(pa, item & 3);
+    else if (item & PTE_ANON) {
+        if (frame_map_dec(pa) == 0)
+            free_anon(pa);
+    } else if (item & PTE_FILE) {
+        frame_map_dec(pa);
+    }
+}
+
+void vm_batch_flush(struct aspace *as)
+{
+    struct vm_batch *b = as->batch;
+    if (!b)
+        return;
+    if (b->pages)
+        flush_pages(as, b->va, b->pages);
+    for (u32 i = 0; i < b->puts; i++)
+        release(b->put[i]);
+    b->pages = b->puts = 0;
+}
+
+static void flush_page(struct aspace *as, u64 va)
+{
+    struct vm_batch *b = as->batch;
+    if (!b) {
+        flush_pages(as, &va, 1);
+        return;
+    }
+    if (b->pages == VM_BATCH)
+        vm_batch_flush(as);
+    b->va[b->pages++] = va;
+}
+
+/* A release after the flush of the PTEs changed so far. */
+static void release_later(struct aspace *as, u64 item)
+{
+    struct vm_batch *b = as->batch;
+    if (!b) {
+        release(item);
+        return;
+    }
+    if (b->puts == VM_BATCH)
+        vm_batch_flush(as);
+    b->put[b->puts++] = item;
+}
+
+void vm_frame_put(struct aspace *as, u64 old) { release_later(as, old & (PTE_ADDR | PTE_COUNTED)); }
+
+void vm_batch_begin(struct aspace *as, struct vm_batch *b)
+{
+    spin_assert_held(&as->lock);
+    ASSERT(!as->batch);
+    b->pages = b->puts = 0;
+    as->batch = b;
+}
+
+void vm_batch_end(struct aspace *as)
+{
+    vm_batch_flush(as);
+    as->batch = NULL;
 }
 
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val)
@@ -354,7 +467,8 @@ u64 vm_take_pte(struct aspace *as, u64 va, u64 *pte)
 }
 
 /* Page-table pages left empty are freed too, so that map/unmap cycles return the frame
- * count exactly to where it was. */
+ * count exactly to where it was; with a batch, after its flush (paging-structure caches
+ * of other CPUs may still point at them until then). */
 void vm_prune(struct aspace *as, u64 va)
 {
     u64 *path[4];
@@ -369,8 +483,9 @@ void vm_prune(struct aspace *as, u64 va)
     for (int level = 1; level <= 3; level++) {      /* PT, PD, then PDPT */
         if (!table_empty(table(*path[level])))
             break;
-        frame_free_contig(*path[level] & PTE_ADDR, table_frames(level));
+        u64 pa = *path[level] & PTE_ADDR;
         *path[level] = 0;
+        release_later(as, pa | table_frames(level));
     }
 }
 

@@ -21,6 +21,7 @@
 #define PTE_ADDR 0x000ffffffffff000ull
 
 struct region;
+struct vm_batch;
 
 struct aspace {
     u64 pml4_pa;
@@ -31,7 +32,10 @@ struct aspace {
     struct region *regions;   /* sorted by address, disjoint (region.c) */
     u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
     bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
-    struct spinlock lock;     /* class aspace: regions, page tables, pages (below) */
+    struct spinlock lock;     /* class aspace: regions, page tables, pages, batch (below) */
+    struct vm_batch *batch;   /* the lock holder's flush batch, or NULL (vm_batch_begin) */
+    u32 holds;                /* calls working on it without the kernel lock (aspace_hold) */
+    bool doomed;              /* its task went while held: the last aspace_unhold destroys it */
 };
 
 /* The address space's lock (docs/smp.md "Locking"): its regions and page tables change,
@@ -48,15 +52,22 @@ void aspace_unlock_pair(struct aspace *a, struct aspace *b);
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
+/* A memory call that works on the address space of a task it controls without the
+ * kernel lock (syscall.c) holds it: the task may go meanwhile, and then aspace_destroy
+ * only marks it, and the last aspace_unhold destroys it. Both under the kernel lock. */
+void aspace_hold(struct aspace *as);
+void aspace_unhold(struct aspace *as);
 /* The address space for a new task: its own (aspace_create), or with mmu=off the one every
  * task shares, made on first use and never destroyed (a task's exit unmaps only the
  * regions it owns: regions_destroy_owned). NULL when memory runs out. */
 struct aspace *aspace_for_task(void);
 extern bool one_aspace;       /* mmu=off and the shared space exists (ipcfast.S's CR3 gate) */
 void aspace_load_tagged(u64 cr3, int asid);  /* with PCID: keep the TLB (vm.c) */
-/* Marker + CR3 load. Inline: every IPC between tasks does it. */
+/* Marker + CR3 load. Inline: every IPC between tasks does it. The CR3 is published
+ * first (cpu->loaded_cr3): the TLB shootdown's initiator reads it (vm.c cpus_with_loaded). */
 static inline void aspace_load(u64 cr3, int asid)
 {
+    this_cpu()->loaded_cr3 = cr3;
     if (pcid_active) {
         aspace_load_tagged(cr3, asid);
         return;
@@ -85,6 +96,41 @@ u64 *vm_pte(struct aspace *as, u64 va, bool create);
 struct rmap_entry;
 static inline struct rmap_entry **pte_rmap_slot(u64 *pte) { return (struct rmap_entry **)(pte + 512); }
 void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
+/* One mapping fewer of the frame an old PTE held (address | PTE_ANON or PTE_FILE): an
+ * anonymous frame is freed with its last one, a file object's stays the object's. After
+ * the flush of that PTE: at once, or with the batch. */
+void vm_frame_put(struct aspace *as, u64 old);
+
+/* An anonymous frame whose last mapping goes without the kernel lock (a fault, an unmap
+ * of one's own memory: docs/smp.md "mmap and munmap without the BKL") is freed only under
+ * it: kernel code holding the kernel lock copies through the physical map to frames it
+ * resolved (IPC's long messages, SYS_TASK_COPY), and the frame must not be reused while
+ * it does. Such a frame waits on this CPU's list, which holds VM_DEFER_MAX: a range
+ * operation without the kernel lock covers at most that many pages, and whoever added
+ * some frees them (vm_free_deferred, under the kernel lock) before anything else runs on
+ * this CPU. */
+#define VM_DEFER_MAX 512
+bool vm_frames_deferred(void);
+void vm_free_deferred(void);
+
+/* A flush batch (docs/smp.md "TLB shootdown"): between vm_batch_begin and vm_batch_end,
+ * under the address space's lock, the pages whose present PTEs change are flushed
+ * together, here and on every other CPU with the address space loaded (one shootdown
+ * round per VM_BATCH pages instead of one per page), and the frames those PTEs held
+ * (vm_frame_put) and the page tables emptied (vm_prune) are released only after that
+ * flush: until then another CPU may still reach them through its TLB or its
+ * paging-structure caches. The batch lives on the caller's stack. */
+#define VM_BATCH 32
+struct vm_batch {
+    u32 pages, puts;
+    u64 va[VM_BATCH];
+    u64 put[VM_BATCH];        /* old PTEs (vm_frame_put), or table frames | their count */
+};
+void vm_batch_begin(struct aspace *as, struct vm_batch *b);
+void vm_batch_end(struct aspace *as);
+/* The batch's pages flushed and what it holds released now (none: nothing to do): before
+ * an object that owns frames loses its last reference (region.c). */
+void vm_batch_flush(struct aspace *as);
 /* Range walks go a page table at a time: vm_pt finds the 512 PTEs covering va once (NULL
  * if absent, or out of memory with create), the caller reads them in place. VM_PT_SPAN is
  * what one table maps. */

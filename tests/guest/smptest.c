@@ -25,6 +25,27 @@
  *            The kill's reschedule IPI ends the spinner at once; without it, the spinner
  *            would see its kill only at its next timer tick (or at a tick that fell due
  *            while it waited for its turn: under icount QEMU runs the vCPUs one at a time).
+ * faultrace N  N rounds (after one warm-up round): a toucher thread pinned to CPU 1
+ *            faults in the pages of a fresh 48-page anonymous mapping one after another
+ *            (page faults without the kernel lock), writing and checking a value of its
+ *            own in each, and goes round them again; once it is half way, the main
+ *            thread, on CPU 0, unmaps the whole mapping (more pages than one flush
+ *            batch) while the toucher's faults go on, maps 48 pages again and fills them
+ *            with a decoy (most likely the frames just freed). The toucher must be killed
+ *            by its next fault every round, never read a decoy or lose a value of its
+ *            own; after the rounds the frames in use outside the kernel-object slabs
+ *            are back exactly (no frame mapped by a fault that lost the race, none freed
+ *            twice).
+ *            Prints "faultrace ok rounds=N" or "faultrace FAIL ...".
+ * mapstorm N  two threads of one task, the main one on CPU 0 and one pinned to CPU 1,
+ *            each N rounds at once of: map 1..16 anonymous pages, tag each, map a fresh
+ *            page over the first (VM_MMAP_FIXED), protect the range read-only, check
+ *            every page, unmap (the memory calls without the kernel lock, under the
+ *            address space's lock: docs/smp.md). No page may lose its tag or show the
+ *            other thread's; after a warm-up pair of 8 rounds, the frames in use outside
+ *            the kernel-object slabs are back exactly. First a fixed anonymous page over
+ *            a shared mapping (the kernel lock's way) must land there and read 0.
+ *            Prints "mapstorm ok rounds=N".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +160,38 @@ static int affinity(void)
 }
 
 /* ---- shootdown ---------------------------------------------------------------------- */
+/* The tests' common steps, each 0 or 1 with the reason printed ("<test> FAIL: ..."). */
+static int main_on_cpu0(const char *test)
+{
+    if (now().cpus < 2) {
+        printf("%s FAIL: needs 2 CPUs\n", test);
+        return 1;
+    }
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    return 0;
+}
+
+static int map_pages(const char *test, unsigned long pages, volatile uint64_t **at)
+{
+    long addr = sys_vm_map(pages * PAGE, PROT_READ | PROT_WRITE);
+    if (addr < 0) {
+        printf("%s FAIL: map\n", test);
+        return 1;
+    }
+    *at = (volatile uint64_t *)addr;
+    return 0;
+}
+
+static int start(const char *test, struct thread *t, int (*fn)(void *))
+{
+    if (thread_start(t, fn, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
+        printf("%s FAIL: thread_start\n", test);
+        return 1;
+    }
+    return 0;
+}
+
 static volatile uint64_t *page;
 static volatile int reading;           /* 1: the reader reads; -1: it could not start */
 static volatile uint64_t stale;
@@ -163,26 +216,16 @@ static int reader(void *arg)
 
 static int shootdown(int rounds)
 {
-    if (now().cpus < 2) {
-        printf("shootdown FAIL: needs 2 CPUs\n");
+    if (main_on_cpu0("shootdown"))
         return 1;
-    }
-    sys_thread_affinity(0, 1);
-    sys_yield();
     for (int i = 0; i < rounds; i++) {
-        long addr = sys_vm_map(PAGE, PROT_READ | PROT_WRITE);
-        if (addr < 0) {
-            printf("shootdown FAIL: map\n");
+        struct thread t;
+        if (map_pages("shootdown", 1, &page))
             return 1;
-        }
-        page = (volatile uint64_t *)addr;
         *page = EXPECT;
         reading = 0;
-        struct thread t;
-        if (thread_start(&t, reader, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
-            printf("shootdown FAIL: thread_start\n");
+        if (start("shootdown", &t, reader))
             return 1;
-        }
         while (!reading)               /* the reader runs on CPU 1, the page in its TLB */
             __asm__ volatile("pause");
         if (reading < 0) {
@@ -205,6 +248,214 @@ static int shootdown(int rounds)
     return 0;
 }
 
+/* ---- faultrace ---------------------------------------------------------------------- */
+#define RACE_PAGES 48
+static volatile uint64_t *race_base;
+static volatile int race_touched;
+static volatile uint64_t race_seen;
+
+static uint64_t race_value(int page) { return EXPECT ^ ((uint64_t)page << 32); }
+
+static int toucher(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    for (;;) {
+        for (int p = 0; p < RACE_PAGES; p++) {
+            volatile uint64_t *w = race_base + p * (PAGE / 8);
+            uint64_t v = *w;           /* first pass: a fresh page reads 0 */
+            if (v != 0 && v != race_value(p)) {
+                race_seen = v;
+                return 1;
+            }
+            *w = race_value(p);
+            if (*w != race_value(p)) {
+                race_seen = *w;
+                return 1;
+            }
+            race_touched++;
+        }
+    }
+}
+
+/* Frames in use outside the kernel-object slabs (those grow and shrink with how many
+ * objects are live at once, which the race's timing changes): user pages, page tables,
+ * thread stacks. */
+static uint64_t frames_in_use(void)
+{
+    struct meminfo m;
+    memset(&m, 0, sizeof(m));
+    sys_meminfo(&m);
+    return m.frames_total - m.frames_free - m.kobj_frames;
+}
+
+/* 0 when the frames in use are `before` again, else 1 with both printed. */
+static int frames_back(const char *test, uint64_t before)
+{
+    uint64_t after = frames_in_use();
+    if (after == before)
+        return 0;
+    printf("%s FAIL: frames in use %llu before, %llu after\n", test,
+           (unsigned long long)before, (unsigned long long)after);
+    return 1;
+}
+
+/* One round: 0, or 1 with the reason printed. */
+static int race_round(int i)
+{
+    struct thread t;
+    if (map_pages("faultrace", RACE_PAGES, &race_base))
+        return 1;
+    race_touched = 0;
+    if (start("faultrace", &t, toucher))
+        return 1;
+    while (race_touched < RACE_PAGES / 2)       /* half faulted in: the rest races us */
+        __asm__ volatile("pause");
+    sys_vm_unmap((void *)race_base, RACE_PAGES * PAGE);
+    volatile uint64_t *decoy = (volatile uint64_t *)sys_vm_map(RACE_PAGES * PAGE, PROT_READ | PROT_WRITE);
+    for (int p = 0; p < RACE_PAGES; p++)
+        decoy[p * (PAGE / 8)] = DECOY;
+    int status = 0;
+    thread_join(&t, &status);
+    int kept = 0;                      /* a write through a stale translation would show */
+    for (int p = 0; p < RACE_PAGES; p++)
+        kept += decoy[p * (PAGE / 8)] == DECOY;
+    sys_vm_unmap((void *)decoy, RACE_PAGES * PAGE);
+    if (kept != RACE_PAGES) {
+        printf("faultrace FAIL: round %d: %d of %d decoy pages overwritten\n", i,
+               RACE_PAGES - kept, RACE_PAGES);
+        return 1;
+    }
+    if (status != 128 + 14) {
+        printf("faultrace FAIL: round %d: toucher status %d, read %#llx\n", i, status,
+               (unsigned long long)race_seen);
+        return 1;
+    }
+    return 0;
+}
+
+static int faultrace(int rounds)
+{
+    if (main_on_cpu0("faultrace"))
+        return 1;
+    if (race_round(0))                 /* warm-up: the kernel's caches grow once */
+        return 1;
+    uint64_t before = frames_in_use();
+    for (int i = 1; i <= rounds; i++)
+        if (race_round(i))
+            return 1;
+    if (frames_back("faultrace", before))
+        return 1;
+    printf("faultrace ok rounds=%d\n", rounds);
+    return 0;
+}
+
+/* ---- mapstorm ----------------------------------------------------------------------- */
+#define STORM_PAGES 16
+static volatile int storm_failed;
+static volatile int storm_rounds_wanted;
+
+/* One thread's rounds in the address space both threads share: map 1..STORM_PAGES pages,
+ * write a tag of this thread and round into each, map a fresh page over the first
+ * (VM_MMAP_FIXED: it reads 0), make the range read-only, check every page, unmap. Two
+ * threads whose regions overlapped, or a page lost or swapped, would read another tag.
+ * 0, or 1 with the reason printed. */
+static int storm(int who, int rounds)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(who + 1);
+    for (int i = 0; i < rounds && !storm_failed; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        unsigned long pages = 1 + seed % STORM_PAGES;
+        long a = sys_vm_map(pages * PAGE, PROT_READ | PROT_WRITE);
+        const char *bad = a < 0 ? "map" : NULL;
+        volatile uint64_t *p = (volatile uint64_t *)a;
+        uint64_t tag = ((uint64_t)(who + 1) << 48) | ((uint64_t)i << 16);
+        for (unsigned long k = 0; !bad && k < pages; k++)
+            p[k * (PAGE / 8)] = tag | k;
+        if (!bad && sys_vm_mmap((void *)a, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FIXED, 0) != a)
+            bad = "fixed map";
+        if (!bad && p[0] != 0)
+            bad = "fresh page not zero";
+        if (!bad)
+            p[0] = tag;
+        if (!bad && sys_vm_protect((void *)a, pages * PAGE, PROT_READ) != 0)
+            bad = "protect";
+        for (unsigned long k = 0; !bad && k < pages; k++)
+            if (p[k * (PAGE / 8)] != (tag | k))
+                bad = "a page lost its tag";
+        if (!bad && sys_vm_unmap((void *)a, pages * PAGE) != 0)
+            bad = "unmap";
+        if (bad) {
+            storm_failed = 1;
+            printf("mapstorm FAIL: thread %d round %d: %s\n", who, i, bad);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int stormer(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    return storm(1, storm_rounds_wanted);
+}
+
+/* Both threads storm at once, one on each CPU: 0, or 1 with the reason printed. */
+static int storm_pair(int rounds)
+{
+    struct thread t;
+    storm_rounds_wanted = rounds;
+    if (start("mapstorm", &t, stormer))
+        return 1;
+    int mine = storm(0, rounds), status = 0;
+    thread_join(&t, &status);
+    if (status != 0 && !storm_failed)
+        printf("mapstorm FAIL: the other thread's status %d\n", status);
+    return mine || status != 0;
+}
+
+/* A fixed anonymous mapping over part of a shared one, which must go the kernel lock's
+ * way (docs/smp.md): it lands exactly there and reads 0; the shared page beside it keeps
+ * its value. 0, or 1 with the reason printed. */
+static int fixed_over_shared(void)
+{
+    long a = sys_vm_mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    if (a < 0) {
+        printf("mapstorm FAIL: shared map %ld\n", a);
+        return 1;
+    }
+    volatile uint64_t *p = (volatile uint64_t *)a;
+    p[0] = p[PAGE / 8] = DECOY;
+    long b = sys_vm_mmap((void *)a, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FIXED, 0);
+    int bad = b != a || p[0] != 0 || p[PAGE / 8] != DECOY;
+    if (bad)
+        printf("mapstorm FAIL: fixed over shared: %#lx at %#lx\n", b, a);
+    sys_vm_unmap((void *)a, 2 * PAGE);
+    return bad;
+}
+
+static int mapstorm(int rounds)
+{
+    if (fixed_over_shared())
+        return 1;
+    for (int t = 0; t < 500 && sys_thread_affinity(0, 2) != 0; t++)
+        sys_sleep(1);                  /* booted straight into the test: CPU 1 may join late */
+    if (main_on_cpu0("mapstorm") || storm_pair(8))   /* warm-up: the kernel's caches grow */
+        return 1;
+    uint64_t before = frames_in_use();
+    if (storm_pair(rounds) || frames_back("mapstorm", before))
+        return 1;
+    printf("mapstorm ok rounds=%d\n", rounds);
+    return 0;
+}
+
 /* ---- pingpong ----------------------------------------------------------------------- */
 static int server(void *arg)
 {
@@ -223,12 +474,8 @@ static int server(void *arg)
 
 static int pingpong(int n)
 {
-    if (now().cpus < 2) {
-        printf("pingpong FAIL: needs 2 CPUs\n");
+    if (main_on_cpu0("pingpong"))
         return 1;
-    }
-    sys_thread_affinity(0, 1);
-    sys_yield();
     struct thread t;
     int tid = thread_start(&t, server, NULL, PRIO_INHERIT, 16 * 1024);
     if (tid < 0) {
@@ -340,6 +587,11 @@ int main(int argc, char **argv)
         return kill_spinner(n > 0 ? n : 5);
     if (!strcmp(mode, "spin"))
         return spin();
-    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N\n");
+    if (!strcmp(mode, "faultrace"))
+        return faultrace(n > 0 ? n : 10);
+    if (!strcmp(mode, "mapstorm"))
+        return mapstorm(n > 0 ? n : 200);
+    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
+           " | mapstorm N\n");
     return 2;
 }

@@ -286,6 +286,7 @@ one_aspace:         .byte 0
     cmpl $0, cr3_gate(%rip)
     jne 4f
     movq AS_CR3(%rcx), %rdx
+    movq %rdx, %gs:CPU_LOADED_CR3       /* published first: the TLB shootdown reads it */
     movq %rdx, %cr3
 3:  \context
     cmpb $0, %gs:CPU_FPU_TS             /* set CR0.TS unless set or p owns the registers */

@@ -36,15 +36,19 @@ struct call_box {
     volatile u32 posted, done;      /* sequence numbers: posted by the caller, done by the CPU */
 } __attribute__((aligned(64)));
 
-/* One per CPU: the TLB shootdown posted to it (tlb_shootdown). */
+/* One per (receiving CPU, initiating CPU) pair: the TLB shootdown posted to it
+ * (tlb_shootdown). Several CPUs may initiate at once (a page fault changes PTEs under
+ * its address space's lock only), each through its own box, so no initiator waits for
+ * another's. The pages are the initiator's list: it waits until the box is done. */
 struct tlb_box {
-    u64 cr3, va;
-    u32 kind;
+    u64 cr3;
+    const u64 *va;
+    u32 kind, n;
     volatile u32 posted, done;
 } __attribute__((aligned(64)));
 
 static struct call_box call_boxes[MAX_CPUS];
-static struct tlb_box tlb_boxes[MAX_CPUS];
+static struct tlb_box tlb_boxes[MAX_CPUS][MAX_CPUS];   /* [receiver][initiator] */
 static struct spinlock call_lock = SPINLOCK_INIT(IPI_CALL);   /* one caller at a time */
 static volatile u32 stopping, stopped;
 static int stop_initiator;
@@ -115,14 +119,18 @@ int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us)
     return answered ? 0 : E_TIMEOUT;
 }
 
-/* Waits for *word == value with pause only: the waiter holds the kernel lock, so no
- * interrupt handler may run here; pause lets QEMU's round-robin loop run the others. */
+/* Waits for *word == value with pause only: the waiter may hold the kernel lock or an
+ * address space's, so no interrupt handler may run here; pause lets QEMU's round-robin
+ * loop run the others. It answers the requests posted to this CPU meanwhile (ipi_poll):
+ * the CPU it waits for may itself be waiting for this one's answer to a shootdown (two
+ * initiators, or a call and a shootdown, crossing). */
 static bool spin_wait_word(volatile u32 *word, u32 value, u64 deadline)
 {
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
         if (rdtsc() >= deadline)
             return false;
         pause();
+        ipi_poll();
     }
     return true;
 }
@@ -140,46 +148,55 @@ int ipi_call_locked(int cpu, ipi_fn fn, void *arg)
 }
 
 /* ---- TLB shootdown (docs/smp.md "TLB shootdown") ----------------------------------- */
-/* On the receiving CPU: drop the translations asked for if it has that address space
- * loaded (else it holds none of them that could be used: the sender marked them stale). */
-static void run_tlb_box(int self)
+/* The translations a box asks to drop, when this CPU has that address space loaded
+ * (else it holds none of them that could be used: the initiator marked them stale). */
+static void tlb_drop(struct cpu *c, const struct tlb_box *b)
 {
-    struct tlb_box *b = &tlb_boxes[self];
-    u32 seq = __atomic_load_n(&b->posted, __ATOMIC_ACQUIRE);
-    if (seq == b->done)
+    if (read_cr3() != b->cr3)
         return;
-    struct cpu *c = &cpus[self];
-    if (read_cr3() == b->cr3) {
-        if (b->kind == TLB_PAGE)
-            invlpg(b->va);
-        else if (b->kind == TLB_ALL)
-            write_cr3(b->cr3);                  /* no no-flush bit: drops that PCID's entries */
-        else {                                  /* TLB_LEAVE: the tables are going */
-            write_cr3(kernel_pml4_pa);
-            c->loaded_cr3 = kernel_pml4_pa;
-        }
+    if (b->kind == TLB_PAGES) {
+        for (u32 i = 0; i < b->n; i++)
+            invlpg(b->va[i]);
+    } else if (b->kind == TLB_ALL) {
+        write_cr3(b->cr3);                      /* no no-flush bit: drops that PCID's entries */
+    } else {                                    /* TLB_LEAVE: the tables are going */
+        c->loaded_cr3 = kernel_pml4_pa;
+        write_cr3(kernel_pml4_pa);
     }
-    __atomic_store_n(&b->done, seq, __ATOMIC_RELEASE);
 }
 
-int tlb_shootdown(u32 cpumask, u64 cr3, u64 va, unsigned kind)
+/* On the receiving CPU: every initiator's box with a request not yet done. */
+static void run_tlb_boxes(int self)
+{
+    for (unsigned from = 0; from < cpus_running; from++) {
+        struct tlb_box *b = &tlb_boxes[self][from];
+        u32 seq = __atomic_load_n(&b->posted, __ATOMIC_ACQUIRE);
+        if (seq == b->done)
+            continue;
+        tlb_drop(&cpus[self], b);
+        __atomic_store_n(&b->done, seq, __ATOMIC_RELEASE);
+    }
+}
+
+int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind)
 {
     int self = this_cpu()->id;
     cpumask &= ~(1u << self);
     for (u32 m = cpumask; m; m &= m - 1) {
         int cpu = __builtin_ctz(m);
-        struct tlb_box *b = &tlb_boxes[cpu];
+        struct tlb_box *b = &tlb_boxes[cpu][self];
         b->cr3 = cr3;
         b->va = va;
         b->kind = kind;
+        b->n = n;
         __atomic_store_n(&b->posted, b->posted + 1, __ATOMIC_RELEASE);
         ipi_send(cpu, VEC_IPI_TLB);
-        tlb_stats.sent++;
+        __atomic_add_fetch(&tlb_stats.sent, 1, __ATOMIC_RELAXED);
     }
     u64 deadline = deadline_after_us(LOCKED_TIMEOUT_US);
     int missing = 0;
     for (u32 m = cpumask; m; m &= m - 1) {
-        struct tlb_box *b = &tlb_boxes[__builtin_ctz(m)];
+        struct tlb_box *b = &tlb_boxes[__builtin_ctz(m)][self];
         missing += !spin_wait_word(&b->done, b->posted, deadline);
     }
     return missing ? E_TIMEOUT : 0;
@@ -191,7 +208,7 @@ void ipi_poll(void)
     if (stopping && self != stop_initiator)
         stop_here();
     run_call_box(self);
-    run_tlb_box(self);
+    run_tlb_boxes(self);
 }
 
 int ipi_call_all(ipi_fn fn, void *arg, u64 timeout_us)
@@ -270,8 +287,8 @@ bool ipi_interrupt(u64 vector)
     else if (vector == VEC_IPI_CALL)
         run_call_box(self);
     else if (vector == VEC_IPI_TLB) {
-        run_tlb_box(self);
-        tlb_stats.handled++;
+        run_tlb_boxes(self);
+        __atomic_add_fetch(&tlb_stats.handled, 1, __ATOMIC_RELAXED);
     } else if (vector != VEC_IPI_RESCHED) {
         ipi_stats[self].unknown++;
         printk("ipi: unexpected vector %#lx on CPU %d (ignored)\n", (unsigned long)vector, self);

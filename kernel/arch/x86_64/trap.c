@@ -162,12 +162,47 @@ static void exception(struct trapframe *tf)
 }
 
 /* A reschedule IPI interrupted a user thread: another CPU made a thread ready here that
- * should run first (sched.c kick), or changed this thread's affinity or killed it. */
+ * should run first (sched.c kick), or changed this thread's affinity or killed it. Also
+ * the exit checks of a fault resolved without the lock, when they have work. */
 static void resched_from_user(void)
 {
     kernel_lock();
     sched_kernel_exit_checks();
     kernel_unlock();
+}
+
+/* A frame whose last mapping a fault without the kernel lock dropped (a copy-on-write
+ * break racing the other sharer's unmap) is freed under the lock (vm.h). */
+static void free_deferred_frames(void)
+{
+    kernel_lock();
+    vm_free_deferred();
+    kernel_unlock();
+}
+
+/* A user-mode page fault without the kernel lock (docs/smp.md "Page faults without the
+ * BKL"): resolved under its address space's lock only; true when the access can be
+ * retried. The exit checks take the lock only when they have work (a kill or a
+ * reschedule set by another CPU later comes with the reschedule IPI). Anything else (no
+ * region allows the access, no frame, an object the lock still guards, the gate closed)
+ * goes the locked way, which resolves it again, then calls the pager, forwards the fault
+ * to the thread's server or kills the thread. */
+static bool user_fault_unlocked(struct trapframe *tf)
+{
+    struct thread *t = current_thread();
+    if (tf->vector != 14 || !tf_from_user(tf) || (tf->error & 8) || !t->task || !t->task->as)
+        return false;
+    frame_reserve_guard(!t->task->privileged);
+    int err = vm_fault_unlocked(t->task->as, read_cr2(), fault_access(tf));
+    frame_reserve_guard(false);
+    if (__builtin_expect(vm_frames_deferred(), 0))
+        free_deferred_frames();
+    if (err)
+        return false;
+    struct cpu *c = this_cpu();
+    if (c->current->killed | c->need_resched)
+        resched_from_user();
+    return true;
 }
 
 void trap(struct trapframe *tf)
@@ -185,6 +220,8 @@ void trap(struct trapframe *tf)
         lapic_eoi();
         return;
     }
+    if (user_fault_unlocked(tf))
+        return;
     bool took_lock = !kernel_lock_held();
     if (took_lock)
         kernel_lock();

@@ -64,9 +64,9 @@ struct cpu {
      * fastpath's priority rule reads them (fastpath_layout.h). */
     u64 rq_words;
     u64 rq_bitmap[4];
-    /* The CR3 (without the no-flush bit) the idle thread found and keeps: the TLB
-     * shootdown sends to the CPUs that have an address space loaded (vm.c cr3_of_cpu; a
-     * CPU running a task's thread has that task's loaded). */
+    /* The CR3 (without the no-flush bit) loaded here, written before each load (vm.h
+     * aspace_load, the IPC fastpath: fixed offset): the TLB shootdown sends to the CPUs
+     * that have an address space loaded (vm.c cpus_with_loaded). */
     u64 loaded_cr3;
     struct thread *rq_head[256], *rq_tail[256];
     /* TSC ticks this CPU spent halted in its idle thread (sched.c idle_loop): the time

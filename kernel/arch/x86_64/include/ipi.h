@@ -27,8 +27,8 @@ void ipi_send_others(u8 vector);
  * (fn may still run later: pass data that outlives the call). Callers are serialised. */
 int ipi_call(int cpu, ipi_fn fn, void *arg, u64 timeout_us);
 /* As ipi_call, for a holder of the kernel lock: waits by spinning (no interrupt handler
- * may run under the lock), at most 5 s. The other CPU answers even while it waits for
- * the lock (ipi_poll). */
+ * may run under the lock), answering the requests posted to this CPU meanwhile, at most
+ * 5 s. The other CPU answers even while it waits for the lock (ipi_poll). */
 int ipi_call_locked(int cpu, ipi_fn fn, void *arg);
 /* Runs fn(arg) on every started CPU: posted to the others, then run here, then waits for
  * all of them (bounded as above). Returns 0 or E_TIMEOUT. */
@@ -44,12 +44,15 @@ bool ipi_stopping(void);
 /* Waits until *word == value or the TSC passes `deadline`: spins briefly, then halts until
  * an interrupt (so under icount the vCPU it waits for gets to run). True if it matched. */
 bool ipi_wait_word(volatile u32 *word, u32 value, u64 deadline);
-/* TLB shootdown, by a holder of the kernel lock: every CPU in cpumask but this one that
- * has CR3 `cr3` loaded drops the translation of va (TLB_PAGE), all of that address space's
- * (TLB_ALL), or loads the kernel's tables instead (TLB_LEAVE: the address space is being
- * destroyed); waits until each has done so (spinning, at most 5 s: E_TIMEOUT). */
-enum { TLB_PAGE, TLB_ALL, TLB_LEAVE };
-int tlb_shootdown(u32 cpumask, u64 cr3, u64 va, unsigned kind);
+/* TLB shootdown, by a holder of the kernel lock or of an address space's lock (several
+ * CPUs may initiate at once: each has its own box on every receiver): every CPU in
+ * cpumask but this one that has CR3 `cr3` loaded drops the translations of the n pages
+ * va[0..n) (TLB_PAGES; va stays the caller's, read until the call returns), all of that
+ * address space's (TLB_ALL), or loads the kernel's tables instead (TLB_LEAVE: the address
+ * space is being destroyed); waits until each has done so (spinning, answering the
+ * requests posted to this CPU meanwhile, at most 5 s: E_TIMEOUT). */
+enum { TLB_PAGES, TLB_ALL, TLB_LEAVE };
+int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind);
 /* Runs the call and shootdown requests posted to this CPU (the kernel lock's wait). */
 void ipi_poll(void);
 /* Shootdowns sent (by the initiators) and handled (by interrupt; polled ones not counted). */
