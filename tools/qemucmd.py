@@ -18,13 +18,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_BINARY = "qemu-system-x86_64"
 BINARY_VARIABLE = "ONDOL_QEMU"
+# QEMU 10 unpacked by scripts/qemu.sh: a wrapper that adds its firmware (-L), and the ELF.
+LOCAL_ROOT = Path(__file__).resolve().parent.parent / "build" / "qemu"
+LOCAL_BINARY = LOCAL_ROOT / "bin" / DEFAULT_BINARY
+LOCAL_EXECUTABLE = LOCAL_ROOT / "root" / "usr" / "bin" / DEFAULT_BINARY
 DEFAULT_MEMORY = "256M"
 
 # Deterministic mode: one instruction per virtual ns (so the TSC counts instructions), no
@@ -43,8 +49,23 @@ DEBUG_EXIT_DEVICE = ("-device", "isa-debug-exit,iobase=0xf4,iosize=0x04")
 
 
 def binary() -> str:
-    """The QEMU binary: $ONDOL_QEMU if set and not empty, else qemu-system-x86_64."""
-    return os.environ.get(BINARY_VARIABLE) or DEFAULT_BINARY
+    """The QEMU binary: $ONDOL_QEMU if set and not empty; the installed qemu-system-x86_64
+    if it is set but empty; unset, the QEMU 10 of scripts/qemu.sh when it is unpacked (its
+    round robin shares icount time between vCPUs, docs/smp.md), else the installed one."""
+    wanted = os.environ.get(BINARY_VARIABLE)
+    if wanted is None and os.access(LOCAL_BINARY, os.X_OK):
+        return str(LOCAL_BINARY)
+    return wanted or DEFAULT_BINARY
+
+
+def plugin_api(qemu: str) -> int:
+    """The TCG plugin API version to build tools/cacheplugin for, from `qemu --version`:
+    1 up to QEMU 8 (7.2 takes 0..1), 3 from QEMU 9 (10.0 takes 2..4)."""
+    out = subprocess.run([qemu, "--version"], capture_output=True, text=True).stdout
+    found = re.search(r"version (\d+)\.", out)
+    if not found:
+        raise ValueError(f"cannot tell the version of {qemu}: {out!r}")
+    return 1 if int(found.group(1)) < 9 else 3
 
 
 def escape(value: str) -> str:
@@ -93,7 +114,7 @@ class Knobs:
 
 
 def machine_flags(knobs: Knobs) -> list[str]:
-    """The virtual machine itself, the same for every guest. Debian 12 / QEMU 7.2, TCG only:
+    """The virtual machine itself, the same for every guest. QEMU 7.2 or 10.0, TCG only:
     `-cpu max` gives NX, SMEP and SMAP; no display; a guest reboot ends QEMU instead."""
     return ["-machine", "pc", "-cpu", "max", "-m", knobs.memory, "-smp", str(knobs.smp),
             "-display", "none", "-no-reboot"]
@@ -181,6 +202,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="qemucmd.py", description="Boot ondol in QEMU on this terminal (COM1 with the "
         "QEMU monitor; COM2 into a file), as `make run` does.")
     p.add_argument("--print", action="store_true", help="print the command, do not run it")
+    p.add_argument("--plugin-api", action="store_true",
+                   help="print the plugin API version to build tools/cacheplugin for")
     p.add_argument("--qemu", help=f"QEMU binary (default ${BINARY_VARIABLE} or {DEFAULT_BINARY})")
     p.add_argument("--build", default="build", help="directory with ondol.bin, bootfs.tar, ondol.iso")
     p.add_argument("--append", default="", help="kernel options, 'key=value ...'")
@@ -206,6 +229,9 @@ def _command_from(args: argparse.Namespace) -> list[str]:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.plugin_api:
+        print(plugin_api(args.qemu or binary()))
+        return 0
     cmd = _command_from(args)
     if args.print:
         print(shlex.join(cmd))
