@@ -6,9 +6,12 @@
 # deadline, so under -icount the other vCPUs run no instruction until it halts. QEMU 8.1
 # fixed that ("accel/tcg/tcg-accel-ops-rr: ensure fairness with icount"); docs/smp.md.
 #
-# The four packages are pinned by pool path and SHA-256, downloaded once into
+# The six packages are pinned by pool path and SHA-256, downloaded once into
 # build/qemu/debs, checked, and unpacked with dpkg-deb into build/qemu/root. Their
 # dependencies are libraries bookworm already has (qemu-system-x86 7.2 pulled them in).
+# The OpenGL and SPICE modules are fetched although ondol uses neither: QEMU 10 asks for
+# its ui modules at every start with default devices, and without its own it tries 7.2's
+# in /usr/lib, which it refuses with lines on stderr (the guest's console in tests).
 # build/qemu/bin/qemu-system-x86_64 runs the unpacked binary with its own firmware first
 # (-L and QEMU_MODULE_DIR: Debian's build looks only under /usr). tools/qemucmd.py uses that wrapper when
 # it exists (docs/debugging.md). Idempotent and quiet once done.
@@ -22,6 +25,8 @@ pkgs=(
   "q/qemu/qemu-system-x86_10.0.2+ds-2+deb13u1~bpo12+1_amd64.deb 4a6b1856c8b0d7df4ff8e70249e12c473ccf8d516aadb4ae14d3d938faed0c65"
   "q/qemu/qemu-system-common_10.0.2+ds-2+deb13u1~bpo12+1_amd64.deb 23a4672a138832d7173855e981aa8282c73ef5e04e080fa7ada9f82c6b34f507"
   "q/qemu/qemu-system-data_10.0.2+ds-2+deb13u1~bpo12+1_all.deb 2d831088187087013b3fcbd19bdfb955b182a2d5a08f6dafa0ad1c6d2007fb4e"
+  "q/qemu/qemu-system-modules-opengl_10.0.2+ds-2+deb13u1~bpo12+1_amd64.deb 1649429821d787acf8377eb52685390adabadad239f80acf7c7f40bf09536289"
+  "q/qemu/qemu-system-modules-spice_10.0.2+ds-2+deb13u1~bpo12+1_amd64.deb 106e82d2f5c7c8bb82aec35c96af75267c9cf2f54c1718b6bb0b57f0d4bd290e"
   "s/seabios/seabios_1.16.3-2~bpo12+1_all.deb 48390d0a534c66d11789e39518aa219773a9d3677b29fe1af8799dfb563ec713"
 )
 stamp=$dest/.unpacked
