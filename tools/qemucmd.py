@@ -27,10 +27,6 @@ from pathlib import Path
 
 DEFAULT_BINARY = "qemu-system-x86_64"
 BINARY_VARIABLE = "ONDOL_QEMU"
-# QEMU 10 unpacked by scripts/qemu.sh: a wrapper that adds its firmware (-L), and the ELF.
-LOCAL_ROOT = Path(__file__).resolve().parent.parent / "build" / "qemu"
-LOCAL_BINARY = LOCAL_ROOT / "bin" / DEFAULT_BINARY
-LOCAL_EXECUTABLE = LOCAL_ROOT / "root" / "usr" / "bin" / DEFAULT_BINARY
 DEFAULT_MEMORY = "256M"
 
 # Deterministic mode: one instruction per virtual ns (so the TSC counts instructions), no
@@ -49,13 +45,18 @@ DEBUG_EXIT_DEVICE = ("-device", "isa-debug-exit,iobase=0xf4,iosize=0x04")
 
 
 def binary() -> str:
-    """The QEMU binary: $ONDOL_QEMU if set and not empty; the installed qemu-system-x86_64
-    if it is set but empty; unset, the QEMU 10 of scripts/qemu.sh when it is unpacked (its
-    round robin shares icount time between vCPUs, docs/smp.md), else the installed one."""
-    wanted = os.environ.get(BINARY_VARIABLE)
-    if wanted is None and os.access(LOCAL_BINARY, os.X_OK):
-        return str(LOCAL_BINARY)
-    return wanted or DEFAULT_BINARY
+    """The QEMU binary: $ONDOL_QEMU if set and not empty, else the installed
+    qemu-system-x86_64 (Debian 12's QEMU 7.2). `ONDOL_QEMU=build/qemu/bin/qemu-system-x86_64`
+    runs the QEMU 10 of scripts/qemu.sh (docs/debugging.md says when to)."""
+    return os.environ.get(BINARY_VARIABLE) or DEFAULT_BINARY
+
+
+def executable(qemu: str) -> Path:
+    """The ELF file behind `qemu` (a path): scripts/qemu.sh's wrapper BIN/x runs
+    BIN/../root/usr/bin/x; any other binary is its own."""
+    path = Path(qemu).resolve()
+    elf = path.parent.parent / "root" / "usr" / "bin" / path.name
+    return elf if path.parent.name == "bin" and elf.is_file() else path
 
 
 def plugin_api(qemu: str) -> int:

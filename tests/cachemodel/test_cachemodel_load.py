@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+from qemu_harness import qemucmd
+
 from .cachesim_env import PLUGIN_API, PLUGIN_DIR, QEMU, QEMU_ELF, REPO, qemu_guest_cmd
 
 
@@ -80,3 +82,16 @@ def test_bad_arguments_refuse_to_load(env_ok, plugin_so, guest_bin, arg, message
     assert p.returncode != 0
     assert message in p.stderr
     assert "qemu_plugin_install returned error" in p.stderr
+
+
+@pytest.mark.skipif(PLUGIN_API == 1, reason="QEMU 7.2 passes callbacks the running vCPU")
+def test_coherence_on_several_vcpus_refuses_to_load_from_api_2(env_ok, plugin_so, guest_bin):
+    """QEMU 10 under -icount tells callbacks the vCPU that translated a block: the
+    coherence model's per-vCPU replay would be wrong, so the plugin refuses it."""
+    cmd = qemucmd.bare_guest(guest_bin, qemu=QEMU, icount=True, smp=2,
+                             plugin=qemucmd.Plugin(plugin_so, ("coherence=die",)))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "coherence= needs one vCPU" in p.stderr
+    one = qemucmd.bare_guest(guest_bin, qemu=QEMU, icount=True,
+                             plugin=qemucmd.Plugin(plugin_so, ("coherence=die",)))
+    assert subprocess.run(one, capture_output=True, timeout=60).returncode == 1

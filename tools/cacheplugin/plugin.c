@@ -387,6 +387,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         complain(err);
         return -1;
     }
+    /* QEMU 9 and later (API >= 2), one host thread for all vCPUs (as -icount forces), pass
+     * every callback the index of the vCPU that translated the block, which all vCPUs
+     * share: the per-vCPU replay would be wrong without a sign (tools/cacheplugin/README.md). */
+    if (QEMU_PLUGIN_VERSION > 1 && cfg.coherence[0] && info->system.max_vcpus > 1) {
+        complain("coherence= needs one vCPU or QEMU 7.2 (plugin API 1): this QEMU reports "
+                 "the vCPU that translated a block, not the one running it");
+        return -1;
+    }
     if (open_output(&cfg) != 0)
         return -1;
     n_vcpus = info->system.max_vcpus > 0 ? (unsigned)info->system.max_vcpus : 1;
