@@ -6,7 +6,7 @@ export BUILD
 # Quiet build: `make V=1` shows every command.
 Q := $(if $(V),,@)
 
-QEMU ?= qemu-system-x86_64
+QEMU ?= $(or $(ONDOL_QEMU),qemu-system-x86_64)
 QEMU_MEM ?= 256M
 QEMU_EXTRA ?=
 ARGS ?=
