@@ -4,7 +4,8 @@
 #
 # Why: Debian 12's QEMU 7.2 gives a busy vCPU the whole icount budget up to the next timer
 # deadline, so under -icount the other vCPUs run no instruction until it halts. QEMU 8.1
-# fixed that ("accel/tcg/tcg-accel-ops-rr: ensure fairness with icount"); docs/smp.md.
+# fixed that ("accel/tcg/tcg-accel-ops-rr: ensure fairness with icount"); docs/smp.md,
+# "Under icount", also says what QEMU 10 gets wrong for the cache plugin.
 #
 # The six packages are pinned by pool path and SHA-256, downloaded once into
 # build/qemu/debs, checked, and unpacked with dpkg-deb into build/qemu/root. Their
@@ -12,9 +13,10 @@
 # The OpenGL and SPICE modules are fetched although ondol uses neither: QEMU 10 asks for
 # its ui modules at every start with default devices, and without its own it tries 7.2's
 # in /usr/lib, which it refuses with lines on stderr (the guest's console in tests).
-# build/qemu/bin/qemu-system-x86_64 runs the unpacked binary with its own firmware first
-# (-L and QEMU_MODULE_DIR: Debian's build looks only under /usr). tools/qemucmd.py uses that wrapper when
-# it exists (docs/debugging.md). Idempotent and quiet once done.
+# build/qemu/bin/qemu-system-x86_64 runs the unpacked binary with its own firmware and
+# modules first (-L, QEMU_MODULE_DIR: Debian's build looks only under /usr). It is opt-in:
+# ONDOL_QEMU=$PWD/build/qemu/bin/qemu-system-x86_64 (docs/debugging.md, "Which QEMU").
+# `make qemu10` runs this script. Idempotent and quiet once done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,7 +41,8 @@ fetch() {
   local file=$dest/debs/${1##*/}
   if ! echo "$2  $file" | sha256sum -c --status 2>/dev/null; then
     echo "ondol: downloading ${1##*/}" >&2
-    curl -fsSL --retry 3 -o "$file.part" "$mirror/pool/main/$1" || {
+    python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(*sys.argv[1:])' \
+      "$mirror/pool/main/$1" "$file.part" 2>/dev/null || {
       echo "ondol: cannot download $mirror/pool/main/$1 (backports may have moved on:" \
            "update the pins in scripts/qemu.sh)" >&2
       exit 1

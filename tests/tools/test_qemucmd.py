@@ -187,3 +187,16 @@ def test_command_line_boots_the_iso_and_reports_a_missing_binary():
 def test_measuring_doc_shows_the_icount_flags_in_use():
     assert " ".join(qemucmd.ICOUNT_FLAGS) == ICOUNT
     assert ICOUNT in (REPO / "docs" / "measuring.md").read_text()
+
+
+def test_executable_behind_the_unpacked_qemus_wrapper(tmp_path):
+    """scripts/qemu.sh's layout: bin/x is a script running root/usr/bin/x (nm -D wants it)."""
+    wrapper = tmp_path / "bin" / "qemu-system-x86_64"
+    elf = tmp_path / "root" / "usr" / "bin" / "qemu-system-x86_64"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text("#!/bin/sh\n")
+    assert qemucmd.executable(str(wrapper)) == wrapper      # no ELF beside it: itself
+    elf.parent.mkdir(parents=True)
+    elf.write_bytes(b"\x7fELF")
+    assert qemucmd.executable(str(wrapper)) == elf
+    assert qemucmd.executable(str(elf)) == elf
