@@ -24,11 +24,18 @@ CACHESIM_CFLAGS := -std=c11 -O2 -flto -Wall -Wextra -Werror -fPIC \
 	-fvisibility=hidden -MMD -MP
 # The plugin API version of the QEMU the project runs (tools/qemucmd.py: 1 for QEMU 7.2, 3
 # for 10.0; qemu_plugin_api.h). A stamp holding it rebuilds the plugin when it changes.
-CACHESIM_API ?= $(shell python3 tools/qemucmd.py --plugin-api)
+# Empty while QEMU is not installed yet (a first `make run` parses this before deps).
+CACHESIM_API ?= $(shell python3 tools/qemucmd.py --plugin-api 2>/dev/null)
 CACHESIM_API_STAMP := $(CACHESIM_OBJDIR)/api-version
+ifneq ($(CACHESIM_API),)
 ifneq ($(CACHESIM_API),$(shell cat $(CACHESIM_API_STAMP) 2>/dev/null))
 $(shell mkdir -p $(CACHESIM_OBJDIR) && echo $(CACHESIM_API) > $(CACHESIM_API_STAMP))
 endif
+endif
+# Made above, so this rule runs only when the version could not be told.
+$(CACHESIM_API_STAMP):
+	$(error cachesim: cannot tell the QEMU plugin API: is QEMU installed (scripts/deps.sh)? \
+	  Or set CACHESIM_API=1 (QEMU 7.2) or 3 (QEMU 9 and later))
 
 .PHONY: cacheplugin
 cacheplugin: $(CACHESIM_SO)
