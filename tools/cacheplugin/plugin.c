@@ -1,7 +1,7 @@
 /*
  * QEMU glue: turns TCG plugin callbacks into calls on the model. One source for API v1
  * (QEMU 7.2) and v3 (QEMU 9.0 and later); qemu_plugin_api.h says what differs, and the
- * few places that differ are the two small functions marked "API version".
+ * places that differ here are marked "API version".
  *
  * At translation time each instruction gets an interned descriptor (virtual and
  * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG)
@@ -387,7 +387,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         complain(err);
         return -1;
     }
-    /* QEMU 9 and later (API >= 2), one host thread for all vCPUs (as -icount forces), pass
+    /* API version: QEMU 9 and later (API >= 2), one host thread for all vCPUs (as -icount forces), pass
      * every callback the index of the vCPU that translated the block, which all vCPUs
      * share: the per-vCPU replay would be wrong without a sign (tools/cacheplugin/README.md). */
     if (QEMU_PLUGIN_VERSION > 1 && cfg.coherence[0] && info->system.max_vcpus > 1) {
