@@ -1,6 +1,7 @@
 """tools/qemucmd.py, the one QEMU command line: each variant holds what it must, every
 variant runs on the same machine, and `make run` / `make debug` still give the command
 they always gave. Host only: nothing here starts QEMU."""
+import os
 import shlex
 import subprocess
 import sys
@@ -134,11 +135,12 @@ def test_append_line():
 def make_boot_command(target: str, *variables: str) -> list[str]:
     """The command `make TARGET` runs to boot, as make expands it (make -n; the build
     step is replaced by `true`), printed by qemucmd.py instead of run."""
-    dry = subprocess.run(["make", "-n", target, "MAKE=true", *variables], cwd=REPO,
+    env = {k: v for k, v in os.environ.items() if k != "ONDOL_QEMU"}   # the default QEMU
+    dry = subprocess.run(["make", "-n", target, "MAKE=true", *variables], cwd=REPO, env=env,
                          capture_output=True, text=True, check=True).stdout
     (line,) = [l for l in dry.splitlines() if "tools/qemucmd.py" in l]
     line = line.replace("tools/qemucmd.py", "tools/qemucmd.py --print", 1)
-    out = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
+    out = subprocess.run(line, shell=True, cwd=REPO, env=env, capture_output=True, text=True,
                          check=True).stdout
     return shlex.split(out)
 
