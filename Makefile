@@ -6,7 +6,7 @@ export BUILD
 # Quiet build: `make V=1` shows every command.
 Q := $(if $(V),,@)
 
-QEMU ?= qemu-system-x86_64
+QEMU ?= $(or $(ONDOL_QEMU),qemu-system-x86_64)
 QEMU_MEM ?= 256M
 QEMU_EXTRA ?=
 ARGS ?=
@@ -20,7 +20,7 @@ QEMU_BOOT = python3 tools/qemucmd.py --qemu $(QEMU) --memory $(QEMU_MEM) --build
 	--append "$(ARGS)"
 QEMU_TAIL = $(if $(QEMU_EXTRA),-- $(QEMU_EXTRA))
 
-.PHONY: all run test debug fuzz fuzz-linux soak iso clean deps distclean docs
+.PHONY: all run test debug fuzz fuzz-linux soak iso clean deps distclean docs qemu10
 all: kernel-and-archive
 
 include lib/libc/libc.mk
@@ -62,6 +62,11 @@ test: deps
 # Tables in docs/ generated from the declarations (docs/options.md); tests check them.
 docs:
 	@cd tools && ../.venv/bin/python -m ondol.options --write
+
+# QEMU 10.0 from bookworm-backports unpacked into build/qemu, run with ONDOL_QEMU= its
+# wrapper: a fair icount round robin for SMP runs (docs/debugging.md, "Which QEMU").
+qemu10:
+	@scripts/qemu.sh
 
 SEED ?= 1
 N ?= 1000000

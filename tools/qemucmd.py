@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +45,28 @@ DEBUG_EXIT_DEVICE = ("-device", "isa-debug-exit,iobase=0xf4,iosize=0x04")
 
 
 def binary() -> str:
-    """The QEMU binary: $ONDOL_QEMU if set and not empty, else qemu-system-x86_64."""
+    """The QEMU binary: $ONDOL_QEMU if set and not empty, else the installed
+    qemu-system-x86_64 (Debian 12's QEMU 7.2). `ONDOL_QEMU=build/qemu/bin/qemu-system-x86_64`
+    runs the QEMU 10 of scripts/qemu.sh (docs/debugging.md says when to)."""
     return os.environ.get(BINARY_VARIABLE) or DEFAULT_BINARY
+
+
+def executable(qemu: str) -> Path:
+    """The ELF file behind `qemu` (a path): scripts/qemu.sh's wrapper BIN/x runs
+    BIN/../root/usr/bin/x; any other binary is its own."""
+    path = Path(qemu).resolve()
+    elf = path.parent.parent / "root" / "usr" / "bin" / path.name
+    return elf if path.parent.name == "bin" and elf.is_file() else path
+
+
+def plugin_api(qemu: str) -> int:
+    """The TCG plugin API version to build tools/cacheplugin for, from `qemu --version`:
+    1 up to QEMU 8 (7.2 takes 0..1), 3 from QEMU 9 (10.0 takes 2..4)."""
+    out = subprocess.run([qemu, "--version"], capture_output=True, text=True).stdout
+    found = re.search(r"version (\d+)\.", out)
+    if not found:
+        raise ValueError(f"cannot tell the version of {qemu}: {out!r}")
+    return 1 if int(found.group(1)) < 9 else 3
 
 
 def escape(value: str) -> str:
@@ -93,7 +115,7 @@ class Knobs:
 
 
 def machine_flags(knobs: Knobs) -> list[str]:
-    """The virtual machine itself, the same for every guest. Debian 12 / QEMU 7.2, TCG only:
+    """The virtual machine itself, the same for every guest. QEMU 7.2 or 10.0, TCG only:
     `-cpu max` gives NX, SMEP and SMAP; no display; a guest reboot ends QEMU instead."""
     return ["-machine", "pc", "-cpu", "max", "-m", knobs.memory, "-smp", str(knobs.smp),
             "-display", "none", "-no-reboot"]
@@ -181,6 +203,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="qemucmd.py", description="Boot ondol in QEMU on this terminal (COM1 with the "
         "QEMU monitor; COM2 into a file), as `make run` does.")
     p.add_argument("--print", action="store_true", help="print the command, do not run it")
+    p.add_argument("--plugin-api", action="store_true",
+                   help="print the plugin API version to build tools/cacheplugin for")
     p.add_argument("--qemu", help=f"QEMU binary (default ${BINARY_VARIABLE} or {DEFAULT_BINARY})")
     p.add_argument("--build", default="build", help="directory with ondol.bin, bootfs.tar, ondol.iso")
     p.add_argument("--append", default="", help="kernel options, 'key=value ...'")
@@ -206,6 +230,9 @@ def _command_from(args: argparse.Namespace) -> list[str]:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.plugin_api:
+        print(plugin_api(args.qemu or binary()))
+        return 0
     cmd = _command_from(args)
     if args.print:
         print(shlex.join(cmd))

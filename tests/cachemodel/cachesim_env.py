@@ -11,6 +11,9 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO / "tools" / "cacheplugin"
 HERE = pathlib.Path(__file__).resolve().parent
 QEMU = shutil.which(qemucmd.binary()) or "/usr/bin/qemu-system-x86_64"
+# The executable behind QEMU (scripts/qemu.sh's QEMU 10 is a wrapper script), for `nm -D`.
+QEMU_ELF = qemucmd.executable(QEMU)
+PLUGIN_API = qemucmd.plugin_api(QEMU) if shutil.which(QEMU) else 1
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 

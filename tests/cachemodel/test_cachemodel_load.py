@@ -1,12 +1,14 @@
-"""The plugin builds with the project flags, matches the API v1 symbols this QEMU exports,
-and really loads into qemu-system-x86_64 (QEMU 7.2, plugin API version 1)."""
+"""The plugin builds with the project flags, matches the API symbols the QEMU in use exports
+(QEMU 7.2: plugin API version 1; QEMU 10.0: version 3), and really loads into it."""
 import json
 import re
 import subprocess
 
 import pytest
 
-from .cachesim_env import PLUGIN_DIR, QEMU, REPO, qemu_guest_cmd
+from qemu_harness import qemucmd
+
+from .cachesim_env import PLUGIN_API, PLUGIN_DIR, QEMU, QEMU_ELF, REPO, qemu_guest_cmd
 
 
 def dynamic_symbols(path, *flags):
@@ -15,21 +17,31 @@ def dynamic_symbols(path, *flags):
     return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 
-def declared_functions():
-    header = (PLUGIN_DIR / "qemu_plugin_api.h").read_text()
+def declared_functions(api):
+    """The functions qemu_plugin_api.h declares for API version `api` (preprocessed)."""
+    header = subprocess.run(["gcc", "-E", "-P", f"-DCACHESIM_QEMU_API={api}",
+                             str(PLUGIN_DIR / "qemu_plugin_api.h")], capture_output=True,
+                            text=True, check=True).stdout
     return set(re.findall(r"\b(qemu_plugin_\w+)\s*\(", header))
 
 
+def test_header_versions_differ_where_the_api_does():
+    v1, v3 = declared_functions(1), declared_functions(3)
+    assert v1 - v3 == {"qemu_plugin_register_vcpu_insn_exec_inline"}
+    assert v3 - v1 == {"qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu",
+                       "qemu_plugin_scoreboard_new", "qemu_plugin_u64_get"}
+
+
 def test_header_functions_exist_in_qemu(env_ok):
-    exported = dynamic_symbols(QEMU, "--defined-only")
-    declared = declared_functions() - {"qemu_plugin_install"}  # the plugin defines it
+    exported = dynamic_symbols(QEMU_ELF, "--defined-only")
+    declared = declared_functions(PLUGIN_API) - {"qemu_plugin_install"}  # the plugin's own
     assert len(declared) >= 15
     missing = sorted(declared - exported)
     assert not missing, f"declared but not exported by {QEMU}: {missing}"
 
 
 def test_plugin_imports_resolve_and_exports_are_minimal(env_ok, plugin_so):
-    exported = dynamic_symbols(QEMU, "--defined-only")
+    exported = dynamic_symbols(QEMU_ELF, "--defined-only")
     wanted = {s for s in dynamic_symbols(plugin_so, "--undefined-only")
               if s.startswith("qemu_plugin_")}
     assert wanted and wanted <= exported
@@ -70,3 +82,16 @@ def test_bad_arguments_refuse_to_load(env_ok, plugin_so, guest_bin, arg, message
     assert p.returncode != 0
     assert message in p.stderr
     assert "qemu_plugin_install returned error" in p.stderr
+
+
+@pytest.mark.skipif(PLUGIN_API == 1, reason="QEMU 7.2 passes callbacks the running vCPU")
+def test_coherence_on_several_vcpus_refuses_to_load_from_api_2(env_ok, plugin_so, guest_bin):
+    """QEMU 10 under -icount tells callbacks the vCPU that translated a block: the
+    coherence model's per-vCPU replay would be wrong, so the plugin refuses it."""
+    cmd = qemucmd.bare_guest(guest_bin, qemu=QEMU, icount=True, smp=2,
+                             plugin=qemucmd.Plugin(plugin_so, ("coherence=die",)))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "coherence= needs one vCPU" in p.stderr
+    one = qemucmd.bare_guest(guest_bin, qemu=QEMU, icount=True,
+                             plugin=qemucmd.Plugin(plugin_so, ("coherence=die",)))
+    assert subprocess.run(one, capture_output=True, timeout=60).returncode == 1

@@ -1,6 +1,7 @@
 """tools/qemucmd.py, the one QEMU command line: each variant holds what it must, every
 variant runs on the same machine, and `make run` / `make debug` still give the command
 they always gave. Host only: nothing here starts QEMU."""
+import os
 import shlex
 import subprocess
 import sys
@@ -112,6 +113,14 @@ def test_binary_comes_from_the_environment(monkeypatch):
     assert qemucmd.binary() == "qemu-system-x86_64"
 
 
+def test_plugin_api_follows_the_major_version(tmp_path):
+    for version, api in (("7.2.22", 1), ("8.2.0", 1), ("9.0.0", 3), ("10.0.2", 3)):
+        fake = tmp_path / f"q{version}"
+        fake.write_text(f"#!/bin/sh\necho 'QEMU emulator version {version} (test)'\n")
+        fake.chmod(0o755)
+        assert qemucmd.plugin_api(str(fake)) == api
+
+
 def test_append_line():
     assert qemucmd.append_line({"hz": "100", "run": "a,b;c"}) == "hz=100 run=a,b;c"
     assert qemucmd.append_line({}) == ""
@@ -126,11 +135,12 @@ def test_append_line():
 def make_boot_command(target: str, *variables: str) -> list[str]:
     """The command `make TARGET` runs to boot, as make expands it (make -n; the build
     step is replaced by `true`), printed by qemucmd.py instead of run."""
-    dry = subprocess.run(["make", "-n", target, "MAKE=true", *variables], cwd=REPO,
+    env = {k: v for k, v in os.environ.items() if k != "ONDOL_QEMU"}   # the default QEMU
+    dry = subprocess.run(["make", "-n", target, "MAKE=true", *variables], cwd=REPO, env=env,
                          capture_output=True, text=True, check=True).stdout
     (line,) = [l for l in dry.splitlines() if "tools/qemucmd.py" in l]
     line = line.replace("tools/qemucmd.py", "tools/qemucmd.py --print", 1)
-    out = subprocess.run(line, shell=True, cwd=REPO, capture_output=True, text=True,
+    out = subprocess.run(line, shell=True, cwd=REPO, env=env, capture_output=True, text=True,
                          check=True).stdout
     return shlex.split(out)
 
@@ -179,3 +189,16 @@ def test_command_line_boots_the_iso_and_reports_a_missing_binary():
 def test_measuring_doc_shows_the_icount_flags_in_use():
     assert " ".join(qemucmd.ICOUNT_FLAGS) == ICOUNT
     assert ICOUNT in (REPO / "docs" / "measuring.md").read_text()
+
+
+def test_executable_behind_the_unpacked_qemus_wrapper(tmp_path):
+    """scripts/qemu.sh's layout: bin/x is a script running root/usr/bin/x (nm -D wants it)."""
+    wrapper = tmp_path / "bin" / "qemu-system-x86_64"
+    elf = tmp_path / "root" / "usr" / "bin" / "qemu-system-x86_64"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text("#!/bin/sh\n")
+    assert qemucmd.executable(str(wrapper)) == wrapper      # no ELF beside it: itself
+    elf.parent.mkdir(parents=True)
+    elf.write_bytes(b"\x7fELF")
+    assert qemucmd.executable(str(wrapper)) == elf
+    assert qemucmd.executable(str(elf)) == elf

@@ -1,5 +1,7 @@
 /*
- * QEMU glue: turns TCG plugin callbacks (API v1, QEMU 7.2) into calls on the model.
+ * QEMU glue: turns TCG plugin callbacks into calls on the model. One source for API v1
+ * (QEMU 7.2) and v3 (QEMU 9.0 and later); qemu_plugin_api.h says what differs, and the
+ * places that differ here are marked "API version".
  *
  * At translation time each instruction gets an interned descriptor (virtual and
  * physical address, size, kernel half or not, and whether it writes CR3 or is INVLPG)
@@ -35,10 +37,62 @@ static struct insntab descs;
 static unsigned n_vcpus;
 /* Run repeats (see the top): counted inline by QEMU, settled at the next callback. */
 static bool use_runs;
-static uint64_t repeats, settled;
+static uint64_t settled;
 static const struct insn_desc *run_desc;   /* first instruction of the run they belong to */
 /* Translation runs on several threads under MTTCG; descriptors and iphys are shared. */
 static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* API version: where QEMU counts run repeats inline, and how many it has counted. v1 adds
+ * to one word; from v2 the word is vCPU 0's entry of a scoreboard (runs are used with one
+ * vCPU only), read through QEMU because the scoreboard may move when it grows. */
+#if QEMU_PLUGIN_VERSION == 1
+static uint64_t repeats;
+
+static void repeats_init(void)
+{
+}
+
+static void count_repeat_inline(struct qemu_plugin_insn *insn)
+{
+    qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &repeats, 1);
+}
+
+static inline uint64_t repeats_counted(void)
+{
+    return repeats;
+}
+#else
+static qemu_plugin_u64 repeats;
+
+static void repeats_init(void)
+{
+    repeats = (qemu_plugin_u64){qemu_plugin_scoreboard_new(sizeof(uint64_t)), 0};
+}
+
+static void count_repeat_inline(struct qemu_plugin_insn *insn)
+{
+    qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                        repeats, 1);
+}
+
+static inline uint64_t repeats_counted(void)
+{
+    return qemu_plugin_u64_get(repeats, 0);
+}
+#endif
+
+/* API version: the instruction's first bytes into buf (x86: at most 15), how many. */
+static size_t insn_bytes(const struct qemu_plugin_insn *insn, uint8_t buf[16])
+{
+#if QEMU_PLUGIN_VERSION == 1
+    size_t n = qemu_plugin_insn_size(insn);
+    n = n < 16 ? n : 16;
+    memcpy(buf, qemu_plugin_insn_data(insn), n);
+    return n;
+#else
+    return qemu_plugin_insn_data(insn, buf, 16);
+#endif
+}
 
 /* ---- execution-time callbacks ---------------------------------------------------- */
 
@@ -49,9 +103,12 @@ static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
  * one vCPU whenever they are counted. */
 static inline void settle(void)
 {
-    if (repeats != settled) {
-        sim_fetch_run(sim, 0, run_desc, repeats - settled);
-        settled = repeats;
+    if (!use_runs)
+        return;
+    uint64_t counted = repeats_counted();
+    if (counted != settled) {
+        sim_fetch_run(sim, 0, run_desc, counted - settled);
+        settled = counted;
     }
 }
 
@@ -111,7 +168,8 @@ static void on_invlpg(unsigned int vcpu, void *udata)
  * (QEMU 7.2, include/qemu/plugin-memory.h), a fact of that version, not an API promise.
  * So the first PHYS_CHECKS lookups also ask QEMU and compare, and any disagreement
  * (including in the offset within the page) switches the table off for good. One vCPU
- * only (under MTTCG several threads would write the table).
+ * only (under MTTCG several threads would write the table), and API v1 only: later QEMUs
+ * keep the physical address itself in the handle, which the API call simply reads.
  */
 #define PHYS_SLOTS 4096
 #define PHYS_CHECKS 65536
@@ -213,7 +271,8 @@ static const struct insn_desc *describe(const struct qemu_plugin_insn *insn)
     d.vaddr = qemu_plugin_insn_vaddr(insn);
     d.size = (uint8_t)(size ? size : 1);
     d.kernel = d.vaddr >= KERNEL_HALF_START;
-    d.kind = (uint8_t)x86_classify(qemu_plugin_insn_data(insn), size);
+    uint8_t bytes[16];
+    d.kind = (uint8_t)x86_classify(bytes, insn_bytes(insn, bytes));
     uint64_t haddr = (uint64_t)(uintptr_t)qemu_plugin_insn_haddr(insn);
     d.paddr = iphys_resolve(&sim->ip, d.vaddr, haddr);
     return insntab_intern(&descs, &d);
@@ -267,8 +326,7 @@ static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         }
         struct run_key k = run_key_of(d);
         if (use_runs && k.line != UINT64_MAX && k.line == run.line && k.page == run.page) {
-            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
-                                                       &repeats, 1);
+            count_repeat_inline(insn);
         } else {
             instrument(insn, d);
             run = k;
@@ -329,6 +387,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         complain(err);
         return -1;
     }
+    /* API version: QEMU 9 and later (API >= 2), one host thread for all vCPUs (as -icount forces), pass
+     * every callback the index of the vCPU that translated the block, which all vCPUs
+     * share: the per-vCPU replay would be wrong without a sign (tools/cacheplugin/README.md). */
+    if (QEMU_PLUGIN_VERSION > 1 && cfg.coherence[0] && info->system.max_vcpus > 1) {
+        complain("coherence= needs one vCPU or QEMU 7.2 (plugin API 1): this QEMU reports "
+                 "the vCPU that translated a block, not the one running it");
+        return -1;
+    }
     if (open_output(&cfg) != 0)
         return -1;
     n_vcpus = info->system.max_vcpus > 0 ? (unsigned)info->system.max_vcpus : 1;
@@ -339,7 +405,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         return -1;
     }
     use_runs = sim_repeats_exact(sim);
-    phys_tab_on = n_vcpus == 1;
+    if (use_runs)
+        repeats_init();
+    phys_tab_on = n_vcpus == 1 && QEMU_PLUGIN_VERSION == 1;
     insntab_init(&descs);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_translate);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);

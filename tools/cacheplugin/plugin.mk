@@ -22,6 +22,20 @@ CACHESIM_SO := $(BUILD)/tools/cachesim.so
 # as tlb_init and cache_init, which would otherwise interpose on the plugin's own.
 CACHESIM_CFLAGS := -std=c11 -O2 -flto -Wall -Wextra -Werror -fPIC \
 	-fvisibility=hidden -MMD -MP
+# The plugin API version of the QEMU the project runs (tools/qemucmd.py: 1 for QEMU 7.2, 3
+# for 10.0; qemu_plugin_api.h). A stamp holding it rebuilds the plugin when it changes.
+# Empty while QEMU is not installed yet (a first `make run` parses this before deps).
+CACHESIM_API ?= $(shell python3 tools/qemucmd.py --plugin-api 2>/dev/null)
+CACHESIM_API_STAMP := $(CACHESIM_OBJDIR)/api-version
+ifneq ($(CACHESIM_API),)
+ifneq ($(CACHESIM_API),$(shell cat $(CACHESIM_API_STAMP) 2>/dev/null))
+$(shell mkdir -p $(CACHESIM_OBJDIR) && echo $(CACHESIM_API) > $(CACHESIM_API_STAMP))
+endif
+endif
+# Made above, so this rule runs only when the version could not be told.
+$(CACHESIM_API_STAMP):
+	$(error cachesim: cannot tell the QEMU plugin API: is QEMU installed (scripts/deps.sh)? \
+	  Or set CACHESIM_API=1 (QEMU 7.2) or 3 (QEMU 9 and later))
 
 .PHONY: cacheplugin
 cacheplugin: $(CACHESIM_SO)
@@ -31,10 +45,10 @@ $(CACHESIM_SO): $(CACHESIM_OBJS)
 	@echo '  HOSTLD  $@'
 	$(Q)$(HOSTCC) -O2 -flto -shared -fPIC -o $@ $^ -lpthread
 
-$(CACHESIM_OBJDIR)/%.o: $(CACHESIM_DIR)/%.c $(CACHESIM_DIR)/plugin.mk
+$(CACHESIM_OBJDIR)/%.o: $(CACHESIM_DIR)/%.c $(CACHESIM_DIR)/plugin.mk $(CACHESIM_API_STAMP)
 	@mkdir -p $(dir $@)
 	@echo '  HOSTCC  $@'
-	$(Q)$(HOSTCC) $(CACHESIM_CFLAGS) -c -o $@ $<
+	$(Q)$(HOSTCC) $(CACHESIM_CFLAGS) -DCACHESIM_QEMU_API=$(CACHESIM_API) -c -o $@ $<
 
 -include $(CACHESIM_OBJS:.o=.d)
 

@@ -1,20 +1,28 @@
 /*
- * Declarations of the QEMU TCG plugin API, version 1 (QEMU 4.2 .. 8.2), written for ondol.
+ * Declarations of the QEMU TCG plugin API, written for ondol, in the one of two versions
+ * that the QEMU in use takes; the build chooses it (plugin.mk passes -DCACHESIM_QEMU_API):
+ *  - version 1: QEMU 4.2 .. 8.2, Debian 12's QEMU 7.2 (accepts versions 0..1);
+ *  - version 3: QEMU 9.0 and later, the QEMU 10.0 that scripts/qemu.sh unpacks (10.0
+ *    accepts versions 2..4; 2 removed v1's one-word inline counter and
+ *    qemu_plugin_n_max_vcpus, 3 made qemu_plugin_insn_data copy into a buffer).
  *
  * No Debian package ships QEMU's qemu-plugin.h, so this file declares only what cachesim
- * uses, from the documented facts of the v1 interface: function names and signatures,
- * enum values and the exported `qemu_plugin_version` symbol. Every function named here is
- * exported by /usr/bin/qemu-system-x86_64 7.2 (checked with `nm -D ... | grep qemu_plugin`;
- * tests/cachemodel/test_plugin_load.py re-checks that list), and the loader accepts the
- * plugin (same test).
+ * uses, from the documented facts of the interface: function names and signatures, enum
+ * values and the exported `qemu_plugin_version` symbol. Every function declared for a
+ * version is exported by that QEMU (checked with `nm -D ... | grep qemu_plugin`;
+ * tests/cachemodel/test_cachemodel_load.py re-checks it against the QEMU in use, on the
+ * preprocessed header), and the loader accepts the plugin (same test).
  *
  * Facts that matter for correctness:
- *  - QEMU refuses a plugin whose qemu_plugin_version lies outside [0, 1] in 7.2.
+ *  - QEMU refuses a plugin whose qemu_plugin_version lies outside its [min, cur].
  *  - enum qemu_plugin_mem_rw: R = 1, W = 2, RW = 3; enum qemu_plugin_cb_flags: NO_REGS = 0.
  *  - qemu_plugin_insn_data() returns a pointer to the opcode bytes that is valid only
- *    inside the translation callback (v1; v3 changed it to copy into a buffer).
+ *    inside the translation callback (v1); from v3 it copies up to len bytes into dest
+ *    and returns how many (also only inside the translation callback).
  *  - qemu_plugin_insn_haddr() returns a HOST pointer to the bytes, not a guest address.
  *  - qemu_plugin_get_hwaddr() returns a handle valid only inside the memory callback.
+ *  - v1's inline add targets one word shared by all vCPUs; from v2 the target is an entry
+ *    of a scoreboard, one element per vCPU (qemu_plugin_u64: scoreboard and offset).
  */
 #ifndef CACHESIM_QEMU_PLUGIN_API_H
 #define CACHESIM_QEMU_PLUGIN_API_H
@@ -24,7 +32,10 @@
 #include <stdint.h>
 
 #define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
-#define QEMU_PLUGIN_VERSION 1
+#ifndef CACHESIM_QEMU_API
+#error "build with -DCACHESIM_QEMU_API=1 or 3 (tools/cacheplugin/plugin.mk chooses it)"
+#endif
+#define QEMU_PLUGIN_VERSION CACHESIM_QEMU_API
 
 typedef uint64_t qemu_plugin_id_t;
 typedef uint32_t qemu_plugin_meminfo_t;
@@ -55,8 +66,8 @@ enum qemu_plugin_cb_flags {
     QEMU_PLUGIN_CB_RW_REGS = 2,
 };
 
-/* Inline operations: QEMU adds imm to the 64-bit word at ptr in the generated code, with
- * no call. There is one word for all vCPUs (7.2 has no per-vCPU scoreboards). */
+/* Inline operations: QEMU adds imm to a 64-bit word in the generated code, with no call
+ * (v1: one word for all vCPUs; from v2: the word of the executing vCPU in a scoreboard). */
 enum qemu_plugin_op {
     QEMU_PLUGIN_INLINE_ADD_U64 = 0,
 };
@@ -85,9 +96,23 @@ void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
                                             qemu_plugin_vcpu_udata_cb_t cb,
                                             enum qemu_plugin_cb_flags flags, void *userdata);
+#if QEMU_PLUGIN_VERSION == 1
 void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
                                                 enum qemu_plugin_op op, void *ptr,
                                                 uint64_t imm);
+#else
+struct qemu_plugin_scoreboard;
+typedef struct {
+    struct qemu_plugin_scoreboard *score;
+    size_t offset;
+} qemu_plugin_u64;
+
+struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
+uint64_t qemu_plugin_u64_get(qemu_plugin_u64 entry, unsigned int vcpu_index);
+void qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(struct qemu_plugin_insn *insn,
+                                                         enum qemu_plugin_op op,
+                                                         qemu_plugin_u64 entry, uint64_t imm);
+#endif
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
                                       qemu_plugin_vcpu_mem_cb_t cb,
                                       enum qemu_plugin_cb_flags flags,
@@ -98,7 +123,11 @@ void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t 
 /* Translation-time queries. */
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+#if QEMU_PLUGIN_VERSION == 1
 const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+#else
+size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest, size_t len);
+#endif
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *insn);
@@ -111,7 +140,6 @@ bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 
 /* Miscellaneous. */
-int qemu_plugin_n_max_vcpus(void);
 void qemu_plugin_outs(const char *string);
 
 #endif

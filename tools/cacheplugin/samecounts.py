@@ -56,8 +56,11 @@ def build_reference(rev: str, work: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "tools/cacheplugin"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    # The copy has no tools/qemucmd.py to ask: the API version of the QEMU in use is passed
+    # (revisions from before QEMU 10 support build for version 1 whatever it says).
+    api = qemucmd.plugin_api(qemucmd.binary())
     subprocess.run(["make", "-s", "-f", "tools/cacheplugin/plugin.mk", "BUILD=build",
-                    "cacheplugin"], cwd=work, check=True)
+                    f"CACHESIM_API={api}", "cacheplugin"], cwd=work, check=True)
     return work / "build" / "tools" / "cachesim.so"
 
 

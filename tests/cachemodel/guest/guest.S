@@ -18,6 +18,7 @@
 #define KBIG    0x500000                /* 512 KiB array (physical) */
 #define UARR    0x300000                /* 20 pages, one byte touched in each */
 #define NPAGES  20
+#define EFLAGS_AC 0x40000
 
 .macro MARK cmd, payload
     movb MARKER_DISP32 + ((\cmd) << 12) + (\payload), %al
@@ -156,17 +157,27 @@ high_entry:
     MARK 6, 4
 
     /* W5: physical indexing. Warm the caches through the kernel alias, then run the
-     * same code on the same data through ALIAS (virtual != physical) as "ut". */
+     * same code on the same data through ALIAS (virtual != physical) as "ut". The alias
+     * runs with EFLAGS.AC set (no effect here: no SMAP, CPL 0): AC is part of QEMU's
+     * translation key, so the alias gets a translation of its own. QEMU 8 and later
+     * otherwise reuse the kernel alias's translation (x86-64 code is translated
+     * position-independently), and a plugin sees that translation's addresses. */
     MARK 0, 0
     movabs $KBASE + KARR, %rdi
     lea probe(%rip), %rax
     call *%rax
     MARK 0, 1
+    pushfq
+    orl $EFLAGS_AC, (%rsp)
+    popfq
     MARK 5, 5
     movabs $ALIAS + KARR, %rdi
     movabs $ALIAS + probe, %rax
     call *%rax
     MARK 6, 5
+    pushfq
+    andl $~EFLAGS_AC, (%rsp)
+    popfq
 
     /* W6: invlpg with an address hint (drops one page), then without (drops all). */
     MARK 0, 1
