@@ -118,6 +118,28 @@ static void sockets_and_ports(void)
 	close(fd3);
 }
 
+/* A request whose body is body_len zero bytes (nlmsg_len len), and its one answer. */
+struct zero_body_case {
+	const char *name;
+	unsigned type, flags, len;
+	size_t body_len;
+	const char *want;
+};
+
+static const struct zero_body_case zero_body_cases[] = {
+	{"len_beyond_data", RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 400, 4, "none"},
+	{"len_below_header", RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 8, 4, "none"},
+	{"no_request_flag", RTM_GETLINK, NLM_F_DUMP, 20, 4, "none"},
+	{"no_request_flag_ack", RTM_GETLINK, NLM_F_ACK, 20, 4,
+	 "error 0 len 36/36 flags 100 seq 77"},
+	{"control_type_ack", NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, 16, 0,
+	 "error 0 len 36/36 flags 100 seq 77"},
+	{"no_rtgenmsg_ack", RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK, 16, 0,
+	 "error 0 len 36/36 flags 100 seq 77"},
+	{"getlink_neither", RTM_GETLINK, NLM_F_REQUEST, 32, 16,
+	 "error EINVAL len 52/52 flags 0 seq 77"},
+};
+
 static void requests(void)
 {
 	int fd = nl_open();
@@ -125,20 +147,11 @@ static void requests(void)
 	send_msg(fd, 200, NLM_F_REQUEST, 20, body, 4);
 	answer("type_above_max", fd, "error EOPNOTSUPP len 40/40 flags 0 seq 77");
 	answer("nothing_more", fd, "none");
-	send_msg(fd, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 400, body, 4);
-	answer("len_beyond_data", fd, "none");
-	send_msg(fd, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 8, body, 4);
-	answer("len_below_header", fd, "none");
-	send_msg(fd, RTM_GETLINK, NLM_F_DUMP, 20, body, 4);
-	answer("no_request_flag", fd, "none");
-	send_msg(fd, RTM_GETLINK, NLM_F_ACK, 20, body, 4);
-	answer("no_request_flag_ack", fd, "error 0 len 36/36 flags 100 seq 77");
-	send_msg(fd, NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, 16, body, 0);
-	answer("control_type_ack", fd, "error 0 len 36/36 flags 100 seq 77");
-	send_msg(fd, RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK, 16, body, 0);
-	answer("no_rtgenmsg_ack", fd, "error 0 len 36/36 flags 100 seq 77");
-	send_msg(fd, RTM_GETLINK, NLM_F_REQUEST, 32, body, 16);
-	answer("getlink_neither", fd, "error EINVAL len 52/52 flags 0 seq 77");
+	for (size_t i = 0; i < sizeof zero_body_cases / sizeof zero_body_cases[0]; i++) {
+		const struct zero_body_case *c = &zero_body_cases[i];
+		send_msg(fd, c->type, c->flags, c->len, body, c->body_len);
+		answer(c->name, fd, c->want);
+	}
 	struct ifinfomsg ifi = {.ifi_index = 0x7fff0000};
 	send_msg(fd, RTM_GETLINK, NLM_F_REQUEST, 32, &ifi, sizeof ifi);
 	answer("getlink_no_index", fd, "error ENODEV len 52/52 flags 0 seq 77");
