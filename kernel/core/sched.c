@@ -477,7 +477,10 @@ unsigned cpus_scheduling(void)
  * waits, the kernel lock released, until they have, as Linux brings its CPUs online before
  * init runs. Else the first programs ran while a counted CPU did not yet schedule, and an
  * affinity to it was EINVAL (smptest shootdown's reader hung its test under host load).
- * The wait is a plain spin, bounded: see sched_ap_main for why not pause or hlt. */
+ * The wait is a spin, bounded, that answers the other CPUs' calls, shootdowns and stop
+ * (interrupts are off here; the CPUs that joined already run the first programs, and one
+ * of them may power off: 3 of 10 loaded boots missed this CPU's stop before); see
+ * sched_ap_main for why not pause or hlt. */
 void sched_release_aps(void)
 {
     if (!smp_sched || cpus_running <= 1)
@@ -488,7 +491,7 @@ void sched_release_aps(void)
     u64 deadline = rdtsc() + tsc_hz() / 1000000 * AP_JOIN_TIMEOUT_US;
     kernel_unlock();
     while (__atomic_load_n(&sched_cpus, __ATOMIC_ACQUIRE) != all && rdtsc() < deadline)
-        ;
+        ipi_poll();                    /* the joined CPUs run programs meanwhile: answer */
     kernel_lock();
     if (sched_cpus != all)
         printk("smp: CPUs %#x did not join the scheduler within 2 s: they run no threads\n",
