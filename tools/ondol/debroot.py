@@ -20,7 +20,9 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 if __package__:
@@ -58,15 +60,22 @@ KEEP = {
 }
 
 
+# Pauses between download tries (seconds): the archive is sometimes unreachable for a
+# while, and a root file system that waits five minutes beats a test run that fails.
+RETRY_PAUSES = (0, 10, 20, 40, 60, 60, 60, 60)
+
+
 def _download(pkg: str, dest: Path) -> None:
-    """apt-get download PKG into DEST (an `apt-get update` first if it is not known)."""
+    """apt-get download PKG into DEST; on failure `apt-get update` and try again."""
     cmd = ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", pkg]
-    for attempt in (1, 2):
+    for attempt, pause in enumerate(RETRY_PAUSES):
+        if attempt:
+            print(f"ondol: apt-get download {pkg} failed; again in {pause} s", file=sys.stderr)
+            time.sleep(pause)
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True)
         p = subprocess.run(cmd, cwd=dest, capture_output=True, text=True)
         if p.returncode == 0:
             return
-        if attempt == 1:
-            subprocess.run(["apt-get", "update", "-q"], capture_output=True)
     err = (p.stderr.strip().splitlines() or ["?"])[-1]
     raise rootfs.RootfsError(f"apt-get download {pkg} failed: {err}")
 

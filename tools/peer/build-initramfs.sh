@@ -84,13 +84,17 @@ fetch() {
 	fi
 	tmp=$(mktemp -d "$OUT/debs/.dl.XXXXXX")
 	log "apt-get download $pkg"
-	if ! (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2 2>&1); then
+	# A failed download runs `apt-get update` once, then tries again with growing pauses
+	# (about five minutes in all): the archive is sometimes unreachable for a while.
+	local try=1 delay=10
+	until (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2 2>&1); do
+		[ "$try" -lt 8 ] || { rm -rf "$tmp"; die "download of $pkg failed"; }
 		apt_update_once
-		(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2 2>&1) || {
-			rm -rf "$tmp"
-			die "download of $pkg failed"
-		}
-	fi
+		log "download of $pkg failed (try $try); again in ${delay} s"
+		sleep "$delay"
+		try=$((try + 1))
+		delay=$((delay * 2 < 60 ? delay * 2 : 60))
+	done
 	f=$(ls -1 "$tmp"/*.deb 2>/dev/null | head -n 1)
 	[ -n "$f" ] && dpkg-deb --info "$f" >/dev/null 2>&1 || { rm -rf "$tmp"; die "download of $pkg gave no valid .deb"; }
 	mv "$f" "$OUT/debs/"
