@@ -635,13 +635,18 @@ static void check_task(struct task *t, void *stats)
         rmap_check_aspace(t->as, stats);
 }
 
-/* The reverse-map checker (rmap.c): every anonymous PTE of every task against the map. */
+static void check_doomed(struct aspace *as, void *stats) { rmap_check_aspace(as, stats); }
+
+/* The reverse-map checker (rmap.c): every anonymous PTE of every task against the map,
+ * and of every address space whose task went while a call without the kernel lock held it
+ * (its entries are still in the map until that call ends). */
 void vm_check_all(struct vm_check *out)
 {
     static u64 gen;
     struct rmap_check_stats st = {.gen = ++gen};
     vm_faults_stop();                 /* a stop-the-world reader (docs/smp.md) */
     tasks_each(check_task, &st);
+    aspaces_doomed_each(check_doomed, &st);
     rmap_check_frames(&st);
     vm_faults_resume();
     *out = (struct vm_check){st.mappings, st.entries, st.errors};

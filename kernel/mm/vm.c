@@ -231,20 +231,37 @@ static void free_level(u64 pa, int level)
     frame_free_contig(pa, level == 0 ? 2 : 1);
 }
 
+static struct aspace *doomed_list;   /* under the kernel lock, like holds and doomed */
+
 void aspace_hold(struct aspace *as) { as->holds++; }
 
 void aspace_unhold(struct aspace *as)
 {
     ASSERT(as->holds > 0);
-    if (--as->holds == 0 && as->doomed)
-        aspace_destroy(as);
+    if (--as->holds > 0 || !as->doomed)
+        return;
+    struct aspace **pp = &doomed_list;
+    while (*pp != as)
+        pp = &(*pp)->doomed_next;
+    *pp = as->doomed_next;
+    as->doomed = false;
+    aspace_destroy(as);
+}
+
+void aspaces_doomed_each(void (*fn)(struct aspace *as, void *arg), void *arg)
+{
+    for (struct aspace *as = doomed_list; as; as = as->doomed_next)
+        fn(as, arg);
 }
 
 void aspace_destroy(struct aspace *as)
 {
     ASSERT(!as->shared);
     if (as->holds) {
+        ASSERT(!as->doomed);
         as->doomed = true;
+        as->doomed_next = doomed_list;
+        doomed_list = as;
         return;
     }
     if (read_cr3() == as->cr3 && aspace_switch(NULL))

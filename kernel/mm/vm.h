@@ -36,6 +36,7 @@ struct aspace {
     struct vm_batch *batch;   /* the lock holder's flush batch, or NULL (vm_batch_begin) */
     u32 holds;                /* calls working on it without the kernel lock (aspace_hold) */
     bool doomed;              /* its task went while held: the last aspace_unhold destroys it */
+    struct aspace *doomed_next; /* the list of doomed ones (aspaces_doomed_each) */
 };
 
 /* The address space's lock (docs/smp.md "Locking"): its regions and page tables change,
@@ -57,6 +58,10 @@ void aspace_destroy(struct aspace *as);
  * only marks it, and the last aspace_unhold destroys it. Both under the kernel lock. */
 void aspace_hold(struct aspace *as);
 void aspace_unhold(struct aspace *as);
+/* Call fn on every doomed address space (kernel lock held): its task is gone from the task
+ * list, but its mappings stay until the last hold ends, and the reverse-map checker must
+ * count them (syscall.c, vm_check_all). */
+void aspaces_doomed_each(void (*fn)(struct aspace *as, void *arg), void *arg);
 /* The address space for a new task: its own (aspace_create), or with mmu=off the one every
  * task shares, made on first use and never destroyed (a task's exit unmaps only the
  * regions it owns: regions_destroy_owned). NULL when memory runs out. */
