@@ -926,7 +926,7 @@ long net_pending(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *in
 
 long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
                  uint64_t *tx_frames, uint64_t *tx_bytes, uint64_t *rx_dropped,
-                 uint64_t *tx_dropped)
+                 uint64_t *tx_dropped, uint64_t *rx_super)
 {
     (void)call;
     if (enter())
@@ -938,5 +938,6 @@ long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
     *tx_bytes = st->tx_bytes;
     *rx_dropped = nic.stats.rx_bad + st->mbuf_exhausted;
     *tx_dropped = nic.stats.tx_full;
+    *rx_super = nic.stats.rx_tso;
     return leave();
 }
