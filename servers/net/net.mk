@@ -51,8 +51,10 @@ endef
 $(eval $(call net_host_prog,nettest,servers/net/host/link.c servers/net/host/pair.c servers/net/host/nettest.c drivers/virtio/vnet_rx.c,$(NET_SAN) -Idrivers/virtio))
 $(eval $(call net_host_prog,netfuzz,servers/net/host/link.c servers/net/host/pair.c servers/net/host/netfuzz.c drivers/virtio/vnet_rx.c,$(NET_SAN) -Idrivers/virtio))
 $(eval $(call net_host_prog,nethost,servers/net/host/link.c servers/net/host/nethost.c,))
-# no sibling calls: a layer that ends by calling the next must stay its caller for callgrind
-$(eval $(call net_host_prog,netcost,servers/net/host/netcost.c,-fno-optimize-sibling-calls))
+# no sibling calls: a layer that ends by calling the next must stay its caller for callgrind;
+# no debug information: callgrind would split a function by the files of its inlined lines
+# (mbuf.h, net_priv.h) and the layer table would take a part for the whole
+$(eval $(call net_host_prog,netcost,servers/net/host/netcost.c,-fno-optimize-sibling-calls -g0))
 
 # the seeded lossy link between QEMU's -netdev dgram and a tap (no stack in it)
 $(BUILD)/net/qemurelay: servers/net/host/qemurelay.c servers/net/host/link.c servers/net/host/link.h servers/net/net.mk
