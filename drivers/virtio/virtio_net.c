@@ -86,12 +86,6 @@ static void reclaim_tx(struct vnet *n)
             n->tx_free[n->tx_nfree++] = id;
 }
 
-static void put_le16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
 /* The header of a frame to send: nothing asked, the checksum the device finishes, and
  * the segmentation it does (virtio 1.0, 5.1.6.2: a GSO frame also asks for NEEDS_CSUM). */
 static void tx_header(struct vnet *n, uint8_t *hdr, struct vnet_offload off)
@@ -100,14 +94,14 @@ static void tx_header(struct vnet *n, uint8_t *hdr, struct vnet_offload off)
     if (!off.csum_start)
         return;
     hdr[0] = VNET_HDR_NEEDS_CSUM;
-    put_le16(hdr + VNET_HDR_CSUM_START, off.csum_start);
-    put_le16(hdr + VNET_HDR_CSUM_OFFSET, off.csum_offset);
+    vnet_put_le16(hdr + VNET_HDR_CSUM_START, off.csum_start);
+    vnet_put_le16(hdr + VNET_HDR_CSUM_OFFSET, off.csum_offset);
     n->stats.tx_csum++;
     if (!off.gso_size)
         return;
     hdr[VNET_HDR_GSO_TYPE] = VNET_HDR_GSO_TCPV4;
-    put_le16(hdr + VNET_HDR_HDR_LEN, off.hdr_len);
-    put_le16(hdr + VNET_HDR_GSO_SIZE, off.gso_size);
+    vnet_put_le16(hdr + VNET_HDR_HDR_LEN, off.hdr_len);
+    vnet_put_le16(hdr + VNET_HDR_GSO_SIZE, off.gso_size);
     n->stats.tx_tso++;
 }
 

@@ -9,7 +9,6 @@
 #define TH_RST 0x04
 #define TH_URG 0x20
 
-static unsigned le16(const uint8_t *p) { return (unsigned)p[0] | (unsigned)p[1] << 8; }
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 
 /* The Ethernet, IP and TCP headers of a super-segment: their length (with Ethernet's),
@@ -51,15 +50,15 @@ static enum vnet_rx_verdict judge_super(const uint8_t *hdr, const uint8_t *f, si
         return why;
     if (headers == len)
         return VNET_RX_BAD_EMPTY;
-    if (le16(hdr + VNET_HDR_HDR_LEN) < headers || le16(hdr + VNET_HDR_HDR_LEN) > len)
+    if (vnet_le16(hdr + VNET_HDR_HDR_LEN) < headers || vnet_le16(hdr + VNET_HDR_HDR_LEN) > len)
         return VNET_RX_BAD_HDRLEN;
-    unsigned gso_size = le16(hdr + VNET_HDR_GSO_SIZE);
+    unsigned gso_size = vnet_le16(hdr + VNET_HDR_GSO_SIZE);
     if (gso_size == 0 || headers + gso_size > VNET_FRAME_MAX)
         return VNET_RX_BAD_SIZE;
     bool needs = hdr[0] & VNET_HDR_NEEDS_CSUM;
     if (!(hdr[0] & (VNET_HDR_NEEDS_CSUM | VNET_HDR_DATA_VALID)) ||
-        (needs && (le16(hdr + VNET_HDR_CSUM_START) != ETH_LEN + ip_len ||
-                   le16(hdr + VNET_HDR_CSUM_OFFSET) != TCP_CSUM_FIELD)))
+        (needs && (vnet_le16(hdr + VNET_HDR_CSUM_START) != ETH_LEN + ip_len ||
+                   vnet_le16(hdr + VNET_HDR_CSUM_OFFSET) != TCP_CSUM_FIELD)))
         return VNET_RX_BAD_CSUM;
     return VNET_RX_SUPER;
 }

@@ -32,6 +32,12 @@
 #define VNET_HDR_GSO_SIZE   4
 #define VNET_HDR_CSUM_START 6
 #define VNET_HDR_CSUM_OFFSET 8
+static inline unsigned vnet_le16(const uint8_t *p) { return (unsigned)p[0] | (unsigned)p[1] << 8; }
+static inline void vnet_put_le16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
 
 /* The verdict on one received buffer: take it as a frame, as a super-segment, or one of
  * the kinds of refusal (each is counted in the driver's rx_bad; the tests name them). */

@@ -182,12 +182,6 @@ static size_t make_frame(struct pair *p, uint8_t *f)
 /* ---- super-segments (receive segmentation offload) ---- */
 static uint64_t supers_judged, supers_refused, supers_direct;
 
-static void put_le16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
 /* A virtio header and super-segment for B, in buf: mostly what a host would send (a live
  * connection's sequence space, the pseudo-header sum left to finish), a few bytes spoilt
  * sometimes. Returns the frame's length (after the header). */
@@ -223,10 +217,10 @@ static size_t make_super(struct pair *p, uint8_t *buf)
     memset(hdr, 0, VNET_HDR_LEN);
     hdr[0] = VNET_HDR_NEEDS_CSUM;
     hdr[VNET_HDR_GSO_TYPE] = VNET_HDR_GSO_TCPV4;
-    put_le16(hdr + VNET_HDR_HDR_LEN, 54);
-    put_le16(hdr + VNET_HDR_GSO_SIZE, below(8) ? 1460 : below(2000));
-    put_le16(hdr + VNET_HDR_CSUM_START, 34);
-    put_le16(hdr + VNET_HDR_CSUM_OFFSET, 16);
+    vnet_put_le16(hdr + VNET_HDR_HDR_LEN, 54);
+    vnet_put_le16(hdr + VNET_HDR_GSO_SIZE, below(8) ? 1460 : below(2000));
+    vnet_put_le16(hdr + VNET_HDR_CSUM_START, 34);
+    vnet_put_le16(hdr + VNET_HDR_CSUM_OFFSET, 16);
     for (unsigned k = below(4) ? 0 : 1 + below(4); k > 0; k--)
         buf[below(VNET_HDR_LEN + 60)] = (uint8_t)rnd();  /* a spoilt header field */
     if (!below(16))

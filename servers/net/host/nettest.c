@@ -1093,20 +1093,14 @@ static void rxtso_pair(struct pair *p, const struct link_params *lp)
 /* The eight ways (and one more, a frame too short) a device's GSO header may disagree
  * with its frame (vnet_rx.h); rx_spoil spoils the next super-segment with spoil_kind. */
 static enum vnet_rx_verdict spoil_kind;
-static void put_le16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
 static void spoil(struct pair *p, uint8_t *hdr, uint8_t *f, size_t *len)
 {
     (void)p;
     switch (spoil_kind) {
     case VNET_RX_BAD_LENGTH: *len = 40; break;                  /* shorter than its headers */
     case VNET_RX_BAD_TYPE: hdr[VNET_HDR_GSO_TYPE] = 4; break;   /* TCPV6 */
-    case VNET_RX_BAD_SIZE: put_le16(hdr + VNET_HDR_GSO_SIZE, 1500); break;
-    case VNET_RX_BAD_HDRLEN: put_le16(hdr + VNET_HDR_HDR_LEN, 40); break;
+    case VNET_RX_BAD_SIZE: vnet_put_le16(hdr + VNET_HDR_GSO_SIZE, 1500); break;
+    case VNET_RX_BAD_HDRLEN: vnet_put_le16(hdr + VNET_HDR_HDR_LEN, 40); break;
     case VNET_RX_BAD_TOTAL: put16(f + 16, (uint16_t)(get16(f + 16) - 100)); break;
     case VNET_RX_BAD_IP: f[14 + 9] = IPPROTO_UDP; break;
     case VNET_RX_BAD_TCP: f[34 + 13] |= TH_SYN; break;
@@ -1114,7 +1108,7 @@ static void spoil(struct pair *p, uint8_t *hdr, uint8_t *f, size_t *len)
     case VNET_RX_BAD_EMPTY:                                     /* headers only */
         *len = 54;
         put16(f + 16, 40);
-        put_le16(hdr + VNET_HDR_HDR_LEN, 54);
+        vnet_put_le16(hdr + VNET_HDR_HDR_LEN, 54);
         break;
     default: return;
     }

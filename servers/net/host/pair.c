@@ -71,12 +71,6 @@ static void link_out(struct pair *p, int from, const uint8_t *frame, size_t len)
     link_send(&p->link, from, buf, VNET_HDR_LEN + len, p->now);
 }
 
-static void put_le16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
 /* A checked super-segment to a side with rx_super: whole, behind the virtio header a
  * device with GUEST_TSO4 writes (the TCP checksum left to it: NEEDS_CSUM), spoilt first
  * if the test asks. */
@@ -88,10 +82,10 @@ static void send_whole(struct pair *p, int from, const uint8_t *f, size_t len,
     memset(hdr, 0, VNET_HDR_LEN);
     hdr[0] = VNET_HDR_NEEDS_CSUM;
     hdr[VNET_HDR_GSO_TYPE] = VNET_HDR_GSO_TCPV4;
-    put_le16(hdr + VNET_HDR_HDR_LEN, off->hdr_len);
-    put_le16(hdr + VNET_HDR_GSO_SIZE, off->gso_size);
-    put_le16(hdr + VNET_HDR_CSUM_START, off->start);
-    put_le16(hdr + VNET_HDR_CSUM_OFFSET, off->offset);
+    vnet_put_le16(hdr + VNET_HDR_HDR_LEN, off->hdr_len);
+    vnet_put_le16(hdr + VNET_HDR_GSO_SIZE, off->gso_size);
+    vnet_put_le16(hdr + VNET_HDR_CSUM_START, off->start);
+    vnet_put_le16(hdr + VNET_HDR_CSUM_OFFSET, off->offset);
     memcpy(buf + VNET_HDR_LEN, f, len);
     if (p->rx_spoil)
         p->rx_spoil(p, hdr, buf + VNET_HDR_LEN, &len);
