@@ -1079,15 +1079,16 @@ static void test_tso(void)
 
 /* ---- receive segmentation offload (rxtso) ---- */
 
-/* A pair whose side A sends super-segments and whose side B takes them whole
- * (pair.h's rx_super: the driver's checks, then NET_RX_SUPER). */
+/* A pair whose sides send super-segments and take them whole (pair.h's rx_super: the
+ * driver's checks, then NET_RX_SUPER). */
 static void rxtso_pair(struct pair *p, const struct link_params *lp)
 {
     pair_init(p, lp, 1500);
-    p->nif[0].offload = NETIF_TX_CSUM | NETIF_TX_TSO;
-    p->nif[1].offload = NETIF_TX_CSUM | NETIF_RX_CSUM | NETIF_RX_TSO;
+    for (int i = 0; i < 2; i++) {
+        p->nif[i].offload = NETIF_TX_CSUM | NETIF_TX_TSO | NETIF_RX_CSUM | NETIF_RX_TSO;
+        p->rx_super[i] = true;
+    }
     p->finish_csum = true;
-    p->rx_super[1] = true;
 }
 
 /* The eight ways (and one more, a frame too short) a device's GSO header may disagree
@@ -1131,7 +1132,7 @@ static void rxtso_in_order(void)
     CHECK(p.rx_supers[1] == p.st[1]->st.rx_super && p.st[1]->st.tcp_bad_cksum == 0);
     CHECK(p.st[1]->st.tcp_hdrpred_data > 0 && p.st[0]->st.tcp_rexmt == 0);
     CHECK(p.frames[1] < (1 << 20) / 1460 / 2);      /* fewer ACKs than one per 2 MSS */
-    CHECK(transfer(&p, 1, b, a, 1 << 18, 42));      /* the other way: plain frames */
+    CHECK(transfer(&p, 1, b, a, 1 << 18, 42) && p.rx_supers[0] > 0 && p.rx_bad[0] == 0);
     CHECK(drain(&p));
     pair_free(&p);
 
@@ -1172,12 +1173,13 @@ static void rxtso_impaired(void)
     int a, b;
     rxtso_pair(&p, &(struct link_params){30, 30, 100, 2, 3, 11});
     CHECK(connect_pair(&p, 80, &a, &b, 0));
-    CHECK(transfer(&p, 0, a, b, 1 << 20, 44));
+    CHECK(transfer(&p, 0, a, b, 1 << 20, 44) && transfer(&p, 1, b, a, 1 << 18, 46));
     printf("  impaired 1 MiB: %llu super-segments, out-of-order %llu, lost %llu dup %llu "
            "reordered %llu\n", (unsigned long long)p.rx_supers[1],
            (unsigned long long)p.st[1]->st.tcp_ooo, (unsigned long long)p.link.lost,
            (unsigned long long)p.link.duplicated, (unsigned long long)p.link.reordered);
     CHECK(p.rx_supers[1] > 0 && p.rx_bad[1] == 0 && p.st[1]->st.tcp_ooo > 0);
+    CHECK(p.rx_supers[0] > 0 && p.rx_bad[0] == 0);
     CHECK(p.st[1]->st.tcp_dup_data > 0 && p.link.lost > 0);
     CHECK(drain(&p));
     pair_free(&p);
