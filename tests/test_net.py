@@ -2,10 +2,11 @@
 
 - the two-stack unit tests (servers/net/host/nettest.c: handshake, options, closing states,
   RST, delayed ACK, Nagle, bulk, loss/reordering/duplication, zero window, keep-alive,
-  100 connections, SYN backlog, UDP, ICMP, ARP, checksum and segmentation offload) under
-  ASan and UBSan;
+  100 connections, SYN backlog, UDP, ICMP, ARP, checksum and segmentation offload both
+  ways: `rxtso`, super-segments taken whole through the driver's checks, in order, lossy,
+  ACK timing, each kind of bad GSO header) under ASan and UBSan;
 - a slice of the random-frame fuzz (`make net-fuzz` runs a long one), odd seeds with
-  segmentation offload on;
+  segmentation offload on, every seed feeding super-segments for receive offload;
 - the stack builds freestanding and needs nothing but memcpy & co.;
 - P3's per-layer instruction counts under callgrind stay within bounds.
 """
@@ -36,7 +37,7 @@ def built():
 
 
 GROUPS = ("handshake", "rst", "rststates", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
-          "many", "udp", "offload", "tso")
+          "many", "udp", "offload", "tso", "rxtso")
 
 
 def test_two_stack_unit_tests(built):
@@ -63,6 +64,9 @@ def test_fuzz_slice(built, seed):
     m = re.search(r"rst-sent (\d+) challenge (\d+); super-segments (\d+) bad 0", r.stdout)
     assert m and int(m.group(1)) > 1000 and int(m.group(2)) > 100, r.stdout
     assert (int(m.group(3)) > 0) == (seed % 2 == 1), r.stdout
+    # super-segments for receive offload: taken whole, and refused by the driver's checks
+    m = re.search(r"received whole (\d+) \(judged (\d+) refused (\d+) direct (\d+)\)", r.stdout)
+    assert m and int(m.group(1)) > 1000 and int(m.group(3)) > 100, r.stdout
 
 
 def test_freestanding_build_needs_only_mem_functions(built):

@@ -64,10 +64,12 @@ class Namespace(netns.Namespace):
                        extra=netns.qemu_flags(), lifetime=280)
 
 
-@pytest.mark.parametrize("placement,csum,msix,tso", [
-    ("mk", "off", "off", "off"), ("ik", "off", "off", "off"), ("mk", "on", "off", "off"),
-    ("ik", "off", "on", "off"), ("mk", "on", "off", "on"), ("ik", "on", "off", "on")])
-def test_ping_tcp_udp_against_linux(placement, csum, msix, tso, tmp_path):
+@pytest.mark.parametrize("placement,csum,msix,tso,rxtso", [
+    ("mk", "off", "off", "off", "off"), ("ik", "off", "off", "off", "off"),
+    ("mk", "on", "off", "off", "off"), ("ik", "off", "on", "off", "off"),
+    ("mk", "on", "off", "on", "off"), ("ik", "on", "off", "on", "off"),
+    ("mk", "on", "off", "off", "on"), ("ik", "on", "off", "off", "on")])
+def test_ping_tcp_udp_against_linux(placement, csum, msix, tso, rxtso, tmp_path):
     """With net_csum=on the device finishes the checksums of what the stack sends and
     vouches for what it received from the host's stack (which leaves them to the device on
     a tap): the same streams must arrive intact both ways, and the driver's counters show
@@ -75,9 +77,11 @@ def test_ping_tcp_udp_against_linux(placement, csum, msix, tso, tmp_path):
     msix=on the device interrupts by MSI-X instead of INTx (docs/drivers.md). With
     net_tso=on too the stack sends super-segments that the device (QEMU and the host's
     GSO behind the tap) cuts into MSS-sized segments: the driver's TSO counter must show
-    them, the Linux sink must get the same bytes."""
-    with Namespace(placement + csum[1] + msix[1] + tso[1], tmp_path) as ns, \
-            ns.boot(placement, net_csum=csum, msix=msix, net_tso=tso) as s:
+    them, the Linux sink must get the same bytes. With net_rxtso=on the host's stack sends
+    the 1 MB to ondol as super-segments through the tap, which the driver checks and takes
+    whole (its count of them), none refused, and the stream's hash is the same."""
+    with Namespace(placement + csum[1] + msix[1] + tso[1] + rxtso[1], tmp_path) as ns, \
+            ns.boot(placement, net_csum=csum, msix=msix, net_tso=tso, net_rxtso=rxtso) as s:
         out = s.cmd("netcli config")
         assert f"ip {ONDOL_IP} mask 255.255.255.0 gw {LINUX_IP}" in out, out
 
@@ -107,7 +111,7 @@ def test_ping_tcp_udp_against_linux(placement, csum, msix, tso, tmp_path):
         assert m and int(m.group(3)) > 0 and int(m.group(4)) > 0, out
         tx_csum, rx_csum, tx_tso = (int(m.group(i)) for i in (5, 6, 7))
         if csum == "on":
-            assert rx_csum > BYTES // 1460, out
+            assert rx_csum > (BYTES // 65536 if rxtso == "on" else BYTES // 1460), out
             assert tx_csum > (BYTES // 65536 if tso == "on" else BYTES // 1460), out
         else:
             assert tx_csum == rx_csum == 0, out
@@ -115,6 +119,12 @@ def test_ping_tcp_udp_against_linux(placement, csum, msix, tso, tmp_path):
             assert tx_tso > BYTES // 65536, out      # more than 1 MB could fill
         else:
             assert tx_tso == 0, out
+        m = re.search(r"ifstats rx (\d+) frames (\d+) bytes dropped (\d+) super (\d+)", out)
+        assert m and int(m.group(3)) == 0, out
+        if rxtso == "on":
+            assert int(m.group(4)) > BYTES // 65536, out
+        else:
+            assert int(m.group(4)) == 0, out
 
         # the data channel refuses a client that breaks its rules, and the server goes on
         out = s.cmd("netcli channel")

@@ -195,7 +195,12 @@ static int cmd_stats(void)
     printf("netcli stats rx %lu tx %lu irqs %lu hdrpred %lu csum tx %lu rx %lu tso tx %lu (%ld)\n",
            (unsigned long)rx, (unsigned long)tx, (unsigned long)irqs, (unsigned long)hp,
            (unsigned long)txc, (unsigned long)rxc, (unsigned long)tso, e);
-    return e < 0;
+    /* the stack's view, and the super-segments received whole (net_rxtso) */
+    uint64_t rxf = 0, rxb = 0, txf = 0, txb = 0, rxd = 0, txd = 0, sup = 0;
+    long f = net_call_ifstats(&conn, &rxf, &rxb, &txf, &txb, &rxd, &txd, &sup);
+    printf("netcli ifstats rx %lu frames %lu bytes dropped %lu super %lu (%ld)\n",
+           (unsigned long)rxf, (unsigned long)rxb, (unsigned long)rxd, (unsigned long)sup, f);
+    return e < 0 || f < 0;
 }
 
 /* A client without a window of its own (netcli may not make one): every channel op must

@@ -8,7 +8,7 @@ static const uint8_t ether_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 void ether_input(struct netstack *s, struct mbuf *m)
 {
-    const uint8_t *h = mbuf_data(m);
+    const uint8_t *h = mbuf_in(m);
     if (m->len < ETH_HLEN || (net_memcmp(h, s->nif->mac, 6) && net_memcmp(h, ether_bcast, 6))) {
         s->st.rx_drop_ether++;
         mbuf_free(&s->pool, m);
@@ -18,7 +18,7 @@ void ether_input(struct netstack *s, struct mbuf *m)
     mbuf_adj(m, ETH_HLEN);
     if (type == ETHERTYPE_IP) {
         ip_input(s, m);
-    } else if (type == ETHERTYPE_ARP) {
+    } else if (type == ETHERTYPE_ARP && !m->ext) {
         arp_input(s, m);
     } else {
         s->st.rx_drop_ether++;

@@ -2,7 +2,7 @@
  * IPv4 (RFC 791): input checks the version, header length, total length against the
  * frame, the header checksum and the destination (ours or a broadcast), drops fragments
  * with a count (no reassembly: TCP uses MSS and sets DF), strips options and link padding,
- * and dispatches on the protocol. Output prepends a 20-byte header with DF set and TTL 64
+ * and dispatches on the protocol (a super-segment, NET_RX_SUPER, only to TCP). Output prepends a 20-byte header with DF set and TTL 64
  * and picks the next hop: the destination when on-link, else the gateway. No forwarding.
  */
 #include "net_priv.h"
@@ -26,7 +26,7 @@ static void ip_drop(struct netstack *s, struct mbuf *m, uint64_t *counter)
 
 static void ip_input_checked(struct netstack *s, struct mbuf *m)
 {
-    const uint8_t *h = mbuf_data(m);
+    const uint8_t *h = mbuf_in(m);
     if (m->len < IP_HLEN || (h[0] >> 4) != 4)
         return ip_drop(s, m, &s->st.rx_drop_ip);
     unsigned hlen = (h[0] & 0xfu) * 4u, total = get16(h + 2);
@@ -43,10 +43,12 @@ static void ip_input_checked(struct netstack *s, struct mbuf *m)
     uint8_t iphdr[IP_HLEN + 8];              /* kept for ICMP errors about this packet */
     unsigned keep = total < sizeof iphdr ? total : (unsigned)sizeof iphdr;
     net_memcpy(iphdr, h, keep);
-    m->len = (uint16_t)total;                /* drop Ethernet padding */
+    m->len = total;                          /* drop Ethernet padding */
     mbuf_adj(m, hlen);
     if (proto == IPPROTO_TCP && dst == s->ip)
         tcp_input(s, m, src, dst);
+    else if (m->ext)                         /* in place: only TCP reads it so */
+        ip_drop(s, m, &s->st.rx_drop_ip);
     else if (proto == IPPROTO_UDP)
         udp_input(s, m, src, dst, keep >= IP_HLEN + 8 ? iphdr : 0);
     else if (proto == IPPROTO_ICMP) {

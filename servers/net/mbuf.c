@@ -19,7 +19,8 @@ struct mbuf *mbuf_get(struct mbuf_pool *p, unsigned headroom)
     p->free = m->next;
     p->in_use++;
     m->next = 0;
-    m->off = (uint16_t)headroom;
+    m->off = headroom;
+    m->ext = 0;
     m->len = 0;
     m->fin = 0;
     m->csum_ok = 0;

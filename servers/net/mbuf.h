@@ -2,7 +2,10 @@
  * Packet buffers: fixed-size mbufs from a per-stack pool (no allocator needed, so the
  * same code runs in the kernel, in a server task and hosted). An mbuf holds one frame:
  * the data lives at buf[off .. off+len); layers prepend headers by lowering off (the
- * output path reserves NET_HEADROOM) and strip them by raising it.
+ * output path reserves NET_HEADROOM) and strip them by raising it. A received TCP
+ * super-segment (NETIF_RX_TSO) is not copied: its mbuf's ext points at the frame in the
+ * driver's buffer, valid only while net_input runs, and its data is ext[off .. off+len),
+ * read through mbuf_in; only the input path up to TCP sees such an mbuf.
  */
 #ifndef ONDOL_NET_MBUF_H
 #define ONDOL_NET_MBUF_H
@@ -16,7 +19,8 @@ struct mbuf {
     uint32_t seq;             /* TCP reassembly: sequence number of the data */
     uint32_t peer_ip;         /* UDP queue: sender */
     uint16_t peer_port;
-    uint16_t off, len;
+    uint32_t off, len;        /* 32 bits: a super-segment's frame is longer than 65535 */
+    const uint8_t *ext;       /* input, a super-segment: the frame outside (0: in buf) */
     uint8_t fin;              /* TCP reassembly: the segment carried FIN */
     uint8_t csum_ok;          /* input: the device vouched for the TCP/UDP checksum */
     uint8_t csum_off;         /* output: the device finishes the checksum at this offset of
@@ -39,18 +43,23 @@ struct mbuf *mbuf_get(struct mbuf_pool *p, unsigned headroom);
 void mbuf_free(struct mbuf_pool *p, struct mbuf *m);
 void mbuf_free_chain(struct mbuf_pool *p, struct mbuf *m);
 static inline uint8_t *mbuf_data(struct mbuf *m) { return m->buf + m->off; }
+/* The data of a received mbuf, in buf or outside it (ext): what the input path reads. */
+static inline const uint8_t *mbuf_in(const struct mbuf *m)
+{
+    return (m->ext ? m->ext : m->buf) + m->off;
+}
 /* Make room for `n` more header bytes in front of the data; returns the new start. */
 static inline uint8_t *mbuf_prepend(struct mbuf *m, unsigned n)
 {
-    m->off = (uint16_t)(m->off - n);
-    m->len = (uint16_t)(m->len + n);
+    m->off -= n;
+    m->len += n;
     return m->buf + m->off;
 }
 /* Strip `n` header bytes (n <= len). */
 static inline void mbuf_adj(struct mbuf *m, unsigned n)
 {
-    m->off = (uint16_t)(m->off + n);
-    m->len = (uint16_t)(m->len - n);
+    m->off += n;
+    m->len -= n;
 }
 
 #endif

@@ -65,6 +65,8 @@
 #define NETIF_TX_CSUM 0x1   /* send() finishes TCP/UDP checksums where its `off` says */
 #define NETIF_RX_CSUM 0x2   /* the driver may pass NET_RX_CSUM_OK to net_input_flags() */
 #define NETIF_TX_TSO  0x4   /* send() takes TCP super-segments (needs NETIF_TX_CSUM) */
+#define NETIF_RX_TSO  0x8   /* the driver may pass NET_RX_SUPER to net_input_flags()
+                               (docs/net.md "Receive segmentation offload") */
 #define NET_TSO_MAX 65535   /* largest IP packet of a super-segment */
 
 /* What send() must do to a frame before it leaves (passed by value: it fits a register).
@@ -100,7 +102,8 @@ struct net_stats {
         rx_drop_tcp, tcp_bad_cksum, tcp_rst_sent, tcp_rexmt, tcp_fast_rexmt, tcp_persist,
         tcp_keepalive, tcp_hdrpred_ack, tcp_hdrpred_data, tcp_syn_dropped, tcp_ooo,
         tcp_dup_data, tcp_challenge_ack, arp_timeouts, mbuf_exhausted, icmp_echo_reply,
-        udp_not_peer, rx_bytes, tx_bytes, raw_dropped, tcp_tso, tcp_tso_arp_dropped;
+        udp_not_peer, rx_bytes, tx_bytes, raw_dropped, tcp_tso, tcp_tso_arp_dropped,
+        rx_super;                          /* super-segments taken in place (NET_RX_SUPER) */
 };
 
 struct netstack;
@@ -118,6 +121,12 @@ void net_input(struct netstack *s, const void *frame, size_t len);
  * checked by the device or was never computed because the frame did not cross a wire
  * (virtio's DATA_VALID and NEEDS_CSUM); honoured only with NETIF_RX_CSUM. */
 #define NET_RX_CSUM_OK 0x1
+/* NET_RX_SUPER, honoured only with NETIF_RX_TSO: the frame is one TCP/IPv4 super-segment
+ * of up to NET_TSO_MAX + 14 bytes whose data the device did not cut into MSS pieces (its
+ * driver checked the device's word for it; the stack checks every header again). It is
+ * not copied: the stack reads it in place during the call, and TCP takes its data into
+ * the receive buffer from there. Without NETIF_RX_TSO, or too long, it is dropped. */
+#define NET_RX_SUPER 0x2
 void net_input_flags(struct netstack *s, const void *frame, size_t len, unsigned flags);
 /* The time is now `now_ms` (never goes backwards): run due timers. */
 void net_tick(struct netstack *s, uint64_t now_ms);

@@ -6,6 +6,7 @@
 #   $(BUILD)/net/ik/*.o     the same files with the kernel's flags (the IK form compiles)
 #   $(BUILD)/net/nettest    two-stack unit tests over a simulated link (ASan + UBSan)
 #   $(BUILD)/net/netfuzz    seeded random-frame fuzz of the input path (ASan + UBSan)
+# (nettest and netfuzz also compile the virtio-net driver's receive checks, vnet_rx.c)
 #   $(BUILD)/net/nethost    the stack on a Linux tap device (tests against the host's stack)
 #   $(BUILD)/net/netcost    per-layer instruction counts under callgrind
 #   $(BUILD)/net/qemurelay  a seeded lossy link between QEMU's -netdev dgram and a tap
@@ -14,7 +15,7 @@
 $(BUILD)/user/srvobj/servers/net/%.o: USER_CFLAGS += -DNET_LAYER_PROBES
 $(BUILD)/kernel/servers/net/%.o: KERNEL_CFLAGS += -DNET_LAYER_PROBES
 NET_SRCS := $(filter-out servers/net/netsrv.c,$(sort $(wildcard servers/net/*.c)))
-NET_HDRS := $(wildcard servers/net/*.h servers/net/host/*.h)
+NET_HDRS := $(wildcard servers/net/*.h servers/net/host/*.h) drivers/virtio/vnet_rx.h
 NET_FREE_OBJS := $(patsubst servers/net/%.c,$(BUILD)/net/free/%.o,$(NET_SRCS))
 NET_HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iservers/net
 NET_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -46,11 +47,14 @@ $(BUILD)/net/$(1): $(NET_SRCS) $(2) $(NET_HDRS) servers/net/net.mk
 	@echo '  HOSTCC  $$@'
 	$(Q)gcc $(NET_HOST_CFLAGS) $(3) $(NET_SRCS) $(2) -o $$@
 endef
-$(eval $(call net_host_prog,nettest,servers/net/host/link.c servers/net/host/pair.c servers/net/host/nettest.c,$(NET_SAN)))
-$(eval $(call net_host_prog,netfuzz,servers/net/host/link.c servers/net/host/pair.c servers/net/host/netfuzz.c,$(NET_SAN)))
+# the driver's receive checks (drivers/virtio/vnet_rx.c) run hosted too: rxtso, netfuzz
+$(eval $(call net_host_prog,nettest,servers/net/host/link.c servers/net/host/pair.c servers/net/host/nettest.c drivers/virtio/vnet_rx.c,$(NET_SAN) -Idrivers/virtio))
+$(eval $(call net_host_prog,netfuzz,servers/net/host/link.c servers/net/host/pair.c servers/net/host/netfuzz.c drivers/virtio/vnet_rx.c,$(NET_SAN) -Idrivers/virtio))
 $(eval $(call net_host_prog,nethost,servers/net/host/link.c servers/net/host/nethost.c,))
-# no sibling calls: a layer that ends by calling the next must stay its caller for callgrind
-$(eval $(call net_host_prog,netcost,servers/net/host/netcost.c,-fno-optimize-sibling-calls))
+# no sibling calls: a layer that ends by calling the next must stay its caller for callgrind;
+# no debug information: callgrind would split a function by the files of its inlined lines
+# (mbuf.h, net_priv.h) and the layer table would take a part for the whole
+$(eval $(call net_host_prog,netcost,servers/net/host/netcost.c,-fno-optimize-sibling-calls -g0))
 
 # the seeded lossy link between QEMU's -netdev dgram and a tap (no stack in it)
 $(BUILD)/net/qemurelay: servers/net/host/qemurelay.c servers/net/host/link.c servers/net/host/link.h servers/net/net.mk

@@ -106,16 +106,18 @@ static void send_frame(struct netif *n, const void *frame, size_t len, struct ne
  * it is the word drv_wait_change waits on; it only has to differ. */
 static uint32_t activity;
 
-static void input_frame(void *ctx, const uint8_t *frame, size_t len, bool csum_ok)
+static void input_frame(void *ctx, const uint8_t *frame, size_t len, unsigned flags)
 {
     (void)ctx;
     activity++;
-    net_input_flags(stack, frame, len, csum_ok ? NET_RX_CSUM_OK : 0);
+    net_input_flags(stack, frame, len, (flags & VNET_DELIVER_CSUM_OK ? NET_RX_CSUM_OK : 0) |
+                                       (flags & VNET_DELIVER_SUPER ? NET_RX_SUPER : 0));
 }
 
 /* Whether a boolean option is on: net_csum, checksum offload asked of the device
  * (docs/net.md, "Checksum offload on and off"); net_tso, segmentation offload (needs
- * net_csum: "Segmentation offload"). */
+ * net_csum: "Segmentation offload"); net_rxtso, receive segmentation offload (needs
+ * net_csum: "Receive segmentation offload"). */
 static bool option_on(const char *name)
 {
     char buf[8];
@@ -263,7 +265,9 @@ static int start(void)
 {
     if (started != NOT_STARTED)
         return started;
-    started = vnet_open(&nic, 0, option_on("net_csum"), option_on("net_tso"));
+    started = vnet_open(&nic, 0, (option_on("net_csum") ? VNET_TX_CSUM | VNET_RX_CSUM : 0) |
+                                 (option_on("net_tso") ? VNET_TX_TSO : 0) |
+                                 (option_on("net_rxtso") ? VNET_RX_TSO : 0));
     if (started)
         return started;
     stack = drv_mem_alloc(net_stack_size());
@@ -273,7 +277,8 @@ static int start(void)
     nif = (struct netif){.mtu = 1500, .send = send_frame, .ctx = &nic,
                          .offload = (nic.offload & VNET_TX_CSUM ? NETIF_TX_CSUM : 0) |
                                     (nic.offload & VNET_RX_CSUM ? NETIF_RX_CSUM : 0) |
-                                    (nic.offload & VNET_TX_TSO ? NETIF_TX_TSO : 0)};
+                                    (nic.offload & VNET_TX_TSO ? NETIF_TX_TSO : 0) |
+                                    (nic.offload & VNET_RX_TSO ? NETIF_RX_TSO : 0)};
     for (int i = 0; i < 6; i++)
         nif.mac[i] = nic.mac[i];
     uint64_t now = drv_now_ms();
@@ -921,7 +926,7 @@ long net_pending(struct srv_call *call, uint64_t sd, uint64_t *res, uint64_t *in
 
 long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
                  uint64_t *tx_frames, uint64_t *tx_bytes, uint64_t *rx_dropped,
-                 uint64_t *tx_dropped)
+                 uint64_t *tx_dropped, uint64_t *rx_super)
 {
     (void)call;
     if (enter())
@@ -933,5 +938,6 @@ long net_ifstats(struct srv_call *call, uint64_t *rx_frames, uint64_t *rx_bytes,
     *tx_bytes = st->tx_bytes;
     *rx_dropped = nic.stats.rx_bad + st->mbuf_exhausted;
     *tx_dropped = nic.stats.tx_full;
+    *rx_super = nic.stats.rx_tso;
     return leave();
 }

@@ -24,11 +24,19 @@ void net_init(struct netstack *s, struct netif *nif, uint32_t ip, uint32_t mask,
     mbuf_pool_init(&s->pool);
 }
 
+/* A super-segment (NET_RX_SUPER) stays where it is: its mbuf points at it (mbuf.h). */
+static bool frame_fits(const struct netstack *s, size_t len, unsigned flags)
+{
+    if (flags & NET_RX_SUPER)
+        return (s->nif->offload & NETIF_RX_TSO) && len <= NET_TSO_MAX + ETH_HLEN;
+    return len <= NET_MBUF_DATA;
+}
+
 static void frame_input(struct netstack *s, const void *frame, size_t len, unsigned flags)
 {
     s->st.rx_frames++;
     s->st.rx_bytes += len;
-    if (len > NET_MBUF_DATA) {
+    if (!frame_fits(s, len, flags)) {
         s->st.rx_drop_ether++;
         return;
     }
@@ -37,8 +45,13 @@ static void frame_input(struct netstack *s, const void *frame, size_t len, unsig
         s->st.mbuf_exhausted++;
         return;
     }
-    net_memcpy(m->buf, frame, len);
-    m->len = (uint16_t)len;
+    if (flags & NET_RX_SUPER) {
+        m->ext = frame;
+        s->st.rx_super++;
+    } else {
+        net_memcpy(m->buf, frame, len);
+    }
+    m->len = (uint32_t)len;
     m->csum_ok = (flags & NET_RX_CSUM_OK) && (s->nif->offload & NETIF_RX_CSUM);
     ether_input(s, m);
 }

@@ -7,6 +7,15 @@
  * ACK), SYN in a synchronized state (challenge ACK), ACK processing with duplicate-ACK
  * counting and NewReno (tcp_cc.c), window update, in-order data and reassembly of
  * out-of-order segments, FIN and the closing states.
+ *
+ * Receive segmentation offload (NETIF_RX_TSO, docs/net.md "Receive segmentation
+ * offload"): a segment may be a super-segment, many MSS of data in one, read in place
+ * (mbuf_in). The window, sequence and ACK checks are the same for it; its in-order data
+ * goes into the receive buffer straight from the driver's buffer, and only out-of-order
+ * data is copied, into mbufs of its own (the frame is gone after the call). ACKs follow
+ * the bytes (tcp_ack_rule): a segment holding two full-sized segments' worth is
+ * acknowledged at once, as Linux's quick-ACK rule does ("more than one full frame
+ * received"), so a super-segment never waits for the delayed-ACK timer.
  */
 #include "net_priv.h"
 
@@ -238,24 +247,71 @@ static void tcp_fin_input(struct netstack *s, struct sock *tp)
     }
 }
 
-/* Queue an out-of-order segment (sorted by sequence; overlaps resolved on delivery). */
-static void tcp_reass_insert(struct netstack *s, struct sock *tp, struct mbuf *m,
-                             const struct seg *sg)
+/* An in-order segment of tlen data bytes was taken: acknowledge it at once if an ACK was
+ * owed already (at least every second segment) or if it alone is two full-sized
+ * segments' worth (a super-segment); else delay the ACK. */
+static void tcp_ack_rule(struct netstack *s, struct sock *tp, uint32_t tlen)
 {
-    s->st.tcp_ooo++;
-    if (tp->nreass >= NET_TCP_REASS_MAX) {
-        mbuf_free(&s->pool, m);
-        return;
+    uint32_t full = (uint32_t)s->nif->mtu - IP_HLEN - TCP_HLEN;   /* the MSS we offered */
+    if ((tp->flags & TF_DELACK) || tlen >= 2 * full) {
+        tp->flags |= TF_ACKNOW;
+    } else {
+        tp->flags |= TF_DELACK;
+        tp->t_delack = s->now + TCP_DELACK_MS;
     }
-    m->seq = sg->seq;
-    m->len = (uint16_t)sg->tlen;
-    m->fin = (sg->flags & TH_FIN) != 0;
+}
+
+/* Put m (data seq .. seq + len, fin) in order into the queue of out-of-order segments. */
+static void tcp_reass_link(struct sock *tp, struct mbuf *m)
+{
     struct mbuf **pp = &tp->reass;
     while (*pp && SEQ_LEQ((*pp)->seq, m->seq))
         pp = &(*pp)->next;
     m->next = *pp;
     *pp = m;
     tp->nreass++;
+}
+
+/* An out-of-order super-segment: its data copied into mbufs of up to NET_MBUF_DATA bytes
+ * (it lives in the driver's buffer only during the call), each queued, the FIN on the
+ * last; what does not fit the queue or the pool is dropped (the peer sends it again). */
+static void tcp_reass_copy(struct netstack *s, struct sock *tp, const struct mbuf *m,
+                           const struct seg *sg)
+{
+    for (uint32_t done = 0; done < sg->tlen && tp->nreass < NET_TCP_REASS_MAX;) {
+        struct mbuf *piece = mbuf_get(&s->pool, 0);
+        if (!piece) {
+            s->st.mbuf_exhausted++;
+            return;
+        }
+        uint32_t n = sg->tlen - done < NET_MBUF_DATA ? sg->tlen - done : NET_MBUF_DATA;
+        net_memcpy(piece->buf, mbuf_in(m) + done, n);
+        piece->len = n;
+        piece->seq = sg->seq + done;
+        done += n;
+        piece->fin = done == sg->tlen && (sg->flags & TH_FIN);
+        tcp_reass_link(tp, piece);
+    }
+}
+
+/* Queue an out-of-order segment (sorted by sequence; overlaps resolved on delivery).
+ * Returns m if it was not kept. */
+static struct mbuf *tcp_reass_insert(struct netstack *s, struct sock *tp, struct mbuf *m,
+                                     const struct seg *sg)
+{
+    s->st.tcp_ooo++;
+    if (tp->nreass >= NET_TCP_REASS_MAX)
+        return m;
+    if (m->ext && sg->tlen) {
+        tcp_reass_copy(s, tp, m, sg);
+        return m;
+    }
+    m->ext = 0;                               /* no data left to read in place */
+    m->seq = sg->seq;
+    m->len = sg->tlen;
+    m->fin = (sg->flags & TH_FIN) != 0;
+    tcp_reass_link(tp, m);
+    return 0;
 }
 
 /* Deliver queued segments that have become in-order. */
@@ -291,13 +347,8 @@ static struct mbuf *tcp_data_input(struct netstack *s, struct sock *tp, struct m
     }
     if (sg->seq == tp->rcv_nxt && !tp->reass) {
         if (sg->tlen) {
-            tp->rcv_nxt += ring_write(&tp->rcv, mbuf_data(m), sg->tlen);
-            if (tp->flags & TF_DELACK) {
-                tp->flags |= TF_ACKNOW;       /* at least every second segment */
-            } else {
-                tp->flags |= TF_DELACK;
-                tp->t_delack = s->now + TCP_DELACK_MS;
-            }
+            tp->rcv_nxt += ring_write(&tp->rcv, mbuf_in(m), sg->tlen);
+            tcp_ack_rule(s, tp, sg->tlen);
         }
         if (sg->flags & TH_FIN)
             tcp_fin_input(s, tp);
@@ -305,9 +356,9 @@ static struct mbuf *tcp_data_input(struct netstack *s, struct sock *tp, struct m
     }
     if (sg->tlen || (sg->flags & TH_FIN)) {
         tp->flags |= TF_ACKNOW;               /* out of order: duplicate ACK at once */
-        tcp_reass_insert(s, tp, m, sg);
+        m = tcp_reass_insert(s, tp, m, sg);
         tcp_reass_pull(s, tp);
-        return 0;
+        return m;
     }
     return m;
 }
@@ -431,15 +482,11 @@ static int tcp_predicted(struct netstack *s, struct sock *tp, struct mbuf *m,
     if (sg->ack != tp->snd_una || tp->reass || sg->tlen > tcp_rcv_space(tp))
         return 0;
     s->st.tcp_hdrpred_data++;
-    tp->rcv_nxt += ring_write(&tp->rcv, mbuf_data(m), sg->tlen);
+    tp->rcv_nxt += ring_write(&tp->rcv, mbuf_in(m), sg->tlen);
     mbuf_free(&s->pool, m);
-    if (tp->flags & TF_DELACK) {
-        tp->flags |= TF_ACKNOW;
+    tcp_ack_rule(s, tp, sg->tlen);
+    if (tp->flags & TF_ACKNOW)
         tcp_output(s, tp);
-    } else {
-        tp->flags |= TF_DELACK;
-        tp->t_delack = s->now + TCP_DELACK_MS;
-    }
     return 1;
 }
 
@@ -466,7 +513,7 @@ static void tcp_sync_input(struct netstack *s, struct sock *tp, struct mbuf *m, 
         return tcp_discard(s, m);
     }
     mbuf_adj(m, tcp_trim(s, tp, sg));
-    m->len = (uint16_t)sg->tlen;
+    m->len = sg->tlen;
     if (!(sg->flags & TH_ACK)) {
         tcp_output(s, tp);
         return tcp_discard(s, m);
@@ -484,7 +531,7 @@ static void tcp_sync_input(struct netstack *s, struct sock *tp, struct mbuf *m, 
 
 static void tcp_segment_input(struct netstack *s, struct mbuf *m, uint32_t src, uint32_t dst)
 {
-    uint8_t *h = mbuf_data(m);
+    const uint8_t *h = mbuf_in(m);
     unsigned hlen = m->len >= TCP_HLEN ? (h[12] >> 4) * 4u : 0;
     if (m->len < TCP_HLEN || hlen < TCP_HLEN || hlen > m->len) {
         s->st.rx_drop_tcp++;

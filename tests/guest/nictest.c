@@ -90,10 +90,10 @@ static bool payload_ok(const uint8_t *f, size_t len, unsigned seq)
     return true;
 }
 
-static void deliver(void *ctx, const uint8_t *frame, size_t len, bool csum_ok)
+static void deliver(void *ctx, const uint8_t *frame, size_t len, unsigned flags)
 {
     (void)ctx;
-    (void)csum_ok;                    /* no offload asked */
+    (void)flags;                      /* no offload asked */
     if (received == NICTEST_FRAMES || !payload_ok(frame, len, received)) {
         bad++;
         return;
@@ -149,7 +149,7 @@ int main(void)
         return failures != 0;
     }
     argument_checks();
-    int err = vnet_open(&nic, 0, false, false);
+    int err = vnet_open(&nic, 0, 0);
     CHECK(err == 0, "vnet_open: %d", err);
     if (!err) {
         const struct dev_info *d = &nic.dev.pci.info;

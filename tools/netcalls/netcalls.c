@@ -7,6 +7,7 @@
  *
  *   netcalls          the full run (installed as /bench/netcalls)
  *   netcalls-quick    a few samples and a small transfer (the test suite's shape check)
+ *   netcalls-bulk     the bulk transfers alone (`./ondol bench net-offload`)
  *
  * Under QEMU's icount the TSC counts instructions, so a sample read just before and just
  * after a call that does not wait is the exact number of instructions the whole machine
@@ -287,12 +288,13 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int quick = strstr(argv[0], "-quick") != NULL;
+    int bulk_only = strstr(argv[0], "-bulk") != NULL;
     int n = quick ? 5 : 50;
     uint64_t bulk = quick ? 256 * 1024 : 8 * 1024 * 1024;
     int results = open("/dev/results", O_WRONLY);
     if (results >= 0)
         out_fd = results;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && !bulk_only; i++) {
         time_calls(false, sizes[i], n);
         time_calls(true, sizes[i], n);
     }

@@ -1042,6 +1042,27 @@ NET_BENCH = Benchmark(
 )
 BENCHMARKS += (NET_BENCH,)
 
+NET_OFFLOAD_BENCH = Benchmark(
+    name="net-offload",
+    description="bulk TCP both ways (8 MiB, a static Linux program) with the virtio-net "
+                "offloads off, net_csum+net_tso, and net_csum+net_tso+net_rxtso, on ondol MK "
+                "and IK against the host's Linux stack: instructions per byte (icount, exact) "
+                "and MB/s (host wall clock); needs root: namespace and tap",
+    configs=netbench.offload_configs(),
+    key=("direction", "metric", "placement", "offload"),
+    columns=("direction", "placement", "offload", "metric", "median", "min", "max", "n",
+             "bytes", "net_csum", "net_tso", "net_rxtso"),
+    plot=Plot(kind="bar", x="bar", where={"metric": "ins_per_byte"}),
+    paper=None,
+    timeout=600.0,
+    rows=netbench.offload_rows,
+    environment=netbench.environment,
+    icount_sleep=True,
+    outputs=netbench.offload_outputs,
+    streams=("net",),
+)
+BENCHMARKS += (NET_OFFLOAD_BENCH,)
+
 
 def get(name: str, quick: bool = False) -> Benchmark:
     """The benchmark NAME (its shorter form with QUICK)."""

@@ -485,3 +485,78 @@ def outputs(doc: dict, directory: Path) -> list[Path]:
     if any(r.get("modelled_cycles") is not None for r in doc["results"]):
         paths += stacked_plot(doc, directory, "modelled_cycles", "net-layers-cycles")
     return paths
+
+
+# ---- `./ondol bench net-offload`: the virtio-net offloads off and on, bulk TCP ----------
+# Per placement (unix=P net=P) and offload set, one boot of /bench/netcalls-bulk (8 MiB each
+# way in 16 KiB calls against netpeer.py): instructions per byte (icount: exact; the
+# machine's TSC ticks less its halted time) and MB/s (the host's wall clock, of the same
+# boot: under icount the guest runs slower than without). `--runs N` boots each N times
+# and keeps the median (bench.combine_runs). The options each boot had are in its rows.
+OFFLOAD_PROGRAM = "/bench/netcalls-bulk"
+OFFLOADS = {                       # label -> the options (docs/net.md, "Offloads measured")
+    "off": {"net_csum": "off", "net_tso": "off", "net_rxtso": "off"},
+    "csum": {"net_csum": "on", "net_tso": "off", "net_rxtso": "off"},
+    "csum+tso": {"net_csum": "on", "net_tso": "on", "net_rxtso": "off"},
+    "csum+rxtso": {"net_csum": "on", "net_tso": "off", "net_rxtso": "on"},
+    "csum+tso+rxtso": {"net_csum": "on", "net_tso": "on", "net_rxtso": "on"},
+}
+OFFLOAD_METRICS = ("ins_per_byte", "mb_s")
+OFFLOAD_DIRECTIONS = (("to_host", "ondol → host"), ("from_host", "host → ondol"))
+
+
+def offload_configs():
+    from ondol.benchmarks import Config  # benchmarks.py imports this module
+    return tuple(Config(command="netcalls",
+                        options={"unix": p, "linux_init": OFFLOAD_PROGRAM, **options},
+                        params={"placement": p, "program": "netcalls", "offload": label,
+                                **options})
+                 for p in PLACEMENTS for label, options in OFFLOADS.items())
+
+
+def offload_rows(results: list[dict], config) -> list[dict]:
+    """One row per bulk direction and metric (its value as median, min and max of this
+    boot: --runs takes the median over boots), with the boot's placement and options."""
+    rows = []
+    for r in results:
+        if r.get("test") != "bulk":
+            continue
+        for metric in OFFLOAD_METRICS:
+            v = r[metric]
+            rows.append({**config.params, "direction": r["phase"], "metric": metric,
+                         "bytes": r["size"], "median": v, "min": v, "max": v, "n": 1,
+                         "bar": f"{config.params['placement']} {r['phase']} "
+                                f"{config.params['offload']}"})
+    return rows
+
+
+def offload_table(doc: dict) -> str:
+    """The offloads' tables: per direction and placement, instructions per byte, then MB/s,
+    with each offload set."""
+    rows = doc["results"]
+    labels = list(OFFLOADS)
+    runs = max((len(r.get("run_medians") or [1]) for r in rows), default=1)
+    exact = "exact, icount" if doc["mode"] == "icount" else "TSC ticks, not exact"
+    out = [f"**Bulk TCP, 8 MiB each way in 16 KiB calls**, mode {doc['mode']}, median of "
+           f"{runs} boot(s) per cell.", ""]
+    for metric, title, fmt in (("ins_per_byte", f"instructions per byte ({exact})", "{:.2f}"),
+                               ("mb_s", "MB/s (host wall clock of the same boots)", "{:.1f}")):
+        out += [f"{title}:", "", "| direction | placement | " + " | ".join(labels) + " |",
+                "|---|---|" + "---:|" * len(labels)]
+        for direction, label in OFFLOAD_DIRECTIONS:
+            for p in PLACEMENTS:
+                cells = []
+                for offload in labels:
+                    r = next((r for r in rows if r["direction"] == direction and
+                              r["placement"] == p and r["offload"] == offload and
+                              r["metric"] == metric), None)
+                    cells.append(fmt.format(r["median"]) if r else "–")
+                out.append(f"| {label} | {p.upper()} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def offload_outputs(doc: dict, directory: Path) -> list[Path]:
+    path = directory / "net-offload.md"
+    path.write_text(offload_table(doc))
+    return [path]

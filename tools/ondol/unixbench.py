@@ -5,7 +5,8 @@ the same QEMU and mode.
 The program goes into the root archive (build/rootfs.cpio) twice: /bench/unixbench (the full
 run) and /bench/unixbench-quick (a few samples; the test suite's shape check); so does
 `./ondol bench net`'s Linux-ABI program, tools/netcalls/netcalls.c (/bench/netcalls and
-/bench/netcalls-quick; netbench.py boots the peer for it through peer_boot). On ondol it
+/bench/netcalls-quick, and /bench/netcalls-bulk for `./ondol bench net-offload`;
+netbench.py boots the peer for it through peer_boot). On ondol it
 writes its records to /dev/results (the server's device for the result stream); on the peer
 to stdout, which the peer's /init (a second cpio appended to the archive, as the
 differential suite's peer-init is) sends to COM2.
@@ -59,13 +60,14 @@ def compile_program(build: Path, source: Path = SOURCE) -> bytes:
 
 
 def archive_entries(build: Path) -> list:
-    """The programs' root-archive members: each under its full and its quick name."""
+    """The programs' root-archive members: each under its full and its quick name (and
+    netcalls also as netcalls-bulk: its bulk transfers alone)."""
     mode = rootfs.S_IFREG | 0o755
     out = []
     for source in (SOURCE, NETCALLS_SOURCE):
         data = compile_program(build, source)
-        out += [rootfs.Entry(f"bench/{source.stem}{suffix}", mode, data)
-                for suffix in ("", "-quick")]
+        suffixes = ("", "-quick", "-bulk") if source == NETCALLS_SOURCE else ("", "-quick")
+        out += [rootfs.Entry(f"bench/{source.stem}{suffix}", mode, data) for suffix in suffixes]
     return out
 
 

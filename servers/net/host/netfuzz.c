@@ -10,7 +10,11 @@
  * carrying replies to its transaction (or nearly), with random message types, addresses
  * and option bytes; its state must stay sound and it must hold no buffer at the end.
  * Exit 0 and a summary line when all held; a crash, a sanitizer report, a broken
- * invariant or a leak fails.
+ * invariant or a leak fails. Every eighth frame is a super-segment as a device with
+ * GUEST_TSO4 hands one over (receive segmentation offload): up to 64 KiB of TCP behind a
+ * virtio_net_hdr, mostly right, its bytes sometimes spoilt; three in four go through the
+ * driver's checks (vnet_rx_judge) first, the rest straight to the stack with
+ * NET_RX_SUPER, whose own checks must hold alone.
  */
 #include "pair.h"
 #include "../net_priv.h"
@@ -175,6 +179,76 @@ static size_t make_frame(struct pair *p, uint8_t *f)
     return len;
 }
 
+/* ---- super-segments (receive segmentation offload) ---- */
+static uint64_t supers_judged, supers_refused, supers_direct;
+
+/* A virtio header and super-segment for B, in buf: mostly what a host would send (a live
+ * connection's sequence space, the pseudo-header sum left to finish), a few bytes spoilt
+ * sometimes. Returns the frame's length (after the header). */
+static size_t make_super(struct pair *p, uint8_t *buf)
+{
+    uint8_t *hdr = buf, *f = buf + VNET_HDR_LEN, *ip = f + ETH_HLEN, *t = ip + IP_HLEN;
+    size_t dlen = below(4) ? 2920 + below(62000) : below(65496);
+    size_t len = ETH_HLEN + IP_HLEN + TCP_HLEN + dlen;
+    memcpy(f, p->nif[1].mac, 6);
+    memcpy(f + 6, p->nif[0].mac, 6);
+    put16(f + 12, ETHERTYPE_IP);
+    memset(ip, 0, IP_HLEN);
+    ip[0] = 0x45;
+    put16(ip + 2, (uint16_t)(len - ETH_HLEN));
+    put16(ip + 6, 0x4000);
+    ip[8] = 64;
+    ip[9] = IPPROTO_TCP;
+    put32(ip + 12, PAIR_IP_A);
+    put32(ip + 16, PAIR_IP_B);
+    put16(ip + 10, cksum_fold(cksum_add(0, ip, IP_HLEN)));
+    struct sock *c = some_conn(p->st[1]);              /* a live connection, mostly */
+    put16(t, c && below(8) ? c->rport : (uint16_t)(49152 + below(64)));
+    put16(t + 2, c && below(8) ? c->lport : 80);
+    put32(t + 4, c ? near(c->rcv_nxt) : (uint32_t)rnd());
+    put32(t + 8, c ? near(c->snd_una) : (uint32_t)rnd());
+    put16(t + 14, (uint16_t)rnd());
+    t[12] = TCP_HLEN / 4 << 4;
+    t[13] = below(8) ? TH_ACK | (below(4) ? 0 : TH_PSH | (uint8_t)below(2)) : (uint8_t)below(64);
+    for (size_t i = 0; i < dlen; i++)
+        t[TCP_HLEN + i] = (uint8_t)i;
+    put16(t + 16, (uint16_t)~cksum_fold(cksum_pseudo(PAIR_IP_A, PAIR_IP_B, IPPROTO_TCP,
+                                                     (uint16_t)(len - ETH_HLEN - IP_HLEN))));
+    memset(hdr, 0, VNET_HDR_LEN);
+    hdr[0] = VNET_HDR_NEEDS_CSUM;
+    hdr[VNET_HDR_GSO_TYPE] = VNET_HDR_GSO_TCPV4;
+    vnet_put_le16(hdr + VNET_HDR_HDR_LEN, 54);
+    vnet_put_le16(hdr + VNET_HDR_GSO_SIZE, below(8) ? 1460 : below(2000));
+    vnet_put_le16(hdr + VNET_HDR_CSUM_START, 34);
+    vnet_put_le16(hdr + VNET_HDR_CSUM_OFFSET, 16);
+    for (unsigned k = below(4) ? 0 : 1 + below(4); k > 0; k--)
+        buf[below(VNET_HDR_LEN + 60)] = (uint8_t)rnd();  /* a spoilt header field */
+    if (!below(16))
+        len = below((unsigned)len + 1);                /* cut short */
+    return len;
+}
+
+/* One super-segment for B: through the driver's checks, or straight to the stack. */
+static void feed_super(struct pair *p)
+{
+    static uint8_t buf[VNET_HDR_LEN + VNET_TSO_MAX];
+    size_t len = make_super(p, buf);
+    const uint8_t *f = buf + VNET_HDR_LEN;
+    if (!below(4)) {
+        supers_direct++;
+        net_input_flags(p->st[1], f, len, NET_RX_SUPER | (below(2) ? NET_RX_CSUM_OK : 0));
+        return;
+    }
+    supers_judged++;
+    enum vnet_rx_verdict v = vnet_rx_judge(buf, f, len, true);
+    if (v == VNET_RX_SUPER)
+        net_input_flags(p->st[1], f, len, NET_RX_SUPER | NET_RX_CSUM_OK);
+    else if (v == VNET_RX_PLAIN)
+        net_input(p->st[1], f, len);
+    else
+        supers_refused++;
+}
+
 /* Real traffic: connections from A to B that come and go, with data both ways. */
 static void traffic(struct pair *p, int listener)
 {
@@ -328,6 +402,7 @@ int main(int argc, char **argv)
         p.nif[0].offload = p.nif[1].offload = NETIF_TX_CSUM | NETIF_TX_TSO;
         p.finish_csum = true;
     }
+    p.nif[1].offload |= NETIF_RX_CSUM | NETIF_RX_TSO;   /* B takes super-segments */
     int listener = net_socket(p.st[1], NET_SOCK_STREAM);
     net_bind(p.st[1], listener, 0, 80);
     net_listen(p.st[1], listener, 16);
@@ -335,8 +410,12 @@ int main(int argc, char **argv)
     net_bind(p.st[1], udp, 0, 7);
     static uint8_t frame[NET_MBUF_DATA + 256];
     for (uint64_t i = 0; i < n; i++) {
-        size_t len = make_frame(&p, frame);
-        net_input(p.st[1], frame, len);
+        if (i % 8 == 7) {
+            feed_super(&p);
+        } else {
+            size_t len = make_frame(&p, frame);
+            net_input(p.st[1], frame, len);
+        }
         check_invariants(p.st[1]);
         if (i % 4 == 0)
             traffic(&p, listener);
@@ -358,13 +437,15 @@ int main(int argc, char **argv)
         pair_step(&p, 1000);
     const struct net_stats *st = net_stats(p.st[1]);
     printf("netfuzz seed %llu: %llu frames; B dropped ether %llu ip %llu tcp-cksum %llu "
-           "rst-sent %llu challenge %llu; super-segments %llu bad %llu; sockets %u/%u "
-           "mbufs %u/%u\n",
+           "rst-sent %llu challenge %llu; super-segments %llu bad %llu; received whole %llu "
+           "(judged %llu refused %llu direct %llu); sockets %u/%u mbufs %u/%u\n",
            (unsigned long long)seed, (unsigned long long)n,
            (unsigned long long)st->rx_drop_ether, (unsigned long long)st->rx_drop_ip,
            (unsigned long long)st->tcp_bad_cksum, (unsigned long long)st->tcp_rst_sent,
            (unsigned long long)st->tcp_challenge_ack, (unsigned long long)p.tso_frames,
-           (unsigned long long)p.tso_bad, net_sockets_in_use(p.st[0]),
+           (unsigned long long)p.tso_bad, (unsigned long long)st->rx_super,
+           (unsigned long long)supers_judged, (unsigned long long)supers_refused,
+           (unsigned long long)supers_direct, net_sockets_in_use(p.st[0]),
            net_sockets_in_use(p.st[1]), net_mbufs_in_use(p.st[0]), net_mbufs_in_use(p.st[1]));
     int leak = net_sockets_in_use(p.st[0]) || net_sockets_in_use(p.st[1]) ||
                net_mbufs_in_use(p.st[0]) || net_mbufs_in_use(p.st[1]);

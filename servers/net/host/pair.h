@@ -10,6 +10,7 @@
 
 #include "../net.h"
 #include "link.h"
+#include "vnet_rx.h"
 
 #define PAIR_IP_A 0x0a000001u
 #define PAIR_IP_B 0x0a000002u
@@ -39,6 +40,18 @@ struct pair {
     uint32_t tso_seq_end[2];
     void (*tso_tap)(struct pair *p, int from, const uint8_t *frame, size_t len); /* each
                                                super-segment as the stack sent it */
+    /* Receive segmentation offload as virtio-net's GUEST_TSO4 (with a host that does not
+     * cut, as a tap does): with rx_super[i], every frame to side i travels behind a
+     * virtio_net_hdr, and a checked super-segment of the other side stays whole, its
+     * header saying gso TCPV4, its gso_size and hdr_len, NEEDS_CSUM at the TCP checksum.
+     * On arrival the driver's vnet_rx_judge decides, as in vnet_poll: a plain frame goes
+     * to the stack with rx_flags[i], a super-segment with NET_RX_SUPER | NET_RX_CSUM_OK
+     * (rx_supers[i] counts them), a bad one is dropped and counted in rx_bad[i] and by its
+     * kind. rx_spoil, when set, may change a super-segment's header and frame (and its
+     * length, up to the room given) before it goes on the link. */
+    bool rx_super[2];
+    uint64_t rx_supers[2], rx_bad[2], rx_bad_kind[VNET_RX_KINDS];
+    void (*rx_spoil)(struct pair *p, uint8_t *hdr, uint8_t *frame, size_t *len);
 };
 
 void pair_init(struct pair *p, const struct link_params *lp, uint16_t mtu_b);
