@@ -46,6 +46,7 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
         w[2] = 0xffffff00;
         w[3] = 0x0a4f0001;
         w[4] = 0x525400123456ull;
+        w[5] = NET_CF_UP | NET_CF_BRD;
     } else {
         for (int i = 1; i < 7; i++)
             w[i] = (uint64_t)i * 10;
@@ -243,11 +244,11 @@ static void test_errors_and_acks(void)
     uint32_t echoed;
     uint16_t flags;
     unsigned char body[16] = {0};
-    CHECK_EQ(request(fd, RTM_GETNEIGH, NLM_F_REQUEST | NLM_F_DUMP, 1, body, 12), 28);
+    CHECK_EQ(request(fd, RTM_NEWNEIGH, NLM_F_REQUEST, 1, body, 12), 28);
     CHECK_EQ(error_of(fd, 1, &echoed, &flags), -EOPNOTSUPP);
     CHECK(echoed == 12 && flags == 0);                            /* the whole request */
     CHECK_EQ(request(fd, RTM_NEWADDR, NLM_F_REQUEST, 2, body, 8), 24);
-    CHECK_EQ(error_of(fd, 2, &echoed, &flags), -EOPNOTSUPP);      /* root: as SIOCSIFADDR */
+    CHECK_EQ(error_of(fd, 2, &echoed, &flags), -EOPNOTSUPP);      /* family 0: not AF_INET */
     vt_proc->uid[ID_EFFECTIVE] = 1000;
     CHECK_EQ(request(fd, RTM_NEWROUTE, NLM_F_REQUEST, 3, body, 12), 28);
     CHECK_EQ(error_of(fd, 3, &echoed, &flags), -EPERM);
