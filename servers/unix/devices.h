@@ -171,6 +171,9 @@ long netif_set_address(uint32_t ip, uint32_t mask, bool brd);
 long netif_set_up(bool up);
 /* The default route through gw, or none (gw 0). */
 long netif_set_gateway(uint32_t gw);
+/* Whether gw can be a gateway of configuration n (on its subnet, the interface up): 0 or
+ * -ENETUNREACH; Linux checks the next hop before it looks for the route already there. */
+long netif_gateway_check(const struct netif_config *n, uint32_t gw);
 /* The caller may change the network configuration (Linux: CAP_NET_ADMIN; here root). */
 bool netif_may_change(const struct ucall *c);
 /* The ARP cache for `ip neigh` and /proc/net/arp: up to max entries (state NEIGH_*). */

@@ -130,15 +130,20 @@ long netif_set_up(bool up)
     return apply(&n);
 }
 
+long netif_gateway_check(const struct netif_config *n, uint32_t gw)
+{
+    bool onlink = n->ip && (gw & n->mask) == (n->ip & n->mask);
+    return onlink && (n->flags & NET_CF_UP) ? 0 : -ENETUNREACH;
+}
+
 long netif_set_gateway(uint32_t gw)
 {
     struct netif_config n;
     if (!netif_config(&n))
         return -ENODEV;
-    if (gw && (!n.ip || !(n.flags & NET_CF_UP)))
-        return -ENETUNREACH;                 /* no route to the gateway at all */
+    long err = gw ? netif_gateway_check(&n, gw) : 0;
     n.gw = gw;
-    return apply(&n);
+    return err ? err : apply(&n);
 }
 
 int netif_neighbours(struct netif_neigh *out, int max)
@@ -329,6 +334,9 @@ static long route_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg)
         return !is_default || !n.gw || (gw && gw != n.gw) ? -ESRCH : netif_set_gateway(0);
     if (!is_default || !gw)
         return -EOPNOTSUPP;
+    long err = netif_gateway_check(&n, gw);
+    if (err)
+        return err;
     if (n.gw)
         return n.gw == gw ? -EEXIST : -EOPNOTSUPP;
     return netif_set_gateway(gw);

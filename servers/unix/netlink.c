@@ -585,6 +585,8 @@ static long change_route(const struct req *r, bool add)
     if (!has_gw || !table_ok || (rt.type != RTN_UNICAST && rt.type != RTN_UNSPEC))
         return -EOPNOTSUPP;
     uint16_t f = r->h->flags;
+    if ((err = netif_gateway_check(&n, gw)))
+        return err;
     if (n.gw && (f & NLM_F_EXCL))
         return -EEXIST;
     if (n.gw && !(f & NLM_F_REPLACE))
