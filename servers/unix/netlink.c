@@ -556,13 +556,13 @@ static long route_req(const struct req *r, struct rtmsg *rt, uint32_t *gw, bool 
     const struct rtattr *o = find_attr(r, sizeof *rt, RTA_OIF);
     if (o && o->len >= sizeof *o + 4)
         vfs_memcpy(&oif, o + 1, 4);
-    if (o && oif != NETIF_INDEX)
-        return -ENODEV;
     int g = addr_attr(r, sizeof *rt, RTA_GATEWAY, gw);
     int d = addr_attr(r, sizeof *rt, RTA_DST, &dst);
     if (g < 0 || d < 0)
         return -ERANGE;
     *has_gw = g == 0 && *gw;
+    if (o && oif != NETIF_INDEX)             /* a gateway through no interface: no route */
+        return *has_gw ? -ENETUNREACH : -ENODEV;
     return rt->dst_len || dst ? -EOPNOTSUPP : 0;   /* the default route only */
 }
 
@@ -577,8 +577,8 @@ static long change_route(const struct req *r, bool add)
     struct netif_config n;
     if (err)
         return add || err != -EOPNOTSUPP ? err : -ESRCH;
-    if (!netif_config(&n))
-        return -ENODEV;
+    if (!netif_config(&n))                   /* no interface: no route, none to reach */
+        return !add ? -ESRCH : has_gw ? -ENETUNREACH : -EOPNOTSUPP;
     if (!add)
         return !n.gw || (has_gw && gw != n.gw) ? -ESRCH : netif_set_gateway(0);
     bool table_ok = rt.table == RT_TABLE_MAIN || rt.table == RT_TABLE_UNSPEC;

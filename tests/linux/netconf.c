@@ -134,6 +134,8 @@ static void rtnetlink_checks(int fd)
 
 	struct rtmsg rt = {.rtm_family = AF_INET, .rtm_table = 254, .rtm_protocol = 3,
 			   .rtm_type = 1};
+	const struct attr no_oif[] = {{RTA_OIF, 4, NO_INDEX}, {0, 0, 0}};
+	const struct attr via[] = {{RTA_GATEWAY, 4, ADDR(10, 201, 0, 1)}, {0, 0, 0}};
 	const struct attr via_no_oif[] = {{RTA_GATEWAY, 4, ADDR(10, 201, 0, 1)},
 					  {RTA_OIF, 4, NO_INDEX}, {0, 0, 0}};
 	const struct attr absent[] = {{RTA_DST, 4, ADDR(10, 202, 0, 0)}, {0, 0, 0}};
@@ -141,7 +143,13 @@ static void rtnetlink_checks(int fd)
 	request("newroute_short", fd, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, 4, NULL,
 		"EINVAL");
 	request("newroute_no_oif", fd, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof rt,
-		via_no_oif, "ENODEV");
+		no_oif, "ENODEV");
+	/* the next hop is checked first: no route to the gateway (10.201.0.1 is on no
+	 * subnet here), with or without an unknown interface */
+	request("newroute_gw_unreachable", fd, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt,
+		sizeof rt, via, "ENETUNREACH");
+	request("newroute_gw_no_oif", fd, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof rt,
+		via_no_oif, "ENETUNREACH");
 	request("delroute_short", fd, RTM_DELROUTE, 0, &rt, 4, NULL, "EINVAL");
 	rt.rtm_dst_len = 16;
 	request("delroute_absent", fd, RTM_DELROUTE, 0, &rt, sizeof rt, absent, "ESRCH");
