@@ -24,7 +24,7 @@ ONDOL_MAC = "52:54:00:12:34:56"    # QEMU's virtio-net default
 TAP_MAC = "02:00:00:4f:00:01"      # the host side's, the same in both worlds
 OFF_LINK = "10.78.0.5"             # on the host side's loopback: reached through the gateway
 BUSYBOX = BUILD / "rootfs" / "bin" / "busybox"
-APPLETS = ("sh", "ifconfig", "route", "ip", "arp", "cat", "head", "tail", "ping", "awk")
+APPLETS = ("sh", "ifconfig", "route", "ip", "arp", "cat", "head", "tail", "ping", "awk", "nc")
 
 
 def host(cmd, status):
@@ -52,7 +52,9 @@ STEPS = [
     "route del default gw 10.79.0.1",
     f"ip route get {OFF_LINK}",
     f"ping -c 1 -W 1 {OFF_LINK}",
+    f"nc {OFF_LINK} 80 </dev/null",
     "ip route replace default via 10.79.0.1",
+    f"nc {OFF_LINK} 80 </dev/null",
     f"ip route get {OFF_LINK}",
     "ip route get 10.79.0.1",
     f"ping -c 1 -W 3 {OFF_LINK} >/dev/null",
@@ -139,7 +141,8 @@ def linux_twin(tag, bindir):
 
 @pytest.mark.parametrize("form,net", [("mk", "mk"), ("ik", "ik"), ("ik", "mk")])
 def test_busybox_configuration_changes_as_linux(form, net, tmp_path):
-    """The ~50 steps on ondol (unix=form net=net) and in the Linux twin: identical."""
+    """The steps on ondol (unix=form net=net) and in the Linux twin: identical; then the
+    limits, where ondol differs from Linux on purpose (EOPNOTSUPP)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     for a in APPLETS:
@@ -157,7 +160,12 @@ def test_busybox_configuration_changes_as_linux(form, net, tmp_path):
                                                         *cmd.split()],
                                                        capture_output=True,
                                                        timeout=60).returncode)
+            beyond = (s.cmd(shell_line("route add default gw 10.79.0.3")) +
+                      s.cmd(shell_line("ip addr add 10.79.0.20/24 dev eth0")))
             assert s.halt() == 0
+    # the limits (Linux takes both: a second default route and a second address)
+    assert beyond == ("route: SIOCADDRT: Operation not supported\nst 1\n"
+                      "ip: RTNETLINK answers: Operation not supported\nst 2\n"), beyond
     assert len(got) == len(want) == len(STEPS)
     for g, w in zip(got, want):
         assert g == w
