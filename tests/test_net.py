@@ -2,7 +2,8 @@
 
 - the two-stack unit tests (servers/net/host/nettest.c: handshake, options, closing states,
   RST, delayed ACK, Nagle, bulk, loss/reordering/duplication, zero window, keep-alive,
-  100 connections, SYN backlog, UDP, ICMP, ARP, checksum and segmentation offload) under
+  100 connections, SYN backlog, UDP, ICMP, ARP, checksum and segmentation offload,
+  configuration changes: ENETUNREACH without a route, down and up, a new address) under
   ASan and UBSan;
 - a slice of the random-frame fuzz (`make net-fuzz` runs a long one), odd seeds with
   segmentation offload on;
@@ -36,7 +37,7 @@ def built():
 
 
 GROUPS = ("handshake", "rst", "rststates", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
-          "many", "udp", "offload", "tso")
+          "many", "udp", "offload", "tso", "config")
 
 
 def test_two_stack_unit_tests(built):
