@@ -46,6 +46,7 @@ STEPS = [
     host("ping -c 1 -W 1 10.79.0.2", 1),
     "route add default gw 10.79.0.1",
     "route add default gw 10.79.0.1",
+    "route add default gw 10.79.0.1 dev nosuch",
     "route add default gw 10.99.0.1",
     "cat /proc/net/route",
     "route del default gw 10.79.0.1",

@@ -134,6 +134,7 @@ size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
  * server; with no interface (present false) the files hold their headers only. Addresses
  * are host byte order; the route table is the gateway's default route and the subnet's. */
 #define NETIF_NAME "eth0"
+#define IFNAMSIZ 16                /* an interface name's bytes, its NUL included */
 #define NETIF_INDEX 1              /* no loopback before it */
 #define NETIF_MTU 1500
 #define NETIF_TXQLEN 1000          /* what Linux reports for an Ethernet device */

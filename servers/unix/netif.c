@@ -311,7 +311,7 @@ static uint32_t sockaddr_ip(const struct linux_sockaddr *a)
 }
 
 /* SIOCADDRT, SIOCDELRT: the default route (destination and genmask 0.0.0.0 with a
- * gateway) only; any other route is EOPNOTSUPP, a second default route too. Adding the
+ * gateway; a device named, eth0) only; any other route is EOPNOTSUPP, a second default route too. Adding the
  * one there is is EEXIST, deleting one that is not there ESRCH, as Linux. */
 static long route_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg)
 {
@@ -323,6 +323,14 @@ static long route_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg)
         return -EFAULT;
     if (rt.dst.family != 2)
         return -EAFNOSUPPORT;
+    if (rt.dev) {                              /* `dev NAME`: Linux reads 15 bytes of it */
+        char name[IFNAMSIZ];
+        long k = copy_in_str(c->proc, name, rt.dev, sizeof name);
+        if (k == -EFAULT)
+            return -EFAULT;
+        if (k < 0 || vfs_memcmp(name, NETIF_NAME, sizeof NETIF_NAME))
+            return -ENODEV;
+    }
     uint32_t dst = sockaddr_ip(&rt.dst), mask = sockaddr_ip(&rt.genmask);
     uint32_t gw = rt.gateway.family == 2 ? sockaddr_ip(&rt.gateway) : 0;
     if (cmd == SIOCADDRT && (rt.flags & RTF_GATEWAY) && !gw)

@@ -78,7 +78,6 @@
 #define IF_OPER_DOWN 2
 #define IF_OPER_UP 6
 #define IFF_LOWER_UP 0x10000
-#define IFNAMSIZ 16
 #define IFA_ADDRESS 1
 #define IFA_LOCAL 2
 #define IFA_LABEL 3
