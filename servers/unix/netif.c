@@ -146,10 +146,14 @@ long netif_set_gateway(uint32_t gw)
     return err ? err : apply(&n);
 }
 
+/* The server's cache has NET_ARP_ENTRIES slots (16) and says EINVAL past the last; the
+ * walk stops at this many whatever it says. */
+#define NEIGH_SLOTS_MAX 64
+
 int netif_neighbours(struct netif_neigh *out, int max)
 {
     int k = 0;
-    for (uint64_t slot = 0; k < max; slot++) {
+    for (uint64_t slot = 0; k < max && slot < NEIGH_SLOTS_MAX; slot++) {
         uint64_t w[IPC_MRS] = {0, slot};
         if (sock_net_op(NET_NEIGH, w) < 0 || (int64_t)w[1] < 0)
             break;

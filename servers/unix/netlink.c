@@ -553,7 +553,9 @@ static long route_req(const struct req *r, struct rtmsg *rt, uint32_t *gw, bool 
         return -EINVAL;
     uint32_t oif = 0, dst = 0;
     const struct rtattr *o = find_attr(r, sizeof *rt, RTA_OIF);
-    if (o && o->len >= sizeof *o + 4)
+    if (o && o->len < sizeof *o + 4)
+        return -ERANGE;
+    if (o)
         vfs_memcpy(&oif, o + 1, 4);
     int g = addr_attr(r, sizeof *rt, RTA_GATEWAY, gw);
     int d = addr_attr(r, sizeof *rt, RTA_DST, &dst);
