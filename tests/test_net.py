@@ -4,7 +4,8 @@
   RST, delayed ACK, Nagle, bulk, loss/reordering/duplication, zero window, keep-alive,
   100 connections, SYN backlog, UDP, ICMP, ARP, checksum and segmentation offload both
   ways: `rxtso`, super-segments taken whole through the driver's checks, in order, lossy,
-  ACK timing, each kind of bad GSO header) under ASan and UBSan;
+  ACK timing, each kind of bad GSO header; configuration changes: ENETUNREACH without a
+  route, down and up, a new address) under ASan and UBSan;
 - a slice of the random-frame fuzz (`make net-fuzz` runs a long one), odd seeds with
   segmentation offload on, every seed feeding super-segments for receive offload;
 - the stack builds freestanding and needs nothing but memcpy & co.;
@@ -37,7 +38,7 @@ def built():
 
 
 GROUPS = ("handshake", "rst", "rststates", "close", "delack", "bulk", "impaired", "zerowindow", "keepalive",
-          "many", "udp", "offload", "tso", "rxtso")
+          "many", "udp", "offload", "tso", "rxtso", "config")
 
 
 def test_two_stack_unit_tests(built):

@@ -78,8 +78,8 @@ static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
 
 static int cmd_config(void)
 {
-    uint64_t ip, mask, gw, mac;
-    long r = net_call_config(&conn, &ip, &mask, &gw, &mac);
+    uint64_t ip, mask, gw, mac, flags;
+    long r = net_call_config(&conn, &ip, &mask, &gw, &mac, &flags);
     if (r < 0)
         return printf("netcli: config: error %ld\n", r), 1;
     printf("netcli config");

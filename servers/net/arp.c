@@ -79,7 +79,11 @@ static void arp_flush(struct netstack *s, struct arp_entry *e)
     }
 }
 
-static void arp_learn(struct netstack *s, uint32_t ip, const uint8_t *mac, int create)
+/* What a packet from ip at mac teaches: a reply confirms the entry (Linux: REACHABLE); a
+ * request creates an unconfirmed one (STALE) and, with the same MAC, leaves a confirmed
+ * one as it is, as Linux does. */
+static void arp_learn(struct netstack *s, uint32_t ip, const uint8_t *mac, int create,
+                      bool reply)
 {
     struct arp_entry *e = arp_find(s, ip);
     if (!e && !create)
@@ -87,7 +91,12 @@ static void arp_learn(struct netstack *s, uint32_t ip, const uint8_t *mac, int c
     if (!e) {
         e = arp_slot(s);
         e->ip = ip;
+        e->confirmed = 0;
     }
+    if (reply)
+        e->confirmed = s->now ? s->now : 1;
+    else if (e->state != ARP_RESOLVED || net_memcmp(e->mac, mac, 6))
+        e->confirmed = 0;
     net_memcpy(e->mac, mac, 6);
     e->state = ARP_RESOLVED;
     e->expires = s->now + NET_ARP_EXPIRE_MS;
@@ -111,7 +120,7 @@ void arp_input(struct netstack *s, struct mbuf *m)
     if (sip == 0 || sip == s->ip)
         return;
     int for_us = tip == s->ip && s->ip != 0;   /* no address yet (DHCP): answer nothing */
-    arp_learn(s, sip, sha, for_us);          /* RFC 826: merge, add only if for us */
+    arp_learn(s, sip, sha, for_us, op == 2);   /* RFC 826: merge, add only if for us */
     if (for_us && op == 1)
         arp_send(s, 2, sha, sip);
 }
@@ -127,6 +136,7 @@ void arp_resolve_and_send(struct netstack *s, struct mbuf *m, uint32_t nexthop)
         e = arp_slot(s);
         e->ip = nexthop;
         e->tries = 0;
+        e->confirmed = 0;
     }
     if (e->state != ARP_RESOLVING) {         /* new, or an expired entry: ask again */
         e->state = ARP_RESOLVING;
@@ -178,4 +188,20 @@ uint64_t arp_next_timer(const struct netstack *s)
         if (s->arp[i].state != ARP_FREE && s->arp[i].expires < t)
             t = s->arp[i].expires;
     return t;
+}
+
+enum net_neigh_state net_neighbour(const struct netstack *s, unsigned i, uint32_t *ip,
+                                   uint8_t mac[6])
+{
+    const struct arp_entry *e = i < NET_ARP_ENTRIES ? &s->arp[i] : 0;
+    if (!e || e->state == ARP_FREE)
+        return NET_NEIGH_NONE;
+    *ip = e->ip;
+    if (e->state == ARP_RESOLVING) {
+        net_memset(mac, 0, 6);
+        return NET_NEIGH_INCOMPLETE;
+    }
+    net_memcpy(mac, e->mac, 6);
+    bool fresh = e->confirmed && s->now - e->confirmed < NET_ARP_REACHABLE_MS;
+    return fresh ? NET_NEIGH_REACHABLE : NET_NEIGH_STALE;
 }

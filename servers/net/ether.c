@@ -1,6 +1,7 @@
 /*
  * Ethernet II framing: accept frames for our MAC or broadcast, dispatch IPv4 and ARP,
- * and prepend the 14-byte header on output. No VLANs, no multicast.
+ * and prepend the 14-byte header on output. No VLANs, no multicast. While the interface
+ * is down (net_set_down) every frame in and out is dropped, as by a device switched off.
  */
 #include "net_priv.h"
 
@@ -9,7 +10,8 @@ static const uint8_t ether_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 void ether_input(struct netstack *s, struct mbuf *m)
 {
     const uint8_t *h = mbuf_in(m);
-    if (m->len < ETH_HLEN || (net_memcmp(h, s->nif->mac, 6) && net_memcmp(h, ether_bcast, 6))) {
+    if (s->down || m->len < ETH_HLEN ||
+        (net_memcmp(h, s->nif->mac, 6) && net_memcmp(h, ether_bcast, 6))) {
         s->st.rx_drop_ether++;
         mbuf_free(&s->pool, m);
         return;
@@ -39,6 +41,10 @@ static const uint8_t *tso_frame(struct netstack *s, const struct mbuf *m, const 
  * left to the device starts after our IP header, which never has options. */
 void ether_output(struct netstack *s, struct mbuf *m, const uint8_t dst[6], uint16_t type)
 {
+    if (s->down) {
+        mbuf_free(&s->pool, m);
+        return;
+    }
     struct net_offload off = {m->csum_off ? ETH_HLEN + IP_HLEN : 0, m->csum_off, m->tso_mss, 0};
     NET_PROBE_ENTER(NET_L_DRV_OUT);
     uint8_t *h = mbuf_prepend(m, ETH_HLEN);

@@ -128,6 +128,8 @@ long icmp_raw_send(struct netstack *s, const void *msg, size_t len, uint32_t ip)
         return -NET_EMSGSIZE;
     if (len < 8)
         return -NET_EINVAL;                  /* not even an ICMP header */
+    if (net_route(s, ip))
+        return -NET_ENETUNREACH;
     struct mbuf *m = mbuf_get(&s->pool, NET_HEADROOM);
     if (!m) {
         s->st.mbuf_exhausted++;

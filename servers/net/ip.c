@@ -4,6 +4,8 @@
  * with a count (no reassembly: TCP uses MSS and sets DF), strips options and link padding,
  * and dispatches on the protocol (a super-segment, NET_RX_SUPER, only to TCP). Output prepends a 20-byte header with DF set and TTL 64
  * and picks the next hop: the destination when on-link, else the gateway. No forwarding.
+ * The routes are those of one interface (net_route): its subnet and a default route
+ * through the gateway, both gone while the interface is down or has no address.
  */
 #include "net_priv.h"
 
@@ -80,16 +82,16 @@ static void ip_output_routed(struct netstack *s, struct mbuf *m, uint32_t dst, u
     put32(h + 12, s->ip);
     put32(h + 16, dst);
     put16(h + 10, cksum_fold(cksum_add(0, h, IP_HLEN)));
-    int onlink = (dst & s->mask) == (s->ip & s->mask) || dst == 0xffffffffu;
     if (dst == 0xffffffffu) {
         ether_output(s, m, 0, ETHERTYPE_IP);
         return;
     }
-    if (!onlink && !s->gw) {
-        mbuf_free(&s->pool, m);              /* no route */
+    if (net_route(s, dst)) {
+        mbuf_free(&s->pool, m);              /* no route (any longer): connect and sendto
+                                                said ENETUNREACH when there was none */
         return;
     }
-    arp_resolve_and_send(s, m, onlink ? dst : s->gw);
+    arp_resolve_and_send(s, m, (dst & s->mask) == (s->ip & s->mask) ? dst : s->gw);
 }
 
 void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
@@ -98,3 +100,22 @@ void ip_output(struct netstack *s, struct mbuf *m, uint32_t dst, uint8_t proto)
     ip_output_routed(s, m, dst, proto);
     NET_PROBE_LEAVE(NET_L_IP_OUT);
 }
+
+/* ---- the configuration (the one interface's address and its routes) ---- */
+
+int net_route(const struct netstack *s, uint32_t dst)
+{
+    bool onlink = (dst & s->mask) == (s->ip & s->mask) || dst == 0xffffffffu;
+    return !s->down && s->ip && (onlink || s->gw) ? 0 : -NET_ENETUNREACH;
+}
+
+void net_set_address(struct netstack *s, uint32_t ip, uint32_t mask, uint32_t gw)
+{
+    s->ip = ip;
+    s->mask = mask;
+    s->gw = gw;
+    s->dhcp.state = DHCP_OFF;
+}
+
+void net_set_down(struct netstack *s, bool down) { s->down = down; }
+bool net_is_down(const struct netstack *s) { return s->down; }

@@ -199,6 +199,26 @@ void net_dhcp_start(struct netstack *s);
 enum dhcp_state net_dhcp_state(const struct netstack *s);
 const struct dhcp *net_dhcp(const struct netstack *s);
 void net_address(const struct netstack *s, uint32_t *ip, uint32_t *mask, uint32_t *gw);
+/* Configuration changes (ifconfig, ip; docs/net.md "Changing the configuration"): the
+ * address, netmask and gateway (0: none) become these, and DHCP stops (a manual change
+ * wins, as on Linux, where a DHCP client is a program the administrator stops). The
+ * caller checks the values (netsrv.c); sockets keep their local address. */
+void net_set_address(struct netstack *s, uint32_t ip, uint32_t mask, uint32_t gw);
+/* The interface down (every frame in or out dropped) or up again. */
+void net_set_down(struct netstack *s, bool down);
+bool net_is_down(const struct netstack *s);
+/* Whether dst has a route (the interface up with an address, and dst on its subnet, the
+ * limited broadcast, or a gateway set): 0, or -NET_ENETUNREACH, which connect, sendto and
+ * raw sends return as Linux does rather than dropping the packet. */
+int net_route(const struct netstack *s, uint32_t dst);
+/* The ARP cache entry in slot i (< NET_ARP_ENTRIES) for `ip neigh` and /proc/net/arp:
+ * NET_NEIGH_NONE (a free slot), NET_NEIGH_INCOMPLETE (asked, no answer yet; mac zero),
+ * NET_NEIGH_REACHABLE (confirmed by a reply within NET_ARP_REACHABLE_MS) or
+ * NET_NEIGH_STALE (older, or learned from a request). */
+enum net_neigh_state { NET_NEIGH_NONE, NET_NEIGH_INCOMPLETE, NET_NEIGH_REACHABLE,
+                       NET_NEIGH_STALE };
+enum net_neigh_state net_neighbour(const struct netstack *s, unsigned i, uint32_t *ip,
+                                   uint8_t mac[6]);
 
 /* TCP state name (tests, debugging): "ESTABLISHED", "TIME_WAIT", ... */
 const char *net_state_name(struct netstack *s, int sd);

@@ -20,6 +20,8 @@
 #define NET_ARP_EXPIRE_MS 60000
 #define NET_ARP_RETRY_MS 1000
 #define NET_ARP_TRIES 3
+#define NET_ARP_REACHABLE_MS 30000   /* a confirmed entry is REACHABLE this long (Linux's
+                                       base_reachable_time), then STALE */
 #define NET_UDP_QUEUE 32           /* datagrams queued per UDP socket */
 #define NET_TCP_REASS_MAX 64       /* out-of-order segments held per connection */
 

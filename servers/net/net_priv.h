@@ -121,6 +121,8 @@ struct arp_entry {
     uint8_t mac[6];
     uint8_t state;                  /* 0 free, 1 resolving, 2 resolved */
     uint8_t tries;
+    uint64_t confirmed;             /* when a reply last confirmed it (0: learned from a
+                                       request only): Linux's REACHABLE or STALE */
     uint64_t expires;               /* resolved: expiry; resolving: next retry */
     struct mbuf *pending;
     unsigned npending;
@@ -129,6 +131,7 @@ struct arp_entry {
 struct netstack {
     struct netif *nif;
     uint32_t ip, mask, gw;
+    bool down;                      /* the interface is down: nothing sent or received */
     uint64_t now;
     uint64_t rand;
     uint16_t ip_id, next_port;

@@ -463,19 +463,78 @@ static long leave(void)
 static int sd_of(uint64_t w) { return w > 0x7fffffff ? -1 : (int)w; }
 static uint64_t result(long r) { return (uint64_t)r; }
 
-long net_config(struct srv_call *call, uint64_t *ip, uint64_t *mask, uint64_t *gw, uint64_t *mac)
+static uint64_t mac_word(const uint8_t mac[6])
+{
+    uint64_t w = 0;
+    for (int i = 0; i < 6; i++)
+        w = w << 8 | mac[i];
+    return w;
+}
+
+/* The flags the configuration has besides the stack's state: CF_BRD (the address has its
+ * broadcast: the boot's address and DHCP's do, as ifconfig's). */
+static uint64_t cfg_flags = NET_CF_BRD;
+
+long net_config(struct srv_call *call, uint64_t *ip, uint64_t *mask, uint64_t *gw, uint64_t *mac,
+                uint64_t *flags)
 {
     (void)call;
     if (enter())
         return E_NOENT;
     uint32_t a, m, g;
-    net_address(stack, &a, &m, &g);   /* ip= and gw=, or what DHCP gave */
+    net_address(stack, &a, &m, &g);   /* ip= and gw=, or what DHCP or setconfig gave */
     *ip = a;
     *mask = m;
     *gw = g;
-    *mac = 0;
-    for (int i = 0; i < 6; i++)
-        *mac = *mac << 8 | nic.mac[i];
+    *mac = mac_word(nic.mac);
+    *flags = (cfg_flags & NET_CF_BRD) | (net_is_down(stack) ? 0 : NET_CF_UP);
+    return leave();
+}
+
+/* A netmask: ones, then zeros (0 included). */
+static bool contiguous(uint32_t mask) { return (~mask & (~mask + 1)) == 0; }
+
+/* setconfig's words, each checked (the op's comment in interfaces/net.idl): 0 or the
+ * stack's error. */
+static int check_config(uint64_t ip, uint64_t mask, uint64_t gw, uint64_t flags)
+{
+    if (ip > 0xffffffffu || mask > 0xffffffffu || gw > 0xffffffffu ||
+        (flags & ~(uint64_t)(NET_CF_UP | NET_CF_BRD)) || !contiguous((uint32_t)mask))
+        return -NET_EINVAL;
+    if (!ip && (mask || gw || (flags & NET_CF_BRD)))
+        return -NET_EINVAL;
+    if (gw && (!(flags & NET_CF_UP) || gw == ip))
+        return -NET_EINVAL;
+    return gw && (gw & mask) != (ip & mask) ? -NET_ENETUNREACH : 0;
+}
+
+long net_setconfig(struct srv_call *call, uint64_t ip, uint64_t mask, uint64_t gw,
+                   uint64_t flags, uint64_t *res)
+{
+    (void)call;
+    if (enter())
+        return E_NOENT;
+    int err = check_config(ip, mask, gw, flags);
+    if (!err) {
+        net_set_address(stack, (uint32_t)ip, (uint32_t)mask, (uint32_t)gw);
+        net_set_down(stack, !(flags & NET_CF_UP));
+        cfg_flags = flags;
+    }
+    *res = result(err);
+    return leave();
+}
+
+long net_neigh(struct srv_call *call, uint64_t slot, uint64_t *res, uint64_t *ip, uint64_t *mac)
+{
+    (void)call;
+    if (enter())
+        return E_NOENT;
+    uint32_t a = 0;
+    uint8_t m[6] = {0};
+    *res = slot < NET_ARP_ENTRIES ? (uint64_t)net_neighbour(stack, (unsigned)slot, &a, m)
+                                  : result(-NET_EINVAL);
+    *ip = a;
+    *mac = mac_word(m);
     return leave();
 }
 

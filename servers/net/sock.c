@@ -196,9 +196,12 @@ int net_accept(struct netstack *s, int sd, uint32_t *ip, uint16_t *port)
 }
 
 /* A datagram socket's default peer (ip 0 and port 0: none): sends without an address go
- * there, and only its datagrams are taken (udp_input). Binds an ephemeral port. */
+ * there, and only its datagrams are taken (udp_input). Binds an ephemeral port. A peer
+ * without a route is -NET_ENETUNREACH, as Linux's connect. */
 static int dgram_connect(struct netstack *s, struct sock *so, uint32_t ip, uint16_t port)
 {
+    if (ip && net_route(s, ip))
+        return -NET_ENETUNREACH;
     if (!so->lport)
         so->lport = net_ephemeral_port(s, so->type);
     so->rip = ip;
@@ -219,6 +222,8 @@ int net_connect(struct netstack *s, int sd, uint32_t ip, uint16_t port)
         return -NET_EISCONN;
     if (!ip || !port)
         return -NET_EINVAL;
+    if (net_route(s, ip))
+        return -NET_ENETUNREACH;
     if (!so->lport)
         so->lport = net_ephemeral_port(s, NET_SOCK_STREAM);
     so->lip = s->ip;

@@ -75,6 +75,8 @@ long net_sendto(struct netstack *s, int sd, const void *buf, size_t len, uint32_
         return icmp_raw_send(s, buf, len, ip);
     if (len > (size_t)s->nif->mtu - IP_HLEN - UDP_HLEN)
         return -NET_EMSGSIZE;
+    if (net_route(s, ip))
+        return -NET_ENETUNREACH;
     if (!so->lport)
         so->lport = net_ephemeral_port(s, NET_SOCK_DGRAM);
     struct mbuf *m = mbuf_get(&s->pool, NET_HEADROOM);

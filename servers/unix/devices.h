@@ -134,6 +134,7 @@ size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
  * server; with no interface (present false) the files hold their headers only. Addresses
  * are host byte order; the route table is the gateway's default route and the subnet's. */
 #define NETIF_NAME "eth0"
+#define IFNAMSIZ 16                /* an interface name's bytes, its NUL included */
 #define NETIF_INDEX 1              /* no loopback before it */
 #define NETIF_MTU 1500
 #define NETIF_TXQLEN 1000          /* what Linux reports for an Ethernet device */
@@ -142,7 +143,7 @@ size_t procfs_cpuinfo(char *buf, size_t cap, unsigned ncpu);
 #define IFF_RUNNING 0x40
 #define ARPHRD_ETHER 1
 struct procfs_netif {
-    bool present;
+    bool present, up;
     uint32_t ip, mask, gw;
     uint64_t rx_bytes, rx_frames, rx_dropped, tx_bytes, tx_frames, tx_dropped;
 };
@@ -151,14 +152,41 @@ size_t procfs_net_route(char *buf, size_t cap, const struct procfs_netif *n);
 /* netif.c: the interface as the network server reports it (false: none); and the
  * interface ioctls of a socket (SIOCGIFCONF, SIOCGIFFLAGS, ...): -ENOTTY for any other. */
 bool netif_view(struct procfs_netif *n);
-/* The interface's address, netmask, gateway (host order; 0: none) and MAC, from op
- * config: false when there is no network server or device. */
+/* The interface's address, netmask, gateway (host order; 0: none), MAC and flags
+ * (NET_CF_UP, NET_CF_BRD: interfaces/net.idl), from op config: false when there is no
+ * network server or device. */
 struct netif_config {
     uint32_t ip, mask, gw;
     uint8_t mac[6];
+    unsigned flags;
 };
 bool netif_config(struct netif_config *n);
 long netif_ioctl(struct ucall *c, unsigned long cmd, uint64_t arg);
+/* Changes with Linux's meaning (docs/net.md, "Changing the configuration"), shared by the
+ * ioctls and rtnetlink; each 0 or -errno (the network server's, or -ENETDOWN). The
+ * address ip/mask (ip 0: none) with the subnet's broadcast when brd: the routes through
+ * the interface go with the old address, the default route too, as on Linux. */
+long netif_set_address(uint32_t ip, uint32_t mask, bool brd);
+/* The interface up or down: down, the routes go (the default route does not come back
+ * with up, the subnet's does). */
+long netif_set_up(bool up);
+/* The default route through gw, or none (gw 0). */
+long netif_set_gateway(uint32_t gw);
+/* Whether gw can be a gateway of configuration n (on its subnet, the interface up): 0 or
+ * -ENETUNREACH; Linux checks the next hop before it looks for the route already there. */
+long netif_gateway_check(const struct netif_config *n, uint32_t gw);
+/* The caller may change the network configuration (Linux: CAP_NET_ADMIN; here root). */
+bool netif_may_change(const struct ucall *c);
+/* The ARP cache for `ip neigh` and /proc/net/arp: up to max entries (state NEIGH_*). */
+#define NETIF_NEIGH_MAX 16
+enum { NEIGH_INCOMPLETE = 1, NEIGH_REACHABLE = 2, NEIGH_STALE = 3 };
+struct netif_neigh {
+    uint32_t ip;
+    uint8_t mac[6];
+    uint8_t state;
+};
+int netif_neighbours(struct netif_neigh *out, int max);
+size_t procfs_net_arp(char *buf, size_t cap, const struct netif_neigh *n, int count);
 
 /* /proc/ondol/syscalls (issue 10, item 7): "calls N", "unknown N", "thread_switches N",
  * "as_switches N", "idle_ns N" (time halted with nothing to run), then "nr NR NAME

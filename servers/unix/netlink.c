@@ -13,9 +13,18 @@
  *   - RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE with NLM_F_DUMP (either bit) answer one datagram of
  *     NLM_F_MULTI entries, then one holding NLMSG_DONE; RTM_GETLINK without it answers
  *     the one link (by ifi_index or IFLA_IFNAME: ENODEV if none, EINVAL if neither);
+ *   - RTM_GETNEIGH with NLM_F_DUMP answers the ARP cache (netif_neighbours);
+ *   - RTM_GETROUTE without NLM_F_DUMP looks up RTA_DST: the route (RTM_NEWROUTE, flagged
+ *     RTM_F_CLONED) or ENETUNREACH;
  *   - a type above RTM_MAX is EOPNOTSUPP; any other non-GET type is EPERM without root
- *     (CAP_NET_ADMIN), else EOPNOTSUPP as ifconfig's SIOCSIF* (the address is a boot
- *     option or DHCP's); an unsupported GET is EOPNOTSUPP;
+ *     (CAP_NET_ADMIN); RTM_NEWADDR, RTM_DELADDR, RTM_NEWROUTE, RTM_DELROUTE change the
+ *     configuration (netif.c, op setconfig) with Linux's checks: a body shorter than its
+ *     struct EINVAL, a family other than AF_INET EOPNOTSUPP, an unknown ifindex ENODEV,
+ *     an address attribute shorter than 4 bytes ERANGE, a missing IFA_LOCAL EINVAL, the
+ *     address there already EEXIST, one not there EADDRNOTAVAIL, the default route there
+ *     already (NLM_F_EXCL) EEXIST, none to replace without NLM_F_CREATE ENOENT, none to
+ *     delete ESRCH, a gateway off the subnet ENETUNREACH; beyond the limits (a second
+ *     address or default route, any other route) EOPNOTSUPP; other types EOPNOTSUPP;
  *   - an error, or NLM_F_ACK, answers NLMSG_ERROR (the errno negated, then the request:
  *     whole for an error, its header only for an acknowledgement or with NETLINK_CAP_ACK,
  *     flagged NLM_F_CAPPED).
@@ -28,6 +37,7 @@
  */
 #include "netlink_abi.h"
 #include "socket.h"
+#include "net_server.h"            /* NET_CF_UP, NET_CF_BRD (interfaces/net.idl) */
 
 #define NETLINK_ROUTE 0
 #define SOCK_DGRAM 2
@@ -38,7 +48,6 @@
 #define ENOPROTOOPT 92
 #define EMSGSIZE 90
 #define ENOBUFS 105
-#define ENODEV 19
 #define MSG_PEEK 0x2
 #define MSG_TRUNC 0x20
 #define MSG_DONTWAIT 0x40
@@ -66,9 +75,9 @@
 #define IFLA_TXQLEN 13
 #define IFLA_OPERSTATE 16
 #define IFLA_LINKMODE 17
+#define IF_OPER_DOWN 2
 #define IF_OPER_UP 6
 #define IFF_LOWER_UP 0x10000
-#define IFNAMSIZ 16
 #define IFA_ADDRESS 1
 #define IFA_LOCAL 2
 #define IFA_LABEL 3
@@ -91,6 +100,16 @@
 #define RTN_BROADCAST 3
 #define RTPROT_KERNEL 2
 #define RTPROT_BOOT 3
+#define RTN_UNSPEC 0
+#define RTM_F_CLONED 0x200
+#define RT_TABLE_UNSPEC 0
+#define NDA_DST 1
+#define NDA_LLADDR 2
+#define NDA_CACHEINFO 3
+#define NDA_PROBES 4
+#define NUD_INCOMPLETE 0x01
+#define NUD_REACHABLE 0x02
+#define NUD_STALE 0x04
 
 #define NL_QUEUE 32768u            /* a socket's receive queue (Linux's default is larger) */
 #define NL_SEND_MAX 16384u         /* the largest send; above it EMSGSIZE */
@@ -122,6 +141,13 @@ struct rtmsg {
 };
 struct rtattr {
     uint16_t len, type;
+};
+struct ndmsg {
+    uint8_t family, pad1;
+    uint16_t pad2;
+    int32_t index;
+    uint16_t state;
+    uint8_t flags, type;
 };
 
 #define NL_ALIGN(n) (((n) + 3u) & ~3u)
@@ -278,8 +304,10 @@ static int prefix_len(uint32_t mask)
  * that is "noqueue". */
 static void link_msg(struct nlb *b, struct nlmsghdr h, const struct netif_config *n)
 {
+    bool up = n->flags & NET_CF_UP;
     struct ifinfomsg ifi = {.type = ARPHRD_ETHER, .index = NETIF_INDEX,
-                            .flags = IFF_UP | IFF_BROADCAST | IFF_RUNNING | IFF_LOWER_UP};
+                            .flags = up ? IFF_UP | IFF_BROADCAST | IFF_RUNNING | IFF_LOWER_UP
+                                        : IFF_BROADCAST};
     struct procfs_netif v;
     uint32_t stats[24] = {0};      /* struct rtnl_link_stats: packets, bytes, errors... */
     if (netif_view(&v)) {
@@ -294,7 +322,7 @@ static void link_msg(struct nlb *b, struct nlmsghdr h, const struct netif_config
     uint32_t at = msg_begin(b, &h, &ifi, sizeof ifi);
     attr(b, IFLA_IFNAME, NETIF_NAME, sizeof NETIF_NAME);
     attr32(b, IFLA_TXQLEN, NETIF_TXQLEN);
-    attr8(b, IFLA_OPERSTATE, IF_OPER_UP);
+    attr8(b, IFLA_OPERSTATE, up ? IF_OPER_UP : IF_OPER_DOWN);
     attr8(b, IFLA_LINKMODE, 0);
     attr32(b, IFLA_MTU, NETIF_MTU);
     attr(b, IFLA_QDISC, "noqueue", sizeof "noqueue");
@@ -314,7 +342,8 @@ static void addr_msg(struct nlb *b, struct nlmsghdr h, const struct netif_config
     uint32_t at = msg_begin(b, &h, &ifa, sizeof ifa);
     attr_ip(b, IFA_ADDRESS, n->ip);
     attr_ip(b, IFA_LOCAL, n->ip);
-    attr_ip(b, IFA_BROADCAST, n->ip | ~n->mask);
+    if (n->flags & NET_CF_BRD)
+        attr_ip(b, IFA_BROADCAST, n->ip | ~n->mask);
     attr(b, IFA_LABEL, NETIF_NAME, sizeof NETIF_NAME);
     attr32(b, IFA_FLAGS, IFA_F_PERMANENT);
     attr(b, IFA_CACHEINFO, cache, sizeof cache);
@@ -362,8 +391,30 @@ static void route_msgs(struct nlb *b, struct nlmsghdr h, const struct netif_conf
         {.dst = net | ~n->mask, .dst_len = 32, .src = n->ip, .table = RT_TABLE_LOCAL,
          .protocol = RTPROT_KERNEL, .scope = RT_SCOPE_LINK, .type = RTN_BROADCAST},
     };
-    for (unsigned i = n->gw ? 0 : 1; i < sizeof routes / sizeof routes[0]; i++)
+    unsigned last = n->flags & NET_CF_BRD ? 4 : 3;   /* the broadcast route with brd */
+    for (unsigned i = n->gw ? 0 : 1; i < last && (n->flags & NET_CF_UP); i++)
         route_msg(b, h, &routes[i]);
+}
+
+/* RTM_NEWNEIGH for each ARP cache entry, as Linux's neighbour dump: NDA_DST, NDA_LLADDR
+ * once known, NDA_PROBES and NDA_CACHEINFO (times not kept: 0). */
+static void neigh_msgs(struct nlb *b, struct nlmsghdr h)
+{
+    static struct netif_neigh nb[NETIF_NEIGH_MAX];
+    static const uint16_t nud[] = {0, NUD_INCOMPLETE, NUD_REACHABLE, NUD_STALE};
+    int count = netif_neighbours(nb, NETIF_NEIGH_MAX);
+    for (int i = 0; i < count; i++) {
+        struct ndmsg nd = {.family = AF_INET, .index = NETIF_INDEX,
+                           .state = nud[nb[i].state], .type = RTN_UNICAST};
+        uint32_t cache[4] = {0, 0, 0, 1};        /* confirmed, used, updated, refcnt */
+        uint32_t at = msg_begin(b, &h, &nd, sizeof nd);
+        attr_ip(b, NDA_DST, nb[i].ip);
+        if (nb[i].state != NEIGH_INCOMPLETE)
+            attr(b, NDA_LLADDR, nb[i].mac, sizeof nb[i].mac);
+        attr32(b, NDA_PROBES, 0);
+        attr(b, NDA_CACHEINFO, cache, sizeof cache);
+        msg_end(b, at);
+    }
 }
 
 /* A dump: the entries of `type` (IPv4 ones unless the request names AF_INET6) in one
@@ -380,6 +431,8 @@ static void dump(struct nl_sock *s, const struct req *r, uint8_t family)
         addr_msg(&b, h, &n);
     else if (any && n.ip && family != AF_INET6 && r->h->type == RTM_GETROUTE)
         route_msgs(&b, h, &n);
+    else if (any && family != AF_INET6 && r->h->type == RTM_GETNEIGH)
+        neigh_msgs(&b, h);
     send_built(s, &b);
     struct nlb d = {0};
     int32_t zero = 0;
@@ -438,6 +491,145 @@ static long get_link(struct nl_sock *s, const struct req *r)
     return 0;
 }
 
+/* ---- changes (netif.c does them) ---- */
+
+/* IPv4 address attribute `type` after a fixed part of skip bytes into *ip (host order):
+ * 0, 1 when absent, or -ERANGE when shorter than an address (Linux's policy check). */
+static int addr_attr(const struct req *r, uint32_t skip, uint16_t type, uint32_t *ip)
+{
+    const struct rtattr *a = find_attr(r, skip, type);
+    if (!a)
+        return 1;
+    if (a->len < sizeof *a + 4)
+        return -ERANGE;
+    const uint8_t *v = (const uint8_t *)(a + 1);
+    *ip = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+    return 0;
+}
+
+static uint32_t mask_of(unsigned plen) { return plen ? ~0u << (32 - plen) : 0; }
+
+/* RTM_NEWADDR, RTM_DELADDR (Linux's inet_rtm_newaddr, inet_rtm_deladdr): the one
+ * address; IFA_BROADCAST asks for the subnet's broadcast. */
+static long change_addr(const struct req *r, bool add)
+{
+    struct ifaddrmsg ifa;
+    if (r->body_len < sizeof ifa)
+        return -EINVAL;
+    vfs_memcpy(&ifa, r->body, sizeof ifa);
+    if (ifa.family != AF_INET)
+        return -EOPNOTSUPP;
+    uint32_t local = 0, address = 0, brd = 0;
+    int l = addr_attr(r, sizeof ifa, IFA_LOCAL, &local);
+    int a = addr_attr(r, sizeof ifa, IFA_ADDRESS, &address);
+    int b = addr_attr(r, sizeof ifa, IFA_BROADCAST, &brd);
+    if (l < 0 || a < 0 || b < 0)
+        return -ERANGE;
+    if (add && (ifa.prefixlen > 32 || l))
+        return -EINVAL;
+    struct netif_config n;
+    if (ifa.index != NETIF_INDEX || !netif_config(&n))
+        return -ENODEV;
+    uint32_t mask = mask_of(ifa.prefixlen > 32 ? 32 : ifa.prefixlen);
+    if (!add) {
+        bool match = n.ip && (l || local == n.ip) &&
+                     (a || (mask == n.mask && (address & mask) == (n.ip & mask)));
+        return match ? netif_set_address(0, 0, false) : -EADDRNOTAVAIL;
+    }
+    if (n.ip)
+        return n.ip == local && n.mask == mask ? -EEXIST : -EOPNOTSUPP;
+    return netif_set_address(local, mask, b == 0 && ifa.prefixlen < 31);
+}
+
+/* A route request's fixed part and gateway: 0, or Linux's error for the request. */
+static long route_req(const struct req *r, struct rtmsg *rt, uint32_t *gw, bool *has_gw)
+{
+    if (r->body_len < sizeof *rt)
+        return -EINVAL;
+    vfs_memcpy(rt, r->body, sizeof *rt);
+    if (rt->family != AF_INET)
+        return -EOPNOTSUPP;
+    if (rt->dst_len > 32)
+        return -EINVAL;
+    uint32_t oif = 0, dst = 0;
+    const struct rtattr *o = find_attr(r, sizeof *rt, RTA_OIF);
+    if (o && o->len < sizeof *o + 4)
+        return -ERANGE;
+    if (o)
+        vfs_memcpy(&oif, o + 1, 4);
+    int g = addr_attr(r, sizeof *rt, RTA_GATEWAY, gw);
+    int d = addr_attr(r, sizeof *rt, RTA_DST, &dst);
+    if (g < 0 || d < 0)
+        return -ERANGE;
+    *has_gw = g == 0 && *gw;
+    if (o && oif != NETIF_INDEX)             /* a gateway through no interface: no route */
+        return *has_gw ? -ENETUNREACH : -ENODEV;
+    return rt->dst_len || dst ? -EOPNOTSUPP : 0;   /* the default route only */
+}
+
+/* RTM_NEWROUTE, RTM_DELROUTE of the default route through a gateway (the one route that
+ * can be changed): NLM_F_EXCL, NLM_F_REPLACE and NLM_F_CREATE as Linux's fib. */
+static long change_route(const struct req *r, bool add)
+{
+    struct rtmsg rt;
+    uint32_t gw = 0;
+    bool has_gw = false;
+    long err = route_req(r, &rt, &gw, &has_gw);
+    struct netif_config n;
+    if (err)
+        return add || err != -EOPNOTSUPP ? err : -ESRCH;
+    if (!netif_config(&n))                   /* no interface: no route, none to reach */
+        return !add ? -ESRCH : has_gw ? -ENETUNREACH : -EOPNOTSUPP;
+    if (!add)
+        return !n.gw || (has_gw && gw != n.gw) ? -ESRCH : netif_set_gateway(0);
+    bool table_ok = rt.table == RT_TABLE_MAIN || rt.table == RT_TABLE_UNSPEC;
+    if (!has_gw || !table_ok || (rt.type != RTN_UNICAST && rt.type != RTN_UNSPEC))
+        return -EOPNOTSUPP;
+    uint16_t f = r->h->flags;
+    if ((err = netif_gateway_check(&n, gw)))
+        return err;
+    if (n.gw && (f & NLM_F_EXCL))
+        return -EEXIST;
+    if (n.gw && !(f & NLM_F_REPLACE))
+        return n.gw == gw ? -EEXIST : -EOPNOTSUPP;
+    if (!n.gw && !(f & NLM_F_CREATE))
+        return -ENOENT;
+    return netif_set_gateway(gw);
+}
+
+/* RTM_GETROUTE for RTA_DST (Linux's inet_rtm_getroute): the route the stack would take,
+ * or ENETUNREACH. */
+static long get_route(struct nl_sock *s, const struct req *r)
+{
+    struct rtmsg rt;
+    if (r->body_len < sizeof rt)
+        return -EINVAL;
+    vfs_memcpy(&rt, r->body, sizeof rt);
+    uint32_t dst = 0;
+    if (addr_attr(r, sizeof rt, RTA_DST, &dst) < 0)
+        return -ERANGE;
+    struct netif_config n;
+    if (!netif_config(&n))
+        return -ENETUNREACH;
+    bool onlink = (dst & n.mask) == (n.ip & n.mask);
+    if (!n.ip || !(n.flags & NET_CF_UP) || (!onlink && !n.gw))
+        return -ENETUNREACH;
+    struct nlb b = {0};
+    struct rtmsg ans = {.family = AF_INET, .dst_len = 32, .table = RT_TABLE_MAIN,
+                        .scope = RT_SCOPE_UNIVERSE, .type = RTN_UNICAST, .flags = RTM_F_CLONED};
+    uint32_t at = msg_begin(&b, &(struct nlmsghdr){.type = RTM_NEWROUTE, .seq = r->h->seq,
+                                                   .pid = s->portid}, &ans, sizeof ans);
+    attr32(&b, RTA_TABLE, RT_TABLE_MAIN);
+    attr_ip(&b, RTA_DST, dst);
+    attr32(&b, RTA_OIF, NETIF_INDEX);
+    attr_ip(&b, RTA_PREFSRC, n.ip);
+    if (!onlink)
+        attr_ip(&b, RTA_GATEWAY, n.gw);
+    msg_end(&b, at);
+    send_built(s, &b);
+    return 0;
+}
+
 /* One rtnetlink request: 0 (answered, or nothing to do) or -errno for NLMSG_ERROR. */
 static long rtnl_request(struct nl_sock *s, struct ucall *c, const struct req *r)
 {
@@ -449,14 +641,22 @@ static long rtnl_request(struct nl_sock *s, struct ucall *c, const struct req *r
     bool get = (type & 3) == 2;
     if (!get && !is_root(c))
         return -EPERM;
-    bool known = type == RTM_GETLINK || type == RTM_GETADDR || type == RTM_GETROUTE;
+    switch (type) {
+    case RTM_NEWADDR:
+    case RTM_DELADDR: return change_addr(r, type == RTM_NEWADDR);
+    case RTM_NEWROUTE:
+    case RTM_DELROUTE: return change_route(r, type == RTM_NEWROUTE);
+    }
+    bool known = type == RTM_GETLINK || type == RTM_GETADDR || type == RTM_GETROUTE ||
+                 type == RTM_GETNEIGH;
     if (!known)
         return -EOPNOTSUPP;
     if (r->h->flags & NLM_F_DUMP) {              /* NLM_F_ROOT or NLM_F_MATCH, as Linux */
         dump(s, r, r->body[0]);
         return 0;
     }
-    return type == RTM_GETLINK ? get_link(s, r) : -EOPNOTSUPP;
+    return type == RTM_GETLINK ? get_link(s, r) : type == RTM_GETROUTE ? get_route(s, r)
+                                                                       : -EOPNOTSUPP;
 }
 
 /* NLMSG_ERROR for request r: err (0: an acknowledgement), then the request's header, and

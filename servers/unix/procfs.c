@@ -450,11 +450,46 @@ size_t procfs_net_route(char *buf, size_t cap, const struct procfs_netif *n)
     struct text t = {buf, cap, 0};
     put_str(&t, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT");
     pad_line(&t, 0);
-    if (!n->present || !n->ip)
+    if (!n->present || !n->ip || !n->up)  /* down: Linux removes its routes */
         return t.len;
     if (n->gw)
         put_route(&t, 0, n->gw, RTF_UP | RTF_GATEWAY, 0);
     put_route(&t, n->ip & n->mask, 0, RTF_UP, n->mask);
+    return t.len;
+}
+
+/* Text padded with spaces to width, as printf's %-Ns. */
+static void put_padded(struct text *t, const char *s, size_t width)
+{
+    size_t start = t->len;
+    put_str(t, s);
+    while (t->len - start < width)
+        put_char(t, ' ');
+}
+
+/* /proc/net/arp: Linux's "%-16s 0x%-10x0x%-10x%-17s     %-8s %s\n" per entry, flags
+ * ATF_COM (0x2) once the MAC is known; an incomplete entry has zeros. */
+size_t procfs_net_arp(char *buf, size_t cap, const struct netif_neigh *n, int count)
+{
+    struct text t = {buf, cap, 0};
+    put_str(&t, "IP address       HW type     Flags       HW address            Mask     Device\n");
+    for (int i = 0; i < count; i++) {
+        char ip[16], mac[18];
+        struct text a = {ip, sizeof ip, 0}, m = {mac, sizeof mac, 0};
+        for (int k = 0; k < 4; k++) {
+            put_u(&a, n[i].ip >> (24 - 8 * k) & 0xff);
+            put_char(&a, k < 3 ? '.' : '\0');
+        }
+        for (int k = 0; k < 6; k++) {
+            put_num(&m, n[i].mac[k], 16, 2, '0');
+            put_char(&m, k < 5 ? ':' : '\0');
+        }
+        put_padded(&t, ip, 17);
+        put_padded(&t, "0x1", 12);
+        put_padded(&t, n[i].state == NEIGH_INCOMPLETE ? "0x0" : "0x2", 12);
+        put_str(&t, mac);
+        put_str(&t, "     *        " NETIF_NAME "\n");
+    }
     return t.len;
 }
 

@@ -25,7 +25,7 @@ enum proc_kind {
     PK_SELF, PK_EXE, PK_CWD, PK_FD_LINK,                        /* symlinks */
     PK_MEMINFO, PK_UPTIME, PK_STAT, PK_LOADAVG, PK_VERSION, PK_MOUNTS,
     PK_FILESYSTEMS, PK_CPUINFO, PK_SYSCALLS, PK_KERNEL, PK_NET_DEV, PK_NET_ROUTE, /* system files */
-    PK_VMCHECK,
+    PK_VMCHECK, PK_NET_ARP,
     PK_PID_STAT, PK_PID_STATUS, PK_PID_CMDLINE,                 /* per-process files */
 };
 

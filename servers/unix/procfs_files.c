@@ -77,6 +77,10 @@ static size_t system_text(uint8_t kind, char *buf, size_t cap)
         netif_view(&n);
         return kind == PK_NET_DEV ? procfs_net_dev(buf, cap, &n) : procfs_net_route(buf, cap, &n);
     }
+    case PK_NET_ARP: {
+        static struct netif_neigh nb[NETIF_NEIGH_MAX];
+        return procfs_net_arp(buf, cap, nb, netif_neighbours(nb, NETIF_NEIGH_MAX));
+    }
     case PK_KERNEL: {
         static struct meminfo m;
         rt_kernel_counters(&m);

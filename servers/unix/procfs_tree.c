@@ -28,6 +28,7 @@ static const struct proc_entry ondol_entries[] = {
 };
 static const struct proc_entry net_entries[] = {
     {"dev", PK_NET_DEV, S_IFREG | 0444},       {"route", PK_NET_ROUTE, S_IFREG | 0444},
+    {"arp", PK_NET_ARP, S_IFREG | 0444},
 };
 static const struct proc_entry pid_entries[] = {
     {"stat", PK_PID_STAT, S_IFREG | 0444},     {"status", PK_PID_STATUS, S_IFREG | 0444},

@@ -49,6 +49,7 @@ def test_parses_interface_ops_params_and_errors():
     ("op other 1 () -> ()", "clashes with get 1"),
     ("interface again 8", "a second 'interface' line"),
     ("operation a 1 () -> ()", "cannot parse"),
+    ("const X 1x", "cannot parse"),
 ])
 def test_errors_name_the_file_and_line(line, message):
     text = f"interface demo 7\nop get 1 () -> (u64 v)\n\n{line}\n"
@@ -65,6 +66,17 @@ def test_interface_line_rules():
         idlgen.parse("# nothing\n", "x.idl")
     with pytest.raises(idlgen.IdlError, match=r"^x.idl:1: interface number must be 1..4095"):
         idlgen.parse("interface big 4096\n", "x.idl")
+
+
+def test_constants_are_defined_once_in_the_common_header():
+    iface = idlgen.parse("interface demo 7\nconst up 1\nconst BRD 0x10\n", "c.idl")
+    assert iface.consts == [("up", 1), ("BRD", 16)]
+    common = idlgen.generate([(iface, "c.idl")])["demo.h"]
+    assert "#define DEMO_UP 0x1u" in common and "#define DEMO_BRD 0x10u" in common
+    with pytest.raises(idlgen.IdlError, match=r"^c.idl:3: const up defined twice"):
+        idlgen.parse("interface demo 7\nconst up 1\nconst up 2\n", "c.idl")
+    with pytest.raises(idlgen.IdlError, match=r"^c.idl:1: 'const' before the 'interface'"):
+        idlgen.parse("const up 1\n", "c.idl")
 
 
 def test_interfaces_may_not_share_a_number():

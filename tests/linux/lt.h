@@ -37,6 +37,7 @@ static inline const char *lt_errname(int e)
 		{ELIBBAD, "ELIBBAD"}, {EOPNOTSUPP, "EOPNOTSUPP"}, {ENOTSUP, "ENOTSUP"},
 		{ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT"}, {EPROTONOSUPPORT, "EPROTONOSUPPORT"},
 		{EADDRINUSE, "EADDRINUSE"}, {ECONNREFUSED, "ECONNREFUSED"},
+		{EADDRNOTAVAIL, "EADDRNOTAVAIL"}, {ENETUNREACH, "ENETUNREACH"},
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (names[i].e == e)

@@ -19,6 +19,9 @@ The language, one declaration per line, '#' starts a comment:
 (forwarded: the server is reached by forwarded Linux system calls, has no ops and brings
 its own MK main in servers/NAME/mk/; only the placement and the interface number are used)
   op NAME NUMBER (TYPE ARG, ...) -> (TYPE ARG, ...) [errors E_X, E_Y]
+  const NAME VALUE
+(const: a value both ends use in an op's words, such as a flag bit: NAME.h defines it as
+IFACE_NAME, so client and server share one definition; VALUE decimal or 0x hexadecimal)
 TYPE is u64 (a message word; at most 7 each way) or buf (bytes in the UTCB buffer, at most
 one each way, up to IPC_BUF_MAX). Python 3.11, standard library only.
 """
@@ -66,6 +69,7 @@ class Interface:
     name: str
     number: int
     ops: list[Op] = field(default_factory=list)
+    consts: list[tuple[str, int]] = field(default_factory=list)
     # `forwarded`: the server is reached by forwarded Linux system calls, not by ops
     # (interfaces/unix.idl): no ops, its own MK main and dispatch (servers/NAME/mk/)
     forwarded: bool = False
@@ -75,6 +79,7 @@ class Interface:
 IFACE_RE = re.compile(rf"interface\s+({IDENT})\s+(\d+)(\s+forwarded)?$")
 OP_RE = re.compile(rf"op\s+({IDENT})\s+(\d+)\s*\((.*?)\)\s*->\s*\((.*?)\)"
                    rf"(?:\s+errors\s+(.+))?$")
+CONST_RE = re.compile(rf"const\s+({IDENT})\s+(0x[0-9A-Fa-f]+|\d+)$")
 
 
 def _params(text: str, where: str) -> list[Param]:
@@ -140,6 +145,12 @@ def parse(text: str, filename: str = "<idl>") -> Interface:
                     raise IdlError(f"{where}: op {op.name} {op.number} clashes with "
                                    f"{other.name} {other.number} (line {other.line})")
             iface.ops.append(op)
+        elif m := CONST_RE.match(line):
+            if not iface:
+                raise IdlError(f"{where}: 'const' before the 'interface' line")
+            if any(m[1] == name for name, _ in iface.consts):
+                raise IdlError(f"{where}: const {m[1]} defined twice")
+            iface.consts.append((m[1], int(m[2], 0)))
         else:
             raise IdlError(f"{where}: cannot parse {line!r}")
     if not iface:
@@ -187,6 +198,8 @@ def gen_common(iface: Interface, src: str) -> str:
     lines = [HEADER.format(src=src), f"#ifndef {guard}", f"#define {guard}",
              f"#define {_upper(iface)} {iface.number}"]
     lines += [f"#define {_upper(iface, op)} {op.number}" for op in iface.ops]
+    lines += [f"#define {iface.name.upper()}_{name.upper()} {value:#x}u"
+              for name, value in iface.consts]
     lines.append("#endif")
     return "\n".join(lines) + "\n"
 

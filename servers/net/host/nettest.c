@@ -1036,6 +1036,67 @@ static void tso_receive(void)
  * frames, which the receiver checks in full (its checksums too); under loss the
  * retransmissions go one MSS at a time (a super-segment that resent data would count in
  * tso_resent); without the checksum offload there are none. */
+/* Whether B's ping of `ip` (A's address or not) is answered within 3 s. */
+static bool b_pings(struct pair *p, uint32_t ip, uint16_t seq)
+{
+    if (net_ping(p->st[1], ip, 9, seq, 16))
+        return false;
+    RUN_UNTIL(p, net_ping_answered(p->st[1], 9, seq), 3000);
+    return net_ping_answered(p->st[1], 9, seq);
+}
+
+/* Configuration changes (docs/net.md, "Changing the configuration"): ENETUNREACH without a
+ * route, the default route, down and up, a new address, the ARP cache's view, DHCP
+ * stopped by a manual change. */
+static void test_config(void)
+{
+    begin("config");
+    struct pair p;
+    pair_init(&p, &clean, 1500);
+    struct netstack *a = p.st[0];
+    const uint32_t off_link = 0x0a090001u, mask = 0xffffff00u;
+    int u = net_socket(a, NET_SOCK_DGRAM), t = net_socket(a, NET_SOCK_STREAM);
+    int raw = net_socket(a, NET_SOCK_RAW);
+    static const uint8_t echo[8] = {8, 0, 0xf7, 0xff, 0, 0, 0, 0};
+    CHECK(net_sendto(a, u, "x", 1, off_link, 9) == -NET_ENETUNREACH);
+    CHECK(net_connect(a, t, off_link, 80) == -NET_ENETUNREACH);
+    CHECK(net_connect(a, u, off_link, 9) == -NET_ENETUNREACH);
+    CHECK(net_sendto(a, raw, echo, sizeof echo, off_link, 0) == -NET_ENETUNREACH);
+    CHECK(net_route(a, PAIR_IP_B) == 0 && net_route(a, off_link) == -NET_ENETUNREACH);
+    net_set_address(a, PAIR_IP_A, mask, PAIR_IP_B);          /* a default route through B */
+    CHECK(net_route(a, off_link) == 0 && net_sendto(a, u, "x", 1, off_link, 9) == 1);
+    /* the ARP cache: B, confirmed by its reply */
+    CHECK(net_ping(a, PAIR_IP_B, 7, 1, 16) == 0);
+    RUN_UNTIL(&p, net_ping_answered(a, 7, 1), 3000);
+    uint32_t ip = 0;
+    uint8_t mac[6];
+    bool seen = false;
+    for (unsigned i = 0; i < NET_ARP_ENTRIES; i++)
+        seen |= net_neighbour(a, i, &ip, mac) == NET_NEIGH_REACHABLE && ip == PAIR_IP_B;
+    CHECK(seen && net_neighbour(a, NET_ARP_ENTRIES, &ip, mac) == NET_NEIGH_NONE);
+    /* down: nothing in or out, no route; up again: answered */
+    net_set_down(a, true);
+    CHECK(net_is_down(a) && net_sendto(a, u, "x", 1, PAIR_IP_B, 9) == -NET_ENETUNREACH);
+    CHECK(!b_pings(&p, PAIR_IP_A, 1));
+    net_set_down(a, false);
+    CHECK(b_pings(&p, PAIR_IP_A, 2));
+    /* a new address: answered there, not at the old one */
+    net_set_address(a, PAIR_IP_A + 8, mask, 0);
+    CHECK(b_pings(&p, PAIR_IP_A + 8, 3) && !b_pings(&p, PAIR_IP_A, 4));
+    /* no address: no route at all; a manual change stops DHCP */
+    net_set_address(a, 0, 0, 0);
+    CHECK(net_route(a, PAIR_IP_B) == -NET_ENETUNREACH);
+    net_dhcp_start(a);
+    CHECK(net_dhcp_state(a) == DHCP_SELECTING);
+    net_set_address(a, PAIR_IP_A, mask, 0);
+    CHECK(net_dhcp_state(a) == DHCP_OFF && b_pings(&p, PAIR_IP_A, 5));
+    net_close(a, u);
+    net_close(a, t);
+    net_close(a, raw);
+    pair_free(&p);
+    end();
+}
+
 static void test_tso(void)
 {
     begin("tso");
@@ -1260,6 +1321,7 @@ int main(int argc, char **argv)
     test_tso();
     test_rxtso();
     test_dhcp();
+    test_config();
     printf("total        %u checks %u failed\n", checks, failed);
     return failed != 0;
 }

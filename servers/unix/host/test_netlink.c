@@ -3,8 +3,9 @@
  * and for bad requests, acknowledgements, MSG_PEEK/MSG_TRUNC/EAGAIN, and a seeded fuzz
  * of malformed sends (truncated headers and attributes, bad lengths, random bytes) under
  * ASan and UBSan: every send answers its length or an error, every queued answer is a
- * well-formed datagram of whole messages. The network server is faked here: op config
- * says 10.79.0.2/24 via 10.79.0.1, MAC 52:54:00:12:34:56. */
+ * well-formed datagram of whole messages; the configuration changes. The network server
+ * is faked here: op config says 10.79.0.2/24 via 10.79.0.1, MAC 52:54:00:12:34:56, until
+ * op setconfig changes it. */
 #include <stdio.h>
 #include "net_server.h"
 #include "vfs_test.h"
@@ -22,6 +23,8 @@
 #define ENODEV 19
 #define EMSGSIZE 90
 #define ENOBUFS 105
+#define EADDRNOTAVAIL 99
+#define ENETUNREACH 101
 
 struct nlh {
     uint32_t len;
@@ -31,7 +34,13 @@ struct nlh {
 
 static bool net_up = true;
 
-/* The network server, faked: op config and op ifstats; nothing else. */
+/* The network server's configuration (ip, mask, gw, flags), as op setconfig left it. */
+static const uint64_t boot_cfg[4] = {0x0a4f0002, 0xffffff00, 0x0a4f0001, NET_CF_UP | NET_CF_BRD};
+static uint64_t cfg[4] = {0x0a4f0002, 0xffffff00, 0x0a4f0001, NET_CF_UP | NET_CF_BRD};
+
+/* The network server, faked: op config, op ifstats, op setconfig (taking any words: the
+ * real server's checks are tested with it), op neigh (slot 0 holds 10.79.0.1, reachable;
+ * 16 slots); nothing else. */
 long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                  void *out, size_t out_cap, size_t *out_len)
 {
@@ -39,16 +48,26 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
     if (out_len)
         *out_len = 0;
     unsigned op = srv_label_op(w[0]);
-    if (!net_up || (op != NET_CONFIG && op != NET_IFSTATS))
+    if (!net_up)
         return E_NOENT;
-    if (op == NET_CONFIG) {
-        w[1] = 0x0a4f0002;
-        w[2] = 0xffffff00;
-        w[3] = 0x0a4f0001;
+    if (op == NET_SETCONFIG) {
+        memcpy(cfg, w + 1, sizeof cfg);
+        w[1] = 0;
+    } else if (op == NET_NEIGH) {
+        w[1] = w[1] >= 16 ? (uint64_t)-22 : w[1] == 0 ? 2 : 0;
+        w[2] = 0x0a4f0001;
+        w[3] = 0x020000000001ull;
+    } else if (op == NET_CONFIG) {
+        w[1] = cfg[0];
+        w[2] = cfg[1];
+        w[3] = cfg[2];
         w[4] = 0x525400123456ull;
-    } else {
+        w[5] = cfg[3];
+    } else if (op == NET_IFSTATS) {
         for (int i = 1; i < 7; i++)
             w[i] = (uint64_t)i * 10;
+    } else {
+        return E_NOENT;
     }
     return 0;
 }
@@ -243,11 +262,11 @@ static void test_errors_and_acks(void)
     uint32_t echoed;
     uint16_t flags;
     unsigned char body[16] = {0};
-    CHECK_EQ(request(fd, RTM_GETNEIGH, NLM_F_REQUEST | NLM_F_DUMP, 1, body, 12), 28);
+    CHECK_EQ(request(fd, RTM_NEWNEIGH, NLM_F_REQUEST, 1, body, 12), 28);
     CHECK_EQ(error_of(fd, 1, &echoed, &flags), -EOPNOTSUPP);
     CHECK(echoed == 12 && flags == 0);                            /* the whole request */
     CHECK_EQ(request(fd, RTM_NEWADDR, NLM_F_REQUEST, 2, body, 8), 24);
-    CHECK_EQ(error_of(fd, 2, &echoed, &flags), -EOPNOTSUPP);      /* root: as SIOCSIFADDR */
+    CHECK_EQ(error_of(fd, 2, &echoed, &flags), -EOPNOTSUPP);      /* family 0: not AF_INET */
     vt_proc->uid[ID_EFFECTIVE] = 1000;
     CHECK_EQ(request(fd, RTM_NEWROUTE, NLM_F_REQUEST, 3, body, 12), 28);
     CHECK_EQ(error_of(fd, 3, &echoed, &flags), -EPERM);
@@ -362,12 +381,84 @@ static void test_fuzz(void)
     SYS(close, (uint64_t)fd);
 }
 
+/* A request with `fixed` (n bytes) and one IPv4 address attribute (type, ip host order;
+ * type 0: none); returns the NLMSG_ERROR's errno (0: acknowledged). */
+static int32_t change(long fd, uint16_t type, uint16_t flags, const void *fixed, uint32_t n,
+                      uint16_t atype, uint32_t ip)
+{
+    unsigned char body[64] = {0};
+    memcpy(body, fixed, n);
+    uint32_t len = (n + 3) & ~3u;
+    if (atype) {
+        uint16_t a[2] = {8, atype};
+        uint8_t v[4] = {(uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip};
+        memcpy(body + len, a, 4);
+        memcpy(body + len + 4, v, 4);
+        len += 8;
+    }
+    request(fd, type, (uint16_t)(NLM_F_REQUEST | NLM_F_ACK | flags), 40, body, len);
+    uint32_t echoed;
+    uint16_t f;
+    return error_of(fd, 40, &echoed, &f);
+}
+
+/* Changes through the faked op setconfig: the one address, the one default route, their
+ * errors, ip route get, the neighbour dump (docs/net.md, "Changing the configuration"). */
+static void test_changes(void)
+{
+    long fd = nl_open();
+    uint8_t ifa[8] = {2, 24, 0, 0, 1, 0, 0, 0};                    /* AF_INET, /24, eth0 */
+    CHECK_EQ(change(fd, RTM_NEWADDR, NLM_F_CREATE, ifa, 8, 2, 0x0a4f0009), -EOPNOTSUPP);
+    CHECK_EQ(change(fd, RTM_NEWADDR, NLM_F_CREATE, ifa, 8, 2, 0x0a4f0002), -EEXIST);
+    CHECK_EQ(change(fd, RTM_DELADDR, 0, ifa, 8, 2, 0x0a4f0002), 0);
+    CHECK(cfg[0] == 0 && cfg[2] == 0 && cfg[3] == NET_CF_UP);     /* the route went too */
+    CHECK_EQ(change(fd, RTM_DELADDR, 0, ifa, 8, 2, 0x0a4f0002), -EADDRNOTAVAIL);
+    CHECK_EQ(change(fd, RTM_NEWADDR, NLM_F_CREATE, ifa, 8, 0, 0), -EINVAL);   /* no local */
+    CHECK_EQ(change(fd, RTM_NEWADDR, NLM_F_CREATE, ifa, 8, 2, 0x0a4f0009), 0);
+    CHECK(cfg[0] == 0x0a4f0009 && cfg[1] == 0xffffff00 && cfg[3] == NET_CF_UP);   /* no brd */
+    uint8_t rt[12] = {2, 0, 0, 0, 254, 3, 0, 1};                  /* default, main, unicast */
+    uint16_t excl = NLM_F_CREATE | NLM_F_EXCL;
+    CHECK_EQ(change(fd, RTM_NEWROUTE, excl, rt, 12, 5, 0x0a630001), -ENETUNREACH);
+    CHECK_EQ(change(fd, RTM_NEWROUTE, NLM_F_REPLACE, rt, 12, 5, 0x0a4f0001), -ENOENT);
+    CHECK_EQ(change(fd, RTM_NEWROUTE, excl, rt, 12, 5, 0x0a4f0001), 0);
+    CHECK(cfg[2] == 0x0a4f0001);
+    CHECK_EQ(change(fd, RTM_NEWROUTE, excl, rt, 12, 5, 0x0a4f0001), -EEXIST);
+    CHECK_EQ(change(fd, RTM_NEWROUTE, NLM_F_CREATE, rt, 12, 5, 0x0a4f0003), -EOPNOTSUPP);
+    rt[1] = 16;                                                   /* not the default */
+    CHECK_EQ(change(fd, RTM_NEWROUTE, excl, rt, 12, 1, 0x0a090000), -EOPNOTSUPP);
+    CHECK_EQ(change(fd, RTM_DELROUTE, 0, rt, 12, 1, 0x0a090000), -ESRCH);
+
+    /* ip route get 10.78.0.5: through the gateway, from the address */
+    unsigned char get[20] = {2};
+    memcpy(get + 12, "\x08\x00\x01\x00\x0a\x4e\x00\x05", 8);      /* RTA_DST */
+    CHECK_EQ(request(fd, RTM_GETROUTE, NLM_F_REQUEST, 41, get, 20), 36);
+    unsigned char buf[512];
+    int32_t mf;
+    uint16_t n;
+    CHECK(receive(fd, buf, sizeof buf, MSG_DONTWAIT, &mf) > 28 && buf[4] == RTM_NEWROUTE);
+    CHECK(!memcmp(attr_of(buf, 12, 5, &n), "\x0a\x4f\x00\x01", 4));   /* RTA_GATEWAY */
+    CHECK(!memcmp(attr_of(buf, 12, 7, &n), "\x0a\x4f\x00\x09", 4));   /* RTA_PREFSRC */
+    rt[1] = 0;
+    CHECK_EQ(change(fd, RTM_DELROUTE, 0, rt, 12, 0, 0), 0);
+    CHECK_EQ(change(fd, RTM_DELROUTE, 0, rt, 12, 0, 0), -ESRCH);
+    CHECK_EQ(change(fd, RTM_GETROUTE, 0, rt, 12, 1, 0x0a4e0005), -ENETUNREACH);
+
+    /* ip neigh: the one entry */
+    int count;
+    dump(fd, RTM_GETNEIGH, 0, 42, buf, sizeof buf, &count);
+    CHECK_EQ(count, 1);
+    CHECK(!memcmp(attr_of(buf, 12, 1, &n), "\x0a\x4f\x00\x01", 4) && buf[16 + 8] == 2);
+    memcpy(cfg, boot_cfg, sizeof cfg);
+    SYS(close, (uint64_t)fd);
+}
+
 int main(void)
 {
     vfs_test_begin();
     test_socket_and_ports();
     test_dumps();
     test_errors_and_acks();
+    test_changes();
     test_peek_trunc();
     test_fuzz();
     vfs_test_end();
