@@ -603,10 +603,12 @@ long net_read(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t 
  * lengths come in message words (registers, copied once), each checked against the
  * channel's size here, and the bytes are read once (the stack copies them into its send
  * ring) or only written, so no value read from the channel steers the server. */
-#define CHANNELS 4
+#define CHANNELS 8
+#define CHANNELS_PER_TASK 4           /* no client task takes every slot */
 #define CHANNEL_MAX (256u * 1024)
 static struct {
     int client;                       /* the calling thread it belongs to; 0: a free slot */
+    int task;                         /* that thread's task */
     uint8_t *mem;
     size_t size;
 } channels[CHANNELS];
@@ -620,27 +622,66 @@ static int channel_of(int client)
     return -1;
 }
 
+/* A free slot for a channel of `task`, or -1 when none is free or the task holds
+ * CHANNELS_PER_TASK already. */
+static int channel_slot(int task)
+{
+    int slot = -1, held = 0;
+    for (int i = CHANNELS - 1; i >= 0; i--) {
+        slot = channels[i].client ? slot : i;
+        held += channels[i].client && channels[i].task == task;
+    }
+    return held < CHANNELS_PER_TASK ? slot : -1;
+}
+
+/* Free the slots whose thread has ended (nothing tells us when a client ends: we ask the
+ * kernel, only when a new channel finds no room), unmapping their windows. Thread ids
+ * carry a generation, so an ended thread's id is not a live thread's. */
+static void reclaim_channels(void)
+{
+    for (int i = 0; i < CHANNELS; i++) {
+        if (!channels[i].client || drv_thread_task(channels[i].client) >= 0)
+            continue;
+        drv_unmap_caller(channels[i].mem, channels[i].size);
+        channels[i].client = 0;
+    }
+}
+
+/* A channel for thread client (waiting for our reply) of size bytes of its window at
+ * `window`: 0, -NET_EINVAL or -NET_ENOMEM as op channel says. */
+static long open_channel(int client, uint64_t window, uint64_t size)
+{
+    if (size < 4096 || size > CHANNEL_MAX || size % 4096 || channel_of(client) >= 0)
+        return -NET_EINVAL;
+    long task = drv_thread_task(client);
+    if (task < 0)
+        return -NET_EINVAL;
+    int slot = channel_slot((int)task);
+    if (slot < 0) {
+        reclaim_channels();
+        slot = channel_slot((int)task);
+    }
+    if (slot < 0)
+        return -NET_ENOMEM;
+    uint8_t *mem = drv_map_caller(client, window, (size_t)size);
+    if (!mem)
+        return -NET_EINVAL;
+    channels[slot].client = client;
+    channels[slot].task = (int)task;
+    channels[slot].mem = mem;
+    channels[slot].size = (size_t)size;
+    return 0;
+}
+
 long net_channel(struct srv_call *call, uint64_t window, uint64_t size, uint64_t task,
                  uint64_t *res, uint64_t *tid)
 {
     *tid = 0;
     if (enter())
         return E_NOENT;
-    int slot = -1;
-    for (int i = CHANNELS - 1; i >= 0; i--)
-        slot = channels[i].client ? slot : i;
-    uint8_t *mem = NULL;
-    if (size < 4096 || size > CHANNEL_MAX || size % 4096 || channel_of(call->client) >= 0)
-        *res = result(-NET_EINVAL);
-    else if (slot < 0)
-        *res = result(-NET_ENOMEM);
-    else if (!(mem = drv_map_caller(call->client, window, (size_t)size)))
-        *res = result(-NET_EINVAL);
-    else {
-        channels[slot].client = call->client;
-        channels[slot].mem = mem;
-        channels[slot].size = (size_t)size;
-        *res = 0;
+    long r = open_channel(call->client, window, size);
+    *res = result(r);
+    if (r == 0) {
         long t = task <= 0x7fffffff ? srv_words_thread(&net_iface, (int)task) : E_INVAL;
         *tid = t > 0 ? (uint64_t)t : 0;
     }

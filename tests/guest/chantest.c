@@ -1,0 +1,114 @@
+/*
+ * chantest: the network server's data-channel slots (docs/net.md, "The data channel"),
+ * driven by tests/test_net_mk.py. Run as the first task (`init=chantest`, privileged: only
+ * a privileged task may make the window a channel maps) with `net=mk` and a virtio-net
+ * device. Each channel belongs to the thread that opened it:
+ *   ended  CHAN_ENDED threads, one after another, each opens a channel and exits: every
+ *          open must succeed (the slots of ended threads are taken back);
+ *   live   CHANNELS_PER_TASK + 1 threads open one each and stay: the last is refused
+ *          (-ENOMEM, 12: a task holds at most CHANNELS_PER_TASK);
+ *   other  meanwhile a second task opens one: it succeeds (room is left for other tasks).
+ * Prints each phase's results, then "chantest ok" or "chantest failed", and powers off.
+ * Run as `chantest child` it is that second task: one channel, its result as exit status.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <ondol/sys.h>
+#include <ondol/thread.h>
+#include "net_client.h"
+
+#define CHAN_ENDED 12
+#define PER_TASK 4                    /* CHANNELS_PER_TASK in servers/net/netsrv.c */
+#define WINDOW 4096
+#define STACK (16 * 1024)
+
+static unsigned char *window;         /* one window: every channel maps the same page */
+static uint32_t release_word;         /* the live threads wait until it is 1 */
+
+/* A channel for the calling thread: the op's res (0 or a negated errno), or its error. */
+static long open_channel(void)
+{
+    struct srv_conn conn;
+    uint64_t res = 0, tid = 0;
+    long e = srv_connect(&conn, NET_IFACE);
+    if (e == 0)
+        e = net_call_channel(&conn, (uint64_t)(uintptr_t)window, WINDOW, 0, &res, &tid);
+    return e < 0 ? e : (long)res;
+}
+
+static int ended_thread(void *arg)
+{
+    *(long *)arg = open_channel();
+    return 0;
+}
+
+static int live_thread(void *arg)
+{
+    *(long *)arg = open_channel();
+    __atomic_store_n((long *)arg + 1, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&release_word, __ATOMIC_ACQUIRE) == 0)
+        sys_futex_wait(&release_word, 0, SLEEP_FOREVER);
+    return 0;
+}
+
+static bool print_results(const char *phase, const long *r, int n, int step)
+{
+    bool all_zero = true;
+    printf("chantest %s", phase);
+    for (int i = 0; i < n; i++) {
+        printf(" %ld", r[i * step]);
+        all_zero &= r[i * step] == 0;
+    }
+    printf("\n");
+    return all_zero;
+}
+
+static long make_window(void)
+{
+    long at = sys_vm_mmap(NULL, WINDOW, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (at < 0)
+        return at;
+    window = (unsigned char *)at;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (make_window() < 0) {
+        printf("chantest: no window (privileged only)\n");
+        return 1;
+    }
+    if (argc > 1 && !strcmp(argv[1], "child"))
+        return (int)-open_channel();
+    static struct thread threads[PER_TASK + 1];
+    static long ended[CHAN_ENDED], live[PER_TASK + 1][2];
+    for (int i = 0; i < CHAN_ENDED; i++) {
+        thread_start(&threads[0], ended_thread, &ended[i], PRIO_INHERIT, STACK);
+        thread_join(&threads[0], NULL);
+    }
+    bool ok = print_results("ended", ended, CHAN_ENDED, 1);
+    for (int i = 0; i <= PER_TASK; i++) {
+        thread_start(&threads[i], live_thread, live[i], PRIO_INHERIT, STACK);
+        while (!__atomic_load_n(&live[i][1], __ATOMIC_ACQUIRE))
+            sys_yield();
+    }
+    ok &= print_results("live", &live[0][0], PER_TASK, 2);
+    printf("chantest live extra %ld\n", live[PER_TASK][0]);
+    ok &= live[PER_TASK][0] == -12;
+    const char *child_argv[] = {"chantest", "child"};
+    int status = -1;
+    long child = sys_spawn("chantest", child_argv, 2, SPAWN_PRIVILEGED);
+    if (child > 0)
+        sys_task_wait((int)child, &status);
+    printf("chantest other %d\n", -status);
+    ok &= status == 0;
+    __atomic_store_n(&release_word, 1, __ATOMIC_RELEASE);
+    sys_futex_wake(&release_word, PER_TASK + 1);
+    for (int i = 0; i <= PER_TASK; i++)
+        thread_join(&threads[i], NULL);
+    printf("chantest %s\n", ok ? "ok" : "failed");
+    sys_poweroff();
+    return 0;
+}
