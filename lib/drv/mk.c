@@ -51,22 +51,7 @@ void *drv_map_caller(int client, uint64_t window, size_t len)
 
 void drv_unmap_caller(void *mem, size_t len) { sys_vm_unmap(mem, len); }
 
-/* SYS_PS into a mapping of our own made for the scan (reentrant; the pages the kernel
- * writes are the live threads' entries only), then given back. */
-long drv_thread_task(int tid)
-{
-    size_t len = PS_MAX * sizeof(struct ps_entry);
-    long addr = sys_vm_map(len, PROT_READ | PROT_WRITE);
-    if (addr < 0)
-        return addr;
-    const struct ps_entry *e = (const struct ps_entry *)addr;
-    long n = tid > 0 ? sys_ps((struct ps_entry *)addr, PS_MAX) : 0, task = E_SRCH;
-    for (long i = 0; i < n; i++)
-        if (e[i].tid == tid && e[i].state != TS_ZOMBIE)
-            task = e[i].task;
-    sys_vm_unmap((void *)addr, len);
-    return task;
-}
+long drv_thread_task(int tid) { return thread_task_of(tid); }
 
 static uint64_t timer_hz(void)
 {

@@ -115,6 +115,19 @@ static const struct file_ops sock_ops;
 
 /* ---- the network server ---- */
 
+#define NET_TIMEOUT_S 20            /* net_timeout's default (kernel/boot/options.def) */
+
+uint64_t unix_net_timeout_s(void)
+{
+    char v[12];
+    if (rt_option("net_timeout", v, sizeof v) <= 0)
+        return NET_TIMEOUT_S;
+    uint64_t s = 0;
+    for (const char *p = v; *p >= '0' && *p <= '9'; p++)
+        s = s * 10 + (uint64_t)(*p - '0');
+    return s;
+}
+
 /* One op: the stack's result (w[1]: a count, 0 or -errno), or -ENETDOWN when the server
  * is not there or failed. */
 static long net(unsigned op, uint64_t w[IPC_MRS], const void *in, size_t in_len, void *out,
