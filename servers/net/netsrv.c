@@ -574,6 +574,35 @@ static long recv_some(int sd, void *data, size_t cap, uint64_t timeout_ms)
     return n;
 }
 
+/* One datagram, at most cap bytes into data, waiting up to timeout_ms for it: the stack's
+ * result, and the source in *ip, *port. */
+static long recv_dgram(int sd, void *data, size_t cap, uint64_t timeout_ms, uint64_t *ip,
+                       uint64_t *port)
+{
+    uint32_t from = 0;
+    uint16_t from_port = 0;
+    long n = net_recvfrom(stack, sd, data, cap, &from, &from_port);
+    if (n == -NET_EAGAIN) {
+        pump(timeout_ms, readable, sd);
+        n = net_recvfrom(stack, sd, data, cap, &from, &from_port);
+    }
+    *ip = from;
+    *port = from_port;
+    return n;
+}
+
+/* MSG_PEEK's look, at most cap bytes into data: the stack's result, the source in *ip,
+ * *port. */
+static long peek_at(int sd, uint64_t off, void *data, size_t cap, uint64_t *ip, uint64_t *port)
+{
+    uint32_t from = 0;
+    uint16_t from_port = 0;
+    long n = net_peek(stack, sd, (size_t)off, data, cap, &from, &from_port);
+    *ip = from;
+    *port = from_port;
+    return n;
+}
+
 long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const void *data,
                size_t data_len, uint64_t *res)
 {
@@ -620,6 +649,12 @@ static int channel_of(int client)
         if (channels[i].client == client)
             return i;
     return -1;
+}
+
+/* The caller's channel's size when cap is more, else cap; 0 without a channel. */
+static size_t channel_cap(int c, uint64_t cap)
+{
+    return c < 0 ? 0 : cap < channels[c].size ? (size_t)cap : channels[c].size;
 }
 
 /* A free slot for a channel of `task`, or -1 when none is free or the task holds
@@ -704,8 +739,45 @@ long net_chread(struct srv_call *call, uint64_t sd, uint64_t cap, uint64_t *res)
     if (enter())
         return E_NOENT;
     int c = channel_of(call->client);
-    size_t k = c < 0 ? 0 : cap < channels[c].size ? (size_t)cap : channels[c].size;
-    *res = result(c < 0 ? -NET_EINVAL : recv_some(sd_of(sd), channels[c].mem, k, 0));
+    *res = result(c < 0 ? -NET_EINVAL : recv_some(sd_of(sd), channels[c].mem, channel_cap(c, cap), 0));
+    return leave();
+}
+
+long net_chsendto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port, uint64_t len,
+                  uint64_t *res)
+{
+    if (enter())
+        return E_NOENT;
+    clock_for_send();
+    int c = channel_of(call->client);
+    bool ok = c >= 0 && len <= channels[c].size && ip <= 0xffffffffu && port <= 0xffff;
+    *res = result(ok ? net_sendto(stack, sd_of(sd), channels[c].mem, (size_t)len,
+                                  (uint32_t)ip, (uint16_t)port)
+                     : -NET_EINVAL);
+    return leave();
+}
+
+long net_chrecvfrom(struct srv_call *call, uint64_t sd, uint64_t cap, uint64_t *res,
+                    uint64_t *ip, uint64_t *port)
+{
+    *ip = *port = 0;
+    if (enter())
+        return E_NOENT;
+    int c = channel_of(call->client);
+    *res = result(c < 0 ? -NET_EINVAL
+                        : recv_dgram(sd_of(sd), channels[c].mem, channel_cap(c, cap), 0, ip, port));
+    return leave();
+}
+
+long net_chpeek(struct srv_call *call, uint64_t sd, uint64_t off, uint64_t cap, uint64_t *res,
+                uint64_t *ip, uint64_t *port)
+{
+    *ip = *port = 0;
+    if (enter())
+        return E_NOENT;
+    int c = channel_of(call->client);
+    *res = result(c < 0 ? -NET_EINVAL
+                        : peek_at(sd_of(sd), off, channels[c].mem, channel_cap(c, cap), ip, port));
     return leave();
 }
 
@@ -728,16 +800,8 @@ long net_recvdgram(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint
     (void)call;
     if (enter())
         return E_NOENT;
-    uint32_t from = 0;
-    uint16_t from_port = 0;
-    long n = net_recvfrom(stack, sd_of(sd), data, data_cap, &from, &from_port);
-    if (n == -NET_EAGAIN) {
-        pump(timeout_ms, readable, sd_of(sd));
-        n = net_recvfrom(stack, sd_of(sd), data, data_cap, &from, &from_port);
-    }
+    long n = recv_dgram(sd_of(sd), data, data_cap, timeout_ms, ip, port);
     *data_len = n > 0 ? (size_t)n : 0;
-    *ip = from;
-    *port = from_port;
     *res = result(n);
     return leave();
 }
@@ -938,12 +1002,8 @@ long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t off, uint64_t *re
     (void)call;
     if (enter())
         return E_NOENT;
-    uint32_t from = 0;
-    uint16_t from_port = 0;
-    long n = net_peek(stack, sd_of(sd), (size_t)off, data, data_cap, &from, &from_port);
+    long n = peek_at(sd_of(sd), off, data, data_cap, ip, port);
     *data_len = n > 0 ? (size_t)n : 0;
-    *ip = from;
-    *port = from_port;
     *res = result(n);
     return leave();
 }
