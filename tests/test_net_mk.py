@@ -19,7 +19,7 @@ def test_channel_slots_of_ended_threads():
     threads one after another each open a channel and end, and every open succeeds (the
     server takes the slots of ended threads back; before, the fifth got ENOMEM); then 4
     live threads get one each and a fifth is refused with ENOMEM (4 a task), while a
-    second task still gets one."""
+    second task still gets one. Then the datagram and peek ops of the channel."""
     s = Session({"init": "chantest", "net": "mk"}, wait_prompt=False, lifetime=170,
                 extra=NETDEV)
     try:
@@ -31,6 +31,9 @@ def test_channel_slots_of_ended_threads():
     assert "chantest live 0 0 0 0\n" in out, out[-3000:]
     assert "chantest live extra -12\n" in out, out[-3000:]
     assert "chantest other 0\n" in out, out[-3000:]
+    # chsendto, chrecvfrom, chpeek: refused without a channel and past it; with one, a peek
+    # far past a stream's end reads 0 bytes, nothing queued is -EAGAIN, a datagram goes
+    assert "chantest ops -22 -22 -22 / 0 -22 -11 8\n" in out, out[-3000:]
     assert "chantest ok" in out, out[-3000:]
     assert status == 0
 

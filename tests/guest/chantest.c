@@ -7,7 +7,11 @@
  *          open must succeed (the slots of ended threads are taken back);
  *   live   CHANNELS_PER_TASK + 1 threads open one each and stay: the last is refused
  *          (-ENOMEM, 12: a task holds at most CHANNELS_PER_TASK);
- *   other  meanwhile a second task opens one: it succeeds (room is left for other tasks).
+ *   other  meanwhile a second task opens one: it succeeds (room is left for other tasks);
+ *   ops    the datagram and peek ops of the channel (chsendto, chrecvfrom, chpeek) refuse
+ *          a thread without a channel and a length past it (-EINVAL, 22); with one, a
+ *          peek far past a stream's end reads 0 bytes, an empty datagram socket says
+ *          -EAGAIN (11), a datagram within the window is sent whole.
  * Prints each phase's results, then "chantest ok" or "chantest failed", and powers off.
  * Run as `chantest child` it is that second task: one channel, its result as exit status.
  */
@@ -51,6 +55,47 @@ static int live_thread(void *arg)
     while (__atomic_load_n(&release_word, __ATOMIC_ACQUIRE) == 0)
         sys_futex_wait(&release_word, 0, SLEEP_FOREVER);
     return 0;
+}
+
+#define NET_SOCK_STREAM 1
+#define NET_SOCK_DGRAM 2
+#define GATEWAY 0x0a000202u           /* QEMU's user network, netsrv's default gateway */
+
+/* The channel ops' refusals for a thread without a channel: three results. */
+static int no_channel_ops(void *arg)
+{
+    long *r = arg;
+    struct srv_conn conn;
+    uint64_t sd = 0, v[3] = {0}, ip, port;
+    srv_connect(&conn, NET_IFACE);
+    net_call_open(&conn, NET_SOCK_DGRAM, &sd);
+    net_call_chsendto(&conn, sd, GATEWAY, 9, 10, &v[0]);
+    net_call_chrecvfrom(&conn, sd, 100, &v[1], &ip, &port);
+    net_call_chpeek(&conn, sd, 0, 100, &v[2], &ip, &port);
+    net_call_release(&conn, sd, &ip);
+    for (int i = 0; i < 3; i++)
+        r[i] = (long)v[i];
+    return 0;
+}
+
+/* With a channel of our own: a peek past the end, a datagram past the window, an empty
+ * datagram socket, a datagram sent: four results. */
+static void channel_ops(long r[4])
+{
+    struct srv_conn conn;
+    uint64_t tcp = 0, udp = 0, v[4] = {0}, ip, port;
+    srv_connect(&conn, NET_IFACE);
+    net_call_open(&conn, NET_SOCK_STREAM, &tcp);
+    net_call_open(&conn, NET_SOCK_DGRAM, &udp);
+    net_call_chpeek(&conn, tcp, 1ull << 40, 100, &v[0], &ip, &port);
+    net_call_chsendto(&conn, udp, GATEWAY, 9, WINDOW + 1, &v[1]);
+    net_call_chrecvfrom(&conn, udp, ~0ull, &v[2], &ip, &port);
+    memcpy(window, "chantest", 8);
+    net_call_chsendto(&conn, udp, GATEWAY, 9, 8, &v[3]);
+    net_call_release(&conn, tcp, &ip);
+    net_call_release(&conn, udp, &ip);
+    for (int i = 0; i < 4; i++)
+        r[i] = (long)v[i];
 }
 
 static bool print_results(const char *phase, const long *r, int n, int step)
@@ -108,6 +153,15 @@ int main(int argc, char **argv)
     sys_futex_wake(&release_word, PER_TASK + 1);
     for (int i = 0; i <= PER_TASK; i++)
         thread_join(&threads[i], NULL);
+    long none[3], own[4];
+    thread_start(&threads[0], no_channel_ops, none, PRIO_INHERIT, STACK);
+    thread_join(&threads[0], NULL);
+    ok &= open_channel() == 0;
+    channel_ops(own);
+    printf("chantest ops %ld %ld %ld / %ld %ld %ld %ld\n", none[0], none[1], none[2], own[0],
+           own[1], own[2], own[3]);
+    ok &= none[0] == -22 && none[1] == -22 && none[2] == -22 && own[0] == 0 &&
+          own[1] == -22 && own[2] == -11 && own[3] == 8;
     printf("chantest %s\n", ok ? "ok" : "failed");
     sys_poweroff();
     return 0;
