@@ -815,8 +815,9 @@ static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
             return -EFAULT;
         return r;
     }
-    if (uaddr && (err = addr_probe(c, uaddr, ulen)))
-        return err;
+    /* The source address is written after the datagram is taken, as Linux's recvfrom
+     * does (move_addr_to_user after sock_recvmsg): an unwritable one is EFAULT and the
+     * datagram is gone. (accept probes first: a connection must not be lost.) */
     uint32_t ip = 0;
     uint16_t port = 0;
     size_t full = 0;
