@@ -401,25 +401,15 @@ static inline void server_enter(void)
         server_wait();
 }
 
-/* ---- calls to other servers (runtime.h) ----------------------------------------------
- * The connector of each pair of placements (docs/net.md, "Mixed forms"): to an IK
- * server, a direct call of its dispatch with the server's own buffers (kernel memory);
- * to an MK one, an IPC call the kernel makes for the current thread (ipc_kernel_call:
- * the words, the buffers copied between kernel memory and the server's UTCB buffers),
- * which sleeps until the server answers or exits. Sleeping in the middle of the server's
- * code is safe because the current thread holds the server lock (above) across it: no
- * other entry runs the server meanwhile, as in the MK form, whose one thread waits in
- * the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
- * dead server E_DEAD, and the caller (socket.c) makes either an error of the Linux call.
- * (An MK UNIX server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
 /* ---- the guard (docs/net.md, "Mixed forms") -----------------------------------------
  * A call to an MK server ends only with its answer or its death (ipc_kernel_call), and the
  * server lock is held across it: a server that takes the call and never answers would hold
  * every entry, and so every process and the console, for ever. A kernel thread looks every
  * quarter of net_timeout at the sleeping call; when the same call has waited that long it
  * ends the called server's task, whose death wakes the call with E_DEAD and fails every
- * later one. A call pays two stores and a test. (The event thread's waitevents waits by design,
- * outside the lock, and is not watched.) */
+ * later one. A call pays two stores and a test. (The event thread's waitevents waits by
+ * design, outside the lock, and is not watched.) Under the kernel lock, as all IK server
+ * code: the guard's look and the call's marks never overlap. */
 static u32 guard_seq;                  /* odd while call_mk_server sleeps for the server */
 static int guard_dest;                 /* the thread it called */
 
@@ -464,6 +454,17 @@ static void guard_start(void)
         make_ready(t);
 }
 
+/* ---- calls to other servers (runtime.h) ----------------------------------------------
+ * The connector of each pair of placements (docs/net.md, "Mixed forms"): to an IK
+ * server, a direct call of its dispatch with the server's own buffers (kernel memory);
+ * to an MK one, an IPC call the kernel makes for the current thread (ipc_kernel_call:
+ * the words, the buffers copied between kernel memory and the server's UTCB buffers),
+ * which sleeps until the server answers or exits. Sleeping in the middle of the server's
+ * code is safe because the current thread holds the server lock (above) across it: no
+ * other entry runs the server meanwhile, as in the MK form, whose one thread waits in
+ * the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
+ * dead server E_DEAD, and the caller (socket.c) makes either an error of the Linux call.
+ * (An MK UNIX server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
 static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                            void *out, size_t out_cap, size_t *out_len, bool in_server)
 {

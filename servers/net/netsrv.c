@@ -739,7 +739,8 @@ long net_chread(struct srv_call *call, uint64_t sd, uint64_t cap, uint64_t *res)
     if (enter())
         return E_NOENT;
     int c = channel_of(call->client);
-    *res = result(c < 0 ? -NET_EINVAL : recv_some(sd_of(sd), channels[c].mem, channel_cap(c, cap), 0));
+    *res = result(c < 0 ? -NET_EINVAL
+                        : recv_some(sd_of(sd), channels[c].mem, channel_cap(c, cap), 0));
     return leave();
 }
 

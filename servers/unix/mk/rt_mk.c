@@ -272,10 +272,12 @@ static struct {
 static volatile uint32_t guard_seq;     /* odd while the main thread waits in a call */
 static volatile long guard_dest;        /* the thread it called */
 
-static void guard_end_server(long dest, uint64_t seconds)
+/* End the server the call `seq` waits for, unless that call ended meanwhile (the scan
+ * for the server's task takes a while). */
+static void guard_end_server(uint32_t seq, uint64_t seconds)
 {
-    long task = thread_task_of((int)dest);
-    if (task <= 0 || dest != guard_dest)
+    long task = thread_task_of((int)guard_dest);
+    if (task <= 0 || guard_seq != seq)
         return;
     char msg[96];
     snprintf(msg, sizeof msg, "unix: the network server did not answer for %lu s: ending it",
@@ -296,7 +298,7 @@ static int guard_main(void *arg)
             seen = now;
             waited = 0;
         } else if ((waited += step) >= limit) {
-            guard_end_server(guard_dest, seconds);
+            guard_end_server(now, seconds);
             waited = 0;
         }
     }
