@@ -69,7 +69,7 @@ def test_network_server_that_never_answers(form):
         s.expect("loop ended")
         assert s.expect(r"\nst (\d+)\n", timeout=60).group(1) == "137", s.output[-3000:]
         s.expect(re.escape(PROMPT))
-        out = s.cmd("sleep 1; cat /tmp/ls /tmp/le", timeout=30)
+        out = s.cmd("while [ ! -s /tmp/ls ]; do sleep 1; done; cat /tmp/ls /tmp/le", timeout=60)
         assert out.startswith("1\n") and "Network is down" in out, out
         out = s.cmd("nc 10.0.2.2 80; echo st $?", timeout=30)
         assert "Address family not supported" in out and "st 1" in out, out
