@@ -35,6 +35,12 @@ void *drv_mem_alloc(size_t len);
  * reply, mapped into the server. NULL when that fails, or where servers need no shared
  * memory (IK: a client's call is a function call in the kernel). */
 void *drv_map_caller(int client, uint64_t window, size_t len);
+/* Undo drv_map_caller (mem and len as it gave and took them). */
+void drv_unmap_caller(void *mem, size_t len);
+/* The task of thread tid while it lives (0: a kernel thread), or E_SRCH once it has
+ * exited (or never was): how a server finds what an ended client held. MK: a scan of the
+ * kernel's thread list (SYS_PS, up to PS_MAX entries), for rare use. */
+long drv_thread_task(int tid);
 /* Milliseconds since boot (at least the resolution of the timer tick; MK: from the TSC,
  * without a system call). */
 uint64_t drv_now_ms(void);

@@ -55,7 +55,7 @@ def test_program_rows_on_ondol_and_the_linux_guest(run):
     rows = [r for r in doc["results"] if r.get("program")]
     places = netbench.PROGRAM_PLACEMENTS
     calls = sorted((r["placement"], r["phase"], r["size"]) for r in rows if r["test"] == "call")
-    assert calls == sorted((p, ph, s) for p in places for ph in ("write", "recv")
+    assert calls == sorted((p, ph, s) for p in places for ph in netbench.CALL_PHASES
                            for s in netbench.SIZES)
     bulk = sorted((r["placement"], r["phase"]) for r in rows if r["test"] == "bulk")
     assert bulk == sorted((p, d) for p in places for d in ("from_host", "to_host"))

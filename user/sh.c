@@ -121,7 +121,7 @@ static void cmd_ps(void)
             return;
         }
         n = sys_ps(e, max);
-        if (n < max || max >= 4096)
+        if (n < max || max >= PS_MAX)
             break;
         free(e);
         max *= 4;    /* the table may hold more; ask again with more room */

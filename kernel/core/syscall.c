@@ -670,10 +670,11 @@ static long sys_self(u64 uout)
 
 static long sys_ps(u64 uout, u64 max)
 {
-    if (max > 4096 || !user_range_ok(uout, max * sizeof(struct ps_entry)))
-        return max > 4096 ? E_INVAL : E_FAULT;
+    _Static_assert(PS_MAX == 1 << THREAD_ID_BITS, "SYS_PS covers every thread slot");
+    if (max > PS_MAX || !user_range_ok(uout, max * sizeof(struct ps_entry)))
+        return max > PS_MAX ? E_INVAL : E_FAULT;
     u64 n = 0;
-    for (int i = 0; n < max && i < 4096; i++) {
+    for (int i = 0; n < max && i < PS_MAX; i++) {
         struct thread *t = thread_at(i);
         if (!t)
             continue;

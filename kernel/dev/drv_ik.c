@@ -13,6 +13,7 @@
 #include "pcnt.h"
 #include "pmm.h"
 #include "sched.h"
+#include "task.h"
 #include "thread.h"
 #include "waitq.h"
 
@@ -63,6 +64,16 @@ void *drv_map_caller(int client, uint64_t window, size_t len)
 {
     (void)client, (void)window, (void)len;
     return NULL;
+}
+
+void drv_unmap_caller(void *mem, size_t len) { (void)mem, (void)len; }
+
+long drv_thread_task(int tid)
+{
+    struct thread *t = tid > 0 ? thread_lookup(tid) : NULL;
+    if (!t || t->state == T_ZOMBIE)
+        return E_SRCH;
+    return t->task ? t->task->id : 0;
 }
 
 uint64_t drv_now_ms(void) { return ticks_now() * 1000 / timer_hz; }

@@ -401,6 +401,59 @@ static inline void server_enter(void)
         server_wait();
 }
 
+/* ---- the guard (docs/net.md, "Mixed forms") -----------------------------------------
+ * A call to an MK server ends only with its answer or its death (ipc_kernel_call), and the
+ * server lock is held across it: a server that takes the call and never answers would hold
+ * every entry, and so every process and the console, for ever. A kernel thread looks every
+ * quarter of net_timeout at the sleeping call; when the same call has waited that long it
+ * ends the called server's task, whose death wakes the call with E_DEAD and fails every
+ * later one. A call pays two stores and a test. (The event thread's waitevents waits by
+ * design, outside the lock, and is not watched.) Under the kernel lock, as all IK server
+ * code: the guard's look and the call's marks never overlap. */
+static u32 guard_seq;                  /* odd while call_mk_server sleeps for the server */
+static int guard_dest;                 /* the thread it called */
+
+static void guard_end_server(u64 seconds)
+{
+    struct thread *d = thread_lookup(guard_dest);
+    if (!d || !d->task || d->state == T_ZOMBIE)
+        return;
+    printk("unix: the network server did not answer for %lu s: ending it\n",
+           (unsigned long)seconds);
+    task_kill(d->task, KILLED_STATUS);
+}
+
+static void guard_main(void)
+{
+    thread_first_run();
+    u64 seconds = unix_net_timeout_s(), limit = seconds * timer_hz;
+    u64 step = limit / 4 ? limit / 4 : 1, waited = 0;
+    u32 seen = 0;
+    for (;;) {
+        thread_sleep(step);
+        u32 now = guard_seq;
+        if (!(now & 1) || now != seen) {
+            seen = now;
+            waited = 0;
+        } else if ((waited += step) >= limit) {
+            guard_end_server(seconds);
+            waited = 0;
+        }
+    }
+}
+
+/* Once, at the server's first call to an MK server (net_timeout=0: no guard). */
+static void guard_start(void)
+{
+    static bool started;
+    if (started || !unix_net_timeout_s())
+        return;
+    started = true;
+    struct thread *t = thread_create_kernel(guard_main, SERVICE_PRIO);
+    if (t)
+        make_ready(t);
+}
+
 /* ---- calls to other servers (runtime.h) ----------------------------------------------
  * The connector of each pair of placements (docs/net.md, "Mixed forms"): to an IK
  * server, a direct call of its dispatch with the server's own buffers (kernel memory);
@@ -424,10 +477,15 @@ static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, 
     struct ipc_kcall k;
     k.utcb = (struct ipc_utcb){.send_buf = in, .send_len = in_len,
                                .recv_buf = out, .recv_cap = MIN(out_cap, IPC_BUF_MAX)};
-    if (in_server)
+    if (in_server) {
+        guard_start();
+        guard_dest = d->tid;
+        guard_seq++;
         server_asleep = true;
+    }
     long r = ipc_kernel_call(d, w, &k);
     if (in_server) {
+        guard_seq++;
         server_asleep = false;
         waitq_wake_all(&server_waiters, 0);
     }

@@ -49,6 +49,10 @@ void *drv_map_caller(int client, uint64_t window, size_t len)
     return addr < 0 ? NULL : (void *)addr;
 }
 
+void drv_unmap_caller(void *mem, size_t len) { sys_vm_unmap(mem, len); }
+
+long drv_thread_task(int tid) { return thread_task_of(tid); }
+
 static uint64_t timer_hz(void)
 {
     static uint64_t hz;

@@ -13,10 +13,12 @@
  *
  * Test only, for the servers whose bugs are tested (the options are declared for net):
  * with NAME_crash=N the server faults on receiving a call of op N; with NAME_longreply=N
- * it answers op N with one byte more than the room the caller gave; so that tests
- * can check what its clients and the kernel do then.
+ * it answers op N with one byte more than the room the caller gave; with NAME_hang=N it
+ * answers its first N calls, then takes every call and answers none (a server that lives
+ * but never answers); so that tests can check what its clients and the kernel do then.
  */
 #include <stdbool.h>
+#include <string.h>
 #include <ondol/ipc.h>
 #include <ondol/srv.h>
 #include <ondol/sys.h>
@@ -31,6 +33,9 @@ static uint8_t words_reply[IPC_BUF_MAX];   /* the words thread's replies (srv_wo
 static int serving_tid;
 static unsigned crash_op;              /* NAME_crash: the op to die on; 0 never */
 static unsigned long_op;               /* NAME_longreply: the op to answer too long; 0 never */
+static unsigned hang_after;            /* NAME_hang: calls answered before the hang; 0 never */
+static unsigned calls_taken;           /* ...counted over both serving threads */
+static const char *server_name;
 static void (*wake_fn)(void);
 
 /* Turn a received message into a call (the buffer is in request_buf, recv_len long). */
@@ -76,7 +81,26 @@ static __attribute__((noinline)) void crash_if_asked(uint64_t label)
         *(volatile int *)unmapped = 0;
 }
 
-/* Option NAME_suffix's op number, or 0. */
+/* Test only (NAME_hang): after hang_after calls this thread stops for good, holding the
+ * call it took (its caller waits for an answer that never comes). */
+static void hang_if_asked(void)
+{
+    if (!hang_after)
+        return;
+    unsigned n = __atomic_add_fetch(&calls_taken, 1, __ATOMIC_RELAXED);
+    if (n <= hang_after)
+        return;
+    if (n == hang_after + 1) {        /* one thread says it, once */
+        const char *parts[] = {server_name, ": not answering any more (test option ",
+                               server_name, "_hang)\n"};
+        for (int i = 0; i < 4; i++)
+            sys_console_write(parts[i], strlen(parts[i]));
+    }
+    for (;;)
+        sys_sleep(SLEEP_FOREVER);
+}
+
+/* Option NAME_suffix's number (an op, or a count of calls), or 0. */
 static unsigned op_option(const char *name, const char *suffix)
 {
     char key[48], val[8];
@@ -114,6 +138,7 @@ static bool serve_one(const struct srv_iface *s, struct ipc_msg *m, struct ipc_u
         m->w[0] = 0;
         u->send_len = 0;
     } else {
+        hang_if_asked();
         struct srv_call c;
         call_from_msg(&c, m, u, client);
         srv_handle(s, &c);
@@ -149,6 +174,7 @@ static int words_main(void *arg)
         uint64_t label = m.w[0];
         if (crash_op)                 /* the test options hold here too */
             crash_if_asked(label);
+        hang_if_asked();
         struct srv_call c = {.in = NULL, .in_len = 0, .out = words_reply,
                              .out_cap = srv_label_cap(label), .client = (int)client};
         for (int i = 0; i < IPC_MRS; i++)
@@ -183,6 +209,8 @@ int srv_serve(const struct srv_iface *s)
 {
     crash_op = op_option(s->name, "_crash");
     long_op = op_option(s->name, "_longreply");
+    hang_after = op_option(s->name, "_hang");
+    server_name = s->name;
     struct ipc_utcb u = {.recv_buf = request_buf, .recv_cap = sizeof(request_buf),
                          .send_buf = reply_buf};
     ipc_set_utcb(&u);

@@ -638,6 +638,35 @@ static long recv_some(int sd, void *data, size_t cap, uint64_t timeout_ms)
     return n;
 }
 
+/* One datagram, at most cap bytes into data, waiting up to timeout_ms for it: the stack's
+ * result, and the source in *ip, *port. */
+static long recv_dgram(int sd, void *data, size_t cap, uint64_t timeout_ms, uint64_t *ip,
+                       uint64_t *port)
+{
+    uint32_t from = 0;
+    uint16_t from_port = 0;
+    long n = net_recvfrom(stack, sd, data, cap, &from, &from_port);
+    if (n == -NET_EAGAIN) {
+        pump(timeout_ms, readable, sd);
+        n = net_recvfrom(stack, sd, data, cap, &from, &from_port);
+    }
+    *ip = from;
+    *port = from_port;
+    return n;
+}
+
+/* MSG_PEEK's look, at most cap bytes into data: the stack's result, the source in *ip,
+ * *port. */
+static long peek_at(int sd, uint64_t off, void *data, size_t cap, uint64_t *ip, uint64_t *port)
+{
+    uint32_t from = 0;
+    uint16_t from_port = 0;
+    long n = net_peek(stack, sd, (size_t)off, data, cap, &from, &from_port);
+    *ip = from;
+    *port = from_port;
+    return n;
+}
+
 long net_write(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, const void *data,
                size_t data_len, uint64_t *res)
 {
@@ -667,10 +696,12 @@ long net_read(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint64_t 
  * lengths come in message words (registers, copied once), each checked against the
  * channel's size here, and the bytes are read once (the stack copies them into its send
  * ring) or only written, so no value read from the channel steers the server. */
-#define CHANNELS 4
+#define CHANNELS 8
+#define CHANNELS_PER_TASK 4           /* no client task takes every slot */
 #define CHANNEL_MAX (256u * 1024)
 static struct {
     int client;                       /* the calling thread it belongs to; 0: a free slot */
+    int task;                         /* that thread's task */
     uint8_t *mem;
     size_t size;
 } channels[CHANNELS];
@@ -684,27 +715,72 @@ static int channel_of(int client)
     return -1;
 }
 
+/* The caller's channel's size when cap is more, else cap; 0 without a channel. */
+static size_t channel_cap(int c, uint64_t cap)
+{
+    return c < 0 ? 0 : cap < channels[c].size ? (size_t)cap : channels[c].size;
+}
+
+/* A free slot for a channel of `task`, or -1 when none is free or the task holds
+ * CHANNELS_PER_TASK already. */
+static int channel_slot(int task)
+{
+    int slot = -1, held = 0;
+    for (int i = CHANNELS - 1; i >= 0; i--) {
+        slot = channels[i].client ? slot : i;
+        held += channels[i].client && channels[i].task == task;
+    }
+    return held < CHANNELS_PER_TASK ? slot : -1;
+}
+
+/* Free the slots whose thread has ended (nothing tells us when a client ends: we ask the
+ * kernel, only when a new channel finds no room), unmapping their windows. Thread ids
+ * carry a generation, so an ended thread's id is not a live thread's. */
+static void reclaim_channels(void)
+{
+    for (int i = 0; i < CHANNELS; i++) {
+        if (!channels[i].client || drv_thread_task(channels[i].client) >= 0)
+            continue;
+        drv_unmap_caller(channels[i].mem, channels[i].size);
+        channels[i].client = 0;
+    }
+}
+
+/* A channel for thread client (waiting for our reply) of size bytes of its window at
+ * `window`: 0, -NET_EINVAL or -NET_ENOMEM as op channel says. */
+static long open_channel(int client, uint64_t window, uint64_t size)
+{
+    if (size < 4096 || size > CHANNEL_MAX || size % 4096 || channel_of(client) >= 0)
+        return -NET_EINVAL;
+    long task = drv_thread_task(client);
+    if (task < 0)
+        return -NET_EINVAL;
+    int slot = channel_slot((int)task);
+    if (slot < 0) {
+        reclaim_channels();
+        slot = channel_slot((int)task);
+    }
+    if (slot < 0)
+        return -NET_ENOMEM;
+    uint8_t *mem = drv_map_caller(client, window, (size_t)size);
+    if (!mem)
+        return -NET_EINVAL;
+    channels[slot].client = client;
+    channels[slot].task = (int)task;
+    channels[slot].mem = mem;
+    channels[slot].size = (size_t)size;
+    return 0;
+}
+
 long net_channel(struct srv_call *call, uint64_t window, uint64_t size, uint64_t task,
                  uint64_t *res, uint64_t *tid)
 {
     *tid = 0;
     if (enter())
         return E_NOENT;
-    int slot = -1;
-    for (int i = CHANNELS - 1; i >= 0; i--)
-        slot = channels[i].client ? slot : i;
-    uint8_t *mem = NULL;
-    if (size < 4096 || size > CHANNEL_MAX || size % 4096 || channel_of(call->client) >= 0)
-        *res = result(-NET_EINVAL);
-    else if (slot < 0)
-        *res = result(-NET_ENOMEM);
-    else if (!(mem = drv_map_caller(call->client, window, (size_t)size)))
-        *res = result(-NET_EINVAL);
-    else {
-        channels[slot].client = call->client;
-        channels[slot].mem = mem;
-        channels[slot].size = (size_t)size;
-        *res = 0;
+    long r = open_channel(call->client, window, size);
+    *res = result(r);
+    if (r == 0) {
         long t = task <= 0x7fffffff ? srv_words_thread(&net_iface, (int)task) : E_INVAL;
         *tid = t > 0 ? (uint64_t)t : 0;
     }
@@ -727,8 +803,46 @@ long net_chread(struct srv_call *call, uint64_t sd, uint64_t cap, uint64_t *res)
     if (enter())
         return E_NOENT;
     int c = channel_of(call->client);
-    size_t k = c < 0 ? 0 : cap < channels[c].size ? (size_t)cap : channels[c].size;
-    *res = result(c < 0 ? -NET_EINVAL : recv_some(sd_of(sd), channels[c].mem, k, 0));
+    *res = result(c < 0 ? -NET_EINVAL
+                        : recv_some(sd_of(sd), channels[c].mem, channel_cap(c, cap), 0));
+    return leave();
+}
+
+long net_chsendto(struct srv_call *call, uint64_t sd, uint64_t ip, uint64_t port, uint64_t len,
+                  uint64_t *res)
+{
+    if (enter())
+        return E_NOENT;
+    clock_for_send();
+    int c = channel_of(call->client);
+    bool ok = c >= 0 && len <= channels[c].size && ip <= 0xffffffffu && port <= 0xffff;
+    *res = result(ok ? net_sendto(stack, sd_of(sd), channels[c].mem, (size_t)len,
+                                  (uint32_t)ip, (uint16_t)port)
+                     : -NET_EINVAL);
+    return leave();
+}
+
+long net_chrecvfrom(struct srv_call *call, uint64_t sd, uint64_t cap, uint64_t *res,
+                    uint64_t *ip, uint64_t *port)
+{
+    *ip = *port = 0;
+    if (enter())
+        return E_NOENT;
+    int c = channel_of(call->client);
+    *res = result(c < 0 ? -NET_EINVAL
+                        : recv_dgram(sd_of(sd), channels[c].mem, channel_cap(c, cap), 0, ip, port));
+    return leave();
+}
+
+long net_chpeek(struct srv_call *call, uint64_t sd, uint64_t off, uint64_t cap, uint64_t *res,
+                uint64_t *ip, uint64_t *port)
+{
+    *ip = *port = 0;
+    if (enter())
+        return E_NOENT;
+    int c = channel_of(call->client);
+    *res = result(c < 0 ? -NET_EINVAL
+                        : peek_at(sd_of(sd), off, channels[c].mem, channel_cap(c, cap), ip, port));
     return leave();
 }
 
@@ -751,16 +865,8 @@ long net_recvdgram(struct srv_call *call, uint64_t sd, uint64_t timeout_ms, uint
     (void)call;
     if (enter())
         return E_NOENT;
-    uint32_t from = 0;
-    uint16_t from_port = 0;
-    long n = net_recvfrom(stack, sd_of(sd), data, data_cap, &from, &from_port);
-    if (n == -NET_EAGAIN) {
-        pump(timeout_ms, readable, sd_of(sd));
-        n = net_recvfrom(stack, sd_of(sd), data, data_cap, &from, &from_port);
-    }
+    long n = recv_dgram(sd_of(sd), data, data_cap, timeout_ms, ip, port);
     *data_len = n > 0 ? (size_t)n : 0;
-    *ip = from;
-    *port = from_port;
     *res = result(n);
     return leave();
 }
@@ -961,12 +1067,8 @@ long net_recvpeek(struct srv_call *call, uint64_t sd, uint64_t off, uint64_t *re
     (void)call;
     if (enter())
         return E_NOENT;
-    uint32_t from = 0;
-    uint16_t from_port = 0;
-    long n = net_peek(stack, sd_of(sd), (size_t)off, data, data_cap, &from, &from_port);
+    long n = peek_at(sd_of(sd), off, data, data_cap, ip, port);
     *data_len = n > 0 ? (size_t)n : 0;
-    *ip = from;
-    *port = from_port;
     *res = result(n);
     return leave();
 }

@@ -108,6 +108,12 @@ int rt_task_self(void);
  * UNIX_NET_GONE and ends. */
 long rt_net_watch(void);
 
+/* Option net_timeout (socket.c): seconds a call of rt_srv_call may wait for the network
+ * server's answer; past it the runtime's guard ends that server as hung (MK: a thread of
+ * unixsrv; IK: a kernel thread), and its death fails the call and every later one. 0: no
+ * limit. Default 20. */
+uint64_t unix_net_timeout_s(void);
+
 /* An ondol E_* code as the Linux -errno of the same meaning. */
 long rt_errno(long ondol_error);
 

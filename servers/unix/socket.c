@@ -115,6 +115,19 @@ static const struct file_ops sock_ops;
 
 /* ---- the network server ---- */
 
+#define NET_TIMEOUT_S 20            /* net_timeout's default (kernel/boot/options.def) */
+
+uint64_t unix_net_timeout_s(void)
+{
+    char v[12];
+    if (rt_option("net_timeout", v, sizeof v) <= 0)
+        return NET_TIMEOUT_S;
+    uint64_t s = 0;
+    for (const char *p = v; *p >= '0' && *p <= '9'; p++)
+        s = s * 10 + (uint64_t)(*p - '0');
+    return s;
+}
+
 /* One op: the stack's result (w[1]: a count, 0 or -errno), or -ENETDOWN when the server
  * is not there or failed. */
 static long net(unsigned op, uint64_t w[IPC_MRS], const void *in, size_t in_len, void *out,
@@ -356,15 +369,15 @@ static long net_send_chunk(int sd, size_t k)
 }
 
 /* Read's (or with peek, recvpeek's from offset off) op: at most k bytes, into the channel
- * when there is one (not for a peek), else chunk; *got the bytes there, never more than k
+ * when there is one (chread, chpeek), else chunk; *got the bytes there, never more than k
  * (a bad server's count is an error, -EIO), *from where they are. */
 static long net_recv_chunk(int sd, bool peek, size_t off, size_t k, size_t *got,
                            unsigned char **from)
 {
     long r;
     *got = 0;
-    if (channel && !peek) {
-        r = net1(NET_CHREAD, (uint64_t)sd, k, 0);
+    if (channel) {
+        r = peek ? net1(NET_CHPEEK, (uint64_t)sd, off, k) : net1(NET_CHREAD, (uint64_t)sd, k, 0);
         *got = r > 0 ? (size_t)r : 0;
         *from = channel;
     } else {
@@ -420,7 +433,7 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
     if (s->rd_shut || n == 0)
         return 0;
     bool peek = flags & MSG_PEEK;
-    size_t done = 0, step = channel && !peek ? CHANNEL_SIZE : CHUNK;
+    size_t done = 0, step = channel ? CHANNEL_SIZE : CHUNK;
     while (done < n) {
         size_t k = n - done < step ? n - done : step, got;
         unsigned char *from;
@@ -440,18 +453,45 @@ static long stream_recv(struct usock *s, struct ucall *c, const struct uvec *u, 
     return (long)done;
 }
 
+/* One datagram of n bytes (copied from the program into the channel, else chunk) to
+ * ip:port: chsendto, else senddgram with the IPC buffer. */
 static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, size_t n,
                        uint32_t ip, uint16_t port)
 {
     if (n > (s->type == RAW ? RAW_MAX : UDP_MAX))
         return -EMSGSIZE;
-    if (uvec_copy(c, u, 0, chunk, n, false))
+    unsigned char *buf = channel ? channel : chunk;
+    if (uvec_copy(c, u, 0, buf, n, false))
         return -EFAULT;
-    long e = s->ping_id ? ping_out(chunk, n, s->ping_id) : 0;
+    long e = s->ping_id ? ping_out(buf, n, s->ping_id) : 0;
     if (e)
         return e;
-    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, ip, port};
-    return net(NET_SENDDGRAM, w, chunk, n, NULL, 0, NULL);
+    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, ip, port, n};
+    return channel ? net(NET_CHSENDTO, w, NULL, 0, NULL, 0, NULL)
+                   : net(NET_SENDDGRAM, w, chunk, n, NULL, 0, NULL);
+}
+
+/* The next datagram (peek: left queued) into chunk: recvdgram or recvpeek with the IPC
+ * buffer, or with a channel chrecvfrom or chpeek and a copy from the channel (so that
+ * what is checked below is read once: the network server may change the channel at any
+ * time). *got its length (all of it: it fits CHUNK), w[2] and w[3] its source. */
+static long dgram_take(struct usock *s, bool peek, uint64_t w[IPC_MRS], size_t *got)
+{
+    w[1] = (uint64_t)s->sd;
+    w[2] = 0;
+    *got = 0;
+    if (!channel) {
+        long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, got);
+        *got = r > 0 && *got > (size_t)r ? (size_t)r : *got;
+        return r;
+    }
+    w[peek ? 3 : 2] = CHUNK;                 /* chpeek(sd, off 0, cap), chrecvfrom(sd, cap) */
+    long r = net(peek ? NET_CHPEEK : NET_CHRECVFROM, w, NULL, 0, NULL, 0, NULL);
+    if (r > (long)CHUNK)
+        return -EIO;                       /* a bad server's count */
+    *got = r > 0 ? (size_t)r : 0;
+    vfs_memmove(chunk, channel, *got);
+    return r;
 }
 
 /* A ping socket's next echo reply at the head of the raw queue: its ICMP part moved to
@@ -460,13 +500,11 @@ static long dgram_send(struct usock *s, struct ucall *c, const struct uvec *u, s
 static long ping_head(struct usock *s, bool peek, uint64_t w[IPC_MRS], size_t *got)
 {
     for (;;) {
-        w[1] = (uint64_t)s->sd;
-        w[2] = 0;
-        long r = net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, got);
+        long r = dgram_take(s, peek, w, got);
         if (r < 0)
             return r;
         size_t off = 0;
-        long k = ping_in(chunk, *got < (size_t)r ? *got : (size_t)r, s->ping_id, &off);
+        long k = ping_in(chunk, *got, s->ping_id, &off);
         if (k >= 0) {
             vfs_memmove(chunk, chunk + off, (size_t)k);
             *got = (size_t)k;
@@ -484,9 +522,8 @@ static long dgram_recv(struct usock *s, struct ucall *c, const struct uvec *u, s
                        bool nonblock, bool peek, uint32_t *ip, uint16_t *port, size_t *full)
 {
     size_t got = 0;
-    uint64_t w[IPC_MRS] = {0, (uint64_t)s->sd, 0};
-    long r = s->ping_id ? ping_head(s, peek, w, &got)
-                        : net(peek ? NET_RECVPEEK : NET_RECVDGRAM, w, NULL, 0, chunk, CHUNK, &got);
+    uint64_t w[IPC_MRS] = {0};
+    long r = s->ping_id ? ping_head(s, peek, w, &got) : dgram_take(s, peek, w, &got);
     if (r == -EAGAIN)
         return park(c, nonblock, r, s->timeo_ns[RCV]);
     if (r < 0)
@@ -778,8 +815,9 @@ static long do_recv(struct ucall *c, const struct uvec *u, uint64_t flags, uint6
             return -EFAULT;
         return r;
     }
-    if (uaddr && (err = addr_probe(c, uaddr, ulen)))
-        return err;
+    /* The source address is written after the datagram is taken, as Linux's recvfrom
+     * does (move_addr_to_user after sock_recvmsg): an unwritable one is EFAULT and the
+     * datagram is gone. (accept probes first: a connection must not be lost.) */
     uint32_t ip = 0;
     uint16_t port = 0;
     size_t full = 0;

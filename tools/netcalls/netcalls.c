@@ -16,7 +16,12 @@
  *          everything sent is acknowledged (SIOCOUTQ 0), then time one write of the size;
  *   recv   on a connection to the source (port 9101: the next segment once the last is
  *          acknowledged): wait until one whole segment is there (poll, FIONREAD), then
- *          time one recv of it.
+ *          time one recv of it;
+ *   peek   the same, timing a recv with MSG_PEEK of the segment (then a recv takes it);
+ *   sendto UDP, one datagram of the size with its address to the host's sink (port 9104),
+ *          each after a pause (nothing comes back);
+ *   recvfrom  UDP, a datagram of the size sent to the host's echo (port 9105): once its
+ *          echo is there (poll, FIONREAD), time one recvfrom of it.
  * Bulk transfers (16 KiB calls), the host timing them on its side (wall clock):
  *   to_host    BULK bytes to port 9102, shutdown, the host's "BYTES NS" line at its EOF;
  *   from_host  asks port 9103 for BULK bytes, reads them all, says "d", reads the line.
@@ -53,6 +58,8 @@
 #define SOURCE_PORT 9101
 #define BULK_SINK_PORT 9102
 #define BULK_SOURCE_PORT 9103
+#define UDP_SINK_PORT 9104
+#define UDP_ECHO_PORT 9105
 #define WARMUP 3
 #define MAX_N 200
 #define CHUNK 16384
@@ -141,32 +148,70 @@ static void request(int s, const char *text)
 }
 
 /* n timed calls (after WARMUP) of one size: writes to the sink, each once the last is
- * acknowledged; or recvs from the source, each once a whole segment is there. */
-static void time_calls(bool receive, unsigned size, int n)
+ * acknowledged; or recvs from the source (with peek: MSG_PEEK, then an untimed recv),
+ * each once a whole segment is there. */
+static void time_calls(const char *phase, unsigned size, int n)
 {
-    int s = connect_to(receive ? SOURCE_PORT : SINK_PORT);
+    bool write_call = !strcmp(phase, "write"), peek = !strcmp(phase, "peek");
+    int s = connect_to(write_call ? SINK_PORT : SOURCE_PORT);
     char ask[32];
     snprintf(ask, sizeof ask, "%u %d", size, WARMUP + n);
-    if (receive)
+    if (!write_call)
         request(s, ask);
     memset(buf, 'w', size);
     for (int i = 0; i < WARMUP + n; i++) {
-        if (receive)
-            wait_segment(s, size);
-        else
+        if (write_call)
             wait_acked(s);
+        else
+            wait_segment(s, size);
         uint64_t t0 = rdtsc();
-        ssize_t r = receive ? recv(s, buf, size, 0) : write(s, buf, size);
+        ssize_t r = write_call ? write(s, buf, size) : recv(s, buf, size, peek ? MSG_PEEK : 0);
         uint64_t t = rdtsc() - t0;
-        if (r != (ssize_t)size)
-            die(receive ? "recv" : "write");
+        if (r != (ssize_t)size || (peek && recv(s, buf, size, 0) != (ssize_t)size))
+            die(phase);
         if (i >= WARMUP)
             samples[i - WARMUP] = t;
     }
-    if (!receive)
+    if (write_call)
         wait_acked(s);
     close(s);
-    report(receive ? "recv" : "write", size, n);
+    report(phase, size, n);
+}
+
+/* n timed UDP calls (after WARMUP) of one size: sendto the sink, or recvfrom of the
+ * echo of an untimed send, once it is there. */
+static void time_datagrams(bool receive, unsigned size, int n)
+{
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons(receive ? UDP_ECHO_PORT : UDP_SINK_PORT)};
+    inet_pton(AF_INET, PEER_IP, &to.sin_addr);
+    memset(buf, 'u', size);
+    for (int i = 0; i < WARMUP + n; i++) {
+        struct sockaddr_in from;
+        socklen_t flen = sizeof from;
+        ssize_t r;
+        uint64_t t0, t;
+        if (receive) {
+            if (sendto(s, buf, size, 0, (struct sockaddr *)&to, sizeof to) != (ssize_t)size)
+                die("sendto echo");
+            wait_segment(s, size);
+            t0 = rdtsc();
+            r = recvfrom(s, buf, size, 0, (struct sockaddr *)&from, &flen);
+            t = rdtsc() - t0;
+        } else {
+            usleep(2000);              /* the last datagram gone, the device quiet */
+            t0 = rdtsc();
+            r = sendto(s, buf, size, 0, (struct sockaddr *)&to, sizeof to);
+            t = rdtsc() - t0;
+        }
+        if (r != (ssize_t)size)
+            die(receive ? "recvfrom" : "sendto");
+        if (i >= WARMUP)
+            samples[i - WARMUP] = t;
+    }
+    close(s);
+    report(receive ? "recvfrom" : "sendto", size, n);
 }
 
 /* The text of a file (NUL-terminated, at most 64 KiB) in a static buffer; NULL when
@@ -295,8 +340,11 @@ int main(int argc, char **argv)
     if (results >= 0)
         out_fd = results;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && !bulk_only; i++) {
-        time_calls(false, sizes[i], n);
-        time_calls(true, sizes[i], n);
+        time_calls("write", sizes[i], n);
+        time_calls("recv", sizes[i], n);
+        time_calls("peek", sizes[i], n);
+        time_datagrams(false, sizes[i], n);
+        time_datagrams(true, sizes[i], n);
     }
     bulk_to_host(bulk);
     bulk_from_host(bulk);

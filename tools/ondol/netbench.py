@@ -36,6 +36,7 @@ SIZES = (100, 300, 500, 1440)
 PLACEMENTS = ("mk", "ik")
 # The program's boots: both forms, and the mixed one "UNIX-NET" (docs/net.md, "Mixed forms").
 FORMS = (*PLACEMENTS, "ik-mk")
+CALL_PHASES = ("write", "recv", "peek", "sendto", "recvfrom")   # tools/netcalls/netcalls.c
 # Iterations per size and phase (after 3 warm-up ones); the fast test lowers it.
 N = int(os.environ.get("ONDOL_NET_N", "50"))
 PEER = Path(__file__).resolve().parent / "netpeer.py"
@@ -403,7 +404,7 @@ def _ratio(row, linux) -> str:
 
 
 def program_tables(doc: dict) -> str:
-    """The Linux program's tables: instructions per write and recv call on ondol MK, IK and
+    """The Linux program's tables: instructions per call (CALL_PHASES) on ondol MK, IK and
     the Linux guest with ondol / Linux (the issue's goal: at most 0.5); bulk transfers in
     instructions per byte and the host's MB/s (the goal: at least the Linux guest's)."""
     rows = [r for r in doc["results"] if r.get("program")]
@@ -415,7 +416,7 @@ def program_tables(doc: dict) -> str:
            "IK-MK: unix=ik net=mk.", "",
            "| call | size | MK | IK | IK-MK | Linux guest | MK / Linux | IK / Linux | "
            "IK-MK / Linux |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for phase in ("write", "recv"):
+    for phase in CALL_PHASES:
         for size in SIZES:
             mk, ik, mixed, lx = (_program_row(rows, "call", phase, size, p)
                                  for p in PROGRAM_PLACEMENTS)

@@ -12,7 +12,9 @@ serves bench/netbench.c's connections until it is stopped:
                     (tools/netcalls/netcalls.c's transfer to the host);
   BULK_SOURCE_PORT  reads a 16-byte request "BYTES", sends that many bytes, waits for one
                     byte back (the guest has them all), answers "BYTES NS" (from the first
-                    byte sent to that byte).
+                    byte sent to that byte);
+  UDP_SINK_PORT     (UDP) takes datagrams and drops them;
+  UDP_ECHO_PORT     (UDP) sends every datagram back to where it came from.
 
 Prints "ready" once every port listens. Every socket has a timeout; nothing leaves the
 namespace. Standard library only.
@@ -26,6 +28,7 @@ import threading
 import time
 
 SINK_PORT, SOURCE_PORT, BULK_SINK_PORT, BULK_SOURCE_PORT = 9100, 9101, 9102, 9103
+UDP_SINK_PORT, UDP_ECHO_PORT = 9104, 9105
 BULK_CHUNK = 65536
 TIMEOUT = 60.0
 ACK_POLL_S = 0.0002
@@ -111,11 +114,23 @@ def serve(srv: socket.socket, handle) -> None:
             conn.close()
 
 
+def datagrams(ip: str, port: int, echo: bool) -> None:
+    """The UDP ports: drop every datagram, or send it back to its source."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((ip, port))
+    while True:
+        data, source = sock.recvfrom(65536)
+        if echo:
+            sock.sendto(data, source)
+
+
 def main(ip: str) -> None:
     servers = [(listener(ip, SINK_PORT), sink), (listener(ip, SOURCE_PORT), source),
                (listener(ip, BULK_SINK_PORT), bulk_sink),
                (listener(ip, BULK_SOURCE_PORT), bulk_source)]
     threads = [threading.Thread(target=serve, args=s, daemon=True) for s in servers]
+    threads += [threading.Thread(target=datagrams, args=(ip, port, port == UDP_ECHO_PORT),
+                                 daemon=True) for port in (UDP_SINK_PORT, UDP_ECHO_PORT)]
     for t in threads:
         t.start()
     print("ready", flush=True)

@@ -255,6 +255,9 @@ enum thread_state_abi {
     TS_READY = 0, TS_RUNNING = 1, TS_BLOCKED = 2, TS_SLEEPING = 3, TS_ZOMBIE = 4,
 };
 
+/* SYS_PS: at most this many entries (one per thread slot of the kernel's table). */
+#define PS_MAX             4096
+
 struct ps_entry {
     int32_t  tid;
     int32_t  task;

@@ -12,6 +12,7 @@
 #include <ondol/sys.h>
 #include <ondol/thread.h>
 #include <ondol/timing.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,6 +262,58 @@ static struct {
     long dest;                          /* the lookup's result: a thread, or E_* */
 } srv_dests[SRV_CACHE];
 
+/* ---- the guard (docs/net.md, "Mixed forms") ------------------------------------------
+ * The reply wait of an IPC call has no timeout, so a server that takes our call and never
+ * answers would hold the main thread, and with it every process and the console, for
+ * ever. The guard thread looks at the main thread's call every quarter of net_timeout;
+ * when the same call has waited that long, it ends the called server's task, whose death
+ * then fails the call (E_DEAD) and every later one. The main thread pays two stores a
+ * call. (The event thread's waitevents waits by design and is not watched.) */
+static volatile uint32_t guard_seq;     /* odd while the main thread waits in a call */
+static volatile long guard_dest;        /* the thread it called */
+
+/* End the server the call `seq` waits for, unless that call ended meanwhile (the scan
+ * for the server's task takes a while). */
+static void guard_end_server(uint32_t seq, uint64_t seconds)
+{
+    long task = thread_task_of((int)guard_dest);
+    if (task <= 0 || guard_seq != seq)
+        return;
+    char msg[96];
+    snprintf(msg, sizeof msg, "unix: the network server did not answer for %lu s: ending it",
+             (unsigned long)seconds);
+    unix_log(msg);
+    sys_task_kill((int)task);
+}
+
+static int guard_main(void *arg)
+{
+    uint64_t seconds = (uint64_t)(uintptr_t)arg, limit = seconds * ticks_hz;
+    uint64_t step = limit / 4 ? limit / 4 : 1, waited = 0;
+    uint32_t seen = 0;
+    for (;;) {
+        sys_sleep(step);
+        uint32_t now = guard_seq;
+        if (!(now & 1) || now != seen) {
+            seen = now;
+            waited = 0;
+        } else if ((waited += step) >= limit) {
+            guard_end_server(now, seconds);
+            waited = 0;
+        }
+    }
+    return 0;
+}
+
+/* Once, at the first call to another server: the guard (net_timeout=0: none). */
+static void guard_start(void)
+{
+    static struct thread guard;
+    uint64_t seconds = unix_net_timeout_s();
+    if (seconds)
+        thread_start(&guard, guard_main, (void *)(uintptr_t)seconds, PRIO_INHERIT, 16 * 1024);
+}
+
 static long srv_dest(unsigned iface)
 {
     int i = 0;
@@ -268,8 +321,10 @@ static long srv_dest(unsigned iface)
         if (srv_dests[i].iface == iface)
             return srv_dests[i].dest;
     long dest = sys_srv_lookup(iface);
-    if (i == 0 && dest > 0)
+    if (i == 0 && dest > 0) {
         ipc_set_utcb(&srv_utcb);
+        guard_start();
+    }
     if (i < SRV_CACHE && dest > 0) {
         srv_dests[i].iface = iface;
         srv_dests[i].dest = dest;
@@ -305,7 +360,10 @@ long rt_srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_
     srv_utcb = (struct ipc_utcb){.send_buf = in, .send_len = in_len, .recv_buf = out,
                                  .recv_cap = out_cap};
     uint64_t flags = (in_len ? IPC_SEND_BUF : 0) | (out_cap ? IPC_RECV_BUF : 0);
+    guard_dest = dest;
+    guard_seq++;
     long r = ipc_call_flags((int)dest, &m, IPC_FOREVER, flags);
+    guard_seq++;
     if (out_len)
         *out_len = r < 0 ? 0 : srv_utcb.recv_len;
     srv_utcb = (struct ipc_utcb){0};

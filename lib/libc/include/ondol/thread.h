@@ -43,6 +43,10 @@ int thread_join(struct thread *t, int *status);
  * has no TLS) or E_INVAL (already registered). */
 int thread_at_exit(void (*fn)(void *), void *arg);
 
+/* The task of live thread tid, any task's (0: a kernel thread), or E_SRCH once it has
+ * exited or never was: a scan of the kernel's threads (SYS_PS), for rare use. */
+long thread_task_of(int tid);
+
 /* Thread id of the caller (SYS_SELF). */
 int thread_self(void);
 
