@@ -213,8 +213,9 @@ static int place_elsewhere(const struct thread *t)
 }
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
- * reschedule there. (An IPC switch under the BKL may change c->current between two
- * threads meanwhile; then the preemption waits for c's next switch or tick.) */
+ * reschedule there. c->current is stable here: schedule sets it under c's lock, and the
+ * IPC switches, which do not take it, run under the BKL, as does every queueing but
+ * balancing's, which queues only on an idle CPU or on its own. */
 static void kick(struct cpu *c, const struct thread *t)
 {
     struct thread *cur = c->current;
