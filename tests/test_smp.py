@@ -1,7 +1,8 @@
 """SMP: IPIs between the CPUs (kernel/arch/x86_64/ipi.c), stopping the other CPUs at power
 off and panic, the coherence-model workloads (kernel/measure/smpbench.c), run with option
 smpbench, and every CPU running threads: balancing, affinity, IPC across CPUs, TLB
-shootdown, and a subset of the suite's programs on two CPUs (docs/smp.md)."""
+shootdown, the run-queue locks under churn (a futex token ring with the lock checker), and
+a subset of the suite's programs on two CPUs (docs/smp.md)."""
 import re
 import subprocess
 
