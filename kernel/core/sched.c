@@ -12,8 +12,17 @@
  * else pulls one from the busiest CPU when that one has at least two more threads (running
  * or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
- * there; so does a kill or stop of a thread running there. Everything here runs under the
- * big kernel lock (klock.h).
+ * there; so does a kill or stop of a thread running there.
+ *
+ * Locking (docs/smp.md "The scheduler's own locks"). Each run queue has its lock (struct
+ * cpu's rq_lock, class rq: after bkl, before ipi_call): a queued thread's state, CPU and
+ * affinity change only under its queue's lock, and two queues are taken lower CPU id first
+ * (rq_lock_two, rq_lock_also). The timer tick (slices, the clock, periodic balancing) and
+ * the idle loop's search for work run without the big kernel lock; every switch, every
+ * wake-up and every system call still run under it. That is what lets schedule() release
+ * its queue's lock before the switch: a thread it queued again (or that balancing moved
+ * meanwhile) can run elsewhere only after this CPU let the BKL go, by then off its stack.
+ * When switches leave the BKL, that needs an "on CPU" flag as Linux's.
  */
 #include "arch.h"
 #include "kernel.h"
@@ -30,7 +39,9 @@
 
 _Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 32, "cpu.h: run queue and affinity sizes");
 
-static struct thread *sleepers;      /* unsorted; scanned each tick of the bootstrap CPU */
+static struct thread *sleepers;      /* unsorted, under the BKL; scanned when one is due */
+static u64 next_wake = UINT64_MAX;   /* no sleeper due before this tick (written under the
+                                        BKL, read by the bootstrap CPU's tick without it) */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
 u64 balance_ticks = 4;               /* option balance_ticks: 0 = no periodic balancing */
@@ -84,20 +95,80 @@ static int cpu_highest_prio(const struct cpu *c)
     return w * 64 + 63 - __builtin_clzll(c->rq_bitmap[w]);
 }
 
-int rq_highest_prio(void) { return cpu_highest_prio(this_cpu()); }
+/* Without c's lock: a hint that may be stale by the time it is used (the IPC priority
+ * rule reads this CPU's, as the fastpath does; a steal chooses its victim by it). */
+static int cpu_peek_prio(const struct cpu *c)
+{
+    u64 words = __atomic_load_n(&c->rq_words, __ATOMIC_RELAXED);
+    if (!words)
+        return -1;
+    int w = 63 - __builtin_clzll(words);
+    u64 bits = __atomic_load_n(&c->rq_bitmap[w], __ATOMIC_RELAXED);
+    return bits ? w * 64 + 63 - __builtin_clzll(bits) : -1;
+}
+
+int rq_highest_prio(void) { return cpu_peek_prio(this_cpu()); }
+
+static inline void rq_lock(struct cpu *c) { spin_lock(&c->rq_lock); }
+static inline void rq_unlock(struct cpu *c) { spin_unlock(&c->rq_lock); }
+
+/* Two queues' locks (a != b), lower CPU id first. */
+static void rq_lock_two(struct cpu *a, struct cpu *b)
+{
+    struct cpu *lo = a->id < b->id ? a : b;
+    spin_lock(&lo->rq_lock);
+    spin_lock_nested(&(lo == a ? b : a)->rq_lock);
+}
+
+static void rq_unlock_two(struct cpu *a, struct cpu *b)
+{
+    rq_unlock(a);
+    rq_unlock(b);
+}
+
+/* c's lock held: o's too (o != c), in the order. False when c's had to be let go for it
+ * (o has the lower id): c's queue may have changed meanwhile. */
+static bool rq_lock_also(struct cpu *c, struct cpu *o)
+{
+    if (c->id < o->id) {
+        spin_lock_nested(&o->rq_lock);
+        return true;
+    }
+    rq_unlock(c);
+    rq_lock_two(c, o);
+    return false;
+}
+
+/* The queue of t, locked; t is queued, so balancing (without the BKL) may move it to
+ * another queue until its queue's lock is held: take it, and again if t moved meanwhile. */
+static struct cpu *rq_lock_of(struct thread *t)
+{
+    for (;;) {
+        struct cpu *c = &cpus[__atomic_load_n(&t->cpu, __ATOMIC_RELAXED)];
+        rq_lock(c);
+        if (t->cpu == c->id)
+            return c;
+        rq_unlock(c);
+    }
+}
 
 /* The current thread goes back into this CPU's queue (it keeps running until a switch). */
 void rq_add(struct thread *t)
 {
+    struct cpu *c = this_cpu();
+    rq_lock(c);
     t->state = T_READY;
-    rq_push(this_cpu(), t);
+    rq_push(c, t);
+    rq_unlock(c);
 }
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
 /* t (not running) moves to cpus[cpu]: its x87/SSE state comes home first. False when the
  * CPU holding that state did not answer; t then stays. The destination counts the move
- * and its cost (the eviction, an IPI round trip when another CPU holds the state). */
+ * and its cost (the eviction, an IPI round trip when another CPU holds the state). A
+ * queued t: both queues' locks held (the counts are the destination's, under its lock);
+ * one not queued: the BKL (it is blocked, or the running thread in schedule). */
 static bool migrate(struct thread *t, int cpu, enum move_cause why)
 {
     if (t->cpu == cpu)
@@ -111,7 +182,11 @@ static bool migrate(struct thread *t, int cpu, enum move_cause why)
     return moved;
 }
 
-static bool cpu_idles(const struct cpu *c) { return c->current == c->idle && !c->rq_words; }
+/* Exact under c's lock, a hint without it. */
+static bool cpu_idles(const struct cpu *c)
+{
+    return c->current == c->idle && !__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED);
+}
 
 /* Whether a woken thread stays on its own CPU c: it may run there and nothing waits
  * there already (or c idles). The common case, tested inline. */
@@ -122,7 +197,9 @@ static inline bool stays_home(const struct cpu *c, const struct thread *t)
 
 /* Where a woken thread goes when it does not stay home: an idle CPU it may use; else its
  * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
- * sched_cpus non-empty.) */
+ * sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
+ * CPU that stops idling meanwhile runs the thread after what it runs, or balancing moves
+ * it). */
 static int place_elsewhere(const struct thread *t)
 {
     u32 allowed = t->affinity & sched_cpus;
@@ -135,7 +212,10 @@ static int place_elsewhere(const struct thread *t)
     return home_ok ? t->cpu : __builtin_ctz(allowed);
 }
 
-/* t, just queued on c, should run before what runs there now: ask for a reschedule there. */
+/* t, just queued on c (c's lock held), should run before what runs there now: ask for a
+ * reschedule there. c->current is stable here: schedule sets it under c's lock, and the
+ * IPC switches, which do not take it, run under the BKL, as does every queueing but
+ * balancing's, which queues only on an idle CPU or on its own. */
 static void kick(struct cpu *c, const struct thread *t)
 {
     struct thread *cur = c->current;
@@ -146,24 +226,35 @@ static void kick(struct cpu *c, const struct thread *t)
     }
 }
 
-void make_ready(struct thread *t)
+/* t, not queued (blocked, new, or the running thread in schedule whose affinity left its
+ * CPU), is queued where it should run; c is t's CPU, its lock held, and is let go. */
+static void make_ready_locked(struct cpu *c, struct thread *t)
 {
-    struct cpu *c = &cpus[t->cpu];
     if (!stays_home(c, t)) {
+        rq_unlock(c);
         migrate(t, place_elsewhere(t), MOVE_WAKE);  /* if the CPU holding its x87 state is */
         c = &cpus[t->cpu];                          /* wedged, it stays */
+        rq_lock(c);
     }
     t->state = T_READY;
     rq_push(c, t);
     kick(c, t);
+    rq_unlock(c);
+}
+
+void make_ready(struct thread *t)
+{
+    struct cpu *c = &cpus[t->cpu];
+    rq_lock(c);
+    make_ready_locked(c, t);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
 void sched_set_priority(struct thread *t, int prio)
 {
     ASSERT(t->prio >= 0 && prio >= 0 && prio <= PRIO_MAX);
+    struct cpu *c = rq_lock_of(t);
     if (t->state == T_READY) {
-        struct cpu *c = &cpus[t->cpu];
         rq_remove(c, t);
         t->prio = prio;
         rq_push(c, t);
@@ -171,6 +262,7 @@ void sched_set_priority(struct thread *t, int prio)
     } else {
         t->prio = prio;
     }
+    rq_unlock(c);
     int top = rq_highest_prio();
     if (top > current_thread()->prio)
         this_cpu()->need_resched = true;
@@ -183,24 +275,27 @@ int sched_set_affinity(struct thread *t, u32 mask)
 {
     if (!(mask & sched_cpus))
         return E_INVAL;
+    struct cpu *c = rq_lock_of(t);
     t->affinity = mask;
-    if (mask & (1u << t->cpu))
-        return 0;
-    if (t->state == T_READY && t->prio >= 0) {
-        rq_remove(&cpus[t->cpu], t);
-        make_ready(t);
-    } else if (t->state == T_RUNNING && thread_on_cpu(t)) {
-        struct cpu *c = &cpus[t->cpu];
-        c->need_resched = true;
-        if (c != this_cpu())
-            ipi_send(c->id, VEC_IPI_RESCHED);
+    if (mask & (1u << t->cpu)) {
+        rq_unlock(c);
+    } else if (t->state == T_READY && t->prio >= 0) {
+        rq_remove(c, t);
+        make_ready_locked(c, t);
+    } else {
+        if (t->state == T_RUNNING && thread_on_cpu(t)) {
+            c->need_resched = true;
+            if (c != this_cpu())
+                ipi_send(c->id, VEC_IPI_RESCHED);
+        }
+        rq_unlock(c);
     }
     return 0;
 }
 
 /* The highest-priority ready thread of o that may run on c and is above priority `above`
  * (the first of its priority: the one that waited longest, whose caches are the coldest),
- * or NULL. */
+ * or NULL. o's lock held. */
 static struct thread *movable(const struct cpu *o, const struct cpu *c, int above)
 {
     for (int p = cpu_highest_prio(o); p > above; p--)
@@ -211,7 +306,8 @@ static struct thread *movable(const struct cpu *o, const struct cpu *c, int abov
 }
 
 /* t, ready on another CPU, is taken from that queue and moved to c (not queued there);
- * false if its x87/SSE state could not be fetched (it stays queued where it was). */
+ * false if its x87/SSE state could not be fetched (it stays queued where it was). Both
+ * queues' locks held. */
 static bool take(struct thread *t, struct cpu *c, enum move_cause why)
 {
     rq_remove(&cpus[t->cpu], t);
@@ -221,20 +317,44 @@ static bool take(struct thread *t, struct cpu *c, enum move_cause why)
     return false;
 }
 
-/* The highest-priority ready thread of another CPU that may run on c, taken from its
- * queue and moved to c; NULL if none (an idle CPU steals). */
+/* c's queue is empty (its lock held): the highest-priority ready thread of another CPU
+ * that may run on c, taken from its queue and moved to c; else NULL. The victims are
+ * tried highest (peeked) priority first, each with its lock and c's; when c's lock had to
+ * be let go for one and c's queue has a thread now, that one (taken off c's queue). */
 static struct thread *steal(struct cpu *c)
 {
-    struct thread *best = NULL;
-    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
-        struct thread *t = movable(&cpus[__builtin_ctz(m)], c, best ? best->prio : -1);
+    for (u32 left = sched_cpus & ~(1u << c->id); left;) {
+        struct cpu *o = NULL;
+        int best = -1;
+        for (u32 m = left; m; m &= m - 1) {
+            int p = cpu_peek_prio(&cpus[__builtin_ctz(m)]);
+            if (p > best) {
+                best = p;
+                o = &cpus[__builtin_ctz(m)];
+            }
+        }
+        if (!o)
+            return NULL;
+        left &= ~(1u << o->id);
+        bool kept = rq_lock_also(c, o);
+        struct thread *t;
+        int own = kept ? -1 : cpu_highest_prio(c);
+        if (own >= 0) {
+            t = c->rq_head[own];
+            rq_remove(c, t);
+        } else {
+            t = movable(o, c, -1);
+            if (t && !take(t, c, MOVE_STEAL))
+                t = NULL;
+        }
+        rq_unlock(o);
         if (t)
-            best = t;
+            return t;
     }
-    return best && take(best, c, MOVE_STEAL) ? best : NULL;
+    return NULL;
 }
 
-/* Threads on c: the one running (not the idle thread) and the ready ones. */
+/* Threads on c: the one running (not the idle thread) and the ready ones. c's lock held. */
 static unsigned cpu_load(const struct cpu *c)
 {
     unsigned n = c->current && c->current != c->idle;
@@ -247,8 +367,17 @@ static unsigned cpu_load(const struct cpu *c)
     return n;
 }
 
+/* cpu_load under c's lock (balancing, which holds none). */
+static unsigned cpu_load_locked(struct cpu *c)
+{
+    rq_lock(c);
+    unsigned n = cpu_load(c);
+    rq_unlock(c);
+    return n;
+}
+
 /* t, taken from its CPU's queue and moved to c, is queued there (and c told if it
- * should preempt what c runs). */
+ * should preempt what c runs). Both queues' locks held. */
 static void move_to(struct thread *t, struct cpu *c)
 {
     if (!take(t, c, MOVE_BALANCE))
@@ -261,16 +390,21 @@ static void move_to(struct thread *t, struct cpu *c)
 /* An idle CPU that may run one of c's ready threads gets it (and the reschedule IPI);
  * false if there is none. An idle CPU looks for work itself at each of its ticks, but
  * under QEMU's -icount a halted vCPU was seen to take next to no ticks while another vCPU
- * was busy (docs/smp.md), so the busy CPU hands the work over. */
+ * was busy (docs/smp.md), so the busy CPU hands the work over. No lock held on entry; the
+ * idle CPUs are found without locks, then checked again under both. */
 static bool push_to_idle(struct cpu *c)
 {
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
         struct cpu *o = &cpus[__builtin_ctz(m)];
+        if (!cpu_idles(o))
+            continue;
+        rq_lock_two(c, o);
         struct thread *t = cpu_idles(o) ? movable(c, o, -1) : NULL;
-        if (t) {
+        if (t)
             move_to(t, o);
+        rq_unlock_two(c, o);
+        if (t)
             return true;
-        }
     }
     return false;
 }
@@ -285,23 +419,31 @@ static void balance(struct cpu *c)
     if (!balance_ticks || sched_cpus == 1u << c->id || ++c->balance_wait < balance_ticks)
         return;
     c->balance_wait = 0;
-    if (c->rq_words && push_to_idle(c))
+    if (__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED) && push_to_idle(c))
         return;
-    unsigned most = cpu_load(c) + 1;
+    unsigned most = cpu_load_locked(c) + 1;
     struct cpu *busiest = NULL;
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
         struct cpu *o = &cpus[__builtin_ctz(m)];
+        rq_lock(o);
         unsigned n = cpu_load(o);
         if (n > most && movable(o, c, -1)) {
             most = n;
             busiest = o;
         }
+        rq_unlock(o);
     }
-    if (busiest)
-        move_to(movable(busiest, c, -1), c);
+    if (!busiest)
+        return;
+    rq_lock_two(c, busiest);              /* again under both: it may have changed */
+    struct thread *t = movable(busiest, c, -1);
+    if (t)
+        move_to(t, c);
+    rq_unlock_two(c, busiest);
 }
 
-/* The next thread for c: its own queue first, else a stolen one, else NULL. */
+/* The next thread for c (its lock held, perhaps let go and taken again meanwhile): its
+ * own queue first, else a stolen one, else NULL. */
 static struct thread *pick_next(struct cpu *c)
 {
     int p = cpu_highest_prio(c);
@@ -339,11 +481,11 @@ static u64 continuation_from_tf(struct thread *t)
     return (u64)sp;
 }
 
+/* c->current is next already (schedule). */
 static void switch_to(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
     u64 discard;
-    c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {
         next->resume_via_tf = false;
@@ -371,9 +513,12 @@ static void switch_to(struct thread *prev, struct thread *next)
     finish_switch(c);
 }
 
-void schedule(void)
+/* schedule() with this CPU's queue lock held (c = this CPU); it is let go before the
+ * switch. The next thread becomes c->current under the lock, so that a CPU queueing a
+ * thread here sees either the old choice (and this CPU's pick sees its thread) or the
+ * new one (and its kick is right). */
+static void schedule_locked(struct cpu *c)
 {
-    struct cpu *c = this_cpu();
     struct thread *prev = c->current;
     c->need_resched = false;
     if (prev->state == T_RUNNING && prev != c->idle) {  /* idle is never queued: it runs */
@@ -381,7 +526,8 @@ void schedule(void)
             prev->state = T_READY;
             rq_push(c, prev);
         } else {
-            make_ready(prev);                            /* its affinity changed */
+            make_ready_locked(c, prev);                  /* its affinity changed */
+            rq_lock(c);
         }
     }
     struct thread *next = pick_next(c);
@@ -390,9 +536,38 @@ void schedule(void)
     next->state = T_RUNNING;
     if (next->slice_left == 0)
         next->slice_left = (u32)slice_ticks;
-    if (next == prev)
-        return;
-    switch_to(prev, next);
+    c->current = next;
+    rq_unlock(c);
+    if (next != prev)
+        switch_to(prev, next);
+}
+
+void schedule(void)
+{
+    struct cpu *c = this_cpu();
+    rq_lock(c);
+    schedule_locked(c);
+}
+
+/* The current thread, blocked, switches away after making t ready: when t stays on this
+ * CPU, one acquisition of the queue's lock covers both (IPC without direct switching: the
+ * wake-up of the partner and the caller's switch). */
+void make_ready_and_schedule(struct thread *t)
+{
+    struct cpu *c = this_cpu();
+    if (t->cpu == c->id) {
+        rq_lock(c);
+        if (stays_home(c, t)) {
+            t->state = T_READY;
+            rq_push(c, t);
+            schedule_locked(c);
+            return;
+        }
+        make_ready_locked(c, t);
+    } else {
+        make_ready(t);
+    }
+    schedule();
 }
 
 /* Called by thread_start (entry.S) when a thread without a kernel continuation runs. */
@@ -410,38 +585,46 @@ void kernel_exit_to_user(struct trapframe *tf)
     sched_leave_kernel();
 }
 
-/* Whether some other CPU has a ready thread c may take (the idle loop's test). */
+/* Whether some other CPU has a ready thread c may take (the idle loop's test, without
+ * the BKL: each queue looked at under its own lock). */
 static bool stealable(const struct cpu *c)
 {
     if (!smp_sched)
         return false;
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
-        const struct cpu *o = &cpus[__builtin_ctz(m)];
-        for (int p = cpu_highest_prio(o); p >= 0; p--)
-            for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
-                if (t->affinity & (1u << c->id))
-                    return true;
+        struct cpu *o = &cpus[__builtin_ctz(m)];
+        if (!__atomic_load_n(&o->rq_words, __ATOMIC_RELAXED))
+            continue;
+        rq_lock(o);
+        bool found = movable(o, c, -1) != NULL;
+        rq_unlock(o);
+        if (found)
+            return true;
     }
     return false;
 }
 
-/* Every CPU's idle thread: runs what its queue holds or what it can steal, else halts with
- * the kernel lock released until an interrupt (its timer, or a reschedule IPI). */
+/* Every CPU's idle thread: looks for work without the kernel lock (its own queue, or a
+ * thread it may steal), then takes the lock to schedule; else halts until an interrupt
+ * (its timer, or the reschedule IPI a CPU that queues a thread here sends: interrupts stay
+ * off from the look to the halt, so that IPI is pending and ends the halt at once). It
+ * first runs holding the lock (sched_start), and holds it again whenever a switch
+ * returns to it. */
 static void idle_loop(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c);
     for (;;) {
-        if (c->rq_words || stealable(c)) {
-            schedule();
-            continue;
-        }
-        c->need_resched = false;
         kernel_unlock();
-        u64 halted = rdtsc();
-        wait_for_interrupt();
-        c->idle_tsc += rdtsc() - halted;
+        c->need_resched = false;
+        while (!__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED) && !stealable(c)) {
+            u64 halted = rdtsc();
+            wait_for_interrupt();
+            c->idle_tsc += rdtsc() - halted;
+            c->need_resched = false;
+        }
         kernel_lock();
+        schedule();
     }
 }
 
@@ -449,6 +632,7 @@ static void idle_loop(void)
 void sched_init(void)
 {
     struct cpu *c = this_cpu();
+    spin_lock_init(&c->rq_lock, LOCK_RQ);
     c->idle = thread_create_kernel(idle_loop, -1);
     ASSERT(c->idle);
     c->idle->cpu = (u8)c->id;
@@ -633,6 +817,8 @@ u64 ticks_now(void) { return ticks; }
 
 static void sleep_add(struct thread *t, u64 wake_tick)
 {
+    if (wake_tick < next_wake)
+        __atomic_store_n(&next_wake, wake_tick, __ATOMIC_RELAXED);
     t->wake_tick = wake_tick;
     t->sleeping = true;
     t->sleep_prev = NULL;
@@ -699,8 +885,30 @@ int thread_sleep(u64 n)
     return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
-/* Timer interrupt, kernel lock held. Every CPU counts its running thread's slice; the
- * bootstrap CPU's timer is the clock (ticks) and wakes the sleepers. */
+/* The sleepers due by now woken, under the BKL; next_wake becomes the earliest left. */
+static void wake_sleepers(void)
+{
+    bool took = !kernel_lock_held();
+    if (took)
+        kernel_lock();
+    u64 earliest = UINT64_MAX;
+    for (struct thread *t = sleepers, *next; t; t = next) {
+        next = t->sleep_next;
+        if (t->wake_tick <= ticks)
+            thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+        else
+            earliest = MIN(earliest, t->wake_tick);
+    }
+    __atomic_store_n(&next_wake, earliest, __ATOMIC_RELAXED);
+    if (took)
+        kernel_unlock();
+}
+
+/* Timer interrupt, without the kernel lock (trap.c). Every CPU counts its running
+ * thread's slice (its own thread: nothing else writes these) and balances; the bootstrap
+ * CPU's timer is the clock (ticks) and takes the BKL only when a sleeper is due. A sleeper
+ * added meanwhile is due one tick later at the soonest (sleep_until adds at least one), so
+ * a stale next_wake delays no wake-up. */
 void sched_tick(void)
 {
     struct cpu *c = this_cpu();
@@ -714,9 +922,6 @@ void sched_tick(void)
     if (c->id != 0)
         return;
     ticks++;
-    for (struct thread *t = sleepers, *next; t; t = next) {
-        next = t->sleep_next;
-        if (t->wake_tick <= ticks)
-            thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
-    }
+    if (__atomic_load_n(&next_wake, __ATOMIC_RELAXED) <= ticks)
+        wake_sleepers();
 }

@@ -11,6 +11,9 @@ void sched_init(void);
 __attribute__((noreturn)) void sched_start(void);
 void schedule(void);
 void make_ready(struct thread *t);
+/* The current thread (no longer running: blocked, or a zombie) switches away after t is
+ * made ready, with one acquisition of the run-queue lock when t stays on this CPU. */
+void make_ready_and_schedule(struct thread *t);
 struct thread *current_thread(void);
 void sched_set_priority(struct thread *t, int prio);
 void sched_tick(void);

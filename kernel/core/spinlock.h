@@ -20,10 +20,7 @@ enum lock_class {
     LOCK_CLASSES
 };
 
-struct spinlock {
-    volatile u32 locked;
-    u32 cls;                     /* enum lock_class */
-};
+#include "spinlock_types.h"
 #define SPINLOCK_INIT(c) {.locked = 0, .cls = LOCK_##c}
 static inline void spin_lock_init(struct spinlock *l, enum lock_class cls)
 {

@@ -354,6 +354,16 @@ static inline __attribute__((always_inline, noreturn)) void switch_away_blocked(
     panic("ipc: blocked thread %d resumed on a stale stack", t->tid);
 }
 
+/* switch_away_blocked after making `partner` ready, both under one acquisition of this
+ * CPU's run-queue lock when the partner stays here (sched.c make_ready_and_schedule): the
+ * general path's round trip without direct switching wakes and switches twice. */
+static __attribute__((noreturn)) void wake_and_switch_away(struct thread *t, struct thread *partner)
+{
+    t->resume_via_tf = true;
+    make_ready_and_schedule(partner);
+    panic("ipc: blocked thread %d resumed on a stale stack", t->tid);
+}
+
 /* Block the current thread in IPC, on q if not NULL, for at most timeout ticks. Never
  * returns (switch_away_blocked). */
 static __attribute__((noreturn)) void block_current(struct thread *t, struct waitq *q, u64 timeout)
@@ -430,9 +440,9 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
             return direct_switch(cur, partner);
         }
     }
-    make_ready(partner);
     if (cur_blocks)
-        switch_away_blocked(cur);
+        wake_and_switch_away(cur, partner);
+    make_ready(partner);
     return cur->tf;
 }
 

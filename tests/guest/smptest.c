@@ -46,6 +46,20 @@
  *            the kernel-object slabs are back exactly. First a fixed anonymous page over
  *            a shared mapping (the kernel lock's way) must land there and read 0.
  *            Prints "mapstorm ok rounds=N".
+ * churn N [C]  the scheduler's own locks under churn (docs/smp.md); first, given C, it
+ *            waits (at most 10 s) until C CPUs run threads: the first programs may start
+ *            before the last CPUs joined the scheduler (sched_release_aps). A token ring of 2 threads
+ *            per CPU (at least 4) passes a token N times, each handing it on by its
+ *            successor's futex word (set it, then FUTEX_WAKE); each ring thread pins itself
+ *            to another CPU every few turns; one spinner per CPU spins in user mode without
+ *            a system call; a shaker thread changes the ring threads' and spinners' masks
+ *            (random, non-empty) every tick once the first round, each ring thread on
+ *            the CPU it pinned itself to, has gone round. Checked: the turns come in ring order; every
+ *            FUTEX_WAKE that woke a thread is matched by a wait that returned 0 (a wake-up
+ *            lost in the queues would hang the ring, caught by a 30 s progress bound);
+ *            a ring thread whose mask did not change across its check runs on a CPU the
+ *            mask allows; the ring ran on every CPU. Prints "churn ok turns=N ring=R
+ *            cpus=C seen=MASK wakes=W timeouts=T shakes=S" or "churn FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -571,6 +585,209 @@ static int kill_spinner(int rounds)
     return 0;
 }
 
+/* ---- churn -------------------------------------------------------------------------- */
+#define RING_MAX 32
+#define CHURN_SPINNERS_MAX 16
+
+static volatile uint32_t ring_slot[RING_MAX];     /* 1: the token is this thread's */
+static volatile int ring_turns_wanted, ring_n, ring_done, churn_stop, churn_failed;
+static volatile int ring_turn;                     /* turns taken so far */
+static volatile unsigned ring_seen;                /* CPUs a ring thread took a turn on */
+static volatile long ring_wakes, ring_woken_waits, ring_timeouts, churn_shakes;
+static volatile int ring_tid[RING_MAX], spin_tid[CHURN_SPINNERS_MAX], spin_n;
+static volatile uint32_t mask_gen[RING_MAX];       /* odd while the shaker changes a mask */
+
+static uint32_t churn_rand(uint32_t *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 8;
+}
+
+/* A random non-empty subset of the CPUs. */
+static uint64_t random_mask(uint32_t *seed, unsigned all)
+{
+    unsigned m = churn_rand(seed) & all;
+    return m ? m : 1u << (churn_rand(seed) % (unsigned)__builtin_popcount(all));
+}
+
+static void churn_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&churn_failed, 1, __ATOMIC_RELAXED))
+        printf("churn FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+/* Waits until the token is ours (or the ring is done); counts the waits woken. */
+static void ring_wait(int me)
+{
+    while (!__atomic_load_n(&ring_slot[me], __ATOMIC_ACQUIRE)) {
+        long r = sys_futex_wait((const uint32_t *)&ring_slot[me], 0, 50);
+        if (r == 0)
+            __atomic_add_fetch(&ring_woken_waits, 1, __ATOMIC_RELAXED);
+        else if (r == E_TIMEOUT)
+            __atomic_add_fetch(&ring_timeouts, 1, __ATOMIC_RELAXED);
+        else if (r != FUTEX_CHANGED)
+            churn_fail("futex_wait", me, r);
+    }
+    ring_slot[me] = 0;
+}
+
+static void ring_pass(int to)
+{
+    __atomic_store_n(&ring_slot[to], 1, __ATOMIC_RELEASE);
+    long woken = sys_futex_wake((const uint32_t *)&ring_slot[to], 1);
+    if (woken < 0 || woken > 1)
+        churn_fail("futex_wake", to, woken);
+    __atomic_add_fetch(&ring_wakes, woken, __ATOMIC_RELAXED);
+}
+
+/* The mask check: with the shaker's generation unchanged (and even) across it, the CPU
+ * this thread runs on is one its mask allows. */
+static void check_where(int me)
+{
+    uint32_t g1 = __atomic_load_n(&mask_gen[me], __ATOMIC_ACQUIRE);
+    long m1 = sys_thread_affinity(0, 0);
+    unsigned cpu = now().cpu;
+    long m2 = sys_thread_affinity(0, 0);
+    uint32_t g2 = __atomic_load_n(&mask_gen[me], __ATOMIC_ACQUIRE);
+    if (!(g1 & 1) && g1 == g2 && m1 == m2 && !(m1 >> cpu & 1))
+        churn_fail("ran outside its mask", cpu, m1);
+    __atomic_or_fetch(&ring_seen, 1u << cpu, __ATOMIC_RELAXED);
+}
+
+static int ring_member(void *arg)
+{
+    int me = (int)(long)arg, n = ring_n;
+    unsigned all = all_cpus_mask(), cpus = now().cpus;
+    uint32_t seed = 77u + (uint32_t)me;
+    sys_thread_affinity(0, 1ull << (me % (int)cpus));   /* one per CPU to start with */
+    sys_yield();
+    for (int expect = me;; expect += n) {
+        ring_wait(me);
+        if (ring_done)
+            return 0;
+        if (ring_turn != expect)
+            churn_fail("turn out of order", ring_turn, expect);
+        check_where(me);
+        if (me % 2 && ring_turn % 3 == 0)                 /* pins itself elsewhere */
+            sys_thread_affinity(0, random_mask(&seed, all));
+        if (++ring_turn >= ring_turns_wanted) {
+            ring_done = 1;
+            for (int i = 0; i < n; i++)
+                if (i != me)
+                    ring_pass(i);
+            return 0;
+        }
+        ring_pass((me + 1) % n);
+    }
+}
+
+/* A plain spin, no `pause`: QEMU's TCG leaves its execution loop at each one, which under
+ * icount ends the vCPU's turn (a spin of pauses ran the machine at a few MIPS). */
+static int churn_spinner(void *arg)
+{
+    (void)arg;
+    while (!churn_stop)
+        __asm__ volatile("" ::: "memory");
+    return 0;
+}
+
+/* Every tick a new mask for a ring thread or a spinner (most often a ring thread). */
+static int shaker(void *arg)
+{
+    (void)arg;
+    unsigned all = all_cpus_mask();
+    uint32_t seed = 12345;
+    while (ring_turn < ring_n && !churn_stop)   /* the first round on the CPUs pinned */
+        sys_sleep(1);
+    while (!churn_stop) {
+        uint32_t pick = churn_rand(&seed);
+        if (pick % 4 == 0) {
+            long r = sys_thread_affinity(spin_tid[pick / 4 % (uint32_t)spin_n], random_mask(&seed, all));
+            if (r != 0)
+                churn_fail("shake spinner", pick, r);
+        } else {
+            int i = (int)(pick / 4 % (uint32_t)ring_n);
+            __atomic_add_fetch(&mask_gen[i], 1, __ATOMIC_ACQ_REL);
+            long r = sys_thread_affinity(ring_tid[i], random_mask(&seed, all));
+            __atomic_add_fetch(&mask_gen[i], 1, __ATOMIC_ACQ_REL);
+            if (r != 0 && !ring_done)                     /* an ended thread: E_SRCH */
+                churn_fail("shake ring thread", i, r);
+        }
+        churn_shakes++;
+        sys_sleep(1);
+    }
+    return 0;
+}
+
+static int churn(int turns, unsigned want_cpus)
+{
+    struct time_info t0 = now();
+    uint64_t t_join = t0.ticks;
+    while (t0.cpus < want_cpus && t0.ticks - t_join < 10 * (t0.hz ? t0.hz : 100)) {
+        sys_sleep(1);
+        t0 = now();
+    }
+    if (t0.cpus < want_cpus) {
+        printf("churn FAIL: %u of %u CPUs run threads after 10 s\n", t0.cpus, want_cpus);
+        return 1;
+    }
+    unsigned cpus = t0.cpus;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    int n = (int)cpus * 2 < 4 ? 4 : (int)cpus * 2;
+    if (n > RING_MAX || cpus > CHURN_SPINNERS_MAX) {
+        printf("churn FAIL: too many CPUs (%u)\n", cpus);
+        return 1;
+    }
+    ring_n = n;
+    spin_n = (int)cpus;
+    ring_turns_wanted = turns;
+    static struct thread ring[RING_MAX], spinners[CHURN_SPINNERS_MAX], shake;
+    for (int i = 0; i < spin_n; i++)
+        if ((spin_tid[i] = thread_start(&spinners[i], churn_spinner, NULL, PRIO_INHERIT, 16 * 1024)) < 0)
+            return printf("churn FAIL: thread_start\n"), 1;
+    for (int i = 0; i < n; i++)
+        if ((ring_tid[i] = thread_start(&ring[i], ring_member, (void *)(long)i, PRIO_INHERIT,
+                                        16 * 1024)) < 0)
+            return printf("churn FAIL: thread_start\n"), 1;
+    if (thread_start(&shake, shaker, NULL, PRIO_INHERIT, 16 * 1024) < 0)
+        return printf("churn FAIL: thread_start\n"), 1;
+    ring_pass(0);
+    int last = -1;
+    uint64_t last_change = now().ticks;
+    while (!ring_done && !churn_failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (ring_turn != last) {
+            last = ring_turn;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            churn_fail("the ring stalled at turn", ring_turn, (long)(t - t0.ticks));
+        }
+    }
+    churn_stop = 1;
+    if (churn_failed) {
+        printf("churn stalled: slots");
+        for (int i = 0; i < n; i++)
+            printf(" %u", ring_slot[i]);
+        printf(" wakes=%ld woken=%ld\n", ring_wakes, ring_woken_waits);
+        return 1;                      /* the task's end takes the threads with it */
+    }
+    for (int i = 0; i < n; i++)
+        thread_join(&ring[i], NULL);
+    for (int i = 0; i < spin_n; i++)
+        thread_join(&spinners[i], NULL);
+    thread_join(&shake, NULL);
+    unsigned all = all_cpus_mask();
+    if (ring_turn != turns || ring_wakes != ring_woken_waits || (ring_seen & all) != all) {
+        printf("churn FAIL: turns %d of %d, wakes %ld woken waits %ld, seen %#x of %#x\n",
+               ring_turn, turns, ring_wakes, ring_woken_waits, ring_seen, all);
+        return 1;
+    }
+    printf("churn ok turns=%d ring=%d cpus=%u seen=%#x wakes=%ld timeouts=%ld shakes=%ld\n",
+           turns, n, cpus, ring_seen, ring_wakes, ring_timeouts, churn_shakes);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -591,7 +808,9 @@ int main(int argc, char **argv)
         return faultrace(n > 0 ? n : 10);
     if (!strcmp(mode, "mapstorm"))
         return mapstorm(n > 0 ? n : 200);
+    if (!strcmp(mode, "churn"))
+        return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | mapstorm N\n");
+           " | mapstorm N | churn N [CPUS]\n");
     return 2;
 }

@@ -163,7 +163,8 @@ static void exception(struct trapframe *tf)
 
 /* A reschedule IPI interrupted a user thread: another CPU made a thread ready here that
  * should run first (sched.c kick), or changed this thread's affinity or killed it. Also
- * the exit checks of a fault resolved without the lock, when they have work. */
+ * the exit checks of a fault resolved without the lock, or of a tick, when they have
+ * work. */
 static void resched_from_user(void)
 {
     kernel_lock();
@@ -205,6 +206,19 @@ static bool user_fault_unlocked(struct trapframe *tf)
     return true;
 }
 
+/* The timer, without the kernel lock (docs/smp.md "The scheduler's own locks"): the
+ * slice, the clock and balancing take the run-queue locks (and the clock the BKL when a
+ * sleeper is due); from user mode the exit checks take the BKL only when they have work
+ * (a slice ended, a kill, a thread to run first). */
+static void timer_tick(const struct trapframe *tf)
+{
+    lapic_eoi();
+    sched_tick();
+    struct cpu *c = this_cpu();
+    if (tf_from_user(tf) && (c->current->killed | c->need_resched))
+        resched_from_user();
+}
+
 void trap(struct trapframe *tf)
 {
     if (smap_enabled)
@@ -222,14 +236,14 @@ void trap(struct trapframe *tf)
     }
     if (user_fault_unlocked(tf))
         return;
+    if (tf->vector == VEC_TIMER) {
+        timer_tick(tf);
+        return;
+    }
     bool took_lock = !kernel_lock_held();
     if (took_lock)
         kernel_lock();
     switch (tf->vector) {
-    case VEC_TIMER:
-        lapic_eoi();
-        sched_tick();
-        break;
     case VEC_COM1:
         console_irq();
         lapic_eoi();

@@ -2,6 +2,7 @@
 #ifndef CPU_H
 #define CPU_H
 #include "cpu_offsets.h"
+#include "spinlock_types.h"
 #include "types.h"
 
 #define MAX_CPUS 16
@@ -80,6 +81,11 @@ struct cpu {
     u64 moves[MOVE_CAUSES];
     u64 move_tsc;
     u32 balance_wait;          /* ticks of this CPU until its next balancing (sched.c) */
+    /* The run queue's lock (class rq, sched.c): rq_words, rq_bitmap, rq_head and rq_tail,
+     * and the state, CPU and affinity of every thread queued here; `current` is set under
+     * it by schedule (the IPC switches, under the BKL, change it between two threads that
+     * are neither idle nor queued). */
+    struct spinlock rq_lock;
 };
 
 struct cpu_features {
