@@ -106,3 +106,20 @@ def test_percpu_and_its_size_go_together(env_ok, plugin_so, guest_bin):
     p = subprocess.run(qemu_guest_cmd(guest_bin, plugin_so, "percpu=0x100000"),
                        capture_output=True, text=True, timeout=60)
     assert p.returncode != 0 and "percpu= and percpu_size= go together" in p.stderr
+
+
+def test_each_api_builds_apart_and_the_copy_follows_the_qemu(tmp_path):
+    """plugin.mk: every API version in build/tools/cacheplugin/apiN, and cachesim.so the
+    copy of the one asked for, checked on every make (it once stayed API 3 while a stamp
+    said 1)."""
+    def make(api):
+        p = subprocess.run(["make", "-s", "-f", "tools/cacheplugin/plugin.mk",
+                            f"BUILD={tmp_path}", f"CACHESIM_API={api}", "cacheplugin"],
+                           cwd=REPO, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return (tmp_path / "tools" / "cachesim.so").read_bytes()
+    one = make(1)
+    three = make(3)
+    assert one != three
+    assert three == (tmp_path / "tools" / "cacheplugin" / "api3" / "cachesim.so").read_bytes()
+    assert make(1) == one == (tmp_path / "tools" / "cacheplugin" / "api1" / "cachesim.so").read_bytes()
