@@ -75,13 +75,16 @@ def parse_spec(spec: str) -> list[str]:
 
 def plugin(spec: str, top: Path, out: Path, log: Path, qemu: str | None = None) -> qemucmd.Plugin:
     """The model loaded with `spec`, writing windows to `out` and its messages to `log`;
-    built for `qemu` when that is not the default QEMU (`--qemu`)."""
+    built for `qemu` when that is not the default QEMU (`--qemu`); told where the kernel's
+    per-CPU array is when the kernel is built (several vCPUs on QEMU 10 need it)."""
     path = top / PLUGIN
     if qemu and qemu != shutil.which(qemucmd.binary()):
         path = plugin_for(top, qemu)
+    percpu = percpu_args(top) if (top / "build" / "ondol.elf").is_file() else ()
     if not path.is_file():
         raise OndolError(f"cache plugin not built: {path} is missing (run make)")
-    return qemucmd.Plugin(path, (*parse_spec(spec), f"out={qemucmd.escape(str(out))}"), log)
+    return qemucmd.Plugin(path, (*parse_spec(spec), *percpu,
+                                 f"out={qemucmd.escape(str(out))}"), log)
 
 
 def read_windows(path: Path) -> list[dict]:
