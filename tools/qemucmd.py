@@ -59,14 +59,26 @@ def executable(qemu: str) -> Path:
     return elf if path.parent.name == "bin" and elf.is_file() else path
 
 
+def version(qemu: str) -> tuple[int, int]:
+    """(major, minor) from `qemu --version`; ValueError when it cannot be told."""
+    out = subprocess.run([qemu, "--version"], capture_output=True, text=True).stdout
+    found = re.search(r"version (\d+)\.(\d+)", out)
+    if not found:
+        raise ValueError(f"cannot tell the version of {qemu}: {out!r}")
+    return int(found.group(1)), int(found.group(2))
+
+
 def plugin_api(qemu: str) -> int:
     """The TCG plugin API version to build tools/cacheplugin for, from `qemu --version`:
     1 up to QEMU 8 (7.2 takes 0..1), 3 from QEMU 9 (10.0 takes 2..4)."""
-    out = subprocess.run([qemu, "--version"], capture_output=True, text=True).stdout
-    found = re.search(r"version (\d+)\.", out)
-    if not found:
-        raise ValueError(f"cannot tell the version of {qemu}: {out!r}")
-    return 1 if int(found.group(1)) < 9 else 3
+    return 1 if version(qemu)[0] < 9 else 3
+
+
+def fair_icount(qemu: str) -> bool:
+    """Whether the QEMU's icount round robin gives every vCPU a share of each period
+    (8.1 on, "accel/tcg/tcg-accel-ops-rr: ensure fairness with icount"); 7.2's gives a busy
+    vCPU all of it (docs/smp.md, "Under icount")."""
+    return version(qemu) >= (8, 1)
 
 
 def escape(value: str) -> str:

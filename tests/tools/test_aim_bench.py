@@ -68,3 +68,16 @@ def test_without_a_window_or_counters_the_fields_stay_empty():
 def test_no_quick_form_elsewhere():
     with pytest.raises(Exception, match="no --quick form"):
         benchmarks.get("vm", quick=True)
+
+
+def test_the_peer_boots_n_vcpus_where_icount_is_fair(monkeypatch):
+    monkeypatch.setattr(aim.qemucmd, "fair_icount", lambda qemu: qemu == "qemu10")
+    assert aim.peer_vcpus(4, icount=True, qemu="qemu10") == 4
+    assert aim.peer_vcpus(4, icount=True, qemu="qemu72") == 1     # 7.2 starves the AP
+    assert aim.peer_vcpus(4, icount=False, qemu="qemu72") == 4
+
+
+def test_the_model_benchmarks_choose_qemu_10():
+    chosen = {b.name for b in benchmarks.BENCHMARKS if b.model_qemu}
+    assert chosen == {"coherence", "aim"}
+    assert benchmarks.get("aim", quick=True).model_qemu

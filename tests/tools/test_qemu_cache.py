@@ -90,3 +90,35 @@ def test_merge_matches_windows_to_rows_by_shared_key_fields():
     assert rows[0]["cache"] == [windows[0], windows[1]]
     assert "cache" not in rows[1]
     assert unmatched == [windows[2], windows[3]]
+
+
+def test_the_qemu_of_a_benchmark(monkeypatch, tmp_path):
+    """QEMU 10 for a model benchmark under icount unless --qemu or ONDOL_QEMU chooses;
+    --qemu 10 for any; otherwise the default."""
+    monkeypatch.setattr(qemu, "qemu10", lambda top: "q10")
+    monkeypatch.setattr(qemu, "find", lambda: "default")
+    monkeypatch.setattr(qemu.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.delenv("ONDOL_QEMU", raising=False)
+    assert qemu.for_bench(tmp_path, None, model_qemu=True, icount=True) == "q10"
+    assert qemu.for_bench(tmp_path, None, model_qemu=True, icount=False) == "default"
+    assert qemu.for_bench(tmp_path, None, model_qemu=False, icount=True) == "default"
+    assert qemu.for_bench(tmp_path, "10", model_qemu=False, icount=False) == "q10"
+    assert qemu.for_bench(tmp_path, "7.2", model_qemu=True, icount=True) == \
+        "/usr/bin/qemu-system-x86_64"
+    monkeypatch.setenv("ONDOL_QEMU", "/opt/qemu")
+    assert qemu.for_bench(tmp_path, None, model_qemu=True, icount=True) == "default"
+
+
+def test_percpu_args_locate_cpus_in_the_kernel(tmp_path):
+    """cpus[] of build/ondol.elf and one entry's size (the array's over MAX_CPUS)."""
+    (tmp_path / "kernel" / "arch" / "x86_64" / "include").mkdir(parents=True)
+    (tmp_path / "kernel" / "arch" / "x86_64" / "include" / "cpu.h").write_text(
+        "#define MAX_CPUS 16\n")
+    (tmp_path / "build").mkdir()
+    src = tmp_path / "k.c"
+    src.write_text("char cpus[16 * 96] = {1};\nchar other[8] = {1};\n")
+    import subprocess
+    subprocess.run(["gcc", "-c", "-o", str(tmp_path / "build" / "ondol.elf"), str(src)],
+                   check=True)
+    base, size = cache.percpu_args(tmp_path)
+    assert base.startswith("percpu=0x") and size == "percpu_size=96"

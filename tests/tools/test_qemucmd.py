@@ -121,6 +121,15 @@ def test_plugin_api_follows_the_major_version(tmp_path):
         assert qemucmd.plugin_api(str(fake)) == api
 
 
+def test_fair_icount_from_8_1(tmp_path):
+    for version, fair in (("7.2.22", False), ("8.0.5", False), ("8.1.0", True),
+                          ("10.0.2", True)):
+        fake = tmp_path / f"q{version}"
+        fake.write_text(f"#!/bin/sh\necho 'QEMU emulator version {version} (test)'\n")
+        fake.chmod(0o755)
+        assert qemucmd.fair_icount(str(fake)) == fair
+
+
 def test_append_line():
     assert qemucmd.append_line({"hz": "100", "run": "a,b;c"}) == "hz=100 run=a,b;c"
     assert qemucmd.append_line({}) == ""

@@ -316,6 +316,10 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
         return u64_value(v, &c->marker_base);
     if (!strcmp(key, "ktext_base"))
         return u64_value(v, &c->ktext_base);
+    if (!strcmp(key, "percpu"))
+        return u64_value(v, &c->percpu);
+    if (!strcmp(key, "percpu_size"))
+        return u64_value(v, &c->percpu_size);
     return -1;
 }
 
@@ -372,6 +376,10 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
         cfg->hier.l3_on = true;
     if (x.stlb_touched && !x.stlb_set)
         cfg->hier.stlb_on = true;
+    if (!cfg->percpu != !cfg->percpu_size) {
+        snprintf(err, errlen, "percpu= and percpu_size= go together");
+        return -1;
+    }
     const char *bad = hier_config_check(&cfg->hier);
     if (bad) {
         snprintf(err, errlen, "bad geometry: %s", bad);

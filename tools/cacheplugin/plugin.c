@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -81,6 +82,113 @@ static inline uint64_t repeats_counted(void)
 }
 #endif
 
+/*
+ * Which CPU runs a block. Every callback names a vCPU by QEMU's index. QEMU 7.2 (API v1)
+ * passes the vCPU running the code. QEMU 10 (API v3 here) makes the index a constant of
+ * the vCPU that TRANSLATED the block whenever TCG is not parallel, which includes -icount,
+ * where every vCPU runs on one thread and they share translations (docs/smp.md, "Which
+ * QEMU"). So from API v2, given percpu= and percpu_size= (the address of the kernel's
+ * per-CPU array, ondol's cpus[], and the size of one entry), a callback at the start of
+ * every block reads the running vCPU's GS base: ondol's kernel runs with GS base =
+ * &cpus[id] and user code with kernel GS base = &cpus[id] (swapgs at every crossing), so
+ * one of the two names the CPU. running[] maps the callbacks' index to it; the block's
+ * later callbacks run on the same host thread with the same index and read it there.
+ * Under MTTCG the index is already right and each thread writes only its own entry.
+ * Before the kernel set its GS base (early boot, an AP's first steps) QEMU's index stays.
+ * Cost: one register read per block, a second one in the few blocks that swapgs.
+ */
+static unsigned *running;       /* [QEMU's index] -> the CPU running its block; identity */
+static uint64_t percpu, percpu_size;
+#if QEMU_PLUGIN_VERSION > 1
+static struct qemu_plugin_register *reg_gs, *reg_kgs;
+static GByteArray **reg_buf;    /* one per QEMU index: the host thread using it */
+
+/* At each vCPU's start (in its context, as qemu_plugin_get_registers needs): the GS base
+ * registers' handles (the same for every vCPU) and this index's read buffer. */
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+    (void)id;
+    if (vcpu >= n_vcpus)
+        return;
+    pthread_mutex_lock(&xlate_lock);
+    if (!reg_gs) {
+        GArray *regs = qemu_plugin_get_registers();
+        const qemu_plugin_reg_descriptor *r = (const void *)regs->data;
+        for (unsigned i = 0; i < regs->len; i++) {
+            if (!strcmp(r[i].name, "gs_base"))
+                reg_gs = r[i].handle;
+            else if (!strcmp(r[i].name, "k_gs_base"))
+                reg_kgs = r[i].handle;
+        }
+        g_array_free(regs, 1);
+        if (!reg_gs || !reg_kgs)
+            fputs("cachesim: this QEMU shows no gs_base/k_gs_base register: callbacks keep "
+                  "QEMU's vCPU index\n", stderr);
+    }
+    reg_buf[vcpu] = g_byte_array_new();
+    pthread_mutex_unlock(&xlate_lock);
+}
+
+/* The CPU whose per-CPU entry the base register `reg` holds, or -1. */
+static int cpu_by_base(unsigned vcpu, struct qemu_plugin_register *reg)
+{
+    GByteArray *buf = reg_buf[vcpu];
+    uint64_t base;
+    buf->len = 0;       /* the read appends */
+    if (qemu_plugin_read_register(reg, buf) != (int)sizeof(base))
+        return -1;
+    memcpy(&base, buf->data, sizeof(base));
+    uint64_t off = base - percpu;   /* below percpu: wraps to a huge offset */
+    uint64_t cpu = off / percpu_size;
+    return off % percpu_size == 0 && cpu < n_vcpus ? (int)cpu : -1;
+}
+
+/* A block starts: udata is non-NULL for user code, whose GS base is the program's. */
+static void on_block(unsigned int vcpu, void *udata)
+{
+    if (vcpu >= n_vcpus || !reg_gs || !reg_kgs || !reg_buf[vcpu])
+        return;
+    struct qemu_plugin_register *first = udata ? reg_kgs : reg_gs;
+    int cpu = cpu_by_base(vcpu, first);
+    if (cpu < 0)
+        cpu = cpu_by_base(vcpu, first == reg_gs ? reg_kgs : reg_gs);
+    running[vcpu] = cpu < 0 ? vcpu : (unsigned)cpu;
+}
+
+static bool learn_running_init(qemu_plugin_id_t id)
+{
+    reg_buf = calloc(n_vcpus, sizeof(*reg_buf));
+    if (!reg_buf)
+        return false;
+    qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+    return true;
+}
+
+static void learn_running(struct qemu_plugin_tb *tb, bool user)
+{
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_R_REGS,
+                                         user ? (void *)1 : NULL);
+}
+#else
+static bool learn_running_init(qemu_plugin_id_t id)
+{
+    (void)id;
+    return true;
+}
+
+static void learn_running(struct qemu_plugin_tb *tb, bool user)
+{
+    (void)tb;
+    (void)user;
+}
+#endif
+
+/* The CPU a callback's vCPU index stands for (itself unless learnt above). */
+static inline unsigned cpu_of(unsigned int vcpu)
+{
+    return vcpu < n_vcpus ? running[vcpu] : vcpu;
+}
+
 /* API version: the instruction's first bytes into buf (x86: at most 15), how many. */
 static size_t insn_bytes(const struct qemu_plugin_insn *insn, uint8_t buf[16])
 {
@@ -116,6 +224,7 @@ static inline void settle(void)
 static void on_insn(unsigned int vcpu, void *udata)
 {
     const struct insn_desc *d = udata;
+    vcpu = cpu_of(vcpu);
     if (vcpu < n_vcpus) {
         settle();
         run_desc = d;
@@ -129,6 +238,7 @@ static bool coherence;
 
 static void on_insn_coher(unsigned int vcpu, void *udata)
 {
+    vcpu = cpu_of(vcpu);
     if (vcpu < n_vcpus)
         sim_insn_coher(sim, vcpu, udata);
 }
@@ -143,6 +253,7 @@ static void any_insn(unsigned int vcpu, void *udata)
 
 static void on_mov_cr3(unsigned int vcpu, void *udata)
 {
+    vcpu = cpu_of(vcpu);
     if (vcpu < n_vcpus) {
         settle();
         any_insn(vcpu, udata);
@@ -152,6 +263,7 @@ static void on_mov_cr3(unsigned int vcpu, void *udata)
 
 static void on_invlpg(unsigned int vcpu, void *udata)
 {
+    vcpu = cpu_of(vcpu);
     if (vcpu < n_vcpus) {
         settle();
         any_insn(vcpu, udata);
@@ -244,6 +356,7 @@ static inline bool cached_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
                    void *udata)
 {
+    vcpu = cpu_of(vcpu);
     uint64_t phys;
     unsigned size;
     bool store;
@@ -254,6 +367,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 static void on_mem_coher(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
                          void *udata)
 {
+    vcpu = cpu_of(vcpu);
     uint64_t phys;
     unsigned size;
     bool store;
@@ -317,6 +431,9 @@ static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     size_t n = qemu_plugin_tb_n_insns(tb);
     struct run_key run = {UINT64_MAX, 0};
     pthread_mutex_lock(&xlate_lock);
+    if (percpu && n)
+        learn_running(tb, qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) <
+                              KERNEL_HALF_START);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         const struct insn_desc *d = describe(insn);
@@ -387,12 +504,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         complain(err);
         return -1;
     }
-    /* API version: QEMU 9 and later (API >= 2), one host thread for all vCPUs (as -icount forces), pass
-     * every callback the index of the vCPU that translated the block, which all vCPUs
-     * share: the per-vCPU replay would be wrong without a sign (tools/cacheplugin/README.md). */
-    if (QEMU_PLUGIN_VERSION > 1 && cfg.coherence[0] && info->system.max_vcpus > 1) {
-        complain("coherence= needs one vCPU or QEMU 7.2 (plugin API 1): this QEMU reports "
-                 "the vCPU that translated a block, not the one running it");
+    /* API version: from API 2, under -icount, callbacks name the vCPU that translated a
+     * block; the coherence model's per-vCPU replay needs the running one, learnt from the
+     * GS base ("Which CPU runs a block", above). */
+    if (QEMU_PLUGIN_VERSION > 1 && cfg.coherence[0] && info->system.max_vcpus > 1 &&
+        !cfg.percpu) {
+        complain("coherence= on several vCPUs needs percpu= and percpu_size= with this QEMU "
+                 "(plugin API >= 2): it reports the vCPU that translated a block, not the "
+                 "one running it");
         return -1;
     }
     if (open_output(&cfg) != 0)
@@ -400,7 +519,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     n_vcpus = info->system.max_vcpus > 0 ? (unsigned)info->system.max_vcpus : 1;
     coherence = cfg.coherence[0] != 0;
     sim = sim_create(&cfg, n_vcpus, out);
-    if (!sim) {
+    running = calloc(n_vcpus, sizeof(*running));
+    if (!sim || !running) {
+        complain("out of memory");
+        return -1;
+    }
+    for (unsigned i = 0; i < n_vcpus; i++)
+        running[i] = i;
+    /* API 1 passes the running vCPU already, and one vCPU needs no learning: percpu= is
+     * accepted and unused there. */
+    percpu = QEMU_PLUGIN_VERSION > 1 && n_vcpus > 1 ? cfg.percpu : 0;
+    percpu_size = cfg.percpu_size;
+    if (percpu && !learn_running_init(id)) {
         complain("out of memory");
         return -1;
     }

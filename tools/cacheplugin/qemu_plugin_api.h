@@ -23,6 +23,14 @@
  *  - qemu_plugin_get_hwaddr() returns a handle valid only inside the memory callback.
  *  - v1's inline add targets one word shared by all vCPUs; from v2 the target is an entry
  *    of a scoreboard, one element per vCPU (qemu_plugin_u64: scoreboard and offset).
+ *  - From v2 a callback registered with QEMU_PLUGIN_CB_R_REGS may read the registers of
+ *    the vCPU running it (qemu_plugin_read_register, which APPENDS the value's bytes, in
+ *    the target's order, to a glib GByteArray and returns how many, or -1). The handles
+ *    come from qemu_plugin_get_registers(), callable only in vCPU context (the vCPU init
+ *    callback): a glib GArray of qemu_plugin_reg_descriptor, names as in QEMU's gdb XML
+ *    (x86-64: "gs_base", "k_gs_base"). The names are interned: freeing the array alone is
+ *    right. QEMU links glib, so the plugin calls the few glib functions it needs from it;
+ *    GArray and GByteArray are glib's public structs (data pointer, then length).
  */
 #ifndef CACHESIM_QEMU_PLUGIN_API_H
 #define CACHESIM_QEMU_PLUGIN_API_H
@@ -112,6 +120,32 @@ uint64_t qemu_plugin_u64_get(qemu_plugin_u64 entry, unsigned int vcpu_index);
 void qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(struct qemu_plugin_insn *insn,
                                                          enum qemu_plugin_op op,
                                                          qemu_plugin_u64 entry, uint64_t imm);
+
+/* Registers (v2 on), with the glib types and functions they take. */
+typedef struct {
+    char *data;
+    unsigned int len;
+} GArray;
+typedef struct {
+    uint8_t *data;
+    unsigned int len;
+} GByteArray;
+GByteArray *g_byte_array_new(void);
+char *g_array_free(GArray *array, int free_segment);
+
+struct qemu_plugin_register;
+typedef struct {
+    struct qemu_plugin_register *handle;
+    const char *name;
+    const char *feature;
+} qemu_plugin_reg_descriptor;
+
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+                                          qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void *userdata);
+GArray *qemu_plugin_get_registers(void);
+int qemu_plugin_read_register(struct qemu_plugin_register *handle, GByteArray *buf);
 #endif
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
                                       qemu_plugin_vcpu_mem_cb_t cb,

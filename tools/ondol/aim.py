@@ -42,6 +42,7 @@ UNIT = "jobs per 10^9 instructions"
 MODEL_UNIT = "jobs per 10^9 modelled cycles"
 
 _windows: dict[str, list[dict]] = {}   # the model's windows of each boot, by config label
+REPO = Path(__file__).resolve().parents[2]
 
 
 class AimError(Exception):
@@ -60,16 +61,23 @@ def archive_entries() -> list:
 
 
 def plugin_args(out: Path) -> tuple[str, ...]:
+    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10."""
     return (f"preset={CACHE_PRESET}", f"coherence={LATENCY_PRESET}",
-            f"out={qemucmd.escape(str(out))}")
+            *cache_args(), f"out={qemucmd.escape(str(out))}")
+
+
+def cache_args() -> tuple[str, ...]:
+    from ondol import cache
+    return cache.percpu_args(REPO)
 
 
 @contextmanager
 def environment(config):
     """The root archive (built when missing or older than the program), -smp N and,
-    under icount, the plugin with the coherence model (markers on)."""
+    under icount, the plugin with the coherence model (markers on), built for the QEMU of
+    the run (QEMU 10 by default, `ondol bench --qemu`)."""
     from ondol import cache
-    from ondol.benchmarks import BootEnv, _run_mode, unix_archive_ready
+    from ondol.benchmarks import BootEnv, _run_mode, _run_qemu, unix_archive_ready
     unix_archive_ready()
     smp = ("-smp", str(config.params["cpus"]))
     if _run_mode() != "icount" or not config.params.get("model"):
@@ -77,8 +85,7 @@ def environment(config):
         return
     with tempfile.TemporaryDirectory(prefix="ondol-aim-") as tmp:
         out = Path(tmp) / "windows.jsonl"
-        plugin = qemucmd.Plugin(Path(__file__).resolve().parents[2] / cache.PLUGIN,
-                                plugin_args(out))
+        plugin = qemucmd.Plugin(cache.plugin_for(REPO, _run_qemu()), plugin_args(out))
         yield BootEnv(extra=(*smp, *plugin.flags()), options={"markers": "on"})
         _windows[config.label] = cache.read_windows(out)
 
@@ -173,17 +180,22 @@ def peer_init(workers: int, jobs: int) -> bytes:
     return unixbench.peer_init_running(f"{PROGRAM} {workers} {jobs}")
 
 
-def peer_records(build: Path, cpus: int, jobs: int, icount: bool) -> list[dict]:
-    """Boot the Linux peer once on the root archive, `cpus` workers (and as many vCPUs
-    without icount, one under it); the program's records."""
+def peer_vcpus(cpus: int, icount: bool, qemu: str) -> int:
+    """The peer's vCPUs for `cpus` workers: as many, except under QEMU 7.2's icount, where
+    Debian's kernel does not boot with -smp 2 (it stops at "x86: Booting SMP
+    configuration": 7.2's round robin starves the AP it waits for) and the N workers run on
+    one vCPU (the same total work per job, instructions, exact). QEMU 8.1 on shares the
+    icount period out, and the peer boots with N there."""
+    return cpus if not icount or qemucmd.fair_icount(qemu) else 1
+
+
+def peer_records(build: Path, cpus: int, jobs: int, icount: bool, qemu: str) -> list[dict]:
+    """Boot the Linux peer once on the root archive on `qemu`, `cpus` workers on
+    peer_vcpus() vCPUs; the program's records."""
     from ondol import unixbench
-    # Debian's kernel does not boot with -smp 2 under QEMU 7.2's icount (it stops at "x86:
-    # Booting SMP configuration": the round-robin loop starves the AP it waits for), so
-    # under icount the peer runs the N workers on one vCPU: its figure is the same total
-    # work per job (instructions, exact) that ondol's icount figure is.
     try:
         return unixbench.peer_boot(build, build / "aim" / f"peer-{cpus}", peer_init(cpus, jobs),
-                                   icount=icount, smp=1 if icount else cpus)
+                                   icount=icount, smp=peer_vcpus(cpus, icount, qemu), qemu=qemu)
     except unixbench.UnixBenchError as e:
         raise AimError(str(e)) from None
 

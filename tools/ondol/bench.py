@@ -94,7 +94,7 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
     if request.cache:
         windows_path.unlink(missing_ok=True)
         plugin = cache.plugin(request.cache, ctx.top, windows_path,
-                              logs / f"{stem}.plugin.log")
+                              logs / f"{stem}.plugin.log", qemu=ctx.binary)
     timeout = request.timeout or bench.timeout
     environment = bench.environment(config) if bench.environment else nullcontext(BootEnv())
     with environment as env:

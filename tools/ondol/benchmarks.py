@@ -29,6 +29,9 @@ To add a benchmark, append a `Benchmark(...)` to BENCHMARKS at the end of this f
   options) that lives for the boot; `icount_sleep`, icount with idle time in host time;
   `outputs`, a function (result document, results directory) -> paths it wrote (more
   tables or plots), printed after the table.
+- Optional: `model_qemu`, for the coherence model's benchmarks: under icount they run on
+  QEMU 10 (build/qemu, unpacked once by scripts/qemu.sh), whose round robin shares each
+  period between the vCPUs, unless `--qemu 7.2` or $ONDOL_QEMU chooses (docs/smp.md).
 - Optional, with `--cache`: `windows`, a function (one boot's rows, the model's windows of
   that boot) -> the windows it did not use, for a benchmark that reduces many windows to
   fields of its rows itself (default: each window attached to the rows it matches on `key`).
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import qemucmd
 from ondol import OndolError
 from ondol.figure import Figure, Ours, Published
 
@@ -92,6 +96,7 @@ class Benchmark:
     rows: Callable[[list[dict], Config], list[dict]] = with_params
     environment: Callable[[Config], AbstractContextManager[BootEnv]] | None = None
     icount_sleep: bool = False
+    model_qemu: bool = False
     outputs: Callable[[dict, Path], list[Path]] | None = None
     streams: tuple[str, ...] = ()
     windows: Callable[[list[dict], list[dict]], list[dict]] | None = None
@@ -190,20 +195,32 @@ def _series(row: dict) -> str:
     return "round trips, ondol"
 
 
-def _run_mode() -> str | None:
-    """The mode ("icount" or "tsc") of the `ondol bench` run calling us, read from the
-    runner's context (bench._boot's `ctx`); None when there is none."""
+def _run_context():
+    """The runner's context of the `ondol bench` run calling us (bench._boot's `ctx`: its
+    mode, QEMU binary, ...), or None when there is none."""
     import inspect
     frame = inspect.currentframe()
     try:
         while frame is not None:
-            mode = getattr(frame.f_locals.get("ctx"), "mode", None)
-            if mode in ("icount", "tsc"):
-                return mode
+            ctx = frame.f_locals.get("ctx")
+            if getattr(ctx, "mode", None) in ("icount", "tsc"):
+                return ctx
             frame = frame.f_back
         return None
     finally:
         del frame
+
+
+def _run_mode() -> str | None:
+    """The mode ("icount" or "tsc") of the `ondol bench` run calling us; None outside one."""
+    ctx = _run_context()
+    return ctx.mode if ctx else None
+
+
+def _run_qemu() -> str:
+    """The QEMU binary of the `ondol bench` run calling us (the default one outside one)."""
+    ctx = _run_context()
+    return ctx.binary if ctx else qemucmd.binary()
 
 
 def _peer_rows(mode: str) -> list[dict]:
@@ -1095,6 +1112,7 @@ COHERENCE_BENCH = Benchmark(
     timeout=600.0,
     rows=coherence.rows,
     environment=coherence.environment,
+    model_qemu=True,
 )
 BENCHMARKS += (COHERENCE_BENCH,)
 
@@ -1103,18 +1121,20 @@ BENCHMARKS += (COHERENCE_BENCH,)
 from ondol import aim  # noqa: E402
 
 
-def _aim_peer_rows(cpus: int, jobs: int, mode: str) -> list[dict]:
+def _aim_peer_rows(cpus: int, jobs: int, mode: str, qemu: str) -> list[dict]:
     """The Linux peer's row for one CPU count (none, with a note, when it cannot run)."""
     import os
     import sys
     if os.environ.get("ONDOL_PEER", "on").lower() in ("0", "off", "no", "false"):
         return []
     try:
-        records = aim.peer_records(aim.rootfs_build(), cpus, jobs, icount=mode == "icount")
+        records = aim.peer_records(aim.rootfs_build(), cpus, jobs, icount=mode == "icount",
+                                   qemu=qemu)
     except aim.AimError as exc:
         print(f"ondol: note: no Linux peer rows for aim: {exc}", file=sys.stderr)
         return []
-    return [{**rec, "cpus": cpus, "vcpus": 1 if mode == "icount" else cpus, "rmap": "n/a",
+    vcpus = aim.peer_vcpus(cpus, mode == "icount", qemu)
+    return [{**rec, "cpus": cpus, "vcpus": vcpus, "rmap": "n/a",
              "kernel": "linux", "unix": "linux", "probes": "off",
              "median": round(rec["jobs"] * 1e9 / rec["tsc"], 2) if rec.get("tsc") else None,
              "unit": aim.UNIT} for rec in records if rec.get("bench") == "aim"]
@@ -1125,7 +1145,8 @@ def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
     Linux peer with as many CPUs and workers."""
     rows = [{**r, "kernel": "ondol"} for r in aim.rows(results, config)]
     if config.params.get("rmap") == aim.MODES[0] and config.params.get("model"):
-        rows += _aim_peer_rows(config.params["cpus"], jobs, _run_mode() or "icount")
+        rows += _aim_peer_rows(config.params["cpus"], jobs, _run_mode() or "icount",
+                               _run_qemu())
     for row in rows:
         row["series"] = f"rmap={row['rmap']}" if row["kernel"] == "ondol" else "Linux peer"
     return rows
@@ -1154,6 +1175,7 @@ def aim_benchmark(quick: bool = False) -> Benchmark:
         timeout=1800.0,
         rows=lambda results, config: _aim_rows(results, config, jobs),
         environment=aim.environment,
+        model_qemu=True,
         outputs=aim.outputs,
     )
 

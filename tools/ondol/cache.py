@@ -5,13 +5,56 @@ pairs, e.g. "pentiumpro", "modern,l3=off" or "pentiumpro,seed=2". The plugin wri
 JSON object per measurement window to the file named by its out= argument (JSON lines, or
 one JSON array). Windows are matched to result rows by the key fields both carry.
 """
+import functools
 import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import qemucmd
 from ondol import OndolError
 
-PLUGIN = Path("build/tools/cachesim.so")
+PLUGIN = Path("build/tools/cachesim.so")     # for the default QEMU (plugin.mk copies it)
+
+
+def plugin_for(top: Path, qemu: str) -> Path:
+    """The plugin built for `qemu`'s plugin API (build/tools/cacheplugin/apiN/cachesim.so),
+    made first (a no-op when current): a benchmark may run another QEMU than the one
+    build/tools/cachesim.so was copied for."""
+    api = qemucmd.plugin_api(qemu)
+    path = Path("build") / "tools" / "cacheplugin" / f"api{api}" / "cachesim.so"
+    made = subprocess.run(["make", "-s", "-f", "tools/cacheplugin/plugin.mk",
+                           f"CACHESIM_API={api}", str(path)], cwd=top,
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        raise OndolError(f"cannot build the cache plugin for API {api}: "
+                         f"{(made.stderr or made.stdout).strip()[-500:]}")
+    return top / path
+
+
+@functools.lru_cache(maxsize=4)
+def _percpu(elf: Path, mtime: float, max_cpus: int) -> tuple[int, int]:
+    out = subprocess.run(["nm", "-S", str(elf)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[3] == "cpus":
+            return int(words[0], 16), int(words[1], 16) // max_cpus
+    raise OndolError(f"no symbol cpus in {elf}: cannot tell the plugin the per-CPU array")
+
+
+def percpu_args(top: Path) -> tuple[str, ...]:
+    """percpu= and percpu_size= for the plugin: where the kernel's per-CPU array cpus[]
+    lies (build/ondol.elf) and the size of one entry (the array's over MAX_CPUS), from
+    which a plugin on QEMU 10 learns which CPU runs a block (plugin README, "Which CPU
+    runs a block")."""
+    elf = top / "build" / "ondol.elf"
+    header = (top / "kernel" / "arch" / "x86_64" / "include" / "cpu.h").read_text()
+    found = re.search(r"#define MAX_CPUS (\d+)", header)
+    if not elf.is_file() or not found:
+        raise OndolError(f"cannot locate cpus[]: {elf} or MAX_CPUS in cpu.h missing")
+    base, size = _percpu(elf, elf.stat().st_mtime, int(found.group(1)))
+    return f"percpu={base:#x}", f"percpu_size={size}"
 
 
 def parse_spec(spec: str) -> list[str]:
@@ -30,12 +73,18 @@ def parse_spec(spec: str) -> list[str]:
     return presets + pairs
 
 
-def plugin(spec: str, top: Path, out: Path, log: Path) -> qemucmd.Plugin:
-    """The model loaded with `spec`, writing windows to `out` and its messages to `log`."""
+def plugin(spec: str, top: Path, out: Path, log: Path, qemu: str | None = None) -> qemucmd.Plugin:
+    """The model loaded with `spec`, writing windows to `out` and its messages to `log`;
+    built for `qemu` when that is not the default QEMU (`--qemu`); told where the kernel's
+    per-CPU array is when the kernel is built (several vCPUs on QEMU 10 need it)."""
     path = top / PLUGIN
+    if qemu and qemu != shutil.which(qemucmd.binary()):
+        path = plugin_for(top, qemu)
+    percpu = percpu_args(top) if (top / "build" / "ondol.elf").is_file() else ()
     if not path.is_file():
         raise OndolError(f"cache plugin not built: {path} is missing (run make)")
-    return qemucmd.Plugin(path, (*parse_spec(spec), f"out={qemucmd.escape(str(out))}"), log)
+    return qemucmd.Plugin(path, (*parse_spec(spec), *percpu,
+                                 f"out={qemucmd.escape(str(out))}"), log)
 
 
 def read_windows(path: Path) -> list[dict]:

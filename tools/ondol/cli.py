@@ -58,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--sweep", action="store_true", help="alloc-cache: one run per "
                        "geometry of P2's hardware sweeps, --cache the base preset (default "
                        "pentiumpro), and their figure (docs/alloc.md)")
+    bench.add_argument("--qemu", choices=("7.2", "10"), default=None,
+                       help="run on the installed QEMU 7.2 or on QEMU 10 (build/qemu, "
+                            "unpacked on first use); default: $ONDOL_QEMU or the installed "
+                            "one, QEMU 10 for the coherence model's benchmarks under icount")
     bench.add_argument("--quick", action="store_true", help="the benchmark's shorter form, "
                        "for CI (sdet: N = 1, 4; unix: a few samples; aim: 1 and 2 CPUs)")
     bench.set_defaults(func=cmd_bench)
@@ -171,6 +175,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise OndolError("--timeout must be positive")
     options = _parse_opts(args.opt)
     top, directory, binary = _prepare(args)
+    icount = bench.icount if args.icount is None else args.icount
+    if args.qemu or (bench.model_qemu and icount):
+        binary = qemu.for_bench(top, args.qemu, bench.model_qemu, icount)
     request = bench_runner.Request(options=options, icount=args.icount, runs=args.runs,
                                    cache=args.cache, timeout=args.timeout,
                                    results_dir=directory)

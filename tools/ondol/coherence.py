@@ -3,7 +3,8 @@ model"; the model is tools/cacheplugin/coher.c).
 
 Each boot runs one workload of kernel/measure/smpbench.c (option smpbench: per-CPU private
 counters, one shared `lock xadd` counter, a ticket-lock ping-pong) on N vCPUs under icount,
-with the cache plugin's coherence model loaded. The guest's row (iterations, jobs, whether
+with the cache plugin's coherence model loaded, on QEMU 10 unless `--qemu 7.2` or
+$ONDOL_QEMU chooses (both give the same modelled figures; docs/smp.md). The guest's row (iterations, jobs, whether
 every counter came out right) is joined with the model's window: the modelled makespan,
 throughput, transfers, invalidations, hand-offs and lock waits. Every number but `tsc` is
 MODELLED. Without icount (`--no-icount`, real concurrency on the host's cores) the plugin
@@ -24,26 +25,29 @@ ITERS = 200
 CACHE_PRESET = "modern"
 LATENCY_PRESET = "die"
 UNIT = "jobs per million modelled cycles"
-PLUGIN = Path(__file__).resolve().parents[2] / cache.PLUGIN
+REPO = Path(__file__).resolve().parents[2]
 
 _windows: dict[str, list[dict]] = {}   # the model's windows of each boot, by config label
 
 
 def plugin_args(out: Path, latency: str = LATENCY_PRESET) -> tuple[str, ...]:
-    return (f"preset={CACHE_PRESET}", f"coherence={latency}", f"out={qemucmd.escape(str(out))}")
+    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10."""
+    return (f"preset={CACHE_PRESET}", f"coherence={latency}", *cache.percpu_args(REPO),
+            f"out={qemucmd.escape(str(out))}")
 
 
 @contextmanager
 def environment(config):
-    """-smp N and, under icount, the plugin with the coherence model (markers on)."""
-    from ondol.benchmarks import BootEnv, _run_mode
+    """-smp N and, under icount, the plugin with the coherence model (markers on), built
+    for the QEMU of the run (QEMU 10 by default, `ondol bench --qemu`)."""
+    from ondol.benchmarks import BootEnv, _run_mode, _run_qemu
     smp = ("-smp", str(config.params["cpus"]))
     if _run_mode() != "icount":
         yield BootEnv(extra=smp)
         return
     with tempfile.TemporaryDirectory(prefix="ondol-coherence-") as tmp:
         out = Path(tmp) / "windows.jsonl"
-        plugin = qemucmd.Plugin(PLUGIN, plugin_args(out))
+        plugin = qemucmd.Plugin(cache.plugin_for(REPO, _run_qemu()), plugin_args(out))
         yield BootEnv(extra=(*smp, *plugin.flags()), options={"markers": "on"})
         _windows[config.label] = cache.read_windows(out)
 

@@ -1,5 +1,6 @@
 """Finding QEMU and the command of one ondol boot; the flags themselves are written once,
 in tools/qemucmd.py (shared with `make run`, the tests and the Linux peer)."""
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -37,6 +38,35 @@ def find() -> str:
     if not found:
         raise OndolError(f"QEMU not found ({wanted}); run scripts/deps.sh or set ONDOL_QEMU")
     return found
+
+
+QEMU10 = Path("build/qemu/bin/qemu-system-x86_64")   # scripts/qemu.sh's wrapper
+
+
+def qemu10(top: Path) -> str:
+    """QEMU 10.0.2 of this tree, unpacked by scripts/qemu.sh on first use (downloads six
+    pinned packages once; idempotent and quiet afterwards)."""
+    made = subprocess.run(["bash", "scripts/qemu.sh"], cwd=top, capture_output=True, text=True)
+    if made.returncode != 0:
+        raise OndolError(f"cannot unpack QEMU 10 (scripts/qemu.sh): "
+                         f"{(made.stderr or made.stdout).strip()[-500:]}; "
+                         "--qemu 7.2 runs the installed QEMU instead")
+    return str(top / QEMU10)
+
+
+def for_bench(top: Path, wanted: str | None, model_qemu: bool, icount: bool) -> str:
+    """The QEMU a benchmark runs on: `wanted` ("7.2": the installed one, "10": QEMU 10)
+    if given; else QEMU 10 for a model benchmark under icount (its fair round robin, the
+    running vCPU learnt by the plugin) unless $ONDOL_QEMU names one; else find()."""
+    if wanted == "10" or (wanted is None and model_qemu and icount
+                          and not os.environ.get(qemucmd.BINARY_VARIABLE)):
+        return qemu10(top)
+    if wanted == "7.2":
+        found = shutil.which(qemucmd.DEFAULT_BINARY)
+        if not found:
+            raise OndolError(f"QEMU not found ({qemucmd.DEFAULT_BINARY}); run scripts/deps.sh")
+        return found
+    return find()
 
 
 def version(binary: str) -> str:
