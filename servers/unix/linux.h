@@ -58,13 +58,23 @@
 #define EILSEQ 84
 #define ERESTART 85
 #define ENOTSOCK 88
+#define EDESTADDRREQ 89
+#define EMSGSIZE 90
+#define ENOPROTOOPT 92
+#define EPROTONOSUPPORT 93
+#define ESOCKTNOSUPPORT 94
 #define EOPNOTSUPP 95
 #define EAFNOSUPPORT 97
 #define EADDRINUSE 98
 #define EADDRNOTAVAIL 99
+#define ENETDOWN 100
 #define ENETUNREACH 101
-#define ECONNREFUSED 111
+#define ENOBUFS 105
+#define ENOTCONN 107
 #define ETIMEDOUT 110
+#define ECONNREFUSED 111
+#define EALREADY 114
+#define EINPROGRESS 115
 
 /* ---- devices, pipes, the tty and poll (unix-dev: pipe.c, devices.c, tty.c, poll.c) ---- */
 /* open flags (octal, as in the uapi's asm-generic/fcntl.h) */
@@ -72,8 +82,6 @@
 /* signals the devices send */
 #define SIGHUP 1
 #define SIGINT 2
-#define SIGKILL 9
-#define SIGCHLD 17
 #define SIGQUIT 3
 #define SIGPIPE 13
 #define SIGCONT 18

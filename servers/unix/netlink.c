@@ -40,21 +40,6 @@
 #include "net_server.h"            /* NET_CF_UP, NET_CF_BRD (interfaces/net.idl) */
 
 #define NETLINK_ROUTE 0
-#define SOCK_DGRAM 2
-#define SOCK_RAW 3
-#define SOCK_TYPE_MASK 0xf
-#define EPROTONOSUPPORT 93
-#define ESOCKTNOSUPPORT 94
-#define ENOPROTOOPT 92
-#define EMSGSIZE 90
-#define ENOBUFS 105
-#define MSG_PEEK 0x2
-#define MSG_TRUNC 0x20
-#define MSG_DONTWAIT 0x40
-#define SOL_SOCKET 1
-#define SO_TYPE 3
-#define SO_SNDBUF 7
-#define SO_RCVBUF 8
 #define SO_PROTOCOL 38
 #define SO_DOMAIN 39
 #define SOL_NETLINK 270
@@ -64,7 +49,6 @@
 #define NETLINK_CAP_ACK 10
 #define NETLINK_EXT_ACK 11
 
-#define AF_INET 2
 #define AF_INET6 10
 #define IFLA_ADDRESS 1
 #define IFLA_BROADCAST 2

@@ -34,30 +34,12 @@
 #define RAW_MAX 1480u              /* ...and an ICMP message's */
 #define SOCK_BUF 65536             /* the stack's fixed per-socket rings (SO_RCVBUF) */
 
-#define AF_UNSPEC 0
-#define AF_INET 2
-#define SOCK_STREAM 1
-#define SOCK_DGRAM 2
-#define SOCK_RAW 3
-#define SOCK_TYPE_MASK 0xf
 #define IPPROTO_ICMP 1
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
-#define EMSGSIZE 90
-#define EPROTONOSUPPORT 93
-#define ENOPROTOOPT 92
-#define EDESTADDRREQ 89
-#define ENOTCONN 107
-#define EALREADY 114
-#define EINPROGRESS 115
-#define ENETDOWN 100
-#define SOL_SOCKET 1
 #define SO_REUSEADDR 2
-#define SO_TYPE 3
 #define SO_ERROR 4
 #define SO_BROADCAST 6
-#define SO_SNDBUF 7
-#define SO_RCVBUF 8
 #define SO_KEEPALIVE 9
 #define SO_LINGER 13
 #define SO_RCVTIMEO 20
@@ -65,9 +47,6 @@
 #define TCP_NODELAY 1
 #define NET_OPT_NODELAY 1
 #define NET_OPT_KEEPALIVE 2
-#define MSG_PEEK 0x2
-#define MSG_TRUNC 0x20
-#define MSG_DONTWAIT 0x40
 #define MSG_NOSIGNAL 0x4000
 #define SHUT_RD 0
 #define SHUT_WR 1

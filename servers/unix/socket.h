@@ -25,6 +25,21 @@ long uvec_copy(struct ucall *c, const struct uvec *u, size_t off, void *buf, siz
  * nothing. 0, -EFAULT or -EINVAL (a negative length). */
 long value_out(struct ucall *c, uint64_t uaddr, uint64_t ulen, const void *a, size_t size);
 
+/* Linux's socket constants shared by socket.c and netlink.c (the uapi's socket.h) */
+#define AF_UNSPEC 0
+#define AF_INET 2
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+#define SOCK_RAW 3
+#define SOCK_TYPE_MASK 0xf
+#define SOL_SOCKET 1
+#define SO_TYPE 3
+#define SO_SNDBUF 7
+#define SO_RCVBUF 8
+#define MSG_PEEK 0x2
+#define MSG_TRUNC 0x20
+#define MSG_DONTWAIT 0x40
+
 /* ---- ping.c: Linux's ping sockets over the stack's raw ICMP socket ---- */
 uint16_t ping_id_new(void);                  /* a new socket's echo identifier */
 /* An echo request the program wrote (n bytes at msg): 0 with its identifier and checksum
