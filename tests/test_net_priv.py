@@ -26,6 +26,7 @@ def test_unprivileged_setconfig_refused(placement):
         s.close()
     # E_PERM is -7; config (reading) is 0
     assert "netprivtest child setconfig -7 probes -7 config 0\n" in out, out[-3000:]
+    assert "netprivtest child caller -7 -7 -7\n" in out, out[-3000:]
     assert "netprivtest child status 0\n" in out, out[-3000:]
     assert "netprivtest same 1\n" in out, out[-3000:]
     assert "netprivtest priv 0 res 0 same 1\n" in out, out[-3000:]

@@ -44,7 +44,13 @@ static int child(void)
     struct cfg c;
     long cfg = read_config(&conn, &c);
     printf("netprivtest child setconfig %ld probes %ld config %ld\n", set, probes, cfg);
-    return set == E_PERM && probes == E_PERM && cfg == 0 ? 0 : 1;
+    /* SYS_CALLER_PRIVILEGED about threads that wait for no reply of ours: refused */
+    long self = sys_caller_privileged((int)sys_self(NULL));
+    long none = sys_caller_privileged(0), big = sys_caller_privileged(-1);
+    printf("netprivtest child caller %ld %ld %ld\n", self, none, big);
+    bool ok = set == E_PERM && probes == E_PERM && cfg == 0;
+    ok &= self == E_PERM && none == E_PERM && big == E_PERM;
+    return ok ? 0 : 1;
 }
 
 int main(int argc, char **argv)
