@@ -12,7 +12,8 @@
  * Builtins: help echo ps meminfo run halt exit. Anything else is a program in the
  * boot archive: `NAME ARGS` or `run NAME ARGS` spawns it and waits; Ctrl-C meanwhile
  * kills it (SYS_TASK_KILL, its descendants too). Programs run unprivileged, except the
- * system tools in privileged_programs (pcnt: the counter facility's switches).
+ * system tools in privileged_programs (pcnt: the counter facility's switches; netbench:
+ * the network server's probes).
  *
  * Threads: a reader thread owns the console and sends what it reads to the main thread
  * as IPC messages; while a program runs, a waiter thread waits for it and sends its exit.
@@ -39,7 +40,7 @@
 #define SH_PRIO 250
 #define CTRL(c) ((c) & 0x1f)
 
-static const char *const privileged_programs[] = {"pcnt"};
+static const char *const privileged_programs[] = {"pcnt", "netbench"};
 
 static void out(const char *s, size_t n)
 {

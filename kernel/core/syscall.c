@@ -509,6 +509,10 @@ static long map_from_caller(u64 tid, u64 window, u64 len, u64 prot)
                        (unsigned)prot, VM_MMAP_SHARED, obj, off);
 }
 
+/* Whether a caller waiting for our reply calls with privilege (ipc.c): a server's check
+ * before an op that changes what every task sees (docs/servers.md, "Privileged ops"). */
+static long sys_caller_privileged(u64 tid) { return ipc_caller_privileged(current_thread(), tid); }
+
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     long err;

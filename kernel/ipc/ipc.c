@@ -332,6 +332,14 @@ struct task *ipc_caller_task(struct thread *self, u64 tid)
     return c && c->task && c->state != T_ZOMBIE && awaits_reply_from(c, self) ? c->task : NULL;
 }
 
+long ipc_caller_privileged(struct thread *self, u64 tid)
+{
+    struct thread *c = thread_lookup(id_arg(tid));
+    if (!c || c->state == T_ZOMBIE || !awaits_reply_from(c, self))
+        return E_PERM;
+    return !c->task || (c->ipc_flags & IPC_KCALL) || c->task->privileged;
+}
+
 /* `from` delivers to the blocked receiver r: r leaves its queue, or stops waiting for
  * from's reply. (r's sleep, if any, is the caller's business.) */
 static inline void end_receive_wait(struct thread *from, struct thread *r)

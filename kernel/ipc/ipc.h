@@ -24,6 +24,11 @@ long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or
 /* The task of thread `tid` when it waits for self's reply (a call self took and has not
  * answered, deferred or not), else NULL: what a server may act on for its caller. */
 struct task *ipc_caller_task(struct thread *self, u64 tid);
+/* SYS_CALLER_PRIVILEGED: whether the call self serves from thread `tid` is privileged: 1
+ * when tid's task is privileged, or the kernel's own code makes the call (a kernel thread,
+ * or ipc_kernel_call: the IK UNIX server, which checked its Linux caller itself); 0
+ * otherwise; E_PERM when tid waits for no reply of self. A server's access check. */
+long ipc_caller_privileged(struct thread *self, u64 tid);
 
 /* A call the kernel makes for the current thread (a Linux thread in the IK UNIX server, or
  * one of that server's kernel threads) to a user thread: docs/ipc.md, "Kernel callers".

@@ -13,6 +13,7 @@
 #include "ipc.h"
 #include "kernel.h"
 #include "srv.h"
+#include "task.h"
 #include "usercopy.h"
 
 static u8 request_buf[IPC_BUF_MAX], reply_buf[IPC_BUF_MAX];
@@ -50,6 +51,14 @@ long srv_ik_call(const struct srv_iface *s, struct thread *c, u64 flags)
         return E_FAULT;
     ipc_words_to_frame(call.w, c->tf);
     return 0;
+}
+
+/* An IPC call here comes from a user thread (current, alive while its call runs); the
+ * IK UNIX server's calls from kernel code say so in by_kernel (unix_ik.c). */
+bool srv_privileged(const struct srv_call *c)
+{
+    struct thread *t = thread_lookup(c->client);
+    return c->by_kernel || (t && (!t->task || t->task->privileged));
 }
 
 /* Deferred answers (srv.h): an IK op runs on its caller's own thread, so it sleeps where

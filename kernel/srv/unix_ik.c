@@ -504,7 +504,7 @@ static long srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t
         return call_mk_server(iface, w, in, in_len, out, out_cap, out_len, in_server);
     struct srv_call call = {.in = in, .in_len = in_len, .out = out,
                             .out_cap = MIN(out_cap, srv_label_cap(w[0])),
-                            .client = current_thread()->tid};
+                            .client = current_thread()->tid, .by_kernel = true};
     memcpy(call.w, w, sizeof call.w);
     srv_handle(s, &call);
     memcpy(w, call.w, sizeof call.w);

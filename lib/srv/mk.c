@@ -49,6 +49,7 @@ static void call_from_msg(struct srv_call *c, const struct ipc_msg *m, const str
     c->out = reply_buf;
     c->out_cap = srv_label_cap(m->w[0]);
     c->client = (int)client;
+    c->by_kernel = false;              /* the kernel tells such calls apart itself */
 }
 
 /* The serving thread defers; the words thread cannot (its calls are answered in its loop). */
@@ -63,6 +64,8 @@ long srv_answer(int token, const uint64_t w[IPC_MRS])
     long r = ipc_reply_recv(token, token, &m, IPC_POLL);
     return r == E_TIMEOUT ? 0 : r;
 }
+
+bool srv_privileged(const struct srv_call *c) { return sys_caller_privileged(c->client) == 1; }
 
 void srv_set_wake(void (*fn)(void)) { wake_fn = fn; }
 

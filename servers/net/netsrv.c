@@ -511,7 +511,8 @@ static int check_config(uint64_t ip, uint64_t mask, uint64_t gw, uint64_t flags)
 long net_setconfig(struct srv_call *call, uint64_t ip, uint64_t mask, uint64_t gw,
                    uint64_t flags, uint64_t *res)
 {
-    (void)call;
+    if (!srv_privileged(call))
+        return E_PERM;                /* the interface is every task's: privileged only */
     if (enter())
         return E_NOENT;
     int err = check_config(ip, mask, gw, flags);
@@ -909,7 +910,8 @@ long net_counters(struct srv_call *call, uint64_t *rx, uint64_t *tx, uint64_t *i
 
 long net_probes(struct srv_call *call, uint64_t on, uint64_t *res)
 {
-    (void)call;
+    if (!srv_privileged(call))
+        return E_PERM;                /* the probes time every client's calls */
     if (enter())
         return E_NOENT;
     if (on) {

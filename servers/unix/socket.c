@@ -114,13 +114,15 @@ static long net(unsigned op, uint64_t w[IPC_MRS], const void *in, size_t in_len,
 {
     w[0] = SRV_LABEL(NET_IFACE, op, cap);
     long r = rt_srv_call(NET_IFACE, w, in, in_len, out, cap, out_len);
+    if (r == E_PERM)
+        return -EPERM;                 /* a privileged op refused (the server said so) */
     return r < 0 ? -ENETDOWN : (long)w[1];
 }
 
 long sock_net_op(unsigned op, uint64_t w[IPC_MRS])
 {
     long r = net(op, w, NULL, 0, NULL, 0, NULL);
-    return r == -ENETDOWN ? r : 0;
+    return r == -ENETDOWN || r == -EPERM ? r : 0;
 }
 
 static long net_words(unsigned op, uint64_t a, uint64_t b, uint64_t c, uint64_t w[IPC_MRS])

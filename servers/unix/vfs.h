@@ -153,7 +153,9 @@ struct file *file_new(const struct file_ops *ops, struct inode *inode, unsigned 
 /* Is f an AF_INET socket (socket.c)? fstat then reports S_IFSOCK. */
 bool sock_file(const struct file *f);
 /* One op of the network server with words only (w[0] is set here; results in w[1..]): 0,
- * or -ENETDOWN when there is no network server or device (socket.c; netif.c uses it). */
+ * -ENETDOWN when there is no network server or device, -EPERM when the server refused a
+ * privileged op (setconfig: never for this server, which is privileged) (socket.c;
+ * netif.c uses it). */
 long sock_net_op(unsigned op, uint64_t w[IPC_MRS]);
 /* The open file at fd in p's table (borrowed: valid until the call changes the table),
  * or NULL when fd is not open. */

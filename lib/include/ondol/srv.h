@@ -16,6 +16,7 @@
 #ifndef ONDOL_SRV_H
 #define ONDOL_SRV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ondol/abi.h>
@@ -40,6 +41,7 @@ struct srv_call {
     void *out;               /* reply buffer: the op writes up to out_cap bytes, sets out_len */
     size_t out_cap, out_len;
     int client;              /* the calling thread's id */
+    bool by_kernel;          /* IK: the kernel's own code makes the call (srv_privileged) */
 };
 
 /* An interface as the runtimes see it (generated: NAME_iface in NAME_server.c). */
@@ -52,6 +54,13 @@ struct srv_iface {
 /* The thread that made the call: its identity for access checks (the UNIX server's
  * process lookup). */
 static inline int srv_client(const struct srv_call *c) { return c->client; }
+/* Whether the call is privileged (docs/servers.md, "Privileged ops"): the calling
+ * thread's task is privileged, or the kernel's own code makes the call (the IK UNIX
+ * server, which checks its Linux programs itself). What an op that changes what every
+ * client sees (net's setconfig) checks, refusing others with E_PERM. MK: one system call
+ * (SYS_CALLER_PRIVILEGED; the kernel answers from the waiting caller itself), so an op
+ * asks only when it needs to; IK: a look at the caller's task. */
+bool srv_privileged(const struct srv_call *c);
 
 /* One request, the step both runtimes share: dispatch if the label names this interface
  * (else E_NOSYS), then put the result in word 0. An error reply carries no buffer, and a
