@@ -5,6 +5,11 @@
  *            until together they have seen every CPU that runs threads (or 30 s pass);
  *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
  *            "spread ok cpus=C" or "spread FAIL ...".
+ * online C   run as the first program: C CPUs must run threads already (the kernel lets
+ *            every started CPU join the scheduler before the first program: docs/smp.md,
+ *            "Bring-up"). Prints "online ok cpus=C tsc=T" (T: SYS_TIME's TSC at the start,
+ *            under -icount shift=0 the virtual nanoseconds = instructions so far) or
+ *            "online FAIL ...".
  * affinity   SYS_THREAD_AFFINITY: pinned to each CPU in turn, the caller finds itself
  *            there after a yield and after a sleep; the query returns the mask; a mask
  *            naming no CPU that runs threads is E_INVAL, another task's thread E_SRCH.
@@ -86,6 +91,19 @@ static unsigned all_cpus_mask(void)
 {
     unsigned n = now().cpus;
     return n >= 32 ? ~0u : (1u << n) - 1;
+}
+
+/* ---- online ------------------------------------------------------------------------- */
+static int online(unsigned want)
+{
+    struct time_info ti = now();
+    if (ti.cpus != want) {
+        printf("online FAIL: %u of %u CPUs run threads at the first program (tsc=%llu)\n",
+               ti.cpus, want, (unsigned long long)ti.tsc);
+        return 1;
+    }
+    printf("online ok cpus=%u tsc=%llu\n", ti.cpus, (unsigned long long)ti.tsc);
+    return 0;
 }
 
 /* ---- spread ------------------------------------------------------------------------- */
@@ -792,6 +810,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int n = argc > 2 ? atoi(argv[2]) : 0;
+    if (!strcmp(mode, "online"))
+        return online((unsigned)n);
     if (!strcmp(mode, "spread"))
         return spread(n);
     if (!strcmp(mode, "affinity"))
@@ -810,7 +830,7 @@ int main(int argc, char **argv)
         return mapstorm(n > 0 ? n : 200);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
+    printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | mapstorm N | churn N [CPUS]\n");
     return 2;
 }
