@@ -195,6 +195,17 @@ def qemu_version() -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@pytest.mark.parametrize("icount", [False, True])
+def test_every_cpu_schedules_when_the_first_program_starts(icount):
+    """-smp 4 with lockcheck=on (the checker's cost slowed the joins): the bootstrap CPU
+    waits for every started CPU to join the scheduler before it makes the first threads
+    (sched_release_aps), so the first program already sees 4 CPUs running threads. Under
+    icount the run on QEMU 7.2 is not starved: no CPU is busy while the others join."""
+    out = smptest(["smptest,online,4"], 4, icount, lockcheck="on",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert re.search(r"online ok cpus=4 tsc=\d+", out) and "did not join" not in out, out[-3000:]
+
+
 @pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (2, True), (4, True)])
 def test_churn_ring_across_cpus_with_the_lock_checker(cpus, icount):
     """The scheduler's own locks (run-queue locks, the tick and the idle loop without the
