@@ -686,8 +686,8 @@ static unsigned ap_progress(void)
  * (sched_ap_main), and it waits, the kernel lock released, until every one schedules, as
  * Linux brings its CPUs online before init runs; only then are the first programs made
  * (kmain). Made before, they ran on the CPUs that had joined while the others still
- * waited for the kernel lock those programs kept taking: under the lock checker or icount
- * the first program saw 2 of 4 CPUs, and an affinity to a missing CPU was EINVAL. The
+ * waited for the kernel lock those programs kept taking: the first program saw 2 of 4
+ * CPUs (icount, or lockcheck=on), and an affinity to a missing CPU was EINVAL. The
  * wait lasts while some CPU advances a stage (ap_progress), up to AP_STALL_US without one;
  * a CPU still out then is named with its stage. It is a spin that answers the other CPUs'
  * calls, shootdowns and stop (interrupts are off here: a CPU 0 that did not answer the stop
