@@ -7,7 +7,7 @@
  *            "spread ok cpus=C" or "spread FAIL ...".
  * online C   run as the first program: C CPUs must run threads already (the kernel lets
  *            every started CPU join the scheduler before the first program: docs/smp.md,
- *            "Bring-up"). Prints "online ok cpus=C tsc=T" (T: SYS_TIME's TSC at the start,
+ *            "Bring-up"). Prints "online ok cpus=C cpu=N tsc=T" (N its CPU; T: SYS_TIME's TSC at the start,
  *            under -icount shift=0 the virtual nanoseconds = instructions so far) or
  *            "online FAIL ...".
  * affinity   SYS_THREAD_AFFINITY: pinned to each CPU in turn, the caller finds itself
@@ -101,7 +101,7 @@ static int online(unsigned want)
                ti.cpus, want, (unsigned long long)ti.tsc);
         return 1;
     }
-    printf("online ok cpus=%u tsc=%llu\n", ti.cpus, (unsigned long long)ti.tsc);
+    printf("online ok cpus=%u cpu=%u tsc=%llu\n", ti.cpus, ti.cpu, (unsigned long long)ti.tsc);
     return 0;
 }
 
