@@ -138,6 +138,11 @@ def test_threads_run_on_every_cpu_pinned_and_balanced(cpus, icount):
     """Spinners are seen on every CPU (stealing, wake placement) and every CPU counts
     switches; SYS_THREAD_AFFINITY pins the caller to each CPU in turn; IPC between CPUs
     (the wake-up IPI) answers every call; under icount and with real concurrency."""
+    if (cpus, icount) == (2, True) and qemu_version() < (8, 1):
+        pytest.skip("QEMU before 8.1 gives the busy vCPU 0 the whole icount budget up to the "
+                    "next timer deadline: the spinners, made on CPU 0 where the first programs "
+                    "now start, starve vCPU 1 (docs/smp.md, 'Found, a QEMU 7.2 limit'); run "
+                    "with ONDOL_QEMU set to QEMU 8.1 or later")
     out = smptest(["smptest,spread,8", "smptest,affinity", "smptest,pingpong,100"], cpus, icount)
     assert f"spread ok cpus={cpus}" in out and f"affinity ok cpus={cpus}" in out
     assert "pingpong ok calls=100" in out
@@ -193,6 +198,17 @@ def qemu_version() -> tuple[int, int]:
     m = re.search(r"version (\d+)\.(\d+)", out)
     assert m, out
     return int(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.parametrize("icount", [False, True])
+def test_every_cpu_schedules_when_the_first_program_starts(icount):
+    """-smp 4 with lockcheck=on (the checker's cost slowed the joins): the bootstrap CPU
+    waits for every started CPU to join the scheduler before it makes the first threads
+    (sched_release_aps), so the first program already sees 4 CPUs running threads. Under
+    icount the run on QEMU 7.2 is not starved: no CPU is busy while the others join."""
+    out = smptest(["smptest,online,4"], 4, icount, lockcheck="on",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert re.search(r"online ok cpus=4 cpu=\d+ tsc=\d+", out) and "did not join" not in out, out[-3000:]
 
 
 @pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (2, True), (4, True)])

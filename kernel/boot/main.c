@@ -158,9 +158,9 @@ void kmain(u32 magic, u64 info_pa)
     if (selftest_mode != SELFTEST_NONE)
         selftest(selftest_mode);
     sched_init();
+    sched_release_aps();            /* every started CPU schedules before the first thread */
     srv_start();
     unix_ik_boot();
     start_init();
-    sched_release_aps();
     sched_start();
 }

@@ -641,8 +641,22 @@ void sched_init(void)
 
 static volatile bool aps_may_join;
 
+/* How far each started CPU got on its way into the scheduler (sched_ap_main), so that the
+ * bootstrap CPU waits for it as long as it advances and can say where a late one stopped. */
+enum ap_stage { AP_CHECKED_IN, AP_SAW_GO, AP_LOCKING, AP_MAKING_IDLE, AP_JOINED, AP_STAGES };
+static const char *const ap_stage_names[AP_STAGES] = {
+    "checked in, waiting for the go-ahead", "waiting for the kernel lock",
+    "taking the kernel lock", "making its idle thread", "joined",
+};
+static volatile u8 ap_stage[MAX_CPUS];
+
+static void ap_reached(enum ap_stage stage)
+{
+    __atomic_store_n(&ap_stage[this_cpu()->id], (u8)stage, __ATOMIC_RELEASE);
+}
+
 /* Before the started CPUs are let in (the banner): those that will run threads; after,
- * those that do (all of them, unless one failed to join in time: sched_release_aps). */
+ * those that do (all of them, unless one stalled on its way: sched_release_aps). */
 unsigned cpus_scheduling(void)
 {
     if (!smp_sched)
@@ -655,35 +669,60 @@ unsigned cpus_scheduling(void)
     return n;
 }
 
-#define AP_JOIN_TIMEOUT_US 2000000
+/* A started CPU that advanced no stage for this long is given up on. No bound while they
+ * advance: under host load, the lock checker or icount the joins only take longer. */
+#define AP_STALL_US 20000000
 
-/* The bootstrap CPU, its first threads made: the started CPUs join (sched_ap_main), and it
- * waits, the kernel lock released, until they have, as Linux brings its CPUs online before
- * init runs. Else the first programs ran while a counted CPU did not yet schedule, and an
- * affinity to it was EINVAL (smptest shootdown's reader hung its test under host load).
- * The wait is a spin, bounded, that answers the other CPUs' calls, shootdowns and stop
- * (interrupts are off here; the CPUs that joined already run the first programs, and one
- * of them may power off: 3 of 10 loaded boots missed this CPU's stop before); see
- * sched_ap_main for why not pause or hlt. */
+/* The sum of the started CPUs' stages: it grows whenever one of them advances. */
+static unsigned ap_progress(void)
+{
+    unsigned sum = 0;
+    for (unsigned i = 1; i < cpus_running; i++)
+        sum += __atomic_load_n(&ap_stage[i], __ATOMIC_ACQUIRE);
+    return sum;
+}
+
+/* The bootstrap CPU, its idle thread made and no other thread yet: the started CPUs join
+ * (sched_ap_main), and it waits, the kernel lock released, until every one schedules, as
+ * Linux brings its CPUs online before init runs; only then are the first programs made
+ * (kmain). Made before, they ran on the CPUs that had joined while the others still
+ * waited for the kernel lock those programs kept taking: the first program saw 2 of 4
+ * CPUs (icount, or lockcheck=on), and an affinity to a missing CPU was EINVAL. The
+ * wait lasts while some CPU advances a stage (ap_progress), up to AP_STALL_US without one;
+ * a CPU still out then is named with its stage. It is a spin that answers the other CPUs'
+ * calls, shootdowns and stop (interrupts are off here: a CPU 0 that did not answer the stop
+ * missed a power off before); see sched_ap_main for why not pause or hlt. */
 void sched_release_aps(void)
 {
     if (!smp_sched || cpus_running <= 1)
         return;
     u32 all = (u32)((1ull << cpus_running) - 1);
+    u64 stall = tsc_hz() / 1000000 * AP_STALL_US;
     __atomic_store_n(&aps_may_join, true, __ATOMIC_RELEASE);
     ipi_send_others(VEC_IPI_RESCHED);
-    u64 deadline = rdtsc() + tsc_hz() / 1000000 * AP_JOIN_TIMEOUT_US;
     kernel_unlock();
-    while (__atomic_load_n(&sched_cpus, __ATOMIC_ACQUIRE) != all && rdtsc() < deadline)
-        ipi_poll();                    /* the joined CPUs run programs meanwhile: answer */
+    unsigned seen = ap_progress();
+    u64 deadline = rdtsc() + stall;
+    while (__atomic_load_n(&sched_cpus, __ATOMIC_ACQUIRE) != all && rdtsc() < deadline) {
+        ipi_poll();
+        unsigned now = ap_progress();
+        if (now != seen) {
+            seen = now;
+            deadline = rdtsc() + stall;
+        }
+    }
     kernel_lock();
-    if (sched_cpus != all)
-        printk("smp: CPUs %#x did not join the scheduler within 2 s: they run no threads\n",
-               all & ~sched_cpus);
+    for (u32 late = all & ~sched_cpus; late; late &= late - 1) {
+        int id = __builtin_ctz(late);
+        printk("smp: CPU %d did not join the scheduler, %u s without progress at stage \"%s\": "
+               "the first programs start without it\n", id, AP_STALL_US / 1000000,
+               ap_stage_names[ap_stage[id]]);
+    }
 }
 
 /* A started CPU (smp.c): it waits with its timer masked, answering IPIs, until the
- * bootstrap CPU lets it join, then makes its idle thread, starts its timer and schedules.
+ * bootstrap CPU lets it join, then makes its idle thread, starts its timer and schedules,
+ * noting each stage for the bootstrap CPU's wait (sched_release_aps).
  * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait is a plain spin, neither `pause` nor
  * `hlt`: under -icount QEMU 7.2's round-robin loop did not run a vCPU that paused or
  * halted (timer masked) again while the bootstrap CPU kept busy, so it never saw the
@@ -700,11 +739,15 @@ void sched_ap_main(void)
     sti();
     while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
         ;
+    ap_reached(AP_SAW_GO);
     while (__atomic_load_n(&kernel_bkl_byte, __ATOMIC_RELAXED))  /* the same for the lock: */
         ;                                  /* kernel_lock's wait pauses (timer still masked) */
+    ap_reached(AP_LOCKING);
     cli();
     kernel_lock();
+    ap_reached(AP_MAKING_IDLE);
     sched_init();
+    ap_reached(AP_JOINED);
     __atomic_or_fetch(&sched_cpus, 1u << this_cpu()->id, __ATOMIC_RELEASE);
     lapic_timer_start_ap();
     sched_start();

@@ -61,7 +61,7 @@ int sched_set_affinity(struct thread *t, u32 mask);
 extern bool smp_sched;                      /* option smp_sched */
 extern u32 sched_cpus;                      /* CPUs that schedule threads, bit n = cpus[n] */
 unsigned cpus_scheduling(void);             /* CPUs that run (or will run) threads */
-void sched_release_aps(void);               /* the bootstrap CPU: the others may join */
+void sched_release_aps(void);    /* the bootstrap CPU: the others join; returns once they have */
 __attribute__((noreturn)) void sched_ap_main(void);   /* a started CPU (smp.c) */
 void rq_add(struct thread *t);
 void sleep_until(struct thread *t, u64 timeout_ticks);    /* no-op for WAIT_FOREVER */

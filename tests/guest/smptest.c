@@ -5,6 +5,11 @@
  *            until together they have seen every CPU that runs threads (or 30 s pass);
  *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
  *            "spread ok cpus=C" or "spread FAIL ...".
+ * online C   run as the first program: C CPUs must run threads already (the kernel lets
+ *            every started CPU join the scheduler before the first program: docs/smp.md,
+ *            "Bring-up"). Prints "online ok cpus=C cpu=N tsc=T" (N its CPU; T: SYS_TIME's TSC at the start,
+ *            under -icount shift=0 the virtual nanoseconds = instructions so far) or
+ *            "online FAIL ...".
  * affinity   SYS_THREAD_AFFINITY: pinned to each CPU in turn, the caller finds itself
  *            there after a yield and after a sleep; the query returns the mask; a mask
  *            naming no CPU that runs threads is E_INVAL, another task's thread E_SRCH.
@@ -46,9 +51,8 @@
  *            the kernel-object slabs are back exactly. First a fixed anonymous page over
  *            a shared mapping (the kernel lock's way) must land there and read 0.
  *            Prints "mapstorm ok rounds=N".
- * churn N [C]  the scheduler's own locks under churn (docs/smp.md); first, given C, it
- *            waits (at most 10 s) until C CPUs run threads: the first programs may start
- *            before the last CPUs joined the scheduler (sched_release_aps). A token ring of 2 threads
+ * churn N [C]  the scheduler's own locks under churn (docs/smp.md); given C, C CPUs must
+ *            run threads (as `online`). A token ring of 2 threads
  *            per CPU (at least 4) passes a token N times, each handing it on by its
  *            successor's futex word (set it, then FUTEX_WAKE); each ring thread pins itself
  *            to another CPU every few turns; one spinner per CPU spins in user mode without
@@ -86,6 +90,19 @@ static unsigned all_cpus_mask(void)
 {
     unsigned n = now().cpus;
     return n >= 32 ? ~0u : (1u << n) - 1;
+}
+
+/* ---- online ------------------------------------------------------------------------- */
+static int online(unsigned want)
+{
+    struct time_info ti = now();
+    if (ti.cpus != want) {
+        printf("online FAIL: %u of %u CPUs run threads at the first program (tsc=%llu)\n",
+               ti.cpus, want, (unsigned long long)ti.tsc);
+        return 1;
+    }
+    printf("online ok cpus=%u cpu=%u tsc=%llu\n", ti.cpus, ti.cpu, (unsigned long long)ti.tsc);
+    return 0;
 }
 
 /* ---- spread ------------------------------------------------------------------------- */
@@ -722,13 +739,8 @@ static int shaker(void *arg)
 static int churn(int turns, unsigned want_cpus)
 {
     struct time_info t0 = now();
-    uint64_t t_join = t0.ticks;
-    while (t0.cpus < want_cpus && t0.ticks - t_join < 10 * (t0.hz ? t0.hz : 100)) {
-        sys_sleep(1);
-        t0 = now();
-    }
-    if (t0.cpus < want_cpus) {
-        printf("churn FAIL: %u of %u CPUs run threads after 10 s\n", t0.cpus, want_cpus);
+    if (want_cpus && t0.cpus != want_cpus) {
+        printf("churn FAIL: %u of %u CPUs run threads\n", t0.cpus, want_cpus);
         return 1;
     }
     unsigned cpus = t0.cpus;
@@ -792,6 +804,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int n = argc > 2 ? atoi(argv[2]) : 0;
+    if (!strcmp(mode, "online"))
+        return online((unsigned)n);
     if (!strcmp(mode, "spread"))
         return spread(n);
     if (!strcmp(mode, "affinity"))
@@ -810,7 +824,7 @@ int main(int argc, char **argv)
         return mapstorm(n > 0 ? n : 200);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
+    printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | mapstorm N | churn N [CPUS]\n");
     return 2;
 }
