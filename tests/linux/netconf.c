@@ -6,48 +6,15 @@
  * successful changes are compared with Linux by tests/test_net_config.py with busybox.
  */
 #include "lt.h"
+#include "nl.h"
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-/* linux/netlink.h, linux/rtnetlink.h (musl has no kernel headers; its
- * sys/ioctl.h has the SIOC* numbers): stated here, not shared with the server, so that the test states Linux's
- * format itself */
-#define NETLINK_ROUTE 0
-#define NLMSG_ERROR 2
-#define NLM_F_REQUEST 0x1
-#define NLM_F_ACK 0x4
-#define NLM_F_CREATE 0x400
-#define NLM_F_EXCL 0x200
-#define RTM_NEWADDR 20
-#define RTM_DELADDR 21
-#define RTM_NEWROUTE 24
-#define RTM_DELROUTE 25
-#define RTM_GETROUTE 26
-#define IFA_LOCAL 2
-#define RTA_DST 1
-#define RTA_OIF 4
-#define RTA_GATEWAY 5
+/* An interface index no interface has; struct ifreq with an IPv4 address (musl's
+ * sys/ioctl.h has the SIOC* numbers). */
 #define NO_INDEX 0x7fff0000
-struct sockaddr_nl {
-	unsigned short nl_family, nl_pad;
-	uint32_t nl_pid, nl_groups;
-};
-struct nlmsghdr {
-	uint32_t nlmsg_len;
-	uint16_t nlmsg_type, nlmsg_flags;
-	uint32_t nlmsg_seq, nlmsg_pid;
-};
-struct ifaddrmsg {
-	unsigned char ifa_family, ifa_prefixlen, ifa_flags, ifa_scope;
-	unsigned ifa_index;
-};
-struct rtmsg {
-	unsigned char rtm_family, rtm_dst_len, rtm_src_len, rtm_tos, rtm_table, rtm_protocol,
-		rtm_scope, rtm_type;
-	unsigned rtm_flags;
-};
 struct ifreq_in {
 	char name[16];
 	unsigned short family;
@@ -59,15 +26,6 @@ struct attr {
 	unsigned short type, vlen;
 	uint32_t value;
 };
-
-static int nl_open(void)
-{
-	int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
-	struct sockaddr_nl a = {.nl_family = AF_NETLINK};
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
-		return -1;
-	return fd;
-}
 
 /* Send type/flags with fixed (fixed_len bytes) and the attributes; answer: the errno
  * name of the NLMSG_ERROR that comes back ("0": an acknowledgement), or "type T". */

@@ -6,48 +6,10 @@
  * interfaces: tests/test_net_sockets.py checks them with busybox ip against Linux.
  */
 #include "lt.h"
+#include "nl.h"
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-
-/* linux/netlink.h and linux/rtnetlink.h (musl has no kernel headers) */
-#define NETLINK_ROUTE 0
-#define NLMSG_NOOP 1
-#define NLMSG_ERROR 2
-#define NLM_F_REQUEST 0x1
-#define NLM_F_ACK 0x4
-#define NLM_F_DUMP 0x300
-#define RTM_GETLINK 18
-#define RTM_NEWROUTE 24
-struct sockaddr_nl {
-	unsigned short nl_family, nl_pad;
-	uint32_t nl_pid, nl_groups;
-};
-struct nlmsghdr {
-	uint32_t nlmsg_len;
-	uint16_t nlmsg_type, nlmsg_flags;
-	uint32_t nlmsg_seq, nlmsg_pid;
-};
-struct ifinfomsg {
-	unsigned char ifi_family, ifi_pad;
-	unsigned short ifi_type;
-	int ifi_index;
-	unsigned ifi_flags, ifi_change;
-};
-struct rtmsg {
-	unsigned char rtm_family, rtm_dst_len, rtm_src_len, rtm_tos, rtm_table, rtm_protocol,
-		rtm_scope, rtm_type;
-	unsigned rtm_flags;
-};
-
-static int nl_open(void)
-{
-	int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
-	struct sockaddr_nl a = {.nl_family = AF_NETLINK};
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
-		return -1;
-	return fd;
-}
 
 /* Send one message: a header of `type` and `flags`, `len` in nlmsg_len, then body. */
 static long send_msg(int fd, unsigned type, unsigned flags, unsigned len, const void *body,
