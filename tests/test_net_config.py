@@ -7,6 +7,7 @@ off-link address 10.78.0.5 on its loopback). Between steps the host side pings o
 addresses in both worlds: the new address answers and the old does not, a down interface
 is silent and answers again when up. Needs root and namespaces; skips saying why otherwise.
 """
+import os
 import subprocess
 
 import pytest
@@ -111,7 +112,8 @@ def ns_run(name, args, **kw):
 
 def linux_twin(tag, bindir):
     """The steps in the Linux twin (see the module's comment)."""
-    twin, peer = f"ondolc{tag}t", f"ondolc{tag}p"
+    # the process id in the names: two checkouts may run this test at once
+    twin, peer = f"ondolc{os.getpid()}{tag}t", f"ondolc{os.getpid()}{tag}p"
     for n in (twin, peer):
         subprocess.run(["ip", "netns", "del", n], capture_output=True, timeout=30)
         subprocess.run(["ip", "netns", "add", n], check=True, timeout=30)
