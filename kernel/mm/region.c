@@ -9,8 +9,9 @@
  * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
  * the public entry points; the static helpers assume it. A caller without the kernel lock
  * (docs/smp.md "mmap and munmap without the BKL") may change only regions of private
- * or shared anonymous memory and physical ranges (lock_allows); any other answers VM_NEEDS_LOCK before anything changes,
- * and the caller takes the kernel lock and calls again.
+ * or shared anonymous memory and physical ranges (lock_allows); any other answers
+ * VM_NEEDS_LOCK before anything changes, and the caller takes the kernel lock and calls
+ * again.
  */
 #include <ondol/abi.h>
 #include "kernel.h"
