@@ -49,7 +49,8 @@
  *            address space's lock: docs/smp.md). No page may lose its tag or show the
  *            other thread's; after a warm-up pair of 8 rounds, the frames in use outside
  *            the kernel-object slabs are back exactly. First a fixed anonymous page over
- *            a shared mapping (the kernel lock's way) must land there and read 0.
+ *            a shared mapping (splitting the shared object's region) must land there and
+ *            read 0.
  *            Prints "mapstorm ok rounds=N".
  * shmstorm N  one shared anonymous object (VM_MMAP_SHARED) mapped in two tasks (a clone),
  *            the parent on CPU 0 and the clone on CPU 1: N rounds, each on 8 pages of
@@ -462,9 +463,9 @@ static int storm_pair(int rounds)
     return mine || status != 0;
 }
 
-/* A fixed anonymous mapping over part of a shared one, which must go the kernel lock's
- * way (docs/smp.md): it lands exactly there and reads 0; the shared page beside it keeps
- * its value. 0, or 1 with the reason printed. */
+/* A fixed anonymous mapping over part of a shared one (the shared region split, without
+ * the kernel lock: docs/smp.md): it lands exactly there and reads 0; the shared page
+ * beside it keeps its value. 0, or 1 with the reason printed. */
 static int fixed_over_shared(void)
 {
     long a = sys_vm_mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
