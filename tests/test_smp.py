@@ -109,16 +109,18 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
     cmds = ["ipctest,order", "ipctest,diff,3,300", "cowtest,wide,8", "cowtest,iso",
             "vmstorm,7,300", "stress,threads,50", "schedtest,fpu", "smptest,spread,8",
             "smptest,pingpong,100", "smptest,shootdown,6", "smptest,faultrace,4",
-            "smptest,mapstorm,100"]
+            "smptest,mapstorm,100", "smptest,shmstorm,40"]
     out = smptest(cmds, 2, timeout=240, lockcheck="on", rmap=rmap,
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     for ok in ("ipctest order ok", "ipctest diff ok", "vmstorm ok", "stress ok", "fpu ok",
-               "spread ok", "pingpong ok", "shootdown ok", "faultrace ok", "mapstorm ok"):
+               "spread ok", "pingpong ok", "shootdown ok", "faultrace ok", "mapstorm ok",
+               "shmstorm ok"):
         assert ok in out, out[-3000:]
     m = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
     assert m, out[-3000:]
     seen = set(m.group(1).split())
-    assert {"bkl>aspace", "aspace>kobj", "aspace>frame_cache", "frame_cache>pmm"} <= seen, seen
+    assert {"bkl>aspace", "aspace>kobj", "aspace>frame_cache", "frame_cache>pmm",
+            "aspace>memobj", "memobj>frame_cache"} <= seen, seen
     assert ("aspace>rmap_frame" in seen) == (rmap == "lock"), seen   # its own locks only
     if rmap != "log":                   # log: the global lock only when a log fills up
         assert ("aspace>rmap_global" in seen) == (rmap == "global"), seen
@@ -191,6 +193,16 @@ def test_memory_calls_of_two_threads_on_two_cpus_at_once_keep_every_page(cpus, i
     use come back exactly."""
     out = smptest(["smptest,mapstorm,300"], cpus, icount, timeout=240)
     assert "mapstorm ok rounds=300" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
+def test_one_shared_object_in_two_tasks_on_two_cpus_faults_and_unmaps_at_once(cpus, icount):
+    """A shared anonymous object mapped in a task and its clone, on CPUs 0 and 1: both
+    fault the same untouched pages in at once and see each other's words (one frame a
+    page, the object's lock), then unmap them at once (without the kernel lock); the
+    reverse map's checker finds nothing wrong and the frames in use come back exactly."""
+    out = smptest(["smptest,shmstorm,150"], cpus, icount, timeout=240)
+    assert "shmstorm ok rounds=150" in out, out[-3000:]
 
 
 def qemu_version() -> tuple[int, int]:

@@ -313,7 +313,7 @@ long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t, ad
 
 /* ---- the memory calls without the kernel lock (docs/smp.md "mmap and munmap without
  * the BKL") ----------------------------------------------------------------------------
- * Private anonymous memory needs only its address space's lock (region.c): the kernel
+ * Private and shared anonymous memory need only their address space's lock (region.c): the kernel
  * lock, taken on entry, goes around the work and is taken again for the exit checks and
  * the release in exit_to_user. The work sees the address space and the owner's id, never
  * the task: a controlled task may go meanwhile (its address space is held: aspace_hold);
@@ -338,6 +338,7 @@ static long without_bkl(vm_call *fn, struct task *t, u64 addr, u64 len, u64 prot
     }
     kernel_lock();
     vm_free_deferred();
+    memobj_free_deferred();
     aspace_unhold(as);
     return r;
 }
@@ -352,6 +353,16 @@ static long map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, u64 
     return map_in(as, owner, addr, len, prot, VM_MMAP_FIXED, 0);
 }
 
+static long map_shared(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+{
+    return map_in(as, owner, addr, len, prot, VM_MMAP_SHARED, 0);
+}
+
+static long map_shared_fixed(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+{
+    return map_in(as, owner, addr, len, prot, VM_MMAP_SHARED | VM_MMAP_FIXED, 0);
+}
+
 static long unmap_call(struct aspace *as, int owner, u64 addr, u64 len, u64 unused)
 {
     (void)unused;
@@ -362,8 +373,14 @@ static long unmap_call(struct aspace *as, int owner, u64 addr, u64 len, u64 unus
  * kind (VM_CTL_*) with these flags, or NULL. */
 static vm_call *unlocked_call(u64 op, u64 flags)
 {
+    static vm_call *const maps[] = {
+        [0] = map_anon,
+        [VM_MMAP_FIXED] = map_anon_fixed,
+        [VM_MMAP_SHARED] = map_shared,
+        [VM_MMAP_SHARED | VM_MMAP_FIXED] = map_shared_fixed,
+    };
     if (op == VM_CTL_MAP)
-        return flags == 0 ? map_anon : flags == VM_MMAP_FIXED ? map_anon_fixed : NULL;
+        return flags < ARRAY_SIZE(maps) ? maps[flags] : NULL;
     return op == VM_CTL_UNMAP ? unmap_call : op == VM_CTL_PROTECT ? protect_in : NULL;
 }
 

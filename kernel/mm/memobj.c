@@ -15,6 +15,7 @@
 #include "kernel.h"
 #include "kobj.h"
 #include "fault.h"
+#include "klock.h"
 #include "memlayout.h"
 #include "memobj.h"
 #include "pmm.h"
@@ -56,6 +57,7 @@ struct memobj *memobj_shared(u64 size)
         return NULL;
     }
     obj->pages = phys_to_virt(dir);
+    spin_lock_init(&obj->lock, LOCK_MEMOBJ);
     return obj;
 }
 
@@ -95,17 +97,13 @@ struct memobj *memobj_file(u64 size)
     return obj;
 }
 
-/* Atomic: a region of private anonymous memory is split, unmapped or cloned under its
- * address space's lock alone, and the object may be another address space's too (after
- * a clone). */
+/* Atomic: a region of private or shared anonymous memory is split, unmapped or cloned
+ * under its address space's lock alone, and the object may be another address space's
+ * too (after a clone). */
 void memobj_get(struct memobj *obj) { __atomic_add_fetch(&obj->refs, 1, __ATOMIC_RELAXED); }
 
-void memobj_put(struct memobj *obj)
+static void memobj_free(struct memobj *obj)
 {
-    int left = __atomic_sub_fetch(&obj->refs, 1, __ATOMIC_ACQ_REL);
-    ASSERT(left >= 0);
-    if (left > 0)
-        return;
     if (obj->kind == MEMOBJ_SHARED)
         shared_free(obj);
     if (obj->kind == MEMOBJ_CONTIG || obj->kind == MEMOBJ_FILE)
@@ -113,17 +111,50 @@ void memobj_put(struct memobj *obj)
     kobj_free(&memobj_cache, obj);
 }
 
-/* The shared object's frame for page number `page`, allocated (zeroed) on first use. */
+/* Per CPU without a lock, as vm.c's frames: interrupts are off, and the path that adds
+ * one frees them (without_bkl, syscall.c) before it leaves the kernel. */
+static struct memobj *deferred[MAX_CPUS];
+
+void memobj_put(struct memobj *obj)
+{
+    int left = __atomic_sub_fetch(&obj->refs, 1, __ATOMIC_ACQ_REL);
+    ASSERT(left >= 0);
+    if (left > 0)
+        return;
+    if (obj->kind == MEMOBJ_SHARED && !kernel_lock_held()) {
+        struct memobj **head = &deferred[this_cpu()->id];
+        obj->next = *head;
+        *head = obj;
+        return;
+    }
+    memobj_free(obj);
+}
+
+void memobj_free_deferred(void)
+{
+    struct memobj **head = &deferred[this_cpu()->id];
+    ASSERT(kernel_lock_held());
+    while (*head) {
+        struct memobj *obj = *head;
+        *head = obj->next;
+        memobj_free(obj);
+    }
+}
+
+/* The shared object's frame for page number `page`, allocated (zeroed) on first use,
+ * under the object's lock: mappers in other address spaces fault the same page in at
+ * once, and each must get the one frame. */
 static int shared_frame(struct memobj *obj, u64 page, u64 *pa)
 {
+    spin_lock(&obj->lock);
     u64 *slot = &obj->pages[page / DIR_SLOTS];
-    if (!*slot && !(*slot = frame_alloc()))
-        return E_NOMEM;
-    u64 *entry = (u64 *)phys_to_virt(*slot) + page % DIR_SLOTS;
-    if (!*entry && !(*entry = frame_alloc()))
-        return E_NOMEM;
-    *pa = *entry;
-    return 0;
+    u64 *entry = *slot || (*slot = frame_alloc()) ? (u64 *)phys_to_virt(*slot) + page % DIR_SLOTS
+                                                  : NULL;
+    if (entry && !*entry)
+        *entry = frame_alloc();
+    *pa = entry ? *entry : 0;
+    spin_unlock(&obj->lock);
+    return *pa ? 0 : E_NOMEM;
 }
 
 int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)

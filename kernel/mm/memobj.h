@@ -10,6 +10,7 @@
  * Objects are reference counted by the regions mapping them. */
 #ifndef MEMOBJ_H
 #define MEMOBJ_H
+#include "spinlock.h"
 #include "types.h"
 
 enum memobj_kind { MEMOBJ_ANON, MEMOBJ_SHARED, MEMOBJ_PHYS, MEMOBJ_CONTIG, MEMOBJ_PAGER, MEMOBJ_FILE };
@@ -20,6 +21,9 @@ struct memobj {
     u64 phys_base;            /* MEMOBJ_PHYS, MEMOBJ_CONTIG: first byte of the range */
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
     u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
+    struct spinlock lock;     /* MEMOBJ_SHARED: its directory (several address spaces
+                                 fault its pages in at once) */
+    struct memobj *next;      /* MEMOBJ_SHARED: on its CPU's list of objects to free */
     int pager, pager_task;    /* MEMOBJ_PAGER: the pager thread's id and its task's id */
     u64 eof;                  /* MEMOBJ_FILE: the file's size; its users' pages wholly
                                  past it fault (SIGBUS), its server's window does not */
@@ -40,17 +44,25 @@ struct memobj *memobj_file(u64 size);
 struct memobj *memobj_pager(u64 size, int pager, int pager_task);
 /* Whether the object's frames need no kernel lock: private anonymous memory (its frames
  * are the mappings' own: the address space's lock, the frame and reverse-map locks cover
- * them) and fixed runs (nothing to change). Regions of these objects are faulted in,
- * mapped, unmapped and protected under their address space's lock alone; shared
- * anonymous objects (the directory), pager objects and file objects (fileobj.c walks
- * their frames' mappings) still need the kernel lock (docs/smp.md), so a region of
- * theirs is created and freed, and their references taken and dropped, only under it. */
+ * them), shared anonymous memory (its directory has its own lock; its frames go with the
+ * object, and an object whose last reference goes without the kernel lock is freed
+ * under it: memobj_put) and fixed runs (nothing to change). Regions of these objects are
+ * faulted in, mapped, unmapped and protected under their address space's lock alone;
+ * pager objects and file objects (fileobj.c walks their frames' mappings) still need the
+ * kernel lock (docs/smp.md), so a region of theirs is created and freed, and their
+ * references taken and dropped, only under it. */
 static inline bool memobj_lock_free(const struct memobj *obj)
 {
-    return obj->kind == MEMOBJ_ANON || obj->kind == MEMOBJ_PHYS || obj->kind == MEMOBJ_CONTIG;
+    return obj->kind == MEMOBJ_ANON || obj->kind == MEMOBJ_SHARED || obj->kind == MEMOBJ_PHYS ||
+           obj->kind == MEMOBJ_CONTIG;
 }
 void memobj_get(struct memobj *obj);
-void memobj_put(struct memobj *obj);                  /* frees it with the last reference */
+/* Frees it with the last reference; a shared object's last one dropped without the
+ * kernel lock waits on this CPU's list until memobj_free_deferred (vm.h's reason: its
+ * frames may be in a copy under the kernel lock). */
+void memobj_put(struct memobj *obj);
+/* Under the kernel lock: this CPU's shared objects whose last reference went without it. */
+void memobj_free_deferred(void);
 /* The frame backing byte offset `off` (page aligned): 0 and *pa, with *owned set when the
  * frame was allocated for the caller (it must free it on unmap); E_NOMEM or E_FAULT. A
  * shared object's frame stays the object's (not owned): allocated on the first touch by

@@ -8,9 +8,10 @@
  * so a call that fails with E_NOMEM leaves the address space as it was.
  * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
  * the public entry points; the static helpers assume it. A caller without the kernel lock
- * (docs/smp.md "mmap and munmap without the BKL") may change only regions of objects that
- * need none (memobj_lock_free); any other answers VM_NEEDS_LOCK before anything changes,
- * and the caller takes the kernel lock and calls again.
+ * (docs/smp.md "mmap and munmap without the BKL") may change only regions of private
+ * or shared anonymous memory and physical ranges (lock_allows); any other answers
+ * VM_NEEDS_LOCK before anything changes, and the caller takes the kernel lock and calls
+ * again.
  */
 #include <ondol/abi.h>
 #include "kernel.h"
@@ -71,9 +72,9 @@ static bool range_free(struct aspace *as, u64 start, u64 end)
 
 /* Whether a caller without the kernel lock may change [start, end): when the range is
  * at most VM_DEFER_MAX pages (the frames it frees wait for the kernel lock: vm.h) and
- * every region overlapping it maps private anonymous memory or a physical range (the
- * file above; a contiguous object frees its run with its last region, so not one of
- * those). Always with the lock. */
+ * every region overlapping it maps private or shared anonymous memory or a physical
+ * range (the file above; a contiguous object frees its run with its last region, so not
+ * one of those). Always with the lock. */
 static bool lock_allows(struct aspace *as, u64 start, u64 end)
 {
     if (kernel_lock_held())
@@ -81,7 +82,8 @@ static bool lock_allows(struct aspace *as, u64 start, u64 end)
     if (end - start > (u64)VM_DEFER_MAX * PAGE_SIZE)
         return false;
     for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next)
-        if (r->obj->kind != MEMOBJ_ANON && r->obj->kind != MEMOBJ_PHYS)
+        if (r->obj->kind != MEMOBJ_ANON && r->obj->kind != MEMOBJ_SHARED &&
+            r->obj->kind != MEMOBJ_PHYS)
             return false;
     return true;
 }
@@ -183,13 +185,17 @@ static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
 
 /* An object that owns frames (shared anonymous, contiguous, file) frees them with its
  * last reference: only after the batch's flush, when no TLB reaches them and their map
- * counts are down. The count read is exact for shared and file objects (their references
- * change only under the kernel lock, memobj.h); a contiguous object's may fall
- * concurrently only through another address space's unmap, which then frees it itself. */
+ * counts are down. A shared object's references change without the kernel lock too (in
+ * other address spaces at once), so which put is the last cannot be known here: its
+ * region always flushes first, and whichever put is last finds every mapper flushed. A
+ * file object's count read is exact (its references change only under the kernel lock,
+ * memobj.h); a contiguous object's may fall concurrently only through another address
+ * space's unmap, which then frees it itself. */
 static void region_obj_put(struct aspace *as, struct memobj *obj)
 {
-    if (__atomic_load_n(&obj->refs, __ATOMIC_RELAXED) == 1 && obj->kind != MEMOBJ_ANON &&
-        obj->kind != MEMOBJ_PHYS)
+    if (obj->kind == MEMOBJ_SHARED ||
+        (__atomic_load_n(&obj->refs, __ATOMIC_RELAXED) == 1 && obj->kind != MEMOBJ_ANON &&
+         obj->kind != MEMOBJ_PHYS))
         vm_batch_flush(as);
     memobj_put(obj);
 }
@@ -411,7 +417,7 @@ static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned
     if (start >= 0 && fixed && !may_change(as, owner, (u64)start, (u64)start + len))
         start = E_PERM;
     bool needs_lock = start >= 0 && !kernel_lock_held() &&
-                      (obj->kind != MEMOBJ_ANON ||
+                      ((obj->kind != MEMOBJ_ANON && obj->kind != MEMOBJ_SHARED) ||
                        (fixed && !lock_allows(as, (u64)start, (u64)start + len)));
     struct region *r = start >= 0 && !needs_lock ? kobj_alloc(&region_cache) : NULL;
     long err = needs_lock ? VM_NEEDS_LOCK : start < 0 ? start : r ? 0 : E_NOMEM;

@@ -44,13 +44,14 @@ int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned pr
 int region_discard(struct aspace *as, int owner, u64 start, u64 end);   /* also E_PERM */
 /* Without the kernel lock (docs/smp.md "mmap and munmap without the BKL") map, unmap,
  * protect and discard answer VM_NEEDS_LOCK (fault.h), having changed nothing, when the
- * new region's object or a region in the range needs that lock (memobj_lock_free). */
+ * new region's object or a region in the range needs that lock (lock_allows, region.c). */
 /* The region holding va, or NULL: under the address space's lock (fault.c). */
 struct region *region_find(struct aspace *as, u64 va);
 /* A copy of the region holding va taken under the address space's lock: true, or false
  * when va is in none. Its object pointer stays valid after the lock goes only for an
- * object whose regions change under the kernel lock alone (memobj_lock_free false), and
- * only while the caller holds that. */
+ * object freed under the kernel lock alone (any but private anonymous memory and fixed
+ * runs: a shared anonymous object's last reference dropped without it waits for it,
+ * memobj_put), and only while the caller holds that. */
 bool region_lookup(struct aspace *as, u64 va, struct region *copy);
 /* The file object's region just mapped at va (fileobj_map) gets its offset, its
  * copy-on-write flag and its binding to the file's end, under the address space's lock. */

@@ -49,8 +49,19 @@
  *            address space's lock: docs/smp.md). No page may lose its tag or show the
  *            other thread's; after a warm-up pair of 8 rounds, the frames in use outside
  *            the kernel-object slabs are back exactly. First a fixed anonymous page over
- *            a shared mapping (the kernel lock's way) must land there and read 0.
+ *            a shared mapping (splitting the shared object's region) must land there and
+ *            read 0.
  *            Prints "mapstorm ok rounds=N".
+ * shmstorm N  one shared anonymous object (VM_MMAP_SHARED) mapped in two tasks (a clone),
+ *            the parent on CPU 0 and the clone on CPU 1: N rounds, each on 8 pages of
+ *            the object no one touched yet, in which both write a word of their own at
+ *            once (both fault the pages in: the object's lock hands each the one
+ *            frame), then check the other's words (the same frames), then unmap the
+ *            round's pages in their own address space at once (the faults and the
+ *            unmaps without the kernel lock: docs/smp.md); the last unmap frees the
+ *            object. Between rounds the reverse map's checker (SYS_VM_CHECK) runs in the
+ *            parent. After a warm-up pair of 2 rounds, the frames in use outside the
+ *            kernel-object slabs are back exactly. Prints "shmstorm ok rounds=N".
  * churn N [C]  the scheduler's own locks under churn (docs/smp.md); given C, C CPUs must
  *            run threads (as `online`). A token ring of 2 threads
  *            per CPU (at least 4) passes a token N times, each handing it on by its
@@ -452,9 +463,9 @@ static int storm_pair(int rounds)
     return mine || status != 0;
 }
 
-/* A fixed anonymous mapping over part of a shared one, which must go the kernel lock's
- * way (docs/smp.md): it lands exactly there and reads 0; the shared page beside it keeps
- * its value. 0, or 1 with the reason printed. */
+/* A fixed anonymous mapping over part of a shared one (the shared region split, without
+ * the kernel lock: docs/smp.md): it lands exactly there and reads 0; the shared page
+ * beside it keeps its value. 0, or 1 with the reason printed. */
 static int fixed_over_shared(void)
 {
     long a = sys_vm_mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
@@ -484,6 +495,129 @@ static int mapstorm(int rounds)
     if (storm_pair(rounds) || frames_back("mapstorm", before))
         return 1;
     printf("mapstorm ok rounds=%d\n", rounds);
+    return 0;
+}
+
+/* ---- shmstorm ---------------------------------------------------------------------- */
+#define SHM_PAGES 8
+#define SHM_STACK (64 * 1024ul)
+enum { SHM_STEP0, SHM_STEP1, SHM_FAILED, SHM_WORDS };   /* the control page's words */
+static volatile uint64_t *shm_ctl, *shm;
+static uint8_t *shm_stack;
+
+static uint64_t shm_tag(int who, int round, int k)
+{
+    return ((uint64_t)(who + 1) << 48) | ((uint64_t)round << 16) | (uint64_t)k;
+}
+
+/* Announce step `step` and wait until the other task reached it: 0, or 1 when it failed.
+ * Spinning first, so that both go on at once; then sleeping a tick at a time, since
+ * under icount QEMU runs one vCPU at a time and a spinner holds the other up for its
+ * whole turn. */
+static int shm_meet(int who, uint64_t step)
+{
+    shm_ctl[SHM_STEP0 + who] = step;
+    for (long spins = 0; shm_ctl[SHM_STEP0 + !who] < step; spins++) {
+        if (shm_ctl[SHM_FAILED])
+            return 1;
+        if (spins > 100000)
+            sys_sleep(1);
+    }
+    return 0;
+}
+
+/* One task's rounds: 0, or 1 with the reason printed and the other told. */
+static int shm_rounds(int who, int rounds)
+{
+    uint64_t step = shm_ctl[SHM_STEP0 + who];
+    for (int i = 0; i < rounds; i++) {
+        volatile uint64_t *p = shm + (uint64_t)i * SHM_PAGES * (PAGE / 8);
+        const char *bad = NULL;
+        if (shm_meet(who, ++step))
+            return 1;
+        for (int k = 0; k < SHM_PAGES; k++)
+            p[k * (PAGE / 8) + who] = shm_tag(who, i, k);
+        if (shm_meet(who, ++step))
+            return 1;
+        for (int k = 0; !bad && k < SHM_PAGES; k++)
+            if (p[k * (PAGE / 8) + !who] != shm_tag(!who, i, k))
+                bad = "a page does not show the other's word";
+        if (!bad && sys_vm_unmap((void *)p, SHM_PAGES * PAGE) != 0)
+            bad = "unmap";
+        if (!bad && who == 0) {
+            struct vm_check c;
+            if (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries)
+                bad = "the reverse map's check";
+        }
+        if (bad) {
+            shm_ctl[SHM_FAILED] = 1;
+            printf("shmstorm FAIL: task %d round %d: %s\n", who, i, bad);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void shm_child(void *arg)
+{
+    int rounds = (int)(uintptr_t)arg;
+    if (sys_thread_affinity(0, 2) != 0) {
+        shm_ctl[SHM_FAILED] = 1;
+        printf("shmstorm FAIL: the clone's affinity\n");
+        return;
+    }
+    sys_yield();                       /* now on CPU 1 */
+    shm_rounds(1, rounds);
+}
+
+/* A fresh object of `rounds` rounds' pages in a clone and here: 0, or 1 with the reason
+ * printed. */
+static int shm_pair(int rounds)
+{
+    long a = sys_vm_mmap(NULL, (unsigned long)rounds * SHM_PAGES * PAGE, PROT_READ | PROT_WRITE,
+                         VM_MMAP_SHARED, 0);
+    if (a < 0) {
+        printf("shmstorm FAIL: shared map %ld\n", a);
+        return 1;
+    }
+    shm = (volatile uint64_t *)a;
+    for (int w = 0; w < SHM_WORDS; w++)
+        shm_ctl[w] = 0;
+    long t = task_clone_run("shmchild", shm_child, shm_stack + SHM_STACK - 8,
+                            (void *)(uintptr_t)rounds);
+    if (t < 0) {
+        printf("shmstorm FAIL: clone %ld\n", t);
+        sys_vm_unmap((void *)a, (unsigned long)rounds * SHM_PAGES * PAGE);
+        return 1;
+    }
+    int mine = shm_rounds(0, rounds), status = -1;
+    if (sys_task_wait((int)t, &status) != t || status != 0) {
+        printf("shmstorm FAIL: the clone's status %d\n", status);
+        return 1;
+    }
+    if (!mine && shm_ctl[SHM_FAILED])
+        printf("shmstorm FAIL: the clone failed\n");
+    return mine || shm_ctl[SHM_FAILED];
+}
+
+static int shmstorm(int rounds)
+{
+    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    long s = sys_vm_map(SHM_STACK, PROT_READ | PROT_WRITE);
+    if (c < 0 || s < 0) {
+        printf("shmstorm FAIL: map %ld %ld\n", c, s);
+        return 1;
+    }
+    shm_ctl = (volatile uint64_t *)c;
+    shm_stack = (uint8_t *)s;
+    for (int t = 0; t < 500 && sys_thread_affinity(0, 2) != 0; t++)
+        sys_sleep(1);                  /* booted straight into the test: CPU 1 may join late */
+    if (main_on_cpu0("shmstorm") || shm_pair(2))   /* warm-up: the kernel's caches grow */
+        return 1;
+    uint64_t before = frames_in_use();
+    if (shm_pair(rounds) || frames_back("shmstorm", before))
+        return 1;
+    printf("shmstorm ok rounds=%d\n", rounds);
     return 0;
 }
 
@@ -822,6 +956,8 @@ int main(int argc, char **argv)
         return faultrace(n > 0 ? n : 10);
     if (!strcmp(mode, "mapstorm"))
         return mapstorm(n > 0 ? n : 200);
+    if (!strcmp(mode, "shmstorm"))
+        return shmstorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
