@@ -450,6 +450,20 @@ static int stormer(void *arg)
 }
 
 /* Both threads storm at once, one on each CPU: 0, or 1 with the reason printed. */
+/* A storm of pair(rounds) on CPUs 0 and 1: `warm` rounds first (the kernel's caches
+ * grow), then `rounds`, after which the frames in use must be back where they were. Every
+ * CPU schedules before the first program (docs/smp.md, "Bring-up"), so no waiting here. */
+static int storm_on_two_cpus(const char *test, int (*pair)(int rounds), int warm, int rounds)
+{
+    if (main_on_cpu0(test) || pair(warm))
+        return 1;
+    uint64_t before = frames_in_use();
+    if (pair(rounds) || frames_back(test, before))
+        return 1;
+    printf("%s ok rounds=%d\n", test, rounds);
+    return 0;
+}
+
 static int storm_pair(int rounds)
 {
     struct thread t;
@@ -487,15 +501,7 @@ static int mapstorm(int rounds)
 {
     if (fixed_over_shared())
         return 1;
-    for (int t = 0; t < 500 && sys_thread_affinity(0, 2) != 0; t++)
-        sys_sleep(1);                  /* booted straight into the test: CPU 1 may join late */
-    if (main_on_cpu0("mapstorm") || storm_pair(8))   /* warm-up: the kernel's caches grow */
-        return 1;
-    uint64_t before = frames_in_use();
-    if (storm_pair(rounds) || frames_back("mapstorm", before))
-        return 1;
-    printf("mapstorm ok rounds=%d\n", rounds);
-    return 0;
+    return storm_on_two_cpus("mapstorm", storm_pair, 8, rounds);
 }
 
 /* ---- shmstorm ---------------------------------------------------------------------- */
@@ -610,15 +616,7 @@ static int shmstorm(int rounds)
     }
     shm_ctl = (volatile uint64_t *)c;
     shm_stack = (uint8_t *)s;
-    for (int t = 0; t < 500 && sys_thread_affinity(0, 2) != 0; t++)
-        sys_sleep(1);                  /* booted straight into the test: CPU 1 may join late */
-    if (main_on_cpu0("shmstorm") || shm_pair(2))   /* warm-up: the kernel's caches grow */
-        return 1;
-    uint64_t before = frames_in_use();
-    if (shm_pair(rounds) || frames_back("shmstorm", before))
-        return 1;
-    printf("shmstorm ok rounds=%d\n", rounds);
-    return 0;
+    return storm_on_two_cpus("shmstorm", shm_pair, 2, rounds);
 }
 
 /* ---- pingpong ----------------------------------------------------------------------- */

@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 
 /* An interface index no interface has; struct ifreq with an IPv4 address (musl's
  * sys/ioctl.h has the SIOC* numbers). */
@@ -130,27 +129,15 @@ static void ioctl_checks(int fd)
 }
 
 /* Without privilege (uid 65534, no CAP_NET_ADMIN): EPERM before anything else. */
-static void unprivileged(void)
+static void unprivileged(int fd)
 {
-	pid_t p = fork();
-	if (p == 0) {
-		lt_failed = 0;
-		if (setuid(65534) != 0)
-			_exit(2);
-		int fd = nl_open();
-		struct ifaddrmsg ifa = {.ifa_family = AF_INET, .ifa_index = NO_INDEX};
-		request("newaddr_unprivileged", fd, RTM_NEWADDR, 0, &ifa, 4, NULL, "EPERM");
-		request("deladdr_unprivileged", fd, RTM_DELADDR, 0, &ifa, sizeof ifa, NULL, "EPERM");
-		struct rtmsg rt = {.rtm_family = AF_INET};
-		request("delroute_unprivileged", fd, RTM_DELROUTE, 0, &rt, sizeof rt, NULL, "EPERM");
-		struct ifreq_in r = {.name = "nosuchif0", .family = AF_INET};
-		ERR("sifflags_unprivileged", ioctl(fd, SIOCSIFFLAGS, &r), EPERM);
-		_exit(lt_failed ? 1 : 0);
-	}
-	int st = 0;
-	waitpid(p, &st, 0);
-	lt_cases++;
-	lt_failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct ifaddrmsg ifa = {.ifa_family = AF_INET, .ifa_index = NO_INDEX};
+	request("newaddr_unprivileged", fd, RTM_NEWADDR, 0, &ifa, 4, NULL, "EPERM");
+	request("deladdr_unprivileged", fd, RTM_DELADDR, 0, &ifa, sizeof ifa, NULL, "EPERM");
+	struct rtmsg rt = {.rtm_family = AF_INET};
+	request("delroute_unprivileged", fd, RTM_DELROUTE, 0, &rt, sizeof rt, NULL, "EPERM");
+	struct ifreq_in r = {.name = "nosuchif0", .family = AF_INET};
+	ERR("sifflags_unprivileged", ioctl(fd, SIOCSIFFLAGS, &r), EPERM);
 }
 
 int main(void)
@@ -159,6 +146,6 @@ int main(void)
 	OK("socket", fd);
 	rtnetlink_checks(fd);
 	ioctl_checks(fd);
-	unprivileged();
+	nl_unprivileged(unprivileged);
 	return lt_done();
 }

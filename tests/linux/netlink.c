@@ -9,7 +9,6 @@
 #include "nl.h"
 #include <stdint.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 
 /* Send one message: a header of `type` and `flags`, `len` in nlmsg_len, then body. */
 static long send_msg(int fd, unsigned type, unsigned flags, unsigned len, const void *body,
@@ -147,29 +146,17 @@ static void requests(void)
 }
 
 /* A change (RTM_NEWROUTE) from a process without privilege: EPERM. */
-static void unprivileged(void)
+static void unprivileged(int fd)
 {
-	pid_t p = fork();
-	if (p == 0) {
-		lt_failed = 0;
-		if (setuid(65534) != 0)
-			_exit(2);
-		int fd = nl_open();
-		struct rtmsg rt = {.rtm_family = AF_INET};
-		send_msg(fd, RTM_NEWROUTE, NLM_F_REQUEST | NLM_F_ACK, 28, &rt, sizeof rt);
-		answer("newroute_unprivileged", fd, "error EPERM len 48/48 flags 0 seq 77");
-		_exit(lt_failed ? 1 : 0);
-	}
-	int st = 0;
-	waitpid(p, &st, 0);
-	lt_cases++;
-	lt_failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct rtmsg rt = {.rtm_family = AF_INET};
+	send_msg(fd, RTM_NEWROUTE, NLM_F_REQUEST | NLM_F_ACK, 28, &rt, sizeof rt);
+	answer("newroute_unprivileged", fd, "error EPERM len 48/48 flags 0 seq 77");
 }
 
 int main(void)
 {
 	sockets_and_ports();
 	requests();
-	unprivileged();
+	nl_unprivileged(unprivileged);
 	return lt_done();
 }

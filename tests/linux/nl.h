@@ -7,6 +7,8 @@
 #define LT_NL_H
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NETLINK_ROUTE 0
 #define NLMSG_NOOP 1
@@ -60,5 +62,23 @@ static inline int nl_open(void)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
 		return -1;
 	return fd;
+}
+
+/* Run cases on a new netlink socket in a child that has dropped privilege (uid 65534, no
+ * CAP_NET_ADMIN); the child's failures count here as one failed case. */
+static inline void nl_unprivileged(void (*cases)(int fd))
+{
+	pid_t p = fork();
+	if (p == 0) {
+		lt_failed = 0;
+		if (setuid(65534) != 0)
+			_exit(2);
+		cases(nl_open());
+		_exit(lt_failed ? 1 : 0);
+	}
+	int st = 0;
+	waitpid(p, &st, 0);
+	lt_cases++;
+	lt_failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 #endif
