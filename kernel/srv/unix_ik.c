@@ -427,18 +427,12 @@ static void guard_main(void)
 {
     thread_first_run();
     u64 seconds = unix_net_timeout_s(), limit = seconds * timer_hz;
-    u64 step = limit / 4 ? limit / 4 : 1, waited = 0;
-    u32 seen = 0;
+    u64 step = limit / 4 ? limit / 4 : 1;
+    struct net_guard_watch watch = {0};
     for (;;) {
         thread_sleep(step);
-        u32 now = guard_seq;
-        if (!(now & 1) || now != seen) {
-            seen = now;
-            waited = 0;
-        } else if ((waited += step) >= limit) {
+        if (net_guard_expired(&watch, guard_seq, step, limit))
             guard_end_server(seconds);
-            waited = 0;
-        }
     }
 }
 

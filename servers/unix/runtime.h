@@ -114,6 +114,28 @@ long rt_net_watch(void);
  * limit. Default 20. */
 uint64_t unix_net_timeout_s(void);
 
+/* The guard's watch, one policy for both runtimes: the runtime counts a sequence word up
+ * as a call to the network server starts and again as it ends (odd: a call in flight), and
+ * the guard samples it every `step` ticks. True when one and the same call has been in
+ * flight for `limit` ticks; the watch then starts over. */
+struct net_guard_watch {
+    uint32_t seen;
+    uint64_t waited;
+};
+static inline bool net_guard_expired(struct net_guard_watch *w, uint32_t now, uint64_t step,
+                                     uint64_t limit)
+{
+    if (!(now & 1) || now != w->seen) {
+        w->seen = now;
+        w->waited = 0;
+        return false;
+    }
+    if ((w->waited += step) < limit)
+        return false;
+    w->waited = 0;
+    return true;
+}
+
 /* An ondol E_* code as the Linux -errno of the same meaning. */
 long rt_errno(long ondol_error);
 

@@ -289,18 +289,13 @@ static void guard_end_server(uint32_t seq, uint64_t seconds)
 static int guard_main(void *arg)
 {
     uint64_t seconds = (uint64_t)(uintptr_t)arg, limit = seconds * ticks_hz;
-    uint64_t step = limit / 4 ? limit / 4 : 1, waited = 0;
-    uint32_t seen = 0;
+    uint64_t step = limit / 4 ? limit / 4 : 1;
+    struct net_guard_watch watch = {0};
     for (;;) {
         sys_sleep(step);
         uint32_t now = guard_seq;
-        if (!(now & 1) || now != seen) {
-            seen = now;
-            waited = 0;
-        } else if ((waited += step) >= limit) {
+        if (net_guard_expired(&watch, now, step, limit))
             guard_end_server(now, seconds);
-            waited = 0;
-        }
     }
     return 0;
 }
