@@ -263,16 +263,57 @@ def test_programs_of_the_suite_pass_on_two_cpus():
     assert out.count("cowtest ok") == 2 and "killed" not in out, out[-3000:]
 
 
+def proc_stat(s) -> tuple[list[list[int]], dict]:
+    """/proc/stat's CPU lines (the total first, then cpu0, cpu1...: ten numbers each) and
+    its named counters."""
+    cpus, named = [], {}
+    for line in s.cmd("head -n 99 /proc/stat").splitlines():
+        name, *values = line.split()
+        if name.startswith("cpu"):
+            assert name == ("cpu" if not cpus else f"cpu{len(cpus) - 1}"), line
+            cpus.append([int(v) for v in values])
+        elif len(values) == 1:
+            named[name] = int(values[0])
+    return cpus, named
+
+
+def check_every_cpu_is_shown(s, form, ncpu):
+    """nproc, /proc/cpuinfo and /proc/stat name ncpu CPUs; while `yes` runs for a second,
+    the CPU times (tick-sampled: user for Linux programs, system for the servers, idle),
+    interrupts, switches and forks grow, and the total line is the sum of the others."""
+    assert s.cmd("nproc").strip() == str(ncpu)
+    assert s.cmd("grep -c ^processor /proc/cpuinfo").strip() == str(ncpu)
+    before, named0 = proc_stat(s)
+    s.cmd("yes > /dev/null & sleep 1; kill $!")
+    after, named1 = proc_stat(s)
+    assert len(after) == ncpu + 1
+    for stat in (before, after):
+        assert stat[0] == [sum(col) for col in zip(*stat[1:])], stat
+    for cpu in range(1, ncpu + 1):          # every CPU's timer ticked meanwhile
+        assert sum(after[cpu]) > sum(before[cpu]), (before, after)
+    user, system = after[0][0] - before[0][0], after[0][2] - before[0][2]
+    assert user >= 10, (before, after)      # `yes`: about 100 ticks of user and system
+    if form == "mk":                         # its writes served by the UNIX server task
+        assert system >= 1, (before, after)
+    for key in ("intr", "ctxt", "processes"):
+        assert named1[key] > named0[key], (named0, named1)
+    assert named1["procs_running"] >= 1 and named1["procs_blocked"] == 0
+    uptime = float(s.cmd("cat /proc/uptime").split()[0])
+    assert abs(named1["btime"] + uptime - int(s.cmd("date +%s"))) <= 2, named1
+
+
 @pytest.mark.parametrize("form", ["mk", "ik"])
 def test_unix_server_runs_busybox_on_two_cpus(form):
     """The UNIX server in both forms with -smp 2 and the lock checker on: busybox sh forks
     a pipeline, and the suite's hello (fork, wait4, a segfault), misc (pthreads, futex),
     mem (file mappings through the page cache) and the dynamic hello pass; the checker
-    reports nothing."""
+    reports nothing. Linux programs see both CPUs: nproc (sched_getaffinity), /proc/cpuinfo,
+    and /proc/stat's per-CPU times, interrupts, switches and forks, which grow."""
     with boot({"unix": form, "lockcheck": "on", "lockcheck_spin_ms": CHECKER_SPIN_MS},
               timeout=60, lifetime=300,
               extra=("-smp", "2")) as s:
         assert s.cmd("for i in 1 2 3; do echo n$i; done | cat > /tmp/f; cat /tmp/f") == "n1\nn2\nn3\n"
+        check_every_cpu_is_shown(s, form, 2)
         out = s.cmd("cd /tmp && /suite/bin/hello one two; echo status $?", timeout=60)
         assert "cases 17 failed 0" in out and "status 0" in out, out
         out = s.cmd("cd /tmp && /suite/bin/misc; echo status $?", timeout=120)

@@ -743,13 +743,19 @@ static long sys_meminfo(u64 uout)
 
 static long sys_time(u64 uout)
 {
-    struct time_info ti = {ticks_now(), timer_hz, rdtsc(), tsc_hz(), 0, 0, cpus_scheduling(),
-                          (u32)this_cpu()->id, {0}, 0};
+    struct time_info ti = {.ticks = ticks_now(), .hz = timer_hz, .tsc = rdtsc(),
+                           .tsc_hz = tsc_hz(), .cpus = cpus_scheduling(),
+                           .cpu = (u32)this_cpu()->id};
     cpu_switch_counts(&ti.thread_switches, &ti.as_switches);
-    for (unsigned i = 0; i < cpus_running && i < TIME_CPUS; i++)
+    for (unsigned i = 0; i < cpus_running && i < TIME_CPUS; i++) {
         ti.cpu_thread_switches[i] = cpus[i].switches_same + cpus[i].switches_cross;
-    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++)
+        for (unsigned k = 0; k < TIME_TICK_KINDS; k++)
+            ti.cpu_ticks[i][k] = cpus[i].ticks_in[k];
+    }
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {
         ti.idle_tsc += cpus[i].idle_tsc;
+        ti.interrupts += pcnt_irqs[i];
+    }
     return copyout(uout, &ti, sizeof(ti));
 }
 

@@ -344,6 +344,20 @@ void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
     *as_switches = spaces;
 }
 
+void rt_cpu_times(struct rt_cpu_times *out)
+{
+    u64 spaces;
+    out->ncpu = cpus_scheduling() < TIME_CPUS ? cpus_scheduling() : TIME_CPUS;
+    out->hz = timer_hz;
+    out->interrupts = 0;
+    for (unsigned i = 0; i < out->ncpu; i++)
+        for (unsigned k = 0; k < TIME_TICK_KINDS; k++)
+            out->ticks[i][k] = cpus[i].ticks_in[k];
+    for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++)
+        out->interrupts += pcnt_irqs[i];
+    cpu_switch_counts(&out->switches, &spaces);
+}
+
 uint64_t unix_idle_ns(void)
 {
     u64 idle = 0, hz = tsc_hz();

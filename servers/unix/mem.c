@@ -291,10 +291,19 @@ long lx_sched_yield(struct ucall *c)
     return 0;
 }
 
+/* Every CPU that runs threads: a Linux process's threads may run on any of them (the
+ * kernel places and balances them; there is no sched_setaffinity yet). */
+static uint64_t online_cpus_mask(void)
+{
+    static struct rt_cpu_times k;
+    rt_cpu_times(&k);
+    return k.ncpu >= 64 ? ~0ull : (1ull << (k.ncpu ? k.ncpu : 1)) - 1;
+}
+
 long lx_sched_getaffinity(struct ucall *c)
 {
     int32_t pid = (int32_t)c->a[0];
-    uint64_t len = c->a[1], mask = 1;         /* one CPU serves Linux processes */
+    uint64_t len = c->a[1], mask = online_cpus_mask();
     if (len < 8 || (len & 7))
         return -EINVAL;
     if (pid < 0 || (pid && !proc_find(pid)))

@@ -10,6 +10,7 @@
 #include "vfs.h"
 
 static struct proc *table;          /* every process, live or zombie */
+static uint64_t forks;               /* processes created since boot (/proc/stat) */
 static int nprocs, last_pid;
 
 struct proc *proc_find(int pid)
@@ -70,8 +71,11 @@ struct proc *proc_create(struct proc *parent)
     p->next = table;
     table = p;
     nprocs++;
+    forks++;
     return p;
 }
+
+uint64_t proc_forks(void) { return forks; }
 
 void proc_orphan_children(struct proc *p)
 {

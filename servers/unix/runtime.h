@@ -77,6 +77,15 @@ void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches);
 /* Time every CPU spent halted with nothing to run, in ns since boot (/proc/stat's and
  * /proc/uptime's idle). */
 uint64_t unix_idle_ns(void);
+/* Each CPU's timer ticks by what it was doing (TIME_TICK_*: user mode, kernel, idle),
+ * the interrupts and thread switches of all CPUs since boot: /proc/stat. */
+struct rt_cpu_times {
+    unsigned ncpu;                  /* CPUs that run threads, at most TIME_CPUS */
+    uint64_t hz;                    /* timer ticks per second */
+    uint64_t ticks[TIME_CPUS][TIME_TICK_KINDS];
+    uint64_t interrupts, switches;
+};
+void rt_cpu_times(struct rt_cpu_times *t);
 
 /* The root archive (build/rootfs.cpio, the boot's second module), read-only. */
 const void *rt_rootfs(size_t *len);

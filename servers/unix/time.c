@@ -11,6 +11,9 @@
 #define NS_PER_SEC 1000000000ull
 #define REALTIME_EPOCH_SEC 1704067200ull     /* 2024-01-01T00:00:00Z, the rootfs mtime */
 
+/* The REALTIME second the system booted at (/proc/stat's btime). */
+uint64_t unix_boot_time_s(void) { return REALTIME_EPOCH_SEC; }
+
 /* What a clock adds to the monotonic time: REALTIME's epoch, or 0. */
 static uint64_t clock_offset(uint64_t clock)
 {

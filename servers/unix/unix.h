@@ -81,6 +81,7 @@ long ucall_block(struct ucall *c, struct waitlist *w, uint64_t deadline_ns);
 void waitlist_wake(struct waitlist *w);
 /* Now, in nanoseconds since boot (CLOCK_MONOTONIC; under icount it repeats exactly). */
 uint64_t unix_now_ns(void);
+uint64_t unix_boot_time_s(void);                 /* REALTIME at boot, in s (time.c) */
 
 /* ---- signal state (signal*.c) ---------------------------------------------------------
  * A pending signal's siginfo, compactly (signal_frame.c writes Linux's 128-byte form). */
@@ -356,6 +357,7 @@ struct proc *proc_find(int pid);                 /* a live or zombie process, or
 uint64_t proc_rlimit_cur(const struct proc *p, unsigned res);   /* mem.c: soft limit */
 #define LINUX_RLIMIT_NPROC 6
 struct proc *proc_next(const struct proc *after); /* the one after (NULL: the first) */
+uint64_t proc_forks(void);                       /* processes created since boot */
 void proc_orphan_children(struct proc *p);       /* p exits: init (pid 1) adopts them */
 void proc_free(struct proc *p);                  /* out of the table; reaped */
 /* Visit every process (live or zombie) in the table; fn may not free. */

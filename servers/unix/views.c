@@ -2,16 +2,14 @@
  * What the rest of the server reads about processes and the system (procfs.h's providers,
  * signal.h's process hooks), from the process table (process.c, lifecycle.c) and the
  * runtime; the argument area and the executable from the process's image (exec.c). Not
- * kept yet, and shown as 0: per-process CPU times and memory sizes, and the system's
- * CPU times other than idle. The kernel's switch
- * counts (unix_switch_counts) come from the runtimes (rt_mk.c, kernel/srv/unix_ik.c).
+ * kept yet, and shown as 0: per-process CPU times and memory sizes. The kernel's switch
+ * counts (unix_switch_counts) and per-CPU times (rt_cpu_times) come from the runtimes
+ * (rt_mk.c, kernel/srv/unix_ik.c).
  */
 #include "procfs.h"
 #include "runtime.h"
 #include "signal.h"
 #include "unix.h"
-
-#define NS_PER_USER_TICK 10000000ull   /* /proc/stat counts in 1/100 s */
 
 static int thread_count(const struct proc *p)
 {
@@ -30,6 +28,17 @@ static char run_state(const struct proc *p)
         if (!unix_wait_call(t))
             return 'R';
     return 'S';
+}
+
+/* Threads that run or are runnable (not waiting in a call): /proc/stat's procs_running,
+ * the reader's own thread included, as on Linux. */
+static unsigned threads_running(void)
+{
+    unsigned n = 0;
+    for (const struct proc *p = proc_next(NULL); p; p = proc_next(p))
+        for (const struct uthread *t = p->threads; t; t = t->next_in_proc)
+            n += !unix_wait_call(t);
+    return n;
 }
 
 void proc_view_of(struct proc *p, struct proc_view *v)
@@ -57,9 +66,37 @@ void proc_view_of(struct proc *p, struct proc_view *v)
     v->args_len = p->image ? p->image->args_len : 0;
 }
 
+/* A count of timer ticks at hz in /proc/stat's clock ticks (USER_HZ, 1/100 s). */
+static uint64_t user_ticks(uint64_t ticks, uint64_t hz)
+{
+    return hz ? ticks / hz * 100 + ticks % hz * 100 / hz : 0;
+}
+
+/* /proc/stat's CPU lines: the kernel's tick-sampled times of each CPU and their sum. */
+static void cpu_times_view(struct proc_system_view *v)
+{
+    static struct procfs_cpu per_cpu[TIME_CPUS];
+    static struct rt_cpu_times k;
+    rt_cpu_times(&k);
+    vfs_memset(&v->stat.total, 0, sizeof(v->stat.total));
+    for (unsigned i = 0; i < k.ncpu; i++) {
+        struct procfs_cpu *c = &per_cpu[i];
+        vfs_memset(c, 0, sizeof(*c));
+        c->user = user_ticks(k.ticks[i][TIME_TICK_USER], k.hz);
+        c->system = user_ticks(k.ticks[i][TIME_TICK_SYSTEM], k.hz);
+        c->idle = user_ticks(k.ticks[i][TIME_TICK_IDLE], k.hz);
+        v->stat.total.user += c->user;
+        v->stat.total.system += c->system;
+        v->stat.total.idle += c->idle;
+    }
+    v->stat.cpu = per_cpu;
+    v->stat.ncpu = k.ncpu ? k.ncpu : 1;       /* per_cpu[0] is zero when none is known */
+    v->stat.interrupts = k.interrupts;
+    v->stat.context_switches = k.switches;
+}
+
 void proc_system_view(struct proc_system_view *v)
 {
-    static struct procfs_cpu one_cpu;   /* in clock ticks of 1/100 s: NS_PER_USER_TICK */
     uint64_t total = 0, free = 0;
     rt_memory(&total, &free);
     v->mem.total_kib = total / 1024;
@@ -68,10 +105,10 @@ void proc_system_view(struct proc_system_view *v)
     v->mem.cached_kib = page_cache_bytes() / 1024;
     v->uptime_ns = unix_now_ns();
     v->idle_ns = unix_idle_ns();
-    one_cpu.idle = v->idle_ns / NS_PER_USER_TICK;
-    v->stat.total = one_cpu;
-    v->stat.cpu = &one_cpu;
-    v->stat.ncpu = 1;
+    cpu_times_view(v);
+    v->stat.running = threads_running();
+    v->stat.boot_time_s = unix_boot_time_s();
+    v->stat.forks = proc_forks();
 }
 
 /* A child changed state: its parent's wait4/waitid calls run again. */

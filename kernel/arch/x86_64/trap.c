@@ -206,6 +206,23 @@ static bool user_fault_unlocked(struct trapframe *tf)
     return true;
 }
 
+/* Which of this CPU's CPU times the tick falls into (SYS_TIME's cpu_ticks, /proc/stat),
+ * sampled as Linux's tick accounting is (per CPU, so a plain increment): user time is a
+ * Linux program's own code; system time the operating system's work for it, which in
+ * ondol is mostly servers in user mode (the UNIX server in MK form, the network server,
+ * drivers) and the kernel only where an interrupt reaches it (it runs with interrupts
+ * off: its time in a call falls to the tick after it, usually in user mode); idle the
+ * idle thread. */
+_Static_assert(sizeof(((struct cpu *)0)->ticks_in) == TIME_TICK_KINDS * sizeof(u64),
+               "struct cpu's ticks_in has one counter per TIME_TICK_* kind");
+static void count_tick(struct cpu *c, const struct trapframe *tf)
+{
+    unsigned kind = tf_from_user(tf) && c->current->linux ? TIME_TICK_USER
+                    : c->current == c->idle                ? TIME_TICK_IDLE
+                                                           : TIME_TICK_SYSTEM;
+    c->ticks_in[kind]++;
+}
+
 /* The timer, without the kernel lock (docs/smp.md "The scheduler's own locks"): the
  * slice, the clock and balancing take the run-queue locks (and the clock the BKL when a
  * sleeper is due); from user mode the exit checks take the BKL only when they have work
@@ -213,8 +230,9 @@ static bool user_fault_unlocked(struct trapframe *tf)
 static void timer_tick(const struct trapframe *tf)
 {
     lapic_eoi();
-    sched_tick();
     struct cpu *c = this_cpu();
+    count_tick(c, tf);
+    sched_tick();
     if (tf_from_user(tf) && (c->current->killed | c->need_resched))
         resched_from_user();
 }

@@ -288,6 +288,11 @@ struct meminfo {
 };
 
 #define TIME_CPUS 16               /* CPUs struct time_info reports one by one */
+/* What a CPU was doing when its timer ticked (cpu_ticks): Linux's tick-sampled CPU times,
+ * which /proc/stat reports. USER: a Linux task's thread in user mode; IDLE: the CPU's
+ * idle thread; SYSTEM: anything else (native tasks such as the servers, in user mode, and
+ * the kernel, which a tick reaches only where it runs with interrupts on). */
+enum { TIME_TICK_USER, TIME_TICK_SYSTEM, TIME_TICK_IDLE, TIME_TICK_KINDS };
 struct time_info {
     uint64_t ticks;            /* timer ticks since boot */
     uint64_t hz;               /* ticks per second */
@@ -299,6 +304,9 @@ struct time_info {
     uint32_t cpu;              /* the CPU the caller runs on */
     uint64_t cpu_thread_switches[TIME_CPUS];   /* thread_switches of each CPU */
     uint64_t idle_tsc;         /* TSC ticks all CPUs spent halted with nothing to run */
+    uint64_t cpu_ticks[TIME_CPUS][TIME_TICK_KINDS];  /* each CPU's timer ticks, by what it
+                                                        was doing: TIME_TICK_* */
+    uint64_t interrupts;       /* interrupts taken since boot, all CPUs (IPIs included) */
 };
 
 #endif

@@ -272,6 +272,11 @@ WEAK void proc_system_view(struct proc_system_view *v)
 
 WEAK uint64_t unix_idle_ns(void) { return 0; }
 
+WEAK void rt_cpu_times(struct rt_cpu_times *t)
+{
+    *t = (struct rt_cpu_times){.ncpu = 1, .hz = 100};
+}
+
 WEAK void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
 {
     *thread_switches = fake_thread_switches;

@@ -235,6 +235,19 @@ void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
     *as_switches = t.as_switches;
 }
 
+void rt_cpu_times(struct rt_cpu_times *out)
+{
+    static struct time_info t;
+    sys_time(&t);
+    out->ncpu = t.cpus < TIME_CPUS ? t.cpus : TIME_CPUS;
+    out->hz = t.hz;
+    for (unsigned i = 0; i < out->ncpu; i++)
+        for (unsigned k = 0; k < TIME_TICK_KINDS; k++)
+            out->ticks[i][k] = t.cpu_ticks[i][k];
+    out->interrupts = t.interrupts;
+    out->switches = t.thread_switches;
+}
+
 uint64_t unix_idle_ns(void)
 {
     struct time_info t = {0};

@@ -74,6 +74,9 @@ struct cpu {
      * nothing ran, which /proc/stat reports as idle; under icount the rest of the TSC
      * is the instructions run (`./ondol bench net`'s bulk transfers). */
     u64 idle_tsc;
+    /* Timer ticks this CPU took, by what it was doing (TIME_TICK_USER, _SYSTEM, _IDLE of
+     * <ondol/abi.h>; trap.c timer_tick): the tick-sampled CPU times of /proc/stat. */
+    u64 ticks_in[3];
     /* Threads that moved to this CPU (sched.c migrate), by cause: woken elsewhere than
      * their CPU (wake-up placement, a change of affinity), stolen by this idle CPU, pulled
      * by this busy CPU's periodic balancing; and the TSC ticks those moves took (saving
