@@ -278,23 +278,28 @@ def proc_stat(s) -> tuple[list[list[int]], dict]:
 
 
 def check_every_cpu_is_shown(s, form, ncpu):
-    """nproc, /proc/cpuinfo and /proc/stat name ncpu CPUs; while `yes` runs for a second,
-    the CPU times (tick-sampled: user for Linux programs, system for the servers, idle),
-    interrupts, switches and forks grow, and the total line is the sum of the others."""
+    """nproc, /proc/cpuinfo and /proc/stat name ncpu CPUs, and so does busybox taskset,
+    whose mask a program and its children keep; while `yes` runs for a second pinned to
+    the last CPU, that CPU's user time grows most, and the CPU times (tick-sampled: user
+    for Linux programs, system for the servers, idle), interrupts, switches and forks
+    grow, and the total line is the sum of the others."""
+    everyone, last = (1 << ncpu) - 1, 1 << (ncpu - 1)
     assert s.cmd("nproc").strip() == str(ncpu)
     assert s.cmd("grep -c ^processor /proc/cpuinfo").strip() == str(ncpu)
+    assert s.cmd("taskset -p $$").endswith(f"affinity mask: {everyone:x}\n")
+    assert s.cmd(f"taskset {last:x} sh -c 'taskset -p $$; nproc'").endswith(f"affinity mask: {last:x}\n1\n")
     before, named0 = proc_stat(s)
-    s.cmd("yes > /dev/null & sleep 1; kill $!")
+    s.cmd(f"taskset {last:x} yes > /dev/null & sleep 1; kill $!")
     after, named1 = proc_stat(s)
     assert len(after) == ncpu + 1
     for stat in (before, after):
         assert stat[0] == [sum(col) for col in zip(*stat[1:])], stat
     for cpu in range(1, ncpu + 1):          # every CPU's timer ticked meanwhile
         assert sum(after[cpu]) > sum(before[cpu]), (before, after)
-    user, system = after[0][0] - before[0][0], after[0][2] - before[0][2]
-    assert user >= 10, (before, after)      # `yes`: about 100 ticks of user and system
-    if form == "mk":                         # its writes served by the UNIX server task
-        assert system >= 1, (before, after)
+    user = [a[0] - b[0] for a, b in zip(after, before)]
+    assert user[ncpu] >= 10 and user[ncpu] > max(user[1:ncpu]), (before, after)
+    if form == "mk":                         # the writes of `yes` served by the UNIX server task
+        assert after[0][2] - before[0][2] >= 1, (before, after)
     for key in ("intr", "ctxt", "processes"):
         assert named1[key] > named0[key], (named0, named1)
     assert named1["procs_running"] >= 1 and named1["procs_blocked"] == 0

@@ -155,11 +155,14 @@ static long sys_thread_tls(u64 base)
     return 0;
 }
 
-/* The CPUs a thread of the caller's task may run on (sched.c): mask 0 asks. */
+/* The CPUs a thread of the caller's task, or of a task it controls (the UNIX server's
+ * sched_setaffinity), may run on (sched.c): mask 0 asks. */
 static long sys_thread_affinity(u64 tid, u64 mask)
 {
     struct thread *t = tid ? thread_lookup((int)MIN(tid, 0x7fffffffull)) : current_thread();
-    if (!t || t->task != self_task() || t->state == T_ZOMBIE)
+    long err;
+    if (!t || !t->task || t->state == T_ZOMBIE ||
+        (t->task != self_task() && !task_controlled(self_task(), t->task->id, &err)))
         return E_SRCH;
     if (!mask)
         return t->affinity & sched_cpus;

@@ -310,6 +310,14 @@ long rt_thread_end(int tid)
     return 0;
 }
 
+long rt_thread_affinity(int tid, uint64_t mask)
+{
+    struct thread *t = linux_thread(tid);
+    if (!t)
+        return E_SRCH;
+    return mask ? sched_set_affinity(t, (u32)mask) : (long)(t->affinity & sched_cpus);
+}
+
 long rt_thread_interrupt(int tid)
 {
     struct thread *t = linux_thread(tid);

@@ -411,6 +411,7 @@ static long exec_elf(struct proc *p, const struct uthread *caller, struct inode 
         return UNIX_NOREPLY;
     }
     signal_thread_new(t, caller);
+    thread_inherit_affinity(t, caller);
     p->brk_start = p->brk_end = p->brk_mapped = page_up(img.end);
     fdtable_exec(p->fds);
     if (signal_exec(p) < 0) {

@@ -155,6 +155,7 @@ static long fork_process(struct ucall *c, uint64_t flags, uint64_t stack, uint64
     if (flags & CLONE_PARENT_SETTID)
         copy_out(parent, ptid, &child->pid, 4);
     signal_fork(child, parent, flags & CLONE_SIGHAND, t, c->thread);
+    thread_inherit_affinity(t, c->thread);
     if (flags & CLONE_CLEAR_SIGHAND)
         signal_reset_handlers(child);
     return child->pid;
@@ -225,6 +226,7 @@ static long new_thread(struct ucall *c, uint64_t flags, uint64_t stack, uint64_t
     if (flags & CLONE_CHILD_SETTID)
         copy_out(c->proc, ctid, &t->ltid, 4);
     signal_thread_new(t, c->thread);
+    thread_inherit_affinity(t, c->thread);
     return t->ltid;
 }
 

@@ -3,11 +3,12 @@
  * "Memory and the rest"): brk, mmap (anonymous private and shared; a file's pages from
  * the page cache, shared or copy-on-write: docs/unix.md "File mappings"), munmap,
  * mprotect, madvise, arch_prctl, getrandom, reboot, sysinfo, the resource limits,
- * sched_yield, sched_getaffinity, prctl's name, set_robust_list and rseq. Addresses are chosen by the kernel's region map
+ * sched_yield, sched_getaffinity and sched_setaffinity, prctl's name, set_robust_list and rseq. Addresses are chosen by the kernel's region map
  * (rt_vm_map), which takes a hint as Linux does.
  */
 #include "devices.h"
 #include "runtime.h"
+#include "signal.h"
 
 #define PAGE 4096ull
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -291,24 +292,56 @@ long lx_sched_yield(struct ucall *c)
     return 0;
 }
 
-/* Every CPU that runs threads: a Linux process's threads may run on any of them (the
- * kernel places and balances them; there is no sched_setaffinity yet). */
-static uint64_t online_cpus_mask(void)
+/* The thread sched_*affinity's pid names (a Linux thread id; 0: the caller), or NULL. */
+static struct uthread *affinity_target(struct ucall *c, int32_t pid)
 {
-    static struct rt_cpu_times k;
-    rt_cpu_times(&k);
-    return k.ncpu >= 64 ? ~0ull : (1ull << (k.ncpu ? k.ncpu : 1)) - 1;
+    return pid == 0 ? c->thread : pid > 0 ? thread_find_linux(0, pid) : NULL;
 }
 
+/* The thread's CPUs, the kernel's mask (every CPU that runs threads until it is set). */
 long lx_sched_getaffinity(struct ucall *c)
 {
-    int32_t pid = (int32_t)c->a[0];
-    uint64_t len = c->a[1], mask = online_cpus_mask();
+    uint64_t len = c->a[1];
     if (len < 8 || (len & 7))
         return -EINVAL;
-    if (pid < 0 || (pid && !proc_find(pid)))
+    struct uthread *t = affinity_target(c, (int32_t)c->a[0]);
+    if (!t)
         return -ESRCH;
-    return copy_out(c->proc, c->a[2], &mask, 8) < 0 ? -EFAULT : 8;
+    long mask = rt_thread_affinity(t->tid, 0);
+    if (mask < 0)
+        return rt_errno(mask);
+    uint64_t m = (uint64_t)mask;
+    return copy_out(c->proc, c->a[2], &m, 8) < 0 ? -EFAULT : 8;
+}
+
+/* Linux's order: the mask is read first (a shorter one is zero-extended, a longer one
+ * cut to 64 CPUs: EFAULT), then the thread (ESRCH), the caller's right (root, or its
+ * effective uid the target's real or effective one: EPERM), then the mask must name a CPU
+ * that runs threads (EINVAL). Forks, threads and exec inherit it (uthread.affinity). */
+long lx_sched_setaffinity(struct ucall *c)
+{
+    uint64_t mask = 0;
+    uint32_t len = (uint32_t)c->a[1];
+    if (copy_in(c->proc, &mask, c->a[2], len < 8 ? len : 8) < 0)
+        return -EFAULT;
+    struct uthread *t = affinity_target(c, (int32_t)c->a[0]);
+    if (!t)
+        return -ESRCH;
+    uint32_t euid = c->proc->uid[ID_EFFECTIVE];
+    if (euid != 0 && euid != t->proc->uid[ID_REAL] && euid != t->proc->uid[ID_EFFECTIVE])
+        return -EPERM;
+    long r = mask ? rt_thread_affinity(t->tid, mask) : E_INVAL;
+    if (r < 0)
+        return rt_errno(r);
+    t->affinity = mask;
+    return 0;
+}
+
+void thread_inherit_affinity(struct uthread *t, const struct uthread *from)
+{
+    t->affinity = from ? from->affinity : 0;      /* init's first image: no caller */
+    if (t->affinity)
+        rt_thread_affinity(t->tid, t->affinity);
 }
 
 #define PR_SET_NAME 15

@@ -93,5 +93,8 @@ void proc_exit(struct proc *p, int wait_status);
 void proc_wake_parent(struct proc *p);
 /* unix-run's thread code: the tid user space knows thread t by (gettid, tkill, tgkill). */
 int thread_linux_tid(const struct uthread *t);
+/* The live thread user space calls tid (in process tgid when tgid > 0), or NULL
+ * (signal_calls.c: tkill, tgkill; sched_*affinity). */
+struct uthread *thread_find_linux(int64_t tgid, int64_t tid);
 
 #endif

@@ -261,8 +261,7 @@ long lx_kill(struct ucall *c)
     return 0;
 }
 
-/* The live thread user space calls tid (in process tgid when tgid > 0), or NULL. */
-static struct uthread *find_thread(int64_t tgid, int64_t tid)
+struct uthread *thread_find_linux(int64_t tgid, int64_t tid)
 {
     for (struct proc *p = proc_next(NULL); p; p = proc_next(p)) {
         if (p->zombie || (tgid > 0 && p->pid != tgid))
@@ -278,7 +277,7 @@ static long thread_kill(struct ucall *c, int64_t tgid, int64_t tid, int64_t sig)
 {
     if (tid <= 0)
         return -EINVAL;
-    struct uthread *t = find_thread(tgid, tid);
+    struct uthread *t = thread_find_linux(tgid, tid);
     if (!t)
         return -ESRCH;
     if (sig != 0 && !valid_signal(sig))

@@ -132,6 +132,7 @@ struct uthread {
     struct uthread *next_in_proc;     /* the process's threads */
     struct uthread *next_hash;        /* uthread_find's bucket; the graveyard once gone */
     bool gone;                        /* ended: no answer reaches it any more */
+    uint64_t affinity;                /* sched_setaffinity's mask; 0: never set (every CPU) */
 };
 
 /* One forwarded call (dispatch.c): the handler's result, UNIX_BLOCKED or UNIX_NOREPLY.
@@ -376,6 +377,9 @@ static inline struct uthread *uthread_find(int tid)      /* inline: every call d
     return NULL;
 }
 struct uthread *uthread_new(struct proc *p, int tid, int ltid);
+/* t, new (fork, clone, exec), runs on the CPUs `from` may run on, as on Linux (mem.c);
+ * from NULL: on every CPU. */
+void thread_inherit_affinity(struct uthread *t, const struct uthread *from);
 void uthread_free(struct uthread *t);
 /* A freed thread stays readable (gone is set) until the runtime calls uthread_collect
  * after the entry that freed it, so a handler that ended its own thread can still return. */

@@ -1,6 +1,6 @@
 /* misc: arch_prctl, getrandom, clocks and sleeps, ids (root at the start), uname, sysinfo,
  * real/effective/saved/fs ids and their rules, rlimits, sched_yield, sched_getaffinity,
- * prctl names, set_robust_list, rseq, reboot
+ * sched_setaffinity, prctl names, set_robust_list, rseq, reboot
  * argument checks, an unknown system call, and threads (clone through pthreads, futex,
  * set_tid_address). Times are compared, never printed. */
 #include "lt.h"
@@ -266,6 +266,42 @@ static void test_ids_system(void)
 	ERR("rseq bad length", syscall(SYS_rseq, NULL, 1, 0, 0), EINVAL);
 }
 
+/* sched_setaffinity as Linux orders its checks (the mask read first: EFAULT, then the
+ * thread: ESRCH, then an empty or offline mask: EINVAL); a fork inherits the mask, and a
+ * thread's own mask is restored at the end. Only CPU 0 is assumed to exist. */
+static void test_affinity(void)
+{
+	cpu_set_t all, one, none, child;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	CPU_ZERO(&none);
+	VAL("sched_getaffinity saved", syscall(SYS_sched_getaffinity, 0, sizeof all, &all) > 0, 1);
+	ERR("sched_setaffinity bad mask pointer", syscall(SYS_sched_setaffinity, 0, 8, (void *)8), EFAULT);
+	ERR("sched_setaffinity bad pointer before pid", syscall(SYS_sched_setaffinity, -1, 8, (void *)8), EFAULT);
+	ERR("sched_setaffinity pid -1", syscall(SYS_sched_setaffinity, -1, sizeof one, &one), ESRCH);
+	ERR("sched_setaffinity no such pid", syscall(SYS_sched_setaffinity, 999999, sizeof one, &one), ESRCH);
+	ERR("sched_setaffinity empty mask", syscall(SYS_sched_setaffinity, 0, sizeof none, &none), EINVAL);
+	ERR("sched_setaffinity length 0", syscall(SYS_sched_setaffinity, 0, 0, &one), EINVAL);
+	CPU_SET(63, &none);
+	ERR("sched_setaffinity offline CPU only", syscall(SYS_sched_setaffinity, 0, sizeof none, &none), EINVAL);
+	VAL("sched_setaffinity CPU 0", syscall(SYS_sched_setaffinity, 0, sizeof one, &one), 0);
+	VAL("sched_setaffinity 4-byte mask", syscall(SYS_sched_setaffinity, 0, 4, &one), 0);
+	VAL("sched_setaffinity own pid", syscall(SYS_sched_setaffinity, getpid(), sizeof one, &one), 0);
+	CPU_ZERO(&child);
+	VAL("sched_getaffinity after set", syscall(SYS_sched_getaffinity, 0, sizeof child, &child) > 0, 1);
+	VAL("sched_getaffinity just CPU 0", CPU_COUNT(&child) == 1 && CPU_ISSET(0, &child), 1);
+	pid_t c = fork();
+	if (c == 0) {
+		CPU_ZERO(&child);
+		syscall(SYS_sched_getaffinity, 0, sizeof child, &child);
+		_exit(CPU_COUNT(&child) == 1 && CPU_ISSET(0, &child) ? 7 : 1);
+	}
+	int status = 0;
+	waitpid(c, &status, 0);
+	VAL("sched_getaffinity in a fork", WEXITSTATUS(status), 7);
+	VAL("sched_setaffinity restored", syscall(SYS_sched_setaffinity, 0, sizeof all, &all), 0);
+}
+
 static int futex_word;
 static int counter;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -341,6 +377,7 @@ int main(void)
 	test_arch_random();
 	test_time();
 	test_ids_system();
+	test_affinity();
 	test_groups();
 	test_credentials();
 	test_threads();

@@ -271,6 +271,11 @@ WEAK void proc_system_view(struct proc_system_view *v)
 }
 
 WEAK uint64_t unix_idle_ns(void) { return 0; }
+WEAK long rt_thread_affinity(int tid, uint64_t mask)
+{
+    (void)tid;
+    return mask ? ((mask & 1) ? 0 : E_INVAL) : 1;   /* one CPU */
+}
 
 WEAK void rt_cpu_times(struct rt_cpu_times *t)
 {
