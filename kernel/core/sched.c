@@ -689,28 +689,32 @@ static unsigned ap_progress(void)
  * waited for the kernel lock those programs kept taking: the first program saw 2 of 4
  * CPUs (icount, or lockcheck=on), and an affinity to a missing CPU was EINVAL. The
  * wait lasts while some CPU advances a stage (ap_progress), up to AP_STALL_US without one;
- * a CPU still out then is named with its stage. It is a spin that answers the other CPUs'
- * calls, shootdowns and stop (interrupts are off here: a CPU 0 that did not answer the stop
- * missed a power off before); see sched_ap_main for why not pause or hlt. */
+ * a CPU still out then is named with its stage. It halts between looks, as its idle
+ * thread would (its timer and the others' IPIs wake it; their calls, shootdowns and a
+ * stop are answered by the handlers): under -icount QEMU 7.2's round robin did not run
+ * a halted CPU woken by the go-ahead's IPI while this one spun. */
 void sched_release_aps(void)
 {
     if (!smp_sched || cpus_running <= 1)
         return;
+    struct cpu *c = this_cpu();
     u32 all = (u32)((1ull << cpus_running) - 1);
     u64 stall = tsc_hz() / 1000000 * AP_STALL_US;
     __atomic_store_n(&aps_may_join, true, __ATOMIC_RELEASE);
     ipi_send_others(VEC_IPI_RESCHED);
     kernel_unlock();
+    c->current = c->idle;                  /* what its ticks see meanwhile (sched_tick) */
     unsigned seen = ap_progress();
     u64 deadline = rdtsc() + stall;
     while (__atomic_load_n(&sched_cpus, __ATOMIC_ACQUIRE) != all && rdtsc() < deadline) {
-        ipi_poll();
+        wait_for_interrupt();
         unsigned now = ap_progress();
         if (now != seen) {
             seen = now;
             deadline = rdtsc() + stall;
         }
     }
+    c->current = NULL;
     kernel_lock();
     for (u32 late = all & ~sched_cpus; late; late &= late - 1) {
         int id = __builtin_ctz(late);
@@ -723,22 +727,27 @@ void sched_release_aps(void)
 /* A started CPU (smp.c): it waits with its timer masked, answering IPIs, until the
  * bootstrap CPU lets it join, then makes its idle thread, starts its timer and schedules,
  * noting each stage for the bootstrap CPU's wait (sched_release_aps).
- * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait is a plain spin, neither `pause` nor
- * `hlt`: under -icount QEMU 7.2's round-robin loop did not run a vCPU that paused or
- * halted (timer masked) again while the bootstrap CPU kept busy, so it never saw the
- * go-ahead (docs/smp.md). So is the wait for a free kernel lock before taking it: in
- * a boot straight into a busy program (`./ondol bench aim`) the bootstrap CPU never
- * idled, and a CPU pausing in kernel_lock never joined. Interrupts stay on for the call
- * and stop IPIs. */
+ * With smp_sched=off (or an smpbench workload) it waits for good, halted. The wait for
+ * the go-ahead halts too: the go-ahead is a flag and then a reschedule IPI, and the flag
+ * is tested with interrupts off, so the IPI cannot come between the test and the `hlt`
+ * (`sti; hlt`: the IPI is taken only once halted). A halted vCPU costs nothing under
+ * -icount, where a spinning one made every CPU's boot as long as the bootstrap CPU's
+ * work until the go-ahead (its instructions are the virtual clock's: `-smp 4` reached
+ * the first program after 236 M instructions against 62 M with one CPU). The wait for a
+ * free kernel lock before taking it is a plain spin, not `pause`: under -icount QEMU
+ * 7.2's round-robin loop did not run a vCPU that paused (or halted without an interrupt
+ * due) again while another kept busy, so in a boot straight into a busy program
+ * (`./ondol bench aim`) a CPU pausing in kernel_lock never joined (docs/smp.md). */
 void sched_ap_main(void)
 {
     lapic_timer_mask();
     if (!smp_sched || smpbench_mode != SMPBENCH_NONE)   /* never to join: halt, as the */
         for (;;)                                        /* coherence model expects */
             wait_for_interrupt();
-    sti();
+    cli();                                 /* (a started CPU begins with them off) */
     while (!__atomic_load_n(&aps_may_join, __ATOMIC_ACQUIRE))
-        ;
+        wait_for_interrupt();
+    sti();
     ap_reached(AP_SAW_GO);
     while (__atomic_load_n(&kernel_bkl_byte, __ATOMIC_RELAXED))  /* the same for the lock: */
         ;                                  /* kernel_lock's wait pauses (timer still masked) */

@@ -37,11 +37,15 @@ unsigned cpus_running = 1;
 static volatile int ap_checked_in;          /* the starting AP's cpus[] index, once up */
 static int ap_starting;                     /* the index it is to take */
 
+/* A busy wait without `pause`: under -icount QEMU's round robin ends a vCPU's turn at
+ * each `pause`, and with the started CPUs halted (sched_ap_main) the 10 ms after an INIT
+ * then took one turn of the whole loop per few instructions: seconds of host time per
+ * CPU at -smp 8. */
 static void delay_us(u64 us)
 {
     u64 end = rdtsc() + tsc_hz() / 1000000 * us;
     while (rdtsc() < end)
-        pause();
+        ;
 }
 
 /* Where a started AP arrives, in the kernel's half, on its own stack. */
