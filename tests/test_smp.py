@@ -109,19 +109,21 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
     cmds = ["ipctest,order", "ipctest,diff,3,300", "cowtest,wide,8", "cowtest,iso",
             "vmstorm,7,300", "stress,threads,50", "schedtest,fpu", "smptest,spread,8",
             "smptest,pingpong,100", "smptest,shootdown,6", "smptest,faultrace,4",
-            "smptest,mapstorm,100", "smptest,shmstorm,40"]
+            "smptest,mapstorm,100", "smptest,shmstorm,40", "smptest,filestorm,40"]
     out = smptest(cmds, 2, timeout=240, lockcheck="on", rmap=rmap,
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     for ok in ("ipctest order ok", "ipctest diff ok", "vmstorm ok", "stress ok", "fpu ok",
                "spread ok", "pingpong ok", "shootdown ok", "faultrace ok", "mapstorm ok",
-               "shmstorm ok"):
+               "shmstorm ok", "filestorm ok"):
         assert ok in out, out[-3000:]
     m = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
     assert m, out[-3000:]
     seen = set(m.group(1).split())
     assert {"bkl>aspace", "aspace>kobj", "aspace>frame_cache", "frame_cache>pmm",
-            "aspace>memobj", "memobj>frame_cache"} <= seen, seen
+            "aspace>memobj", "memobj>frame_cache", "aspace>fileobj", "bkl>fileobj"} <= seen, seen
     assert ("aspace>rmap_frame" in seen) == (rmap == "lock"), seen   # its own locks only
+    assert ("fileobj>rmap_frame" in seen) == (rmap == "lock"), seen
+    assert ("bkl>rmap_frame" in seen) == (rmap == "lock"), seen      # the checker, the file walks
     if rmap != "log":                   # log: the global lock only when a log fills up
         assert ("aspace>rmap_global" in seen) == (rmap == "global"), seen
 
@@ -203,6 +205,19 @@ def test_one_shared_object_in_two_tasks_on_two_cpus_faults_and_unmaps_at_once(cp
     reverse map's checker finds nothing wrong and the frames in use come back exactly."""
     out = smptest(["smptest,shmstorm,150"], cpus, icount, timeout=240)
     assert "shmstorm ok rounds=150" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
+def test_one_file_mapped_faulted_and_unmapped_on_two_cpus_while_it_shrinks_and_grows(cpus, icount):
+    """A file object mapped into a clone on CPU 1 by its parent on CPU 0, shared read-only
+    and private, round after round: the clone faults the pages in (a copy-on-write break
+    of each private one), checks the file's words and unmaps, while the parent maps the
+    next round's pair, reads through its window, truncates and restores the file's end
+    and grows its run (each dropping the mappings it finds through the reverse map). No
+    word lost or leaked, the reverse map's checker finds nothing wrong and the frames in
+    use come back exactly."""
+    out = smptest(["smptest,filestorm,300"], cpus, icount, timeout=240)
+    assert "filestorm ok rounds=300" in out, out[-3000:]
 
 
 def qemu_version() -> tuple[int, int]:

@@ -13,7 +13,8 @@
  * boot archive: `NAME ARGS` or `run NAME ARGS` spawns it and waits; Ctrl-C meanwhile
  * kills it (SYS_TASK_KILL, its descendants too). Programs run unprivileged, except the
  * system tools in privileged_programs (pcnt: the counter facility's switches; netbench:
- * the network server's probes).
+ * the network server's probes) and the checker smptest (its filestorm makes a file
+ * object, as the servers' page caches do).
  *
  * Threads: a reader thread owns the console and sends what it reads to the main thread
  * as IPC messages; while a program runs, a waiter thread waits for it and sends its exit.
@@ -40,7 +41,7 @@
 #define SH_PRIO 250
 #define CTRL(c) ((c) & 0x1f)
 
-static const char *const privileged_programs[] = {"pcnt", "netbench"};
+static const char *const privileged_programs[] = {"pcnt", "netbench", "smptest"};
 
 static void out(const char *s, size_t n)
 {

@@ -316,17 +316,25 @@ long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t, ad
 
 /* ---- the memory calls without the kernel lock (docs/smp.md "mmap and munmap without
  * the BKL") ----------------------------------------------------------------------------
- * Private and shared anonymous memory need only their address space's lock (region.c): the kernel
+ * Map, unmap and protect need only their address space's lock (region.c) and the
+ * objects' own (a shared anonymous object's directory, a file object's end): the kernel
  * lock, taken on entry, goes around the work and is taken again for the exit checks and
  * the release in exit_to_user. The work sees the address space and the owner's id, never
  * the task: a controlled task may go meanwhile (its address space is held: aspace_hold);
- * the caller's own stays while this thread runs. A range holding a region the kernel
- * lock still guards, or the reverse-map checker's gate closed, answers VM_NEEDS_LOCK
- * with nothing changed, and the call runs again under the lock; so does every call in
- * the one shared address space of mmu=off (its owners, populate). */
-typedef long vm_call(struct aspace *as, int owner, u64 addr, u64 len, u64 prot);
+ * the caller's own stays while this thread runs. A range over VM_DEFER_MAX pages, or the
+ * reverse-map checker's gate closed, answers VM_NEEDS_LOCK with nothing changed, and the
+ * call runs again under the lock; so does every call in the one shared address space of
+ * mmu=off (its owners, populate). */
+struct vm_req {
+    u64 addr, len, prot, flags;
+    struct memobj *obj;       /* VM_CTL_MAP_FILE: the file object (the caller holds a
+                                 reference), mapped from byte offset off */
+    u64 off;
+};
 
-static long without_bkl(vm_call *fn, struct task *t, u64 addr, u64 len, u64 prot)
+typedef long vm_call(struct aspace *as, int owner, const struct vm_req *q);
+
+static long without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
 {
     struct aspace *as = t->as;
     if (as->shared)
@@ -336,7 +344,7 @@ static long without_bkl(vm_call *fn, struct task *t, u64 addr, u64 len, u64 prot
     kernel_unlock();
     long r = VM_NEEDS_LOCK;
     if (vm_unlocked_enter()) {
-        r = fn(as, owner, addr, len, prot);
+        r = fn(as, owner, q);
         vm_unlocked_leave();
     }
     kernel_lock();
@@ -346,45 +354,35 @@ static long without_bkl(vm_call *fn, struct task *t, u64 addr, u64 len, u64 prot
     return r;
 }
 
-static long map_anon(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+/* Anonymous memory, private or shared, fixed or not (unlocked_call checks the flags). */
+static long map_call(struct aspace *as, int owner, const struct vm_req *q)
 {
-    return map_in(as, owner, addr, len, prot, 0, 0);
+    return map_in(as, owner, q->addr, q->len, q->prot, q->flags, 0);
 }
 
-static long map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+static long unmap_call(struct aspace *as, int owner, const struct vm_req *q)
 {
-    return map_in(as, owner, addr, len, prot, VM_MMAP_FIXED, 0);
+    return unmap_in(as, owner, q->addr, q->len);
 }
 
-static long map_shared(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+static long protect_call(struct aspace *as, int owner, const struct vm_req *q)
 {
-    return map_in(as, owner, addr, len, prot, VM_MMAP_SHARED, 0);
+    return protect_in(as, owner, q->addr, q->len, q->prot);
 }
 
-static long map_shared_fixed(struct aspace *as, int owner, u64 addr, u64 len, u64 prot)
+static long map_file_call(struct aspace *as, int owner, const struct vm_req *q)
 {
-    return map_in(as, owner, addr, len, prot, VM_MMAP_SHARED | VM_MMAP_FIXED, 0);
-}
-
-static long unmap_call(struct aspace *as, int owner, u64 addr, u64 len, u64 unused)
-{
-    (void)unused;
-    return unmap_in(as, owner, addr, len);
+    return fileobj_map(as, owner, q->addr, q->len, (unsigned)q->prot, (unsigned)q->flags,
+                       q->obj, q->off);
 }
 
 /* The call that may run without the kernel lock for a map, unmap or protect of op's
  * kind (VM_CTL_*) with these flags, or NULL. */
 static vm_call *unlocked_call(u64 op, u64 flags)
 {
-    static vm_call *const maps[] = {
-        [0] = map_anon,
-        [VM_MMAP_FIXED] = map_anon_fixed,
-        [VM_MMAP_SHARED] = map_shared,
-        [VM_MMAP_SHARED | VM_MMAP_FIXED] = map_shared_fixed,
-    };
     if (op == VM_CTL_MAP)
-        return flags < ARRAY_SIZE(maps) ? maps[flags] : NULL;
-    return op == VM_CTL_UNMAP ? unmap_call : op == VM_CTL_PROTECT ? protect_in : NULL;
+        return flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED) ? NULL : map_call;
+    return op == VM_CTL_UNMAP ? unmap_call : op == VM_CTL_PROTECT ? protect_call : NULL;
 }
 
 /* On the caller's own task: without the kernel lock when it may, else with it. */
@@ -392,7 +390,8 @@ static long own_call(u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     struct task *t = self_task();
     vm_call *fn = unlocked_call(op, flags);
-    long r = fn ? without_bkl(fn, t, addr, len, prot) : VM_NEEDS_LOCK;
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
+    long r = fn ? without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
     if (r != VM_NEEDS_LOCK)
         return r;
     if (op == VM_CTL_MAP)
@@ -500,16 +499,23 @@ static long vm_ctl_file(u64 op, u64 window, u64 len)
     return err ? err : (long)window;
 }
 
-/* VM_CTL_MAP_FILE: flags holds the source window page and the VM_MMAP_* bits. */
-static long map_file_in(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
+/* VM_CTL_MAP_FILE into task `id` (t): flags holds the source window page and the
+ * VM_MMAP_* bits. Without the kernel lock when it may: the window's object is found under
+ * it and held by a reference of the call's meanwhile (the window may go at once). */
+static long map_file_in(u64 id, struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
 {
-    u64 off, bits = flags & (PAGE_SIZE - 1);
-    struct memobj *obj = window_object(self_task()->as, flags & ~(PAGE_SIZE - 1), &off);
-    if (!obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+    u64 bits = flags & (PAGE_SIZE - 1);
+    struct vm_req q = {.addr = addr, .len = ALIGN_UP(len, PAGE_SIZE), .prot = prot, .flags = bits};
+    q.obj = window_object(self_task()->as, flags & ~(PAGE_SIZE - 1), &q.off);
+    if (!q.obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED)))
         return E_INVAL;
-    return fileobj_map(t->as, t->id, addr, ALIGN_UP(len, PAGE_SIZE), (unsigned)prot,
-                       (unsigned)bits, obj, off);
+    memobj_get(q.obj);
+    long err, r = without_bkl(map_file_call, t, &q);
+    if (r == VM_NEEDS_LOCK)       /* t may have gone meanwhile */
+        r = (t = controlled(id, &err)) ? map_file_call(t->as, t->id, &q) : err;
+    memobj_put(q.obj);
+    return r;
 }
 
 /* VM_CTL_MAP_CALLER: part of a window of a caller waiting for our reply, shared, into
@@ -543,8 +549,11 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
     struct task *t = controlled(id, &err);
     if (!t)
         return err;
+    if (op == VM_CTL_MAP_FILE)
+        return map_file_in(id, t, addr, len, prot, flags);
     vm_call *fn = unlocked_call(op, flags);
-    long r = fn ? without_bkl(fn, t, addr, len, prot) : VM_NEEDS_LOCK;
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
+    long r = fn ? without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
     if (r != VM_NEEDS_LOCK)
         return r;
     if (fn && !(t = controlled(id, &err)))     /* it may have gone meanwhile */
@@ -557,8 +566,6 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return protect_in(t->as, t->id, addr, len, prot);
     if (op == VM_CTL_DISCARD)
         return discard_in(t, addr, len);
-    if (op == VM_CTL_MAP_FILE)
-        return map_file_in(t, addr, len, prot, flags);
     return E_INVAL;
 }
 

@@ -6,10 +6,16 @@
  * shared: the last sharer finds a map count of 1 and writes in place. A page of a pager
  * region that was never supplied is VM_NEEDS_PAGER; the pager's copy arrives later
  * through vm_supply (pager.c).
+ * Every kind of object is resolved without the kernel lock too (vm_fault_unlocked), under
+ * the address space's lock and the object's own where it has one (a shared anonymous
+ * object's directory, a file object's end and run); only a page its pager must supply,
+ * and a file object's page while the kernel lock's holder drops its mappings, go the
+ * locked way.
  */
 #include <ondol/abi.h>
 #include "arch.h"
 #include "fault.h"
+#include "fileobj.h"
 #include "kernel.h"
 #include "memlayout.h"
 #include "pcnt.h"
@@ -54,26 +60,26 @@ static PCNT_COLD int cow_copy_probed(struct aspace *as, const struct region *r, 
 }
 
 /* The first frame for an untouched page: from the region's object; an anonymous one
- * and a file object's get their map count and reverse-map entry. A file's user finds
- * nothing wholly past the file's end (VM_PAST_EOF). */
-static int first_frame(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 *frame)
+ * and a file object's (fileobj_fault, under the object's lock) get their map count and
+ * reverse-map entry. */
+static int first_frame(struct aspace *as, const struct region *r, u64 page, u64 *pte, u64 *frame,
+                       bool unlocked)
 {
-    u64 off = r->off + (page - r->start);
-    if (r->bound && off >= ALIGN_UP(r->obj->eof, PAGE_SIZE))
-        return VM_PAST_EOF;
     struct rmap_entry *e = rmap_entry_alloc();
     if (!e)
         return E_NOMEM;
-    bool owned;
-    int err = memobj_frame(r->obj, off, frame, &owned);
-    if (err || !(owned || r->obj->kind == MEMOBJ_FILE)) {
+    bool owned = false;
+    int err = r->obj->kind == MEMOBJ_FILE
+                  ? fileobj_fault(as, r, page, pte, e, unlocked, frame)
+                  : memobj_frame(r->obj, r->off + (page - r->start), frame, &owned);
+    if (!err && owned) {
+        frame_map_inc(*frame);
+        rmap_insert(e, as, page, *frame, pte);
+        *frame |= PTE_ANON;
+    } else if (err || r->obj->kind != MEMOBJ_FILE) {
         rmap_entry_discard(e);
-        return err;
     }
-    frame_map_inc(*frame);
-    rmap_insert(e, as, page, *frame, pte);
-    *frame |= owned ? PTE_ANON : PTE_FILE;
-    return 0;
+    return err;
 }
 
 /* Whether a write must copy the page first: an anonymous frame while it is shared, a
@@ -108,8 +114,6 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     struct region *r = region_find(as, va);
     if (!r || !allows(r->prot, access))
         return E_FAULT;
-    if ((access & VM_ACCESS_UNLOCKED) && !memobj_lock_free(r->obj))
-        return VM_NEEDS_LOCK;
     u64 page = ALIGN_DOWN(va, PAGE_SIZE);
     u64 *pte = vm_pte(as, page, true);
     if (!pte)
@@ -117,7 +121,7 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     u64 frame = *pte & (PTE_ADDR | PTE_COUNTED);
     int err = 0;
     if (!*pte)
-        err = first_frame(as, r, page, pte, &frame);
+        err = first_frame(as, r, page, pte, &frame, access & VM_ACCESS_UNLOCKED);
     if (!err && (access & VM_ACCESS_WRITE) && write_copies(r, frame))
         err = pcnt_probed() ? cow_copy_probed(as, r, page, pte, &frame)
                             : cow_copy(as, r, page, pte, &frame);

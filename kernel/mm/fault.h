@@ -17,9 +17,9 @@
 /* vm_resolve's answer for a page of a file mapping wholly past the file's end (fileobj.c):
  * not an E_* code either; a Linux task's server gets it as FWD_FAULT_BUS (SIGBUS). */
 #define VM_PAST_EOF 2
-/* vm_resolve's answer to VM_ACCESS_UNLOCKED when the page's object is one the kernel lock
- * still guards, or the gate is closed (below): nothing changed, resolve it again under
- * the lock. */
+/* vm_resolve's answer to VM_ACCESS_UNLOCKED when the page is a file object's whose
+ * mappings the kernel lock's holder is dropping (fileobj.c), or the gate is closed
+ * (below): nothing changed, resolve it again under the lock. */
 #define VM_NEEDS_LOCK 3
 
 /* Resolve an access to va in as: 0 when the page is now mapped for it (*pa: its frame);
@@ -34,9 +34,10 @@ int vm_fault(struct aspace *as, u64 va, unsigned access);
 int vm_supply(struct aspace *as, u64 va, u64 src_pa);
 
 /* A user-mode page fault resolved without the kernel lock (trap.c; docs/smp.md "Page
- * faults without the BKL"): under the address space's lock only, for objects that need
- * no more (private anonymous memory, fixed runs). 0 when mapped; any other answer
- * (VM_NEEDS_LOCK among them) means: take the kernel lock and resolve it again there. */
+ * faults without the BKL"): under the address space's lock and the object's own, for
+ * every kind of object. 0 when mapped; any other answer (VM_NEEDS_PAGER, VM_NEEDS_LOCK
+ * among them) means: take the kernel lock and resolve it again there (then call the
+ * pager, forward the fault or kill the thread). */
 int vm_fault_unlocked(struct aspace *as, u64 va, unsigned access);
 /* Around other memory work without the kernel lock (the map calls, syscall.c): false
  * when the gate is closed (take the kernel lock instead); after true, vm_unlocked_leave

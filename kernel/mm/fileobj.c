@@ -12,12 +12,23 @@
  * drops every mapping of the old frames; either way the next access faults the page in
  * from the object again (or, past the end, faults for the user: SIGBUS). Private copies
  * already made stay their writers' (Linux also drops those past a truncation; see
- * docs/memory.md). The kernel lock serializes these walks with every other change of a
- * page table, as it does every page-table change today.
+ * docs/memory.md).
+ *
+ * Locking (docs/smp.md, "File and pager objects without the BKL"). Faults, maps, unmaps
+ * and protects of file regions run under their address space's lock only; truncation and
+ * growth run under the kernel lock. The object's lock (class fileobj, under aspace) orders
+ * the two: a first touch reads the end and the run and makes its mapping (map count,
+ * reverse-map entry) under it; set_eof and grow change the end or mark the object
+ * `dropping` under it, then let it go and drop the mappings they find. So every mapping
+ * made before is on the lists they walk, and every fault after either sees the change or,
+ * without the kernel lock while they drop, goes the locked way and waits for them. The
+ * walk never holds a list's lock while it takes an address space's (rmap_first).
  */
 #include <ondol/abi.h>
+#include "fault.h"
 #include "fileobj.h"
 #include "kernel.h"
+#include "klock.h"
 #include "memlayout.h"
 #include "pmm.h"
 #include "region.h"
@@ -29,27 +40,54 @@ long fileobj_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
     if (obj->kind != MEMOBJ_FILE || (off & (PAGE_SIZE - 1)) || off > (1ull << 52))
         return E_INVAL;
     memobj_get(obj);
-    long at = region_map(as, owner, addr, len, prot, flags & VM_MMAP_FIXED, obj);
-    if (at < 0)
-        return at;
-    region_bind_file(as, (u64)at, off, !(flags & VM_MMAP_SHARED));
-    return at;
+    return region_map_file(as, owner, addr, len, prot, flags & VM_MMAP_FIXED, obj, off,
+                           !(flags & VM_MMAP_SHARED));
 }
 
-/* Every mapping of the frame at pa leaves its page table. The list is read after the
- * logs are applied; an entry is unlinked by its own removal (lock modes) or later (log
- * mode), so the next one is taken first. */
+int fileobj_fault(struct aspace *as, const struct region *r, u64 va, u64 *pte,
+                  struct rmap_entry *e, bool unlocked, u64 *frame)
+{
+    struct memobj *obj = r->obj;
+    u64 off = r->off + (va - r->start);
+    spin_lock(&obj->lock);
+    int err = unlocked && obj->dropping                          ? VM_NEEDS_LOCK
+              : r->bound && off >= ALIGN_UP(obj->eof, PAGE_SIZE) ? VM_PAST_EOF
+              : off >= obj->size                                 ? E_FAULT
+                                                                 : 0;
+    if (!err) {
+        *frame = obj->phys_base + off;
+        frame_map_inc(*frame);
+        rmap_insert(e, as, va, *frame, pte);
+        *frame |= PTE_FILE;
+    }
+    spin_unlock(&obj->lock);
+    return err;
+}
+
+/* Every mapping of the frame at pa leaves its page table, one at a time: the first on
+ * the frame's list is read under the list's lock, then dropped under its address space's
+ * lock if it still maps pa (it may have gone meanwhile: an unmap, a copy-on-write break).
+ * Nothing maps pa anew meanwhile (the object is dropping: faults wait; a clone needs the
+ * kernel lock, which the caller holds), so each turn the first entry goes and the loop
+ * ends. */
 static void drop_mappings(u64 pa)
 {
-    rmap_sync();
-    for (struct rmap_entry *e = frame_meta(pa)->rmap, *next; e; e = next) {
-        next = e->next;
-        region_drop_page(e->as, e->va);
-    }
-    rmap_sync();
+    struct aspace *as;
+    u64 va;
+    while (rmap_first(pa, &as, &va))
+        region_drop_file_page(as, va, pa);
 }
 
-/* drop_mappings for the object's pages [from, to) (byte offsets, page aligned). */
+static void set_dropping(struct memobj *obj, bool on)
+{
+    spin_lock(&obj->lock);
+    obj->dropping = on;
+    spin_unlock(&obj->lock);
+}
+
+/* drop_mappings for the object's pages [from, to) (byte offsets, page aligned), while
+ * it is dropping. A frame's map count read without a lock is exact here: every mapping
+ * made before `dropping` was set counted it under the object's lock. */
 static void drop_range(struct memobj *obj, u64 from, u64 to)
 {
     for (u64 off = from; off < to; off += PAGE_SIZE)
@@ -59,26 +97,41 @@ static void drop_range(struct memobj *obj, u64 from, u64 to)
 
 int fileobj_set_eof(struct memobj *obj, u64 eof)
 {
+    ASSERT(kernel_lock_held());
     if (obj->kind != MEMOBJ_FILE || eof > obj->size)
         return E_INVAL;
-    u64 old = ALIGN_UP(obj->eof, PAGE_SIZE);
+    u64 old = ALIGN_UP(obj->eof, PAGE_SIZE), new = ALIGN_UP(eof, PAGE_SIZE);
+    spin_lock(&obj->lock);
     obj->eof = eof;
-    if (ALIGN_UP(eof, PAGE_SIZE) < old)
-        drop_range(obj, ALIGN_UP(eof, PAGE_SIZE), old);
+    obj->dropping = new < old;
+    spin_unlock(&obj->lock);
+    if (new < old) {
+        drop_range(obj, new, old);
+        set_dropping(obj, false);
+    }
     return 0;
 }
 
+/* The mappings go before the bytes are copied, and faults wait meanwhile (dropping):
+ * a write through a shared mapping or the server's window can then not land in the old
+ * run after its copy. */
 int fileobj_grow(struct memobj *obj, u64 size)
 {
+    ASSERT(kernel_lock_held());
     if (obj->kind != MEMOBJ_FILE || size <= obj->size || (size & (PAGE_SIZE - 1)))
         return E_INVAL;
-    u64 pa = frame_alloc_contig(size / PAGE_SIZE);
+    u64 pa = frame_alloc_contig(size / PAGE_SIZE), old = obj->phys_base;
     if (!pa)
         return E_NOMEM;
-    memcpy(phys_to_virt(pa), phys_to_virt(obj->phys_base), obj->size);
+    set_dropping(obj, true);
     drop_range(obj, 0, obj->size);
-    frame_free_contig(obj->phys_base, obj->size / PAGE_SIZE);
+    memcpy(phys_to_virt(pa), phys_to_virt(old), obj->size);
+    u64 frames = obj->size / PAGE_SIZE;
+    spin_lock(&obj->lock);
     obj->phys_base = pa;
     obj->size = size;
+    obj->dropping = false;
+    spin_unlock(&obj->lock);
+    frame_free_contig(old, frames);
     return 0;
 }

@@ -92,14 +92,16 @@ struct memobj *memobj_contig(u64 size) { return run_object(MEMOBJ_CONTIG, size);
 struct memobj *memobj_file(u64 size)
 {
     struct memobj *obj = run_object(MEMOBJ_FILE, size);
-    if (obj)
+    if (obj) {
         obj->eof = size;
+        spin_lock_init(&obj->lock, LOCK_FILEOBJ);
+    }
     return obj;
 }
 
-/* Atomic: a region of private or shared anonymous memory is split, unmapped or cloned
- * under its address space's lock alone, and the object may be another address space's
- * too (after a clone). */
+/* Atomic: a region of any object is split, unmapped or cloned under its address space's
+ * lock alone, and the object may be another address space's too (after a clone, or a
+ * file's in every process mapping it). */
 void memobj_get(struct memobj *obj) { __atomic_add_fetch(&obj->refs, 1, __ATOMIC_RELAXED); }
 
 static void memobj_free(struct memobj *obj)
@@ -121,7 +123,7 @@ void memobj_put(struct memobj *obj)
     ASSERT(left >= 0);
     if (left > 0)
         return;
-    if (obj->kind == MEMOBJ_SHARED && !kernel_lock_held()) {
+    if (obj->kind != MEMOBJ_ANON && !kernel_lock_held()) {
         struct memobj **head = &deferred[this_cpu()->id];
         obj->next = *head;
         *head = obj;
@@ -167,7 +169,7 @@ int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned)
     }
     if (obj->kind == MEMOBJ_PAGER)
         return VM_NEEDS_PAGER;
-    if (obj->kind != MEMOBJ_ANON) {           /* physical, contiguous, file: a fixed run */
+    if (obj->kind != MEMOBJ_ANON) {           /* physical, contiguous: a fixed run */
         *pa = obj->phys_base + off;
         *owned = false;
         return 0;

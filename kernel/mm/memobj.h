@@ -22,11 +22,14 @@ struct memobj {
     u64 size;                 /* bytes; offsets at or beyond it are invalid */
     u64 *pages;               /* MEMOBJ_SHARED: page-table-like directory of its frames */
     struct spinlock lock;     /* MEMOBJ_SHARED: its directory (several address spaces
-                                 fault its pages in at once) */
-    struct memobj *next;      /* MEMOBJ_SHARED: on its CPU's list of objects to free */
+                                 fault its pages in at once); MEMOBJ_FILE: eof, phys_base,
+                                 size and dropping, and each first mapping of a frame */
+    struct memobj *next;      /* on its CPU's list of objects to free (memobj_put) */
     int pager, pager_task;    /* MEMOBJ_PAGER: the pager thread's id and its task's id */
     u64 eof;                  /* MEMOBJ_FILE: the file's size; its users' pages wholly
                                  past it fault (SIGBUS), its server's window does not */
+    bool dropping;            /* MEMOBJ_FILE: set_eof or grow is dropping mappings of its
+                                 frames; faults without the kernel lock wait for it */
 };
 
 #define MEMOBJ_SHARED_MAX (1ull << 30)   /* one directory frame of 512 leaves of 512 pages */
@@ -42,31 +45,27 @@ struct memobj *memobj_contig(u64 size);
 struct memobj *memobj_file(u64 size);
 /* Pages supplied by thread `pager` of task `pager_task`: NULL when out of kernel objects. */
 struct memobj *memobj_pager(u64 size, int pager, int pager_task);
-/* Whether the object's frames need no kernel lock: private anonymous memory (its frames
- * are the mappings' own: the address space's lock, the frame and reverse-map locks cover
- * them), shared anonymous memory (its directory has its own lock; its frames go with the
- * object, and an object whose last reference goes without the kernel lock is freed
- * under it: memobj_put) and fixed runs (nothing to change). Regions of these objects are
- * faulted in, mapped, unmapped and protected under their address space's lock alone;
- * pager objects and file objects (fileobj.c walks their frames' mappings) still need the
- * kernel lock (docs/smp.md), so a region of theirs is created and freed, and their
- * references taken and dropped, only under it. */
-static inline bool memobj_lock_free(const struct memobj *obj)
-{
-    return obj->kind == MEMOBJ_ANON || obj->kind == MEMOBJ_SHARED || obj->kind == MEMOBJ_PHYS ||
-           obj->kind == MEMOBJ_CONTIG;
-}
 void memobj_get(struct memobj *obj);
-/* Frees it with the last reference; a shared object's last one dropped without the
- * kernel lock waits on this CPU's list until memobj_free_deferred (vm.h's reason: its
- * frames may be in a copy under the kernel lock). */
+/* Frees it with the last reference. Every kind of object but private anonymous memory
+ * is freed under the kernel lock only: a last reference dropped without it waits on this
+ * CPU's list until memobj_free_deferred (vm.h's reason: the frames of a shared, file or
+ * contiguous object may be in a copy under the kernel lock; and code holding that lock
+ * reads objects it found through region_lookup: the pager call, a server's window). */
 void memobj_put(struct memobj *obj);
-/* Under the kernel lock: this CPU's shared objects whose last reference went without it. */
+/* Under the kernel lock: this CPU's objects whose last reference went without it. */
 void memobj_free_deferred(void);
+/* Whether the object owns frames it frees with its last reference (shared anonymous,
+ * contiguous, file): a region of it flushes its batch before dropping a reference
+ * (region.c). */
+static inline bool memobj_owns_frames(const struct memobj *obj)
+{
+    return obj->kind == MEMOBJ_SHARED || obj->kind == MEMOBJ_CONTIG || obj->kind == MEMOBJ_FILE;
+}
 /* The frame backing byte offset `off` (page aligned): 0 and *pa, with *owned set when the
  * frame was allocated for the caller (it must free it on unmap); E_NOMEM or E_FAULT. A
  * shared object's frame stays the object's (not owned): allocated on the first touch by
  * any mapper, freed with the object. A pager object has no frame to give: VM_NEEDS_PAGER
- * (fault.h), and the page comes from the pager (pager.c). */
+ * (fault.h), and the page comes from the pager (pager.c). Not for file objects: their
+ * first touch is fileobj_fault's. */
 int memobj_frame(struct memobj *obj, u64 off, u64 *pa, bool *owned);
 #endif

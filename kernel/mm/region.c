@@ -8,8 +8,8 @@
  * so a call that fails with E_NOMEM leaves the address space as it was.
  * Every operation below runs under the address space's lock (aspace_lock, vm.h), taken by
  * the public entry points; the static helpers assume it. A caller without the kernel lock
- * (docs/smp.md "mmap and munmap without the BKL") may change only regions of private
- * or shared anonymous memory and physical ranges (lock_allows); any other answers
+ * (docs/smp.md "mmap and munmap without the BKL") may change regions of every kind of
+ * object, at most VM_DEFER_MAX pages a call (lock_allows); a larger range answers
  * VM_NEEDS_LOCK before anything changes, and the caller takes the kernel lock and calls
  * again.
  */
@@ -54,16 +54,6 @@ bool region_lookup(struct aspace *as, u64 va, struct region *copy)
     return r != NULL;
 }
 
-void region_bind_file(struct aspace *as, u64 va, u64 off, bool cow)
-{
-    aspace_lock(as);
-    struct region *r = region_find(as, va);
-    r->off = off;
-    r->cow = cow;
-    r->bound = true;
-    aspace_unlock(as);
-}
-
 static bool range_free(struct aspace *as, u64 start, u64 end)
 {
     struct region *r = *link_after(as, start);
@@ -71,21 +61,12 @@ static bool range_free(struct aspace *as, u64 start, u64 end)
 }
 
 /* Whether a caller without the kernel lock may change [start, end): when the range is
- * at most VM_DEFER_MAX pages (the frames it frees wait for the kernel lock: vm.h) and
- * every region overlapping it maps private or shared anonymous memory or a physical
- * range (the file above; a contiguous object frees its run with its last region, so not
- * one of those). Always with the lock. */
-static bool lock_allows(struct aspace *as, u64 start, u64 end)
+ * at most VM_DEFER_MAX pages (the frames it frees wait for the kernel lock: vm.h), whatever
+ * the objects (an object whose last reference goes waits for the lock too: memobj_put).
+ * Always with the lock. */
+static bool lock_allows(u64 start, u64 end)
 {
-    if (kernel_lock_held())
-        return true;
-    if (end - start > (u64)VM_DEFER_MAX * PAGE_SIZE)
-        return false;
-    for (struct region *r = *link_after(as, start); r && r->start < end; r = r->next)
-        if (r->obj->kind != MEMOBJ_ANON && r->obj->kind != MEMOBJ_SHARED &&
-            r->obj->kind != MEMOBJ_PHYS)
-            return false;
-    return true;
+    return kernel_lock_held() || end - start <= (u64)VM_DEFER_MAX * PAGE_SIZE;
 }
 
 /* Whether owner may change [start, end): always in a task's own address space; in a
@@ -168,11 +149,11 @@ static int release_page(struct aspace *as, u64 va, u64 *pte, void *unused)
     return 0;
 }
 
-void region_drop_page(struct aspace *as, u64 va)
+void region_drop_file_page(struct aspace *as, u64 va, u64 pa)
 {
     aspace_lock(as);
     u64 *pte = vm_pte(as, va, false);
-    if (pte && *pte)
+    if (pte && (*pte & PTE_FILE) && (*pte & PTE_ADDR) == pa)
         release_page(as, va, pte, NULL);
     aspace_unlock(as);
 }
@@ -185,17 +166,12 @@ static int reprotect_page(struct aspace *as, u64 va, u64 *pte, void *region)
 
 /* An object that owns frames (shared anonymous, contiguous, file) frees them with its
  * last reference: only after the batch's flush, when no TLB reaches them and their map
- * counts are down. A shared object's references change without the kernel lock too (in
- * other address spaces at once), so which put is the last cannot be known here: its
- * region always flushes first, and whichever put is last finds every mapper flushed. A
- * file object's count read is exact (its references change only under the kernel lock,
- * memobj.h); a contiguous object's may fall concurrently only through another address
- * space's unmap, which then frees it itself. */
+ * counts are down. Its references change without the kernel lock too (in other address
+ * spaces at once), so which put is the last cannot be known here: its region always
+ * flushes first, and whichever put is last finds every mapper flushed. */
 static void region_obj_put(struct aspace *as, struct memobj *obj)
 {
-    if (obj->kind == MEMOBJ_SHARED ||
-        (__atomic_load_n(&obj->refs, __ATOMIC_RELAXED) == 1 && obj->kind != MEMOBJ_ANON &&
-         obj->kind != MEMOBJ_PHYS))
+    if (memobj_owns_frames(obj))
         vm_batch_flush(as);
     memobj_put(obj);
 }
@@ -299,7 +275,7 @@ int region_unmap(struct aspace *as, int owner, u64 start, u64 end)
     struct vm_batch b;
     lock_batched(as, &b);
     int err = !may_change(as, owner, start, end)  ? E_PERM
-              : !lock_allows(as, start, end)      ? VM_NEEDS_LOCK
+              : !lock_allows(start, end)          ? VM_NEEDS_LOCK
               : pcnt_probed()                     ? unmap_probed(as, start, end)
                                                  : unmap_range(as, start, end);
     unlock_batched(as);
@@ -320,7 +296,7 @@ static int protect_range(struct aspace *as, int owner, u64 start, u64 end, unsig
         return E_FAULT;
     if (!may_change(as, owner, start, end))
         return E_PERM;
-    if (!lock_allows(as, start, end))
+    if (!lock_allows(start, end))
         return VM_NEEDS_LOCK;
     int err = split_range(as, start, end);
     if (err)
@@ -346,7 +322,7 @@ int region_discard(struct aspace *as, int owner, u64 start, u64 end)
     struct vm_batch b;
     lock_batched(as, &b);
     bool allowed = may_change(as, owner, start, end), whole = covered(as, start, end);
-    bool locks = lock_allows(as, start, end);
+    bool locks = lock_allows(start, end);
     if (allowed && locks)
         each_pte(as, start, end, release_page, NULL, true);   /* only mapped pages have PTEs */
     unlock_batched(as);
@@ -409,16 +385,17 @@ static long place(struct aspace *as, u64 addr, u64 len, bool fixed)
     return at ? (long)at : E_NOMEM;
 }
 
-static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
-                       unsigned flags, struct memobj *obj)
+/* The new region is *proto (its protection, owner, object and a file's view) at the
+ * place found for [addr, addr + len), made whole under the lock: a fault on it, which
+ * may come at once from another thread, sees it complete. */
+static long map_region(struct aspace *as, u64 addr, u64 len, unsigned flags,
+                       const struct region *proto)
 {
     bool fixed = flags & VM_MMAP_FIXED;
     long start = place(as, addr, len, fixed);
-    if (start >= 0 && fixed && !may_change(as, owner, (u64)start, (u64)start + len))
+    if (start >= 0 && fixed && !may_change(as, proto->owner, (u64)start, (u64)start + len))
         start = E_PERM;
-    bool needs_lock = start >= 0 && !kernel_lock_held() &&
-                      ((obj->kind != MEMOBJ_ANON && obj->kind != MEMOBJ_SHARED) ||
-                       (fixed && !lock_allows(as, (u64)start, (u64)start + len)));
+    bool needs_lock = start >= 0 && fixed && !lock_allows((u64)start, (u64)start + len);
     struct region *r = start >= 0 && !needs_lock ? kobj_alloc(&region_cache) : NULL;
     long err = needs_lock ? VM_NEEDS_LOCK : start < 0 ? start : r ? 0 : E_NOMEM;
     if (!err && fixed)
@@ -426,36 +403,52 @@ static long map_region(struct aspace *as, int owner, u64 addr, u64 len, unsigned
     if (err) {
         if (r)
             kobj_free(&region_cache, r);
-        memobj_put(obj);
+        memobj_put(proto->obj);
         return err;
     }
-    *r = (struct region){.start = (u64)start, .end = (u64)start + len, .prot = prot, .obj = obj,
-                         .owner = owner};
+    *r = *proto;
+    r->start = (u64)start;
+    r->end = (u64)start + len;
     struct region **pp = link_after(as, (u64)start);
     r->next = *pp;
     *pp = r;
     return start;
 }
 
-static PCNT_COLD long map_probed(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
-                                  unsigned flags, struct memobj *obj)
+static PCNT_COLD long map_probed(struct aspace *as, u64 addr, u64 len, unsigned flags,
+                                  const struct region *proto)
 {
     pcnt_probe_start(PROBE_VM_MAP, len);
-    long r = map_region(as, owner, addr, len, prot, flags, obj);
+    long r = map_region(as, addr, len, flags, proto);
     pcnt_probe_stop(PROBE_VM_MAP);
     return r;
 }
 
 /* Map a region, measured by the vm_map probe (para: the length); pages come on first touch. */
-long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
-                struct memobj *obj)
+static long map_locked(struct aspace *as, u64 addr, u64 len, unsigned flags,
+                       const struct region *proto)
 {
     struct vm_batch b;
     lock_batched(as, &b);
-    long r = pcnt_probed() ? map_probed(as, owner, addr, len, prot, flags, obj)
-                           : map_region(as, owner, addr, len, prot, flags, obj);
+    long r = pcnt_probed() ? map_probed(as, addr, len, flags, proto)
+                           : map_region(as, addr, len, flags, proto);
     unlock_batched(as);
     return r;
+}
+
+long region_map(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot, unsigned flags,
+                struct memobj *obj)
+{
+    const struct region proto = {.prot = prot, .obj = obj, .owner = owner};
+    return map_locked(as, addr, len, flags, &proto);
+}
+
+long region_map_file(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
+                     unsigned flags, struct memobj *obj, u64 off, bool cow)
+{
+    const struct region proto = {.prot = prot, .obj = obj, .owner = owner, .off = off,
+                                 .cow = cow, .bound = true};
+    return map_locked(as, addr, len, flags, &proto);
 }
 
 int region_map_anon_fixed(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot)

@@ -42,20 +42,21 @@ int region_protect(struct aspace *as, int owner, u64 start, u64 end, unsigned pr
  * page for shared memory, the pager's for a pager region. 0, or E_FAULT when part of the
  * range is not mapped (the mapped parts are dropped all the same, as Linux's madvise). */
 int region_discard(struct aspace *as, int owner, u64 start, u64 end);   /* also E_PERM */
-/* Without the kernel lock (docs/smp.md "mmap and munmap without the BKL") map, unmap,
- * protect and discard answer VM_NEEDS_LOCK (fault.h), having changed nothing, when the
- * new region's object or a region in the range needs that lock (lock_allows, region.c). */
+/* A user's mapping of file object obj from byte offset off, copy-on-write or shared
+ * (fileobj_map): as region_map, the region made whole (its view of the file, bound by the
+ * file's end) under one hold of the lock. */
+long region_map_file(struct aspace *as, int owner, u64 addr, u64 len, unsigned prot,
+                     unsigned flags, struct memobj *obj, u64 off, bool cow);
+/* Without the kernel lock (docs/smp.md "mmap and munmap without the BKL") map (fixed),
+ * unmap, protect and discard answer VM_NEEDS_LOCK (fault.h), having changed nothing,
+ * for a range of more than VM_DEFER_MAX pages (lock_allows, region.c). */
 /* The region holding va, or NULL: under the address space's lock (fault.c). */
 struct region *region_find(struct aspace *as, u64 va);
 /* A copy of the region holding va taken under the address space's lock: true, or false
- * when va is in none. Its object pointer stays valid after the lock goes only for an
- * object freed under the kernel lock alone (any but private anonymous memory and fixed
- * runs: a shared anonymous object's last reference dropped without it waits for it,
- * memobj_put), and only while the caller holds that. */
+ * when va is in none. Its object pointer stays valid after the lock goes for any object
+ * but private anonymous memory (every other kind is freed under the kernel lock only:
+ * memobj_put), and only while the caller holds that lock. */
 bool region_lookup(struct aspace *as, u64 va, struct region *copy);
-/* The file object's region just mapped at va (fileobj_map) gets its offset, its
- * copy-on-write flag and its binding to the file's end, under the address space's lock. */
-void region_bind_file(struct aspace *as, u64 va, u64 off, bool cow);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
 void regions_destroy(struct aspace *as);
 /* Unmap every region of `owner` (a task leaving a shared address space). */
@@ -73,8 +74,10 @@ int regions_clone(struct aspace *dst, struct aspace *src);
  * PROT_NONE, without write while an anonymous frame is shared and for a file's frame in
  * a copy-on-write region. */
 u64 region_pte(const struct region *r, u64 frame);
-/* Take the page at va out of as, keeping its region (its PTE, map count and reverse-map
- * entry go; the next touch faults it in afresh): a file object's page that moved or
- * went past the end of its file (fileobj.c). Takes the address space's lock. */
-void region_drop_page(struct aspace *as, u64 va);
+/* Take the page at va out of as if it maps file frame pa, keeping its region (its PTE,
+ * map count and reverse-map entry go; the next touch faults it in afresh): a file
+ * object's page that moves or went past the end of its file (fileobj.c). Takes the
+ * address space's lock; a page that maps anything else (the mapping went meanwhile) is
+ * left alone. */
+void region_drop_file_page(struct aspace *as, u64 va, u64 pa);
 #endif

@@ -140,14 +140,36 @@ static void apply_log(struct rmap_log *l)
     __atomic_store_n(&l->head, tail, __ATOMIC_RELEASE);
 }
 
+static void apply_logs(void)
+{
+    for (int c = 0; c < MAX_CPUS; c++)
+        apply_log(&logs[c]);
+}
+
 void rmap_sync(void)
 {
     if (rmap_mode != RMAP_LOG)
         return;
     lock_marked(&global_lock, 0);
-    for (int c = 0; c < MAX_CPUS; c++)
-        apply_log(&logs[c]);
+    apply_logs();
     unlock_marked(&global_lock, 0);
+}
+
+/* Read under the list's lock (in log mode after the logs are applied, under the same
+ * lock): an entry on a list is freed only after it is unlinked under that lock. */
+bool rmap_first(u64 pa, struct aspace **as, u64 *va)
+{
+    struct spinlock *l = lock_for(pa);
+    lock_marked(l, pa);
+    if (rmap_mode == RMAP_LOG)
+        apply_logs();
+    const struct rmap_entry *e = frame_meta(pa)->rmap;
+    if (e) {
+        *as = e->as;
+        *va = e->va;
+    }
+    unlock_marked(l, pa);
+    return e != NULL;
 }
 
 static void log_append(struct rmap_entry *e, bool insert)

@@ -27,6 +27,12 @@ void rmap_insert(struct rmap_entry *e, struct aspace *as, u64 va, u64 pa, u64 *p
 void rmap_remove(u64 *pte);
 /* Apply the pending logs (log mode); every reader of the map calls it first. */
 void rmap_sync(void);
+/* One mapping of the frame at pa, read under its list's lock (after the logs are
+ * applied): true and (*as, *va), or false when the frame has none. The mapping may go as
+ * soon as the lock does; its address space stays while the caller holds the kernel lock
+ * (address spaces are destroyed only under it). fileobj.c's walks use it, so that they
+ * never hold a list's lock while taking an address space's (the order is aspace first). */
+bool rmap_first(u64 pa, struct aspace **as, u64 *va);
 
 /* The updates so far, all CPUs: inserts and removes (every mode), removes that cancelled
  * a logged insert and logged operations applied (log mode), and the TSC ticks the

@@ -62,6 +62,23 @@
  *            object. Between rounds the reverse map's checker (SYS_VM_CHECK) runs in the
  *            parent. After a warm-up pair of 2 rounds, the frames in use outside the
  *            kernel-object slabs are back exactly. Prints "shmstorm ok rounds=N".
+ * filestorm N  one file object (a window, VM_MMAP_FILE: smptest runs privileged) mapped
+ *            into a clone on CPU 1 by the parent on CPU 0 (VM_CTL_MAP_FILE, as the MK UNIX
+ *            server maps files for its processes): N rounds, each of a shared read-only
+ *            and a private read-write mapping of the file, in which the clone faults in
+ *            the first FILE_TOUCH pages, checks each page's word, writes a word of its
+ *            own into the private one (a copy-on-write break of a file page) and checks
+ *            that the file does not show it, then unmaps both; meanwhile the parent maps
+ *            the next round's pair into the clone, reads every page through its window
+ *            (faults again after each drop), truncates the file to FILE_TOUCH pages and
+ *            restores its end (the pages past it leave every mapping), and grows its run
+ *            by a page at a time while the clone works, FILE_GROWS times at most (every
+ *            mapping of the old frames is dropped, through the reverse map, while the
+ *            clone faults and unmaps them: all without the kernel lock but the
+ *            truncation and the growth, docs/smp.md).
+ *            After each round the parent runs the reverse map's checker; after a
+ *            warm-up pair of 4 rounds the frames in use outside the kernel-object slabs
+ *            are back exactly. Prints "filestorm ok rounds=N".
  * churn N [C]  the scheduler's own locks under churn (docs/smp.md); given C, C CPUs must
  *            run threads (as `online`). A token ring of 2 threads
  *            per CPU (at least 4) passes a token N times, each handing it on by its
@@ -619,6 +636,185 @@ static int shmstorm(int rounds)
     return storm_on_two_cpus("shmstorm", shm_pair, 2, rounds);
 }
 
+/* ---- filestorm --------------------------------------------------------------------- */
+#define FILE_PAGES 16
+#define FILE_TOUCH 12                  /* the pages the clone touches: never truncated */
+#define FILE_GROWS 2                   /* growths of the run a round, at most */
+#define FILE_STACK (64 * 1024ul)
+/* The control page's words: the rounds published and done, a failure, the two slots'
+ * mapping pairs (round i uses slot i % 2: the next round's pair is made meanwhile). */
+enum { FS_ROUND, FS_DONE, FS_FAILED, FS_SLOTS };
+static volatile uint64_t *fs_ctl, *fs_window;
+static uint8_t *fs_stack;
+
+static uint64_t fs_word(int k) { return 0xf11e000000000000ull | (uint64_t)k; }
+
+/* Wait until *word reaches at least `want`: 0, or 1 when the other side failed. Spinning
+ * first, then a tick at a time (shm_meet says why). */
+static int fs_wait(volatile uint64_t *word, uint64_t want)
+{
+    for (long spins = 0; *word < want; spins++) {
+        if (fs_ctl[FS_FAILED])
+            return 1;
+        if (spins > 100000)
+            sys_sleep(1);
+    }
+    return 0;
+}
+
+static void fs_fail(const char *who, int round, const char *bad)
+{
+    fs_ctl[FS_FAILED] = 1;
+    printf("filestorm FAIL: %s round %d: %s\n", who, round, bad);
+}
+
+/* The clone's round in slot pair (shared, private): NULL, or what went wrong. */
+static const char *fs_touch(volatile uint64_t *shared, volatile uint64_t *priv, int round)
+{
+    for (int k = 0; k < FILE_TOUCH; k++) {
+        volatile uint64_t *s = shared + k * (PAGE / 8), *p = priv + k * (PAGE / 8);
+        uint64_t mine = ((uint64_t)round << 16) | (uint64_t)k | 1;
+        if (s[0] != fs_word(k) || p[0] != fs_word(k))
+            return "a page does not show the file's word";
+        p[1] = mine;
+        if (p[1] != mine || p[0] != fs_word(k))
+            return "the private copy lost a word";
+        if (s[1] != 0)
+            return "a private write reached the file";
+    }
+    if (sys_vm_unmap((void *)shared, FILE_PAGES * PAGE) != 0 ||
+        sys_vm_unmap((void *)priv, FILE_PAGES * PAGE) != 0)
+        return "unmap";
+    return NULL;
+}
+
+static void fs_child(void *arg)
+{
+    int rounds = (int)(uintptr_t)arg;
+    if (sys_thread_affinity(0, 2) != 0) {
+        fs_fail("clone", 0, "affinity");
+        return;
+    }
+    sys_yield();                       /* now on CPU 1 */
+    for (int i = 0; i < rounds; i++) {
+        if (fs_wait(&fs_ctl[FS_ROUND], (uint64_t)i + 1))
+            return;
+        volatile uint64_t *slot = &fs_ctl[FS_SLOTS + 2 * (i % 2)];
+        const char *bad = fs_touch((volatile uint64_t *)slot[0], (volatile uint64_t *)slot[1], i);
+        if (bad) {
+            fs_fail("clone", i, bad);
+            return;
+        }
+        fs_ctl[FS_DONE] = (uint64_t)i + 1;
+    }
+}
+
+/* Round i's pair mapped into the clone (task t): 0, or 1 with the reason printed. */
+static int fs_map(long t, int i)
+{
+    volatile uint64_t *slot = &fs_ctl[FS_SLOTS + 2 * (i % 2)];
+    uint64_t src = (uint64_t)(uintptr_t)fs_window;
+    long a = sys_vm_ctl((int)t, VM_CTL_MAP_FILE, NULL, FILE_PAGES * PAGE, PROT_READ,
+                        src | VM_MMAP_SHARED);
+    long b = sys_vm_ctl((int)t, VM_CTL_MAP_FILE, NULL, FILE_PAGES * PAGE,
+                        PROT_READ | PROT_WRITE, src);
+    if (a < 0 || b < 0) {
+        printf("filestorm FAIL: round %d: map %ld %ld\n", i, a, b);
+        fs_ctl[FS_FAILED] = 1;
+        return 1;
+    }
+    slot[0] = (uint64_t)a;
+    slot[1] = (uint64_t)b;
+    return 0;
+}
+
+/* The parent's part of round i while the clone works: its window read, a truncation
+ * and a restore of the end, then growths of the run by a page while the clone is not
+ * done, FILE_GROWS at most. NULL or what went wrong. */
+static const char *fs_meanwhile(int i, uint64_t *pages)
+{
+    uint64_t w = (uint64_t)(uintptr_t)fs_window;
+    for (int k = 0; k < FILE_PAGES; k++)
+        if (fs_window[k * (PAGE / 8)] != fs_word(k))
+            return "the window does not show the file's word";
+    if (sys_vm_ctl(0, VM_CTL_FILE_EOF, (void *)w, FILE_TOUCH * PAGE, 0, 0) != 0 ||
+        sys_vm_ctl(0, VM_CTL_FILE_EOF, (void *)w, FILE_PAGES * PAGE, 0, 0) != 0)
+        return "truncate and restore";
+    for (int g = 0; g < FILE_GROWS && fs_ctl[FS_DONE] <= (uint64_t)i; g++)
+        if (sys_vm_ctl(0, VM_CTL_FILE_GROW, (void *)w, ++*pages * PAGE, 0, 0) != (long)w)
+            return "grow";
+    return NULL;
+}
+
+static int fs_rounds(long t, int rounds)
+{
+    uint64_t pages = FILE_PAGES;
+    if (fs_map(t, 0))
+        return 1;
+    fs_ctl[FS_ROUND] = 1;
+    for (int i = 0; i < rounds; i++) {
+        if (i + 1 < rounds && fs_map(t, i + 1))
+            return 1;
+        const char *bad = fs_meanwhile(i, &pages);
+        if (!bad && fs_wait(&fs_ctl[FS_DONE], (uint64_t)i + 1))
+            return 1;
+        struct vm_check c;
+        if (!bad && (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries))
+            bad = "the reverse map's check";
+        if (bad) {
+            fs_fail("parent", i, bad);
+            return 1;
+        }
+        fs_ctl[FS_ROUND] = (uint64_t)i + 2;
+    }
+    return 0;
+}
+
+/* A fresh file of FILE_PAGES pages, each with its word, in a clone and here: 0, or 1
+ * with the reason printed. */
+static int fs_pair(int rounds)
+{
+    long w = sys_vm_mmap(NULL, FILE_PAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (w < 0) {
+        printf("filestorm FAIL: window %ld\n", w);
+        return 1;
+    }
+    fs_window = (volatile uint64_t *)w;
+    for (int k = 0; k < FILE_PAGES; k++)
+        fs_window[k * (PAGE / 8)] = fs_word(k);
+    for (int i = 0; i < FS_SLOTS + 4; i++)
+        fs_ctl[i] = 0;
+    long t = task_clone_run("filechild", fs_child, fs_stack + FILE_STACK - 8,
+                            (void *)(uintptr_t)rounds);
+    if (t < 0) {
+        printf("filestorm FAIL: clone %ld\n", t);
+        sys_vm_unmap((void *)w, VM_FILE_WINDOW);
+        return 1;
+    }
+    int mine = fs_rounds(t, rounds), status = -1;
+    if (sys_task_wait((int)t, &status) != t || status != 0) {
+        printf("filestorm FAIL: the clone's status %d\n", status);
+        mine = 1;
+    }
+    if (!mine && fs_ctl[FS_FAILED])
+        printf("filestorm FAIL: the clone failed\n");
+    sys_vm_unmap((void *)w, VM_FILE_WINDOW);
+    return mine || fs_ctl[FS_FAILED];
+}
+
+static int filestorm(int rounds)
+{
+    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    long s = sys_vm_map(FILE_STACK, PROT_READ | PROT_WRITE);
+    if (c < 0 || s < 0) {
+        printf("filestorm FAIL: map %ld %ld\n", c, s);
+        return 1;
+    }
+    fs_ctl = (volatile uint64_t *)c;
+    fs_stack = (uint8_t *)s;
+    return storm_on_two_cpus("filestorm", fs_pair, 4, rounds);
+}
+
 /* ---- pingpong ----------------------------------------------------------------------- */
 static int server(void *arg)
 {
@@ -956,9 +1152,11 @@ int main(int argc, char **argv)
         return mapstorm(n > 0 ? n : 200);
     if (!strcmp(mode, "shmstorm"))
         return shmstorm(n > 0 && n <= 1000 ? n : 100);
+    if (!strcmp(mode, "filestorm"))
+        return filestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | mapstorm N | churn N [CPUS]\n");
+           " | mapstorm N | shmstorm N | filestorm N | churn N [CPUS]\n");
     return 2;
 }
