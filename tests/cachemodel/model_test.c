@@ -1113,6 +1113,22 @@ static void t_coher_locks(void)
     CHECK_EQ(co->cpu[1].st.lock_waits, 1);
     CHECK_EQ(co->cpu[1].st.handoffs, 1);
     CHECK_EQ(co->cpu[0].st.lock_releases, 1);
+    coher_lock_marker(co, 0, 1 << 10 | 3);            /* another lock, no wait: its own */
+    CHECK_EQ(co->locks[5].acquires, 2);               /* the same figures, by lock id */
+    CHECK_EQ(co->locks[5].waits, 1);
+    CHECK_EQ(co->locks[5].handoffs, 1);
+    CHECK_EQ(co->locks[5].wait_cycles, 100);
+    CHECK_EQ(co->locks[3].acquires, 1);
+    CHECK_EQ(co->locks[3].waits + co->locks[3].handoffs, 0);
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"locks\":[{\"id\":3,\"acquires\":1,\"waits\":0,\"handoffs\":0,"
+                       "\"wait_cycles\":0},{\"id\":5,\"acquires\":2,\"waits\":1,"
+                       "\"handoffs\":1,\"wait_cycles\":100}]") != NULL);
+    coher_window_begin(co);                           /* a new window forgets them */
+    CHECK_EQ(co->locks[5].acquires + co->locks[3].acquires, 0);
     coher_model_marker(co, 1, 0);                     /* paused: nothing counts */
     coher_access(co, 1, 0x3000, 8, true);
     CHECK_EQ(co->used_lines, 0);

@@ -72,7 +72,7 @@ void coher_window_begin(struct coher *co)
 {
     memset(co->cpu, 0, sizeof(co->cpu));
     for (unsigned i = 0; i < COHER_LOCKS; i++)
-        co->locks[i] = (struct coher_lock){0, -1};
+        co->locks[i] = (struct coher_lock){.last_holder = -1};
     clear_directory(co);
 }
 
@@ -197,14 +197,20 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
     c->active = c->used = true;
     if (l->released > c->st.clock) {             /* held until its recorded release */
         c->st.lock_wait_cycles += l->released - c->st.clock;
+        l->wait_cycles += l->released - c->st.clock;
         c->st.clock = l->released;
     }
-    if (c->waiting)
+    if (c->waiting) {
         c->st.lock_waits++;
+        l->waits++;
+    }
     c->waiting = false;
     c->st.lock_acquires++;
-    if (l->last_holder >= 0 && l->last_holder != (int)cpu)
+    l->acquires++;
+    if (l->last_holder >= 0 && l->last_holder != (int)cpu) {
         c->st.handoffs++;
+        l->handoffs++;
+    }
     l->last_holder = (int)cpu;
 }
 
@@ -256,6 +262,23 @@ static void put_cpu(FILE *f, unsigned i, const struct coher_cpu_stats *s)
             s->lock_wait_cycles, s->clock);
 }
 
+/* Every lock acquired in the window, by id: the vCPUs' lock figures split by lock, so a
+ * reader can tell which lock bounds the makespan (sums over ids = sums over vCPUs). */
+static void put_locks(FILE *f, const struct coher *co)
+{
+    unsigned n = 0;
+    fputs(",\"locks\":[", f);
+    for (unsigned i = 0; i < COHER_LOCKS; i++) {
+        const struct coher_lock *l = &co->locks[i];
+        if (!l->acquires)
+            continue;
+        fprintf(f, "%s{\"id\":%u,\"acquires\":%" PRIu64 ",\"waits\":%" PRIu64
+                   ",\"handoffs\":%" PRIu64 ",\"wait_cycles\":%.0f}",
+                n++ ? "," : "", i, l->acquires, l->waits, l->handoffs, l->wait_cycles);
+    }
+    fputc(']', f);
+}
+
 void coher_report(FILE *f, const struct coher *co)
 {
     const struct coher_preset *p = &co->preset;
@@ -276,5 +299,7 @@ void coher_report(FILE *f, const struct coher *co)
         if (co->cpu[i].st.clock > makespan)
             makespan = co->cpu[i].st.clock;
     }
-    fprintf(f, "],\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
+    fputc(']', f);
+    put_locks(f, co);
+    fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }

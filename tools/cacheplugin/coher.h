@@ -62,6 +62,9 @@ struct coher_line {
 struct coher_lock {
     double released;        /* modelled time of the last recorded release */
     int last_holder;        /* -1: never held in this window */
+    /* this lock's share of the vCPUs' lock figures (the report's "locks", by id) */
+    uint64_t acquires, waits, handoffs;
+    double wait_cycles;
 };
 
 struct coher {
