@@ -160,8 +160,9 @@ def lock_class_fields(locks: list[dict], jobs: int) -> dict:
 def model_fields(coherence: dict, jobs: int) -> dict:
     """The modelled figures of one run, from the window's "coherence" object."""
     cpus = coherence["cpus"]
-    total = {k: sum(c[k] for c in cpus) for k in
-             ("transfers", "lock_waits", "lock_wait_cycles", "handoffs")}
+    total = {k: sum(c.get(k, 0) for c in cpus) for k in
+             ("transfers", "lock_waits", "lock_wait_cycles", "handoffs", "transfer_cycles",
+              "miss_cycles")}
     makespan = coherence["makespan"]
     insns = sum(c["instructions"] for c in cpus)
     return {
@@ -175,6 +176,10 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "lock_waits_per_job": _per_job(total["lock_waits"], jobs, 2),
         "lock_wait_cycles_per_job": _per_job(total["lock_wait_cycles"], jobs),
         "handoffs_per_job": _per_job(total["handoffs"], jobs, 2),
+        # where the vCPUs' modelled cycles went besides instructions x cpi (summed over
+        # vCPUs): waiting for lines (transfers, queued on their lines) and private misses
+        "transfer_cycles_per_job": _per_job(total["transfer_cycles"], jobs),
+        "miss_cycles_per_job": _per_job(total["miss_cycles"], jobs),
         "latency_preset": coherence["preset"],
         "modelled": True,
         **(lock_class_fields(coherence["locks"], jobs) if "locks" in coherence else {}),

@@ -1184,6 +1184,7 @@ def aim_benchmark(quick: bool = False, part: str = "mix") -> Benchmark:
                   where={"probes": "off"}),
         paper="P4.summary",
         timeout=1800.0,
+        streams=("aim",),
         rows=lambda results, config: _aim_rows(results, config, jobs),
         environment=aim.environment,
         model_qemu=True,
