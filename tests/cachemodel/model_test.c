@@ -1092,6 +1092,14 @@ static void t_coher_scaling(void)
         transfers += co->cpu[c].st.transfers;
     CHECK_EQ(transfers, 39);                           /* all but the first write */
     CHECK_EQ(co->cpu[3].st.clock, 39 * 144);           /* one after the other */
+    coher_access(co, 0, 0x30000, 8, false);            /* a second line, one transfer */
+    coher_access(co, 1, 0x30000, 8, false);
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"hot_lines\":[{\"pa\":131072,\"transfers\":39,\"cycles\":") != NULL);
+    CHECK(strstr(text, "},{\"pa\":196608,\"transfers\":1,\"cycles\":") != NULL);
     coher_window_begin(co);
     CHECK_EQ(co->used_lines, 0);
     CHECK(!co->cpu[0].active);

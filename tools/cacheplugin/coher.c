@@ -137,6 +137,8 @@ static void pay(struct coher_cpu *c, struct coher_line *e, double lat)
     double start = c->st.clock > e->ready ? c->st.clock : e->ready;
     double done = start + lat;
     c->st.transfer_cycles += done - c->st.clock;
+    e->cycles += done - c->st.clock;
+    e->transfers++;
     c->st.clock = done;
     e->ready = done;
 }
@@ -279,6 +281,33 @@ static void put_locks(FILE *f, const struct coher *co)
     fputc(']', f);
 }
 
+/* The COHER_HOT_LINES lines whose transfers cost the vCPUs most (physical address,
+ * transfers, cycles: queueing behind the line's previous transfer and latency), dearest
+ * first: which data bounds a curve of transfer cycles. Since the last directory reset. */
+static void put_hot_lines(FILE *f, const struct coher *co)
+{
+    const struct coher_line *hot[COHER_HOT_LINES] = {0};
+    for (uint64_t i = 0; i < co->cap; i++) {
+        const struct coher_line *e = &co->lines[i];
+        if (!e->line || e->cycles <= 0)
+            continue;
+        unsigned k = COHER_HOT_LINES;
+        while (k > 0 && (!hot[k - 1] || hot[k - 1]->cycles < e->cycles)) {
+            if (k < COHER_HOT_LINES)
+                hot[k] = hot[k - 1];
+            k--;
+        }
+        if (k < COHER_HOT_LINES)
+            hot[k] = e;
+    }
+    fputs(",\"hot_lines\":[", f);
+    for (unsigned k = 0; k < COHER_HOT_LINES && hot[k]; k++)
+        fprintf(f, "%s{\"pa\":%" PRIu64 ",\"transfers\":%" PRIu32 ",\"cycles\":%.0f}",
+                k ? "," : "", (hot[k]->line - 1) << COHER_LINE_SHIFT, hot[k]->transfers,
+                hot[k]->cycles);
+    fputc(']', f);
+}
+
 void coher_report(FILE *f, const struct coher *co)
 {
     const struct coher_preset *p = &co->preset;
@@ -301,5 +330,6 @@ void coher_report(FILE *f, const struct coher *co)
     }
     fputc(']', f);
     put_locks(f, co);
+    put_hot_lines(f, co);
     fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }

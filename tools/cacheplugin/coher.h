@@ -26,6 +26,7 @@
 #define COHER_MAX_CPUS 32
 #define COHER_LOCKS 1024
 #define COHER_LINE_SHIFT 6
+#define COHER_HOT_LINES 16          /* the report's "hot_lines": the dearest lines */
 
 /* The latency matrix: vCPU i is core i; cores fill a die, dies a socket. A transfer pays
  * lat_die inside a die, lat_chiplet between dies of one socket, and lat_socket (one hop)
@@ -56,7 +57,9 @@ struct coher_line {
     uint64_t line;          /* line number + 1; 0: empty slot */
     uint32_t sharers;       /* vCPUs holding a copy */
     int8_t owner;           /* the vCPU holding it modified, or -1 */
+    uint32_t transfers;     /* transfers and upgrades paid on it in this window */
     double ready;           /* modelled time its last transfer completed */
+    double cycles;          /* what they cost the vCPUs: queueing and latency */
 };
 
 struct coher_lock {
