@@ -29,9 +29,10 @@
  * fills a private anonymous region of (JOBS + 1) slices of RMAP_PAGES pages and forks the
  * WORKERS before the window, so every worker maps every frame of it copy-on-write (on
  * ondol the fork's clone gives each frame one reverse-map entry per worker). Job j of
- * every worker writes one word in each page of slice j (slice 0 is the warm-up's): each
- * write is a copy-on-write break, which on ondol removes the worker's entry from the
- * shared frame's reverse map and inserts one for its copy, in the page fault, without the
+ * every worker writes one word in each page of slice j (slice 0 is the warm-up's), each
+ * worker from its own page of the slice round: each write is a copy-on-write break, which
+ * on ondol removes the worker's entry from the shared frame's reverse map and inserts one
+ * for its copy, in the page fault, without the
  * big kernel lock; then it unmaps the slice (the copies' entries go). Before and after
  * the write the job checks the page's words (one in each 64 bytes) and its own word; at
  * the end the parent checks that its own region kept every word (no break leaked into a
@@ -261,12 +262,16 @@ static void check_page(const uint64_t *p, uint64_t seed, size_t page, uint64_t f
 }
 
 /* One job: break copy-on-write on each page of slice `slice` with a word of this worker's,
- * checking the page before and after; then unmap the slice. */
-static void rmap_job(unsigned char *region, uint64_t seed, int id, int slice)
+ * checking the page before and after; then unmap the slice. Worker `id` of `workers`
+ * starts at its own page of the slice and wraps round, as independent processes would
+ * not go through shared pages in step (all in one order, every worker would queue behind
+ * the others on each page's lines and locks). */
+static void rmap_job(unsigned char *region, uint64_t seed, int id, int workers, int slice)
 {
-    size_t first = (size_t)slice * RMAP_PAGES;
+    size_t first = (size_t)slice * RMAP_PAGES, start = (size_t)id * RMAP_PAGES / workers;
     unsigned char *base = region + first * PAGE;
-    for (size_t i = 0; i < RMAP_PAGES; i++) {
+    for (size_t k = 0; k < RMAP_PAGES; k++) {
+        size_t i = (start + k) % RMAP_PAGES;
         uint64_t *p = (uint64_t *)(base + i * PAGE);
         check_page(p, seed, first + i, region_word(seed, first + i, 0), "rmap shared page");
         uint64_t mine = seed ^ ((uint64_t)id << 32) ^ (first + i);
@@ -284,10 +289,10 @@ struct rmap_pipes {
 /* A worker: the warm-up job on slice 0, "ready", wait for "go" (end of file: the run was
  * called off), JOBS jobs, "done", then wait until the parent lets it go. */
 static void rmap_worker(struct rmap_pipes *pp, unsigned char *region, uint64_t seed, int id,
-                        int jobs)
+                        int workers, int jobs)
 {
     close(pp->ready[0]), close(pp->go[1]), close(pp->done[0]), close(pp->quit[1]);
-    rmap_job(region, seed, id, 0);
+    rmap_job(region, seed, id, workers, 0);
     char byte = 'r';
     if (write(pp->ready[1], &byte, 1) != 1)
         fail("ready");
@@ -295,7 +300,7 @@ static void rmap_worker(struct rmap_pipes *pp, unsigned char *region, uint64_t s
     if (read(pp->go[0], &byte, 1) != 1)
         _exit(1);
     for (int j = 1; j <= jobs; j++)
-        rmap_job(region, seed, id, j);
+        rmap_job(region, seed, id, workers, j);
     if (write(pp->done[1], &byte, 1) != 1)
         fail("done");
     close(pp->done[1]);
@@ -346,7 +351,7 @@ static int run_rmap(int workers, int jobs, uint64_t seed, int *warm_ok)
     for (int w = 0; w < workers; w++) {
         pids[w] = fork();
         if (pids[w] == 0)
-            rmap_worker(&pp, region, seed, w, jobs);
+            rmap_worker(&pp, region, seed, w, workers, jobs);
         if (pids[w] < 0)
             fail("fork (rmap worker)");
     }
