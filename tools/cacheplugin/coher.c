@@ -131,16 +131,21 @@ static double invalidation_latency(const struct coher *co, uint32_t others, unsi
     return worst;
 }
 
-/* The line is busy until its previous transfer finished; this one then takes `lat`. */
-static void pay(struct coher_cpu *c, struct coher_line *e, double lat)
+/* The line is busy until its previous transfer finished; this one then takes `lat`. In
+ * time order a transfer that started after this vCPU's clock does not hold it up. */
+static void pay(const struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
 {
-    double start = c->st.clock > e->ready ? c->st.clock : e->ready;
+    bool later = co->order == COHER_ORDER_TIME && e->start > c->st.clock;
+    double start = later || c->st.clock > e->ready ? c->st.clock : e->ready;
     double done = start + lat;
+    if (start > e->start)
+        e->start = start;
     c->st.transfer_cycles += done - c->st.clock;
     e->cycles += done - c->st.clock;
     e->transfers++;
     c->st.clock = done;
-    e->ready = done;
+    if (done > e->ready)
+        e->ready = done;
 }
 
 static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
@@ -151,7 +156,7 @@ static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
     int from = nearest_holder(co, e, cpu);
     if (from >= 0) {
         co->cpu[cpu].st.transfers++;
-        pay(&co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu));
     }
     e->owner = -1;              /* a modified copy is now shared */
     e->sharers |= bit;
@@ -166,9 +171,9 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     if (!(e->sharers & bit) && others) {          /* the data comes from another cache */
         int from = nearest_holder(co, e, cpu);
         c->st.transfers++;
-        pay(c, e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, c, e, coher_latency(co, (unsigned)from, cpu));
     } else if (others) {                          /* an upgrade: invalidate the copies */
-        pay(c, e, invalidation_latency(co, others, cpu));
+        pay(co, c, e, invalidation_latency(co, others, cpu));
     }
     c->st.invalidations += (uint64_t)__builtin_popcount(others);
     e->sharers = bit;
@@ -197,7 +202,8 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
     c->active = c->used = true;
-    if (l->released > c->st.clock) {             /* held until its recorded release */
+    bool later = co->order == COHER_ORDER_TIME && l->acquired > c->st.clock;
+    if (!later && l->released > c->st.clock) {   /* held until its recorded release */
         c->st.lock_wait_cycles += l->released - c->st.clock;
         l->wait_cycles += l->released - c->st.clock;
         c->st.clock = l->released;
@@ -209,6 +215,8 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
     c->waiting = false;
     c->st.lock_acquires++;
     l->acquires++;
+    if (c->st.clock > l->acquired)
+        l->acquired = c->st.clock;
     if (l->last_holder >= 0 && l->last_holder != (int)cpu) {
         c->st.handoffs++;
         l->handoffs++;
@@ -313,11 +321,13 @@ void coher_report(FILE *f, const struct coher *co)
     const struct coher_preset *p = &co->preset;
     double makespan = 0;
     fprintf(f, "{\"clock_is\":\"modelled: instructions*cpi + private misses*penalties + "
-               "transfers*latency + lock waits\",\"preset\":\"%s\",\"source\":\"%s\","
+               "transfers*latency + lock waits\",\"preset\":\"%s\",\"order\":\"%s\","
+               "\"source\":\"%s\","
                "\"cores_per_die\":%u,\"dies_per_socket\":%u,\"lat_die\":%.0f,"
                "\"lat_chiplet\":%.0f,\"lat_socket\":%.0f,\"lat_socket2\":%.0f,"
                "\"directory_resets\":%" PRIu64 ",\"cpus\":[",
-            p->name, p->source, p->cores_per_die, p->dies_per_socket, p->lat_die,
+            p->name, co->order == COHER_ORDER_TIME ? "time" : "recorded", p->source,
+            p->cores_per_die, p->dies_per_socket, p->lat_die,
             p->lat_chiplet, p->lat_socket, p->lat_socket2, co->resets);
     unsigned n = 0;
     for (unsigned i = 0; i < co->ncpus; i++) {

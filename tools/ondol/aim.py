@@ -181,6 +181,7 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "transfer_cycles_per_job": _per_job(total["transfer_cycles"], jobs),
         "miss_cycles_per_job": _per_job(total["miss_cycles"], jobs),
         "latency_preset": coherence["preset"],
+        "replay_order": coherence.get("order", "recorded"),      # coherence_order=
         "modelled": True,
         **(lock_class_fields(coherence["locks"], jobs) if "locks" in coherence else {}),
     }
