@@ -287,8 +287,10 @@ def outputs(doc: dict, directory: Path, part: str = "mix") -> list[Path]:
             f"rmap-heavy part ({RMAP_PAGES} COW breaks a job)")
     ax.set_xlabel(f"CPUs (one worker of {JOBS if part == 'mix' else RMAP_JOBS} jobs each)")
     ax.set_ylabel("MODELLED speed-up (throughput / 1 CPU's)")
+    order = next((r["replay_order"] for r in rows if r.get("replay_order")), "recorded")
     ax.set_title(f"ondol, {what} on the UNIX server (MK), coherence model "
-                 f"({LATENCY_PRESET} preset)\nMODELLED (QEMU under icount)", fontsize=9)
+                 f"({LATENCY_PRESET} preset)\nMODELLED (QEMU under icount), replay order "
+                 f"{order}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     for label, (x, y) in P4_SHAPE.items():
