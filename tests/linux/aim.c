@@ -32,12 +32,12 @@
  * every worker writes one word in each page of slice j (slice 0 is the warm-up's), each
  * worker from its own page of the slice round: each write is a copy-on-write break, which
  * on ondol removes the worker's entry from the shared frame's reverse map and inserts one
- * for its copy, in the page fault, without the
- * big kernel lock; then it unmaps the slice (the copies' entries go). Before and after
- * the write the job checks the page's words (one in each 64 bytes) and its own word; at
- * the end the parent checks that its own region kept every word (no break leaked into a
- * shared frame). The workers start together on a "go" byte once all are ready, and stay
- * until the window is closed, so the window holds the jobs and not the forks or exits.
+ * for its copy, in the page fault, without the big kernel lock; then it unmaps the slice
+ * (the copies' entries go). Before and after the write the job checks the page's words
+ * (one in each 64 bytes) and its own word; at the end the parent checks that its own
+ * region kept every word (no break leaked into a shared frame). The workers start
+ * together on a "go" byte once all are ready, and stay until the window is closed, so the
+ * window holds the jobs and not the forks or exits.
  *
  * Output: one result record on the result stream (/dev/results on ondol, else stdout):
  * workers, jobs done, the TSC ticks of the run (under -icount: instructions, exact), and,
@@ -335,7 +335,7 @@ static unsigned char *rmap_region(int jobs, uint64_t seed, size_t *len)
     return region;
 }
 
-static void window_begin(void);
+static void window_begin(void);   /* below, with the mix's window */
 static void window_end(void);
 
 /* The part: `workers` processes of `jobs` jobs, the window around the jobs only; how many
