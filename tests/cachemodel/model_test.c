@@ -932,6 +932,12 @@ static void t_config(void)
     CHECK(config_parse(&c, 1, coh, err, sizeof(err)) == 0 && !strcmp(c.coherence, "p4"));
     CHECK(config_parse(&c, 2, coh_off, err, sizeof(err)) == 0 && !c.coherence[0]);
     CHECK(config_parse(&c, 1, coh_bad, err, sizeof(err)) != 0);
+    char o0[] = "coherence_order=time", o1[] = "coherence_order=recorded",
+         o2[] = "coherence_order=sometimes";
+    char *ord[] = {c0, o0}, *ord_back[] = {c0, o0, o1}, *ord_bad[] = {o2};
+    CHECK(config_parse(&c, 2, ord, err, sizeof(err)) == 0 && c.coherence_time);
+    CHECK(config_parse(&c, 3, ord_back, err, sizeof(err)) == 0 && !c.coherence_time);
+    CHECK(config_parse(&c, 1, ord_bad, err, sizeof(err)) != 0);
 
     uint64_t v;
     CHECK(config_parse_size("32k", &v) == 0 && v == 32768);
@@ -1092,6 +1098,14 @@ static void t_coher_scaling(void)
         transfers += co->cpu[c].st.transfers;
     CHECK_EQ(transfers, 39);                           /* all but the first write */
     CHECK_EQ(co->cpu[3].st.clock, 39 * 144);           /* one after the other */
+    coher_access(co, 0, 0x30000, 8, false);            /* a second line, one transfer */
+    coher_access(co, 1, 0x30000, 8, false);
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"hot_lines\":[{\"pa\":131072,\"transfers\":39,\"cycles\":") != NULL);
+    CHECK(strstr(text, "},{\"pa\":196608,\"transfers\":1,\"cycles\":") != NULL);
     coher_window_begin(co);
     CHECK_EQ(co->used_lines, 0);
     CHECK(!co->cpu[0].active);
@@ -1113,9 +1127,50 @@ static void t_coher_locks(void)
     CHECK_EQ(co->cpu[1].st.lock_waits, 1);
     CHECK_EQ(co->cpu[1].st.handoffs, 1);
     CHECK_EQ(co->cpu[0].st.lock_releases, 1);
+    coher_lock_marker(co, 0, 1 << 10 | 3);            /* another lock, no wait: its own */
+    CHECK_EQ(co->locks[5].acquires, 2);               /* the same figures, by lock id */
+    CHECK_EQ(co->locks[5].waits, 1);
+    CHECK_EQ(co->locks[5].handoffs, 1);
+    CHECK_EQ(co->locks[5].wait_cycles, 100);
+    CHECK_EQ(co->locks[3].acquires, 1);
+    CHECK_EQ(co->locks[3].waits + co->locks[3].handoffs, 0);
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"locks\":[{\"id\":3,\"acquires\":1,\"waits\":0,\"handoffs\":0,"
+                       "\"wait_cycles\":0},{\"id\":5,\"acquires\":2,\"waits\":1,"
+                       "\"handoffs\":1,\"wait_cycles\":100}]") != NULL);
+    coher_window_begin(co);                           /* a new window forgets them */
+    CHECK_EQ(co->locks[5].acquires + co->locks[3].acquires, 0);
     coher_model_marker(co, 1, 0);                     /* paused: nothing counts */
     coher_access(co, 1, 0x3000, 8, true);
     CHECK_EQ(co->used_lines, 0);
+}
+
+/* Recorded order: a vCPU behind in modelled time waits for a line and a lock used later
+ * in modelled time by another; time order lets it go first. */
+static void t_coher_time_order(void)
+{
+    for (int order = COHER_ORDER_RECORDED; order <= COHER_ORDER_TIME; order++) {
+        struct coher *co = coher_rig("die", 2);
+        co->order = (enum coher_order)order;
+        coher_access(co, 1, 0x5000, 8, false);        /* cpu 1 holds the line, clock 0 */
+        coher_account(co, 0, 1000, 0, 0);
+        coher_access(co, 0, 0x5000, 8, true);         /* cpu 0 takes it at 1000: 1144 */
+        CHECK_EQ(co->cpu[0].st.clock, 1144);
+        coher_access(co, 1, 0x5000, 8, true);         /* cpu 1, at 0, wants it back */
+        CHECK_EQ(co->cpu[1].st.clock, order == COHER_ORDER_TIME ? 144 : 1144 + 144);
+        struct coher *lk = coher_rig("die", 2);
+        lk->order = (enum coher_order)order;
+        coher_account(lk, 0, 1000, 0, 0);
+        coher_lock_marker(lk, 0, 1 << 10 | 7);        /* cpu 0 holds lock 7 at 1000.. */
+        coher_account(lk, 0, 500, 0, 0);
+        coher_lock_marker(lk, 0, 2 << 10 | 7);        /* ..1500 */
+        coher_lock_marker(lk, 1, 1 << 10 | 7);        /* cpu 1 at 0 */
+        CHECK_EQ(lk->cpu[1].st.clock, order == COHER_ORDER_TIME ? 0 : 1500);
+        CHECK_EQ(lk->cpu[1].st.handoffs, 1);
+    }
 }
 
 /* ---- driver -------------------------------------------------------------------------------- */
@@ -1164,6 +1219,7 @@ static const struct tcase cases[] = {
     {"coher_directory", t_coher_directory},
     {"coher_scaling", t_coher_scaling},
     {"coher_locks", t_coher_locks},
+    {"coher_time_order", t_coher_time_order},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -16,9 +16,13 @@ def record(jobs=8, tsc=4_000_000, mode_counters=None):
 
 def window(makespan=2_000_000):
     cpu = {"instructions": 1, "transfers": 40, "lock_waits": 4, "lock_wait_cycles": 800,
-           "handoffs": 2}
+           "handoffs": 2, "transfer_cycles": 4000, "miss_cycles": 80}
+    locks = [{"id": 3, "acquires": 9, "waits": 6, "handoffs": 2, "wait_cycles": 1200},
+             {"id": 4, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 100},
+             {"id": 260, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 300},
+             {"id": 1, "acquires": 1, "waits": 0, "handoffs": 0, "wait_cycles": 0}]
     return {"window": 13, "coherence": {"preset": "p4", "makespan": makespan,
-                                        "cpus": [cpu, cpu]}}
+                                        "cpus": [cpu, cpu], "locks": locks}}
 
 
 def test_configs_cover_every_mode_and_cpu_count_with_the_program_as_init():
@@ -54,6 +58,28 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["d_frames_free"] == 0 and row["d_tasks"] == 0
     assert row["modelled"] and row["modelled_throughput"] == 4000.0   # 8 jobs / 2e6 cycles
     assert row["transfers_per_job"] == 10.0 and row["lock_waits_per_job"] == 1.0
+    assert row["transfer_cycles_per_job"] == 1000.0 and row["miss_cycles_per_job"] == 20.0
+    # by class of lock: 3 the BKL, 4..260 the reverse map's, the rest other (per job)
+    assert row["lock_waits_per_job_bkl"] == 0.75 and row["lock_waits_per_job_rmap"] == 0.25
+    assert row["lock_wait_cycles_per_job_bkl"] == 150.0
+    assert row["lock_wait_cycles_per_job_rmap"] == 50.0
+    assert row["handoffs_per_job_rmap"] == 0.25 and row["handoffs_per_job_other"] == 0
+
+
+def test_the_rmap_part_has_its_own_benchmark_links_and_peer_command():
+    bench = benchmarks.get("aim-rmap")
+    modelled = [c for c in bench.configs if c.params["model"]]
+    assert {(c.params["rmap"], c.params["cpus"]) for c in modelled} == {
+        (m, n) for m in aim.MODES for n in aim.CPUS}
+    assert all(c.params["part"] == "rmap" and c.options["linux_init"] ==
+               aim.link(c.params["cpus"], aim.RMAP_JOBS, "rmap") for c in bench.configs)
+    assert aim.link(16, 8, "rmap") == "/bench/aim-rmap-16-8"
+    assert {c.params["part"] for c in benchmarks.get("aim").configs} == {"mix"}
+    links = {"/" + e.path for e in aim.archive_entries()}
+    for b in (bench, benchmarks.get("aim-rmap", quick=True)):
+        assert {c.options["linux_init"] for c in b.configs} <= links
+    assert b"/suite/bin/aim rmap 4 8" in aim.peer_init(4, 8, "rmap")
+    assert b"/suite/bin/aim 4 8" in aim.peer_init(4, 8)
 
 
 def test_without_a_window_or_counters_the_fields_stay_empty():
@@ -79,5 +105,5 @@ def test_the_peer_boots_n_vcpus_where_icount_is_fair(monkeypatch):
 
 def test_the_model_benchmarks_choose_qemu_10():
     chosen = {b.name for b in benchmarks.BENCHMARKS if b.model_qemu}
-    assert chosen == {"coherence", "aim"}
+    assert chosen == {"coherence", "aim", "aim-rmap"}
     assert benchmarks.get("aim", quick=True).model_qemu

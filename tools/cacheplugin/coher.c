@@ -72,7 +72,7 @@ void coher_window_begin(struct coher *co)
 {
     memset(co->cpu, 0, sizeof(co->cpu));
     for (unsigned i = 0; i < COHER_LOCKS; i++)
-        co->locks[i] = (struct coher_lock){0, -1};
+        co->locks[i] = (struct coher_lock){.last_holder = -1};
     clear_directory(co);
 }
 
@@ -131,14 +131,21 @@ static double invalidation_latency(const struct coher *co, uint32_t others, unsi
     return worst;
 }
 
-/* The line is busy until its previous transfer finished; this one then takes `lat`. */
-static void pay(struct coher_cpu *c, struct coher_line *e, double lat)
+/* The line is busy until its previous transfer finished; this one then takes `lat`. In
+ * time order a transfer that started after this vCPU's clock does not hold it up. */
+static void pay(const struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
 {
-    double start = c->st.clock > e->ready ? c->st.clock : e->ready;
+    bool later = co->order == COHER_ORDER_TIME && e->start > c->st.clock;
+    double start = later || c->st.clock > e->ready ? c->st.clock : e->ready;
     double done = start + lat;
+    if (start > e->start)
+        e->start = start;
     c->st.transfer_cycles += done - c->st.clock;
+    e->cycles += done - c->st.clock;
+    e->transfers++;
     c->st.clock = done;
-    e->ready = done;
+    if (done > e->ready)
+        e->ready = done;
 }
 
 static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
@@ -149,7 +156,7 @@ static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
     int from = nearest_holder(co, e, cpu);
     if (from >= 0) {
         co->cpu[cpu].st.transfers++;
-        pay(&co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu));
     }
     e->owner = -1;              /* a modified copy is now shared */
     e->sharers |= bit;
@@ -164,9 +171,9 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     if (!(e->sharers & bit) && others) {          /* the data comes from another cache */
         int from = nearest_holder(co, e, cpu);
         c->st.transfers++;
-        pay(c, e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, c, e, coher_latency(co, (unsigned)from, cpu));
     } else if (others) {                          /* an upgrade: invalidate the copies */
-        pay(c, e, invalidation_latency(co, others, cpu));
+        pay(co, c, e, invalidation_latency(co, others, cpu));
     }
     c->st.invalidations += (uint64_t)__builtin_popcount(others);
     e->sharers = bit;
@@ -195,16 +202,25 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
     c->active = c->used = true;
-    if (l->released > c->st.clock) {             /* held until its recorded release */
+    bool later = co->order == COHER_ORDER_TIME && l->acquired > c->st.clock;
+    if (!later && l->released > c->st.clock) {   /* held until its recorded release */
         c->st.lock_wait_cycles += l->released - c->st.clock;
+        l->wait_cycles += l->released - c->st.clock;
         c->st.clock = l->released;
     }
-    if (c->waiting)
+    if (c->waiting) {
         c->st.lock_waits++;
+        l->waits++;
+    }
     c->waiting = false;
     c->st.lock_acquires++;
-    if (l->last_holder >= 0 && l->last_holder != (int)cpu)
+    l->acquires++;
+    if (c->st.clock > l->acquired)
+        l->acquired = c->st.clock;
+    if (l->last_holder >= 0 && l->last_holder != (int)cpu) {
         c->st.handoffs++;
+        l->handoffs++;
+    }
     l->last_holder = (int)cpu;
 }
 
@@ -256,16 +272,62 @@ static void put_cpu(FILE *f, unsigned i, const struct coher_cpu_stats *s)
             s->lock_wait_cycles, s->clock);
 }
 
+/* Every lock acquired in the window, by id: the vCPUs' lock figures split by lock, so a
+ * reader can tell which lock bounds the makespan (sums over ids = sums over vCPUs). */
+static void put_locks(FILE *f, const struct coher *co)
+{
+    unsigned n = 0;
+    fputs(",\"locks\":[", f);
+    for (unsigned i = 0; i < COHER_LOCKS; i++) {
+        const struct coher_lock *l = &co->locks[i];
+        if (!l->acquires)
+            continue;
+        fprintf(f, "%s{\"id\":%u,\"acquires\":%" PRIu64 ",\"waits\":%" PRIu64
+                   ",\"handoffs\":%" PRIu64 ",\"wait_cycles\":%.0f}",
+                n++ ? "," : "", i, l->acquires, l->waits, l->handoffs, l->wait_cycles);
+    }
+    fputc(']', f);
+}
+
+/* The COHER_HOT_LINES lines whose transfers cost the vCPUs most (physical address,
+ * transfers, cycles: queueing behind the line's previous transfer and latency), dearest
+ * first: which data bounds a curve of transfer cycles. Since the last directory reset. */
+static void put_hot_lines(FILE *f, const struct coher *co)
+{
+    const struct coher_line *hot[COHER_HOT_LINES] = {0};
+    for (uint64_t i = 0; i < co->cap; i++) {
+        const struct coher_line *e = &co->lines[i];
+        if (!e->line || e->cycles <= 0)
+            continue;
+        unsigned k = COHER_HOT_LINES;
+        while (k > 0 && (!hot[k - 1] || hot[k - 1]->cycles < e->cycles)) {
+            if (k < COHER_HOT_LINES)
+                hot[k] = hot[k - 1];
+            k--;
+        }
+        if (k < COHER_HOT_LINES)
+            hot[k] = e;
+    }
+    fputs(",\"hot_lines\":[", f);
+    for (unsigned k = 0; k < COHER_HOT_LINES && hot[k]; k++)
+        fprintf(f, "%s{\"pa\":%" PRIu64 ",\"transfers\":%" PRIu32 ",\"cycles\":%.0f}",
+                k ? "," : "", (hot[k]->line - 1) << COHER_LINE_SHIFT, hot[k]->transfers,
+                hot[k]->cycles);
+    fputc(']', f);
+}
+
 void coher_report(FILE *f, const struct coher *co)
 {
     const struct coher_preset *p = &co->preset;
     double makespan = 0;
     fprintf(f, "{\"clock_is\":\"modelled: instructions*cpi + private misses*penalties + "
-               "transfers*latency + lock waits\",\"preset\":\"%s\",\"source\":\"%s\","
+               "transfers*latency + lock waits\",\"preset\":\"%s\",\"order\":\"%s\","
+               "\"source\":\"%s\","
                "\"cores_per_die\":%u,\"dies_per_socket\":%u,\"lat_die\":%.0f,"
                "\"lat_chiplet\":%.0f,\"lat_socket\":%.0f,\"lat_socket2\":%.0f,"
                "\"directory_resets\":%" PRIu64 ",\"cpus\":[",
-            p->name, p->source, p->cores_per_die, p->dies_per_socket, p->lat_die,
+            p->name, co->order == COHER_ORDER_TIME ? "time" : "recorded", p->source,
+            p->cores_per_die, p->dies_per_socket, p->lat_die,
             p->lat_chiplet, p->lat_socket, p->lat_socket2, co->resets);
     unsigned n = 0;
     for (unsigned i = 0; i < co->ncpus; i++) {
@@ -276,5 +338,8 @@ void coher_report(FILE *f, const struct coher *co)
         if (co->cpu[i].st.clock > makespan)
             makespan = co->cpu[i].st.clock;
     }
-    fprintf(f, "],\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
+    fputc(']', f);
+    put_locks(f, co);
+    put_hot_lines(f, co);
+    fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }

@@ -26,6 +26,7 @@
 #define COHER_MAX_CPUS 32
 #define COHER_LOCKS 1024
 #define COHER_LINE_SHIFT 6
+#define COHER_HOT_LINES 16          /* the report's "hot_lines": the dearest lines */
 
 /* The latency matrix: vCPU i is core i; cores fill a die, dies a socket. A transfer pays
  * lat_die inside a die, lat_chiplet between dies of one socket, and lat_socket (one hop)
@@ -56,16 +57,33 @@ struct coher_line {
     uint64_t line;          /* line number + 1; 0: empty slot */
     uint32_t sharers;       /* vCPUs holding a copy */
     int8_t owner;           /* the vCPU holding it modified, or -1 */
+    uint32_t transfers;     /* transfers and upgrades paid on it in this window */
+    double start;           /* modelled time its latest transfer started */
     double ready;           /* modelled time its last transfer completed */
+    double cycles;          /* what they cost the vCPUs: queueing and latency */
 };
 
 struct coher_lock {
+    double acquired;        /* modelled time of the latest acquire */
     double released;        /* modelled time of the last recorded release */
     int last_holder;        /* -1: never held in this window */
+    /* this lock's share of the vCPUs' lock figures (the report's "locks", by id) */
+    uint64_t acquires, waits, handoffs;
+    double wait_cycles;
 };
+
+/* The order transfers and hand-offs are replayed in. RECORDED (the default): as QEMU ran
+ * them; a vCPU whose clock is behind waits for a line or lock another vCPU used later
+ * in modelled time. TIME: a transfer or hand-off that started later in modelled time
+ * than this vCPU's clock does not delay it (it would have come first); only one in
+ * flight at its clock does. QEMU runs each vCPU for a share of a timer period at a time,
+ * so in RECORDED order every line written once a turn by all vCPUs drags their clocks
+ * to the one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
+enum coher_order { COHER_ORDER_RECORDED, COHER_ORDER_TIME };
 
 struct coher {
     struct coher_preset preset;
+    enum coher_order order;
     double cpi;
     unsigned ncpus;
     struct coher_cpu cpu[COHER_MAX_CPUS];

@@ -13,6 +13,11 @@ cancellations, probe ticks (the boot option probes=on), frames and objects.
 
 The program takes its configuration from its name (linux_init= takes no arguments): the
 archive holds a symbolic link /bench/aim-W-J -> /suite/bin/aim for every configuration.
+
+Two parts (PARTS): "mix", the AIM7-like mix (`./ondol bench aim`), and "rmap", its
+rmap-heavy part (`./ondol bench aim-rmap`, links /bench/aim-rmap-W-J, the program's
+`rmap` argument on the peer): copy-on-write breaks on frames every worker maps, in page
+faults that take no big kernel lock (docs/smp.md, "The rmap-heavy part").
 """
 from __future__ import annotations
 
@@ -34,6 +39,10 @@ JOBS = 4                     # jobs per worker
 QUICK_JOBS = 2
 SOAK_JOBS = 20               # `make soak`: 8 workers on 8 vCPUs, SOAK_RUNS runs
 SOAK_SHORT_JOBS = 2          # the soak's short form in make test (2 runs)
+PARTS = ("mix", "rmap")
+RMAP_JOBS = 8                # the rmap part: jobs per worker, each RMAP_PAGES COW breaks
+QUICK_RMAP_JOBS = 2
+RMAP_PAGES = 64              # tests/linux/aim.c's RMAP_PAGES
 WORKERS = (1, 2, 4, 8, 16)
 LATENCY_PRESET = "p4"        # P4's 8-socket machine (tools/cacheplugin/README.md)
 CACHE_PRESET = "modern"
@@ -49,15 +58,18 @@ class AimError(Exception):
     """Running the peer failed; str(e) is one line."""
 
 
-def link(workers: int, jobs: int) -> str:
-    return f"/bench/aim-{workers}-{jobs}"
+def link(workers: int, jobs: int, part: str = "mix") -> str:
+    return f"/bench/aim-{workers}-{jobs}" if part == "mix" else \
+        f"/bench/aim-{part}-{workers}-{jobs}"
 
 
 def archive_entries() -> list:
     """The symbolic links naming every configuration the host boots."""
-    jobs = sorted({JOBS, QUICK_JOBS, SOAK_JOBS, SOAK_SHORT_JOBS})
-    return [rootfs.Entry(link(w, j).lstrip("/"), rootfs.S_IFLNK | 0o777, PROGRAM.encode())
-            for w in WORKERS for j in jobs]
+    jobs = {"mix": sorted({JOBS, QUICK_JOBS, SOAK_JOBS, SOAK_SHORT_JOBS}),
+            "rmap": sorted({RMAP_JOBS, QUICK_RMAP_JOBS})}
+    return [rootfs.Entry(link(w, j, part).lstrip("/"), rootfs.S_IFLNK | 0o777,
+                         PROGRAM.encode())
+            for part in PARTS for w in WORKERS for j in jobs[part]]
 
 
 def plugin_args(out: Path) -> tuple[str, ...]:
@@ -120,11 +132,37 @@ def counter_fields(row: dict) -> dict:
     return out
 
 
+# The kernel's MARK_LOCK ids (kernel/measure/marker.h, kernel/mm/rmap.c): the big kernel
+# lock, and the reverse map's (4 the global lock, 5..260 the frame locks hashed by frame).
+LOCK_ID_BKL = 3
+LOCK_IDS_RMAP = range(4, 4 + 1 + 256)
+LOCK_CLASSES = ("bkl", "rmap", "other")
+
+
+def lock_class(lock_id: int) -> str:
+    return ("bkl" if lock_id == LOCK_ID_BKL else "rmap" if lock_id in LOCK_IDS_RMAP
+            else "other")
+
+
+def lock_class_fields(locks: list[dict], jobs: int) -> dict:
+    """The model's lock figures per class of lock (bkl / rmap / other), per job: which lock
+    the waits, the wait cycles and the hand-offs belong to (all MODELLED)."""
+    out = {}
+    for cls in LOCK_CLASSES:
+        mine = [lk for lk in locks if lock_class(lk["id"]) == cls]
+        out[f"lock_waits_per_job_{cls}"] = _per_job(sum(lk["waits"] for lk in mine), jobs, 2)
+        out[f"lock_wait_cycles_per_job_{cls}"] = _per_job(
+            sum(lk["wait_cycles"] for lk in mine), jobs)
+        out[f"handoffs_per_job_{cls}"] = _per_job(sum(lk["handoffs"] for lk in mine), jobs, 2)
+    return out
+
+
 def model_fields(coherence: dict, jobs: int) -> dict:
     """The modelled figures of one run, from the window's "coherence" object."""
     cpus = coherence["cpus"]
-    total = {k: sum(c[k] for c in cpus) for k in
-             ("transfers", "lock_waits", "lock_wait_cycles", "handoffs")}
+    total = {k: sum(c.get(k, 0) for c in cpus) for k in
+             ("transfers", "lock_waits", "lock_wait_cycles", "handoffs", "transfer_cycles",
+              "miss_cycles")}
     makespan = coherence["makespan"]
     insns = sum(c["instructions"] for c in cpus)
     return {
@@ -138,8 +176,14 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "lock_waits_per_job": _per_job(total["lock_waits"], jobs, 2),
         "lock_wait_cycles_per_job": _per_job(total["lock_wait_cycles"], jobs),
         "handoffs_per_job": _per_job(total["handoffs"], jobs, 2),
+        # where the vCPUs' modelled cycles went besides instructions x cpi (summed over
+        # vCPUs): waiting for lines (transfers, queued on their lines) and private misses
+        "transfer_cycles_per_job": _per_job(total["transfer_cycles"], jobs),
+        "miss_cycles_per_job": _per_job(total["miss_cycles"], jobs),
         "latency_preset": coherence["preset"],
+        "replay_order": coherence.get("order", "recorded"),      # coherence_order=
         "modelled": True,
+        **(lock_class_fields(coherence["locks"], jobs) if "locks" in coherence else {}),
     }
 
 
@@ -161,23 +205,26 @@ def rows(results: list[dict], config) -> list[dict]:
     return out
 
 
-def configs(cpus: tuple[int, ...], jobs: int, probes: bool = False) -> tuple:
+def configs(cpus: tuple[int, ...], jobs: int, probes: bool = False,
+            part: str = "mix") -> tuple:
     """One boot per mode and CPU count, N workers on N CPUs, the UNIX server in MK form."""
     from ondol.benchmarks import Config
     return tuple(Config(command="aim", options={"unix": "mk", "rmap": mode,
-                                               "linux_init": link(n, jobs),
+                                               "linux_init": link(n, jobs, part),
                                                **({"probes": "on"} if probes else {})},
-                        params={"rmap": mode, "cpus": n, "workers": n, "unix": "mk",
-                                "model": not probes, "probes": "on" if probes else "off"})
+                        params={"part": part, "rmap": mode, "cpus": n, "workers": n,
+                                "unix": "mk", "model": not probes,
+                                "probes": "on" if probes else "off"})
                  for mode in MODES for n in cpus)
 
 
 # ---- the Linux peer ---------------------------------------------------------------------
 
-def peer_init(workers: int, jobs: int) -> bytes:
+def peer_init(workers: int, jobs: int, part: str = "mix") -> bytes:
     """/init of the peer boot: the program with its record on COM2."""
     from ondol import unixbench
-    return unixbench.peer_init_running(f"{PROGRAM} {workers} {jobs}")
+    args = f"{workers} {jobs}" if part == "mix" else f"{part} {workers} {jobs}"
+    return unixbench.peer_init_running(f"{PROGRAM} {args}")
 
 
 def peer_vcpus(cpus: int, icount: bool, qemu: str) -> int:
@@ -189,13 +236,15 @@ def peer_vcpus(cpus: int, icount: bool, qemu: str) -> int:
     return cpus if not icount or qemucmd.fair_icount(qemu) else 1
 
 
-def peer_records(build: Path, cpus: int, jobs: int, icount: bool, qemu: str) -> list[dict]:
+def peer_records(build: Path, cpus: int, jobs: int, icount: bool, qemu: str,
+                 part: str = "mix") -> list[dict]:
     """Boot the Linux peer once on the root archive on `qemu`, `cpus` workers on
     peer_vcpus() vCPUs; the program's records."""
     from ondol import unixbench
+    work = build / "aim" / (f"peer-{cpus}" if part == "mix" else f"peer-{part}-{cpus}")
     try:
-        return unixbench.peer_boot(build, build / "aim" / f"peer-{cpus}", peer_init(cpus, jobs),
-                                   icount=icount, smp=peer_vcpus(cpus, icount, qemu), qemu=qemu)
+        return unixbench.peer_boot(build, work, peer_init(cpus, jobs, part), icount=icount,
+                                   smp=peer_vcpus(cpus, icount, qemu), qemu=qemu)
     except unixbench.UnixBenchError as e:
         raise AimError(str(e)) from None
 
@@ -216,10 +265,10 @@ def _series_points(rows: list[dict], mode: str, field: str) -> tuple[list, list]
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
-def outputs(doc: dict, directory: Path) -> list[Path]:
-    """aim-scaling.png/.svg: left, ondol's MODELLED speed-up per mode against CPUs (the
-    modelled throughput over the same mode's at one CPU; ideal: y = x); right, P4's curve
-    shape."""
+def outputs(doc: dict, directory: Path, part: str = "mix") -> list[Path]:
+    """aim-scaling.png/.svg (the rmap part: aim-rmap-scaling): left, ondol's MODELLED
+    speed-up per mode against CPUs (the modelled throughput over the same mode's at one
+    CPU; ideal: y = x); right, P4's curve shape."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -234,11 +283,14 @@ def outputs(doc: dict, directory: Path) -> list[Path]:
     ax.plot([1, top], [1, top], linestyle=":", color="grey", label="ideal (y = x)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
-    ax.set_xlabel("CPUs (one worker of 4 jobs each)")
+    what = ("AIM7-like mix" if part == "mix" else
+            f"rmap-heavy part ({RMAP_PAGES} COW breaks a job)")
+    ax.set_xlabel(f"CPUs (one worker of {JOBS if part == 'mix' else RMAP_JOBS} jobs each)")
     ax.set_ylabel("MODELLED speed-up (throughput / 1 CPU's)")
-    ax.set_title(f"ondol, AIM7-like mix on the UNIX server (MK), coherence model "
-                 f"({LATENCY_PRESET} preset)\nMODELLED; the big kernel lock still "
-                 "serialises the kernel", fontsize=9)
+    order = next((r["replay_order"] for r in rows if r.get("replay_order")), "recorded")
+    ax.set_title(f"ondol, {what} on the UNIX server (MK), coherence model "
+                 f"({LATENCY_PRESET} preset)\nMODELLED (QEMU under icount), replay order "
+                 f"{order}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     for label, (x, y) in P4_SHAPE.items():
@@ -252,7 +304,8 @@ def outputs(doc: dict, directory: Path) -> list[Path]:
     fig.tight_layout()
     written = []
     for ext in ("png", "svg"):
-        path = directory / f"aim-scaling.{ext}"
+        path = directory / (f"aim-scaling.{ext}" if part == "mix" else
+                            f"aim-{part}-scaling.{ext}")
         fig.savefig(path)
         written.append(path)
     plt.close(fig)

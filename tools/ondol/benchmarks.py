@@ -1121,7 +1121,7 @@ BENCHMARKS += (COHERENCE_BENCH,)
 from ondol import aim  # noqa: E402
 
 
-def _aim_peer_rows(cpus: int, jobs: int, mode: str, qemu: str) -> list[dict]:
+def _aim_peer_rows(cpus: int, jobs: int, mode: str, qemu: str, part: str) -> list[dict]:
     """The Linux peer's row for one CPU count (none, with a note, when it cannot run)."""
     import os
     import sys
@@ -1129,12 +1129,12 @@ def _aim_peer_rows(cpus: int, jobs: int, mode: str, qemu: str) -> list[dict]:
         return []
     try:
         records = aim.peer_records(aim.rootfs_build(), cpus, jobs, icount=mode == "icount",
-                                   qemu=qemu)
+                                   qemu=qemu, part=part)
     except aim.AimError as exc:
         print(f"ondol: note: no Linux peer rows for aim: {exc}", file=sys.stderr)
         return []
     vcpus = aim.peer_vcpus(cpus, mode == "icount", qemu)
-    return [{**rec, "cpus": cpus, "vcpus": vcpus, "rmap": "n/a",
+    return [{**rec, "part": part, "cpus": cpus, "vcpus": vcpus, "rmap": "n/a",
              "kernel": "linux", "unix": "linux", "probes": "off",
              "median": round(rec["jobs"] * 1e9 / rec["tsc"], 2) if rec.get("tsc") else None,
              "unit": aim.UNIT} for rec in records if rec.get("bench") == "aim"]
@@ -1146,40 +1146,54 @@ def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
     rows = [{**r, "kernel": "ondol"} for r in aim.rows(results, config)]
     if config.params.get("rmap") == aim.MODES[0] and config.params.get("model"):
         rows += _aim_peer_rows(config.params["cpus"], jobs, _run_mode() or "icount",
-                               _run_qemu())
+                               _run_qemu(), config.params["part"])
     for row in rows:
         row["series"] = f"rmap={row['rmap']}" if row["kernel"] == "ondol" else "Linux peer"
     return rows
 
 
-def aim_benchmark(quick: bool = False) -> Benchmark:
-    """`./ondol bench aim [--quick]`: 1, 2, 4, 8 CPUs (quick: 1 and 2, fewer jobs) per rmap
-    mode with the coherence model, plus one probes=on boot per mode at the largest count
-    (rmap time per job; the probes cost instructions, so those rows are apart)."""
-    cpus, jobs = (aim.QUICK_CPUS, aim.QUICK_JOBS) if quick else (aim.CPUS, aim.JOBS)
-    configs = aim.configs(cpus, jobs) + aim.configs(cpus[-1:], jobs, probes=True)
+def aim_benchmark(quick: bool = False, part: str = "mix") -> Benchmark:
+    """`./ondol bench aim [--quick]`: 1, 2, 4, 8, 16 CPUs (quick: 1 and 2, fewer jobs) per
+    rmap mode with the coherence model, plus one probes=on boot per mode at the largest
+    count (rmap time per job; the probes cost instructions, so those rows are apart).
+    part "rmap": `./ondol bench aim-rmap`, the rmap-heavy part, the same boots and rows."""
+    if part == "mix":
+        cpus, jobs = (aim.QUICK_CPUS, aim.QUICK_JOBS) if quick else (aim.CPUS, aim.JOBS)
+        name, what = "aim", ("P4: an AIM7-like mix (fork+COW+pipe, fork+execve, anonymous "
+                             "and shared-file mmap, files)")
+    else:
+        cpus, jobs = ((aim.QUICK_CPUS, aim.QUICK_RMAP_JOBS) if quick
+                      else (aim.CPUS, aim.RMAP_JOBS))
+        name, what = "aim-rmap", (f"P4: the rmap-heavy part ({aim.RMAP_PAGES} copy-on-write "
+                                  "breaks a job on frames every worker maps, then munmap)")
+    configs = (aim.configs(cpus, jobs, part=part) +
+               aim.configs(cpus[-1:], jobs, probes=True, part=part))
     return Benchmark(
-        name="aim",
-        description="P4: an AIM7-like mix (fork+COW+pipe, fork+execve, anonymous and "
-                    "shared-file mmap, files) on the UNIX server (MK) per rmap mode and "
-                    "CPU count; icount jobs per 10^9 instructions and MODELLED throughput",
+        name=name,
+        description=f"{what} on the UNIX server (MK) per rmap mode and CPU count; icount "
+                    "jobs per 10^9 instructions and MODELLED throughput",
         configs=configs,
         key=("kernel", "rmap", "cpus", "probes"),
-        columns=("kernel", "rmap", "cpus", "probes", "jobs", "ok", "median",
+        columns=("kernel", "part", "rmap", "cpus", "probes", "jobs", "ok", "median",
                  "modelled_throughput", "rmap_ops_per_job", "rmap_ticks_per_job",
                  "cancel_rate", "lock_waits_per_job", "lock_wait_cycles_per_job",
+                 "lock_wait_cycles_per_job_bkl", "lock_wait_cycles_per_job_rmap",
+                 "handoffs_per_job_bkl", "handoffs_per_job_rmap",
                  "transfers_per_job", "d_frames_free", "d_kobj_bytes", "d_tasks"),
         plot=Plot(kind="line", x="cpus", series="series", logx=True,
                   where={"probes": "off"}),
         paper="P4.summary",
         timeout=1800.0,
+        streams=("aim",),
         rows=lambda results, config: _aim_rows(results, config, jobs),
         environment=aim.environment,
         model_qemu=True,
-        outputs=aim.outputs,
+        outputs=lambda doc, directory: aim.outputs(doc, directory, part),
     )
 
 
 AIM_BENCH = aim_benchmark()
-BENCHMARKS += (AIM_BENCH,)
+AIM_RMAP_BENCH = aim_benchmark(part="rmap")
+BENCHMARKS += (AIM_BENCH, AIM_RMAP_BENCH)
 QUICK["aim"] = lambda: aim_benchmark(quick=True)
+QUICK["aim-rmap"] = lambda: aim_benchmark(quick=True, part="rmap")
