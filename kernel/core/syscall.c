@@ -764,7 +764,7 @@ static long sys_time(u64 uout)
     }
     for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {
         ti.idle_tsc += cpus[i].idle_tsc;
-        ti.interrupts += pcnt_irqs[i];
+        ti.interrupts += cpus[i].irqs;
     }
     return copyout(uout, &ti, sizeof(ti));
 }

@@ -5,7 +5,6 @@
 #include "usercopy.h"
 
 struct pcnt_slot pcnt_pool[MAX_CPUS][PCNT_SLOTS];
-u64 pcnt_irqs[MAX_CPUS];
 /* pcnt_probes_on: defined in arch ipcfast.S, a byte of the IPC fast gate (docs/ipc.md). */
 int pcnt_nevents;
 
@@ -38,7 +37,7 @@ static const struct {
 void pcnt_record_sample(struct pcnt_slot *s, int cpu)
 {
     s->status = PCNT_INIT;
-    if (pcnt_irqs[cpu] != s->irqs_at_start) {     /* P3's filter: an interrupt intervened */
+    if (cpus[cpu].irqs != s->irqs_at_start) {     /* P3's filter: an interrupt intervened */
         s->dropped++;
         return;
     }

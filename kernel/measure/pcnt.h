@@ -41,7 +41,6 @@ _Static_assert(PCNT_SLOTS >= PROBE_COUNT + 1 && PCNT_SLOTS <= 64,
                "PCNT_SLOTS: room for slot 0, the probes and at least one user slot; at most 64");
 
 extern struct pcnt_slot pcnt_pool[MAX_CPUS][PCNT_SLOTS];
-extern u64 pcnt_irqs[MAX_CPUS];       /* interrupts taken, for the sample filter */
 extern bool pcnt_probes_on;
 extern int pcnt_nevents;              /* programmable counters in use (0 without a PMU) */
 
@@ -57,7 +56,7 @@ static inline void pcnt_start(int id, u64 para)
     }
     s->para = para;
     s->status = PCNT_RUNNING;
-    s->irqs_at_start = pcnt_irqs[this_cpu()->id];
+    s->irqs_at_start = this_cpu()->irqs;
     for (int i = 0; i < pcnt_nevents; i++)
         s->ev0[i] = pcnt_read_pmc(i);
     s->tsc0 = rdtsc();

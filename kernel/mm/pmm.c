@@ -32,11 +32,11 @@ static struct frame_meta *meta;   /* per frame below nframes */
 
 #define CACHE_MAX 64                  /* frames a CPU may keep */
 #define CACHE_BATCH 16                /* frames moved at once to or from the bitmap */
-struct frame_cache {
+struct frame_cache {                  /* one a CPU, on lines of its own */
     struct spinlock lock;             /* its CPU, or a drain from another */
     int n;
     u64 frames[CACHE_MAX];            /* physical addresses, not zeroed */
-};
+} __attribute__((aligned(64)));
 static struct frame_cache caches[MAX_CPUS];
 static bool caches_on;                /* per-CPU state exists (pmm_caches_start) */
 

@@ -362,7 +362,7 @@ void rt_cpu_times(struct rt_cpu_times *out)
         for (unsigned k = 0; k < TIME_TICK_KINDS; k++)
             out->ticks[i][k] = cpus[i].ticks_in[k];
     for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++)
-        out->interrupts += pcnt_irqs[i];
+        out->interrupts += cpus[i].irqs;
     cpu_switch_counts(&out->switches, &spaces);
 }
 

@@ -53,7 +53,6 @@ static struct spinlock call_lock = SPINLOCK_INIT(IPI_CALL);   /* one caller at a
 static volatile u32 stopping, stopped;
 static int stop_initiator;
 struct ipi_stats ipi_stats[MAX_CPUS];
-struct tlb_stats tlb_stats;
 
 static void run_call_box(int self);
 __attribute__((noreturn)) static void stop_here(void);
@@ -191,7 +190,6 @@ int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind)
         b->n = n;
         __atomic_store_n(&b->posted, b->posted + 1, __ATOMIC_RELEASE);
         ipi_send(cpu, VEC_IPI_TLB);
-        __atomic_add_fetch(&tlb_stats.sent, 1, __ATOMIC_RELAXED);
     }
     u64 deadline = deadline_after_us(LOCKED_TIMEOUT_US);
     int missing = 0;
@@ -281,15 +279,13 @@ bool ipi_interrupt(u64 vector)
     if (vector < VEC_IPI_FIRST || vector > VEC_IPI_LAST)
         return false;
     lapic_eoi();
-    ipi_stats[self].handled++;
     if (vector == VEC_IPI_STOP)
         stop_here();
     else if (vector == VEC_IPI_CALL)
         run_call_box(self);
-    else if (vector == VEC_IPI_TLB) {
+    else if (vector == VEC_IPI_TLB)
         run_tlb_boxes(self);
-        __atomic_add_fetch(&tlb_stats.handled, 1, __ATOMIC_RELAXED);
-    } else if (vector != VEC_IPI_RESCHED) {
+    else if (vector != VEC_IPI_RESCHED) {
         ipi_stats[self].unknown++;
         printk("ipi: unexpected vector %#lx on CPU %d (ignored)\n", (unsigned long)vector, self);
     }

@@ -242,7 +242,7 @@ void trap(struct trapframe *tf)
     if (smap_enabled)
         __asm__ volatile("clac");
     if (tf->vector >= 32 && tf->vector < 256)
-        pcnt_irqs[this_cpu()->id]++;          /* P3's filter drops samples spanning one */
+        this_cpu()->irqs++;          /* P3's filter drops samples spanning one */
     if (ipi_interrupt(tf->vector)) {          /* no kernel lock: the sender may hold it */
         if (tf->vector == VEC_IPI_RESCHED && tf_from_user(tf) && !ipi_stopping())
             resched_from_user();

@@ -29,6 +29,10 @@ struct thread;
 /* Why a thread moved to another CPU (struct cpu's moves[], sched.c migrate). */
 enum move_cause { MOVE_WAKE, MOVE_STEAL, MOVE_BALANCE, MOVE_CAUSES };
 
+/* One per CPU, each on cache lines of its own (aligned): another CPU writes a CPU's
+ * entry only where it must (its run queue and rq_lock, need_resched), never because its
+ * own entry shares a line with a neighbour's (under the coherence model 12 straddling
+ * lines of cpus[] cost 35 % of aim's transfer cycles at 16 CPUs, docs/smp.md). */
 struct cpu {
     /* The first three fields are used by entry.S at fixed offsets. */
     struct cpu *self;          /* gs:0  */
@@ -77,6 +81,7 @@ struct cpu {
     /* Timer ticks this CPU took, by what it was doing (TIME_TICK_USER, _SYSTEM, _IDLE of
      * <ondol/abi.h>; trap.c timer_tick): the tick-sampled CPU times of /proc/stat. */
     u64 ticks_in[3];
+    u64 irqs;                  /* interrupts taken (trap.c): pcnt's sample filter, SYS_TIME */
     /* Threads that moved to this CPU (sched.c migrate), by cause: woken elsewhere than
      * their CPU (wake-up placement, a change of affinity), stolen by this idle CPU, pulled
      * by this busy CPU's periodic balancing; and the TSC ticks those moves took (saving
@@ -89,7 +94,7 @@ struct cpu {
      * it by schedule (the IPC switches, under the BKL, change it between two threads that
      * are neither idle nor queued). */
     struct spinlock rq_lock;
-};
+} __attribute__((aligned(64)));
 
 struct cpu_features {
     char vendor[13];

@@ -55,14 +55,10 @@ enum { TLB_PAGES, TLB_ALL, TLB_LEAVE };
 int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind);
 /* Runs the call and shootdown requests posted to this CPU (the kernel lock's wait). */
 void ipi_poll(void);
-/* Shootdowns sent (by the initiators) and handled (by interrupt; polled ones not counted). */
-struct tlb_stats {
-    u64 sent, handled;
-};
-extern struct tlb_stats tlb_stats;
-/* Counters for tests: IPIs handled per CPU, unknown and spurious vectors seen. */
+/* Counters for tests (smpbench=ipi): unknown and spurious vectors each CPU saw; one
+ * cache line a CPU, as each writes only its own. */
 struct ipi_stats {
-    u32 handled, unknown, spurious;
-};
+    u32 unknown, spurious;
+} __attribute__((aligned(64)));
 extern struct ipi_stats ipi_stats[];
 #endif
