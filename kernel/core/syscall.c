@@ -294,11 +294,11 @@ static long protect_in(struct aspace *as, int owner, u64 addr, u64 len, u64 prot
     return region_protect(as, owner, addr, addr + ALIGN_UP(len, PAGE_SIZE), (unsigned)prot);
 }
 
-static long discard_in(struct task *t, u64 addr, u64 len)
+static long discard_in(struct aspace *as, int owner, u64 addr, u64 len)
 {
     if (!vm_range_ok(addr, len))
         return E_INVAL;
-    return region_discard(t->as, t->id, addr, addr + ALIGN_UP(len, PAGE_SIZE));
+    return region_discard(as, owner, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
 /* The same for the UNIX server's IK form (syscall.h). Separate, so the static ones stay
@@ -312,7 +312,7 @@ long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot)
 {
     return protect_in(t->as, t->id, addr, len, prot);
 }
-long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t, addr, len); }
+long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t->as, t->id, addr, len); }
 
 /* ---- the memory calls without the kernel lock (docs/smp.md "mmap and munmap without
  * the BKL") ----------------------------------------------------------------------------
@@ -370,19 +370,29 @@ static long protect_call(struct aspace *as, int owner, const struct vm_req *q)
     return protect_in(as, owner, q->addr, q->len, q->prot);
 }
 
+/* madvise(MADV_DONTNEED) of the UNIX server's processes: the pages go, the regions stay
+ * (region_discard: the address space's lock, VM_NEEDS_LOCK over VM_DEFER_MAX pages). */
+static long discard_call(struct aspace *as, int owner, const struct vm_req *q)
+{
+    return discard_in(as, owner, q->addr, q->len);
+}
+
 static long map_file_call(struct aspace *as, int owner, const struct vm_req *q)
 {
     return fileobj_map(as, owner, q->addr, q->len, (unsigned)q->prot, (unsigned)q->flags,
                        q->obj, q->off);
 }
 
-/* The call that may run without the kernel lock for a map, unmap or protect of op's
- * kind (VM_CTL_*) with these flags, or NULL. */
+/* The call that may run without the kernel lock for a map, unmap, protect or discard of
+ * op's kind (VM_CTL_*) with these flags, or NULL. */
 static vm_call *unlocked_call(u64 op, u64 flags)
 {
     if (op == VM_CTL_MAP)
         return flags & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED) ? NULL : map_call;
-    return op == VM_CTL_UNMAP ? unmap_call : op == VM_CTL_PROTECT ? protect_call : NULL;
+    return op == VM_CTL_UNMAP     ? unmap_call
+           : op == VM_CTL_PROTECT ? protect_call
+           : op == VM_CTL_DISCARD ? discard_call
+                                  : NULL;
 }
 
 /* On the caller's own task: without the kernel lock when it may, else with it. */
@@ -565,7 +575,7 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
     if (op == VM_CTL_PROTECT)
         return protect_in(t->as, t->id, addr, len, prot);
     if (op == VM_CTL_DISCARD)
-        return discard_in(t, addr, len);
+        return discard_in(t->as, t->id, addr, len);
     return E_INVAL;
 }
 

@@ -2,6 +2,7 @@
  * cache's sharing and coherence), munmap, mprotect, madvise. Faults are caught with a SIGSEGV handler and reported as text. */
 #include "lt.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -150,6 +151,51 @@ static void test_dontneed(void)
  * offsets over it, an anonymous MAP_FIXED one for the bss, mprotect and partial munmap):
  * a private writable mapping is the process's own copy (the file and a fork's child
  * keep theirs). */
+/* madvise(MADV_DONTNEED) on one thread while another writes and reads back the same
+ * pages, on two CPUs when there are two (tests/test_smp.py): a private page reads back
+ * what was written or, when it went in between, zero; a shared one keeps its bytes. */
+#define RACE_PAGES 16
+#define RACE_ROUNDS 1000
+static unsigned char *race_area;
+static volatile int race_stop;
+
+static void *dontneed_loop(void *arg)
+{
+	(void)arg;
+	while (!race_stop)
+		madvise(race_area, RACE_PAGES * 4096, MADV_DONTNEED);
+	return NULL;
+}
+
+static int stray_bytes_while_dropped(int shared)
+{
+	race_area = mmap(NULL, RACE_PAGES * 4096, PROT_READ | PROT_WRITE,
+			 (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+	if (race_area == MAP_FAILED)
+		return -1;
+	pthread_t t;
+	race_stop = 0;
+	pthread_create(&t, NULL, dontneed_loop, NULL);
+	int bad = 0;
+	for (int r = 1; r <= RACE_ROUNDS; r++)
+		for (int p = 0; p < RACE_PAGES; p++) {
+			volatile unsigned char *b = race_area + p * 4096 + (r % 4096);
+			*b = (unsigned char)r;
+			unsigned char v = *b;
+			bad += v != (unsigned char)r && (shared || v != 0);
+		}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	munmap(race_area, RACE_PAGES * 4096);
+	return bad;
+}
+
+static void test_dontneed_race(void)
+{
+	VAL("madvise DONTNEED racing a writer, private: stray bytes", stray_bytes_while_dropped(0), 0);
+	VAL("madvise DONTNEED racing a writer, shared: bytes lost", stray_bytes_while_dropped(1), 0);
+}
+
 static void test_file_segments(void)
 {
 	static char page[4096];
@@ -327,6 +373,7 @@ int main(void)
 	test_mmap();
 	test_protect();
 	test_dontneed();
+	test_dontneed_race();
 	test_file_segments();
 	test_file_sharing();
 	test_file_coherence();
