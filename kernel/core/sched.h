@@ -10,7 +10,12 @@
 void sched_init(void);
 __attribute__((noreturn)) void sched_start(void);
 void schedule(void);
+/* t (blocked, sleeping, or new) is queued where it should run; from any CPU, with or
+ * without the BKL; nothing when another waker made it ready already. */
 void make_ready(struct thread *t);
+/* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
+ * to it, or freeing it. */
+void sched_wait_off_cpu(const struct thread *t);
 /* The current thread (no longer running: blocked, or a zombie) switches away after t is
  * made ready, with one acquisition of the run-queue lock when t stays on this CPU. */
 void make_ready_and_schedule(struct thread *t);

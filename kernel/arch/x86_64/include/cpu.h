@@ -86,6 +86,10 @@ struct cpu {
      * it by schedule (the IPC switches, under the BKL, change it between two threads that
      * are neither idle nor queued). */
     struct spinlock rq_lock;
+    /* The thread this CPU switched away from while still on its kernel stack (sched.c
+     * switch_to, ipc.c switch_to_partner): its on_cpu is cleared once this CPU is off
+     * that stack (finish_switch; entry.S after a direct IPC switch). Fixed offset. */
+    struct thread *left;
 };
 
 struct cpu_features {
