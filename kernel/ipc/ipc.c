@@ -672,8 +672,8 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
     if (may_switch)
         return wake_partner(t, s, true, NULL, WAIT_FOREVER);
     s->ipc_state = IPC_IDLE;
+    t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
     make_ready(s);
-    t->state = T_BLOCKED;
     switch_away_blocked(t);
 }
 
