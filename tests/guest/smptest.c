@@ -86,8 +86,13 @@
  *            IPI), and a thread that just blocked on one CPU is picked by another.
  *            Checked: every answer is the one for its call (words and server), each
  *            server's count adds up to the calls made, a 30 s progress bound, and both
- *            clients and servers ran on every CPU. Prints "ipcrace ok calls=N clients=K
- *            servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X" or "ipcrace FAIL ...".
+ *            clients and servers ran on every CPU. Then 20 rounds of kills: a child task
+ *            (`smptest ipckid TIDS...`, granted the servers) calls them in a loop, and is
+ *            killed 0 to 3 ticks after it starts, mid-call (its kill racing the servers'
+ *            answers and wake-ups); it must end killed, and the servers go on (an answer
+ *            to a caller killed meanwhile is E_SRCH or E_DEAD). Prints "ipcrace ok
+ *            calls=N clients=K servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X
+ *            kills=R kid_calls=A" (A: the children's calls answered) or "ipcrace FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -954,6 +959,10 @@ static volatile int race_servers, race_clients, race_calls, race_failed, race_st
 static volatile int race_clients_done;
 static volatile long race_served[RACE_SERVERS_MAX], race_timeouts, race_shakes;
 static volatile long race_progress;                 /* calls answered so far, all clients */
+static volatile int race_killing;                   /* the kill rounds: callers may die */
+static volatile long race_kid_calls;                /* the children's calls answered */
+#define RACE_KID 0x6b6964u                          /* word 4 of a child's calls */
+#define RACE_KILLS 20
 static volatile unsigned race_srv_seen, race_cli_seen;
 
 static void race_fail(const char *what, long a, long b)
@@ -983,6 +992,8 @@ static int race_server(void *arg)
             __atomic_add_fetch(&race_timeouts, 1, __ATOMIC_RELAXED);
             continue;
         }
+        if ((r == E_SRCH || r == E_DEAD) && race_killing)   /* the caller was killed */
+            continue;
         if (r < 0) {
             race_fail("server receive", me, r);
             return 1;
@@ -993,7 +1004,10 @@ static int race_server(void *arg)
         m.w[2] = m.w[0] * 3 + m.w[1];
         m.w[3] = (uint64_t)me;
         m.w[7] = ~m.w[0];
-        race_served[me]++;
+        if (m.w[4] != RACE_KID)
+            race_served[me]++;
+        else
+            __atomic_add_fetch(&race_kid_calls, 1, __ATOMIC_RELAXED);
         from = r;
         if (n % 7 == 0)
             sys_thread_affinity(0, random_mask(&seed, all));
@@ -1041,6 +1055,50 @@ static int race_shaker(void *arg)
     return 0;
 }
 
+/* A child task's calls until it is killed (it has grants for the servers: tids in argv). */
+static int ipckid(int argc, char **argv)
+{
+    int n = argc - 2, tids[RACE_SERVERS_MAX];
+    for (int i = 0; i < n && i < RACE_SERVERS_MAX; i++)
+        tids[i] = atoi(argv[i + 2]);
+    for (int i = 1;; i++) {
+        int s = i % n;
+        struct ipc_msg m = {{(uint64_t)i, (uint64_t)s, 0, 0, RACE_KID, 0, 0, 0}};
+        long r = ipc_call(tids[s], &m, IPC_FOREVER);
+        if (r == E_PERM) {                     /* the grants are not all made yet */
+            sys_sleep(1);
+            continue;
+        }
+        if (r != tids[s] || m.w[2] != (uint64_t)i * 3 + (uint64_t)s || m.w[7] != ~(uint64_t)i)
+            return 3;
+    }
+}
+
+/* One kill round: the child starts calling, and is killed mid-call. */
+static int race_kill_round(int round, uint32_t *seed)
+{
+    char ids[RACE_SERVERS_MAX][12];
+    const char *argv[RACE_SERVERS_MAX + 2] = {"smptest", "ipckid"};
+    for (int i = 0; i < race_servers; i++) {
+        snprintf(ids[i], sizeof ids[i], "%d", race_srv_tid[i]);
+        argv[i + 2] = ids[i];
+    }
+    long child = sys_spawn("smptest", argv, race_servers + 2, 0);
+    if (child < 0)
+        return printf("ipcrace FAIL: spawn %ld\n", child), 1;
+    for (int i = 0; i < race_servers; i++)
+        if (ipc_grant((int)child, race_srv_tid[i]) != 0)
+            return printf("ipcrace FAIL: grant\n"), 1;
+    sys_sleep(churn_rand(seed) % 4);
+    long r = sys_task_kill((int)child);
+    int status = 0;
+    long w = sys_task_wait((int)child, &status);
+    if (r != 0 || w != child || status != KILLED_STATUS)
+        return printf("ipcrace FAIL: kill round %d: kill %ld wait %ld status %#x\n", round, r, w,
+                      status), 1;
+    return 0;
+}
+
 static int ipcrace(int calls, unsigned want_cpus)
 {
     struct time_info t0 = now();
@@ -1082,11 +1140,20 @@ static int ipcrace(int calls, unsigned want_cpus)
             race_fail("no progress at call", race_progress, (long)(t - t0.ticks));
         }
     }
-    race_stop = 1;
-    if (race_failed)
+    if (race_failed) {
+        race_stop = 1;
         return 1;                      /* the task's end takes the threads with it */
+    }
     for (int i = 0; i < clients; i++)
         thread_join(&cli[i], NULL);
+    race_killing = 1;
+    uint32_t seed = 2718;
+    for (int i = 0; i < RACE_KILLS; i++)
+        if (race_kill_round(i, &seed) || race_failed) {
+            race_stop = 1;
+            return 1;
+        }
+    race_stop = 1;
     thread_join(&shake, NULL);
     long served = 0;
     for (int i = 0; i < servers; i++) {
@@ -1105,8 +1172,9 @@ static int ipcrace(int calls, unsigned want_cpus)
                (long)clients * calls, race_srv_seen, race_cli_seen, all);
         return 1;
     }
-    printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#x/%#x timeouts=%ld shakes=%ld\n",
-           calls, clients, servers, cpus, race_srv_seen, race_cli_seen, race_timeouts, race_shakes);
+    printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#x/%#x timeouts=%ld shakes=%ld"
+           " kills=%d kid_calls=%ld\n", calls, clients, servers, cpus, race_srv_seen,
+           race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls);
     return 0;
 }
 
@@ -1136,6 +1204,8 @@ int main(int argc, char **argv)
         return shmstorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "ipckid"))
+        return ipckid(argc, argv);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
