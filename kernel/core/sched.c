@@ -31,8 +31,8 @@
  *
  * A thread woken on one CPU may be picked by another before the CPU it blocked on has
  * left its kernel stack: t->on_cpu is set when a thread becomes a CPU's current one and
- * cleared (release) once that CPU is off its stack (finish_switch after swtch; entry.S
- * after a direct IPC switch, which leaves through the partner's frame), and a CPU about to
+ * cleared (release) once that CPU is off its stack (finish_switch after swtch; the exit
+ * checks after a direct IPC switch, which leaves through the partner's frame), and a CPU about to
  * switch to a thread waits until it is clear (sched_wait_off_cpu), as Linux's on_cpu.
  */
 #include "arch.h"
@@ -919,13 +919,19 @@ void thread_resume(struct thread *t)
     }
 }
 
-/* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
- * running thread, or a reschedule; each may leave the other to do. */
+/* The exit checks once there is something to do: a direct IPC switch's caller to mark
+ * off this CPU (first: a switch below would overwrite c->left), a kill (or stop, or
+ * interrupt) of the running thread, or a reschedule; each may leave the other to do. */
 /* Out of line even here, so that the exit of every system call (kernel_exit_to_user)
- * keeps its two-byte test without the loop's frame. c: this CPU at the call; the loop
+ * keeps its one test without the loop's frame. c: this CPU at the call; the loop
  * reads it again each time, as schedule() may migrate the thread. */
 __attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
 {
+    if (c->leaving) {                     /* on the partner's stack: the caller's is free */
+        c->leaving = 0;
+        __atomic_store_n(&c->left->on_cpu, 0, __ATOMIC_RELEASE);
+        c->left = NULL;
+    }
     for (;;) {
         struct thread *t = c->current;
         if (t->killed)

@@ -40,7 +40,7 @@
 /* struct cpu (cpu.h), reached through %gs */
 #define CPU_CURRENT      24
 #define CPU_NEED_RESCHED 56
-#define CPU_FPU_TS       57
+#define CPU_FPU_TS       58
 #define CPU_FPU_OWNER    64
 #define CPU_LINUX_ENTRY  72
 #define CPU_FS_BASE      80
@@ -52,7 +52,6 @@
 #define CPU_RQ_WORDS     4408  /* this CPU's run queue (sched.c) */
 #define CPU_RQ_BITMAP    4416
 #define CPU_LOADED_CR3   4448  /* published before each CR3 load (TLB shootdown, vm.c) */
-#define CPU_LEFT         8608  /* the thread switched from, until off its stack (sched.c) */
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

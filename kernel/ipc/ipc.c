@@ -386,7 +386,7 @@ static __attribute__((noreturn)) void block_current(struct thread *t, struct wai
 /* Switch from `cur` straight to `next` without the scheduler, returning the frame to
  * leave through. `next` must be blocked without a continuation (always true in IPC), and
  * on this CPU, so off every CPU (this one left its stack when it last ran). cur stays on
- * this CPU (on_cpu) until entry.S has left its stack for next's frame (c->left). The
+ * this CPU (on_cpu) until the exit checks, on next's stack, find c->leaving set. The
  * part without the probe is the fastpath's (probes are off there). */
 static inline __attribute__((always_inline)) struct trapframe *
 switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
@@ -396,6 +396,7 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
     next->state = T_RUNNING;
     next->on_cpu = 1;
     c->left = cur;
+    c->leaving = 1;
     next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
     c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
@@ -967,7 +968,6 @@ FP_AT(struct cpu, switches_cross, CPU_SWITCHES_CROSS);
 FP_AT(struct cpu, rq_words, CPU_RQ_WORDS);
 FP_AT(struct cpu, rq_bitmap, CPU_RQ_BITMAP);
 FP_AT(struct cpu, loaded_cr3, CPU_LOADED_CR3);
-FP_AT(struct cpu, left, CPU_LEFT);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,

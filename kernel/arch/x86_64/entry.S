@@ -143,8 +143,6 @@ syscall_slow:
     movq %rsp, %rdi
     call syscall_dispatch       /* returns the frame to leave through: after a direct */
     movq %rax, %rsp             /* IPC switch it is the partner's, on the partner's stack */
-    cmpq $0, %gs:CPU_LEFT       /* a direct switch: the caller's stack is left now */
-    jne left_caller
     /* fall through */
 
 /*
@@ -200,17 +198,6 @@ fwd_slow:
     movq %rsp, %rdi
     call fwd_syscall
     movq %rax, %rsp
-    cmpq $0, %gs:CPU_LEFT       /* as syscall_slow */
-    je exit_to_user
-    /* fall through */
-
-/* After a direct IPC switch in C (ipc.c switch_to_partner), on the partner's stack: the
- * thread switched from is off this CPU (sched.c: a CPU that picked it meanwhile, woken
- * or stolen, waits for this store to switch to it). */
-left_caller:
-    movq %gs:CPU_LEFT, %rcx
-    movq $0, %gs:CPU_LEFT
-    movb $0, TH_ON_CPU(%rcx)
     jmp exit_to_user
 
 /*
