@@ -259,6 +259,29 @@ def test_churn_ring_across_cpus_with_the_lock_checker(cpus, icount):
     assert orders and "bkl>rq" in orders.group(1).split(), out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (2, True), (4, True)])
+def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
+    """Wake-ups and switches with the on-CPU protocol (docs/smp.md, "Wake-ups and switches
+    without the BKL"): a server per CPU answering calls with timed and untimed receives,
+    two clients per CPU calling them round-robin, all re-pinning themselves and re-pinned
+    by a shaker every tick, so partners are woken on their own CPU (direct switch) and on
+    others (the wake-up IPI) and a thread that just blocked is picked elsewhere; then child
+    tasks calling the servers killed mid-call, 20 times; lockcheck=on. Every answer belongs
+    to its call, the counts add up, both sides ran on every CPU, each child ends killed, no
+    report, and the sleep list's lock seen under the BKL."""
+    out = smptest([f"smptest,ipcrace,400,{cpus}"], cpus, icount, timeout=240, lockcheck="on",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    m = re.search(r"ipcrace ok calls=400 clients=(\d+) servers=(\d+) cpus=(\d+) "
+                  r"seen=0x([0-9a-f]+)/0x([0-9a-f]+) .* kills=20 kid_calls=(\d+)", out)
+    assert m, out[-3000:]
+    assert int(m.group(6)) > 0, out[-3000:]       # the killed children were calling
+    assert int(m.group(2)) == max(2, cpus) and int(m.group(1)) == 2 * int(m.group(2))
+    assert int(m.group(3)) == cpus
+    assert int(m.group(4), 16) == int(m.group(5), 16) == (1 << cpus) - 1
+    orders = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
+    assert orders and {"bkl>rq", "bkl>sleep"} <= set(orders.group(1).split()), out[-3000:]
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

@@ -44,4 +44,13 @@ static inline void kernel_unlock(void)
 /* Whether this CPU holds it through kernel_lock (the fastpath, which holds it without an
  * owner, never traps and never calls code that asks). */
 static inline bool kernel_lock_held(void) { return kernel_bkl_owner == this_cpu()->id; }
+/* With the checker on, reports (once) when this CPU does not hold it through kernel_lock:
+ * for code whose data the BKL still covers (a thread's wait-queue link, its IPC state). */
+void lockcheck_assert_bkl(void);
+extern bool lockcheck_on;
+static inline void kernel_lock_assert_held(void)
+{
+    if (__builtin_expect(lockcheck_on, 0))
+        lockcheck_assert_bkl();
+}
 #endif

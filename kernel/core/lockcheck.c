@@ -67,7 +67,7 @@ struct edge {
 
 static struct cpu_locks cpu_locks[MAX_CPUS];
 static struct edge edges[LOCK_CLASSES][LOCK_CLASSES];
-static bool unclassed_reported, unheld_reported;
+static bool unclassed_reported, unheld_reported, bkl_unheld_reported;
 static volatile u32 graph;
 
 static void graph_lock(void)
@@ -337,6 +337,21 @@ void lockcheck_assert_held(const struct spinlock *l)
     report_begin(c);
     printk("lockcheck: CPU %d should hold %s lock %p here and does not\n", this_cpu()->id,
            class_names[l->cls], (const void *)l);
+    print_stack("here:", stack);
+    report_end(c);
+}
+
+void lockcheck_assert_bkl(void)
+{
+    struct cpu_locks *c = mine();
+    if (kernel_lock_held() || c->reporting ||
+        __atomic_exchange_n(&bkl_unheld_reported, true, __ATOMIC_ACQ_REL))
+        return;
+    u64 stack[DEPTH];
+    capture(stack);
+    report_begin(c);
+    printk("lockcheck: CPU %d should hold the big kernel lock here and does not\n",
+           this_cpu()->id);
     print_stack("here:", stack);
     report_end(c);
 }

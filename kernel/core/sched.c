@@ -14,19 +14,31 @@
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
  * there; so does a kill or stop of a thread running there.
  *
- * Locking (docs/smp.md "The scheduler's own locks"). Each run queue has its lock (struct
- * cpu's rq_lock, class rq: after bkl, before ipi_call): a queued thread's state, CPU and
- * affinity change only under its queue's lock, and two queues are taken lower CPU id first
- * (rq_lock_two, rq_lock_also). The timer tick (slices, the clock, periodic balancing) and
- * the idle loop's search for work run without the big kernel lock; every switch, every
- * wake-up and every system call still run under it. That is what lets schedule() release
- * its queue's lock before the switch: a thread it queued again (or that balancing moved
- * meanwhile) can run elsewhere only after this CPU let the BKL go, by then off its stack.
- * When switches leave the BKL, that needs an "on CPU" flag as Linux's.
+ * Locking (docs/smp.md "The scheduler's own locks", "Wake-ups and switches without the
+ * BKL"). Each run queue has its lock (struct cpu's rq_lock, class rq: after bkl and sleep,
+ * before ipi_call), and it is the lock of every thread whose CPU it is: a thread's state,
+ * CPU and affinity change only under cpus[t->cpu].rq_lock (rq_lock_of), whether it is
+ * queued, blocked or running there. The one exception is the thread's own step from
+ * running to blocked, sleeping or zombie, which it writes itself before it becomes
+ * findable by a waker (put on a wait queue or the sleep list under that list's lock), so
+ * the waker's test of the state under the queue's lock sees it; make_ready queues only a
+ * blocked or sleeping thread, so two wakers on two CPUs queue it once. Two queues are
+ * taken lower CPU id first (rq_lock_two, rq_lock_also). The sleep list has its own lock
+ * (class sleep). None of this code needs the big kernel lock: the lock checker asserts
+ * the locks each step needs (spin_assert_held). What still needs the BKL is outside it:
+ * a thread's link into an object's wait queue and its IPC state (thread_wake asserts it),
+ * and the IPC direct switch, which claims a blocked partner without its queue's lock.
+ *
+ * A thread woken on one CPU may be picked by another before the CPU it blocked on has
+ * left its kernel stack: t->on_cpu is set when a thread becomes a CPU's current one and
+ * cleared (release) once that CPU is off its stack (finish_switch after swtch; the exit
+ * checks after a direct IPC switch, which leaves through the partner's frame), and a CPU about to
+ * switch to a thread waits until it is clear (sched_wait_off_cpu), as Linux's on_cpu.
  */
 #include "arch.h"
 #include "kernel.h"
 #include "klock.h"
+#include "lockcheck.h"
 #include "pcnt.h"
 #include "fwd.h"
 #include "options.h"
@@ -39,9 +51,10 @@
 
 _Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 32, "cpu.h: run queue and affinity sizes");
 
-static struct thread *sleepers;      /* unsorted, under the BKL; scanned when one is due */
-static u64 next_wake = UINT64_MAX;   /* no sleeper due before this tick (written under the
-                                        BKL, read by the bootstrap CPU's tick without it) */
+static struct spinlock sleep_lock = SPINLOCK_INIT(SLEEP);
+static struct thread *sleepers;      /* unsorted, under sleep_lock; scanned when one is due */
+static u64 next_wake = UINT64_MAX;   /* no sleeper due before this tick (written under
+                                        sleep_lock, read by the bootstrap CPU's tick without) */
 static volatile u64 ticks;
 u64 slice_ticks = 1;
 u64 balance_ticks = 4;               /* option balance_ticks: 0 = no periodic balancing */
@@ -51,7 +64,9 @@ u32 sched_cpus = 1;                  /* the CPUs that schedule threads: bit n = 
 /* ---- run queues --------------------------------------------------------------------- */
 /* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever
  * queued. The idle threads (prio -1) never are: an index outside would write next to the
- * arrays and shift the bitmap by a negative amount. c is cpus[t->cpu]. */
+ * arrays and shift the bitmap by a negative amount. c is cpus[t->cpu], its lock held
+ * (asserted by their callers: a call to the checker here would give these leaf functions
+ * a frame, which the DTS-off round trip pays four times). */
 static void rq_push(struct cpu *c, struct thread *t)
 {
     int p = t->prio;
@@ -139,8 +154,9 @@ static bool rq_lock_also(struct cpu *c, struct cpu *o)
     return false;
 }
 
-/* The queue of t, locked; t is queued, so balancing (without the BKL) may move it to
- * another queue until its queue's lock is held: take it, and again if t moved meanwhile. */
+/* The queue of t, locked: t's own lock (its state, CPU, affinity). Its CPU may change
+ * until that lock is held (balancing or a steal moves a queued thread, a waker places a
+ * woken one): take it, and again if t moved meanwhile. */
 static struct cpu *rq_lock_of(struct thread *t)
 {
     for (;;) {
@@ -164,11 +180,11 @@ void rq_add(struct thread *t)
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
-/* t (not running) moves to cpus[cpu]: its x87/SSE state comes home first. False when the
- * CPU holding that state did not answer; t then stays. The destination counts the move
- * and its cost (the eviction, an IPI round trip when another CPU holds the state). A
- * queued t: both queues' locks held (the counts are the destination's, under its lock);
- * one not queued: the BKL (it is blocked, or the running thread in schedule). */
+/* t (not running, or still leaving this CPU in schedule) moves to cpus[cpu]: its x87/SSE
+ * state comes home first. False when the CPU holding that state did not answer; t then
+ * stays. The destination counts the move and its cost (the eviction, an IPI round trip
+ * when another CPU holds the state). Both queues' locks held: t's (cpus[t->cpu]) and the
+ * destination's (the counts are the destination's). */
 static bool migrate(struct thread *t, int cpu, enum move_cause why)
 {
     if (t->cpu == cpu)
@@ -213,11 +229,13 @@ static int place_elsewhere(const struct thread *t)
 }
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
- * reschedule there. c->current is stable here: schedule sets it under c's lock, and the
- * IPC switches, which do not take it, run under the BKL, as does every queueing but
- * balancing's, which queues only on an idle CPU or on its own. */
+ * reschedule there. c->current is exact here when schedule set it (under c's lock); the
+ * IPC direct switches change it without that lock (under the BKL), between two threads
+ * neither of which is the idle thread, so a waker without the BKL may compare t with the
+ * one just switched from: at worst t waits for that CPU's next tick or switch. */
 static void kick(struct cpu *c, const struct thread *t)
 {
+    spin_assert_held(&c->rq_lock);
     struct thread *cur = c->current;
     if (cur && (cur == c->idle || t->prio > cur->prio)) {
         c->need_resched = true;
@@ -226,27 +244,56 @@ static void kick(struct cpu *c, const struct thread *t)
     }
 }
 
-/* t, not queued (blocked, new, or the running thread in schedule whose affinity left its
- * CPU), is queued where it should run; c is t's CPU, its lock held, and is let go. */
+/* Whether t waits to be made ready: blocked or sleeping (a new thread starts blocked). */
+static inline bool waits(const struct thread *t)
+{
+    return t->state == T_BLOCKED || t->state == T_SLEEPING;
+}
+
+/* Whether t, ready, is in c's queue (c's lock held): a ready thread is in no queue only
+ * while make_ready_locked places it, and the others leave it alone then. */
+static inline bool queued_on(const struct cpu *c, const struct thread *t)
+{
+    return t->q_prev || c->rq_head[t->prio] == t;
+}
+
+/* t, not queued (blocked, new, the running thread in schedule whose affinity left its
+ * CPU, or a ready one taken off its queue for the same reason), is queued where it should
+ * run; c is t's CPU, its lock held on entry, let go on return. t is ready from the start
+ * (claimed): while c's lock is let go for the order of a placement elsewhere, another
+ * waker finds it no longer waiting, a thief finds it in no queue, and the priority and
+ * affinity calls leave a ready thread outside a queue alone (queued_on). A CPU holding its
+ * x87 state that does not answer keeps it home. */
 static void make_ready_locked(struct cpu *c, struct thread *t)
 {
-    if (!stays_home(c, t)) {
-        rq_unlock(c);
-        migrate(t, place_elsewhere(t), MOVE_WAKE);  /* if the CPU holding its x87 state is */
-        c = &cpus[t->cpu];                          /* wedged, it stays */
-        rq_lock(c);
-    }
+    spin_assert_held(&c->rq_lock);
     t->state = T_READY;
+    if (!stays_home(c, t)) {
+        struct cpu *o = &cpus[place_elsewhere(t)];
+        if (o != c) {
+            rq_lock_also(c, o);
+            if (migrate(t, o->id, MOVE_WAKE)) {
+                rq_unlock(c);
+                c = o;
+            } else {
+                rq_unlock(o);
+            }
+        }
+    }
     rq_push(c, t);
     kick(c, t);
     rq_unlock(c);
 }
 
+/* From any CPU, with or without the BKL: a thread already made ready (by another waker)
+ * is left alone. */
 void make_ready(struct thread *t)
 {
-    struct cpu *c = &cpus[t->cpu];
-    rq_lock(c);
-    make_ready_locked(c, t);
+    struct cpu *c = rq_lock_of(t);
+    if (waits(t))
+        make_ready_locked(c, t);
+    else
+        rq_unlock(c);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
@@ -254,7 +301,7 @@ void sched_set_priority(struct thread *t, int prio)
 {
     ASSERT(t->prio >= 0 && prio >= 0 && prio <= PRIO_MAX);
     struct cpu *c = rq_lock_of(t);
-    if (t->state == T_READY) {
+    if (t->state == T_READY && queued_on(c, t)) {
         rq_remove(c, t);
         t->prio = prio;
         rq_push(c, t);
@@ -279,7 +326,7 @@ int sched_set_affinity(struct thread *t, u32 mask)
     t->affinity = mask;
     if (mask & (1u << t->cpu)) {
         rq_unlock(c);
-    } else if (t->state == T_READY && t->prio >= 0) {
+    } else if (t->state == T_READY && t->prio >= 0 && queued_on(c, t)) {
         rq_remove(c, t);
         make_ready_locked(c, t);
     } else {
@@ -310,6 +357,8 @@ static struct thread *movable(const struct cpu *o, const struct cpu *c, int abov
  * queues' locks held. */
 static bool take(struct thread *t, struct cpu *c, enum move_cause why)
 {
+    spin_assert_held(&cpus[t->cpu].rq_lock);
+    spin_assert_held(&c->rq_lock);
     rq_remove(&cpus[t->cpu], t);
     if (migrate(t, c->id, why))
         return true;
@@ -457,9 +506,37 @@ static struct thread *pick_next(struct cpu *c)
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
 
+/* The wait itself: the other CPU is between choosing another thread and leaving t's
+ * stack, a few hundred instructions with no lock to wait for, so a spin that answers IPI
+ * requests (that CPU may be waiting for this one's answer) and, under the lock checker,
+ * reports a wait beyond lockcheck_spin_ms as a suspected deadlock (class on_cpu). */
+static __attribute__((noinline, cold)) void wait_off_cpu_slow(const struct thread *t)
+{
+    struct lockcheck_wait w = {0, false};
+    while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE)) {
+        pause();
+        ipi_poll();
+        if (lockcheck_on)
+            lockcheck_waiting(&t->on_cpu, LOCK_ON_CPU, &w);
+    }
+}
+
+void sched_wait_off_cpu(const struct thread *t)
+{
+    if (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+        wait_off_cpu_slow(t);
+}
+
+/* On the new thread's stack: the thread switched from is off this CPU now (its on_cpu
+ * cleared, release: its saved stack pointer and frame are complete), and an exited one
+ * is freed. */
 static void finish_switch(struct cpu *c)
 {
     pcnt_probe_stop(PROBE_CTXSW);
+    if (c->left) {
+        __atomic_store_n(&c->left->on_cpu, 0, __ATOMIC_RELEASE);
+        c->left = NULL;
+    }
     if (c->dead) {
         struct thread *d = c->dead;
         c->dead = NULL;
@@ -481,11 +558,15 @@ static u64 continuation_from_tf(struct thread *t)
     return (u64)sp;
 }
 
-/* c->current is next already (schedule). */
+/* c->current is next already (schedule). next may still be leaving another CPU (woken
+ * or stolen while it blocked or yielded there): wait until that CPU is off its stack. */
 static void switch_to(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
     u64 discard;
+    sched_wait_off_cpu(next);
+    next->on_cpu = 1;
+    c->left = prev;                    /* cleared by finish_switch, on next's stack */
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->resume_via_tf) {
         next->resume_via_tf = false;
@@ -521,8 +602,11 @@ static void schedule_locked(struct cpu *c)
 {
     struct thread *prev = c->current;
     c->need_resched = false;
-    if (prev->state == T_RUNNING && prev != c->idle) {  /* idle is never queued: it runs */
-        if (prev->affinity & (1u << c->id)) {            /* when nothing else can */
+    /* prev goes back into the queue if it still runs here: not blocked, and not woken
+     * meanwhile (queued by its waker, perhaps already picked by another CPU, which set its
+     * cpu when it took it). The idle thread is never queued: it runs when nothing else can. */
+    if (prev->state == T_RUNNING && prev->cpu == c->id && prev != c->idle) {
+        if (prev->affinity & (1u << c->id)) {
             prev->state = T_READY;
             rq_push(c, prev);
         } else {
@@ -551,22 +635,20 @@ void schedule(void)
 
 /* The current thread, blocked, switches away after making t ready: when t stays on this
  * CPU, one acquisition of the queue's lock covers both (IPC without direct switching: the
- * wake-up of the partner and the caller's switch). */
+ * wake-up of the partner and the caller's switch). The partner of an IPC is blocked, never
+ * sleeping (make_ready takes any other case). */
 void make_ready_and_schedule(struct thread *t)
 {
     struct cpu *c = this_cpu();
-    if (t->cpu == c->id) {
-        rq_lock(c);
-        if (stays_home(c, t)) {
-            t->state = T_READY;
-            rq_push(c, t);
-            schedule_locked(c);
-            return;
-        }
-        make_ready_locked(c, t);
-    } else {
-        make_ready(t);
+    rq_lock(c);
+    if (t->cpu == c->id && t->state == T_BLOCKED && stays_home(c, t)) {
+        t->state = T_READY;
+        rq_push(c, t);
+        schedule_locked(c);
+        return;
     }
+    rq_unlock(c);
+    make_ready(t);
     schedule();
 }
 
@@ -768,6 +850,7 @@ void sched_start(void)
     u64 boot_sp;                       /* the boot stack is abandoned here */
     c->current = c->idle;
     c->idle->state = T_RUNNING;
+    c->idle->on_cpu = 1;
     cpu_set_kernel_stack(c, c->idle->kstack + KSTACK_SIZE);
     swtch(&boot_sp, c->idle->ksp);
     panic("sched_start returned");
@@ -780,8 +863,8 @@ static void stop_here(struct thread *t)
 {
     t->killed = false;
     t->interrupt = KILL_EXIT;
+    t->state = T_BLOCKED;              /* before thread_resume can find it stopped */
     t->stopped = true;
-    t->state = T_BLOCKED;
     schedule();
     t->stopped = false;
 }
@@ -845,13 +928,19 @@ void thread_resume(struct thread *t)
     }
 }
 
-/* The exit checks once there is something to do: a kill (or stop, or interrupt) of the
- * running thread, or a reschedule; each may leave the other to do. */
+/* The exit checks once there is something to do: a direct IPC switch's caller to mark
+ * off this CPU (first: a switch below would overwrite c->left), a kill (or stop, or
+ * interrupt) of the running thread, or a reschedule; each may leave the other to do. */
 /* Out of line even here, so that the exit of every system call (kernel_exit_to_user)
- * keeps its two-byte test without the loop's frame. c: this CPU at the call; the loop
+ * keeps its one test without the loop's frame. c: this CPU at the call; the loop
  * reads it again each time, as schedule() may migrate the thread. */
 __attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
 {
+    if (c->leaving) {                     /* on the partner's stack: the caller's is free */
+        c->leaving = 0;
+        __atomic_store_n(&c->left->on_cpu, 0, __ATOMIC_RELEASE);
+        c->left = NULL;
+    }
     for (;;) {
         struct thread *t = c->current;
         if (t->killed)
@@ -869,6 +958,7 @@ u64 ticks_now(void) { return ticks; }
 
 static void sleep_add(struct thread *t, u64 wake_tick)
 {
+    spin_lock(&sleep_lock);
     if (wake_tick < next_wake)
         __atomic_store_n(&next_wake, wake_tick, __ATOMIC_RELAXED);
     t->wake_tick = wake_tick;
@@ -878,12 +968,12 @@ static void sleep_add(struct thread *t, u64 wake_tick)
     if (sleepers)
         sleepers->sleep_prev = t;
     sleepers = t;
+    spin_unlock(&sleep_lock);
 }
 
-static void sleep_remove(struct thread *t)
+/* t off the sleep list, sleep_lock held. */
+static void sleep_unlink(struct thread *t)
 {
-    if (!t->sleeping)
-        return;
     if (t->sleep_prev)
         t->sleep_prev->sleep_next = t->sleep_next;
     else
@@ -894,11 +984,29 @@ static void sleep_remove(struct thread *t)
     t->sleep_next = t->sleep_prev = NULL;
 }
 
+/* t off its wait queue and the sleep list. The wait queue belongs to an object whose lock
+ * covers it: the BKL, for every object today (docs/smp.md). t's sleeping is tested again
+ * under the sleep list's lock: the clock may have taken it off meanwhile. */
+static __attribute__((noinline)) void unblock_slow(struct thread *t)
+{
+    if (t->waiting_on) {
+        kernel_lock_assert_held();
+        waitq_remove(t->waiting_on, t);
+    }
+    if (!__atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
+        return;
+    spin_lock(&sleep_lock);
+    if (t->sleeping)
+        sleep_unlink(t);
+    spin_unlock(&sleep_lock);
+}
+
+/* The tests without a lock are hints that keep this a leaf function for a thread on no
+ * queue and without a timeout (an IPC partner, on the DTS-off path twice a round trip). */
 void thread_unblock(struct thread *t)
 {
-    if (t->waiting_on)
-        waitq_remove(t->waiting_on, t);
-    sleep_remove(t);
+    if ((uintptr_t)t->waiting_on | __atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
+        unblock_slow(t);
 }
 
 void sleep_until(struct thread *t, u64 timeout)
@@ -911,6 +1019,7 @@ void sleep_until(struct thread *t, u64 timeout)
  * blocked without a kernel continuation (IPC) gets the result straight in its rax. */
 void thread_wake(struct thread *t, int result)
 {
+    kernel_lock_assert_held();         /* t's wait queue, its IPC state and result */
     if (t->state != T_BLOCKED && t->state != T_SLEEPING)
         return;
     thread_unblock(t);
@@ -931,27 +1040,38 @@ int thread_sleep(u64 n)
     }
     if (thread_dying(t))
         return WAIT_KILLED;
+    t->state = T_SLEEPING;             /* before the clock can find it */
     sleep_until(t, n);
-    t->state = T_SLEEPING;
     schedule();
     return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
-/* The sleepers due by now woken, under the BKL; next_wake becomes the earliest left. */
+/* A sleeper due by now, taken off the list; NULL when none is left, next_wake then the
+ * earliest tick left. */
+static struct thread *take_due(void)
+{
+    spin_lock(&sleep_lock);
+    u64 earliest = UINT64_MAX;
+    struct thread *t;
+    for (t = sleepers; t && t->wake_tick > ticks; t = t->sleep_next)
+        earliest = MIN(earliest, t->wake_tick);
+    if (t)
+        sleep_unlink(t);
+    else
+        __atomic_store_n(&next_wake, earliest, __ATOMIC_RELAXED);
+    spin_unlock(&sleep_lock);
+    return t;
+}
+
+/* The sleepers due by now woken. Under the BKL: a timeout ends a wait on an object's
+ * queue or in IPC, which the BKL covers (thread_wake). */
 static void wake_sleepers(void)
 {
     bool took = !kernel_lock_held();
     if (took)
         kernel_lock();
-    u64 earliest = UINT64_MAX;
-    for (struct thread *t = sleepers, *next; t; t = next) {
-        next = t->sleep_next;
-        if (t->wake_tick <= ticks)
-            thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
-        else
-            earliest = MIN(earliest, t->wake_tick);
-    }
-    __atomic_store_n(&next_wake, earliest, __ATOMIC_RELAXED);
+    for (struct thread *t; (t = take_due());)
+        thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
     if (took)
         kernel_unlock();
 }

@@ -10,7 +10,12 @@
 void sched_init(void);
 __attribute__((noreturn)) void sched_start(void);
 void schedule(void);
+/* t (blocked, sleeping, or new) is queued where it should run; from any CPU, with or
+ * without the BKL; nothing when another waker made it ready already. */
 void make_ready(struct thread *t);
+/* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
+ * to it, or freeing it. */
+void sched_wait_off_cpu(const struct thread *t);
 /* The current thread (no longer running: blocked, or a zombie) switches away after t is
  * made ready, with one acquisition of the run-queue lock when t stays on this CPU. */
 void make_ready_and_schedule(struct thread *t);
@@ -29,13 +34,14 @@ void thread_kill(struct thread *t);
 void thread_poke(const struct thread *t);
 /* THREAD_CTL_RESUME: a stopped thread goes on; a pending stop is cancelled. */
 void thread_resume(struct thread *t);
-/* Resched / killed, before returning to user: one test of two bytes when there is nothing
- * to do (inline: every system call runs it), the loop out of line. */
+/* Resched / killed / a direct IPC switch to finish, before returning to user: one test
+ * of the thread's byte and the CPU's two when there is nothing to do (inline: every
+ * system call runs it), the loop out of line. */
 void sched_exit_checks_loop(struct cpu *c);
 static inline void sched_kernel_exit_checks(void)
 {
     struct cpu *c = this_cpu();
-    if (c->current->killed | c->need_resched)
+    if (c->current->killed | c->exit_work)
         sched_exit_checks_loop(c);
 }
 /* The last kernel step of a system call, on the returning thread's own stack: the probe

@@ -234,7 +234,7 @@ void task_thread_exited(struct thread *t)
         next = z->task_next;
         if (z == t)
             continue;
-        ASSERT(!thread_on_cpu(z));
+        sched_wait_off_cpu(z);              /* its CPU may still be leaving its stack */
         thread_free(z);
     }
     task->threads = NULL;

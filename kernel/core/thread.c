@@ -51,6 +51,7 @@ static struct thread *thread_alloc(int prio)
         return NULL;
     }
     t->prio = prio;
+    t->state = T_BLOCKED;                 /* until make_ready, which queues only the blocked */
     t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances) */
     t->affinity = ~0u;
     return t;
@@ -115,8 +116,11 @@ void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base)
     t->user_ctx = t->user_bases ? t->user_ctx | USER_CTX_BASES : t->user_ctx & ~USER_CTX_BASES;
 }
 
+/* Under the BKL, which covers the thread table (also when finish_switch frees an exited
+ * thread: the CPU that switched holds it across the switch). */
 void thread_free(struct thread *t)
 {
+    kernel_lock_assert_held();
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
     fpu_release(t);
@@ -207,7 +211,7 @@ int thread_join(int tid, int *status)
         if (!t)
             return E_SRCH;
     }
-    ASSERT(!thread_on_cpu(t));               /* a zombie's switch away ended under the lock */
+    sched_wait_off_cpu(t);                   /* its CPU may still be leaving its stack */
     *status = t->exit_status;
     /* unlink from the task's list */
     struct thread **pp = &self->task->threads;

@@ -63,6 +63,13 @@ struct thread {
     /* IPC state; docs/ipc.md maps these to P1's TCB fields */
     u8 ipc_state;                      /* IPC_IDLE / IPC_SENDING / IPC_RECEIVING */
     bool ipc_call;                     /* the pending send is the first half of a call */
+    u8 on_cpu;                         /* some CPU runs it or is still on its kernel stack:
+                                          set when it becomes a CPU's current thread, cleared
+                                          (release) once that CPU has left its stack; a CPU
+                                          about to run it waits until it is clear (sched.c
+                                          sched_wait_off_cpu: the wake-up and steal races).
+                                          Next to the IPC bytes: the fastpath writes it with
+                                          them (fastpath_layout.h) */
     int send_to;                       /* P1 sbtid: receiver this blocked sender waits for */
     int recv_from;                     /* P1 rbtid: sender this receiver waits for (0 = any) */
     int rwtid;                         /* P1 rwtid: who satisfied the last receive-from-any */

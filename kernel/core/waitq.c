@@ -12,10 +12,10 @@ int waitq_sleep(struct waitq *q, u64 timeout)
         return WAIT_KILLED;
     if (timeout == 0)
         return E_TIMEOUT;
+    t->state = T_BLOCKED;              /* before a waker can find it (sched.c) */
+    t->wait_result = 0;
     waitq_append(q, t);
     sleep_until(t, timeout);
-    t->state = T_BLOCKED;
-    t->wait_result = 0;
     schedule();
     return thread_dying(t) ? WAIT_KILLED : t->wait_result;
 }

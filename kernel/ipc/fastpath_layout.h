@@ -18,6 +18,7 @@
 #define TH_TF             672
 #define TH_RESUME_VIA_TF  680   /* then ipc_state (681) and ipc_call (682): written as one */
 #define TH_IPC_STATE      681
+#define TH_ON_CPU         683   /* a CPU runs it or is on its stack (sched.c) */
 #define TH_RECV_FROM      688
 #define TH_RWTID          692
 #define TH_REPLY_TO       696
@@ -39,7 +40,7 @@
 /* struct cpu (cpu.h), reached through %gs */
 #define CPU_CURRENT      24
 #define CPU_NEED_RESCHED 56
-#define CPU_FPU_TS       57
+#define CPU_FPU_TS       58
 #define CPU_FPU_OWNER    64
 #define CPU_LINUX_ENTRY  72
 #define CPU_FS_BASE      80
@@ -66,10 +67,16 @@
 #define FP_IPC_FWD       0x400000000 /* IPC_FWD (ipc.h), bit 34 */
 #define FP_FWD_SYSCALL_LABEL 0x20001 /* FWD_LABEL(FWD_OP_SYSCALL) (abi.h) */
 
-/* The three bytes at TH_RESUME_VIA_TF (resume_via_tf, ipc_state, ipc_call) as the caller
- * leaves them, written with one 32-bit store (the fourth byte is padding): resumes through
- * its frame, receiving, no call pending. */
+/* The four bytes at TH_RESUME_VIA_TF (resume_via_tf, ipc_state, ipc_call, on_cpu) as the
+ * caller leaves them, written with one 32-bit store: resumes through its frame, receiving,
+ * no call pending, and off this CPU. The last is written before the fastpath has left the
+ * caller's stack, which is right because it holds the BKL until its sysret and the caller
+ * is blocked in IPC: every waker of such a thread holds the BKL too (docs/smp.md), so no
+ * CPU can pick it before then. */
 #define FP_CALLER_BLOCKED_RECEIVING (1 | FP_IPC_RECEIVING << 8)
+/* ... and as the partner's, which runs next: no frame to resume through, IPC idle, no
+ * call pending (its IPC is over), on this CPU. */
+#define FP_PARTNER_RUNNING (1 << 24)
 /* ... and as a Linux thread leaves them when its forwarded call is taken: resumes through
  * its frame, receiving (the answer), in a call. */
 #define FP_CALLER_BLOCKED_IN_CALL (1 | FP_IPC_RECEIVING << 8 | 1 << 16)

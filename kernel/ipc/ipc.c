@@ -376,15 +376,17 @@ static __attribute__((noreturn)) void wake_and_switch_away(struct thread *t, str
  * returns (switch_away_blocked). */
 static __attribute__((noreturn)) void block_current(struct thread *t, struct waitq *q, u64 timeout)
 {
+    t->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
     if (q)
         waitq_append(q, t);
     sleep_until(t, timeout);
-    t->state = T_BLOCKED;
     switch_away_blocked(t);
 }
 
 /* Switch from `cur` straight to `next` without the scheduler, returning the frame to
- * leave through. `next` must be blocked without a continuation (always true in IPC). The
+ * leave through. `next` must be blocked without a continuation (always true in IPC), and
+ * on this CPU, so off every CPU (this one left its stack when it last ran). cur stays on
+ * this CPU (on_cpu) until the exit checks, on next's stack, find c->leaving set. The
  * part without the probe is the fastpath's (probes are off there). */
 static inline __attribute__((always_inline)) struct trapframe *
 switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
@@ -392,6 +394,9 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
     cur->resume_via_tf = true;
     next->resume_via_tf = false;
     next->state = T_RUNNING;
+    next->on_cpu = 1;
+    c->left = cur;
+    c->leaving = 1;
     next->slice_left = cur->slice_left ? cur->slice_left : (u32)slice_ticks;  /* rest of slice */
     c->current = next;
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
@@ -401,10 +406,22 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
     return next->tf;
 }
 
+/* The lock checker's view of a direct switch: it claims the blocked partner without its
+ * run-queue lock, which is right only while every other waker of a thread blocked in IPC
+ * holds the BKL (docs/smp.md); and the partner is off every CPU. */
+static __attribute__((noinline, cold)) void direct_switch_check(const struct thread *next)
+{
+    kernel_lock_assert_held();
+    if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
+        panic("ipc: direct switch to thread %d, still on CPU", next->tid);
+}
+
 static struct trapframe *direct_switch(struct thread *cur, struct thread *next)
 {
     if (pcnt_probes_on)
         pcnt_abort(PROBE_SYSCALL);
+    if (lockcheck_on)
+        direct_switch_check(next);
     struct cpu *c = this_cpu();
     thread_user_context(c, next);
     return switch_to_partner(c, cur, next);
@@ -432,10 +449,10 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
 {
     partner->ipc_state = IPC_IDLE;
     if (cur_blocks) {
+        cur->state = T_BLOCKED;                /* before a waker can find it (sched.c) */
         if (cur_q)
             waitq_append(cur_q, cur);
         sleep_until(cur, cur_timeout);
-        cur->state = T_BLOCKED;
     }
     if (partner->ipc_flags & IPC_KCALL)
         return wake_kernel_caller(cur, partner, cur_blocks);
@@ -656,8 +673,8 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
     if (may_switch)
         return wake_partner(t, s, true, NULL, WAIT_FOREVER);
     s->ipc_state = IPC_IDLE;
+    t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
     make_ready(s);
-    t->state = T_BLOCKED;
     switch_away_blocked(t);
 }
 
@@ -716,9 +733,9 @@ long ipc_kernel_call(struct thread *d, u64 w[IPC_MRS], struct ipc_kcall *k)
             k->frame.rax = (u64)E_DEAD;
             break;
         }
+        t->state = T_BLOCKED;                  /* before a waker can find it (sched.c) */
         if (t->ipc_state == IPC_SENDING && !t->waiting_on)
             waitq_append(&p->senders, t);
-        t->state = T_BLOCKED;
         schedule();
     }
     ipc_words_from_frame(&k->frame, w);
@@ -913,12 +930,14 @@ FP_AT(struct thread, user_bases, TH_USER_BASES);
 FP_AT(struct thread, sleeping, TH_USER_BASES + 1);
 FP_AT(struct thread, cpu, TH_KILLED + 3);   /* cmpl at TH_KILLED: killed, user_bases, sleeping, cpu */
 FP_AT(struct thread, cpu, TH_CPU);
+FP_AT(struct thread, on_cpu, TH_ON_CPU);
 FP_AT(struct thread, waiting_on, TH_WAITING_ON);
 FP_AT(struct thread, sleeping, TH_SLEEPING);
 FP_AT(struct thread, tf, TH_TF);
 FP_AT(struct thread, resume_via_tf, TH_RESUME_VIA_TF);
 FP_AT(struct thread, ipc_state, TH_RESUME_VIA_TF + 1);
 FP_AT(struct thread, ipc_call, TH_RESUME_VIA_TF + 2);
+FP_AT(struct thread, on_cpu, TH_RESUME_VIA_TF + 3);
 FP_AT(struct thread, send_to, TH_RESUME_VIA_TF + 4);   /* the 32-bit store ends before it */
 FP_AT(struct thread, ipc_state, TH_IPC_STATE);
 FP_AT(struct thread, recv_from, TH_RECV_FROM);

@@ -411,8 +411,8 @@ static __attribute__((noinline)) void server_wait(void)
 {
     struct thread *t = current_thread();
     while (server_asleep) {
+        t->state = T_BLOCKED;               /* before a waker can find it (sched.c) */
         waitq_append(&server_waiters, t);
-        t->state = T_BLOCKED;
         schedule();
     }
 }
@@ -569,8 +569,8 @@ static inline void step_end(void)
 static void await_answer(struct thread *t)
 {
     while (t->fwd != FWD_NONE && !(t->killed && t->interrupt == KILL_EXIT)) {
+        t->state = T_BLOCKED;               /* before a waker can find it (sched.c) */
         waitq_append(&answer_waiters, t);
-        t->state = T_BLOCKED;
         schedule();
     }
 }

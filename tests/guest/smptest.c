@@ -92,6 +92,24 @@
  *            a ring thread whose mask did not change across its check runs on a CPU the
  *            mask allows; the ring ran on every CPU. Prints "churn ok turns=N ring=R
  *            cpus=C seen=MASK wakes=W timeouts=T shakes=S" or "churn FAIL ...".
+ * ipcrace N [C]  IPC and wake-ups racing across CPUs (docs/smp.md, "Wake-ups and switches
+ *            without the BKL"); given C, C CPUs must run threads. One server thread per
+ *            CPU (at least 2) answers calls with reply_recv, every third receive with a
+ *            1-tick timeout (a timeout racing a caller's delivery), and re-pins itself
+ *            to a random set of CPUs every 7 messages; 2 clients per CPU make N calls
+ *            each, round-robin over the servers, re-pinning themselves every 5 calls; a
+ *            shaker changes a random client's or server's mask every tick. So a partner
+ *            is woken now on its own CPU (a direct switch), now on another (the wake-up
+ *            IPI), and a thread that just blocked on one CPU is picked by another.
+ *            Checked: every answer is the one for its call (words and server), each
+ *            server's count adds up to the calls made, a 30 s progress bound, and both
+ *            clients and servers ran on every CPU. Then 20 rounds of kills: a child task
+ *            (`smptest ipckid TIDS...`, granted the servers) calls them in a loop, and is
+ *            killed 0 to 3 ticks after it starts, mid-call (its kill racing the servers'
+ *            answers and wake-ups); it must end killed, and the servers go on (an answer
+ *            to a caller killed meanwhile is E_SRCH or E_DEAD). Prints "ipcrace ok
+ *            calls=N clients=K servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X
+ *            kills=R kid_calls=A" (A: the children's calls answered) or "ipcrace FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1128,6 +1146,234 @@ static int churn(int turns, unsigned want_cpus)
     return 0;
 }
 
+/* ---- ipcrace ------------------------------------------------------------------------ */
+#define RACE_SERVERS_MAX 16
+#define RACE_CLIENTS_MAX 32
+
+static volatile int race_srv_tid[RACE_SERVERS_MAX], race_cli_tid[RACE_CLIENTS_MAX];
+static volatile int race_servers, race_clients, race_calls, race_failed, race_stop;
+static volatile int race_clients_done;
+static volatile long race_served[RACE_SERVERS_MAX], race_timeouts, race_shakes;
+static volatile long race_progress;                 /* calls answered so far, all clients */
+static volatile int race_killing;                   /* the kill rounds: callers may die */
+static volatile long race_kid_calls;                /* the children's calls answered */
+#define RACE_KID 0x6b6964u                          /* word 4 of a child's calls */
+#define RACE_KILLS 20
+static volatile unsigned race_srv_seen, race_cli_seen;
+
+static void race_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&race_failed, 1, __ATOMIC_RELAXED))
+        printf("ipcrace FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+static uint64_t race_word(int client, int call) { return (uint64_t)client << 32 | (uint32_t)call; }
+
+/* Answers until a message with word 0 (sent, not called) tells it to stop. */
+static int race_server(void *arg)
+{
+    int me = (int)(long)arg;
+    unsigned all = all_cpus_mask(), cpus = now().cpus;
+    uint32_t seed = 999u + (uint32_t)me;
+    sys_thread_affinity(0, 1ull << (me % (int)cpus));
+    sys_yield();
+    long from = 0;
+    struct ipc_msg m = {{0}};          /* the answer goes out with the next receive */
+    for (uint32_t n = 0;; n++) {
+        uint32_t timeout = n % 3 == 0 ? 1 : IPC_FOREVER;
+        long r = from > 0 ? ipc_reply_recv((int)from, IPC_ANY, &m, timeout)
+                          : ipc_recv(IPC_ANY, &m, timeout);
+        from = 0;
+        if (r == E_TIMEOUT) {
+            __atomic_add_fetch(&race_timeouts, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        if ((r == E_SRCH || r == E_DEAD) && race_killing)   /* the caller was killed */
+            continue;
+        if (r < 0) {
+            race_fail("server receive", me, r);
+            return 1;
+        }
+        if (m.w[0] == 0)
+            return 0;
+        __atomic_or_fetch(&race_srv_seen, 1u << now().cpu, __ATOMIC_RELAXED);
+        m.w[2] = m.w[0] * 3 + m.w[1];
+        m.w[3] = (uint64_t)me;
+        m.w[7] = ~m.w[0];
+        if (m.w[4] != RACE_KID)
+            race_served[me]++;
+        else
+            __atomic_add_fetch(&race_kid_calls, 1, __ATOMIC_RELAXED);
+        from = r;
+        if (n % 7 == 0)
+            sys_thread_affinity(0, random_mask(&seed, all));
+    }
+}
+
+static int race_client(void *arg)
+{
+    int me = (int)(long)arg;
+    unsigned all = all_cpus_mask(), cpus = now().cpus;
+    uint32_t seed = 4242u + (uint32_t)me;
+    sys_thread_affinity(0, 1ull << ((me + 1) % (int)cpus));
+    sys_yield();
+    for (int i = 1; i <= race_calls && !race_failed; i++) {
+        int s = (me + i) % race_servers;
+        uint64_t w = race_word(me, i);
+        struct ipc_msg m = {{w, (uint64_t)s, 0, 0, 0, 0, 0, 0}};
+        long r = ipc_call(race_srv_tid[s], &m, IPC_FOREVER);
+        if (r != race_srv_tid[s] || m.w[2] != w * 3 + (uint64_t)s || m.w[3] != (uint64_t)s ||
+            m.w[7] != ~w)
+            race_fail("wrong answer", me, r);
+        __atomic_add_fetch(&race_progress, 1, __ATOMIC_RELAXED);
+        __atomic_or_fetch(&race_cli_seen, 1u << now().cpu, __ATOMIC_RELAXED);
+        if (i % 5 == 0)
+            sys_thread_affinity(0, random_mask(&seed, all));
+    }
+    __atomic_add_fetch(&race_clients_done, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Every tick a new mask for a client or a server. */
+static int race_shaker(void *arg)
+{
+    (void)arg;
+    unsigned all = all_cpus_mask();
+    uint32_t seed = 31337;
+    while (!race_stop) {
+        uint32_t pick = churn_rand(&seed);
+        int tid = pick % 2 ? race_cli_tid[pick / 2 % (uint32_t)race_clients]
+                           : race_srv_tid[pick / 2 % (uint32_t)race_servers];
+        sys_thread_affinity(tid, random_mask(&seed, all));   /* E_SRCH once a client ended */
+        race_shakes++;
+        sys_sleep(1);
+    }
+    return 0;
+}
+
+/* A child task's calls until it is killed (it has grants for the servers: tids in argv). */
+static int ipckid(int argc, char **argv)
+{
+    int n = argc - 2, tids[RACE_SERVERS_MAX];
+    for (int i = 0; i < n && i < RACE_SERVERS_MAX; i++)
+        tids[i] = atoi(argv[i + 2]);
+    for (int i = 1;; i++) {
+        int s = i % n;
+        struct ipc_msg m = {{(uint64_t)i, (uint64_t)s, 0, 0, RACE_KID, 0, 0, 0}};
+        long r = ipc_call(tids[s], &m, IPC_FOREVER);
+        if (r == E_PERM) {                     /* the grants are not all made yet */
+            sys_sleep(1);
+            continue;
+        }
+        if (r != tids[s] || m.w[2] != (uint64_t)i * 3 + (uint64_t)s || m.w[7] != ~(uint64_t)i)
+            return 3;
+    }
+}
+
+/* One kill round: the child starts calling, and is killed mid-call. */
+static int race_kill_round(int round, uint32_t *seed)
+{
+    char ids[RACE_SERVERS_MAX][12];
+    const char *argv[RACE_SERVERS_MAX + 2] = {"smptest", "ipckid"};
+    for (int i = 0; i < race_servers; i++) {
+        snprintf(ids[i], sizeof ids[i], "%d", race_srv_tid[i]);
+        argv[i + 2] = ids[i];
+    }
+    long child = sys_spawn("smptest", argv, race_servers + 2, 0);
+    if (child < 0)
+        return printf("ipcrace FAIL: spawn %ld\n", child), 1;
+    for (int i = 0; i < race_servers; i++)
+        if (ipc_grant((int)child, race_srv_tid[i]) != 0)
+            return printf("ipcrace FAIL: grant\n"), 1;
+    sys_sleep(churn_rand(seed) % 4);
+    long r = sys_task_kill((int)child);
+    int status = 0;
+    long w = sys_task_wait((int)child, &status);
+    if (r != 0 || w != child || status != KILLED_STATUS)
+        return printf("ipcrace FAIL: kill round %d: kill %ld wait %ld status %#x\n", round, r, w,
+                      status), 1;
+    return 0;
+}
+
+static int ipcrace(int calls, unsigned want_cpus)
+{
+    struct time_info t0 = now();
+    if (want_cpus && t0.cpus != want_cpus) {
+        printf("ipcrace FAIL: %u of %u CPUs run threads\n", t0.cpus, want_cpus);
+        return 1;
+    }
+    unsigned cpus = t0.cpus;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    int servers = cpus < 2 ? 2 : (int)cpus, clients = 2 * servers;
+    if (clients > RACE_CLIENTS_MAX) {
+        printf("ipcrace FAIL: too many CPUs (%u)\n", cpus);
+        return 1;
+    }
+    race_servers = servers;
+    race_clients = clients;
+    race_calls = calls;
+    static struct thread srv[RACE_SERVERS_MAX], cli[RACE_CLIENTS_MAX], shake;
+    for (int i = 0; i < servers; i++)
+        if ((race_srv_tid[i] = thread_start(&srv[i], race_server, (void *)(long)i, PRIO_INHERIT,
+                                            16 * 1024)) < 0)
+            return printf("ipcrace FAIL: thread_start\n"), 1;
+    sys_sleep(2);                     /* the servers wait on their CPUs */
+    for (int i = 0; i < clients; i++)
+        if ((race_cli_tid[i] = thread_start(&cli[i], race_client, (void *)(long)i, PRIO_INHERIT,
+                                            16 * 1024)) < 0)
+            return printf("ipcrace FAIL: thread_start\n"), 1;
+    if (thread_start(&shake, race_shaker, NULL, PRIO_INHERIT, 16 * 1024) < 0)
+        return printf("ipcrace FAIL: thread_start\n"), 1;
+    long last = -1;
+    uint64_t last_change = now().ticks;
+    while (race_clients_done < clients && !race_failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (race_progress != last) {
+            last = race_progress;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            race_fail("no progress at call", race_progress, (long)(t - t0.ticks));
+        }
+    }
+    if (race_failed) {
+        race_stop = 1;
+        return 1;                      /* the task's end takes the threads with it */
+    }
+    for (int i = 0; i < clients; i++)
+        thread_join(&cli[i], NULL);
+    race_killing = 1;
+    uint32_t seed = 2718;
+    for (int i = 0; i < RACE_KILLS; i++)
+        if (race_kill_round(i, &seed) || race_failed) {
+            race_stop = 1;
+            return 1;
+        }
+    race_stop = 1;
+    thread_join(&shake, NULL);
+    long served = 0;
+    for (int i = 0; i < servers; i++) {
+        struct ipc_msg quit = {{0}};
+        long r = ipc_send(race_srv_tid[i], &quit, IPC_FOREVER);
+        int status = -1;
+        thread_join(&srv[i], &status);
+        if (r != 0 || status != 0)
+            return printf("ipcrace FAIL: server %d: send %ld status %d\n", i, r, status), 1;
+        served += race_served[i];
+    }
+    unsigned all = all_cpus_mask();
+    if (served != (long)clients * calls || (race_srv_seen & all) != all ||
+        (race_cli_seen & all) != all) {
+        printf("ipcrace FAIL: served %ld of %ld, seen %#x/%#x of %#x\n", served,
+               (long)clients * calls, race_srv_seen, race_cli_seen, all);
+        return 1;
+    }
+    printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#x/%#x timeouts=%ld shakes=%ld"
+           " kills=%d kid_calls=%ld\n", calls, clients, servers, cpus, race_srv_seen,
+           race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -1156,7 +1402,11 @@ int main(int argc, char **argv)
         return filestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "ipckid"))
+        return ipckid(argc, argv);
+    if (!strcmp(mode, "ipcrace"))
+        return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | mapstorm N | shmstorm N | filestorm N | churn N [CPUS]\n");
+           " | mapstorm N | shmstorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }

@@ -152,11 +152,13 @@ one_aspace:         .byte 0
  * Committed (this and what follows cannot fail): p gets the message (the words stay in
  * their registers, our tid goes to its rax at the end) and the reply right; we block
  * receiving, resuming later through our frame (the fields the operation sets are already
- * written). The forwarded call sets these fields its own way (fwd_fastpath).
+ * written). The same two 32-bit stores mark p on this CPU and us off it (on_cpu, sched.c:
+ * ours before we leave our stack, which the BKL held to the sysret makes right:
+ * fastpath_layout.h). The forwarded call sets these fields its own way (fwd_fastpath).
  */
 .macro MESSAGE_FIELDS
     movl TH_TID(%rbp), %esi
-    movw $0, TH_RESUME_VIA_TF(%rax)     /* p: runs on, IPC idle */
+    movl $FP_PARTNER_RUNNING, TH_RESUME_VIA_TF(%rax) /* p: runs here, IPC idle */
     movl %esi, TH_RWTID(%rax)
     movl %esi, TH_REPLY_TO(%rax)
     movq $0, TH_IPC_FLAGS(%rbp)
@@ -456,7 +458,7 @@ fast_answer_commit:
     cmpl $-1, %edx
     jne fast_answer_arm_timeout
 fast_answer_armed:
-    movw $0, TH_RESUME_VIA_TF(%rax)     /* p: runs on, IPC idle, its forwarded call over */
+    movl $FP_PARTNER_RUNNING, TH_RESUME_VIA_TF(%rax) /* p: runs here, IPC idle, its forwarded call over */
     movb $0, TH_FWD(%rax)
     movq $0, TH_IPC_FLAGS(%rax)
     movq $0, TH_IPC_FLAGS(%rbp)
@@ -510,7 +512,7 @@ fwd_fastpath:
 2:  movl %edi, TH_RECV_FROM(%rbp)       /* we await s's answer */
     incl TH_REPLY_WAITERS(%rax)
     movl TH_TID(%rbp), %esi
-    movw $0, TH_RESUME_VIA_TF(%rax)     /* s: runs on, IPC idle, the sender and its right */
+    movl $FP_PARTNER_RUNNING, TH_RESUME_VIA_TF(%rax) /* s: runs here, IPC idle, the sender and its right */
     movl %esi, TH_RWTID(%rax)
     movl %esi, TH_REPLY_TO(%rax)
     movabsq $FP_IPC_FWD, %rcx           /* we: in a forwarded system call */

@@ -44,7 +44,14 @@ struct cpu {
     u32 apic_id;
     struct thread *idle;
     struct thread *dead;       /* exited thread whose stack is freed after the switch */
-    bool need_resched;
+    union {                    /* the exit checks test both bytes at once (sched.h) */
+        struct {
+            bool need_resched;
+            u8 leaving;        /* a direct IPC switch in C left `left`'s stack: the exit
+                                  checks, on the partner's stack, clear its on_cpu */
+        };
+        u16 exit_work;
+    };
     bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
     struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
     u8 linux_entry;            /* which entry LSTAR is: an enum syscall_entry_kind */
@@ -94,6 +101,10 @@ struct cpu {
      * it by schedule (the IPC switches, under the BKL, change it between two threads that
      * are neither idle nor queued). */
     struct spinlock rq_lock;
+    /* The thread this CPU switched away from while still on its kernel stack (sched.c
+     * switch_to, ipc.c switch_to_partner): its on_cpu is cleared once this CPU is off
+     * that stack (finish_switch; the exit checks after a direct IPC switch: leaving). */
+    struct thread *left;
 } __attribute__((aligned(64)));
 
 struct cpu_features {
