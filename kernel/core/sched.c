@@ -296,6 +296,33 @@ void make_ready(struct thread *t)
         rq_unlock(c);
 }
 
+/* A new thread made by another task (sched.h): before its first run it has no cache to
+ * lose, so it goes to an idle CPU it may use, as Linux places a new process at fork; with
+ * none idle, where make_ready would put it. It is new: blocked, never run, its x87 state
+ * in its TCB, so the move costs no IPI (counted as a wake-up's move). Claimed (ready)
+ * before c's lock may be let go for the order, as make_ready_locked does. */
+void make_ready_new(struct thread *t)
+{
+    struct cpu *c = rq_lock_of(t);
+    if (!waits(t)) {
+        rq_unlock(c);
+        return;
+    }
+    t->state = T_READY;                   /* claimed, as in make_ready_locked */
+    int cpu = place_elsewhere(t);
+    if (cpu != c->id) {
+        struct cpu *o = &cpus[cpu];
+        rq_lock_also(c, o);
+        if (migrate(t, cpu, MOVE_WAKE)) {
+            rq_unlock(c);
+            c = o;
+        } else {
+            rq_unlock(o);
+        }
+    }
+    make_ready_locked(c, t);
+}
+
 /* A new priority for a user thread (never idle: it is READY without being queued). */
 void sched_set_priority(struct thread *t, int prio)
 {
