@@ -156,8 +156,10 @@ static bool rq_lock_also(struct cpu *c, struct cpu *o)
 
 /* The queue of t, locked: t's own lock (its state, CPU, affinity). Its CPU may change
  * until that lock is held (balancing or a steal moves a queued thread, a waker places a
- * woken one): take it, and again if t moved meanwhile. */
-static struct cpu *rq_lock_of(struct thread *t)
+ * woken one): take it, and again if t moved meanwhile. Always inline, as place_elsewhere:
+ * gcc's code for the wake-up paths is then the same as before make_ready_new was added
+ * (P1's IPC rows stay identical, icount). */
+static inline __attribute__((always_inline)) struct cpu *rq_lock_of(struct thread *t)
 {
     for (;;) {
         struct cpu *c = &cpus[__atomic_load_n(&t->cpu, __ATOMIC_RELAXED)];
@@ -215,8 +217,8 @@ static inline bool stays_home(const struct cpu *c, const struct thread *t)
  * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
  * sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
  * CPU that stops idling meanwhile runs the thread after what it runs, or balancing moves
- * it). */
-static int place_elsewhere(const struct thread *t)
+ * it). Always inline (rq_lock_of). */
+static inline __attribute__((always_inline)) int place_elsewhere(const struct thread *t)
 {
     u32 allowed = t->affinity & sched_cpus;
     bool home_ok = allowed & (1u << t->cpu);
@@ -298,9 +300,10 @@ void make_ready(struct thread *t)
 
 /* A new thread made by another task (sched.h): before its first run it has no cache to
  * lose, so it goes to an idle CPU it may use, as Linux places a new process at fork; with
- * none idle, where make_ready would put it. It is new: blocked, never run, its x87 state
- * in its TCB, so the move costs no IPI (counted as a wake-up's move). Claimed (ready)
- * before c's lock may be let go for the order, as make_ready_locked does. */
+ * none idle, to its own CPU (or the first it may use), where a wake-up would put it. It is
+ * new: blocked, never run, its x87 state in its TCB, so the move costs no IPI (counted as
+ * a wake-up's move). Claimed (ready) before c's lock may be let go for the order, as in
+ * make_ready_locked, which it leaves alone: gcc's code for the wake-up paths stays. */
 void make_ready_new(struct thread *t)
 {
     struct cpu *c = rq_lock_of(t);
@@ -308,7 +311,7 @@ void make_ready_new(struct thread *t)
         rq_unlock(c);
         return;
     }
-    t->state = T_READY;                   /* claimed, as in make_ready_locked */
+    t->state = T_READY;
     int cpu = place_elsewhere(t);
     if (cpu != c->id) {
         struct cpu *o = &cpus[cpu];
@@ -320,7 +323,9 @@ void make_ready_new(struct thread *t)
             rq_unlock(o);
         }
     }
-    make_ready_locked(c, t);
+    rq_push(c, t);
+    kick(c, t);
+    rq_unlock(c);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
