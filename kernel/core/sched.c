@@ -8,10 +8,10 @@
  * wakes next; it changes only while the thread does not run (migrate). A new thread made
  * in another task (make_ready_new: a new Linux process) starts on an idle CPU. A woken
  * thread goes to its own CPU, unless that one has threads waiting already and another CPU
- * it may use idles; a CPU with nothing of its own to run takes (steals) a ready thread from another.
- * Every balance_ticks ticks a busy CPU hands one of its ready threads to an idle CPU, or
- * else pulls one from the busiest CPU when that one has at least two more threads (running
- * or ready) than it. Waking a thread on
+ * it may use idles; a CPU with nothing of its own to run takes (steals) a ready thread
+ * from another. Every balance_ticks ticks a busy CPU hands one of its ready threads to an
+ * idle CPU, or else pulls one from the busiest CPU when that one has at least two more
+ * threads (running or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
  * there; so does a kill or stop of a thread running there.
  *
