@@ -5,6 +5,15 @@
  *            until together they have seen every CPU that runs threads (or 30 s pass);
  *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
  *            "spread ok cpus=C" or "spread FAIL ...".
+ * newcpus    the first threads of new tasks made with SYS_TASK_THREAD_REGS (as the UNIX
+ *            server starts a forked Linux process) start on idle CPUs, not on their maker's
+ *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
+ *            noting the CPU of its first instruction in a shared page, then spinning for
+ *            five timer ticks (its CPU stays busy while the next is made); the caller
+ *            spins until all have noted theirs (its CPU never idles, so steals none).
+ *            The first C - 1 must have started on CPUs of their own other than the
+ *            caller's, the last (no CPU idle then) on the caller's. Before, the first
+ *            child queued on its maker's CPU and started there. Prints "newcpus ok cpus=C" or "newcpus FAIL ...".
  * online C   run as the first program: C CPUs must run threads already (the kernel lets
  *            every started CPU join the scheduler before the first program: docs/smp.md,
  *            "Bring-up"). Prints "online ok cpus=C cpu=N tsc=T" (N its CPU; T: SYS_TIME's TSC at the start,
@@ -149,6 +158,73 @@ static int online(unsigned want)
     }
     printf("online ok cpus=%u cpu=%u tsc=%llu\n", ti.cpus, ti.cpu, (unsigned long long)ti.tsc);
     return 0;
+}
+
+/* ---- newcpus ------------------------------------------------------------------------ */
+#define NEWCPUS_STACK (16 * 1024)
+static uint8_t newcpus_stacks[TIME_CPUS][NEWCPUS_STACK] __attribute__((aligned(16)));
+
+/* A child task's only thread, entered by its registers (no libc start: it uses no TLS):
+ * notes the CPU it started on (plus one) in *slot, a page shared with its maker, spins
+ * for five timer ticks (its CPU stays busy while the others are made) and exits. */
+static __attribute__((noreturn)) void newcpus_child(volatile uint64_t *slot)
+{
+    struct time_info t0 = now();
+    __atomic_store_n(slot, t0.cpu + 1, __ATOMIC_RELEASE);
+    while (now().ticks - t0.ticks < 5)
+        ;
+    sys_exit(0);
+}
+
+/* One child per CPU; the caller stays busy until every child has noted its CPU, so its
+ * own CPU never idles and steals none of them. */
+static int newcpus(void)
+{
+    struct time_info ti = now();
+    unsigned me = ti.cpu, n = ti.cpus < TIME_CPUS ? ti.cpus : TIME_CPUS;
+    long page = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    if (page < 0 || n < 2) {
+        printf("newcpus FAIL: map %ld cpus %u\n", page, n);
+        return 1;
+    }
+    volatile uint64_t *slots = (volatile uint64_t *)page;
+    long tasks[TIME_CPUS];
+    unsigned made = 0;
+    for (; made < n; made++) {
+        long t = sys_task_create("newcpu");
+        long r = t < 0 ? t : sys_vm_clone((int)t, 0);
+        struct user_regs regs = {.rip = (uint64_t)newcpus_child, .rdi = (uint64_t)&slots[made],
+                                 .rsp = (uint64_t)newcpus_stacks[made] + NEWCPUS_STACK - 8};
+        if (r == 0)
+            r = sys_task_thread_regs((int)t, &regs, PRIO_INHERIT);
+        if (r < 0) {
+            printf("newcpus FAIL: child %u: %ld\n", made, r);
+            return 1;
+        }
+        tasks[made] = t;
+    }
+    uint64_t hz = ti.hz ? ti.hz : 100, t0 = now().ticks;
+    for (unsigned i = 0; i < n; i++)
+        while (!__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) && now().ticks - t0 < 30 * hz)
+            ;
+    int failed = 0;
+    unsigned used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        int status = -1;
+        sys_task_wait((int)tasks[i], &status);
+        unsigned cpu = (unsigned)slots[i] - 1;
+        /* every CPU but the caller's idled for the first n - 1 children; the last one
+         * finds none idle and stays with its maker */
+        if (!slots[i] || status != 0 || (used & 1u << cpu) || (i + 1 < n && cpu == me)) {
+            printf("newcpus FAIL: child %u: status %d, started on CPU %ld (used %#x, caller "
+                   "on %u)\n", i, status, (long)slots[i] - 1, used, me);
+            failed = 1;
+        }
+        used |= slots[i] ? 1u << cpu : 0;
+    }
+    if (!failed)
+        printf("newcpus ok cpus=%u\n", n);
+    return failed;
 }
 
 /* ---- spread ------------------------------------------------------------------------- */
@@ -1382,6 +1458,8 @@ int main(int argc, char **argv)
         return online((unsigned)n);
     if (!strcmp(mode, "spread"))
         return spread(n);
+    if (!strcmp(mode, "newcpus"))
+        return newcpus();
     if (!strcmp(mode, "affinity"))
         return affinity();
     if (!strcmp(mode, "shootdown"))
@@ -1406,7 +1484,7 @@ int main(int argc, char **argv)
         return ipckid(argc, argv);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
+    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | mapstorm N | shmstorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
