@@ -689,6 +689,36 @@ static void shm_child(void *arg)
 
 /* A fresh object of `rounds` rounds' pages in a clone and here: 0, or 1 with the reason
  * printed. */
+/* The clone storms' memory: a shared page of control words and a stack for the clone.
+ * 0, or 1 with the reason printed. */
+static int clone_storm_memory(const char *test, volatile uint64_t **ctl, uint8_t **stack,
+                              unsigned long stack_len)
+{
+    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    long s = sys_vm_map(stack_len, PROT_READ | PROT_WRITE);
+    if (c < 0 || s < 0) {
+        printf("%s FAIL: map %ld %ld\n", test, c, s);
+        return 1;
+    }
+    *ctl = (volatile uint64_t *)c;
+    *stack = (uint8_t *)s;
+    return 0;
+}
+
+/* The clone t ended (status 0 wanted) and neither side failed (mine: ours; *failed:
+ * the flag the clone sets). 0, or 1 with the reason printed. */
+static int clone_storm_end(const char *test, long t, int mine, volatile uint64_t *failed)
+{
+    int status = -1;
+    if (sys_task_wait((int)t, &status) != t || status != 0) {
+        printf("%s FAIL: the clone's status %d\n", test, status);
+        return 1;
+    }
+    if (!mine && *failed)
+        printf("%s FAIL: the clone failed\n", test);
+    return mine || *failed;
+}
+
 static int shm_pair(int rounds)
 {
     long a = sys_vm_mmap(NULL, (unsigned long)rounds * SHM_PAGES * PAGE, PROT_READ | PROT_WRITE,
@@ -707,26 +737,13 @@ static int shm_pair(int rounds)
         sys_vm_unmap((void *)a, (unsigned long)rounds * SHM_PAGES * PAGE);
         return 1;
     }
-    int mine = shm_rounds(0, rounds), status = -1;
-    if (sys_task_wait((int)t, &status) != t || status != 0) {
-        printf("shmstorm FAIL: the clone's status %d\n", status);
-        return 1;
-    }
-    if (!mine && shm_ctl[SHM_FAILED])
-        printf("shmstorm FAIL: the clone failed\n");
-    return mine || shm_ctl[SHM_FAILED];
+    return clone_storm_end("shmstorm", t, shm_rounds(0, rounds), &shm_ctl[SHM_FAILED]);
 }
 
 static int shmstorm(int rounds)
 {
-    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    long s = sys_vm_map(SHM_STACK, PROT_READ | PROT_WRITE);
-    if (c < 0 || s < 0) {
-        printf("shmstorm FAIL: map %ld %ld\n", c, s);
+    if (clone_storm_memory("shmstorm", &shm_ctl, &shm_stack, SHM_STACK))
         return 1;
-    }
-    shm_ctl = (volatile uint64_t *)c;
-    shm_stack = (uint8_t *)s;
     return storm_on_two_cpus("shmstorm", shm_pair, 2, rounds);
 }
 
@@ -885,27 +902,15 @@ static int fs_pair(int rounds)
         sys_vm_unmap((void *)w, VM_FILE_WINDOW);
         return 1;
     }
-    int mine = fs_rounds(t, rounds), status = -1;
-    if (sys_task_wait((int)t, &status) != t || status != 0) {
-        printf("filestorm FAIL: the clone's status %d\n", status);
-        mine = 1;
-    }
-    if (!mine && fs_ctl[FS_FAILED])
-        printf("filestorm FAIL: the clone failed\n");
+    int bad = clone_storm_end("filestorm", t, fs_rounds(t, rounds), &fs_ctl[FS_FAILED]);
     sys_vm_unmap((void *)w, VM_FILE_WINDOW);
-    return mine || fs_ctl[FS_FAILED];
+    return bad;
 }
 
 static int filestorm(int rounds)
 {
-    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    long s = sys_vm_map(FILE_STACK, PROT_READ | PROT_WRITE);
-    if (c < 0 || s < 0) {
-        printf("filestorm FAIL: map %ld %ld\n", c, s);
+    if (clone_storm_memory("filestorm", &fs_ctl, &fs_stack, FILE_STACK))
         return 1;
-    }
-    fs_ctl = (volatile uint64_t *)c;
-    fs_stack = (uint8_t *)s;
     return storm_on_two_cpus("filestorm", fs_pair, 4, rounds);
 }
 
