@@ -260,6 +260,28 @@ static inline bool queued_on(const struct cpu *c, const struct thread *t)
     return t->q_prev || c->rq_head[t->prio] == t;
 }
 
+/* t, claimed ready, is queued on cpu (c, t's CPU, locked; let go on return): moved there
+ * first when it is another and the move can be made (migrate: not if the CPU holding its
+ * x87 state is wedged), then a reschedule is asked for where it waits. Inline in both
+ * callers, so the wake-up paths' code is what it was before make_ready_new shared it. */
+static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct thread *t,
+                                                           int cpu)
+{
+    if (cpu != c->id) {
+        struct cpu *o = &cpus[cpu];
+        rq_lock_also(c, o);
+        if (migrate(t, cpu, MOVE_WAKE)) {
+            rq_unlock(c);
+            c = o;
+        } else {
+            rq_unlock(o);
+        }
+    }
+    rq_push(c, t);
+    kick(c, t);
+    rq_unlock(c);
+}
+
 /* t, not queued (blocked, new, the running thread in schedule whose affinity left its
  * CPU, or a ready one taken off its queue for the same reason), is queued where it should
  * run; c is t's CPU, its lock held on entry, let go on return. t is ready from the start
@@ -271,21 +293,7 @@ static void make_ready_locked(struct cpu *c, struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
     t->state = T_READY;
-    if (!stays_home(c, t)) {
-        struct cpu *o = &cpus[place_elsewhere(t)];
-        if (o != c) {
-            rq_lock_also(c, o);
-            if (migrate(t, o->id, MOVE_WAKE)) {
-                rq_unlock(c);
-                c = o;
-            } else {
-                rq_unlock(o);
-            }
-        }
-    }
-    rq_push(c, t);
-    kick(c, t);
-    rq_unlock(c);
+    queue_at(c, t, stays_home(c, t) ? c->id : place_elsewhere(t));
 }
 
 /* From any CPU, with or without the BKL: a thread already made ready (by another waker)
@@ -304,7 +312,7 @@ void make_ready(struct thread *t)
  * none idle, to its own CPU (or the first it may use), where a wake-up would put it. It is
  * new: blocked, never run, its x87 state in its TCB, so the move costs no IPI (counted as
  * a wake-up's move). Claimed (ready) before c's lock may be let go for the order, as in
- * make_ready_locked, which it leaves alone: gcc's code for the wake-up paths stays. */
+ * make_ready_locked; the queueing is theirs in common (queue_at). */
 void make_ready_new(struct thread *t)
 {
     struct cpu *c = rq_lock_of(t);
@@ -313,20 +321,7 @@ void make_ready_new(struct thread *t)
         return;
     }
     t->state = T_READY;
-    int cpu = place_elsewhere(t);
-    if (cpu != c->id) {
-        struct cpu *o = &cpus[cpu];
-        rq_lock_also(c, o);
-        if (migrate(t, cpu, MOVE_WAKE)) {
-            rq_unlock(c);
-            c = o;
-        } else {
-            rq_unlock(o);
-        }
-    }
-    rq_push(c, t);
-    kick(c, t);
-    rq_unlock(c);
+    queue_at(c, t, place_elsewhere(t));
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
