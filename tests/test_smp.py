@@ -334,7 +334,7 @@ def check_every_cpu_is_shown(s, form, ncpu):
     whose mask a program and its children keep; while `yes` runs for a second pinned to
     the last CPU, that CPU's user time grows most, and the CPU times (tick-sampled: user
     for Linux programs, system for the servers, idle), interrupts, switches and forks
-    grow, and the total line is the sum of the others."""
+    grow, and the total line is the sum of the others; dd's system calls are system time."""
     everyone, last = (1 << ncpu) - 1, 1 << (ncpu - 1)
     assert s.cmd("nproc").strip() == str(ncpu)
     assert s.cmd("grep -c ^processor /proc/cpuinfo").strip() == str(ncpu)
@@ -352,6 +352,13 @@ def check_every_cpu_is_shown(s, form, ncpu):
     assert user[ncpu] >= 10 and user[ncpu] > max(user[1:ncpu]), (before, after)
     if form == "mk":                         # the writes of `yes` served by the UNIX server task
         assert after[0][2] - before[0][2] >= 1, (before, after)
+    # dd's time is its system calls' (1 MiB of zeros a read): system time, in IK form too,
+    # where the kernel serves them with interrupts off and the tick comes at their return
+    before_dd, _ = proc_stat(s)
+    s.cmd("dd if=/dev/zero of=/dev/null bs=1M count=300 2>/dev/null", timeout=60)
+    after_dd, _ = proc_stat(s)
+    user_dd, system_dd = (after_dd[0][k] - before_dd[0][k] for k in (0, 2))
+    assert system_dd >= 10 and system_dd > 2 * user_dd, (form, before_dd, after_dd)
     for key in ("intr", "ctxt", "processes"):
         assert named1[key] > named0[key], (named0, named1)
     assert named1["procs_running"] >= 1 and named1["procs_blocked"] == 0

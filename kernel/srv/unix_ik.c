@@ -603,6 +603,7 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
             await_answer(t);
     }
     sched_leave_kernel();                     /* entry.S leaves by exit_checked */
+    this_cpu()->kernel_work_rip = tf->rip;    /* a tick pending meanwhile is system time */
     return tf;
 }
 

@@ -201,6 +201,7 @@ static bool user_fault_unlocked(struct trapframe *tf)
     if (err)
         return false;
     struct cpu *c = this_cpu();
+    c->kernel_work_rip = tf->rip;
     if (c->current->killed | c->need_resched)
         resched_from_user();
     return true;
@@ -210,17 +211,21 @@ static bool user_fault_unlocked(struct trapframe *tf)
  * sampled as Linux's tick accounting is (per CPU, so a plain increment): user time is a
  * Linux program's own code; system time the operating system's work for it, which in
  * ondol is mostly servers in user mode (the UNIX server in MK form, the network server,
- * drivers) and the kernel only where an interrupt reaches it (it runs with interrupts
- * off: its time in a call falls to the tick after it, usually in user mode); idle the
- * idle thread. */
+ * drivers) and the kernel's. The kernel runs with interrupts off, so a tick that comes
+ * while it works for a Linux program (an IK system call, a page fault) is taken at the
+ * user address it returns to: that address (kernel_work_rip) makes it system time. (A
+ * tick that comes just as the program reaches that address on its own is counted as
+ * system too: one instruction's window.) Idle is the idle thread. */
 _Static_assert(sizeof(((struct cpu *)0)->ticks_in) == TIME_TICK_KINDS * sizeof(u64),
                "struct cpu's ticks_in has one counter per TIME_TICK_* kind");
 static void count_tick(struct cpu *c, const struct trapframe *tf)
 {
-    unsigned kind = tf_from_user(tf) && c->current->linux ? TIME_TICK_USER
-                    : c->current == c->idle                ? TIME_TICK_IDLE
-                                                           : TIME_TICK_SYSTEM;
+    bool program = tf_from_user(tf) && c->current->linux && tf->rip != c->kernel_work_rip;
+    unsigned kind = program                  ? TIME_TICK_USER
+                    : c->current == c->idle ? TIME_TICK_IDLE
+                                            : TIME_TICK_SYSTEM;
     c->ticks_in[kind]++;
+    c->kernel_work_rip = 0;
 }
 
 /* The timer, without the kernel lock (docs/smp.md "The scheduler's own locks"): the
@@ -286,8 +291,10 @@ void trap(struct trapframe *tf)
             printk("ondol: unexpected interrupt %lu\n", (unsigned long)tf->vector);
         break;
     }
-    if (tf_from_user(tf))
+    if (tf_from_user(tf)) {
         sched_kernel_exit_checks();
+        this_cpu()->kernel_work_rip = tf->rip;
+    }
     if (took_lock)
         kernel_unlock();
 }

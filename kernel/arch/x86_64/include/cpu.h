@@ -88,6 +88,10 @@ struct cpu {
     /* Timer ticks this CPU took, by what it was doing (TIME_TICK_USER, _SYSTEM, _IDLE of
      * <ondol/abi.h>; trap.c timer_tick): the tick-sampled CPU times of /proc/stat. */
     u64 ticks_in[3];
+    /* The user address the kernel last returned to after working for a Linux program with
+     * interrupts off (an IK system call, a page fault without the BKL), or 0: a tick taken
+     * there was pending during that work and counts as system time (trap.c count_tick). */
+    u64 kernel_work_rip;
     u64 irqs;                  /* interrupts taken (trap.c): pcnt's sample filter, SYS_TIME */
     /* Threads that moved to this CPU (sched.c migrate), by cause: woken elsewhere than
      * their CPU (wake-up placement, a change of affinity), stolen by this idle CPU, pulled
