@@ -369,7 +369,7 @@ def check_every_cpu_is_shown(s, form, ncpu):
 @pytest.mark.parametrize("form", ["mk", "ik"])
 def test_unix_server_runs_busybox_on_two_cpus(form):
     """The UNIX server in both forms with -smp 2 and the lock checker on: busybox sh forks
-    a pipeline, and the suite's hello (fork, wait4, a segfault), misc (pthreads, futex),
+    a pipeline, two at once, and the suite's hello (fork, wait4, a segfault), misc (pthreads, futex),
     mem (file mappings through the page cache) and the dynamic hello pass; the checker
     reports nothing. Linux programs see both CPUs: nproc (sched_getaffinity), /proc/cpuinfo,
     and /proc/stat's per-CPU times, interrupts, switches and forks, which grow."""
@@ -377,6 +377,11 @@ def test_unix_server_runs_busybox_on_two_cpus(form):
               timeout=60, lifetime=300,
               extra=("-smp", "2")) as s:
         assert s.cmd("for i in 1 2 3; do echo n$i; done | cat > /tmp/f; cat /tmp/f") == "n1\nn2\nn3\n"
+        # two pipelines at once: their calls contend for the server (IK: its own lock,
+        # taken without the BKL; a reader waits for a writer answered on the other CPU)
+        s.cmd("seq 20000 > /tmp/ref; p() { seq 20000 | cat | cat > $1; }")
+        s.cmd("p /tmp/a & p /tmp/b & wait", timeout=60)
+        assert s.cmd("cmp /tmp/a /tmp/ref && cmp /tmp/b /tmp/ref && echo same") == "same\n"
         check_every_cpu_is_shown(s, form, 2)
         out = s.cmd("cd /tmp && /suite/bin/hello one two; echo status $?", timeout=60)
         assert "cases 17 failed 0" in out and "status 0" in out, out

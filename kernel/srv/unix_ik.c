@@ -16,14 +16,17 @@
  * reaps ended tasks, sleeping until the next deadline or a task's end; `unixcons` reads
  * the console and hands the bytes to unix_console_input.
  *
- * What protects the server's data: the big kernel lock, held by whichever thread runs
- * the server (a Linux thread in its call, or one of the kernel threads), and the kernel
- * being non-preemptive: server code runs to its end or to an explicit sleep. A waiting
- * call is a record on a wait list, re-run from the start; the one sleep in the middle is
- * a call to an MK server (the network server with net=mk), and every entry waits while
- * the server sleeps there (the server lock below), so none runs the server meanwhile.
- * SMP without the big lock needs a real lock around each entry (unix_syscall ..
- * unix_run_woken), and the wake of a sleeping thread on another CPU.
+ * What protects the server's data: the server lock (below), a sleeping lock held by
+ * whichever thread runs the server's code (a Linux thread in its call, or one of the
+ * kernel threads), from the entry (unix_syscall ..) to the end of its step
+ * (unix_run_woken ..), across the one sleep in the middle (a call to an MK server, the
+ * network server with net=mk). A waiting call is a record on a wait list, re-run from the
+ * start. The kernel's objects the rt_* calls reach stay the big kernel lock's: each takes
+ * it (KERNEL_SCOPE) unless its caller holds it already. A Linux thread's system call
+ * runs the server without the BKL (docs/smp.md "The IK UNIX server's own lock"), so on
+ * several CPUs the server's code of one call runs beside the kernel's work for others
+ * (page faults, IPC, another process's memory calls); the other entries (a fault, an
+ * interrupted call, the kernel threads) arrive holding the BKL and keep it.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -83,11 +86,33 @@ void unix_free(void *p) { kheap_free(p); }
 void unix_log(const char *msg) { printk("%s\n", msg); }
 /* console_write is the kernel's own (console.c), with the signature devices.h declares. */
 
+/* ---- the kernel lock for the server's calls into the kernel ---------------------------
+ * KERNEL_SCOPE at the top of a function: the BKL is held from there to every return,
+ * taken there unless this CPU holds it already (the entries other than a system call
+ * arrive holding it) and let go at the return if taken there (GCC's cleanup attribute). */
+static inline bool kernel_scope_begin(void)
+{
+    if (kernel_lock_held())
+        return false;
+    kernel_lock();
+    return true;
+}
+
+static inline void kernel_scope_end(const bool *took)
+{
+    if (*took)
+        kernel_unlock();
+}
+
+#define KERNEL_SCOPE \
+    const bool kernel_scope_ __attribute__((cleanup(kernel_scope_end))) = kernel_scope_begin()
+
 /* ---- answers -------------------------------------------------------------------------- */
 /* End thread tid's forwarded call with `value` (fwd_answer: rax for a system call, a kill
  * for a refused fault) and let it run. A thread gone or not in a call: nothing. */
 static void answer_thread(int tid, long value)
 {
+    KERNEL_SCOPE;
     struct thread *t = thread_lookup(tid);
     if (!t || t->state == T_ZOMBIE || t->fwd == FWD_NONE)
         return;
@@ -120,10 +145,15 @@ static struct thread *linux_thread(int tid)
     return t->task->linux_server == FWD_SERVER_IK ? t : NULL;
 }
 
-long rt_task_create(const char *name) { return task_create_empty(holder, name, LINUX_PRIO); }
+long rt_task_create(const char *name)
+{
+    KERNEL_SCOPE;
+    return task_create_empty(holder, name, LINUX_PRIO);
+}
 
 long rt_task_linux(int id)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
@@ -137,6 +167,7 @@ long rt_task_linux(int id)
  * exits on its way back to user mode). */
 long rt_task_kill(int id)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
@@ -147,6 +178,7 @@ long rt_task_kill(int id)
 /* Free an ended task now; one still ending is reaped by the service thread. */
 long rt_task_reap(int id)
 {
+    KERNEL_SCOPE;
     struct task *t = id > 0 ? task_lookup(id) : NULL;
     int status;
     if (t && t->zombie && t->parent == holder)
@@ -156,6 +188,7 @@ long rt_task_reap(int id)
 
 long rt_vm_clone(int id, int from_id)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id), *from = linux_task(from_id);
     if (!t || !from)
         return E_SRCH;
@@ -169,6 +202,7 @@ long rt_vm_clone(int id, int from_id)
 
 long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
@@ -179,24 +213,28 @@ long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flag
 
 long rt_vm_unmap(int id, uint64_t addr, uint64_t len)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     return t ? vm_ctl_unmap(t, addr, len) : E_SRCH;
 }
 
 long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     return t ? vm_ctl_protect(t, addr, len, prot) : E_SRCH;
 }
 
 long rt_vm_discard(int id, uint64_t addr, uint64_t len)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     return t ? vm_ctl_discard(t, addr, len) : E_SRCH;
 }
 
 void rt_vm_check(uint64_t out[3])
 {
+    KERNEL_SCOPE;
     struct vm_check c;
     vm_check_all(&c);
     out[0] = c.mappings;
@@ -208,6 +246,7 @@ void rt_vm_check(uint64_t out[3])
  * through the physical map. */
 long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
 {
+    KERNEL_SCOPE;
     struct memobj *obj = memobj_file(cap);
     if (!obj)
         return E_NOMEM;
@@ -218,6 +257,7 @@ long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
 
 long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
 {
+    KERNEL_SCOPE;
     struct memobj *obj = (struct memobj *)*handle;
     int err = fileobj_grow(obj, cap);
     if (!err)
@@ -227,14 +267,20 @@ long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
 
 long rt_file_eof(uint64_t handle, uint64_t size)
 {
+    KERNEL_SCOPE;
     return fileobj_set_eof((struct memobj *)handle, size);
 }
 
-void rt_file_free(uint64_t handle) { memobj_put((struct memobj *)handle); }
+void rt_file_free(uint64_t handle)
+{
+    KERNEL_SCOPE;
+    memobj_put((struct memobj *)handle);
+}
 
 long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
                  uint64_t handle, uint64_t off)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
@@ -261,48 +307,62 @@ static long copy_pages(struct task *t, u64 uaddr, u8 *local, size_t n, bool to_t
     return 0;
 }
 
+/* Whether task id is the calling thread's own (a Linux process of this server, not
+ * ending: linux_task's tests, without the BKL: the caller runs in it, so it stays). */
+static bool own_task(int id)
+{
+    struct task *t = current_thread()->task;
+    return t && t->id == id && t->parent == holder && !t->zombie && !t->exiting;
+}
+
+/* Another task's memory, through its pages. */
+static long copy_other(int id, u64 uaddr, u8 *local, size_t n, bool to_task)
+{
+    KERNEL_SCOPE;
+    struct task *t = linux_task(id);
+    return t ? copy_pages(t, uaddr, local, n, to_task) : E_SRCH;
+}
+
 /* The calling process's own memory is the current address space: the fault-safe user
- * copy reaches it directly; another task's through its pages. */
+ * copy reaches it directly, without the BKL (a fault in it takes the BKL, trap.c). */
 long rt_copy_to(int id, uint64_t uaddr, const void *src, size_t n)
 {
-    struct task *t = linux_task(id);
-    if (!t)
-        return E_SRCH;
-    if (t == current_thread()->task)
+    if (own_task(id))
         return copyout(uaddr, src, n) ? E_FAULT : 0;
-    return copy_pages(t, uaddr, (u8 *)src, n, true);
+    return copy_other(id, uaddr, (u8 *)src, n, true);
 }
 
 long rt_copy_from(int id, void *dst, uint64_t uaddr, size_t n)
 {
-    struct task *t = linux_task(id);
-    if (!t)
-        return E_SRCH;
-    if (t == current_thread()->task)
+    if (own_task(id))
         return copyin(dst, uaddr, n) ? E_FAULT : 0;
-    return copy_pages(t, uaddr, dst, n, false);
+    return copy_other(id, uaddr, dst, n, false);
 }
 
 long rt_regs_get(int tid, struct user_regs *r)
 {
+    KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     return t ? fwd_regs_get(t, r) : E_SRCH;
 }
 
 long rt_regs_set(int tid, const struct user_regs *r)
 {
+    KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     return t ? fwd_regs_set(t, r) : E_SRCH;
 }
 
 long rt_thread_start(int id, const struct user_regs *r)
 {
+    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     return t ? fwd_thread_start(t, r, LINUX_PRIO) : E_SRCH;
 }
 
 long rt_thread_end(int tid)
 {
+    KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     if (!t)
         return E_SRCH;
@@ -312,6 +372,7 @@ long rt_thread_end(int tid)
 
 long rt_thread_affinity(int tid, uint64_t mask)
 {
+    KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     if (!t)
         return E_SRCH;
@@ -320,6 +381,7 @@ long rt_thread_affinity(int tid, uint64_t mask)
 
 long rt_thread_interrupt(int tid)
 {
+    KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     if (!t)
         return E_SRCH;
@@ -335,13 +397,26 @@ void rt_memory(uint64_t *total, uint64_t *free)
 
 void rt_poweroff(void)
 {
+    KERNEL_SCOPE;
     printk("ondol: powering off\n");
     power_off_or_halt();
 }
 
-void rt_result_write(const char *buf, size_t n) { serial_write(COM2, buf, n); }
-void rt_kernel_counters(struct meminfo *m) { kernel_meminfo(m); }
-long rt_measure(unsigned op, unsigned arg) { return kernel_measure(op, arg); }
+void rt_result_write(const char *buf, size_t n)
+{
+    KERNEL_SCOPE;
+    serial_write(COM2, buf, n);
+}
+void rt_kernel_counters(struct meminfo *m)
+{
+    KERNEL_SCOPE;
+    kernel_meminfo(m);
+}
+long rt_measure(unsigned op, unsigned arg)
+{
+    KERNEL_SCOPE;
+    return kernel_measure(op, arg);
+}
 
 /* The kernel's switch counters (runtime.h), summed over CPUs. */
 void unix_switch_counts(uint64_t *thread_switches, uint64_t *as_switches)
@@ -395,32 +470,49 @@ long rt_option(const char *key, char *buf, size_t cap)
 }
 
 /* ---- the server lock -----------------------------------------------------------------
- * The server's code runs to its end under the big kernel lock, except in a call to an MK
- * server (call_mk_server), where its thread sleeps until the answer: `server_asleep` is
- * set for that long, and every entry (a Linux call, a fault, an interrupted call, the
- * timers, console input, a network event) first waits while it is set. So the server runs
- * one entry at a time, as unix.h requires and as the MK form does (its one thread waits in
- * the same call), without a store on the common path: an entry that does not sleep cannot
- * be overtaken (the kernel lock, no preemption), so only the sleep needs marking; the
- * common path pays a test. Woken waiters test again (the sleeper may be asleep in its next
- * call by then; a kill wakes a waiter too: it waits on). */
-static bool server_asleep;
+ * One thread at a time runs the server's code, as unix.h requires and as the MK form
+ * does with its one thread. A sleeping lock (a holder may sleep in call_mk_server), in one
+ * word: 0 free, 1 held, 2 held and a thread may sleep for it. Taking it free is one
+ * compare-exchange and letting it go one exchange, without the BKL (the system call's
+ * path). A thread that finds it held marks it 2 and sleeps on server_waiters, under the
+ * BKL; the holder that lets go of a 2 wakes one sleeper under the BKL, which cannot come
+ * between the sleeper's mark and its sleep (it holds the BKL from the one to the other),
+ * so no wake-up is lost. A woken thread marks 2 again, as it cannot know whether others
+ * sleep: at worst one needless wake. The lock is not in the lock checker's order: waiting
+ * for it sleeps, which lets go of the BKL, so it cannot deadlock with the BKL or any
+ * spinlock (none is held at an entry). A kill wakes a sleeper too: it waits on. */
+static u32 server_word;
 static struct waitq server_waiters;
 
-static __attribute__((noinline)) void server_wait(void)
+static __attribute__((noinline)) void server_lock_slow(void)
 {
+    KERNEL_SCOPE;
     struct thread *t = current_thread();
-    while (server_asleep) {
+    while (__atomic_exchange_n(&server_word, 2, __ATOMIC_ACQUIRE) != 0) {
         t->state = T_BLOCKED;               /* before a waker can find it (sched.c) */
         waitq_append(&server_waiters, t);
         schedule();
     }
 }
 
-static inline void server_enter(void)
+static inline void server_lock(void)
 {
-    if (server_asleep)
-        server_wait();
+    u32 free = 0;
+    if (!__atomic_compare_exchange_n(&server_word, &free, 1, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        server_lock_slow();
+}
+
+static __attribute__((noinline)) void server_wake_one(void)
+{
+    KERNEL_SCOPE;
+    waitq_wake_one(&server_waiters, 0);
+}
+
+static inline void server_unlock(void)
+{
+    if (__atomic_exchange_n(&server_word, 0, __ATOMIC_RELEASE) == 2)
+        server_wake_one();
 }
 
 /* ---- the guard (docs/net.md, "Mixed forms") -----------------------------------------
@@ -430,8 +522,8 @@ static inline void server_enter(void)
  * quarter of net_timeout at the sleeping call; when the same call has waited that long it
  * ends the called server's task, whose death wakes the call with E_DEAD and fails every
  * later one. A call pays two stores and a test. (The event thread's waitevents waits by
- * design, outside the lock, and is not watched.) Under the kernel lock, as all IK server
- * code: the guard's look and the call's marks never overlap. */
+ * design, outside the lock, and is not watched.) Under the kernel lock (call_mk_server's
+ * KERNEL_SCOPE): the guard's look and the call's marks never overlap. */
 static u32 guard_seq;                  /* odd while call_mk_server sleeps for the server */
 static int guard_dest;                 /* the thread it called */
 
@@ -477,13 +569,14 @@ static void guard_start(void)
  * the words, the buffers copied between kernel memory and the server's UTCB buffers),
  * which sleeps until the server answers or exits. Sleeping in the middle of the server's
  * code is safe because the current thread holds the server lock (above) across it: no
- * other entry runs the server meanwhile, as in the MK form, whose one thread waits in
- * the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
+ * other entry runs the server meanwhile (they sleep for the lock), as in the MK form,
+ * whose one thread waits in the same call. The MK server is not trusted: a reply longer than out_cap is E_2BIG, a
  * dead server E_DEAD, and the caller (socket.c) makes either an error of the Linux call.
  * (An MK UNIX server reaches an IK one by IPC: kernel/ipc/ipc.c, call_no_thread.) */
 static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t in_len,
                            void *out, size_t out_cap, size_t *out_len, bool in_server)
 {
+    KERNEL_SCOPE;
     long err;
     struct thread *d = srv_mk_server(iface, &err);
     if (!d)
@@ -497,14 +590,10 @@ static long call_mk_server(unsigned iface, uint64_t w[IPC_MRS], const void *in, 
         guard_start();
         guard_dest = d->tid;
         guard_seq++;
-        server_asleep = true;
     }
     long r = ipc_kernel_call(d, w, &k);
-    if (in_server) {
+    if (in_server)
         guard_seq++;
-        server_asleep = false;
-        waitq_wake_all(&server_waiters, 0);
-    }
     if (out_len)
         *out_len = r < 0 ? 0 : k.utcb.recv_len;
     return r < 0 ? r : (long)w[0];
@@ -518,6 +607,7 @@ static long srv_call(unsigned iface, uint64_t w[IPC_MRS], const void *in, size_t
     const struct srv_iface *s = srv_ik_server((int)((u64)iface << THREAD_ID_BITS));
     if (!s)
         return call_mk_server(iface, w, in, in_len, out, out_cap, out_len, in_server);
+    KERNEL_SCOPE;                      /* the IK server's state is the BKL's */
     struct srv_call call = {.in = in, .in_len = in_len, .out = out,
                             .out_cap = MIN(out_cap, srv_label_cap(w[0])),
                             .client = current_thread()->tid, .by_kernel = true};
@@ -544,6 +634,14 @@ void rt_srv_words(unsigned iface, long tid)
 int rt_task_self(void) { return 0; }
 
 /* ---- the entries from fwd.c ----------------------------------------------------------- */
+/* The service thread computes its deadline and goes to sleep holding the BKL, so this
+ * wake, under the BKL, finds it either asleep or yet to read the new deadline. */
+static __attribute__((noinline)) void wake_service(void)
+{
+    KERNEL_SCOPE;
+    thread_wake(service, 0);
+}
+
 /* After every entry, when it left work (unix_step_pending: one test in the common case):
  * the calls it woke run, freed threads go, and the service thread is woken early when a
  * call now has an earlier deadline than the one it sleeps until. */
@@ -553,7 +651,7 @@ static void step_work(void)
     uthread_collect();
     unix_step_pending = false;
     if (unix_next_deadline() < service_deadline && service)
-        thread_wake(service, 0);
+        wake_service();
 }
 
 static inline void step_end(void)
@@ -568,6 +666,7 @@ static inline void step_end(void)
  * arch_prctl or a signal frame, has it loaded by fwd_regs_set at once.) */
 static void await_answer(struct thread *t)
 {
+    kernel_lock_assert_held();               /* t->fwd: its answerer writes it under it */
     while (t->fwd != FWD_NONE && !(t->killed && t->interrupt == KILL_EXIT)) {
         t->state = T_BLOCKED;               /* before a waker can find it (sched.c) */
         waitq_append(&answer_waiters, t);
@@ -575,9 +674,33 @@ static void await_answer(struct thread *t)
     }
 }
 
-struct trapframe *unix_ik_syscall(struct trapframe *tf)
+/* A system call's answer, when it did not come at once: waits for it under the BKL (its
+ * answerer writes t->fwd and rax under it, answer_thread). */
+static __attribute__((noinline)) void syscall_wait(struct thread *t, struct trapframe *tf,
+                                                   long value)
+{
+    KERNEL_SCOPE;
+    if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)
+        tf->rax = (u64)fwd_answer(t, (u64)value);
+    step_end();
+    server_unlock();
+    if (t->fwd != FWD_NONE)
+        await_answer(t);
+}
+
+/* The exit checks need the BKL only when they have work (a kill, an interrupt, a
+ * reschedule), as after a page fault without it (trap.c). */
+static __attribute__((noinline)) void syscall_exit_work(void)
 {
     kernel_lock();
+    sched_kernel_exit_checks();
+    kernel_unlock();
+}
+
+/* A Linux thread's system call: the server's code under the server lock, without the BKL
+ * (the rt_* calls take it); answered at once in the common case. */
+struct trapframe *unix_ik_syscall(struct trapframe *tf)
+{
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = this_cpu()->current;
     /* built in place, field by field: one copy, no zeroing loop (rep stos) first */
@@ -586,8 +709,8 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     c.a[0] = tf->rdi, c.a[1] = tf->rsi, c.a[2] = tf->rdx;
     c.a[3] = tf->r10, c.a[4] = tf->r8, c.a[5] = tf->r9;
     c.started_ns = c.done = 0;
-    t->fwd = FWD_SYSCALL;
-    server_enter();
+    server_lock();
+    t->fwd = FWD_SYSCALL;              /* under the server lock: the server's view of it */
     long value = unix_syscall(t->tid, &c);
     /* Answered now, registers untouched (the common case): rax = the value. Else it was
      * answered already, its registers were set (FWD_REGS: fwd_answer keeps them), or it
@@ -595,36 +718,38 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     if (value != UNIX_NO_ANSWER && t->fwd == FWD_SYSCALL) {
         tf->rax = (u64)fwd_answer_syscall(t, (u64)value);
         step_end();
+        server_unlock();
     } else {
-        if (value != UNIX_NO_ANSWER && t->fwd != FWD_NONE)
-            tf->rax = (u64)fwd_answer(t, (u64)value);
-        step_end();
-        if (t->fwd != FWD_NONE)
-            await_answer(t);
+        syscall_wait(t, tf, value);
     }
-    sched_leave_kernel();                     /* entry.S leaves by exit_checked */
+    pcnt_probe_stop(PROBE_SYSCALL);
+    struct cpu *cpu = this_cpu();
+    if (cpu->current->killed | cpu->exit_work)
+        syscall_exit_work();
     this_cpu()->kernel_work_rip = tf->rip;    /* a tick pending meanwhile is system time */
-    return tf;
+    return tf;                                /* entry.S leaves by exit_checked */
 }
 
 bool unix_ik_fault(struct trapframe *tf, u64 vector, u64 addr)
 {
     struct thread *t = current_thread();
+    server_lock();
     t->fwd = FWD_FAULT;
     t->fwd_words[1] = vector;          /* fwd_answer's exit status for a refused fault */
-    server_enter();
     unix_fault(t->tid, (unsigned)vector, tf->error, addr, tf->rip);
     step_end();
+    server_unlock();
     await_answer(t);
     return true;
 }
 
 void unix_ik_interrupted(struct thread *t)
 {
+    server_lock();
     t->fwd = FWD_INTERRUPT;
-    server_enter();
     unix_interrupted(t->tid);
     step_end();
+    server_unlock();
     await_answer(t);
 }
 
@@ -652,18 +777,23 @@ static void reap_ended_tasks(void)
 static void service_main(void)
 {
     thread_first_run();
-    server_enter();
+    server_lock();
     unix_start();
     unix_step_pending = true;           /* whatever the start left: a full step */
     step_end();
+    server_unlock();
     for (;;) {
         reap_ended_tasks();
+        kernel_lock_assert_held();      /* a kernel thread holds it while it runs */
+        server_lock();
         service_deadline = unix_next_deadline();
-        waitq_sleep(&holder->child_exit, ticks_until(service_deadline));
+        server_unlock();
+        waitq_sleep(&holder->child_exit, ticks_until(service_deadline));  /* BKL held since */
+        server_lock();
         service_deadline = UNIX_NO_DEADLINE;
-        server_enter();
         unix_timers_expire(unix_now_ns());
         step_end();
+        server_unlock();
     }
 }
 
@@ -675,9 +805,10 @@ static void console_main(void)
         size_t n = console_read(buf, sizeof(buf));
         if (n == 0)
             continue;
-        server_enter();
+        server_lock();
         unix_console_input(buf, n);
         step_end();
+        server_unlock();
     }
 }
 
@@ -693,9 +824,10 @@ static void net_watch_main(void)
         uint64_t w[IPC_MRS] = {SRV_LABEL(NET_IFACE, NET_WAITEVENTS, 0), since};
         bool failed = srv_call(NET_IFACE, w, NULL, 0, NULL, 0, NULL, false) != 0;
         since = failed ? UNIX_NET_GONE : w[1];
-        server_enter();
+        server_lock();
         unix_net_event(since);
         step_end();
+        server_unlock();
         if (failed)
             break;
     }
@@ -713,6 +845,7 @@ static struct thread *start_kernel_thread(void (*fn)(void))
 
 long rt_net_watch(void)
 {
+    KERNEL_SCOPE;
     struct thread *t = thread_create_kernel(net_watch_main, SERVICE_PRIO);
     if (!t)
         return E_NOMEM;

@@ -41,6 +41,15 @@ class _Boot:
     unmatched_windows: list[dict]
 
 
+def overridden(row: dict, config: Config, request: Request) -> dict:
+    """A row's columns that name a configuration's option (aim's `unix`, `rmap`) hold
+    the value the boot ran with: --opt KEY=VALUE overrides the configuration's."""
+    for key, value in request.options.items():
+        if key in config.options and key in row:
+            row[key] = value
+    return row
+
+
 def run(bench: Benchmark, request: Request, top: Path, binary: str) -> dict:
     """Boot every configuration `request.runs` times and return the result document."""
     if "run" in request.options:
@@ -111,7 +120,8 @@ def _boot(ctx: _Context, index: int, config: Config, attempt: int,
             reference = _reference_wall(ctx, machine, env, stem, timeout)
 
     ours = [r for r in stream.results if r["bench"] in bench.stream_names]
-    rows = [label_unit(row, ctx.mode) for row in bench.rows(ours, config)]
+    rows = [label_unit(overridden(row, config, request), ctx.mode)
+            for row in bench.rows(ours, config)]
     if not rows:
         raise OndolError(f"guest reported no {bench.name!r} results (stream: "
                          f"{project.display(stream_path)}; log: {project.display(log)})")
