@@ -533,6 +533,7 @@ static struct thread *pick_next(struct cpu *c)
 
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
+extern void swtch_to_tf(u64 *save_rsp, struct trapframe *tf);
 
 /* The wait itself: the other CPU is between choosing another thread and leaving t's
  * stack, a few hundred instructions with no lock to wait for, so a spin that answers IPI
@@ -572,20 +573,6 @@ static void finish_switch(struct cpu *c)
     }
 }
 
-extern void thread_start(void);
-
-/* A switch frame just below a thread's trapframe: swtch() "returns" into thread_start,
- * which leaves the kernel through the frame. Built only when the thread is switched to,
- * because while it ran, its stack below tf held live kernel frames. */
-static u64 continuation_from_tf(struct thread *t)
-{
-    u64 *sp = (u64 *)t->tf;
-    *--sp = (u64)thread_start;
-    for (int i = 0; i < 6; i++)
-        *--sp = 0;
-    return (u64)sp;
-}
-
 /* c->current is next already (schedule). next may still be leaving another CPU (woken
  * or stolen while it blocked or yielded there): wait until that CPU is off its stack. */
 static void switch_to(struct thread *prev, struct thread *next)
@@ -596,10 +583,6 @@ static void switch_to(struct thread *prev, struct thread *next)
     next->on_cpu = 1;
     c->left = prev;                    /* cleared by finish_switch, on next's stack */
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
-    if (next->resume_via_tf) {
-        next->resume_via_tf = false;
-        next->ksp = continuation_from_tf(next);
-    }
     if (next->task) {
         cpu_count_switch(aspace_switch(next->task->as));
     } else {
@@ -615,8 +598,16 @@ static void switch_to(struct thread *prev, struct thread *next)
         pcnt_abort(PROBE_VM_UNMAP);
         pcnt_start(PROBE_CTXSW, (u64)next->tid);
     }
-    /* A thread blocked without a continuation is never resumed on this stack. */
-    swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
+    /* A thread blocked without a continuation is never resumed on this stack; one that
+     * resumes without one leaves the kernel through its trapframe (entry.S swtch_to_tf:
+     * no switch frame is built below it, as its stack there held live frames while it
+     * ran). */
+    if (next->resume_via_tf) {
+        next->resume_via_tf = false;
+        swtch_to_tf(prev->resume_via_tf ? NULL : &prev->ksp, next->tf);
+    } else {
+        swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
+    }
     /* back on prev's stack, perhaps on another CPU (it may have migrated) */
     c = this_cpu();
     finish_switch(c);
