@@ -981,7 +981,7 @@ static void sleep_add(struct thread *t, u64 wake_tick)
     if (wake_tick < next_wake)
         __atomic_store_n(&next_wake, wake_tick, __ATOMIC_RELAXED);
     t->wake_tick = wake_tick;
-    t->sleeping = true;
+    t->sleeping = SLEEP_LISTED;
     t->sleep_prev = NULL;
     t->sleep_next = sleepers;
     if (sleepers)
@@ -990,7 +990,8 @@ static void sleep_add(struct thread *t, u64 wake_tick)
     spin_unlock(&sleep_lock);
 }
 
-/* t off the sleep list, sleep_lock held. */
+/* t (SLEEP_LISTED) off the sleep list, sleep_lock held; its caller says what t's entry
+ * becomes. */
 static void sleep_unlink(struct thread *t)
 {
     if (t->sleep_prev)
@@ -999,13 +1000,14 @@ static void sleep_unlink(struct thread *t)
         sleepers = t->sleep_next;
     if (t->sleep_next)
         t->sleep_next->sleep_prev = t->sleep_prev;
-    t->sleeping = false;
     t->sleep_next = t->sleep_prev = NULL;
 }
 
 /* t off its wait queue and the sleep list. The wait queue belongs to an object whose lock
- * covers it: the BKL, for every object today (docs/smp.md). t's sleeping is tested again
- * under the sleep list's lock: the clock may have taken it off meanwhile. */
+ * covers it: the BKL, for every object today (docs/smp.md). t's entry is tested again
+ * under the sleep list's lock: the clock may have taken it meanwhile (SLEEP_DUE). Either
+ * way its timed wait ends here, whoever ends it (the clock too: thread_wake), so its
+ * generation changes: a clock holding the entry then leaves it (wake_sleepers). */
 static __attribute__((noinline)) void unblock_slow(struct thread *t)
 {
     if (t->waiting_on) {
@@ -1015,8 +1017,12 @@ static __attribute__((noinline)) void unblock_slow(struct thread *t)
     if (!__atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
         return;
     spin_lock(&sleep_lock);
-    if (t->sleeping)
+    if (t->sleeping == SLEEP_LISTED)
         sleep_unlink(t);
+    if (t->sleeping) {
+        t->sleeping = SLEEP_NONE;
+        t->wait_gen++;
+    }
     spin_unlock(&sleep_lock);
 }
 
@@ -1065,34 +1071,51 @@ int thread_sleep(u64 n)
     return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
-/* A sleeper due by now, taken off the list; NULL when none is left, next_wake then the
- * earliest tick left. */
-static struct thread *take_due(void)
+/* A sleeper due by now, taken off the list (SLEEP_DUE: the fastpath leaves it alone, the
+ * general path still ends its wait through thread_unblock): its id, and in *gen its timed
+ * wait's generation; 0 when none is left, next_wake then the earliest tick left. An id,
+ * not the thread: once the list's lock is let go the wait may end and the thread exit
+ * and be freed before the clock gets the BKL. */
+static int take_due(u32 *gen)
 {
     spin_lock(&sleep_lock);
     u64 earliest = UINT64_MAX;
     struct thread *t;
     for (t = sleepers; t && t->wake_tick > ticks; t = t->sleep_next)
         earliest = MIN(earliest, t->wake_tick);
-    if (t)
+    int tid = 0;
+    if (t) {
         sleep_unlink(t);
-    else
+        t->sleeping = SLEEP_DUE;
+        tid = t->tid;
+        *gen = t->wait_gen;
+    } else {
         __atomic_store_n(&next_wake, earliest, __ATOMIC_RELAXED);
+    }
     spin_unlock(&sleep_lock);
-    return t;
+    return tid;
 }
 
-/* The sleepers due by now woken. Under the BKL: a timeout ends a wait on an object's
- * queue or in IPC, which the BKL covers (thread_wake). */
+/* The sleepers due by now woken, each taken off the list under the list's lock alone and
+ * woken under the BKL (a timeout ends a wait on an object's queue or in IPC, which the BKL
+ * covers: thread_wake), in the shape IPC's own locks will have (docs/smp.md, "Design:
+ * IPC's per-endpoint state", step 2). Between the two another CPU may end the wait (a
+ * partner's delivery, a kill), the thread run and wait again, even exit: the clock acts
+ * only on the same thread (its id) in the same timed wait (wait_gen), never on a later
+ * wait of it. */
 static void wake_sleepers(void)
 {
-    bool took = !kernel_lock_held();
-    if (took)
-        kernel_lock();
-    for (struct thread *t; (t = take_due());)
-        thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
-    if (took)
-        kernel_unlock();
+    u32 gen = 0;
+    for (int tid; (tid = take_due(&gen));) {
+        bool took = !kernel_lock_held();
+        if (took)
+            kernel_lock();
+        struct thread *t = thread_lookup(tid);
+        if (t && t->wait_gen == gen)
+            thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+        if (took)
+            kernel_unlock();
+    }
 }
 
 /* Timer interrupt, without the kernel lock (trap.c). Every CPU counts its running
