@@ -556,21 +556,30 @@ void sched_wait_off_cpu(const struct thread *t)
         wait_off_cpu_slow(t);
 }
 
+/* finish_switch's rare parts, out of line so that it is a leaf without a frame on every
+ * switch: the context-switch probe's end, and the freeing of an exited thread. */
+static PCNT_COLD void ctxsw_probe_stop(void) { pcnt_probe_stop(PROBE_CTXSW); }
+
+static __attribute__((noinline, cold)) void free_dead(struct cpu *c)
+{
+    struct thread *d = c->dead;
+    c->dead = NULL;
+    thread_free(d);
+}
+
 /* On the new thread's stack: the thread switched from is off this CPU now (its on_cpu
  * cleared, release: its saved stack pointer and frame are complete), and an exited one
  * is freed. */
 static void finish_switch(struct cpu *c)
 {
-    pcnt_probe_stop(PROBE_CTXSW);
+    if (pcnt_probed())
+        ctxsw_probe_stop();
     if (c->left) {
         __atomic_store_n(&c->left->on_cpu, 0, __ATOMIC_RELEASE);
         c->left = NULL;
     }
-    if (c->dead) {
-        struct thread *d = c->dead;
-        c->dead = NULL;
-        thread_free(d);
-    }
+    if (c->dead)
+        free_dead(c);
 }
 
 /* c->current is next already (schedule). next may still be leaving another CPU (woken
