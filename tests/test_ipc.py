@@ -196,8 +196,10 @@ def test_sse_state_survives_ipc_switches(fastpath):
 # 1,151 / 1,133 with the scheduler's on-CPU protocol and its own locks (docs/smp.md "Done:
 # wake-ups and switches without the BKL": the wait for and the release of on_cpu, the
 # state test under the queue's lock), bounds for off + ~3 %.
+# 1,059 / 1,041 with a switch to a thread blocked in IPC building no switch frame
+# (entry.S swtch_to_tf) and finish_switch a leaf, bounds for off + ~3 %.
 ROUNDTRIP_BOUND = {("on", "tasks"): 250, ("on", "threads"): 240,
-                   ("off", "tasks"): 1185, ("off", "threads"): 1167}
+                   ("off", "tasks"): 1091, ("off", "threads"): 1072}
 # the halves of a DTS-on round trip (measured 125 + 119 tasks, 120 + 114 threads), + ~3 %
 HALF_BOUND = {("call", "tasks"): 129, ("reply", "tasks"): 123,
               ("call", "threads"): 124, ("reply", "threads"): 118}

@@ -533,6 +533,7 @@ static struct thread *pick_next(struct cpu *c)
 
 /* ---- switching ---------------------------------------------------------------------- */
 extern void swtch(u64 *save_rsp, u64 new_rsp);
+extern void swtch_to_tf(u64 *save_rsp, struct trapframe *tf);
 
 /* The wait itself: the other CPU is between choosing another thread and leaving t's
  * stack, a few hundred instructions with no lock to wait for, so a spin that answers IPI
@@ -555,35 +556,30 @@ void sched_wait_off_cpu(const struct thread *t)
         wait_off_cpu_slow(t);
 }
 
+/* finish_switch's rare parts, out of line so that it is a leaf without a frame on every
+ * switch: the context-switch probe's end, and the freeing of an exited thread. */
+static PCNT_COLD void ctxsw_probe_stop(void) { pcnt_probe_stop(PROBE_CTXSW); }
+
+static __attribute__((noinline, cold)) void free_dead(struct cpu *c)
+{
+    struct thread *d = c->dead;
+    c->dead = NULL;
+    thread_free(d);
+}
+
 /* On the new thread's stack: the thread switched from is off this CPU now (its on_cpu
  * cleared, release: its saved stack pointer and frame are complete), and an exited one
  * is freed. */
 static void finish_switch(struct cpu *c)
 {
-    pcnt_probe_stop(PROBE_CTXSW);
+    if (pcnt_probed())
+        ctxsw_probe_stop();
     if (c->left) {
         __atomic_store_n(&c->left->on_cpu, 0, __ATOMIC_RELEASE);
         c->left = NULL;
     }
-    if (c->dead) {
-        struct thread *d = c->dead;
-        c->dead = NULL;
-        thread_free(d);
-    }
-}
-
-extern void thread_start(void);
-
-/* A switch frame just below a thread's trapframe: swtch() "returns" into thread_start,
- * which leaves the kernel through the frame. Built only when the thread is switched to,
- * because while it ran, its stack below tf held live kernel frames. */
-static u64 continuation_from_tf(struct thread *t)
-{
-    u64 *sp = (u64 *)t->tf;
-    *--sp = (u64)thread_start;
-    for (int i = 0; i < 6; i++)
-        *--sp = 0;
-    return (u64)sp;
+    if (c->dead)
+        free_dead(c);
 }
 
 /* c->current is next already (schedule). next may still be leaving another CPU (woken
@@ -596,10 +592,6 @@ static void switch_to(struct thread *prev, struct thread *next)
     next->on_cpu = 1;
     c->left = prev;                    /* cleared by finish_switch, on next's stack */
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
-    if (next->resume_via_tf) {
-        next->resume_via_tf = false;
-        next->ksp = continuation_from_tf(next);
-    }
     if (next->task) {
         cpu_count_switch(aspace_switch(next->task->as));
     } else {
@@ -615,8 +607,16 @@ static void switch_to(struct thread *prev, struct thread *next)
         pcnt_abort(PROBE_VM_UNMAP);
         pcnt_start(PROBE_CTXSW, (u64)next->tid);
     }
-    /* A thread blocked without a continuation is never resumed on this stack. */
-    swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
+    /* A thread blocked without a continuation is never resumed on this stack; one that
+     * resumes without one leaves the kernel through its trapframe (entry.S swtch_to_tf:
+     * no switch frame is built below it, as its stack there held live frames while it
+     * ran). */
+    if (next->resume_via_tf) {
+        next->resume_via_tf = false;
+        swtch_to_tf(prev->resume_via_tf ? NULL : &prev->ksp, next->tf);
+    } else {
+        swtch(prev->resume_via_tf ? &discard : &prev->ksp, next->ksp);
+    }
     /* back on prev's stack, perhaps on another CPU (it may have migrated) */
     c = this_cpu();
     finish_switch(c);
@@ -990,7 +990,7 @@ static void sleep_add(struct thread *t, u64 wake_tick)
     if (wake_tick < next_wake)
         __atomic_store_n(&next_wake, wake_tick, __ATOMIC_RELAXED);
     t->wake_tick = wake_tick;
-    t->sleeping = true;
+    t->sleeping = SLEEP_LISTED;
     t->sleep_prev = NULL;
     t->sleep_next = sleepers;
     if (sleepers)
@@ -999,7 +999,8 @@ static void sleep_add(struct thread *t, u64 wake_tick)
     spin_unlock(&sleep_lock);
 }
 
-/* t off the sleep list, sleep_lock held. */
+/* t (SLEEP_LISTED) off the sleep list, sleep_lock held; its caller says what t's entry
+ * becomes. */
 static void sleep_unlink(struct thread *t)
 {
     if (t->sleep_prev)
@@ -1008,13 +1009,14 @@ static void sleep_unlink(struct thread *t)
         sleepers = t->sleep_next;
     if (t->sleep_next)
         t->sleep_next->sleep_prev = t->sleep_prev;
-    t->sleeping = false;
     t->sleep_next = t->sleep_prev = NULL;
 }
 
 /* t off its wait queue and the sleep list. The wait queue belongs to an object whose lock
- * covers it: the BKL, for every object today (docs/smp.md). t's sleeping is tested again
- * under the sleep list's lock: the clock may have taken it off meanwhile. */
+ * covers it: the BKL, for every object today (docs/smp.md). t's entry is tested again
+ * under the sleep list's lock: the clock may have taken it meanwhile (SLEEP_DUE). Either
+ * way its timed wait ends here, whoever ends it (the clock too: thread_wake), so its
+ * generation changes: a clock holding the entry then leaves it (wake_sleepers). */
 static __attribute__((noinline)) void unblock_slow(struct thread *t)
 {
     if (t->waiting_on) {
@@ -1024,8 +1026,12 @@ static __attribute__((noinline)) void unblock_slow(struct thread *t)
     if (!__atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
         return;
     spin_lock(&sleep_lock);
-    if (t->sleeping)
+    if (t->sleeping == SLEEP_LISTED)
         sleep_unlink(t);
+    if (t->sleeping) {
+        t->sleeping = SLEEP_NONE;
+        t->wait_gen++;
+    }
     spin_unlock(&sleep_lock);
 }
 
@@ -1074,34 +1080,51 @@ int thread_sleep(u64 n)
     return thread_dying(t) ? WAIT_KILLED : 0;
 }
 
-/* A sleeper due by now, taken off the list; NULL when none is left, next_wake then the
- * earliest tick left. */
-static struct thread *take_due(void)
+/* A sleeper due by now, taken off the list (SLEEP_DUE: the fastpath leaves it alone, the
+ * general path still ends its wait through thread_unblock): its id, and in *gen its timed
+ * wait's generation; 0 when none is left, next_wake then the earliest tick left. An id,
+ * not the thread: once the list's lock is let go the wait may end and the thread exit
+ * and be freed before the clock gets the BKL. */
+static int take_due(u32 *gen)
 {
     spin_lock(&sleep_lock);
     u64 earliest = UINT64_MAX;
     struct thread *t;
     for (t = sleepers; t && t->wake_tick > ticks; t = t->sleep_next)
         earliest = MIN(earliest, t->wake_tick);
-    if (t)
+    int tid = 0;
+    if (t) {
         sleep_unlink(t);
-    else
+        t->sleeping = SLEEP_DUE;
+        tid = t->tid;
+        *gen = t->wait_gen;
+    } else {
         __atomic_store_n(&next_wake, earliest, __ATOMIC_RELAXED);
+    }
     spin_unlock(&sleep_lock);
-    return t;
+    return tid;
 }
 
-/* The sleepers due by now woken. Under the BKL: a timeout ends a wait on an object's
- * queue or in IPC, which the BKL covers (thread_wake). */
+/* The sleepers due by now woken, each taken off the list under the list's lock alone and
+ * woken under the BKL (a timeout ends a wait on an object's queue or in IPC, which the BKL
+ * covers: thread_wake), in the shape IPC's own locks will have (docs/smp.md, "Design:
+ * IPC's per-endpoint state", step 2). Between the two another CPU may end the wait (a
+ * partner's delivery, a kill), the thread run and wait again, even exit: the clock acts
+ * only on the same thread (its id) in the same timed wait (wait_gen), never on a later
+ * wait of it. */
 static void wake_sleepers(void)
 {
-    bool took = !kernel_lock_held();
-    if (took)
-        kernel_lock();
-    for (struct thread *t; (t = take_due());)
-        thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
-    if (took)
-        kernel_unlock();
+    u32 gen = 0;
+    for (int tid; (tid = take_due(&gen));) {
+        bool took = !kernel_lock_held();
+        if (took)
+            kernel_lock();
+        struct thread *t = thread_lookup(tid);
+        if (t && t->wait_gen == gen)
+            thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+        if (took)
+            kernel_unlock();
+    }
 }
 
 /* Timer interrupt, without the kernel lock (trap.c). Every CPU counts its running

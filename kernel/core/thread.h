@@ -37,7 +37,7 @@ struct thread {
                                           path, which loads the bases (one 16-bit compare
                                           tests it with killed, another with sleeping:
                                           fastpath_layout.h) */
-    bool sleeping;                     /* on the sleep list (below) */
+    u8 sleeping;                       /* SLEEP_*: its timed wait's entry (below) */
     u8 cpu;                            /* the CPU it runs on, or is queued or woken on
                                           (sched.c); changed only while it does not run.
                                           The IPC fastpath compares the four bytes killed,
@@ -50,6 +50,10 @@ struct thread {
     struct thread *q_next, *q_prev;
     struct waitq *waiting_on;
     int wait_result;
+    u32 wait_gen;                      /* changes each time a timed wait ends (sched.c):
+                                          the clock, having taken a due entry, ends the
+                                          wait only if it is the same (in a hole: the
+                                          fastpath's offsets stay) */
     /* sleep / timeout list */
     struct thread *sleep_next, *sleep_prev;
     u64 wake_tick;
@@ -97,6 +101,12 @@ struct thread {
     u32 affinity;                      /* the CPUs it may run on, bit n = cpus[n]
                                           (SYS_THREAD_AFFINITY); all by default */
 };
+
+/* thread->sleeping: the entry of a timed wait (sleep or timeout). Any value but NONE makes
+ * the IPC fastpath leave the thread to the general path, which ends the wait through
+ * thread_unblock. */
+enum { SLEEP_NONE = 0, SLEEP_LISTED = 1, SLEEP_DUE = 2 /* taken off by the clock, which
+                                                          has yet to act on it */ };
 
 /* thread->interrupt: what `killed` asks for. Every kill sets KILL_EXIT, so a kill wins. */
 enum { KILL_EXIT = 0, KILL_INTERRUPT = 1, KILL_STOP = 2 };

@@ -110,7 +110,10 @@
  *            shaker changes a random client's or server's mask every tick. So a partner
  *            is woken now on its own CPU (a direct switch), now on another (the wake-up
  *            IPI), and a thread that just blocked on one CPU is picked by another.
- *            Checked: every answer is the one for its call (words and server), each
+ *            Checked: every answer is the one for its call (words and server), no
+ *            timeout ends an untimed wait (a server's IPC_FOREVER receive, a client's
+ *            reply wait: the clock takes a due sleeper before it takes the BKL, and the
+ *            wait may have ended and another begun meanwhile: sched.c wake_sleepers), each
  *            server's count adds up to the calls made, a 30 s progress bound, and both
  *            clients and servers ran on every CPU. Then 20 rounds of kills: a child task
  *            (`smptest ipckid TIDS...`, granted the servers) calls them in a loop, and is
@@ -1265,6 +1268,10 @@ static int race_server(void *arg)
         long r = from > 0 ? ipc_reply_recv((int)from, IPC_ANY, &m, timeout)
                           : ipc_recv(IPC_ANY, &m, timeout);
         from = 0;
+        if (r == E_TIMEOUT && timeout == IPC_FOREVER) {
+            race_fail("a timeout ended an untimed wait", me, (long)n);   /* a stale clock */
+            return 1;
+        }
         if (r == E_TIMEOUT) {
             __atomic_add_fetch(&race_timeouts, 1, __ATOMIC_RELAXED);
             continue;

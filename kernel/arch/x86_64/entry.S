@@ -237,6 +237,29 @@ swtch:
     popq %rbp
     ret
 
+/*
+ * void swtch_to_tf(u64 *save_rsp, struct trapframe *tf): switch to a thread without a
+ * kernel continuation (blocked in IPC): its stack pointer becomes its trapframe and
+ * thread_start runs, with rbp 0 ending the frame-pointer chain (backtraces, the lock
+ * checker's stack walk); no switch frame is built for it. save_rsp as swtch's, or NULL
+ * when the current thread has no continuation either (it blocked in IPC: the DTS-off
+ * round trip's every switch), which saves nothing and never returns.
+ */
+    .globl swtch_to_tf
+swtch_to_tf:
+    testq %rdi, %rdi
+    jz 1f
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+1:  movq %rsi, %rsp
+    xorl %ebp, %ebp
+    jmp thread_start
+
 /* A thread switched to without a kernel continuation (new, or blocked in IPC) starts
  * here with rsp at its trapframe: finish the switch, then leave through the frame. */
     .globl thread_start
