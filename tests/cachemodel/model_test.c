@@ -933,10 +933,16 @@ static void t_config(void)
     CHECK(config_parse(&c, 2, coh_off, err, sizeof(err)) == 0 && !c.coherence[0]);
     CHECK(config_parse(&c, 1, coh_bad, err, sizeof(err)) != 0);
     char o0[] = "coherence_order=time", o1[] = "coherence_order=recorded",
-         o2[] = "coherence_order=sometimes";
-    char *ord[] = {c0, o0}, *ord_back[] = {c0, o0, o1}, *ord_bad[] = {o2};
-    CHECK(config_parse(&c, 2, ord, err, sizeof(err)) == 0 && c.coherence_time);
-    CHECK(config_parse(&c, 3, ord_back, err, sizeof(err)) == 0 && !c.coherence_time);
+         o2[] = "coherence_order=sometimes", o3[] = "coherence_order=exclusive";
+    char *ord[] = {c0, o0}, *ord_back[] = {c0, o0, o1}, *ord_bad[] = {o2}, *ord_ex[] = {o3};
+    CHECK(config_parse(&c, 1, coh, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_RECORDED);                 /* the default */
+    CHECK(config_parse(&c, 2, ord, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_TIME);
+    CHECK(config_parse(&c, 3, ord_back, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_RECORDED);
+    CHECK(config_parse(&c, 1, ord_ex, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_EXCLUSIVE);
     CHECK(config_parse(&c, 1, ord_bad, err, sizeof(err)) != 0);
 
     uint64_t v;
@@ -1173,6 +1179,120 @@ static void t_coher_time_order(void)
     }
 }
 
+static struct coher *coher_exclusive_rig(unsigned ncpus)
+{
+    struct coher *co = coher_rig("die", ncpus);
+    if (coher_set_order(co, COHER_ORDER_EXCLUSIVE) != 0) {
+        printf("coher_set_order failed\n");
+        exit(2);
+    }
+    return co;
+}
+
+/* Exclusive order, lines: a transfer takes the line's earliest gap of its latency at or
+ * after the vCPU's clock: before a transfer later in modelled time if it fits there,
+ * after every one it would overlap otherwise (time order would overlap them). */
+static void t_coher_exclusive_lines(void)
+{
+    struct coher *co = coher_exclusive_rig(4);
+    coher_access(co, 3, 0x5000, 8, false);            /* cpu 3 holds the line, clock 0 */
+    coher_account(co, 0, 1000, 0, 0);
+    coher_access(co, 0, 0x5000, 8, true);             /* [1000, 1144] */
+    CHECK_EQ(co->cpu[0].st.clock, 1144);
+    coher_account(co, 1, 1050, 0, 0);
+    coher_access(co, 1, 0x5000, 8, true);             /* in flight at 1050: [1144, 1288] */
+    CHECK_EQ(co->cpu[1].st.clock, 1288);
+    coher_access(co, 3, 0x5000, 8, true);             /* at 0: the gap before, [0, 144] */
+    CHECK_EQ(co->cpu[3].st.clock, 144);
+    coher_account(co, 2, 900, 0, 0);
+    coher_access(co, 2, 0x5000, 8, true);             /* [900, 1044] would overlap: 1288 */
+    CHECK_EQ(co->cpu[2].st.clock, 1288 + 144);
+    CHECK_EQ(co->cpu[2].st.transfer_cycles, 1432 - 900);
+    coher_account(co, 3, 0, 0, 0);
+    coher_access(co, 3, 0x5000, 8, true);             /* at 144: [144, 288] fits */
+    CHECK_EQ(co->cpu[3].st.clock, 288);
+    /* everyone writing one line: the transfers still queue one after the other */
+    co = coher_exclusive_rig(4);
+    for (unsigned round = 0; round < 10; round++)
+        for (unsigned c = 0; c < 4; c++)
+            coher_access(co, c, 0x20000, 8, true);
+    CHECK_EQ(co->cpu[3].st.clock, 39 * 144);
+    CHECK_EQ(co->span_merges, 0);                     /* spans behind every clock dropped */
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"order\":\"exclusive\"") != NULL);
+    CHECK(strstr(text, "\"span_merges\":0,\"active_cpus\":4") != NULL);
+}
+
+/* Exclusive order, locks: a hold [acquire, release] moves to the lock's earliest gap that
+ * fits it, settled at the release as lock wait; holds never overlap in modelled time. */
+static void t_coher_exclusive_locks(void)
+{
+    struct coher *co = coher_exclusive_rig(3);
+    coher_account(co, 0, 1000, 0, 0);
+    coher_lock_marker(co, 0, 1 << 10 | 7);            /* cpu 0 holds lock 7 [1000, 1500] */
+    coher_account(co, 0, 500, 0, 0);
+    coher_lock_marker(co, 0, 2 << 10 | 7);
+    coher_account(co, 0, 1500, 0, 0);
+    coher_lock_marker(co, 0, 1 << 10 | 7);            /* and [3000, 3500] */
+    coher_account(co, 0, 500, 0, 0);
+    coher_lock_marker(co, 0, 2 << 10 | 7);
+    CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+    coher_lock_marker(co, 1, 1 << 10 | 7);            /* cpu 1 at 0 holds 300: before */
+    CHECK_EQ(co->cpu[1].st.handoffs, 1);
+    coher_account(co, 1, 300, 0, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 7);
+    CHECK_EQ(co->cpu[1].st.clock, 300);
+    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 0);
+    coher_account(co, 1, 900, 0, 0);                  /* at 1200, 1000 long: the gap */
+    coher_lock_marker(co, 1, 1 << 10 | 7);
+    coher_account(co, 1, 1000, 0, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 7);            /* [1500, 2500] */
+    CHECK_EQ(co->cpu[1].st.clock, 2500);
+    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 300);
+    coher_account(co, 2, 1200, 0, 0);                 /* at 1200, 2000 long: after all */
+    coher_lock_marker(co, 2, 0 << 10 | 7);            /* a wait: not modelled */
+    coher_account(co, 2, 5000, 0, 0);
+    coher_lock_marker(co, 2, 1 << 10 | 7);
+    coher_account(co, 2, 2000, 0, 0);
+    coher_lock_marker(co, 2, 2 << 10 | 7);            /* [3500, 5500] */
+    CHECK_EQ(co->cpu[2].st.clock, 5500);
+    CHECK_EQ(co->cpu[2].st.lock_wait_cycles, 2300);
+    CHECK_EQ(co->cpu[2].st.lock_waits, 1);
+    CHECK_EQ(co->locks[7].wait_cycles, 2600);
+    CHECK_EQ(co->locks[7].handoffs, 2);
+    CHECK_EQ(co->locks[7].nspans, 5);
+}
+
+/* Exclusive order keeps COHER_LOCK_SPANS holds a lock: holds that ended before every
+ * clock are dropped; else the two with the smallest gap are joined (pessimistic). */
+static void t_coher_exclusive_bounded(void)
+{
+    for (int behind = 0; behind <= 1; behind++) {
+        struct coher *co = coher_exclusive_rig(2);
+        if (!behind)
+            coher_account(co, 1, 2000, 0, 0);         /* cpu 1 at 2000 */
+        for (unsigned i = 0; i < 40; i++) {           /* cpu 0: [100 i, 100 i + 10] */
+            coher_lock_marker(co, 0, 1 << 10 | 9);
+            coher_account(co, 0, 10, 0, 0);
+            coher_lock_marker(co, 0, 2 << 10 | 9);
+            coher_account(co, 0, 90, 0, 0);
+        }
+        CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+        CHECK_EQ(co->span_merges, behind ? 8 : 0);
+        CHECK_EQ(co->locks[9].nspans, behind ? COHER_LOCK_SPANS : 20);
+        coher_lock_marker(co, 1, 1 << 10 | 9);        /* cpu 1 holds 5 */
+        coher_account(co, 1, 5, 0, 0);
+        coher_lock_marker(co, 1, 2 << 10 | 9);
+        /* at 2000: the gap after [2000, 2010]. At 0: eight joins made [0, 810], and the
+         * room for this hold joins [900, 910] to it */
+        CHECK_EQ(co->cpu[1].st.lock_wait_cycles, behind ? 910 : 10);
+        CHECK_EQ(co->span_merges, behind ? 9 : 0);
+    }
+}
+
 /* ---- driver -------------------------------------------------------------------------------- */
 
 struct tcase {
@@ -1220,6 +1340,9 @@ static const struct tcase cases[] = {
     {"coher_scaling", t_coher_scaling},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
+    {"coher_exclusive_lines", t_coher_exclusive_lines},
+    {"coher_exclusive_locks", t_coher_exclusive_locks},
+    {"coher_exclusive_bounded", t_coher_exclusive_bounded},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -47,7 +47,34 @@ int coher_init(struct coher *co, const struct coher_preset *p, double cpi, unsig
 void coher_free(struct coher *co)
 {
     free(co->lines);
+    free(co->spans);
     co->lines = NULL;
+    co->spans = NULL;
+}
+
+static const char *const order_names[] = {"recorded", "time", "exclusive"};
+
+const char *coher_order_name(enum coher_order order)
+{
+    return order_names[order];
+}
+
+int coher_order_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(order_names) / sizeof(order_names[0]); i++)
+        if (!strcmp(order_names[i], name))
+            return (int)i;
+    return -1;
+}
+
+int coher_set_order(struct coher *co, enum coher_order order)
+{
+    co->order = order;
+    if (order != COHER_ORDER_EXCLUSIVE || co->spans)
+        return 0;
+    /* no clearing needed: a slot's spans count only up to its line's nspans */
+    co->spans = malloc(co->cap * COHER_LINE_SPANS * sizeof(*co->spans));
+    return co->spans ? 0 : -1;
 }
 
 double coher_latency(const struct coher *co, unsigned from, unsigned to)
@@ -72,7 +99,8 @@ void coher_window_begin(struct coher *co)
 {
     memset(co->cpu, 0, sizeof(co->cpu));
     for (unsigned i = 0; i < COHER_LOCKS; i++)
-        co->locks[i] = (struct coher_lock){.last_holder = -1};
+        co->locks[i] = (struct coher_lock){.last_holder = -1, .holder = -1};
+    co->span_merges = 0;
     clear_directory(co);
 }
 
@@ -85,6 +113,67 @@ void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t miss
     c->st.misses += misses;
     c->st.miss_cycles += stall;
     c->st.clock += (double)insns * co->cpi + stall;
+}
+
+/* ---- spans of modelled time (exclusive order) ---------------------------------------- */
+
+/* No vCPU's clock is below this: a span that ends by then can delay no one any more. */
+static double clock_floor(const struct coher *co)
+{
+    double floor = co->cpu[0].st.clock;
+    for (unsigned i = 1; i < co->ncpus; i++)
+        if (co->cpu[i].st.clock < floor)
+            floor = co->cpu[i].st.clock;
+    return floor;
+}
+
+/* Makes room for one more span in a full set: drops the spans that ended before every
+ * clock, else joins the two neighbours with the smallest gap between them (the gap is
+ * then busy: pessimistic, never overlapping). Called before span_fit, so that the gap
+ * found stays free. */
+static void span_room(struct coher *co, struct coher_span *v, unsigned *n, unsigned cap)
+{
+    if (*n < cap)
+        return;
+    double floor = clock_floor(co);
+    unsigned k = 0;
+    for (unsigned i = 0; i < *n; i++)
+        if (v[i].end > floor)
+            v[k++] = v[i];
+    *n = k;
+    if (k < cap)
+        return;
+    unsigned best = 0;
+    for (unsigned i = 1; i + 1 < k; i++)
+        if (v[i + 1].start - v[i].end < v[best + 1].start - v[best].end)
+            best = i;
+    v[best].end = v[best + 1].end;
+    memmove(&v[best + 1], &v[best + 2], (k - best - 2) * sizeof(*v));
+    *n = k - 1;
+    co->span_merges++;
+}
+
+/* The earliest start at or after t of an interval of length len overlapping no span. */
+static double span_fit(const struct coher_span *v, unsigned n, double t, double len)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (v[i].end <= t)
+            continue;
+        if (v[i].start >= t + len)
+            break;
+        t = v[i].end;
+    }
+    return t;
+}
+
+/* Adds a span (one span_fit found, after span_room), keeping the set sorted by start. */
+static void span_insert(struct coher_span *v, unsigned *n, struct coher_span s)
+{
+    unsigned i = *n;
+    for (; i > 0 && v[i - 1].start > s.start; i--)
+        v[i] = v[i - 1];
+    v[i] = s;
+    ++*n;
 }
 
 /* ---- the directory ------------------------------------------------------------------ */
@@ -131,19 +220,43 @@ static double invalidation_latency(const struct coher *co, uint32_t others, unsi
     return worst;
 }
 
-/* The line is busy until its previous transfer finished; this one then takes `lat`. In
- * time order a transfer that started after this vCPU's clock does not hold it up. */
-static void pay(const struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+/* The transfer ends at `done`: the vCPU waited for it from its clock on. */
+static void charge_transfer(struct coher_cpu *c, struct coher_line *e, double done)
 {
+    c->st.transfer_cycles += done - c->st.clock;
+    e->cycles += done - c->st.clock;
+    e->transfers++;
+    c->st.clock = done;
+}
+
+/* Exclusive order: the transfer takes the line's earliest free span of `lat` at or after
+ * the vCPU's clock, wherever the line's other transfers fell in modelled time. */
+static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+{
+    struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
+    unsigned n = e->nspans;
+    span_room(co, v, &n, COHER_LINE_SPANS);
+    double start = span_fit(v, n, c->st.clock, lat);
+    span_insert(v, &n, (struct coher_span){start, start + lat});
+    e->nspans = (uint8_t)n;
+    charge_transfer(c, e, start + lat);
+}
+
+/* The line is busy until its previous transfer finished; this one then takes `lat`. In
+ * time order a transfer that started after this vCPU's clock does not hold it up; in
+ * exclusive order it takes the earliest gap (pay_in_gap). */
+static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+{
+    if (co->order == COHER_ORDER_EXCLUSIVE) {
+        pay_in_gap(co, c, e, lat);
+        return;
+    }
     bool later = co->order == COHER_ORDER_TIME && e->start > c->st.clock;
     double start = later || c->st.clock > e->ready ? c->st.clock : e->ready;
     double done = start + lat;
     if (start > e->start)
         e->start = start;
-    c->st.transfer_cycles += done - c->st.clock;
-    e->cycles += done - c->st.clock;
-    e->transfers++;
-    c->st.clock = done;
+    charge_transfer(c, e, done);
     if (done > e->ready)
         e->ready = done;
 }
@@ -198,15 +311,25 @@ void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bo
 
 enum { LOCK_WAIT = 0, LOCK_ACQUIRE = 1, LOCK_RELEASE = 2 };
 
+static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double wait)
+{
+    c->st.lock_wait_cycles += wait;
+    l->wait_cycles += wait;
+    c->st.clock += wait;
+}
+
+/* Recorded and time order settle the wait here: no earlier than the lock's last recorded
+ * release. Exclusive order only notes where the hold starts: the release settles it. */
 static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
     c->active = c->used = true;
     bool later = co->order == COHER_ORDER_TIME && l->acquired > c->st.clock;
-    if (!later && l->released > c->st.clock) {   /* held until its recorded release */
-        c->st.lock_wait_cycles += l->released - c->st.clock;
-        l->wait_cycles += l->released - c->st.clock;
-        c->st.clock = l->released;
+    if (co->order == COHER_ORDER_EXCLUSIVE) {
+        l->holder = (int)cpu;
+        l->hold_start = c->st.clock;
+    } else if (!later && l->released > c->st.clock) {   /* held until its recorded release */
+        charge_lock_wait(c, l, l->released - c->st.clock);
     }
     if (c->waiting) {
         c->st.lock_waits++;
@@ -224,6 +347,31 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
     l->last_holder = (int)cpu;
 }
 
+/* Exclusive order: the hold [acquire, release] of modelled time moves to the lock's
+ * earliest gap that fits it, the move charged now as lock wait (the accesses inside the
+ * hold keep their unmoved clocks: README "The coherence model", replay order). */
+static void settle_hold(struct coher *co, struct coher_cpu *c, struct coher_lock *l)
+{
+    double len = c->st.clock - l->hold_start;
+    l->holder = -1;
+    if (len <= 0)
+        return;
+    span_room(co, l->spans, &l->nspans, COHER_LOCK_SPANS);
+    double start = span_fit(l->spans, l->nspans, l->hold_start, len);
+    span_insert(l->spans, &l->nspans, (struct coher_span){start, start + len});
+    charge_lock_wait(c, l, start - l->hold_start);
+}
+
+static void lock_released(struct coher *co, unsigned cpu, struct coher_lock *l)
+{
+    struct coher_cpu *c = &co->cpu[cpu];
+    c->st.lock_releases++;
+    if (co->order == COHER_ORDER_EXCLUSIVE && l->holder == (int)cpu)
+        settle_hold(co, c, l);
+    if (c->st.clock > l->released)
+        l->released = c->st.clock;
+}
+
 void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload)
 {
     if (cpu >= co->ncpus)
@@ -239,9 +387,7 @@ void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload)
         lock_acquired(co, cpu, l);
         break;
     case LOCK_RELEASE:
-        c->st.lock_releases++;
-        if (c->st.clock > l->released)
-            l->released = c->st.clock;
+        lock_released(co, cpu, l);
         break;
     default:
         break;
@@ -326,7 +472,7 @@ void coher_report(FILE *f, const struct coher *co)
                "\"cores_per_die\":%u,\"dies_per_socket\":%u,\"lat_die\":%.0f,"
                "\"lat_chiplet\":%.0f,\"lat_socket\":%.0f,\"lat_socket2\":%.0f,"
                "\"directory_resets\":%" PRIu64 ",\"cpus\":[",
-            p->name, co->order == COHER_ORDER_TIME ? "time" : "recorded", p->source,
+            p->name, coher_order_name(co->order), p->source,
             p->cores_per_die, p->dies_per_socket, p->lat_die,
             p->lat_chiplet, p->lat_socket, p->lat_socket2, co->resets);
     unsigned n = 0;
@@ -341,5 +487,7 @@ void coher_report(FILE *f, const struct coher *co)
     fputc(']', f);
     put_locks(f, co);
     put_hot_lines(f, co);
+    if (co->order == COHER_ORDER_EXCLUSIVE)
+        fprintf(f, ",\"span_merges\":%" PRIu64, co->span_merges);
     fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }
