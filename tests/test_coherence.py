@@ -22,10 +22,10 @@ needs_qemu10 = pytest.mark.skipif(not QEMU10.is_file(), reason="QEMU 10 is not u
                                   "in build/qemu (make qemu10; the model benchmarks do it)")
 
 
-def run_model(tmp_path_factory, test, cpus, binary=None):
+def run_model(tmp_path_factory, test, cpus, binary=None, order=()):
     out = tmp_path_factory.mktemp(f"coher-{test}-{cpus}") / "windows.jsonl"
     so = cache.plugin_for(ROOT, binary) if binary else BUILD / "tools" / "cachesim.so"
-    plugin = qemucmd.Plugin(so, coherence.plugin_args(out))
+    plugin = qemucmd.Plugin(so, coherence.plugin_args(out, order=order))
     status, console, records = run_to_halt({"smpbench": test, "smpbench_n": str(ITERS)},
                                            timeout=240, extra=("-smp", str(cpus)),
                                            icount=True, plugin=plugin, qemu=binary)
@@ -82,6 +82,26 @@ def test_lock_ping_pong_costs_about_two_transfers_per_hand_off(runs):
         assert run["handoffs"] >= run["jobs"] - 1 - cpus     # the tickets go round in turn
         assert 1.8 <= run["transfers_per_handoff"] <= 2.2, run["transfers_per_handoff"]
         assert run["lock_wait_cycles"] > 0
+
+
+@pytest.mark.parametrize("test", coherence.TESTS)
+def test_exclusive_order_keeps_the_properties(runs, tmp_path_factory, test):
+    """coherence_order=exclusive on 4 vCPUs: the same guest run (icount), so the same
+    transfers and hand-offs; private and shared, whose rounds keep the clocks in step,
+    cost exactly what the recorded order says; the ping-pong's holds go into their gaps
+    in modelled time, still two transfers a hand-off, cheaper than in recorded order."""
+    ex = run_model(tmp_path_factory, test, 4, order=("coherence_order=exclusive",))
+    base = runs[test, 4]
+    assert ex["replay_order"] == "exclusive" and base["replay_order"] == "recorded"
+    for field in ("transfers", "invalidations", "handoffs"):
+        assert ex[field] == base[field], (field, ex[field], base[field])
+    if test != "pingpong":
+        assert ex["makespan"] == base["makespan"], (ex["makespan"], base["makespan"])
+        assert ex["lock_wait_cycles"] == 0
+        return
+    assert 1.8 <= ex["transfers_per_handoff"] <= 2.2
+    assert 0 < ex["lock_wait_cycles"] < base["lock_wait_cycles"]
+    assert ex["makespan"] < base["makespan"]
 
 
 @needs_qemu10

@@ -1226,8 +1226,9 @@ static void t_coher_exclusive_lines(void)
     CHECK(strstr(text, "\"span_merges\":0,\"active_cpus\":4") != NULL);
 }
 
-/* Exclusive order, locks: a hold [acquire, release] moves to the lock's earliest gap that
- * fits it, settled at the release as lock wait; holds never overlap in modelled time. */
+/* Exclusive order, locks: a hold starts after any hold of another vCPU its clock falls in
+ * and the hand-off (a transfer of the lock's line, 144 here); at its release it moves on
+ * to the earliest gap that fits it; both moves are lock wait; holds never overlap. */
 static void t_coher_exclusive_locks(void)
 {
     struct coher *co = coher_exclusive_rig(3);
@@ -1236,7 +1237,7 @@ static void t_coher_exclusive_locks(void)
     coher_account(co, 0, 500, 0, 0);
     coher_lock_marker(co, 0, 2 << 10 | 7);
     coher_account(co, 0, 1500, 0, 0);
-    coher_lock_marker(co, 0, 1 << 10 | 7);            /* and [3000, 3500] */
+    coher_lock_marker(co, 0, 1 << 10 | 7);            /* and [3000, 3500]: its own, no gap */
     coher_account(co, 0, 500, 0, 0);
     coher_lock_marker(co, 0, 2 << 10 | 7);
     CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
@@ -1246,50 +1247,57 @@ static void t_coher_exclusive_locks(void)
     coher_lock_marker(co, 1, 2 << 10 | 7);
     CHECK_EQ(co->cpu[1].st.clock, 300);
     CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 0);
-    coher_account(co, 1, 900, 0, 0);                  /* at 1200, 1000 long: the gap */
-    coher_lock_marker(co, 1, 1 << 10 | 7);
+    coher_account(co, 1, 900, 0, 0);                  /* at 1200, inside cpu 0's hold: */
+    coher_lock_marker(co, 1, 1 << 10 | 7);            /* from 1500 + 144 */
+    CHECK_EQ(co->cpu[1].st.clock, 1644);
     coher_account(co, 1, 1000, 0, 0);
-    coher_lock_marker(co, 1, 2 << 10 | 7);            /* [1500, 2500] */
-    CHECK_EQ(co->cpu[1].st.clock, 2500);
-    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 300);
-    coher_account(co, 2, 1200, 0, 0);                 /* at 1200, 2000 long: after all */
+    coher_lock_marker(co, 1, 2 << 10 | 7);            /* [1644, 2644] fits before 3000 */
+    CHECK_EQ(co->cpu[1].st.clock, 2644);
+    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 444);
+    coher_account(co, 2, 1200, 0, 0);                 /* at 1200 too: after cpu 1's hold */
     coher_lock_marker(co, 2, 0 << 10 | 7);            /* a wait: not modelled */
     coher_account(co, 2, 5000, 0, 0);
     coher_lock_marker(co, 2, 1 << 10 | 7);
-    coher_account(co, 2, 2000, 0, 0);
-    coher_lock_marker(co, 2, 2 << 10 | 7);            /* [3500, 5500] */
-    CHECK_EQ(co->cpu[2].st.clock, 5500);
-    CHECK_EQ(co->cpu[2].st.lock_wait_cycles, 2300);
+    CHECK_EQ(co->cpu[2].st.clock, 2644 + 144);
+    coher_account(co, 2, 2000, 0, 0);                 /* 2000 long: overlaps [3000, 3500] */
+    coher_lock_marker(co, 2, 2 << 10 | 7);            /* so [3644, 5644] */
+    CHECK_EQ(co->cpu[2].st.clock, 5644);
+    CHECK_EQ(co->cpu[2].st.lock_wait_cycles, 1588 + 856);
     CHECK_EQ(co->cpu[2].st.lock_waits, 1);
-    CHECK_EQ(co->locks[7].wait_cycles, 2600);
+    CHECK_EQ(co->locks[7].wait_cycles, 444 + 2444);
     CHECK_EQ(co->locks[7].handoffs, 2);
     CHECK_EQ(co->locks[7].nspans, 5);
 }
 
 /* Exclusive order keeps COHER_LOCK_SPANS holds a lock: holds that ended before every
- * clock are dropped; else the two with the smallest gap are joined (pessimistic). */
+ * clock (by more than a hand-off) are dropped; else the two with the smallest gap are
+ * joined (pessimistic). */
 static void t_coher_exclusive_bounded(void)
 {
     for (int behind = 0; behind <= 1; behind++) {
         struct coher *co = coher_exclusive_rig(2);
         if (!behind)
-            coher_account(co, 1, 2000, 0, 0);         /* cpu 1 at 2000 */
-        for (unsigned i = 0; i < 40; i++) {           /* cpu 0: [100 i, 100 i + 10] */
+            coher_account(co, 1, 20000, 0, 0);        /* cpu 1 at 20000 */
+        for (unsigned i = 0; i < 40; i++) {           /* cpu 0: [1000 i, 1000 i + 10] */
             coher_lock_marker(co, 0, 1 << 10 | 9);
             coher_account(co, 0, 10, 0, 0);
             coher_lock_marker(co, 0, 2 << 10 | 9);
-            coher_account(co, 0, 90, 0, 0);
+            coher_account(co, 0, 990, 0, 0);
         }
         CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
         CHECK_EQ(co->span_merges, behind ? 8 : 0);
+        /* at the 33rd hold cpu 0's clock was 32010: the 20 holds that ended by
+         * 20000 - 144 went */
         CHECK_EQ(co->locks[9].nspans, behind ? COHER_LOCK_SPANS : 20);
         coher_lock_marker(co, 1, 1 << 10 | 9);        /* cpu 1 holds 5 */
         coher_account(co, 1, 5, 0, 0);
         coher_lock_marker(co, 1, 2 << 10 | 9);
-        /* at 2000: the gap after [2000, 2010]. At 0: eight joins made [0, 810], and the
-         * room for this hold joins [900, 910] to it */
-        CHECK_EQ(co->cpu[1].st.lock_wait_cycles, behind ? 910 : 10);
-        CHECK_EQ(co->span_merges, behind ? 9 : 0);
+        /* At 20000: inside [20000, 20010], so from 20010 + 144. At 0: eight joins made
+         * [0, 8010], so from 8154 (pessimistic); at its release every clock is past
+         * 8010 + 144 and the joined span goes to make room */
+        CHECK_EQ(co->cpu[1].st.lock_wait_cycles, behind ? 8154 : 154);
+        CHECK_EQ(co->span_merges, behind ? 8 : 0);
+        CHECK_EQ(co->locks[9].nspans, behind ? COHER_LOCK_SPANS : 21);
     }
 }
 

@@ -117,28 +117,40 @@ void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t miss
 
 /* ---- spans of modelled time (exclusive order) ---------------------------------------- */
 
-/* No vCPU's clock is below this: a span that ends by then can delay no one any more. */
-static double clock_floor(const struct coher *co)
+/* The gap a hand-off between two holders needs in modelled time: the lock's line moving
+ * from one to the other; none between spans of one vCPU, or of a line (holder -1). */
+static double handoff_gap(const struct coher *co, int from, int to)
 {
-    double floor = co->cpu[0].st.clock;
+    return from < 0 || to < 0 || from == to ? 0 : coher_latency(co, (unsigned)from, (unsigned)to);
+}
+
+/* A span that ends this long before every vCPU's clock can delay no one any more. */
+static double forget_before(const struct coher *co)
+{
+    const struct coher_preset *p = &co->preset;
+    double floor = co->cpu[0].st.clock, gap = p->lat_die;
     for (unsigned i = 1; i < co->ncpus; i++)
         if (co->cpu[i].st.clock < floor)
             floor = co->cpu[i].st.clock;
-    return floor;
+    double lats[] = {p->lat_chiplet, p->lat_socket, p->lat_socket2};
+    for (unsigned i = 0; i < 3; i++)
+        if (lats[i] > gap)
+            gap = lats[i];
+    return floor - gap;
 }
 
-/* Makes room for one more span in a full set: drops the spans that ended before every
- * clock, else joins the two neighbours with the smallest gap between them (the gap is
- * then busy: pessimistic, never overlapping). Called before span_fit, so that the gap
- * found stays free. */
+/* Makes room for one more span in a full set: drops the spans that can delay no one (they
+ * ended before every clock), else joins the two neighbours with the smallest gap between
+ * them (the gap is then busy: pessimistic, never overlapping). Called before span_fit, so
+ * that the gap found stays free. */
 static void span_room(struct coher *co, struct coher_span *v, unsigned *n, unsigned cap)
 {
     if (*n < cap)
         return;
-    double floor = clock_floor(co);
+    double before = forget_before(co);
     unsigned k = 0;
     for (unsigned i = 0; i < *n; i++)
-        if (v[i].end > floor)
+        if (v[i].end > before)
             v[k++] = v[i];
     *n = k;
     if (k < cap)
@@ -148,31 +160,37 @@ static void span_room(struct coher *co, struct coher_span *v, unsigned *n, unsig
         if (v[i + 1].start - v[i].end < v[best + 1].start - v[best].end)
             best = i;
     v[best].end = v[best + 1].end;
+    v[best].last = v[best + 1].last;
     memmove(&v[best + 1], &v[best + 2], (k - best - 2) * sizeof(*v));
     *n = k - 1;
     co->span_merges++;
 }
 
-/* The earliest start at or after t of an interval of length len overlapping no span. */
-static double span_fit(const struct coher_span *v, unsigned n, double t, double len)
+/* The earliest start at or after t of a span of length len for `who` (a vCPU, or -1)
+ * overlapping no span, with a hand-off's gap (handoff_gap) to a span of another vCPU on
+ * either side. */
+static double span_fit(const struct coher *co, const struct coher_span *v, unsigned n,
+                       double t, double len, int who)
 {
     for (unsigned i = 0; i < n; i++) {
-        if (v[i].end <= t)
+        double after = v[i].end + handoff_gap(co, v[i].last, who);
+        if (after <= t)
             continue;
-        if (v[i].start >= t + len)
+        if (v[i].start >= t + len + handoff_gap(co, who, v[i].first))
             break;
-        t = v[i].end;
+        t = after;
     }
     return t;
 }
 
-/* Adds a span (one span_fit found, after span_room), keeping the set sorted by start. */
-static void span_insert(struct coher_span *v, unsigned *n, struct coher_span s)
+/* Adds [start, start + len) for `who` (span_fit found it, after span_room), keeping the
+ * set sorted by start. */
+static void span_insert(struct coher_span *v, unsigned *n, double start, double len, int who)
 {
     unsigned i = *n;
-    for (; i > 0 && v[i - 1].start > s.start; i--)
+    for (; i > 0 && v[i - 1].start > start; i--)
         v[i] = v[i - 1];
-    v[i] = s;
+    v[i] = (struct coher_span){start, start + len, (int8_t)who, (int8_t)who};
     ++*n;
 }
 
@@ -236,8 +254,8 @@ static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line 
     struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
     unsigned n = e->nspans;
     span_room(co, v, &n, COHER_LINE_SPANS);
-    double start = span_fit(v, n, c->st.clock, lat);
-    span_insert(v, &n, (struct coher_span){start, start + lat});
+    double start = span_fit(co, v, n, c->st.clock, lat, -1);
+    span_insert(v, &n, start, lat, -1);
     e->nspans = (uint8_t)n;
     charge_transfer(c, e, start + lat);
 }
@@ -318,19 +336,29 @@ static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double w
     c->st.clock += wait;
 }
 
+/* Exclusive order, at the acquire: the hold starts no earlier than the end of any hold
+ * its vCPU's clock falls in (and the hand-off after it). The length is not known yet:
+ * settle_hold finishes the job at the release. */
+static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
+{
+    struct coher_cpu *c = &co->cpu[cpu];
+    double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu);
+    charge_lock_wait(c, l, start - c->st.clock);
+    l->holder = (int)cpu;
+    l->hold_start = start;
+}
+
 /* Recorded and time order settle the wait here: no earlier than the lock's last recorded
- * release. Exclusive order only notes where the hold starts: the release settles it. */
+ * release. Exclusive order opens a hold (open_hold). */
 static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
     c->active = c->used = true;
     bool later = co->order == COHER_ORDER_TIME && l->acquired > c->st.clock;
-    if (co->order == COHER_ORDER_EXCLUSIVE) {
-        l->holder = (int)cpu;
-        l->hold_start = c->st.clock;
-    } else if (!later && l->released > c->st.clock) {   /* held until its recorded release */
+    if (co->order == COHER_ORDER_EXCLUSIVE)
+        open_hold(co, cpu, l);
+    else if (!later && l->released > c->st.clock)   /* held until its recorded release */
         charge_lock_wait(c, l, l->released - c->st.clock);
-    }
     if (c->waiting) {
         c->st.lock_waits++;
         l->waits++;
@@ -347,18 +375,19 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
     l->last_holder = (int)cpu;
 }
 
-/* Exclusive order: the hold [acquire, release] of modelled time moves to the lock's
- * earliest gap that fits it, the move charged now as lock wait (the accesses inside the
- * hold keep their unmoved clocks: README "The coherence model", replay order). */
-static void settle_hold(struct coher *co, struct coher_cpu *c, struct coher_lock *l)
+/* Exclusive order, at the release: the hold [start, release] of modelled time, now of
+ * known length, moves on to the lock's earliest gap that fits it (with the hand-offs on
+ * either side) if it overlaps a later hold; the move is charged as lock wait now (the
+ * accesses made during the hold keep their unmoved clocks: README "The coherence model",
+ * replay order). */
+static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
+    struct coher_cpu *c = &co->cpu[cpu];
     double len = c->st.clock - l->hold_start;
     l->holder = -1;
-    if (len <= 0)
-        return;
     span_room(co, l->spans, &l->nspans, COHER_LOCK_SPANS);
-    double start = span_fit(l->spans, l->nspans, l->hold_start, len);
-    span_insert(l->spans, &l->nspans, (struct coher_span){start, start + len});
+    double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
+    span_insert(l->spans, &l->nspans, start, len, (int)cpu);
     charge_lock_wait(c, l, start - l->hold_start);
 }
 
@@ -367,7 +396,7 @@ static void lock_released(struct coher *co, unsigned cpu, struct coher_lock *l)
     struct coher_cpu *c = &co->cpu[cpu];
     c->st.lock_releases++;
     if (co->order == COHER_ORDER_EXCLUSIVE && l->holder == (int)cpu)
-        settle_hold(co, c, l);
+        settle_hold(co, cpu, l);
     if (c->st.clock > l->released)
         l->released = c->st.clock;
 }

@@ -57,9 +57,12 @@ struct coher_cpu {
 };
 
 /* An interval of modelled time [start, end) a line is busy with a transfer or a lock is
- * held (exclusive order). A set of them is kept sorted by start, never overlapping. */
+ * held (exclusive order), and the vCPU holding it at its start and at its end (one vCPU
+ * unless two spans were joined; -1 for a line's). A set of them is kept sorted by start,
+ * never overlapping. */
 struct coher_span {
     double start, end;
+    int8_t first, last;
 };
 
 struct coher_line {
@@ -94,9 +97,10 @@ struct coher_lock {
  * have come first); only one in flight at its clock does; lock holds may then overlap.
  * EXCLUSIVE: modelled-time order with exclusion kept in modelled time: a line's transfers
  * and a lock's holds are spans of modelled time that never overlap; a transfer starts in
- * the earliest gap at or after the vCPU's clock that fits it, and a hold moves to the
- * earliest gap that fits it, the move settled at its release (when its length is known)
- * as lock wait. QEMU runs each vCPU for a share of a timer period at a time, so in
+ * the earliest gap at or after the vCPU's clock that fits it; a hold starts after any
+ * hold its clock falls in, and at its release (when its length is known) moves on to the
+ * earliest gap that fits it, both moves lock wait; a hand-off between two vCPUs' holds
+ * costs a transfer of the lock's line. QEMU runs each vCPU for a share of a timer period at a time, so in
  * RECORDED order every line written once a turn by all vCPUs drags their clocks to the
  * one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
 enum coher_order { COHER_ORDER_RECORDED, COHER_ORDER_TIME, COHER_ORDER_EXCLUSIVE };

@@ -173,6 +173,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
     bench = benchmarks.get(args.name, quick=args.quick)
+    if args.order and not bench.model_qemu:
+        raise OndolError(f"--order is for the coherence model's benchmarks, not {bench.name}")
     args.runs = 1 if args.runs is None else args.runs
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")
@@ -183,8 +185,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     icount = bench.icount if args.icount is None else args.icount
     if args.qemu or (bench.model_qemu and icount):
         binary = qemu.for_bench(top, args.qemu, bench.model_qemu, icount)
-    if args.order and not bench.model_qemu:
-        raise OndolError(f"--order is for the coherence model's benchmarks, not {bench.name}")
     request = bench_runner.Request(options=options, icount=args.icount, runs=args.runs,
                                    cache=args.cache, timeout=args.timeout,
                                    results_dir=directory, coherence_order=args.order)
