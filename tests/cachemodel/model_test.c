@@ -1217,13 +1217,15 @@ static void t_coher_exclusive_lines(void)
         for (unsigned c = 0; c < 4; c++)
             coher_access(co, c, 0x20000, 8, true);
     CHECK_EQ(co->cpu[3].st.clock, 39 * 144);
-    CHECK_EQ(co->span_merges, 0);                     /* spans behind every clock dropped */
+    CHECK_EQ(co->transfers_forgotten, 0);             /* spans behind every clock dropped */
+    CHECK_EQ(co->horizon, 32 * 144);                  /* where the last room was made */
     char text[4096];
     FILE *f = fmemopen(text, sizeof(text), "w");
     coher_report(f, co);
     fclose(f);
     CHECK(strstr(text, "\"order\":\"exclusive\"") != NULL);
-    CHECK(strstr(text, "\"span_merges\":0,\"active_cpus\":4") != NULL);
+    CHECK(strstr(text, "\"hold_merges\":0,\"transfers_forgotten\":0,\"horizon\":4608,"
+                       "\"active_cpus\":4") != NULL);
 }
 
 /* Exclusive order, locks: a hold starts after any hold of another vCPU its clock falls in
@@ -1269,36 +1271,59 @@ static void t_coher_exclusive_locks(void)
     CHECK_EQ(co->locks[7].nspans, 5);
 }
 
-/* Exclusive order keeps COHER_LOCK_SPANS holds a lock: holds that ended before every
- * clock (by more than a hand-off) are dropped; else the two with the smallest gap are
- * joined (pessimistic). */
+/* cpu 0 takes lock 9 n times, [1000 i, 1000 i + 10]. */
+static void hold_often(struct coher *co, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        coher_lock_marker(co, 0, 1 << 10 | 9);
+        coher_account(co, 0, 10, 0, 0);
+        coher_lock_marker(co, 0, 2 << 10 | 9);
+        coher_account(co, 0, 990, 0, 0);
+    }
+}
+
+/* cpu 1 holds lock 9 for 5 cycles; its lock wait. */
+static double hold_once(struct coher *co)
+{
+    coher_lock_marker(co, 1, 1 << 10 | 9);
+    coher_account(co, 1, 5, 0, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 9);
+    return co->cpu[1].st.lock_wait_cycles;
+}
+
+/* Exclusive order, bounded memory: a full set of holds first forgets those that ended
+ * (by more than a hand-off) before every running vCPU's clock, and a paused vCPU resumes
+ * no earlier than that horizon; then it grows, to COHER_LOCK_SPANS_MAX; then it joins the
+ * two holds with the smallest gap (pessimistic). */
 static void t_coher_exclusive_bounded(void)
 {
-    for (int behind = 0; behind <= 1; behind++) {
-        struct coher *co = coher_exclusive_rig(2);
-        if (!behind)
-            coher_account(co, 1, 20000, 0, 0);        /* cpu 1 at 20000 */
-        for (unsigned i = 0; i < 40; i++) {           /* cpu 0: [1000 i, 1000 i + 10] */
-            coher_lock_marker(co, 0, 1 << 10 | 9);
-            coher_account(co, 0, 10, 0, 0);
-            coher_lock_marker(co, 0, 2 << 10 | 9);
-            coher_account(co, 0, 990, 0, 0);
-        }
-        CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
-        CHECK_EQ(co->span_merges, behind ? 8 : 0);
-        /* at the 33rd hold cpu 0's clock was 32010: the 20 holds that ended by
-         * 20000 - 144 went */
-        CHECK_EQ(co->locks[9].nspans, behind ? COHER_LOCK_SPANS : 20);
-        coher_lock_marker(co, 1, 1 << 10 | 9);        /* cpu 1 holds 5 */
-        coher_account(co, 1, 5, 0, 0);
-        coher_lock_marker(co, 1, 2 << 10 | 9);
-        /* At 20000: inside [20000, 20010], so from 20010 + 144. At 0: eight joins made
-         * [0, 8010], so from 8154 (pessimistic); at its release every clock is past
-         * 8010 + 144 and the joined span goes to make room */
-        CHECK_EQ(co->cpu[1].st.lock_wait_cycles, behind ? 8154 : 154);
-        CHECK_EQ(co->span_merges, behind ? 8 : 0);
-        CHECK_EQ(co->locks[9].nspans, behind ? COHER_LOCK_SPANS : 21);
-    }
+    struct coher *co = coher_exclusive_rig(2);
+    coher_account(co, 1, 20000, 0, 0);                /* cpu 1 runs, at 20000 */
+    hold_often(co, 40);
+    CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+    /* at the 33rd release cpu 0 was at 32010: the 20 holds that ended by 20000 - 144 went */
+    CHECK_EQ(co->locks[9].nspans, 20);
+    CHECK_EQ(co->horizon, 20000 - 144);
+    CHECK_EQ(hold_once(co), 154);                     /* inside [20000, 20010]: + 144 */
+    CHECK_EQ(co->hold_merges, 0);
+
+    co = coher_exclusive_rig(2);
+    coher_model_marker(co, 1, 0);                     /* cpu 1 paused at 0 */
+    hold_often(co, 40);
+    CHECK_EQ(co->locks[9].nspans, 8);                 /* the 33rd forgot 32 */
+    CHECK_EQ(co->horizon, 32010 - 144);
+    coher_model_marker(co, 1, 1);                     /* resumes at the horizon */
+    CHECK_EQ(co->cpu[1].st.clock, 31866);
+    CHECK_EQ(hold_once(co), 288);                     /* [32000, 32010] needs 144 before */
+
+    co = coher_exclusive_rig(2);                      /* cpu 1 runs at 0: nothing forgotten */
+    hold_often(co, COHER_LOCK_SPANS_MAX + 10);
+    CHECK_EQ(co->locks[9].capspans, COHER_LOCK_SPANS_MAX);
+    CHECK_EQ(co->locks[9].nspans, COHER_LOCK_SPANS_MAX);
+    CHECK_EQ(co->hold_merges, 10);                    /* the first ten joined: [0, 10010] */
+    CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+    CHECK_EQ(hold_once(co), 10154);
+    CHECK_EQ(co->hold_merges, 10);                    /* then cpu 1's clock let it go */
 }
 
 /* ---- driver -------------------------------------------------------------------------------- */

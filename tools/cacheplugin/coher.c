@@ -48,8 +48,11 @@ void coher_free(struct coher *co)
 {
     free(co->lines);
     free(co->spans);
+    for (unsigned i = 0; i < COHER_LOCKS; i++)
+        free(co->locks[i].spans);
     co->lines = NULL;
     co->spans = NULL;
+    memset(co->locks, 0, sizeof(co->locks));
 }
 
 static const char *const order_names[] = {"recorded", "time", "exclusive"};
@@ -98,9 +101,13 @@ static void clear_directory(struct coher *co)
 void coher_window_begin(struct coher *co)
 {
     memset(co->cpu, 0, sizeof(co->cpu));
-    for (unsigned i = 0; i < COHER_LOCKS; i++)
-        co->locks[i] = (struct coher_lock){.last_holder = -1, .holder = -1};
-    co->span_merges = 0;
+    for (unsigned i = 0; i < COHER_LOCKS; i++) {      /* the holds' arrays stay allocated */
+        struct coher_lock *l = &co->locks[i];
+        *l = (struct coher_lock){.last_holder = -1, .holder = -1, .spans = l->spans,
+                                 .capspans = l->capspans};
+    }
+    co->horizon = 0;
+    co->hold_merges = co->transfers_forgotten = 0;
     clear_directory(co);
 }
 
@@ -124,55 +131,109 @@ static double handoff_gap(const struct coher *co, int from, int to)
     return from < 0 || to < 0 || from == to ? 0 : coher_latency(co, (unsigned)from, (unsigned)to);
 }
 
-/* A span that ends this long before every vCPU's clock can delay no one any more. */
-static double forget_before(const struct coher *co)
+/* The largest latency of the preset: no hand-off gap is longer. */
+static double max_latency(const struct coher *co)
 {
     const struct coher_preset *p = &co->preset;
-    double floor = co->cpu[0].st.clock, gap = p->lat_die;
-    for (unsigned i = 1; i < co->ncpus; i++)
-        if (co->cpu[i].st.clock < floor)
-            floor = co->cpu[i].st.clock;
-    double lats[] = {p->lat_chiplet, p->lat_socket, p->lat_socket2};
-    for (unsigned i = 0; i < 3; i++)
-        if (lats[i] > gap)
-            gap = lats[i];
-    return floor - gap;
+    double lats[] = {p->lat_die, p->lat_chiplet, p->lat_socket, p->lat_socket2}, most = 0;
+    for (unsigned i = 0; i < 4; i++)
+        if (lats[i] > most)
+            most = lats[i];
+    return most;
 }
 
-/* Makes room for one more span in a full set: drops the spans that can delay no one (they
- * ended before every clock), else joins the two neighbours with the smallest gap between
- * them (the gap is then busy: pessimistic, never overlapping). Called before span_fit, so
- * that the gap found stays free. */
-static void span_room(struct coher *co, struct coher_span *v, unsigned *n, unsigned cap)
+/* A span that ends this long before the clock of every running vCPU (active, or waiting
+ * for a lock) can delay none of them any more; a paused vCPU is brought up to the
+ * horizon when it resumes (resume_clock). */
+static double forget_before(const struct coher *co)
 {
-    if (*n < cap)
-        return;
+    double floor = -1;
+    for (unsigned i = 0; i < co->ncpus; i++) {
+        const struct coher_cpu *c = &co->cpu[i];
+        if ((c->active || c->waiting) && (floor < 0 || c->st.clock < floor))
+            floor = c->st.clock;
+    }
+    return floor < 0 ? co->horizon : floor - max_latency(co);
+}
+
+/* Drops the spans that can delay no running vCPU (forget_before) and moves the horizon up
+ * to where they were forgotten. */
+static void span_forget(struct coher *co, struct coher_span *v, unsigned *n)
+{
     double before = forget_before(co);
     unsigned k = 0;
     for (unsigned i = 0; i < *n; i++)
         if (v[i].end > before)
             v[k++] = v[i];
+    if (k < *n && before > co->horizon)
+        co->horizon = before;
     *n = k;
-    if (k < cap)
+}
+
+/* A full line's span set: forget what can delay no one, else its earliest transfer
+ * (optimistic by at most one latency for a vCPU that falls before it). */
+static void line_room(struct coher *co, struct coher_span *v, unsigned *n)
+{
+    if (*n < COHER_LINE_SPANS)
         return;
-    unsigned best = 0;
+    span_forget(co, v, n);
+    if (*n < COHER_LINE_SPANS)
+        return;
+    memmove(&v[0], &v[1], (*n - 1) * sizeof(*v));
+    --*n;
+    co->transfers_forgotten++;
+}
+
+/* A full lock's holds: forget what can delay no one, else grow the array (to
+ * COHER_LOCK_SPANS_MAX), else join the two neighbours with the smallest gap between them
+ * (the gap is then busy: pessimistic, holds still never overlap). Called before
+ * span_fit, so that the gap found stays free. */
+static void hold_room(struct coher *co, struct coher_lock *l)
+{
+    if (l->nspans < l->capspans)
+        return;
+    span_forget(co, l->spans, &l->nspans);
+    if (l->nspans < l->capspans)
+        return;
+    unsigned cap = l->capspans ? 2 * l->capspans : 32;
+    struct coher_span *grown = cap <= COHER_LOCK_SPANS_MAX
+                                   ? realloc(l->spans, cap * sizeof(*grown)) : NULL;
+    if (grown) {
+        l->spans = grown;
+        l->capspans = cap;
+        return;
+    }
+    struct coher_span *v = l->spans;
+    unsigned k = l->nspans, best = 0;
+    if (k < 2)
+        return;
     for (unsigned i = 1; i + 1 < k; i++)
         if (v[i + 1].start - v[i].end < v[best + 1].start - v[best].end)
             best = i;
     v[best].end = v[best + 1].end;
     v[best].last = v[best + 1].last;
     memmove(&v[best + 1], &v[best + 2], (k - best - 2) * sizeof(*v));
-    *n = k - 1;
-    co->span_merges++;
+    l->nspans = k - 1;
+    co->hold_merges++;
 }
 
 /* The earliest start at or after t of a span of length len for `who` (a vCPU, or -1)
  * overlapping no span, with a hand-off's gap (handoff_gap) to a span of another vCPU on
- * either side. */
+ * either side. The spans' ends are sorted too (they never overlap): a binary search
+ * skips those that end, gap included, before t. */
 static double span_fit(const struct coher *co, const struct coher_span *v, unsigned n,
                        double t, double len, int who)
 {
-    for (unsigned i = 0; i < n; i++) {
+    double most = max_latency(co);
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (v[mid].end + most <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (unsigned i = lo; i < n; i++) {
         double after = v[i].end + handoff_gap(co, v[i].last, who);
         if (after <= t)
             continue;
@@ -183,8 +244,8 @@ static double span_fit(const struct coher *co, const struct coher_span *v, unsig
     return t;
 }
 
-/* Adds [start, start + len) for `who` (span_fit found it, after span_room), keeping the
- * set sorted by start. */
+/* Adds [start, start + len) for `who` (span_fit found it, after the room was made),
+ * keeping the set sorted by start. */
 static void span_insert(struct coher_span *v, unsigned *n, double start, double len, int who)
 {
     unsigned i = *n;
@@ -253,7 +314,7 @@ static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line 
 {
     struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
     unsigned n = e->nspans;
-    span_room(co, v, &n, COHER_LINE_SPANS);
+    line_room(co, v, &n);
     double start = span_fit(co, v, n, c->st.clock, lat, -1);
     span_insert(v, &n, start, lat, -1);
     e->nspans = (uint8_t)n;
@@ -329,6 +390,16 @@ void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bo
 
 enum { LOCK_WAIT = 0, LOCK_ACQUIRE = 1, LOCK_RELEASE = 2 };
 
+/* A paused vCPU starts running again. Exclusive order: its clock (not modelled while it
+ * was paused: idle, a barrier, not yet started) comes up to the horizon, so that it never
+ * falls where spans were forgotten. */
+static void resume_clock(struct coher *co, struct coher_cpu *c)
+{
+    if (co->order == COHER_ORDER_EXCLUSIVE && !c->active && !c->waiting &&
+        c->st.clock < co->horizon)
+        c->st.clock = co->horizon;
+}
+
 static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double wait)
 {
     c->st.lock_wait_cycles += wait;
@@ -353,6 +424,7 @@ static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
 static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
+    resume_clock(co, c);
     c->active = c->used = true;
     bool later = co->order == COHER_ORDER_TIME && l->acquired > c->st.clock;
     if (co->order == COHER_ORDER_EXCLUSIVE)
@@ -385,9 +457,10 @@ static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
     struct coher_cpu *c = &co->cpu[cpu];
     double len = c->st.clock - l->hold_start;
     l->holder = -1;
-    span_room(co, l->spans, &l->nspans, COHER_LOCK_SPANS);
+    hold_room(co, l);
     double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
-    span_insert(l->spans, &l->nspans, start, len, (int)cpu);
+    if (l->nspans < l->capspans)              /* else no room could be made: forgotten */
+        span_insert(l->spans, &l->nspans, start, len, (int)cpu);
     charge_lock_wait(c, l, start - l->hold_start);
 }
 
@@ -427,6 +500,8 @@ void coher_model_marker(struct coher *co, unsigned cpu, unsigned payload)
 {
     if (cpu >= co->ncpus)
         return;
+    if (payload == 1)
+        resume_clock(co, &co->cpu[cpu]);
     co->cpu[cpu].active = payload == 1;
     if (payload == 1)
         co->cpu[cpu].used = true;
@@ -517,6 +592,7 @@ void coher_report(FILE *f, const struct coher *co)
     put_locks(f, co);
     put_hot_lines(f, co);
     if (co->order == COHER_ORDER_EXCLUSIVE)
-        fprintf(f, ",\"span_merges\":%" PRIu64, co->span_merges);
+        fprintf(f, ",\"hold_merges\":%" PRIu64 ",\"transfers_forgotten\":%" PRIu64
+                   ",\"horizon\":%.0f", co->hold_merges, co->transfers_forgotten, co->horizon);
     fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }

@@ -28,8 +28,8 @@
 #define COHER_LOCKS 1024
 #define COHER_LINE_SHIFT 6
 #define COHER_HOT_LINES 16          /* the report's "hot_lines": the dearest lines */
-#define COHER_LINE_SPANS 8          /* exclusive order: busy spans remembered per line */
-#define COHER_LOCK_SPANS 32         /* exclusive order: holds remembered per lock */
+#define COHER_LINE_SPANS 8          /* exclusive order: transfers remembered per line */
+#define COHER_LOCK_SPANS_MAX 8192   /* exclusive order: holds remembered per lock, at most */
 
 /* The latency matrix: vCPU i is core i; cores fill a die, dies a socket. A transfer pays
  * lat_die inside a die, lat_chiplet between dies of one socket, and lat_socket (one hop)
@@ -86,8 +86,8 @@ struct coher_lock {
     /* exclusive order: the open hold (holder -1: none) and the settled holds */
     int holder;
     double hold_start;
-    unsigned nspans;
-    struct coher_span spans[COHER_LOCK_SPANS];
+    unsigned nspans, capspans;  /* spans: grown on demand, kept across windows */
+    struct coher_span *spans;
 };
 
 /* The order transfers and hand-offs are replayed in (README "The coherence model", replay
@@ -100,9 +100,9 @@ struct coher_lock {
  * the earliest gap at or after the vCPU's clock that fits it; a hold starts after any
  * hold its clock falls in, and at its release (when its length is known) moves on to the
  * earliest gap that fits it, both moves lock wait; a hand-off between two vCPUs' holds
- * costs a transfer of the lock's line. QEMU runs each vCPU for a share of a timer period at a time, so in
- * RECORDED order every line written once a turn by all vCPUs drags their clocks to the
- * one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
+ * costs a transfer of the lock's line. QEMU runs each vCPU for a share of a timer period
+ * at a time, so in RECORDED order every line written once a turn by all vCPUs drags their
+ * clocks to the one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
 enum coher_order { COHER_ORDER_RECORDED, COHER_ORDER_TIME, COHER_ORDER_EXCLUSIVE };
 
 struct coher {
@@ -115,7 +115,10 @@ struct coher {
     struct coher_line *lines;
     struct coher_span *spans;   /* exclusive order: COHER_LINE_SPANS per line slot */
     uint64_t cap, used_lines, resets;
-    uint64_t span_merges;       /* exclusive order: two spans joined for room (README) */
+    /* exclusive order (README): the clock below which spans were forgotten; two holds
+     * joined for room; a line's transfers forgotten for room */
+    double horizon;
+    uint64_t hold_merges, transfers_forgotten;
 };
 
 int coher_init(struct coher *co, const struct coher_preset *p, double cpi, unsigned ncpus);
