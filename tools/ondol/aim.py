@@ -184,6 +184,9 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "miss_cycles_per_job": _per_job(total["miss_cycles"], jobs),
         "latency_preset": coherence["preset"],
         "replay_order": coherence.get("order", "recorded"),      # coherence_order=
+        # exclusive order: how much its bounded memory forgot or joined (plugin README)
+        "hold_merges": coherence.get("hold_merges"),
+        "transfers_forgotten": coherence.get("transfers_forgotten"),
         "modelled": True,
         **(lock_class_fields(coherence["locks"], jobs) if "locks" in coherence else {}),
     }
