@@ -400,11 +400,12 @@ static void resume_clock(struct coher *co, struct coher_cpu *c)
         c->st.clock = co->horizon;
 }
 
-static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double wait)
+/* The vCPU waits for the lock until modelled time `until` (not before its clock). */
+static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double until)
 {
-    c->st.lock_wait_cycles += wait;
-    l->wait_cycles += wait;
-    c->st.clock += wait;
+    c->st.lock_wait_cycles += until - c->st.clock;
+    l->wait_cycles += until - c->st.clock;
+    c->st.clock = until;
 }
 
 /* Exclusive order, at the acquire: the hold starts no earlier than the end of any hold
@@ -414,7 +415,7 @@ static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
     double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu);
-    charge_lock_wait(c, l, start - c->st.clock);
+    charge_lock_wait(c, l, start);
     l->holder = (int)cpu;
     l->hold_start = start;
 }
@@ -430,7 +431,7 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
     if (co->order == COHER_ORDER_EXCLUSIVE)
         open_hold(co, cpu, l);
     else if (!later && l->released > c->st.clock)   /* held until its recorded release */
-        charge_lock_wait(c, l, l->released - c->st.clock);
+        charge_lock_wait(c, l, l->released);
     if (c->waiting) {
         c->st.lock_waits++;
         l->waits++;
@@ -461,7 +462,7 @@ static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
     double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
     if (l->nspans < l->capspans)              /* else no room could be made: forgotten */
         span_insert(l->spans, &l->nspans, start, len, (int)cpu);
-    charge_lock_wait(c, l, start - l->hold_start);
+    charge_lock_wait(c, l, c->st.clock + (start - l->hold_start));
 }
 
 static void lock_released(struct coher *co, unsigned cpu, struct coher_lock *l)
