@@ -5,8 +5,9 @@ are exact for a given build (icount), the assertions are the properties the mode
 show: private counters scale flat, one shared counter costs more per increment with every
 CPU added, a lock ping-pong costs about two line transfers per hand-off.
 
-The model runs on the default QEMU (7.2 in `make test`); the last tests run it on QEMU 10
-as well, where the plugin learns the running vCPU from its GS base (the callbacks' vCPU
+The model runs on the default QEMU (7.2 in `make test`) in its default replay order
+(recorded); test_exclusive_order_keeps_the_properties runs coherence_order=exclusive at 4
+vCPUs against it; the last tests run it on QEMU 10 as well, where the plugin learns the running vCPU from its GS base (the callbacks' vCPU
 index there is the one that translated the block), and want the same figures."""
 import json
 
