@@ -1307,6 +1307,15 @@ static void t_coher_exclusive_bounded(void)
     CHECK_EQ(hold_once(co), 154);                     /* inside [20000, 20010]: + 144 */
     CHECK_EQ(co->hold_merges, 0);
 
+    co = coher_exclusive_rig(2);                      /* cpu 1 holds lock 8 from 0 on: */
+    coher_lock_marker(co, 1, 1 << 10 | 8);            /* its hold may meet any of them */
+    coher_account(co, 1, 20000, 0, 0);
+    hold_often(co, 40);
+    CHECK_EQ(co->locks[9].nspans, 40);
+    CHECK_EQ(co->horizon, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 8);
+    CHECK_EQ(co->cpu[1].open_holds, 0);
+
     co = coher_exclusive_rig(2);
     coher_model_marker(co, 1, 0);                     /* cpu 1 paused at 0 */
     hold_often(co, 40);

@@ -143,15 +143,16 @@ static double max_latency(const struct coher *co)
 }
 
 /* A span that ends this long before the clock of every running vCPU (active, or waiting
- * for a lock) can delay none of them any more; a paused vCPU is brought up to the
- * horizon when it resumes (resume_clock). */
+ * for a lock) and the start of every open hold can delay none of them any more; a paused
+ * vCPU is brought up to the horizon when it resumes (resume_clock). */
 static double forget_before(const struct coher *co)
 {
     double floor = -1;
     for (unsigned i = 0; i < co->ncpus; i++) {
         const struct coher_cpu *c = &co->cpu[i];
-        if ((c->active || c->waiting) && (floor < 0 || c->st.clock < floor))
-            floor = c->st.clock;
+        double t = c->open_holds ? c->open_from : c->st.clock;
+        if ((c->active || c->waiting || c->open_holds) && (floor < 0 || t < floor))
+            floor = t;
     }
     return floor < 0 ? co->horizon : floor - max_latency(co);
 }
@@ -416,6 +417,10 @@ static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
     struct coher_cpu *c = &co->cpu[cpu];
     double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu);
     charge_lock_wait(c, l, start);
+    if (l->holder >= 0)                       /* its release never came: dropped */
+        co->cpu[l->holder].open_holds--;
+    if (!c->open_holds++)
+        c->open_from = start;
     l->holder = (int)cpu;
     l->hold_start = start;
 }
@@ -458,6 +463,7 @@ static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
     struct coher_cpu *c = &co->cpu[cpu];
     double len = c->st.clock - l->hold_start;
     l->holder = -1;
+    c->open_holds--;
     hold_room(co, l);
     double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
     if (l->nspans < l->capspans)              /* else no room could be made: forgotten */

@@ -54,6 +54,8 @@ struct coher_cpu_stats {
 struct coher_cpu {
     struct coher_cpu_stats st;
     bool active, waiting, used;
+    unsigned open_holds;    /* exclusive order: holds it has open, the first from open_from */
+    double open_from;
 };
 
 /* An interval of modelled time [start, end) a line is busy with a transfer or a lock is
