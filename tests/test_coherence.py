@@ -5,8 +5,9 @@ are exact for a given build (icount), the assertions are the properties the mode
 show: private counters scale flat, one shared counter costs more per increment with every
 CPU added, a lock ping-pong costs about two line transfers per hand-off.
 
-The model runs on the default QEMU (7.2 in `make test`); the last tests run it on QEMU 10
-as well, where the plugin learns the running vCPU from its GS base (the callbacks' vCPU
+The model runs on the default QEMU (7.2 in `make test`) in its default replay order
+(recorded); test_exclusive_order_keeps_the_properties runs coherence_order=exclusive at 4
+vCPUs against it; the last tests run it on QEMU 10 as well, where the plugin learns the running vCPU from its GS base (the callbacks' vCPU
 index there is the one that translated the block), and want the same figures."""
 import json
 
@@ -22,10 +23,10 @@ needs_qemu10 = pytest.mark.skipif(not QEMU10.is_file(), reason="QEMU 10 is not u
                                   "in build/qemu (make qemu10; the model benchmarks do it)")
 
 
-def run_model(tmp_path_factory, test, cpus, binary=None):
+def run_model(tmp_path_factory, test, cpus, binary=None, order=()):
     out = tmp_path_factory.mktemp(f"coher-{test}-{cpus}") / "windows.jsonl"
     so = cache.plugin_for(ROOT, binary) if binary else BUILD / "tools" / "cachesim.so"
-    plugin = qemucmd.Plugin(so, coherence.plugin_args(out))
+    plugin = qemucmd.Plugin(so, coherence.plugin_args(out, order=order))
     status, console, records = run_to_halt({"smpbench": test, "smpbench_n": str(ITERS)},
                                            timeout=240, extra=("-smp", str(cpus)),
                                            icount=True, plugin=plugin, qemu=binary)
@@ -82,6 +83,28 @@ def test_lock_ping_pong_costs_about_two_transfers_per_hand_off(runs):
         assert run["handoffs"] >= run["jobs"] - 1 - cpus     # the tickets go round in turn
         assert 1.8 <= run["transfers_per_handoff"] <= 2.2, run["transfers_per_handoff"]
         assert run["lock_wait_cycles"] > 0
+
+
+@pytest.mark.parametrize("test", coherence.TESTS)
+def test_exclusive_order_keeps_the_properties(runs, tmp_path_factory, test):
+    """coherence_order=exclusive on 4 vCPUs: the same guest run (icount), so the same
+    transfers and hand-offs. private and shared, whose rounds keep the clocks in step,
+    cost exactly what the recorded order says; the ping-pong's lock, exclusive in modelled
+    time with a hand-off between holders, still costs two transfers a hand-off and
+    serialises the CPUs as in recorded order."""
+    ex = run_model(tmp_path_factory, test, 4, order=("coherence_order=exclusive",))
+    base = runs[test, 4]
+    assert ex["replay_order"] == "exclusive" and base["replay_order"] == "recorded"
+    for field in ("transfers", "invalidations", "handoffs"):
+        assert ex[field] == base[field], (field, ex[field], base[field])
+    if test != "pingpong":
+        assert ex["makespan"] == base["makespan"], (ex["makespan"], base["makespan"])
+        assert ex["lock_wait_cycles"] == 0
+        return
+    assert 1.8 <= ex["transfers_per_handoff"] <= 2.2
+    assert ex["lock_wait_cycles"] > 0
+    assert ex["makespan"] == pytest.approx(base["makespan"], rel=0.02)
+    assert ex["cycles_per_iter"] > 4 * runs["pingpong", 1]["cycles_per_iter"]
 
 
 @needs_qemu10

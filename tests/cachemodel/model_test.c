@@ -933,10 +933,16 @@ static void t_config(void)
     CHECK(config_parse(&c, 2, coh_off, err, sizeof(err)) == 0 && !c.coherence[0]);
     CHECK(config_parse(&c, 1, coh_bad, err, sizeof(err)) != 0);
     char o0[] = "coherence_order=time", o1[] = "coherence_order=recorded",
-         o2[] = "coherence_order=sometimes";
-    char *ord[] = {c0, o0}, *ord_back[] = {c0, o0, o1}, *ord_bad[] = {o2};
-    CHECK(config_parse(&c, 2, ord, err, sizeof(err)) == 0 && c.coherence_time);
-    CHECK(config_parse(&c, 3, ord_back, err, sizeof(err)) == 0 && !c.coherence_time);
+         o2[] = "coherence_order=sometimes", o3[] = "coherence_order=exclusive";
+    char *ord[] = {c0, o0}, *ord_back[] = {c0, o0, o1}, *ord_bad[] = {o2}, *ord_ex[] = {o3};
+    CHECK(config_parse(&c, 1, coh, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_RECORDED);                 /* the default */
+    CHECK(config_parse(&c, 2, ord, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_TIME);
+    CHECK(config_parse(&c, 3, ord_back, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_RECORDED);
+    CHECK(config_parse(&c, 1, ord_ex, err, sizeof(err)) == 0 &&
+          c.coherence_order == COHER_ORDER_EXCLUSIVE);
     CHECK(config_parse(&c, 1, ord_bad, err, sizeof(err)) != 0);
 
     uint64_t v;
@@ -1173,6 +1179,162 @@ static void t_coher_time_order(void)
     }
 }
 
+static struct coher *coher_exclusive_rig(unsigned ncpus)
+{
+    struct coher *co = coher_rig("die", ncpus);
+    if (coher_set_order(co, COHER_ORDER_EXCLUSIVE) != 0) {
+        printf("coher_set_order failed\n");
+        exit(2);
+    }
+    return co;
+}
+
+/* Exclusive order, lines: a transfer takes the line's earliest gap of its latency at or
+ * after the vCPU's clock: before a transfer later in modelled time if it fits there,
+ * after every one it would overlap otherwise (time order would overlap them). */
+static void t_coher_exclusive_lines(void)
+{
+    struct coher *co = coher_exclusive_rig(4);
+    coher_access(co, 3, 0x5000, 8, false);            /* cpu 3 holds the line, clock 0 */
+    coher_account(co, 0, 1000, 0, 0);
+    coher_access(co, 0, 0x5000, 8, true);             /* [1000, 1144] */
+    CHECK_EQ(co->cpu[0].st.clock, 1144);
+    coher_account(co, 1, 1050, 0, 0);
+    coher_access(co, 1, 0x5000, 8, true);             /* in flight at 1050: [1144, 1288] */
+    CHECK_EQ(co->cpu[1].st.clock, 1288);
+    coher_access(co, 3, 0x5000, 8, true);             /* at 0: the gap before, [0, 144] */
+    CHECK_EQ(co->cpu[3].st.clock, 144);
+    coher_account(co, 2, 900, 0, 0);
+    coher_access(co, 2, 0x5000, 8, true);             /* [900, 1044] would overlap: 1288 */
+    CHECK_EQ(co->cpu[2].st.clock, 1288 + 144);
+    CHECK_EQ(co->cpu[2].st.transfer_cycles, 1432 - 900);
+    coher_account(co, 3, 0, 0, 0);
+    coher_access(co, 3, 0x5000, 8, true);             /* at 144: [144, 288] fits */
+    CHECK_EQ(co->cpu[3].st.clock, 288);
+    /* everyone writing one line: the transfers still queue one after the other */
+    co = coher_exclusive_rig(4);
+    for (unsigned round = 0; round < 10; round++)
+        for (unsigned c = 0; c < 4; c++)
+            coher_access(co, c, 0x20000, 8, true);
+    CHECK_EQ(co->cpu[3].st.clock, 39 * 144);
+    CHECK_EQ(co->transfers_forgotten, 0);             /* spans behind every clock dropped */
+    CHECK_EQ(co->horizon, 32 * 144);                  /* where the last room was made */
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"order\":\"exclusive\"") != NULL);
+    CHECK(strstr(text, "\"hold_merges\":0,\"transfers_forgotten\":0,\"horizon\":4608,"
+                       "\"active_cpus\":4") != NULL);
+}
+
+/* Exclusive order, locks: a hold starts after any hold of another vCPU its clock falls in
+ * and the hand-off (a transfer of the lock's line, 144 here); at its release it moves on
+ * to the earliest gap that fits it; both moves are lock wait; holds never overlap. */
+static void t_coher_exclusive_locks(void)
+{
+    struct coher *co = coher_exclusive_rig(3);
+    coher_account(co, 0, 1000, 0, 0);
+    coher_lock_marker(co, 0, 1 << 10 | 7);            /* cpu 0 holds lock 7 [1000, 1500] */
+    coher_account(co, 0, 500, 0, 0);
+    coher_lock_marker(co, 0, 2 << 10 | 7);
+    coher_account(co, 0, 1500, 0, 0);
+    coher_lock_marker(co, 0, 1 << 10 | 7);            /* and [3000, 3500]: its own, no gap */
+    coher_account(co, 0, 500, 0, 0);
+    coher_lock_marker(co, 0, 2 << 10 | 7);
+    CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+    coher_lock_marker(co, 1, 1 << 10 | 7);            /* cpu 1 at 0 holds 300: before */
+    CHECK_EQ(co->cpu[1].st.handoffs, 1);
+    coher_account(co, 1, 300, 0, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 7);
+    CHECK_EQ(co->cpu[1].st.clock, 300);
+    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 0);
+    coher_account(co, 1, 900, 0, 0);                  /* at 1200, inside cpu 0's hold: */
+    coher_lock_marker(co, 1, 1 << 10 | 7);            /* from 1500 + 144 */
+    CHECK_EQ(co->cpu[1].st.clock, 1644);
+    coher_account(co, 1, 1000, 0, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 7);            /* [1644, 2644] fits before 3000 */
+    CHECK_EQ(co->cpu[1].st.clock, 2644);
+    CHECK_EQ(co->cpu[1].st.lock_wait_cycles, 444);
+    coher_account(co, 2, 1200, 0, 0);                 /* at 1200 too: after cpu 1's hold */
+    coher_lock_marker(co, 2, 0 << 10 | 7);            /* a wait: not modelled */
+    coher_account(co, 2, 5000, 0, 0);
+    coher_lock_marker(co, 2, 1 << 10 | 7);
+    CHECK_EQ(co->cpu[2].st.clock, 2644 + 144);
+    coher_account(co, 2, 2000, 0, 0);                 /* 2000 long: overlaps [3000, 3500] */
+    coher_lock_marker(co, 2, 2 << 10 | 7);            /* so [3644, 5644] */
+    CHECK_EQ(co->cpu[2].st.clock, 5644);
+    CHECK_EQ(co->cpu[2].st.lock_wait_cycles, 1588 + 856);
+    CHECK_EQ(co->cpu[2].st.lock_waits, 1);
+    CHECK_EQ(co->locks[7].wait_cycles, 444 + 2444);
+    CHECK_EQ(co->locks[7].handoffs, 2);
+    CHECK_EQ(co->locks[7].nspans, 5);
+}
+
+/* cpu 0 takes lock 9 n times, [1000 i, 1000 i + 10]. */
+static void hold_often(struct coher *co, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        coher_lock_marker(co, 0, 1 << 10 | 9);
+        coher_account(co, 0, 10, 0, 0);
+        coher_lock_marker(co, 0, 2 << 10 | 9);
+        coher_account(co, 0, 990, 0, 0);
+    }
+}
+
+/* cpu 1 holds lock 9 for 5 cycles; its lock wait. */
+static double hold_once(struct coher *co)
+{
+    coher_lock_marker(co, 1, 1 << 10 | 9);
+    coher_account(co, 1, 5, 0, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 9);
+    return co->cpu[1].st.lock_wait_cycles;
+}
+
+/* Exclusive order, bounded memory: a full set of holds first forgets those that ended
+ * (by more than a hand-off) before every running vCPU's clock, and a paused vCPU resumes
+ * no earlier than that horizon; then it grows, to COHER_LOCK_SPANS_MAX; then it joins the
+ * two holds with the smallest gap (pessimistic). */
+static void t_coher_exclusive_bounded(void)
+{
+    struct coher *co = coher_exclusive_rig(2);
+    coher_account(co, 1, 20000, 0, 0);                /* cpu 1 runs, at 20000 */
+    hold_often(co, 40);
+    CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+    /* at the 33rd release cpu 0 was at 32010: the 20 holds that ended by 20000 - 144 went */
+    CHECK_EQ(co->locks[9].nspans, 20);
+    CHECK_EQ(co->horizon, 20000 - 144);
+    CHECK_EQ(hold_once(co), 154);                     /* inside [20000, 20010]: + 144 */
+    CHECK_EQ(co->hold_merges, 0);
+
+    co = coher_exclusive_rig(2);                      /* cpu 1 holds lock 8 from 0 on: */
+    coher_lock_marker(co, 1, 1 << 10 | 8);            /* its hold may meet any of them */
+    coher_account(co, 1, 20000, 0, 0);
+    hold_often(co, 40);
+    CHECK_EQ(co->locks[9].nspans, 40);
+    CHECK_EQ(co->horizon, 0);
+    coher_lock_marker(co, 1, 2 << 10 | 8);
+    CHECK_EQ(co->cpu[1].open_holds, 0);
+
+    co = coher_exclusive_rig(2);
+    coher_model_marker(co, 1, 0);                     /* cpu 1 paused at 0 */
+    hold_often(co, 40);
+    CHECK_EQ(co->locks[9].nspans, 8);                 /* the 33rd forgot 32 */
+    CHECK_EQ(co->horizon, 32010 - 144);
+    coher_model_marker(co, 1, 1);                     /* resumes at the horizon */
+    CHECK_EQ(co->cpu[1].st.clock, 31866);
+    CHECK_EQ(hold_once(co), 288);                     /* [32000, 32010] needs 144 before */
+
+    co = coher_exclusive_rig(2);                      /* cpu 1 runs at 0: nothing forgotten */
+    hold_often(co, COHER_LOCK_SPANS_MAX + 10);
+    CHECK_EQ(co->locks[9].capspans, COHER_LOCK_SPANS_MAX);
+    CHECK_EQ(co->locks[9].nspans, COHER_LOCK_SPANS_MAX);
+    CHECK_EQ(co->hold_merges, 10);                    /* the first ten joined: [0, 10010] */
+    CHECK_EQ(co->cpu[0].st.lock_wait_cycles, 0);
+    CHECK_EQ(hold_once(co), 10154);
+    CHECK_EQ(co->hold_merges, 10);                    /* then cpu 1's clock let it go */
+}
+
 /* ---- driver -------------------------------------------------------------------------------- */
 
 struct tcase {
@@ -1220,6 +1382,9 @@ static const struct tcase cases[] = {
     {"coher_scaling", t_coher_scaling},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
+    {"coher_exclusive_lines", t_coher_exclusive_lines},
+    {"coher_exclusive_locks", t_coher_exclusive_locks},
+    {"coher_exclusive_bounded", t_coher_exclusive_bounded},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

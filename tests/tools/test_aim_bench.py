@@ -103,6 +103,27 @@ def test_the_peer_boots_n_vcpus_where_icount_is_fair(monkeypatch):
     assert aim.peer_vcpus(4, icount=False, qemu="qemu72") == 4
 
 
+def test_order_reaches_the_plugin_of_the_model_benchmarks(monkeypatch, tmp_path):
+    """`ondol bench --order` (the coherence model's replay order, declared once in coher.c)
+    becomes the plugin's coherence_order= and the rows' replay_order comes from the window."""
+    from types import SimpleNamespace
+
+    from ondol import cache, coherence
+    assert cache.coherence_orders() == ("recorded", "time", "exclusive")
+    assert benchmarks._run_order() == ()                       # outside a run: the default
+    ctx = SimpleNamespace(mode="icount", request=SimpleNamespace(coherence_order="exclusive"))
+    assert benchmarks._run_order() == ("coherence_order=exclusive",)
+    del ctx
+    monkeypatch.setattr(aim, "cache_args", lambda: ())
+    monkeypatch.setattr(cache, "percpu_args", lambda top: ())
+    for args in (aim.plugin_args(tmp_path / "w", ("coherence_order=exclusive",)),
+                 coherence.plugin_args(tmp_path / "w", order=("coherence_order=exclusive",))):
+        assert "coherence_order=exclusive" in args
+    assert "coherence_order" not in " ".join(aim.plugin_args(tmp_path / "w"))
+    fields = aim.model_fields({**window()["coherence"], "order": "exclusive"}, 8)
+    assert fields["replay_order"] == "exclusive"
+
+
 def test_the_model_benchmarks_choose_qemu_10():
     chosen = {b.name for b in benchmarks.BENCHMARKS if b.model_qemu}
     assert chosen == {"coherence", "aim", "aim-rmap"}

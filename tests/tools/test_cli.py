@@ -27,6 +27,13 @@ def test_unknown_benchmark(ondol_process):
     assert proc.stderr == f"ondol: error: no benchmark named 'nosuch' (known: {known})\n"
 
 
+def test_order_only_for_the_model_benchmarks(ondol_process):
+    proc = ondol_process("bench", "null", "--no-build", "--order", "exclusive")
+    assert proc.returncode == 1
+    assert proc.stderr == ("ondol: error: --order is for the coherence model's benchmarks, "
+                           "not null\n")
+
+
 def test_bad_opt(ondol_process, fake_qemu, scratch):
     proc = ondol_process("bench", "null", "--no-build", "--opt", "hz")
     assert proc.returncode == 1

@@ -47,7 +47,37 @@ int coher_init(struct coher *co, const struct coher_preset *p, double cpi, unsig
 void coher_free(struct coher *co)
 {
     free(co->lines);
+    free(co->spans);
+    for (unsigned i = 0; i < COHER_LOCKS; i++)
+        free(co->locks[i].spans);
     co->lines = NULL;
+    co->spans = NULL;
+    memset(co->locks, 0, sizeof(co->locks));
+}
+
+static const char *const order_names[] = {"recorded", "time", "exclusive"};
+
+const char *coher_order_name(enum coher_order order)
+{
+    return order_names[order];
+}
+
+int coher_order_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(order_names) / sizeof(order_names[0]); i++)
+        if (!strcmp(order_names[i], name))
+            return (int)i;
+    return -1;
+}
+
+int coher_set_order(struct coher *co, enum coher_order order)
+{
+    co->order = order;
+    if (order != COHER_ORDER_EXCLUSIVE || co->spans)
+        return 0;
+    /* no clearing needed: a slot's spans count only up to its line's nspans */
+    co->spans = malloc(co->cap * COHER_LINE_SPANS * sizeof(*co->spans));
+    return co->spans ? 0 : -1;
 }
 
 double coher_latency(const struct coher *co, unsigned from, unsigned to)
@@ -71,8 +101,13 @@ static void clear_directory(struct coher *co)
 void coher_window_begin(struct coher *co)
 {
     memset(co->cpu, 0, sizeof(co->cpu));
-    for (unsigned i = 0; i < COHER_LOCKS; i++)
-        co->locks[i] = (struct coher_lock){.last_holder = -1};
+    for (unsigned i = 0; i < COHER_LOCKS; i++) {      /* the holds' arrays stay allocated */
+        struct coher_lock *l = &co->locks[i];
+        *l = (struct coher_lock){.last_holder = -1, .holder = -1, .spans = l->spans,
+                                 .capspans = l->capspans};
+    }
+    co->horizon = 0;
+    co->hold_merges = co->transfers_forgotten = 0;
     clear_directory(co);
 }
 
@@ -85,6 +120,140 @@ void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t miss
     c->st.misses += misses;
     c->st.miss_cycles += stall;
     c->st.clock += (double)insns * co->cpi + stall;
+}
+
+/* ---- spans of modelled time (exclusive order) ---------------------------------------- */
+
+/* The gap a hand-off between two holders needs in modelled time: the lock's line moving
+ * from one to the other; none between spans of one vCPU, or of a line (holder -1). */
+static double handoff_gap(const struct coher *co, int from, int to)
+{
+    return from < 0 || to < 0 || from == to ? 0 : coher_latency(co, (unsigned)from, (unsigned)to);
+}
+
+/* The largest latency of the preset: no hand-off gap is longer. */
+static double max_latency(const struct coher *co)
+{
+    const struct coher_preset *p = &co->preset;
+    double lats[] = {p->lat_die, p->lat_chiplet, p->lat_socket, p->lat_socket2}, most = 0;
+    for (unsigned i = 0; i < 4; i++)
+        if (lats[i] > most)
+            most = lats[i];
+    return most;
+}
+
+/* A span that ends this long before the clock of every running vCPU (active, or waiting
+ * for a lock) and the start of every open hold can delay none of them any more; a paused
+ * vCPU is brought up to the horizon when it resumes (resume_clock). */
+static double forget_before(const struct coher *co)
+{
+    double floor = -1;
+    for (unsigned i = 0; i < co->ncpus; i++) {
+        const struct coher_cpu *c = &co->cpu[i];
+        double t = c->open_holds ? c->open_from : c->st.clock;
+        if ((c->active || c->waiting || c->open_holds) && (floor < 0 || t < floor))
+            floor = t;
+    }
+    return floor < 0 ? co->horizon : floor - max_latency(co);
+}
+
+/* Drops the spans that can delay no running vCPU (forget_before) and moves the horizon up
+ * to where they were forgotten. */
+static void span_forget(struct coher *co, struct coher_span *v, unsigned *n)
+{
+    double before = forget_before(co);
+    unsigned k = 0;
+    for (unsigned i = 0; i < *n; i++)
+        if (v[i].end > before)
+            v[k++] = v[i];
+    if (k < *n && before > co->horizon)
+        co->horizon = before;
+    *n = k;
+}
+
+/* A full line's span set: forget what can delay no one, else its earliest transfer
+ * (optimistic by at most one latency for a vCPU that falls before it). */
+static void line_room(struct coher *co, struct coher_span *v, unsigned *n)
+{
+    if (*n < COHER_LINE_SPANS)
+        return;
+    span_forget(co, v, n);
+    if (*n < COHER_LINE_SPANS)
+        return;
+    memmove(&v[0], &v[1], (*n - 1) * sizeof(*v));
+    --*n;
+    co->transfers_forgotten++;
+}
+
+/* A full lock's holds: forget what can delay no one, else grow the array (to
+ * COHER_LOCK_SPANS_MAX), else join the two neighbours with the smallest gap between them
+ * (the gap is then busy: pessimistic, holds still never overlap). Called before
+ * span_fit, so that the gap found stays free. */
+static void hold_room(struct coher *co, struct coher_lock *l)
+{
+    if (l->nspans < l->capspans)
+        return;
+    span_forget(co, l->spans, &l->nspans);
+    if (l->nspans < l->capspans)
+        return;
+    unsigned cap = l->capspans ? 2 * l->capspans : 32;
+    struct coher_span *grown = cap <= COHER_LOCK_SPANS_MAX
+                                   ? realloc(l->spans, cap * sizeof(*grown)) : NULL;
+    if (grown) {
+        l->spans = grown;
+        l->capspans = cap;
+        return;
+    }
+    struct coher_span *v = l->spans;
+    unsigned k = l->nspans, best = 0;
+    if (k < 2)
+        return;
+    for (unsigned i = 1; i + 1 < k; i++)
+        if (v[i + 1].start - v[i].end < v[best + 1].start - v[best].end)
+            best = i;
+    v[best].end = v[best + 1].end;
+    v[best].last = v[best + 1].last;
+    memmove(&v[best + 1], &v[best + 2], (k - best - 2) * sizeof(*v));
+    l->nspans = k - 1;
+    co->hold_merges++;
+}
+
+/* The earliest start at or after t of a span of length len for `who` (a vCPU, or -1)
+ * overlapping no span, with a hand-off's gap (handoff_gap) to a span of another vCPU on
+ * either side. The spans' ends are sorted too (they never overlap): a binary search
+ * skips those that end, gap included, before t. */
+static double span_fit(const struct coher *co, const struct coher_span *v, unsigned n,
+                       double t, double len, int who)
+{
+    double most = max_latency(co);
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (v[mid].end + most <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (unsigned i = lo; i < n; i++) {
+        double after = v[i].end + handoff_gap(co, v[i].last, who);
+        if (after <= t)
+            continue;
+        if (v[i].start >= t + len + handoff_gap(co, who, v[i].first))
+            break;
+        t = after;
+    }
+    return t;
+}
+
+/* Adds [start, start + len) for `who` (span_fit found it, after the room was made),
+ * keeping the set sorted by start. */
+static void span_insert(struct coher_span *v, unsigned *n, double start, double len, int who)
+{
+    unsigned i = *n;
+    for (; i > 0 && v[i - 1].start > start; i--)
+        v[i] = v[i - 1];
+    v[i] = (struct coher_span){start, start + len, (int8_t)who, (int8_t)who};
+    ++*n;
 }
 
 /* ---- the directory ------------------------------------------------------------------ */
@@ -131,19 +300,43 @@ static double invalidation_latency(const struct coher *co, uint32_t others, unsi
     return worst;
 }
 
-/* The line is busy until its previous transfer finished; this one then takes `lat`. In
- * time order a transfer that started after this vCPU's clock does not hold it up. */
-static void pay(const struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+/* The transfer ends at `done`: the vCPU waited for it from its clock on. */
+static void charge_transfer(struct coher_cpu *c, struct coher_line *e, double done)
 {
+    c->st.transfer_cycles += done - c->st.clock;
+    e->cycles += done - c->st.clock;
+    e->transfers++;
+    c->st.clock = done;
+}
+
+/* Exclusive order: the transfer takes the line's earliest free span of `lat` at or after
+ * the vCPU's clock, wherever the line's other transfers fell in modelled time. */
+static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+{
+    struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
+    unsigned n = e->nspans;
+    line_room(co, v, &n);
+    double start = span_fit(co, v, n, c->st.clock, lat, -1);
+    span_insert(v, &n, start, lat, -1);
+    e->nspans = (uint8_t)n;
+    charge_transfer(c, e, start + lat);
+}
+
+/* The line is busy until its previous transfer finished; this one then takes `lat`. In
+ * time order a transfer that started after this vCPU's clock does not hold it up; in
+ * exclusive order it takes the earliest gap (pay_in_gap). */
+static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+{
+    if (co->order == COHER_ORDER_EXCLUSIVE) {
+        pay_in_gap(co, c, e, lat);
+        return;
+    }
     bool later = co->order == COHER_ORDER_TIME && e->start > c->st.clock;
     double start = later || c->st.clock > e->ready ? c->st.clock : e->ready;
     double done = start + lat;
     if (start > e->start)
         e->start = start;
-    c->st.transfer_cycles += done - c->st.clock;
-    e->cycles += done - c->st.clock;
-    e->transfers++;
-    c->st.clock = done;
+    charge_transfer(c, e, done);
     if (done > e->ready)
         e->ready = done;
 }
@@ -198,16 +391,52 @@ void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bo
 
 enum { LOCK_WAIT = 0, LOCK_ACQUIRE = 1, LOCK_RELEASE = 2 };
 
+/* A paused vCPU starts running again. Exclusive order: its clock (not modelled while it
+ * was paused: idle, a barrier, not yet started) comes up to the horizon, so that it never
+ * falls where spans were forgotten. */
+static void resume_clock(struct coher *co, struct coher_cpu *c)
+{
+    if (co->order == COHER_ORDER_EXCLUSIVE && !c->active && !c->waiting &&
+        c->st.clock < co->horizon)
+        c->st.clock = co->horizon;
+}
+
+/* The vCPU waits for the lock until modelled time `until` (not before its clock). */
+static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double until)
+{
+    c->st.lock_wait_cycles += until - c->st.clock;
+    l->wait_cycles += until - c->st.clock;
+    c->st.clock = until;
+}
+
+/* Exclusive order, at the acquire: the hold starts no earlier than the end of any hold
+ * its vCPU's clock falls in (and the hand-off after it). The length is not known yet:
+ * settle_hold finishes the job at the release. */
+static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
+{
+    struct coher_cpu *c = &co->cpu[cpu];
+    double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu);
+    charge_lock_wait(c, l, start);
+    if (l->holder >= 0)                       /* its release never came: dropped */
+        co->cpu[l->holder].open_holds--;
+    if (!c->open_holds++)
+        c->open_from = start;
+    l->holder = (int)cpu;
+    l->hold_start = start;
+}
+
+/* Recorded and time order settle the wait here: no earlier than the lock's last recorded
+ * release. Exclusive order opens a hold (open_hold). */
 static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
+    resume_clock(co, c);
     c->active = c->used = true;
     bool later = co->order == COHER_ORDER_TIME && l->acquired > c->st.clock;
-    if (!later && l->released > c->st.clock) {   /* held until its recorded release */
-        c->st.lock_wait_cycles += l->released - c->st.clock;
-        l->wait_cycles += l->released - c->st.clock;
-        c->st.clock = l->released;
-    }
+    if (co->order == COHER_ORDER_EXCLUSIVE)
+        open_hold(co, cpu, l);
+    else if (!later && l->released > c->st.clock)   /* held until its recorded release */
+        charge_lock_wait(c, l, l->released);
     if (c->waiting) {
         c->st.lock_waits++;
         l->waits++;
@@ -222,6 +451,34 @@ static void lock_acquired(struct coher *co, unsigned cpu, struct coher_lock *l)
         l->handoffs++;
     }
     l->last_holder = (int)cpu;
+}
+
+/* Exclusive order, at the release: the hold [start, release] of modelled time, now of
+ * known length, moves on to the lock's earliest gap that fits it (with the hand-offs on
+ * either side) if it overlaps a later hold; the move is charged as lock wait now (the
+ * accesses made during the hold keep their unmoved clocks: README "The coherence model",
+ * replay order). */
+static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
+{
+    struct coher_cpu *c = &co->cpu[cpu];
+    double len = c->st.clock - l->hold_start;
+    l->holder = -1;
+    c->open_holds--;
+    hold_room(co, l);
+    double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
+    if (l->nspans < l->capspans)              /* else no room could be made: forgotten */
+        span_insert(l->spans, &l->nspans, start, len, (int)cpu);
+    charge_lock_wait(c, l, c->st.clock + (start - l->hold_start));
+}
+
+static void lock_released(struct coher *co, unsigned cpu, struct coher_lock *l)
+{
+    struct coher_cpu *c = &co->cpu[cpu];
+    c->st.lock_releases++;
+    if (co->order == COHER_ORDER_EXCLUSIVE && l->holder == (int)cpu)
+        settle_hold(co, cpu, l);
+    if (c->st.clock > l->released)
+        l->released = c->st.clock;
 }
 
 void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload)
@@ -239,9 +496,7 @@ void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload)
         lock_acquired(co, cpu, l);
         break;
     case LOCK_RELEASE:
-        c->st.lock_releases++;
-        if (c->st.clock > l->released)
-            l->released = c->st.clock;
+        lock_released(co, cpu, l);
         break;
     default:
         break;
@@ -252,6 +507,8 @@ void coher_model_marker(struct coher *co, unsigned cpu, unsigned payload)
 {
     if (cpu >= co->ncpus)
         return;
+    if (payload == 1)
+        resume_clock(co, &co->cpu[cpu]);
     co->cpu[cpu].active = payload == 1;
     if (payload == 1)
         co->cpu[cpu].used = true;
@@ -326,7 +583,7 @@ void coher_report(FILE *f, const struct coher *co)
                "\"cores_per_die\":%u,\"dies_per_socket\":%u,\"lat_die\":%.0f,"
                "\"lat_chiplet\":%.0f,\"lat_socket\":%.0f,\"lat_socket2\":%.0f,"
                "\"directory_resets\":%" PRIu64 ",\"cpus\":[",
-            p->name, co->order == COHER_ORDER_TIME ? "time" : "recorded", p->source,
+            p->name, coher_order_name(co->order), p->source,
             p->cores_per_die, p->dies_per_socket, p->lat_die,
             p->lat_chiplet, p->lat_socket, p->lat_socket2, co->resets);
     unsigned n = 0;
@@ -341,5 +598,8 @@ void coher_report(FILE *f, const struct coher *co)
     fputc(']', f);
     put_locks(f, co);
     put_hot_lines(f, co);
+    if (co->order == COHER_ORDER_EXCLUSIVE)
+        fprintf(f, ",\"hold_merges\":%" PRIu64 ",\"transfers_forgotten\":%" PRIu64
+                   ",\"horizon\":%.0f", co->hold_merges, co->transfers_forgotten, co->horizon);
     fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }

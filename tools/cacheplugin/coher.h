@@ -11,7 +11,8 @@
  * in the order QEMU executed the accesses. A line is a resource: a transfer or an
  * invalidating upgrade cannot start before the line's previous transfer has finished, so
  * N vCPUs hammering one line serialise on it. A lock acquire cannot complete before the
- * recorded previous release of that lock (hand-offs in recorded order). Work the guest
+ * recorded previous release of that lock (hand-offs in recorded order; the other replay
+ * orders are below, enum coher_order). Work the guest
  * marks as not modelled (its barriers, the time a waiter spends halted) is left out.
  * Only accesses while a window is open and the vCPU is active are recorded.
  * QEMU-free: the host tests feed it synthetic streams.
@@ -27,6 +28,8 @@
 #define COHER_LOCKS 1024
 #define COHER_LINE_SHIFT 6
 #define COHER_HOT_LINES 16          /* the report's "hot_lines": the dearest lines */
+#define COHER_LINE_SPANS 8          /* exclusive order: transfers remembered per line */
+#define COHER_LOCK_SPANS_MAX 8192   /* exclusive order: holds remembered per lock, at most */
 
 /* The latency matrix: vCPU i is core i; cores fill a die, dies a socket. A transfer pays
  * lat_die inside a die, lat_chiplet between dies of one socket, and lat_socket (one hop)
@@ -51,12 +54,24 @@ struct coher_cpu_stats {
 struct coher_cpu {
     struct coher_cpu_stats st;
     bool active, waiting, used;
+    unsigned open_holds;    /* exclusive order: holds it has open, the first from open_from */
+    double open_from;
+};
+
+/* An interval of modelled time [start, end) a line is busy with a transfer or a lock is
+ * held (exclusive order), and the vCPU holding it at its start and at its end (one vCPU
+ * unless two spans were joined; -1 for a line's). A set of them is kept sorted by start,
+ * never overlapping. */
+struct coher_span {
+    double start, end;
+    int8_t first, last;
 };
 
 struct coher_line {
     uint64_t line;          /* line number + 1; 0: empty slot */
     uint32_t sharers;       /* vCPUs holding a copy */
     int8_t owner;           /* the vCPU holding it modified, or -1 */
+    uint8_t nspans;         /* exclusive order: its spans in coher.spans (same slot) */
     uint32_t transfers;     /* transfers and upgrades paid on it in this window */
     double start;           /* modelled time its latest transfer started */
     double ready;           /* modelled time its last transfer completed */
@@ -70,16 +85,27 @@ struct coher_lock {
     /* this lock's share of the vCPUs' lock figures (the report's "locks", by id) */
     uint64_t acquires, waits, handoffs;
     double wait_cycles;
+    /* exclusive order: the open hold (holder -1: none) and the settled holds */
+    int holder;
+    double hold_start;
+    unsigned nspans, capspans;  /* spans: grown on demand, kept across windows */
+    struct coher_span *spans;
 };
 
-/* The order transfers and hand-offs are replayed in. RECORDED (the default): as QEMU ran
- * them; a vCPU whose clock is behind waits for a line or lock another vCPU used later
- * in modelled time. TIME: a transfer or hand-off that started later in modelled time
- * than this vCPU's clock does not delay it (it would have come first); only one in
- * flight at its clock does. QEMU runs each vCPU for a share of a timer period at a time,
- * so in RECORDED order every line written once a turn by all vCPUs drags their clocks
- * to the one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
-enum coher_order { COHER_ORDER_RECORDED, COHER_ORDER_TIME };
+/* The order transfers and hand-offs are replayed in (README "The coherence model", replay
+ * order). RECORDED (the default): as QEMU ran them; a vCPU whose clock is behind waits for
+ * a line or lock another vCPU used later in modelled time. TIME: a transfer or hand-off
+ * that started later in modelled time than this vCPU's clock does not delay it (it would
+ * have come first); only one in flight at its clock does; lock holds may then overlap.
+ * EXCLUSIVE: modelled-time order with exclusion kept in modelled time: a line's transfers
+ * and a lock's holds are spans of modelled time that never overlap; a transfer starts in
+ * the earliest gap at or after the vCPU's clock that fits it; a hold starts after any
+ * hold its clock falls in, and at its release (when its length is known) moves on to the
+ * earliest gap that fits it, both moves lock wait; a hand-off between two vCPUs' holds
+ * costs a transfer of the lock's line. QEMU runs each vCPU for a share of a timer period
+ * at a time, so in RECORDED order every line written once a turn by all vCPUs drags their
+ * clocks to the one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
+enum coher_order { COHER_ORDER_RECORDED, COHER_ORDER_TIME, COHER_ORDER_EXCLUSIVE };
 
 struct coher {
     struct coher_preset preset;
@@ -89,11 +115,21 @@ struct coher {
     struct coher_cpu cpu[COHER_MAX_CPUS];
     struct coher_lock locks[COHER_LOCKS];
     struct coher_line *lines;
+    struct coher_span *spans;   /* exclusive order: COHER_LINE_SPANS per line slot */
     uint64_t cap, used_lines, resets;
+    /* exclusive order (README): the clock below which spans were forgotten; two holds
+     * joined for room; a line's transfers forgotten for room */
+    double horizon;
+    uint64_t hold_merges, transfers_forgotten;
 };
 
 int coher_init(struct coher *co, const struct coher_preset *p, double cpi, unsigned ncpus);
 void coher_free(struct coher *co);
+/* The replay order's name ("recorded", "time", "exclusive") and back: -1 if unknown. */
+const char *coher_order_name(enum coher_order order);
+int coher_order_find(const char *name);
+/* Sets the replay order (before the first window); -1 if the spans cannot be allocated. */
+int coher_set_order(struct coher *co, enum coher_order order);
 double coher_latency(const struct coher *co, unsigned from, unsigned to);
 /* A window begins: every clock at 0, every vCPU inactive until it resumes. */
 void coher_window_begin(struct coher *co);

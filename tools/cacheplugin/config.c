@@ -295,8 +295,11 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
     if (!strcmp(key, "coherence"))
         return coherence_value(c, v);
     if (!strcmp(key, "coherence_order")) {
-        c->coherence_time = !strcmp(v, "time");
-        return c->coherence_time || !strcmp(v, "recorded") ? 0 : 1;
+        int order = coher_order_find(v);
+        if (order < 0)
+            return 1;
+        c->coherence_order = order;
+        return 0;
     }
     if (!strcmp(key, "always"))
         return parse_bool(v, &c->always) ? 1 : 0;

@@ -25,7 +25,7 @@ struct config {
     bool always;            /* count from the start (window 0) without a begin marker */
     bool runs;              /* count repeated fetches inline where exact (plugin.c) */
     char coherence[16];     /* coherence-model latency preset (coher.c); empty: off */
-    bool coherence_time;    /* coherence_order=time: replay in modelled-time order (coher.h) */
+    int coherence_order;    /* coherence_order=: enum coher_order (coher.h) */
     uint64_t percpu;        /* the kernel's per-CPU array (ondol: cpus[]); 0: not given */
     uint64_t percpu_size;   /* bytes of one entry (sizeof(struct cpu)) */
 };

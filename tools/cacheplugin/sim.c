@@ -73,7 +73,8 @@ struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
         if (!s->coh || coher_init(s->coh, coher_preset_find(cfg->coherence), cfg->pen.cpi,
                                   s->nvcpus) != 0)
             goto fail;
-        s->coh->order = cfg->coherence_time ? COHER_ORDER_TIME : COHER_ORDER_RECORDED;
+        if (coher_set_order(s->coh, (enum coher_order)cfg->coherence_order) != 0)
+            goto fail;
     }
     if (cfg->always)
         window_begin(s, 0);

@@ -72,9 +72,10 @@ def archive_entries() -> list:
             for part in PARTS for w in WORKERS for j in jobs[part]]
 
 
-def plugin_args(out: Path) -> tuple[str, ...]:
-    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10."""
-    return (f"preset={CACHE_PRESET}", f"coherence={LATENCY_PRESET}",
+def plugin_args(out: Path, order: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10; `order`
+    the replay order's argument, if any (`ondol bench --order`, benchmarks._run_order)."""
+    return (f"preset={CACHE_PRESET}", f"coherence={LATENCY_PRESET}", *order,
             *cache_args(), f"out={qemucmd.escape(str(out))}")
 
 
@@ -89,7 +90,7 @@ def environment(config):
     under icount, the plugin with the coherence model (markers on), built for the QEMU of
     the run (QEMU 10 by default, `ondol bench --qemu`)."""
     from ondol import cache
-    from ondol.benchmarks import BootEnv, _run_mode, _run_qemu, unix_archive_ready
+    from ondol.benchmarks import BootEnv, _run_mode, _run_order, _run_qemu, unix_archive_ready
     unix_archive_ready()
     smp = ("-smp", str(config.params["cpus"]))
     if _run_mode() != "icount" or not config.params.get("model"):
@@ -97,7 +98,8 @@ def environment(config):
         return
     with tempfile.TemporaryDirectory(prefix="ondol-aim-") as tmp:
         out = Path(tmp) / "windows.jsonl"
-        plugin = qemucmd.Plugin(cache.plugin_for(REPO, _run_qemu()), plugin_args(out))
+        plugin = qemucmd.Plugin(cache.plugin_for(REPO, _run_qemu()),
+                                plugin_args(out, _run_order()))
         yield BootEnv(extra=(*smp, *plugin.flags()), options={"markers": "on"})
         _windows[config.label] = cache.read_windows(out)
 
@@ -182,6 +184,9 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "miss_cycles_per_job": _per_job(total["miss_cycles"], jobs),
         "latency_preset": coherence["preset"],
         "replay_order": coherence.get("order", "recorded"),      # coherence_order=
+        # exclusive order: how much its bounded memory forgot or joined (plugin README)
+        "hold_merges": coherence.get("hold_merges"),
+        "transfers_forgotten": coherence.get("transfers_forgotten"),
         "modelled": True,
         **(lock_class_fields(coherence["locks"], jobs) if "locks" in coherence else {}),
     }

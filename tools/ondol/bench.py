@@ -20,6 +20,7 @@ class Request:
     cache: str | None
     timeout: float | None
     results_dir: Path
+    coherence_order: str | None = None    # --order: the coherence model's replay order
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,14 @@ def _run_qemu() -> str:
     return ctx.binary if ctx else qemucmd.binary()
 
 
+def _run_order() -> tuple[str, ...]:
+    """The plugin argument for `ondol bench --order` (the coherence model's replay order)
+    of the run calling us; none when not given (the plugin's default, recorded)."""
+    ctx = _run_context()
+    order = ctx.request.coherence_order if ctx else None
+    return (f"coherence_order={order}",) if order else ()
+
+
 def _peer_rows(mode: str) -> list[dict]:
     """The Linux peer's round trips (tools/ondol/peer.py), booted once in the same mode;
     none (with a note on stderr) when the peer is switched off or cannot run."""

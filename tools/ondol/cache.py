@@ -43,6 +43,16 @@ def _percpu(elf: Path, mtime: float, max_cpus: int) -> tuple[int, int]:
     raise OndolError(f"no symbol cpus in {elf}: cannot tell the plugin the per-CPU array")
 
 
+def coherence_orders() -> tuple[str, ...]:
+    """The coherence model's replay orders (the plugin's coherence_order=), read from their
+    one declaration, coher.c's order_names; the first is the plugin's default."""
+    source = (Path(__file__).resolve().parents[1] / "cacheplugin" / "coher.c").read_text()
+    found = re.search(r"order_names\[\] = \{([^}]*)\}", source)
+    if not found:
+        raise OndolError("no order_names in tools/cacheplugin/coher.c")
+    return tuple(re.findall(r'"(\w+)"', found.group(1)))
+
+
 def percpu_args(top: Path) -> tuple[str, ...]:
     """percpu= and percpu_size= for the plugin: where the kernel's per-CPU array cpus[]
     lies (build/ondol.elf) and the size of one entry (the array's over MAX_CPUS), from

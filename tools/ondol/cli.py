@@ -62,6 +62,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="run on the installed QEMU 7.2 or on QEMU 10 (build/qemu, "
                             "unpacked on first use); default: $ONDOL_QEMU or the installed "
                             "one, QEMU 10 for the coherence model's benchmarks under icount")
+    bench.add_argument("--order", choices=cache.coherence_orders(), default=None,
+                       help="the coherence model's replay order in the model benchmarks "
+                            "(coherence, aim, aim-rmap): the plugin's coherence_order= "
+                            "(tools/cacheplugin/README.md, \"The coherence model\"); "
+                            "default: the plugin's, recorded")
     bench.add_argument("--quick", action="store_true", help="the benchmark's shorter form, "
                        "for CI (sdet: N = 1, 4; unix: a few samples; aim: 1 and 2 CPUs)")
     bench.set_defaults(func=cmd_bench)
@@ -168,6 +173,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
     bench = benchmarks.get(args.name, quick=args.quick)
+    if args.order and not bench.model_qemu:
+        raise OndolError(f"--order is for the coherence model's benchmarks, not {bench.name}")
     args.runs = 1 if args.runs is None else args.runs
     if args.runs < 1:
         raise OndolError("--runs must be at least 1")
@@ -180,7 +187,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         binary = qemu.for_bench(top, args.qemu, bench.model_qemu, icount)
     request = bench_runner.Request(options=options, icount=args.icount, runs=args.runs,
                                    cache=args.cache, timeout=args.timeout,
-                                   results_dir=directory)
+                                   results_dir=directory, coherence_order=args.order)
     if args.sweep:
         return cmd_bench_sweep(bench, request, top, binary)
     doc = bench_runner.run(bench, request, top, binary)

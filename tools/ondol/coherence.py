@@ -30,24 +30,27 @@ REPO = Path(__file__).resolve().parents[2]
 _windows: dict[str, list[dict]] = {}   # the model's windows of each boot, by config label
 
 
-def plugin_args(out: Path, latency: str = LATENCY_PRESET) -> tuple[str, ...]:
-    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10."""
-    return (f"preset={CACHE_PRESET}", f"coherence={latency}", *cache.percpu_args(REPO),
-            f"out={qemucmd.escape(str(out))}")
+def plugin_args(out: Path, latency: str = LATENCY_PRESET,
+                order: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10; `order`
+    the replay order's argument, if any (benchmarks._run_order)."""
+    return (f"preset={CACHE_PRESET}", f"coherence={latency}", *order,
+            *cache.percpu_args(REPO), f"out={qemucmd.escape(str(out))}")
 
 
 @contextmanager
 def environment(config):
     """-smp N and, under icount, the plugin with the coherence model (markers on), built
     for the QEMU of the run (QEMU 10 by default, `ondol bench --qemu`)."""
-    from ondol.benchmarks import BootEnv, _run_mode, _run_qemu
+    from ondol.benchmarks import BootEnv, _run_mode, _run_order, _run_qemu
     smp = ("-smp", str(config.params["cpus"]))
     if _run_mode() != "icount":
         yield BootEnv(extra=smp)
         return
     with tempfile.TemporaryDirectory(prefix="ondol-coherence-") as tmp:
         out = Path(tmp) / "windows.jsonl"
-        plugin = qemucmd.Plugin(cache.plugin_for(REPO, _run_qemu()), plugin_args(out))
+        plugin = qemucmd.Plugin(cache.plugin_for(REPO, _run_qemu()),
+                                plugin_args(out, order=_run_order()))
         yield BootEnv(extra=(*smp, *plugin.flags()), options={"markers": "on"})
         _windows[config.label] = cache.read_windows(out)
 
@@ -72,6 +75,7 @@ def model_fields(coherence: dict, row: dict) -> dict:
                                   if total["handoffs"] else None),
         "lock_wait_cycles": total["lock_wait_cycles"],
         "latency_preset": coherence["preset"],
+        "replay_order": coherence.get("order", "recorded"),      # coherence_order=
         "modelled": True,
     }
 
