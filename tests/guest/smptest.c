@@ -62,6 +62,14 @@
  *            object. Between rounds the reverse map's checker (SYS_VM_CHECK) runs in the
  *            parent. After a warm-up pair of 2 rounds, the frames in use outside the
  *            kernel-object slabs are back exactly. Prints "shmstorm ok rounds=N".
+ * clonestorm N  N clones of this task (SYS_VM_CLONE, without the kernel lock: docs/smp.md)
+ *            by the main thread on CPU 0 while a writer thread on CPU 1 sweeps 16 pages
+ *            with a growing word, in address order (copy-on-write faults), and maps,
+ *            touches and unmaps 4 scratch pages after each sweep. Each clone must see its
+ *            pages as one instant of the sweeps (the words never grow along the pages, the
+ *            first at most one above the last); after each the reverse map's checker
+ *            runs; after a warm-up pair of 2 rounds the frames in use outside the
+ *            kernel-object slabs are back exactly. Prints "clonestorm ok rounds=N".
  * filestorm N  one file object (a window, VM_MMAP_FILE: smptest runs privileged) mapped
  *            into a clone on CPU 1 by the parent on CPU 0 (VM_CTL_MAP_FILE, as the MK UNIX
  *            server maps files for its processes): N rounds, each of a shared read-only
@@ -652,6 +660,108 @@ static int shmstorm(int rounds)
     shm_ctl = (volatile uint64_t *)c;
     shm_stack = (uint8_t *)s;
     return storm_on_two_cpus("shmstorm", shm_pair, 2, rounds);
+}
+
+/* ---- clonestorm -------------------------------------------------------------------- */
+#define CLONE_PAGES 16
+#define CLONE_STACK (16 * 1024)
+static volatile uint64_t *clone_area;  /* CLONE_PAGES pages the writer sweeps in order */
+static volatile uint64_t *clone_ctl;   /* shared: [0] the child's verdict (1 ok, 2 bad) */
+static volatile int clone_stop, clone_writer_failed;
+static uint8_t *clone_stack;
+
+/* The writer, on CPU 1: sweeps v = 1, 2, ... writing v into the pages of clone_area in
+ * address order (its copy-on-write faults race the clones' copies), and after each sweep
+ * maps, touches and unmaps 4 scratch pages (its maps, faults and unmaps race them too). */
+static int clone_writer(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0) {
+        clone_writer_failed = 1;
+        return 2;
+    }
+    sys_yield();                       /* now on CPU 1 */
+    for (uint64_t v = 1; !clone_stop; v++) {
+        for (int k = 0; k < CLONE_PAGES; k++)
+            clone_area[k * (PAGE / 8)] = v;
+        long s = sys_vm_map(4 * PAGE, PROT_READ | PROT_WRITE);
+        if (s < 0) {
+            clone_writer_failed = 1;
+            return 1;
+        }
+        for (int k = 0; k < 4; k++)
+            ((volatile uint64_t *)s)[k * (PAGE / 8)] = v;
+        sys_vm_unmap((void *)s, 4 * PAGE);
+    }
+    return 0;
+}
+
+/* The clone's check: its copy is the writer's pages at one instant, so the first pages
+ * hold some v and the rest v or v - 1 (never a later sweep's word after an earlier one). */
+static void clone_child(void *arg)
+{
+    (void)arg;
+    uint64_t first = clone_area[0], last = clone_area[(CLONE_PAGES - 1) * (PAGE / 8)];
+    int ok = first - last <= 1;
+    for (int k = 1; ok && k < CLONE_PAGES; k++)
+        ok = clone_area[k * (PAGE / 8)] <= clone_area[(k - 1) * (PAGE / 8)];
+    if (!ok)
+        printf("clonestorm FAIL: the clone's pages are no snapshot: %llu .. %llu\n",
+               (unsigned long long)first, (unsigned long long)last);
+    clone_ctl[0] = ok ? 1 : 2;
+}
+
+/* One clone of this task while the writer works: 0, or 1 with the reason printed. */
+static int clone_round(int i)
+{
+    clone_ctl[0] = 0;
+    long t = task_clone_run("clonechild", clone_child, clone_stack + CLONE_STACK - 8, NULL);
+    int status = -1;
+    if (t < 0 || sys_task_wait((int)t, &status) != t || status != 0 || clone_ctl[0] != 1) {
+        printf("clonestorm FAIL: round %d: clone %ld status %d verdict %llu\n", i, t, status,
+               (unsigned long long)clone_ctl[0]);
+        return 1;
+    }
+    struct vm_check c;
+    if (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries) {
+        printf("clonestorm FAIL: round %d: the reverse map's check\n", i);
+        return 1;
+    }
+    return 0;
+}
+
+static int clone_pair(int rounds)
+{
+    struct thread t;
+    if (map_pages("clonestorm", CLONE_PAGES, &clone_area))
+        return 1;
+    clone_stop = clone_writer_failed = 0;
+    if (start("clonestorm", &t, clone_writer))
+        return 1;
+    int bad = 0, status = 0;
+    for (int i = 0; !bad && i < rounds && !clone_writer_failed; i++)
+        bad = clone_round(i);
+    clone_stop = 1;
+    thread_join(&t, &status);
+    sys_vm_unmap((void *)clone_area, CLONE_PAGES * PAGE);
+    if (!bad && (clone_writer_failed || status != 0)) {
+        printf("clonestorm FAIL: the writer's status %d\n", status);
+        bad = 1;
+    }
+    return bad;
+}
+
+static int clonestorm(int rounds)
+{
+    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    long s = sys_vm_map(CLONE_STACK, PROT_READ | PROT_WRITE);
+    if (c < 0 || s < 0) {
+        printf("clonestorm FAIL: map %ld %ld\n", c, s);
+        return 1;
+    }
+    clone_ctl = (volatile uint64_t *)c;
+    clone_stack = (uint8_t *)s;
+    return storm_on_two_cpus("clonestorm", clone_pair, 2, rounds);
 }
 
 /* ---- filestorm --------------------------------------------------------------------- */
@@ -1398,6 +1508,8 @@ int main(int argc, char **argv)
         return mapstorm(n > 0 ? n : 200);
     if (!strcmp(mode, "shmstorm"))
         return shmstorm(n > 0 && n <= 1000 ? n : 100);
+    if (!strcmp(mode, "clonestorm"))
+        return clonestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "filestorm"))
         return filestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "churn"))
@@ -1407,6 +1519,6 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | mapstorm N | shmstorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
+           " | mapstorm N | shmstorm N | clonestorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
