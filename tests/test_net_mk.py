@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.qemu_harness import BUILD, PROMPT, Session
+from tests.qemu_harness import BUILD, PROMPT, Session, run_to_halt
 
 NETDEV = ("-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0")
 
@@ -20,13 +20,7 @@ def test_channel_slots_of_ended_threads():
     server takes the slots of ended threads back; before, the fifth got ENOMEM); then 4
     live threads get one each and a fifth is refused with ENOMEM (4 a task), while a
     second task still gets one. Then the datagram and peek ops of the channel."""
-    s = Session({"init": "chantest", "net": "mk"}, wait_prompt=False, lifetime=170,
-                extra=NETDEV)
-    try:
-        status = s.wait(160)
-        out = s.output
-    finally:
-        s.close()
+    status, out, _ = run_to_halt({"init": "chantest", "net": "mk"}, timeout=160, extra=NETDEV)
     assert "chantest ended" + " 0" * 12 + "\n" in out, out[-3000:]
     assert "chantest live 0 0 0 0\n" in out, out[-3000:]
     assert "chantest live extra -12\n" in out, out[-3000:]

@@ -10,20 +10,15 @@ The device is on QEMU's user network with `restrict=on`: nothing leaves QEMU.
 """
 import pytest
 
-from tests.qemu_harness import Session
+from tests.qemu_harness import run_to_halt
 
 NETDEV = ("-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0")
 
 
 @pytest.mark.parametrize("placement", ["mk", "ik"])
 def test_unprivileged_setconfig_refused(placement):
-    s = Session({"init": "netprivtest", "net": placement}, wait_prompt=False, lifetime=120,
-                extra=NETDEV)
-    try:
-        status = s.wait(110)
-        out = s.output
-    finally:
-        s.close()
+    status, out, _ = run_to_halt({"init": "netprivtest", "net": placement}, timeout=110,
+                                 extra=NETDEV)
     # E_PERM is -7; config (reading) is 0
     assert "netprivtest child setconfig -7 probes -7 config 0\n" in out, out[-3000:]
     assert "netprivtest child caller -7 -7 -7\n" in out, out[-3000:]

@@ -5,12 +5,13 @@
  * happen only at explicit points (blocking, yield, and just before returning to user mode).
  *
  * Every thread has a CPU (t->cpu): the one it runs on, or whose queue holds it, or where it
- * wakes next; it changes only while the thread does not run (migrate). A woken thread goes
- * to its own CPU, unless that one has threads waiting already and another CPU it may use
- * idles; a CPU with nothing of its own to run takes (steals) a ready thread from another.
- * Every balance_ticks ticks a busy CPU hands one of its ready threads to an idle CPU, or
- * else pulls one from the busiest CPU when that one has at least two more threads (running
- * or ready) than it. Waking a thread on
+ * wakes next; it changes only while the thread does not run (migrate). A new thread made
+ * in another task (make_ready_new: a new Linux process) starts on an idle CPU. A woken
+ * thread goes to its own CPU, unless that one has threads waiting already and another CPU
+ * it may use idles; a CPU with nothing of its own to run takes (steals) a ready thread
+ * from another. Every balance_ticks ticks a busy CPU hands one of its ready threads to an
+ * idle CPU, or else pulls one from the busiest CPU when that one has at least two more
+ * threads (running or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
  * there; so does a kill or stop of a thread running there.
  *
@@ -156,8 +157,10 @@ static bool rq_lock_also(struct cpu *c, struct cpu *o)
 
 /* The queue of t, locked: t's own lock (its state, CPU, affinity). Its CPU may change
  * until that lock is held (balancing or a steal moves a queued thread, a waker places a
- * woken one): take it, and again if t moved meanwhile. */
-static struct cpu *rq_lock_of(struct thread *t)
+ * woken one): take it, and again if t moved meanwhile. Always inline, as place_elsewhere:
+ * gcc's code for the wake-up paths is then the same as before make_ready_new was added
+ * (P1's IPC rows stay identical, icount). */
+static inline __attribute__((always_inline)) struct cpu *rq_lock_of(struct thread *t)
 {
     for (;;) {
         struct cpu *c = &cpus[__atomic_load_n(&t->cpu, __ATOMIC_RELAXED)];
@@ -215,8 +218,8 @@ static inline bool stays_home(const struct cpu *c, const struct thread *t)
  * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
  * sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
  * CPU that stops idling meanwhile runs the thread after what it runs, or balancing moves
- * it). */
-static int place_elsewhere(const struct thread *t)
+ * it). Always inline (rq_lock_of). */
+static inline __attribute__((always_inline)) int place_elsewhere(const struct thread *t)
 {
     u32 allowed = t->affinity & sched_cpus;
     bool home_ok = allowed & (1u << t->cpu);
@@ -257,6 +260,28 @@ static inline bool queued_on(const struct cpu *c, const struct thread *t)
     return t->q_prev || c->rq_head[t->prio] == t;
 }
 
+/* t, claimed ready, is queued on cpu (c, t's CPU, locked; let go on return): moved there
+ * first when it is another and the move can be made (migrate: not if the CPU holding its
+ * x87 state is wedged), then a reschedule is asked for where it waits. Inline in both
+ * callers, so the wake-up paths' code is what it was before make_ready_new shared it. */
+static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct thread *t,
+                                                           int cpu)
+{
+    if (cpu != c->id) {
+        struct cpu *o = &cpus[cpu];
+        rq_lock_also(c, o);
+        if (migrate(t, cpu, MOVE_WAKE)) {
+            rq_unlock(c);
+            c = o;
+        } else {
+            rq_unlock(o);
+        }
+    }
+    rq_push(c, t);
+    kick(c, t);
+    rq_unlock(c);
+}
+
 /* t, not queued (blocked, new, the running thread in schedule whose affinity left its
  * CPU, or a ready one taken off its queue for the same reason), is queued where it should
  * run; c is t's CPU, its lock held on entry, let go on return. t is ready from the start
@@ -268,21 +293,7 @@ static void make_ready_locked(struct cpu *c, struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
     t->state = T_READY;
-    if (!stays_home(c, t)) {
-        struct cpu *o = &cpus[place_elsewhere(t)];
-        if (o != c) {
-            rq_lock_also(c, o);
-            if (migrate(t, o->id, MOVE_WAKE)) {
-                rq_unlock(c);
-                c = o;
-            } else {
-                rq_unlock(o);
-            }
-        }
-    }
-    rq_push(c, t);
-    kick(c, t);
-    rq_unlock(c);
+    queue_at(c, t, stays_home(c, t) ? c->id : place_elsewhere(t));
 }
 
 /* From any CPU, with or without the BKL: a thread already made ready (by another waker)
@@ -294,6 +305,23 @@ void make_ready(struct thread *t)
         make_ready_locked(c, t);
     else
         rq_unlock(c);
+}
+
+/* A new thread made by another task (sched.h): before its first run it has no cache to
+ * lose, so it goes to an idle CPU it may use, as Linux places a new process at fork; with
+ * none idle, to its own CPU (or the first it may use), where a wake-up would put it. It is
+ * new: blocked, never run, its x87 state in its TCB, so the move costs no IPI (counted as
+ * a wake-up's move). Claimed (ready) before c's lock may be let go for the order, as in
+ * make_ready_locked; the queueing is theirs in common (queue_at). */
+void make_ready_new(struct thread *t)
+{
+    struct cpu *c = rq_lock_of(t);
+    if (!waits(t)) {
+        rq_unlock(c);
+        return;
+    }
+    t->state = T_READY;
+    queue_at(c, t, place_elsewhere(t));
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */

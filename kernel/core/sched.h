@@ -13,6 +13,12 @@ void schedule(void);
 /* t (blocked, sleeping, or new) is queued where it should run; from any CPU, with or
  * without the BKL; nothing when another waker made it ready already. */
 void make_ready(struct thread *t);
+/* t, new and never run, made in another task than the caller's (the UNIX server's new
+ * Linux process or thread: fwd_thread_start), is queued on an idle CPU it may use, else as
+ * make_ready. A thread a task makes for itself starts with make_ready, on its maker's CPU
+ * when that has nothing queued, for the IPC direct switch between them (docs/smp.md,
+ * "Scheduling"). */
+void make_ready_new(struct thread *t);
 /* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
  * to it, or freeing it. */
 void sched_wait_off_cpu(const struct thread *t);

@@ -52,7 +52,8 @@ static struct thread *thread_alloc(int prio)
     }
     t->prio = prio;
     t->state = T_BLOCKED;                 /* until make_ready, which queues only the blocked */
-    t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances) */
+    t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances;
+                                             make_ready_new spreads) */
     t->affinity = ~0u;
     return t;
 }
@@ -139,7 +140,8 @@ static void prepare_switch_frame(struct thread *t, u64 top, void (*resume)(void)
     t->ksp = (u64)sp;
 }
 
-struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio)
+struct thread *thread_create_blocked(struct task *task, u64 entry, u64 user_sp, u64 arg0,
+                                     u64 arg1, int prio)
 {
     struct thread *t = thread_alloc(prio);
     if (!t)
@@ -166,7 +168,14 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
     t->task_next = task->threads;
     task->threads = t;
     task->live_threads++;
-    make_ready(t);
+    return t;
+}
+
+struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio)
+{
+    struct thread *t = thread_create_blocked(task, entry, user_sp, arg0, arg1, prio);
+    if (t)
+        make_ready(t);
     return t;
 }
 

@@ -117,7 +117,13 @@ static inline bool thread_dying(const struct thread *t) { return t->killed && t-
  * path (it switches without loading bases). */
 void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base);
 
+/* A user thread of task starting at entry (arg0, arg1 in rdi, rsi), made ready at once
+ * (make_ready: on the caller's CPU when that has nothing queued). NULL when out of memory. */
 struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
+/* The same, left blocked: the caller finishes its frame, then makes it ready (make_ready,
+ * or make_ready_new for a thread made in another task, sched.h). */
+struct thread *thread_create_blocked(struct task *task, u64 entry, u64 user_sp, u64 arg0,
+                                     u64 arg1, int prio);
 /* A kernel thread (no task) that starts in fn; prio -1 is below every user priority (idle). */
 struct thread *thread_create_kernel(void (*fn)(void), int prio);
 __attribute__((noreturn)) void thread_exit(int status);

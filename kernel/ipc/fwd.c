@@ -226,11 +226,13 @@ long fwd_thread_start(struct task *t, const struct user_regs *r, int prio)
 {
     if (!regs_valid(r))
         return E_INVAL;
-    struct thread *th = thread_create(t, r->rip, r->rsp, 0, 0, prio);
+    struct thread *th = thread_create_blocked(t, r->rip, r->rsp, 0, 0, prio);
     if (!th)
         return E_NOMEM;
     regs_to_frame(th, r);
-    return th->tid;
+    long tid = th->tid;                /* read before another CPU may run it and end it */
+    make_ready_new(th);                /* a new process's or thread's first: an idle CPU */
+    return tid;
 }
 
 long fwd_regs_get(const struct thread *t, struct user_regs *r)

@@ -49,7 +49,8 @@ void fwd_server_gone(struct thread *c);
 /* The controls on a thread t of a controlled task (SYS_THREAD_CTL's ops; the IK runtime
  * calls them directly). Registers only while t is stopped or in a Linux forwarded call
  * (else E_INVAL); rip, rsp and the FS and GS bases must be user addresses (E_INVAL).
- * fwd_thread_start: a new thread of task t with registers r, its tid or E_*. */
+ * fwd_thread_start: a new thread of task t with registers r, its tid or E_*; it starts on
+ * an idle CPU it may use when there is one (make_ready_new: a new process has no cache). */
 void fwd_thread_end(struct thread *t);
 void fwd_thread_interrupt(struct thread *t);
 long fwd_regs_get(const struct thread *t, struct user_regs *r);

@@ -5,6 +5,15 @@
  *            until together they have seen every CPU that runs threads (or 30 s pass);
  *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
  *            "spread ok cpus=C" or "spread FAIL ...".
+ * newcpus    the first threads of new tasks made with SYS_TASK_THREAD_REGS (as the UNIX
+ *            server starts a forked Linux process) start on idle CPUs, not on their maker's
+ *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
+ *            noting the CPU of its first instruction in a shared page, then spinning for
+ *            five timer ticks (its CPU stays busy while the next is made); the caller
+ *            spins until all have noted theirs (its CPU never idles, so steals none).
+ *            The first C - 1 must have started on CPUs of their own other than the
+ *            caller's, the last (no CPU idle then) on the caller's. Before, the first
+ *            child queued on its maker's CPU and started there. Prints "newcpus ok cpus=C" or "newcpus FAIL ...".
  * online C   run as the first program: C CPUs must run threads already (the kernel lets
  *            every started CPU join the scheduler before the first program: docs/smp.md,
  *            "Bring-up"). Prints "online ok cpus=C cpu=N tsc=T" (N its CPU; T: SYS_TIME's TSC at the start,
@@ -157,6 +166,73 @@ static int online(unsigned want)
     }
     printf("online ok cpus=%u cpu=%u tsc=%llu\n", ti.cpus, ti.cpu, (unsigned long long)ti.tsc);
     return 0;
+}
+
+/* ---- newcpus ------------------------------------------------------------------------ */
+#define NEWCPUS_STACK (16 * 1024)
+static uint8_t newcpus_stacks[TIME_CPUS][NEWCPUS_STACK] __attribute__((aligned(16)));
+
+/* A child task's only thread, entered by its registers (no libc start: it uses no TLS):
+ * notes the CPU it started on (plus one) in *slot, a page shared with its maker, spins
+ * for five timer ticks (its CPU stays busy while the others are made) and exits. */
+static __attribute__((noreturn)) void newcpus_child(volatile uint64_t *slot)
+{
+    struct time_info t0 = now();
+    __atomic_store_n(slot, t0.cpu + 1, __ATOMIC_RELEASE);
+    while (now().ticks - t0.ticks < 5)
+        ;
+    sys_exit(0);
+}
+
+/* One child per CPU; the caller stays busy until every child has noted its CPU, so its
+ * own CPU never idles and steals none of them. */
+static int newcpus(void)
+{
+    struct time_info ti = now();
+    unsigned me = ti.cpu, n = ti.cpus < TIME_CPUS ? ti.cpus : TIME_CPUS;
+    long page = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    if (page < 0 || n < 2) {
+        printf("newcpus FAIL: map %ld cpus %u\n", page, n);
+        return 1;
+    }
+    volatile uint64_t *slots = (volatile uint64_t *)page;
+    long tasks[TIME_CPUS];
+    unsigned made = 0;
+    for (; made < n; made++) {
+        long t = sys_task_create("newcpu");
+        long r = t < 0 ? t : sys_vm_clone((int)t, 0);
+        struct user_regs regs = {.rip = (uint64_t)newcpus_child, .rdi = (uint64_t)&slots[made],
+                                 .rsp = (uint64_t)newcpus_stacks[made] + NEWCPUS_STACK - 8};
+        if (r == 0)
+            r = sys_task_thread_regs((int)t, &regs, PRIO_INHERIT);
+        if (r < 0) {
+            printf("newcpus FAIL: child %u: %ld\n", made, r);
+            return 1;
+        }
+        tasks[made] = t;
+    }
+    uint64_t hz = ti.hz ? ti.hz : 100, t0 = now().ticks;
+    for (unsigned i = 0; i < n; i++)
+        while (!__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) && now().ticks - t0 < 30 * hz)
+            ;
+    int failed = 0;
+    unsigned used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        int status = -1;
+        sys_task_wait((int)tasks[i], &status);
+        unsigned cpu = (unsigned)slots[i] - 1;
+        /* every CPU but the caller's idled for the first n - 1 children; the last one
+         * finds none idle and stays with its maker */
+        if (!slots[i] || status != 0 || (used & 1u << cpu) || (i + 1 < n && cpu == me)) {
+            printf("newcpus FAIL: child %u: status %d, started on CPU %ld (used %#x, caller "
+                   "on %u)\n", i, status, (long)slots[i] - 1, used, me);
+            failed = 1;
+        }
+        used |= slots[i] ? 1u << cpu : 0;
+    }
+    if (!failed)
+        printf("newcpus ok cpus=%u\n", n);
+    return failed;
 }
 
 /* ---- spread ------------------------------------------------------------------------- */
@@ -619,6 +695,36 @@ static void shm_child(void *arg)
     shm_rounds(1, rounds);
 }
 
+/* The clone storms' memory: a shared page of control words and a stack for the clone.
+ * 0, or 1 with the reason printed. */
+static int clone_storm_memory(const char *test, volatile uint64_t **ctl, uint8_t **stack,
+                              unsigned long stack_len)
+{
+    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    long s = sys_vm_map(stack_len, PROT_READ | PROT_WRITE);
+    if (c < 0 || s < 0) {
+        printf("%s FAIL: map %ld %ld\n", test, c, s);
+        return 1;
+    }
+    *ctl = (volatile uint64_t *)c;
+    *stack = (uint8_t *)s;
+    return 0;
+}
+
+/* The clone t ended (status 0 wanted) and neither side failed (mine: ours; *failed:
+ * the flag the clone sets). 0, or 1 with the reason printed. */
+static int clone_storm_end(const char *test, long t, int mine, volatile uint64_t *failed)
+{
+    int status = -1;
+    if (sys_task_wait((int)t, &status) != t || status != 0) {
+        printf("%s FAIL: the clone's status %d\n", test, status);
+        return 1;
+    }
+    if (!mine && *failed)
+        printf("%s FAIL: the clone failed\n", test);
+    return mine || *failed;
+}
+
 /* A fresh object of `rounds` rounds' pages in a clone and here: 0, or 1 with the reason
  * printed. */
 static int shm_pair(int rounds)
@@ -639,26 +745,13 @@ static int shm_pair(int rounds)
         sys_vm_unmap((void *)a, (unsigned long)rounds * SHM_PAGES * PAGE);
         return 1;
     }
-    int mine = shm_rounds(0, rounds), status = -1;
-    if (sys_task_wait((int)t, &status) != t || status != 0) {
-        printf("shmstorm FAIL: the clone's status %d\n", status);
-        return 1;
-    }
-    if (!mine && shm_ctl[SHM_FAILED])
-        printf("shmstorm FAIL: the clone failed\n");
-    return mine || shm_ctl[SHM_FAILED];
+    return clone_storm_end("shmstorm", t, shm_rounds(0, rounds), &shm_ctl[SHM_FAILED]);
 }
 
 static int shmstorm(int rounds)
 {
-    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    long s = sys_vm_map(SHM_STACK, PROT_READ | PROT_WRITE);
-    if (c < 0 || s < 0) {
-        printf("shmstorm FAIL: map %ld %ld\n", c, s);
+    if (clone_storm_memory("shmstorm", &shm_ctl, &shm_stack, SHM_STACK))
         return 1;
-    }
-    shm_ctl = (volatile uint64_t *)c;
-    shm_stack = (uint8_t *)s;
     return storm_on_two_cpus("shmstorm", shm_pair, 2, rounds);
 }
 
@@ -753,14 +846,8 @@ static int clone_pair(int rounds)
 
 static int clonestorm(int rounds)
 {
-    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    long s = sys_vm_map(CLONE_STACK, PROT_READ | PROT_WRITE);
-    if (c < 0 || s < 0) {
-        printf("clonestorm FAIL: map %ld %ld\n", c, s);
+    if (clone_storm_memory("clonestorm", &clone_ctl, &clone_stack, CLONE_STACK))
         return 1;
-    }
-    clone_ctl = (volatile uint64_t *)c;
-    clone_stack = (uint8_t *)s;
     return storm_on_two_cpus("clonestorm", clone_pair, 2, rounds);
 }
 
@@ -919,27 +1006,15 @@ static int fs_pair(int rounds)
         sys_vm_unmap((void *)w, VM_FILE_WINDOW);
         return 1;
     }
-    int mine = fs_rounds(t, rounds), status = -1;
-    if (sys_task_wait((int)t, &status) != t || status != 0) {
-        printf("filestorm FAIL: the clone's status %d\n", status);
-        mine = 1;
-    }
-    if (!mine && fs_ctl[FS_FAILED])
-        printf("filestorm FAIL: the clone failed\n");
+    int bad = clone_storm_end("filestorm", t, fs_rounds(t, rounds), &fs_ctl[FS_FAILED]);
     sys_vm_unmap((void *)w, VM_FILE_WINDOW);
-    return mine || fs_ctl[FS_FAILED];
+    return bad;
 }
 
 static int filestorm(int rounds)
 {
-    long c = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    long s = sys_vm_map(FILE_STACK, PROT_READ | PROT_WRITE);
-    if (c < 0 || s < 0) {
-        printf("filestorm FAIL: map %ld %ld\n", c, s);
+    if (clone_storm_memory("filestorm", &fs_ctl, &fs_stack, FILE_STACK))
         return 1;
-    }
-    fs_ctl = (volatile uint64_t *)c;
-    fs_stack = (uint8_t *)s;
     return storm_on_two_cpus("filestorm", fs_pair, 4, rounds);
 }
 
@@ -1492,6 +1567,8 @@ int main(int argc, char **argv)
         return online((unsigned)n);
     if (!strcmp(mode, "spread"))
         return spread(n);
+    if (!strcmp(mode, "newcpus"))
+        return newcpus();
     if (!strcmp(mode, "affinity"))
         return affinity();
     if (!strcmp(mode, "shootdown"))
@@ -1518,7 +1595,7 @@ int main(int argc, char **argv)
         return ipckid(argc, argv);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest online C | spread N | affinity | shootdown N | pingpong N | kill N | faultrace N"
+    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | mapstorm N | shmstorm N | clonestorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
