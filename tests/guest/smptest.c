@@ -96,6 +96,20 @@
  *            After each round the parent runs the reverse map's checker; after a
  *            warm-up pair of 4 rounds the frames in use outside the kernel-object slabs
  *            are back exactly. Prints "filestorm ok rounds=N".
+ * growstorm N  a file's growth racing copy-on-write breaks of its pages in the task
+ *            that grows it (docs/smp.md, "Done: clone without the BKL": the panic
+ *            explained). N pairs: a fresh 16-page file (a window) and a clone of this
+ *            task, into which the parent maps 400 private read-write views of it
+ *            (VM_CTL_MAP_FILE); the clone's first thread, on CPU 0, faults in, checks
+ *            and writes every page of each view (a copy-on-write break of a file page
+ *            without the kernel lock, whose TLB flush waits for CPU 1: the clone's
+ *            address space is loaded there) and unmaps it, while its second thread on
+ *            CPU 1 grows the file a page at a time through the clone's copy of the
+ *            window (128 times at most). Before the fix a growth freed the old run
+ *            while a break's count was still on one of its frames ("frame_free: ...
+ *            still mapped"). After each pair the reverse map's checker runs; after a
+ *            warm-up pair the frames in use outside the kernel-object slabs are back
+ *            exactly. Prints "growstorm ok rounds=N".
  * churn N [C]  the scheduler's own locks under churn (docs/smp.md); given C, C CPUs must
  *            run threads (as `online`). A token ring of 2 threads
  *            per CPU (at least 4) passes a token N times, each handing it on by its
@@ -1018,6 +1032,140 @@ static int filestorm(int rounds)
     return storm_on_two_cpus("filestorm", fs_pair, 4, rounds);
 }
 
+/* ---- growstorm --------------------------------------------------------------------- */
+#define GS_VIEWS_PAIR 400              /* views a pair (the control page has 512 words) */
+#define GS_GROWS 128                   /* growths of the run a pair, at most */
+/* The control page's words: the views are mapped, the views are done, a failure, then
+ * each view's address in the clone. */
+enum { GS_READY, GS_STOP, GS_FAILED, GS_VIEWS };
+static volatile uint64_t *gs_ctl, *gs_window;
+static uint8_t *gs_stack;
+
+static void gs_fail(const char *bad, int at)
+{
+    gs_ctl[GS_FAILED] = 1;
+    printf("growstorm FAIL: %s %d\n", bad, at);
+}
+
+/* The clone's second thread, on CPU 1: grows the file through the clone's copy of the
+ * window, a page at a time, until the views are done (GS_GROWS at most). */
+static int gs_grower(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    uint64_t w = (uint64_t)(uintptr_t)gs_window, pages = FILE_PAGES;
+    for (int g = 0; g < GS_GROWS && !gs_ctl[GS_STOP]; g++)
+        if (sys_vm_ctl(0, VM_CTL_FILE_GROW, (void *)w, ++pages * PAGE, 0, 0) != (long)w)
+            return 1;
+    return 0;
+}
+
+/* One private view: each page shows the file's word, is then written (a copy-on-write
+ * break of a file page, without the kernel lock, whose flush waits for the grower's
+ * CPU: the clone's address space is loaded there) and keeps the word; then the view is
+ * unmapped. NULL or what failed. */
+static const char *gs_view(volatile uint64_t *view, int v)
+{
+    for (int k = 0; k < FILE_PAGES; k++) {
+        volatile uint64_t *p = view + k * (PAGE / 8);
+        uint64_t mine = ((uint64_t)v << 16) | (uint64_t)k | 1;
+        if (p[0] != fs_word(k))
+            return "a page does not show the file's word";
+        p[1] = mine;
+        if (p[1] != mine || p[0] != fs_word(k))
+            return "the private copy lost a word";
+    }
+    return sys_vm_unmap((void *)view, FILE_PAGES * PAGE) != 0 ? "unmap" : NULL;
+}
+
+/* The clone, on CPU 0 (the parent waits meanwhile): faults in and writes every page of
+ * each view the parent mapped into it and unmaps it, while its second thread grows the
+ * file. */
+static void gs_child(void *arg)
+{
+    int views = (int)(uintptr_t)arg;
+    struct thread t;
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    while (!gs_ctl[GS_READY])
+        sys_yield();
+    if (gs_ctl[GS_FAILED] || start("growstorm", &t, gs_grower)) {
+        gs_ctl[GS_FAILED] = 1;
+        return;
+    }
+    for (int v = 0; v < views && !gs_ctl[GS_FAILED]; v++) {
+        const char *bad = gs_view((volatile uint64_t *)gs_ctl[GS_VIEWS + v], v);
+        if (bad)
+            gs_fail(bad, v);
+    }
+    gs_ctl[GS_STOP] = 1;
+    int status = -1;
+    thread_join(&t, &status);
+    if (status != 0)
+        gs_fail("the grower's status", status);
+}
+
+/* A fresh file of FILE_PAGES pages, each with its word, and a clone into which `views`
+ * private read-write views of it are mapped (VM_CTL_MAP_FILE): 0, or 1 with the reason
+ * printed. */
+static int gs_pair(int views)
+{
+    long w = sys_vm_mmap(NULL, FILE_PAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (w < 0) {
+        printf("growstorm FAIL: window %ld\n", w);
+        return 1;
+    }
+    gs_window = (volatile uint64_t *)w;
+    for (int k = 0; k < FILE_PAGES; k++)
+        gs_window[k * (PAGE / 8)] = fs_word(k);
+    for (int i = 0; i < GS_VIEWS; i++)
+        gs_ctl[i] = 0;
+    long t = task_clone_run("growchild", gs_child, gs_stack + FILE_STACK - 8,
+                            (void *)(uintptr_t)views);
+    if (t < 0) {
+        printf("growstorm FAIL: clone %ld\n", t);
+        sys_vm_unmap((void *)w, VM_FILE_WINDOW);
+        return 1;
+    }
+    int bad = 0;
+    for (int v = 0; !bad && v < views; v++) {
+        long a = sys_vm_ctl((int)t, VM_CTL_MAP_FILE, NULL, FILE_PAGES * PAGE,
+                            PROT_READ | PROT_WRITE, (uint64_t)w);
+        gs_ctl[GS_VIEWS + v] = (uint64_t)a;
+        if (a < 0) {
+            gs_fail("map", v);
+            bad = 1;
+        }
+    }
+    gs_ctl[GS_READY] = 1;
+    bad = clone_storm_end("growstorm", t, bad, &gs_ctl[GS_FAILED]);
+    struct vm_check c;
+    if (!bad && (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries)) {
+        printf("growstorm FAIL: the reverse map's check\n");
+        bad = 1;
+    }
+    sys_vm_unmap((void *)w, VM_FILE_WINDOW);
+    return bad;
+}
+
+/* `pairs` pairs of GS_VIEWS_PAIR views each. */
+static int gs_pairs(int pairs)
+{
+    int bad = 0;
+    for (int i = 0; !bad && i < pairs; i++)
+        bad = gs_pair(GS_VIEWS_PAIR);
+    return bad;
+}
+
+static int growstorm(int pairs)
+{
+    if (clone_storm_memory("growstorm", &gs_ctl, &gs_stack, FILE_STACK))
+        return 1;
+    return storm_on_two_cpus("growstorm", gs_pairs, 1, pairs);
+}
+
 /* ---- pingpong ----------------------------------------------------------------------- */
 static int server(void *arg)
 {
@@ -1589,6 +1737,8 @@ int main(int argc, char **argv)
         return clonestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "filestorm"))
         return filestorm(n > 0 && n <= 1000 ? n : 100);
+    if (!strcmp(mode, "growstorm"))
+        return growstorm(n > 0 && n <= 1000 ? n : 10);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipckid"))
@@ -1596,6 +1746,6 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | mapstorm N | shmstorm N | clonestorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
+           " | mapstorm N | shmstorm N | clonestorm N | filestorm N | growstorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
