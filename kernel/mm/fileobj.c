@@ -22,7 +22,8 @@
  * `dropping` under it, then let it go and drop the mappings they find. So every mapping
  * made before is on the lists they walk, and every fault after either sees the change or,
  * without the kernel lock while they drop, goes the locked way and waits for them. The
- * walk never holds a list's lock while it takes an address space's (rmap_first).
+ * walk never holds a list's lock while it takes an address space's (rmap_first), and
+ * leaves a frame only once its map count is 0 (drop_mappings says why).
  */
 #include <ondol/abi.h>
 #include "arch.h"
