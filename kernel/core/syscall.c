@@ -330,6 +330,7 @@ struct vm_req {
     struct memobj *obj;       /* VM_CTL_MAP_FILE: the file object (the caller holds a
                                  reference), mapped from byte offset off */
     u64 off;
+    struct aspace *from;      /* VM_CLONE: the address space copied (held by the caller) */
 };
 
 typedef long vm_call(struct aspace *as, int owner, const struct vm_req *q);
@@ -462,20 +463,48 @@ static long sys_task_create(u64 uname)
 /* Threads of the task may not run while its memory is replaced. */
 static bool task_quiet(struct task *t, struct task *self) { return t != self && t->live_threads == 0; }
 
+/* The copy of a clone (docs/smp.md "Done: clone without the BKL"): under the two address
+ * spaces' locks; it maps frames again and frees none. */
+static long clone_call(struct aspace *as, int owner, const struct vm_req *q)
+{
+    (void)owner;
+    return regions_clone(as, q->from);
+}
+
+/* The tasks `id` and `from_id` (0: the caller) of a clone, or NULL with *err set. */
+static struct task *clone_pair(u64 id, u64 from_id, struct task **from, long *err)
+{
+    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
+    *from = from_id == 0 ? self_task()
+                         : task_controlled(self_task(), (int)MIN(from_id, 0x7fffffffull), err);
+    return t && *from ? t : NULL;
+}
+
+/* Without the kernel lock when it may: both address spaces are held meanwhile (either
+ * task may go: a controlled source too), and the call runs again under the lock after
+ * looking both tasks up again. E_NOMEM leaves part of the copy, destroyed under the lock
+ * (its frames' last mappings may go with it). */
 static long sys_vm_clone(u64 id, u64 from_id)
 {
     long err;
-    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), &err);
-    struct task *from = from_id == 0 ? self_task()
-                                     : task_controlled(self_task(), (int)MIN(from_id, 0x7fffffffull), &err);
-    if (!t || !from)
+    struct task *from, *t = clone_pair(id, from_id, &from, &err);
+    if (!t)
         return err;
     if (!task_quiet(t, self_task()) || t == from)
         return E_INVAL;
-    err = regions_clone(t->as, from->as);
-    if (err == E_NOMEM)
+    const struct vm_req q = {.from = from->as};
+    aspace_hold(q.from);
+    long r = without_bkl(clone_call, t, &q);
+    aspace_unhold(q.from);
+    if (r != VM_NEEDS_LOCK && r != E_NOMEM)
+        return r;
+    if (!(t = clone_pair(id, from_id, &from, &err)))
+        return err;
+    if (r == VM_NEEDS_LOCK)
+        r = task_quiet(t, self_task()) ? regions_clone(t->as, from->as) : E_INVAL;
+    if (r == E_NOMEM)
         regions_destroy(t->as);
-    return err;
+    return r;
 }
 
 static struct task *controlled(u64 id, long *err)
@@ -583,10 +612,17 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 static long copy_page(struct aspace *as, u64 va, u64 local, size_t n, bool to_task)
 {
     u64 pa;
-    if (vm_resolve(as, va, to_task ? VM_ACCESS_WRITE : VM_ACCESS_READ, &pa))
-        return E_FAULT;
-    void *k = (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1));
-    return to_task ? copyin(k, local, n) : copyout(local, k, n);
+    if (!to_task) {
+        if (vm_resolve(as, va, VM_ACCESS_READ, &pa))
+            return E_FAULT;
+        return copyout(local, (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1)), n);
+    }
+    vm_kwrite_begin(as);              /* no clone shares the frame meanwhile */
+    long r = vm_resolve(as, va, VM_ACCESS_WRITE, &pa)
+                 ? E_FAULT
+                 : copyin((u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1)), local, n);
+    vm_kwrite_end();
+    return r;
 }
 
 static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)

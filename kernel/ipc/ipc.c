@@ -154,8 +154,8 @@ static u8 *span_bytes(struct span s, bool write, u64 *contig)
  * check was skipped; the copy then stops, with a prefix copied, and returns false.
  * Always inline: transfer() runs on every slow-path message, and with the loop inline its
  * register use, and so the measured DTS-off round trip (docs/ipc.md), stays as it was. */
-static inline __attribute__((always_inline)) bool copy_spans(struct span dst, struct span src,
-                                                            u64 len)
+static inline __attribute__((always_inline)) bool copy_loop(struct span dst, struct span src,
+                                                           u64 len)
 {
     while (len > 0) {
         u64 dn, sn;
@@ -170,6 +170,19 @@ static inline __attribute__((always_inline)) bool copy_spans(struct span dst, st
         len -= n;
     }
     return true;
+}
+
+/* copy_loop, with a write into user memory marked (vm_kwrite_begin: no clone without the
+ * kernel lock shares a frame of the destination meanwhile). */
+static inline __attribute__((always_inline)) bool copy_spans(struct span dst, struct span src,
+                                                            u64 len)
+{
+    if (!dst.as)
+        return copy_loop(dst, src, len);
+    vm_kwrite_begin(dst.as);
+    bool ok = copy_loop(dst, src, len);
+    vm_kwrite_end();
+    return ok;
 }
 
 /* A thread's UTCB, if it has one mapped user and writable (whole). */

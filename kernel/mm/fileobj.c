@@ -22,9 +22,11 @@
  * `dropping` under it, then let it go and drop the mappings they find. So every mapping
  * made before is on the lists they walk, and every fault after either sees the change or,
  * without the kernel lock while they drop, goes the locked way and waits for them. The
- * walk never holds a list's lock while it takes an address space's (rmap_first).
+ * walk never holds a list's lock while it takes an address space's (rmap_first), and
+ * leaves a frame only once its map count is 0 (drop_mappings says why).
  */
 #include <ondol/abi.h>
+#include "arch.h"
 #include "fault.h"
 #include "fileobj.h"
 #include "kernel.h"
@@ -64,18 +66,29 @@ int fileobj_fault(struct aspace *as, const struct region *r, u64 va, u64 *pte,
     return err;
 }
 
-/* Every mapping of the frame at pa leaves its page table, one at a time: the first on
- * the frame's list is read under the list's lock, then dropped under its address space's
- * lock if it still maps pa (it may have gone meanwhile: an unmap, a copy-on-write break).
- * Nothing maps pa anew meanwhile (the object is dropping: faults wait; a clone needs the
- * kernel lock, which the caller holds), so each turn the first entry goes and the loop
- * ends. */
+/* Every mapping of the frame at pa leaves its page table, one at a time, and its map
+ * count reaches 0: the first on the frame's list is read under the list's lock, then
+ * dropped under its address space's lock if it still maps pa (it may have gone
+ * meanwhile: an unmap, a copy-on-write break). Nothing maps pa anew meanwhile (the
+ * object is dropping: faults wait; a clone copies only a mapping the frame's count
+ * already holds). A mapping leaves the list before its count goes: the count goes only
+ * after the flush of its PTE (release_page's batch, cow_copy), and that flush may be
+ * waiting for this CPU's answer to a shootdown (the address space is loaded here: a
+ * thread of the caller's task). So a count left with the list empty is a flush in
+ * flight on another CPU: it is waited for, answering shootdowns; else the run could be
+ * freed (growth) while a TLB still reaches it and its count is above 0. */
 static void drop_mappings(u64 pa)
 {
     struct aspace *as;
     u64 va;
-    while (rmap_first(pa, &as, &va))
-        region_drop_file_page(as, va, pa);
+    while (frame_maps(pa)) {
+        if (rmap_first(pa, &as, &va)) {
+            region_drop_file_page(as, va, pa);
+            continue;
+        }
+        pause();
+        ipi_poll();
+    }
 }
 
 static void set_dropping(struct memobj *obj, bool on)
@@ -86,13 +99,11 @@ static void set_dropping(struct memobj *obj, bool on)
 }
 
 /* drop_mappings for the object's pages [from, to) (byte offsets, page aligned), while
- * it is dropping. A frame's map count read without a lock is exact here: every mapping
- * made before `dropping` was set counted it under the object's lock. */
+ * it is dropping. */
 static void drop_range(struct memobj *obj, u64 from, u64 to)
 {
     for (u64 off = from; off < to; off += PAGE_SIZE)
-        if (frame_maps(obj->phys_base + off))
-            drop_mappings(obj->phys_base + off);
+        drop_mappings(obj->phys_base + off);
 }
 
 int fileobj_set_eof(struct memobj *obj, u64 eof)

@@ -522,10 +522,18 @@ static int clone_regions(struct aspace *dst, struct aspace *src)
     return 0;
 }
 
+/* Without the kernel lock (docs/smp.md "Done: clone without the BKL") only into an empty
+ * address space (emptying one frees its frames, whose number is not bounded; nothing else
+ * a clone does frees anything: it maps frames again and makes page tables) and while no
+ * kernel write into the source is under way (vm_kwrite_begin). */
 int regions_clone(struct aspace *dst, struct aspace *src)
 {
     struct vm_batch bd, bs;
     aspace_lock_pair(dst, src);
+    if ((dst->regions || vm_kwrite_busy(src)) && !kernel_lock_held()) {
+        aspace_unlock_pair(dst, src);
+        return VM_NEEDS_LOCK;
+    }
     vm_batch_begin(dst, &bd);
     if (src != dst)
         vm_batch_begin(src, &bs);

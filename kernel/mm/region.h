@@ -68,7 +68,9 @@ void regions_teardown(struct aspace *as);
  * anonymous page is shared read-only with one more map count. 0 or E_NOMEM (then dst
  * holds part of the copy, consistent; the caller destroys it); E_NOTSUP, with nothing
  * changed, in a shared address space (mmu=off: there is no second copy to make, as fork
- * has none on uClinux). */
+ * has none on uClinux). Under the two address spaces' locks (aspace_lock_pair: lower
+ * address first), with or without the kernel lock; without it, VM_NEEDS_LOCK with nothing
+ * changed when dst has regions. */
 int regions_clone(struct aspace *dst, struct aspace *src);
 /* The PTE for frame (address | PTE_ANON or PTE_FILE) in r: its protection, parked for
  * PROT_NONE, without write while an anonymous frame is shared and for a file's frame in

@@ -231,6 +231,32 @@ static void free_level(u64 pa, int level)
     frame_free_contig(pa, level == 0 ? 2 : 1);
 }
 
+/* Per CPU, a line each (the coherence model counts shared lines). The mark is stored
+ * before vm_resolve takes the address space's lock and cleared (release) after the last
+ * byte: a clone that takes the lock after a marked resolve sees the mark; one that held
+ * it before makes the resolve break copy-on-write. */
+static struct {
+    struct aspace *as;
+} __attribute__((aligned(64))) kwriting[MAX_CPUS];
+
+void vm_kwrite_begin(struct aspace *as)
+{
+    __atomic_store_n(&kwriting[this_cpu()->id].as, as, __ATOMIC_RELAXED);
+}
+
+void vm_kwrite_end(void)
+{
+    __atomic_store_n(&kwriting[this_cpu()->id].as, NULL, __ATOMIC_RELEASE);
+}
+
+bool vm_kwrite_busy(const struct aspace *as)
+{
+    for (unsigned i = 0; i < cpus_running; i++)
+        if (__atomic_load_n(&kwriting[i].as, __ATOMIC_ACQUIRE) == as)
+            return true;
+    return false;
+}
+
 static struct aspace *doomed_list;   /* under the kernel lock, like holds and doomed */
 
 void aspace_hold(struct aspace *as) { as->holds++; }

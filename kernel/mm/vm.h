@@ -50,6 +50,17 @@ static inline void aspace_unlock(struct aspace *as) { spin_unlock(&as->lock); }
 void aspace_lock_pair(struct aspace *a, struct aspace *b);
 void aspace_unlock_pair(struct aspace *a, struct aspace *b);
 
+/* A kernel write through the physical map into pages of `as` it resolved (vm_resolve with
+ * VM_ACCESS_WRITE: IPC's long messages, SYS_TASK_COPY, the IK server's copies), under the
+ * kernel lock: marked on this CPU from before the first resolve to after the last byte.
+ * A clone without the kernel lock that finds its source marked answers VM_NEEDS_LOCK
+ * (regions_clone): else it could share a frame the write resolved as private, and the
+ * rest of the write would land in the frame both then map, while the source's next write
+ * fault copies it half written. */
+void vm_kwrite_begin(struct aspace *as);
+void vm_kwrite_end(void);
+bool vm_kwrite_busy(const struct aspace *as);
+
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);

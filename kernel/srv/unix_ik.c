@@ -294,17 +294,24 @@ static long copy_pages(struct task *t, u64 uaddr, u8 *local, size_t n, bool to_t
 {
     if (!user_range_ok(uaddr, n))
         return E_FAULT;
-    for (size_t done = 0; done < n;) {
+    if (to_task)
+        vm_kwrite_begin(t->as);       /* no clone shares a frame meanwhile (vm.h) */
+    long err = 0;
+    for (size_t done = 0; !err && done < n;) {
         u64 va = uaddr + done;
         size_t chunk = MIN(n - done, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
         u64 pa;
-        if (vm_resolve(t->as, va, to_task ? VM_ACCESS_WRITE : VM_ACCESS_READ, &pa))
-            return E_FAULT;
+        if (vm_resolve(t->as, va, to_task ? VM_ACCESS_WRITE : VM_ACCESS_READ, &pa)) {
+            err = E_FAULT;
+            break;
+        }
         u8 *k = (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1));
         memcpy(to_task ? k : local + done, to_task ? local + done : k, chunk);
         done += chunk;
     }
-    return 0;
+    if (to_task)
+        vm_kwrite_end();
+    return err;
 }
 
 /* Whether task id is the calling thread's own (a Linux process of this server, not

@@ -71,6 +71,14 @@
  *            object. Between rounds the reverse map's checker (SYS_VM_CHECK) runs in the
  *            parent. After a warm-up pair of 2 rounds, the frames in use outside the
  *            kernel-object slabs are back exactly. Prints "shmstorm ok rounds=N".
+ * clonestorm N  N clones of this task (SYS_VM_CLONE, without the kernel lock: docs/smp.md)
+ *            by the main thread on CPU 0 while a writer thread on CPU 1 sweeps 16 pages
+ *            with a growing word, in address order (copy-on-write faults), and maps,
+ *            touches and unmaps 4 scratch pages after each sweep. Each clone must see its
+ *            pages as one instant of the sweeps (the words never grow along the pages, the
+ *            first at most one above the last); after each the reverse map's checker
+ *            runs; after a warm-up pair of 2 rounds the frames in use outside the
+ *            kernel-object slabs are back exactly. Prints "clonestorm ok rounds=N".
  * filestorm N  one file object (a window, VM_MMAP_FILE: smptest runs privileged) mapped
  *            into a clone on CPU 1 by the parent on CPU 0 (VM_CTL_MAP_FILE, as the MK UNIX
  *            server maps files for its processes): N rounds, each of a shared read-only
@@ -88,6 +96,20 @@
  *            After each round the parent runs the reverse map's checker; after a
  *            warm-up pair of 4 rounds the frames in use outside the kernel-object slabs
  *            are back exactly. Prints "filestorm ok rounds=N".
+ * growstorm N  a file's growth racing copy-on-write breaks of its pages in the task
+ *            that grows it (docs/smp.md, "Done: clone without the BKL": the panic
+ *            explained). N pairs: a fresh 16-page file (a window) and a clone of this
+ *            task, into which the parent maps 400 private read-write views of it
+ *            (VM_CTL_MAP_FILE); the clone's first thread, on CPU 0, faults in, checks
+ *            and writes every page of each view (a copy-on-write break of a file page
+ *            without the kernel lock, whose TLB flush waits for CPU 1: the clone's
+ *            address space is loaded there) and unmaps it, while its second thread on
+ *            CPU 1 grows the file a page at a time through the clone's copy of the
+ *            window (128 times at most). Before the fix a growth freed the old run
+ *            while a break's count was still on one of its frames ("frame_free: ...
+ *            still mapped"). After each pair the reverse map's checker runs; after a
+ *            warm-up pair the frames in use outside the kernel-object slabs are back
+ *            exactly. Prints "growstorm ok rounds=N".
  * churn N [C]  the scheduler's own locks under churn (docs/smp.md); given C, C CPUs must
  *            run threads (as `online`). A token ring of 2 threads
  *            per CPU (at least 4) passes a token N times, each handing it on by its
@@ -690,8 +712,6 @@ static void shm_child(void *arg)
     shm_rounds(1, rounds);
 }
 
-/* A fresh object of `rounds` rounds' pages in a clone and here: 0, or 1 with the reason
- * printed. */
 /* The clone storms' memory: a shared page of control words and a stack for the clone.
  * 0, or 1 with the reason printed. */
 static int clone_storm_memory(const char *test, volatile uint64_t **ctl, uint8_t **stack,
@@ -722,6 +742,8 @@ static int clone_storm_end(const char *test, long t, int mine, volatile uint64_t
     return mine || *failed;
 }
 
+/* A fresh object of `rounds` rounds' pages in a clone and here: 0, or 1 with the reason
+ * printed. */
 static int shm_pair(int rounds)
 {
     long a = sys_vm_mmap(NULL, (unsigned long)rounds * SHM_PAGES * PAGE, PROT_READ | PROT_WRITE,
@@ -748,6 +770,102 @@ static int shmstorm(int rounds)
     if (clone_storm_memory("shmstorm", &shm_ctl, &shm_stack, SHM_STACK))
         return 1;
     return storm_on_two_cpus("shmstorm", shm_pair, 2, rounds);
+}
+
+/* ---- clonestorm -------------------------------------------------------------------- */
+#define CLONE_PAGES 16
+#define CLONE_STACK (16 * 1024)
+static volatile uint64_t *clone_area;  /* CLONE_PAGES pages the writer sweeps in order */
+static volatile uint64_t *clone_ctl;   /* shared: [0] the child's verdict (1 ok, 2 bad) */
+static volatile int clone_stop, clone_writer_failed;
+static uint8_t *clone_stack;
+
+/* The writer, on CPU 1: sweeps v = 1, 2, ... writing v into the pages of clone_area in
+ * address order (its copy-on-write faults race the clones' copies), and after each sweep
+ * maps, touches and unmaps 4 scratch pages (its maps, faults and unmaps race them too). */
+static int clone_writer(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0) {
+        clone_writer_failed = 1;
+        return 2;
+    }
+    sys_yield();                       /* now on CPU 1 */
+    for (uint64_t v = 1; !clone_stop; v++) {
+        for (int k = 0; k < CLONE_PAGES; k++)
+            clone_area[k * (PAGE / 8)] = v;
+        long s = sys_vm_map(4 * PAGE, PROT_READ | PROT_WRITE);
+        if (s < 0) {
+            clone_writer_failed = 1;
+            return 1;
+        }
+        for (int k = 0; k < 4; k++)
+            ((volatile uint64_t *)s)[k * (PAGE / 8)] = v;
+        sys_vm_unmap((void *)s, 4 * PAGE);
+    }
+    return 0;
+}
+
+/* The clone's check: its copy is the writer's pages at one instant, so the first pages
+ * hold some v and the rest v or v - 1 (never a later sweep's word after an earlier one). */
+static void clone_child(void *arg)
+{
+    (void)arg;
+    uint64_t first = clone_area[0], last = clone_area[(CLONE_PAGES - 1) * (PAGE / 8)];
+    int ok = first - last <= 1;
+    for (int k = 1; ok && k < CLONE_PAGES; k++)
+        ok = clone_area[k * (PAGE / 8)] <= clone_area[(k - 1) * (PAGE / 8)];
+    if (!ok)
+        printf("clonestorm FAIL: the clone's pages are no snapshot: %llu .. %llu\n",
+               (unsigned long long)first, (unsigned long long)last);
+    clone_ctl[0] = ok ? 1 : 2;
+}
+
+/* One clone of this task while the writer works: 0, or 1 with the reason printed. */
+static int clone_round(int i)
+{
+    clone_ctl[0] = 0;
+    long t = task_clone_run("clonechild", clone_child, clone_stack + CLONE_STACK - 8, NULL);
+    int status = -1;
+    if (t < 0 || sys_task_wait((int)t, &status) != t || status != 0 || clone_ctl[0] != 1) {
+        printf("clonestorm FAIL: round %d: clone %ld status %d verdict %llu\n", i, t, status,
+               (unsigned long long)clone_ctl[0]);
+        return 1;
+    }
+    struct vm_check c;
+    if (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries) {
+        printf("clonestorm FAIL: round %d: the reverse map's check\n", i);
+        return 1;
+    }
+    return 0;
+}
+
+static int clone_pair(int rounds)
+{
+    struct thread t;
+    if (map_pages("clonestorm", CLONE_PAGES, &clone_area))
+        return 1;
+    clone_stop = clone_writer_failed = 0;
+    if (start("clonestorm", &t, clone_writer))
+        return 1;
+    int bad = 0, status = 0;
+    for (int i = 0; !bad && i < rounds && !clone_writer_failed; i++)
+        bad = clone_round(i);
+    clone_stop = 1;
+    thread_join(&t, &status);
+    sys_vm_unmap((void *)clone_area, CLONE_PAGES * PAGE);
+    if (!bad && (clone_writer_failed || status != 0)) {
+        printf("clonestorm FAIL: the writer's status %d\n", status);
+        bad = 1;
+    }
+    return bad;
+}
+
+static int clonestorm(int rounds)
+{
+    if (clone_storm_memory("clonestorm", &clone_ctl, &clone_stack, CLONE_STACK))
+        return 1;
+    return storm_on_two_cpus("clonestorm", clone_pair, 2, rounds);
 }
 
 /* ---- filestorm --------------------------------------------------------------------- */
@@ -915,6 +1033,140 @@ static int filestorm(int rounds)
     if (clone_storm_memory("filestorm", &fs_ctl, &fs_stack, FILE_STACK))
         return 1;
     return storm_on_two_cpus("filestorm", fs_pair, 4, rounds);
+}
+
+/* ---- growstorm --------------------------------------------------------------------- */
+#define GS_VIEWS_PAIR 400              /* views a pair (the control page has 512 words) */
+#define GS_GROWS 128                   /* growths of the run a pair, at most */
+/* The control page's words: the views are mapped, the views are done, a failure, then
+ * each view's address in the clone. */
+enum { GS_READY, GS_STOP, GS_FAILED, GS_VIEWS };
+static volatile uint64_t *gs_ctl, *gs_window;
+static uint8_t *gs_stack;
+
+static void gs_fail(const char *bad, int at)
+{
+    gs_ctl[GS_FAILED] = 1;
+    printf("growstorm FAIL: %s %d\n", bad, at);
+}
+
+/* The clone's second thread, on CPU 1: grows the file through the clone's copy of the
+ * window, a page at a time, until the views are done (GS_GROWS at most). */
+static int gs_grower(void *arg)
+{
+    (void)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 2;
+    sys_yield();                       /* now on CPU 1 */
+    uint64_t w = (uint64_t)(uintptr_t)gs_window, pages = FILE_PAGES;
+    for (int g = 0; g < GS_GROWS && !gs_ctl[GS_STOP]; g++)
+        if (sys_vm_ctl(0, VM_CTL_FILE_GROW, (void *)w, ++pages * PAGE, 0, 0) != (long)w)
+            return 1;
+    return 0;
+}
+
+/* One private view: each page shows the file's word, is then written (a copy-on-write
+ * break of a file page, without the kernel lock, whose flush waits for the grower's
+ * CPU: the clone's address space is loaded there) and keeps the word; then the view is
+ * unmapped. NULL or what failed. */
+static const char *gs_view(volatile uint64_t *view, int v)
+{
+    for (int k = 0; k < FILE_PAGES; k++) {
+        volatile uint64_t *p = view + k * (PAGE / 8);
+        uint64_t mine = ((uint64_t)v << 16) | (uint64_t)k | 1;
+        if (p[0] != fs_word(k))
+            return "a page does not show the file's word";
+        p[1] = mine;
+        if (p[1] != mine || p[0] != fs_word(k))
+            return "the private copy lost a word";
+    }
+    return sys_vm_unmap((void *)view, FILE_PAGES * PAGE) != 0 ? "unmap" : NULL;
+}
+
+/* The clone, on CPU 0 (the parent waits meanwhile): faults in and writes every page of
+ * each view the parent mapped into it and unmaps it, while its second thread grows the
+ * file. */
+static void gs_child(void *arg)
+{
+    int views = (int)(uintptr_t)arg;
+    struct thread t;
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    while (!gs_ctl[GS_READY])
+        sys_yield();
+    if (gs_ctl[GS_FAILED] || start("growstorm", &t, gs_grower)) {
+        gs_ctl[GS_FAILED] = 1;
+        return;
+    }
+    for (int v = 0; v < views && !gs_ctl[GS_FAILED]; v++) {
+        const char *bad = gs_view((volatile uint64_t *)gs_ctl[GS_VIEWS + v], v);
+        if (bad)
+            gs_fail(bad, v);
+    }
+    gs_ctl[GS_STOP] = 1;
+    int status = -1;
+    thread_join(&t, &status);
+    if (status != 0)
+        gs_fail("the grower's status", status);
+}
+
+/* A fresh file of FILE_PAGES pages, each with its word, and a clone into which `views`
+ * private read-write views of it are mapped (VM_CTL_MAP_FILE): 0, or 1 with the reason
+ * printed. */
+static int gs_pair(int views)
+{
+    long w = sys_vm_mmap(NULL, FILE_PAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (w < 0) {
+        printf("growstorm FAIL: window %ld\n", w);
+        return 1;
+    }
+    gs_window = (volatile uint64_t *)w;
+    for (int k = 0; k < FILE_PAGES; k++)
+        gs_window[k * (PAGE / 8)] = fs_word(k);
+    for (int i = 0; i < GS_VIEWS; i++)
+        gs_ctl[i] = 0;
+    long t = task_clone_run("growchild", gs_child, gs_stack + FILE_STACK - 8,
+                            (void *)(uintptr_t)views);
+    if (t < 0) {
+        printf("growstorm FAIL: clone %ld\n", t);
+        sys_vm_unmap((void *)w, VM_FILE_WINDOW);
+        return 1;
+    }
+    int bad = 0;
+    for (int v = 0; !bad && v < views; v++) {
+        long a = sys_vm_ctl((int)t, VM_CTL_MAP_FILE, NULL, FILE_PAGES * PAGE,
+                            PROT_READ | PROT_WRITE, (uint64_t)w);
+        gs_ctl[GS_VIEWS + v] = (uint64_t)a;
+        if (a < 0) {
+            gs_fail("map", v);
+            bad = 1;
+        }
+    }
+    gs_ctl[GS_READY] = 1;
+    bad = clone_storm_end("growstorm", t, bad, &gs_ctl[GS_FAILED]);
+    struct vm_check c;
+    if (!bad && (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries)) {
+        printf("growstorm FAIL: the reverse map's check\n");
+        bad = 1;
+    }
+    sys_vm_unmap((void *)w, VM_FILE_WINDOW);
+    return bad;
+}
+
+/* `pairs` pairs of GS_VIEWS_PAIR views each. */
+static int gs_pairs(int pairs)
+{
+    int bad = 0;
+    for (int i = 0; !bad && i < pairs; i++)
+        bad = gs_pair(GS_VIEWS_PAIR);
+    return bad;
+}
+
+static int growstorm(int pairs)
+{
+    if (clone_storm_memory("growstorm", &gs_ctl, &gs_stack, FILE_STACK))
+        return 1;
+    return storm_on_two_cpus("growstorm", gs_pairs, 1, pairs);
 }
 
 /* ---- pingpong ----------------------------------------------------------------------- */
@@ -1488,8 +1740,12 @@ int main(int argc, char **argv)
         return mapstorm(n > 0 ? n : 200);
     if (!strcmp(mode, "shmstorm"))
         return shmstorm(n > 0 && n <= 1000 ? n : 100);
+    if (!strcmp(mode, "clonestorm"))
+        return clonestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "filestorm"))
         return filestorm(n > 0 && n <= 1000 ? n : 100);
+    if (!strcmp(mode, "growstorm"))
+        return growstorm(n > 0 && n <= 1000 ? n : 10);
     if (!strcmp(mode, "churn"))
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipckid"))
@@ -1497,6 +1753,6 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | mapstorm N | shmstorm N | filestorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
+           " | mapstorm N | shmstorm N | clonestorm N | filestorm N | growstorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
