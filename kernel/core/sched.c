@@ -207,16 +207,33 @@ static bool cpu_idles(const struct cpu *c)
     return c->current == c->idle && !__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED);
 }
 
-/* Whether a woken thread stays on its own CPU c: it may run there and nothing waits
- * there already (or c idles). The common case, tested inline. */
+/* Whether a thread woken by the current thread of its own CPU c, which then blocks (IPC
+ * without a direct switch: make_ready_and_schedule), stays there: it may run there and
+ * nothing waits there already (or c idles). Tested inline. */
 static inline bool stays_home(const struct cpu *c, const struct thread *t)
 {
     return (t->affinity >> c->id & 1) && (!c->rq_words || c->current == c->idle);
 }
 
-/* Where a woken thread goes when it does not stay home: an idle CPU it may use; else its
- * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
- * sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
+/* The idle CPU among `allowed` nearest CPU `near` by number (CPUs are numbered as the
+ * firmware lists them, a package's cores together: the nearest shares the most cache
+ * with near), the lower on a tie; -1 if none idles. Without the queues' locks: a hint. */
+static inline __attribute__((always_inline)) int idle_nearest(u32 allowed, int near)
+{
+    int best = -1, best_d = MAX_CPUS;
+    for (u32 m = allowed; m; m &= m - 1) {
+        int cpu = __builtin_ctz(m), d = cpu > near ? cpu - near : near - cpu;
+        if (d < best_d && cpu_idles(&cpus[cpu])) {
+            best = cpu;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* Where a new thread made by another task goes (make_ready_new): an idle CPU it may use;
+ * else its own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity
+ * & sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
  * CPU that stops idling meanwhile runs the thread after what it runs, or balancing moves
  * it). Always inline (rq_lock_of). */
 static inline __attribute__((always_inline)) int place_elsewhere(const struct thread *t)
@@ -231,6 +248,38 @@ static inline __attribute__((always_inline)) int place_elsewhere(const struct th
     return home_ok ? t->cpu : __builtin_ctz(allowed);
 }
 
+/* Where a woken thread goes (Linux's select_task_rq for a wake-up), c being its own CPU
+ * (the one it last ran on, its caches there), `sync` when the waker blocks right after:
+ * - c, if it may run there and c idles (nothing runs or waits there);
+ * - the waker's CPU w, if sync and it may run there and nothing waits there: w is about
+ *   to be free, so t runs at once, without an IPI or another CPU woken, beside the data
+ *   its waker just wrote (a call to a server whose CPU is busy brings the server here;
+ *   the caller, answered, then finds its own CPU free);
+ * - c, if c is the waker's CPU and nothing waits there (woken by what runs there, as
+ *   P1's IPC pairs on one CPU: they keep switching on one CPU);
+ * - else the idle CPU it may use nearest c;
+ * - else c if it may run there (it waits its turn), else the first CPU it may use.
+ * Before, a thread stayed on a busy c whenever nothing waited there, queued behind what
+ * ran, and an idle CPU stole it a little later (docs/smp.md "Wake-up placement").
+ * Read without the other queues' locks: a placement, not a promise. Always inline
+ * (rq_lock_of). */
+static inline __attribute__((always_inline)) int place_woken(const struct cpu *c,
+                                                             const struct thread *t, bool sync)
+{
+    u32 allowed = t->affinity & sched_cpus;
+    bool home_ok = allowed >> c->id & 1;
+    if (home_ok && cpu_idles(c))
+        return c->id;
+    const struct cpu *w = this_cpu();
+    if ((allowed >> w->id & 1) && !__atomic_load_n(&w->rq_words, __ATOMIC_RELAXED) &&
+        (sync || (c == w && home_ok)))
+        return w->id;
+    int idle = idle_nearest(allowed, c->id);
+    if (idle >= 0)
+        return idle;
+    return home_ok ? c->id : __builtin_ctz(allowed);
+}
+
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
  * reschedule there. c->current is exact here when schedule set it (under c's lock); the
  * IPC direct switches change it without that lock (under the BKL), between two threads
@@ -241,6 +290,8 @@ static void kick(struct cpu *c, const struct thread *t)
     spin_assert_held(&c->rq_lock);
     struct thread *cur = c->current;
     if (cur && (cur == c->idle || t->prio > cur->prio)) {
+        if (cur == c->idle)
+            c->woken_tick = ticks;
         c->need_resched = true;
         if (c != this_cpu())
             ipi_send(c->id, VEC_IPI_RESCHED);
@@ -289,11 +340,11 @@ static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct
  * waker finds it no longer waiting, a thief finds it in no queue, and the priority and
  * affinity calls leave a ready thread outside a queue alone (queued_on). A CPU holding its
  * x87 state that does not answer keeps it home. */
-static void make_ready_locked(struct cpu *c, struct thread *t)
+static void make_ready_locked(struct cpu *c, struct thread *t, bool sync)
 {
     spin_assert_held(&c->rq_lock);
     t->state = T_READY;
-    queue_at(c, t, stays_home(c, t) ? c->id : place_elsewhere(t));
+    queue_at(c, t, place_woken(c, t, sync));
 }
 
 /* From any CPU, with or without the BKL: a thread already made ready (by another waker)
@@ -302,7 +353,19 @@ void make_ready(struct thread *t)
 {
     struct cpu *c = rq_lock_of(t);
     if (waits(t))
-        make_ready_locked(c, t);
+        make_ready_locked(c, t, false);
+    else
+        rq_unlock(c);
+}
+
+/* make_ready by a waker that blocks right after (make_ready_and_schedule, when t does not
+ * simply stay on this CPU): a placement that may bring t to this CPU (place_woken's sync).
+ * Out of line, so that make_ready_and_schedule's common case keeps its small frame. */
+static __attribute__((noinline)) void make_ready_sync(struct thread *t)
+{
+    struct cpu *c = rq_lock_of(t);
+    if (waits(t))
+        make_ready_locked(c, t, true);
     else
         rq_unlock(c);
 }
@@ -356,7 +419,7 @@ int sched_set_affinity(struct thread *t, u32 mask)
         rq_unlock(c);
     } else if (t->state == T_READY && t->prio >= 0 && queued_on(c, t)) {
         rq_remove(c, t);
-        make_ready_locked(c, t);
+        make_ready_locked(c, t, false);
     } else {
         if (t->state == T_RUNNING && thread_on_cpu(t)) {
             c->need_resched = true;
@@ -394,6 +457,19 @@ static bool take(struct thread *t, struct cpu *c, enum move_cause why)
     return false;
 }
 
+/* Whether an idle CPU may take threads from o's queue (without o's lock: a hint, as the
+ * choice of victim). Not while o idles itself and was woken for them in this tick: they
+ * run there as soon as o answers the reschedule IPI, and taking one only moves it away
+ * from its caches and leaves o idle (under icount QEMU runs the vCPUs in turns, and an
+ * idle vCPU whose turn came first took most such threads: 0.45 a job of aim-rmap's 0.75
+ * steals, docs/smp.md). After a tick they are fair game, in case o does not run (a vCPU
+ * that QEMU 7.2's round robin starves: "Found, a QEMU 7.2 limit"). */
+static bool steal_from_ok(const struct cpu *o)
+{
+    return __atomic_load_n(&o->current, __ATOMIC_RELAXED) != o->idle ||
+           __atomic_load_n(&o->woken_tick, __ATOMIC_RELAXED) != ticks;
+}
+
 /* c's queue is empty (its lock held): the highest-priority ready thread of another CPU
  * that may run on c, taken from its queue and moved to c; else NULL. The victims are
  * tried highest (peeked) priority first, each with its lock and c's; when c's lock had to
@@ -404,7 +480,8 @@ static struct thread *steal(struct cpu *c)
         struct cpu *o = NULL;
         int best = -1;
         for (u32 m = left; m; m &= m - 1) {
-            int p = cpu_peek_prio(&cpus[__builtin_ctz(m)]);
+            const struct cpu *v = &cpus[__builtin_ctz(m)];
+            int p = steal_from_ok(v) ? cpu_peek_prio(v) : -1;
             if (p > best) {
                 best = p;
                 o = &cpus[__builtin_ctz(m)];
@@ -638,7 +715,7 @@ static void schedule_locked(struct cpu *c)
             prev->state = T_READY;
             rq_push(c, prev);
         } else {
-            make_ready_locked(c, prev);                  /* its affinity changed */
+            make_ready_locked(c, prev, false);           /* its affinity changed */
             rq_lock(c);
         }
     }
@@ -676,7 +753,7 @@ void make_ready_and_schedule(struct thread *t)
         return;
     }
     rq_unlock(c);
-    make_ready(t);
+    make_ready_sync(t);
     schedule();
 }
 
@@ -703,7 +780,7 @@ static bool stealable(const struct cpu *c)
         return false;
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
         struct cpu *o = &cpus[__builtin_ctz(m)];
-        if (!__atomic_load_n(&o->rq_words, __ATOMIC_RELAXED))
+        if (!__atomic_load_n(&o->rq_words, __ATOMIC_RELAXED) || !steal_from_ok(o))
             continue;
         rq_lock(o);
         bool found = movable(o, c, -1) != NULL;

@@ -21,6 +21,7 @@ faults that take no big kernel lock (docs/smp.md, "The rmap-heavy part").
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +50,7 @@ CACHE_PRESET = "modern"
 PROGRAM = "/suite/bin/aim"
 UNIT = "jobs per 10^9 instructions"
 MODEL_UNIT = "jobs per 10^9 modelled cycles"
+ORDER_ENV = "ONDOL_COHERENCE_ORDER"  # the model's replay order (tools/cacheplugin/README.md)
 
 _windows: dict[str, list[dict]] = {}   # the model's windows of each boot, by config label
 REPO = Path(__file__).resolve().parents[2]
@@ -73,8 +75,11 @@ def archive_entries() -> list:
 
 
 def plugin_args(out: Path) -> tuple[str, ...]:
-    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10."""
+    """The model's arguments; percpu= lets it learn the running vCPU on QEMU 10; the replay
+    order from $ONDOL_COHERENCE_ORDER (`time` or `recorded`, the model's default)."""
+    order = os.environ.get(ORDER_ENV)
     return (f"preset={CACHE_PRESET}", f"coherence={LATENCY_PRESET}",
+            *((f"coherence_order={order}",) if order else ()),
             *cache_args(), f"out={qemucmd.escape(str(out))}")
 
 
@@ -165,10 +170,13 @@ def model_fields(coherence: dict, jobs: int) -> dict:
               "miss_cycles")}
     makespan = coherence["makespan"]
     insns = sum(c["instructions"] for c in cpus)
+    shares = [round(c["instructions"] / insns, 3) if insns else None for c in cpus]
     return {
-        # which CPU ran what: each vCPU's share of the window's instructions (exact)
-        "cpu_insn_share": [round(c["instructions"] / insns, 3) if insns else None
-                           for c in cpus],
+        # which CPU ran what: each vCPU's share of the window's instructions (exact), and
+        # the smallest and largest (ideal with one worker a CPU: 1 / N each)
+        "cpu_insn_share": shares,
+        "cpu_share_min": min(shares) if insns else None,
+        "cpu_share_max": max(shares) if insns else None,
         "modelled_throughput": round(jobs * 1e9 / makespan, 1) if makespan else None,
         "model_unit": MODEL_UNIT,
         "makespan": round(makespan),
