@@ -281,7 +281,7 @@ static inline __attribute__((always_inline)) int place_woken(const struct cpu *c
 }
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
- * reschedule there. c->current is exact here when schedule set it (under c's lock); the
+ * reschedule there (and note when an idle c was woken: steal_from_ok). c->current is exact here when schedule set it (under c's lock); the
  * IPC direct switches change it without that lock (under the BKL), between two threads
  * neither of which is the idle thread, so a waker without the BKL may compare t with the
  * one just switched from: at worst t waits for that CPU's next tick or switch. */
@@ -462,12 +462,14 @@ static bool take(struct thread *t, struct cpu *c, enum move_cause why)
  * run there as soon as o answers the reschedule IPI, and taking one only moves it away
  * from its caches and leaves o idle (under icount QEMU runs the vCPUs in turns, and an
  * idle vCPU whose turn came first took most such threads: 0.45 a job of aim-rmap's 0.75
- * steals, docs/smp.md). After a tick they are fair game, in case o does not run (a vCPU
- * that QEMU 7.2's round robin starves: "Found, a QEMU 7.2 limit"). */
+ * steals, docs/smp.md). After STEAL_WAIT_TICKS ticks of the clock (so at least one whole
+ * timer period) they are fair game, in case o does not run (a vCPU that QEMU 7.2's round
+ * robin starves: "Found, a QEMU 7.2 limit"). */
+#define STEAL_WAIT_TICKS 2
 static bool steal_from_ok(const struct cpu *o)
 {
     return __atomic_load_n(&o->current, __ATOMIC_RELAXED) != o->idle ||
-           __atomic_load_n(&o->woken_tick, __ATOMIC_RELAXED) != ticks;
+           ticks - __atomic_load_n(&o->woken_tick, __ATOMIC_RELAXED) >= STEAL_WAIT_TICKS;
 }
 
 /* c's queue is empty (its lock held): the highest-priority ready thread of another CPU
