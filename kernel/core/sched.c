@@ -209,7 +209,8 @@ static bool cpu_idles(const struct cpu *c)
 
 /* Whether a thread woken by the current thread of its own CPU c, which then blocks (IPC
  * without a direct switch: make_ready_and_schedule), stays there: it may run there and
- * nothing waits there already (or c idles). Tested inline. */
+ * nothing waits there already (or c idles): place_woken's choice in that case, tested
+ * inline. */
 static inline bool stays_home(const struct cpu *c, const struct thread *t)
 {
     return (t->affinity >> c->id & 1) && (!c->rq_words || c->current == c->idle);
@@ -249,31 +250,25 @@ static inline __attribute__((always_inline)) int place_elsewhere(const struct th
 }
 
 /* Where a woken thread goes (Linux's select_task_rq for a wake-up), c being its own CPU
- * (the one it last ran on, its caches there), `sync` when the waker blocks right after:
+ * (the one it last ran on, its caches there):
  * - c, if it may run there and c idles (nothing runs or waits there);
- * - the waker's CPU w, if sync and it may run there and nothing waits there: w is about
- *   to be free, so t runs at once, without an IPI or another CPU woken, beside the data
- *   its waker just wrote (a call to a server whose CPU is busy brings the server here;
- *   the caller, answered, then finds its own CPU free);
- * - c, if c is the waker's CPU and nothing waits there (woken by what runs there, as
- *   P1's IPC pairs on one CPU: they keep switching on one CPU);
+ * - c, if c is the waker's CPU and nothing waits there: woken by what runs there, as P1's
+ *   IPC pairs on one CPU (they keep switching directly on one CPU);
  * - else the idle CPU it may use nearest c;
  * - else c if it may run there (it waits its turn), else the first CPU it may use.
  * Before, a thread stayed on a busy c whenever nothing waited there, queued behind what
- * ran, and an idle CPU stole it a little later (docs/smp.md "Wake-up placement").
- * Read without the other queues' locks: a placement, not a promise. Always inline
- * (rq_lock_of). */
+ * ran, and an idle CPU stole it later (docs/smp.md "Wake-up placement"). Tried and left
+ * out: bringing the thread to the CPU of a waker that blocks right after (Linux's sync
+ * wake-up; IPC's calls): it made the UNIX server follow its callers, and the AIM mix at 2
+ * CPUs ran 78 % of its instructions on one. Read without the other queues' locks: a
+ * placement, not a promise. Always inline (rq_lock_of). */
 static inline __attribute__((always_inline)) int place_woken(const struct cpu *c,
-                                                             const struct thread *t, bool sync)
+                                                             const struct thread *t)
 {
     u32 allowed = t->affinity & sched_cpus;
     bool home_ok = allowed >> c->id & 1;
-    if (home_ok && cpu_idles(c))
+    if (home_ok && (cpu_idles(c) || (c == this_cpu() && !c->rq_words)))
         return c->id;
-    const struct cpu *w = this_cpu();
-    if ((allowed >> w->id & 1) && !__atomic_load_n(&w->rq_words, __ATOMIC_RELAXED) &&
-        (sync || (c == w && home_ok)))
-        return w->id;
     int idle = idle_nearest(allowed, c->id);
     if (idle >= 0)
         return idle;
@@ -281,7 +276,7 @@ static inline __attribute__((always_inline)) int place_woken(const struct cpu *c
 }
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
- * reschedule there (and note when an idle c was woken: steal_from_ok). c->current is exact here when schedule set it (under c's lock); the
+ * reschedule there. c->current is exact here when schedule set it (under c's lock); the
  * IPC direct switches change it without that lock (under the BKL), between two threads
  * neither of which is the idle thread, so a waker without the BKL may compare t with the
  * one just switched from: at worst t waits for that CPU's next tick or switch. */
@@ -290,8 +285,6 @@ static void kick(struct cpu *c, const struct thread *t)
     spin_assert_held(&c->rq_lock);
     struct thread *cur = c->current;
     if (cur && (cur == c->idle || t->prio > cur->prio)) {
-        if (cur == c->idle)
-            c->woken_tick = ticks;
         c->need_resched = true;
         if (c != this_cpu())
             ipi_send(c->id, VEC_IPI_RESCHED);
@@ -313,10 +306,12 @@ static inline bool queued_on(const struct cpu *c, const struct thread *t)
 
 /* t, claimed ready, is queued on cpu (c, t's CPU, locked; let go on return): moved there
  * first when it is another and the move can be made (migrate: not if the CPU holding its
- * x87 state is wedged), then a reschedule is asked for where it waits. Inline in both
- * callers, so the wake-up paths' code is what it was before make_ready_new shared it. */
+ * x87 state is wedged), then a reschedule is asked for where it waits. `woken`: a
+ * wake-up's placement (make_ready_locked), not a new thread's; when it lands on an idle
+ * CPU, that CPU's queue is left to it for a while (steal_from_ok). Inline in both callers,
+ * so the wake-up paths' code is what it was before make_ready_new shared it. */
 static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct thread *t,
-                                                           int cpu)
+                                                           int cpu, bool woken)
 {
     if (cpu != c->id) {
         struct cpu *o = &cpus[cpu];
@@ -329,6 +324,8 @@ static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct
         }
     }
     rq_push(c, t);
+    if (woken && c->current == c->idle)
+        c->woken_tick = ticks;             /* its queue is left alone a while: steal_from_ok */
     kick(c, t);
     rq_unlock(c);
 }
@@ -340,11 +337,11 @@ static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct
  * waker finds it no longer waiting, a thief finds it in no queue, and the priority and
  * affinity calls leave a ready thread outside a queue alone (queued_on). A CPU holding its
  * x87 state that does not answer keeps it home. */
-static void make_ready_locked(struct cpu *c, struct thread *t, bool sync)
+static void make_ready_locked(struct cpu *c, struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
     t->state = T_READY;
-    queue_at(c, t, place_woken(c, t, sync));
+    queue_at(c, t, place_woken(c, t), true);
 }
 
 /* From any CPU, with or without the BKL: a thread already made ready (by another waker)
@@ -353,19 +350,7 @@ void make_ready(struct thread *t)
 {
     struct cpu *c = rq_lock_of(t);
     if (waits(t))
-        make_ready_locked(c, t, false);
-    else
-        rq_unlock(c);
-}
-
-/* make_ready by a waker that blocks right after (make_ready_and_schedule, when t does not
- * simply stay on this CPU): a placement that may bring t to this CPU (place_woken's sync).
- * Out of line, so that make_ready_and_schedule's common case keeps its small frame. */
-static __attribute__((noinline)) void make_ready_sync(struct thread *t)
-{
-    struct cpu *c = rq_lock_of(t);
-    if (waits(t))
-        make_ready_locked(c, t, true);
+        make_ready_locked(c, t);
     else
         rq_unlock(c);
 }
@@ -384,7 +369,7 @@ void make_ready_new(struct thread *t)
         return;
     }
     t->state = T_READY;
-    queue_at(c, t, place_elsewhere(t));
+    queue_at(c, t, place_elsewhere(t), false);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
@@ -419,7 +404,7 @@ int sched_set_affinity(struct thread *t, u32 mask)
         rq_unlock(c);
     } else if (t->state == T_READY && t->prio >= 0 && queued_on(c, t)) {
         rq_remove(c, t);
-        make_ready_locked(c, t, false);
+        make_ready_locked(c, t);
     } else {
         if (t->state == T_RUNNING && thread_on_cpu(t)) {
             c->need_resched = true;
@@ -457,14 +442,18 @@ static bool take(struct thread *t, struct cpu *c, enum move_cause why)
     return false;
 }
 
-/* Whether an idle CPU may take threads from o's queue (without o's lock: a hint, as the
- * choice of victim). Not while o idles itself and was woken for them in this tick: they
- * run there as soon as o answers the reschedule IPI, and taking one only moves it away
- * from its caches and leaves o idle (under icount QEMU runs the vCPUs in turns, and an
- * idle vCPU whose turn came first took most such threads: 0.45 a job of aim-rmap's 0.75
- * steals, docs/smp.md). After STEAL_WAIT_TICKS ticks of the clock (so at least one whole
- * timer period) they are fair game, in case o does not run (a vCPU that QEMU 7.2's round
- * robin starves: "Found, a QEMU 7.2 limit"). */
+/* Whether a CPU with nothing to run may take threads from o's queue (without o's lock: a
+ * hint, as the choice of victim). Not while o idles itself and a wake-up queued a thread
+ * there in the last tick or two (queue_at): it runs there as soon as o answers the
+ * reschedule IPI, on the CPU chosen for its caches, and taking it only moves it away and
+ * leaves o idle (aim-rmap: a worker answered by the server on its own idle CPU was taken
+ * by the CPU of a worker that had just blocked, whose own worker then found its CPU
+ * busy: 0.75 steals a job, docs/smp.md). A new process's first thread (make_ready_new)
+ * is fair game at once: it has no cache anywhere, and its parent's CPU holds its
+ * copy-on-write pages. After
+ * STEAL_WAIT_TICKS ticks of the clock (so at least one whole timer period) every thread
+ * is, in case o does not run (a vCPU that QEMU 7.2's round robin starves: "Found, a QEMU
+ * 7.2 limit"). */
 #define STEAL_WAIT_TICKS 2
 static bool steal_from_ok(const struct cpu *o)
 {
@@ -717,7 +706,7 @@ static void schedule_locked(struct cpu *c)
             prev->state = T_READY;
             rq_push(c, prev);
         } else {
-            make_ready_locked(c, prev, false);           /* its affinity changed */
+            make_ready_locked(c, prev);                  /* its affinity changed */
             rq_lock(c);
         }
     }
@@ -755,7 +744,7 @@ void make_ready_and_schedule(struct thread *t)
         return;
     }
     rq_unlock(c);
-    make_ready_sync(t);
+    make_ready(t);
     schedule();
 }
 

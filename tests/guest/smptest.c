@@ -37,14 +37,12 @@
  *            run on CPU 3 (pinned there, then free to run anywhere) and block, in a futex
  *            wait and an IPC receive; then a spinner pinned to CPU 3 keeps it busy. The
  *            main thread, on CPU 0, wakes the sleeper with FUTEX_WAKE and goes on spinning
- *            until it runs: it should run on an idle CPU, moved there by the wake-up (not
- *            queued behind the spinner, not stolen later); then it calls the server and
- *            blocks: the server should answer from the main thread's CPU, brought there
- *            by the wake-up (its waker blocks: Linux's sync wake-up). Before, both stayed
- *            queued on CPU 3 and idle CPUs stole them. Prints "wakeup done sleeper=S
- *            wake=W steal=T server=V wake=W steal=T" (the CPU each ran on, SYS_MEMINFO's
- *            move counts over each wake-up), which tests/test_smp.py judges, or "wakeup
- *            FAIL ..." when the setup fails.
+ *            until it runs; then it calls the server and blocks. Each should run on the
+ *            idle CPU nearest CPU 3, moved there by its wake-up (not queued behind the
+ *            spinner and stolen later, as before). Prints "wakeup done sleeper=S wake=W
+ *            steal=T server=V wake=W steal=T" (the CPU each ran on, SYS_MEMINFO's move
+ *            counts over each wake-up), which tests/test_smp.py judges, or "wakeup FAIL
+ *            ..." when the setup fails.
  * kill N     N rounds: a child task (`smptest spin`) spins in user mode on CPU 1, without a
  *            system call; the caller, on CPU 0, kills it and waits for it. Prints "kill ok
  *            rounds=N max_tsc=T tick_tsc=K": the longest kill-to-reaped time in TSC ticks

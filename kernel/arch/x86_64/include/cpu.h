@@ -96,8 +96,9 @@ struct cpu {
     u64 moves[MOVE_CAUSES];
     u64 move_tsc;
     u32 balance_wait;          /* ticks of this CPU until its next balancing (sched.c) */
-    /* The clock's tick (sched.c ticks) when a thread was last queued here while this CPU
-     * idled (sched.c kick): for a tick, the other idle CPUs leave its queue alone. */
+    /* The clock's tick (sched.c ticks) when a wake-up last queued a thread here while this
+     * CPU idled (sched.c queue_at): for a tick or two the other CPUs leave its queue to
+     * it (steal_from_ok). */
     u64 woken_tick;
     /* The run queue's lock (class rq, sched.c): rq_words, rq_bitmap, rq_head and rq_tail,
      * and the state, CPU and affinity of every thread queued here; `current` is set under
