@@ -7,9 +7,10 @@
  * Every thread has a CPU (t->cpu): the one it runs on, or whose queue holds it, or where it
  * wakes next; it changes only while the thread does not run (migrate). A new thread made
  * in another task (make_ready_new: a new Linux process) starts on an idle CPU. A woken
- * thread goes to its own CPU, unless that one has threads waiting already and another CPU
- * it may use idles; a CPU with nothing of its own to run takes (steals) a ready thread
- * from another. Every balance_ticks ticks a busy CPU hands one of its ready threads to an
+ * thread goes to its own CPU when that idles, or is its waker's with nothing waiting;
+ * else to the idle CPU nearest (place_woken); a CPU with nothing of its own to run takes
+ * (steals) a ready thread from another, but leaves a thread a wake-up queued on an idle
+ * CPU there for a tick or two (steal_from_ok). Every balance_ticks ticks a busy CPU hands one of its ready threads to an
  * idle CPU, or else pulls one from the busiest CPU when that one has at least two more
  * threads (running or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
