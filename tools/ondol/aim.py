@@ -177,6 +177,9 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "cpu_insn_share": shares,
         "cpu_share_min": min(shares) if insns else None,
         "cpu_share_max": max(shares) if insns else None,
+        # each vCPU's modelled clock at the window's end (MODELLED; the largest is the
+        # makespan): which vCPU bounds the throughput, and by how much
+        "cpu_clock": [round(c["clock"]) for c in cpus],
         "modelled_throughput": round(jobs * 1e9 / makespan, 1) if makespan else None,
         "model_unit": MODEL_UNIT,
         "makespan": round(makespan),
