@@ -7,9 +7,10 @@
  * Every thread has a CPU (t->cpu): the one it runs on, or whose queue holds it, or where it
  * wakes next; it changes only while the thread does not run (migrate). A new thread made
  * in another task (make_ready_new: a new Linux process) starts on an idle CPU. A woken
- * thread goes to its own CPU, unless that one has threads waiting already and another CPU
- * it may use idles; a CPU with nothing of its own to run takes (steals) a ready thread
- * from another. Every balance_ticks ticks a busy CPU hands one of its ready threads to an
+ * thread goes to its own CPU when that idles, or is its waker's with nothing waiting;
+ * else to the idle CPU nearest (place_woken); a CPU with nothing of its own to run takes
+ * (steals) a ready thread from another, but leaves a thread a wake-up queued on an idle
+ * CPU there for a tick or two (steal_from_ok). Every balance_ticks ticks a busy CPU hands one of its ready threads to an
  * idle CPU, or else pulls one from the busiest CPU when that one has at least two more
  * threads (running or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
@@ -207,16 +208,34 @@ static bool cpu_idles(const struct cpu *c)
     return c->current == c->idle && !__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED);
 }
 
-/* Whether a woken thread stays on its own CPU c: it may run there and nothing waits
- * there already (or c idles). The common case, tested inline. */
+/* Whether a thread woken by the current thread of its own CPU c, which then blocks (IPC
+ * without a direct switch: make_ready_and_schedule), stays there: it may run there and
+ * nothing waits there already (or c idles): place_woken's choice in that case, tested
+ * inline. */
 static inline bool stays_home(const struct cpu *c, const struct thread *t)
 {
     return (t->affinity >> c->id & 1) && (!c->rq_words || c->current == c->idle);
 }
 
-/* Where a woken thread goes when it does not stay home: an idle CPU it may use; else its
- * own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity &
- * sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
+/* The idle CPU among `allowed` nearest CPU `near` by number (CPUs are numbered as the
+ * firmware lists them, a package's cores together: the nearest shares the most cache
+ * with near), the lower on a tie; -1 if none idles. Without the queues' locks: a hint. */
+static inline __attribute__((always_inline)) int idle_nearest(u32 allowed, int near)
+{
+    int best = -1, best_d = MAX_CPUS;
+    for (u32 m = allowed; m; m &= m - 1) {
+        int cpu = __builtin_ctz(m), d = cpu > near ? cpu - near : near - cpu;
+        if (d < best_d && cpu_idles(&cpus[cpu])) {
+            best = cpu;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* Where a new thread made by another task goes (make_ready_new): an idle CPU it may use;
+ * else its own CPU if allowed; else the first allowed. (SYS_THREAD_AFFINITY keeps affinity
+ * & sched_cpus non-empty.) Read without the queues' locks: a placement, not a promise (a
  * CPU that stops idling meanwhile runs the thread after what it runs, or balancing moves
  * it). Always inline (rq_lock_of). */
 static inline __attribute__((always_inline)) int place_elsewhere(const struct thread *t)
@@ -229,6 +248,32 @@ static inline __attribute__((always_inline)) int place_elsewhere(const struct th
             return cpu;
     }
     return home_ok ? t->cpu : __builtin_ctz(allowed);
+}
+
+/* Where a woken thread goes (Linux's select_task_rq for a wake-up), c being its own CPU
+ * (the one it last ran on, its caches there):
+ * - c, if it may run there and c idles (nothing runs or waits there);
+ * - c, if c is the waker's CPU and nothing waits there: woken by what runs there, as P1's
+ *   IPC pairs on one CPU (they keep switching directly on one CPU);
+ * - else the idle CPU it may use nearest c;
+ * - else c if it may run there (it waits its turn), else the first CPU it may use.
+ * Before, a thread stayed on a busy c whenever nothing waited there, queued behind what
+ * ran, and an idle CPU stole it later (docs/smp.md "Wake-up placement"). Tried and left
+ * out: bringing the thread to the CPU of a waker that blocks right after (Linux's sync
+ * wake-up; IPC's calls): it made the UNIX server follow its callers, and the AIM mix at 2
+ * CPUs ran 78 % of its instructions on one. Read without the other queues' locks: a
+ * placement, not a promise. Always inline (rq_lock_of). */
+static inline __attribute__((always_inline)) int place_woken(const struct cpu *c,
+                                                             const struct thread *t)
+{
+    u32 allowed = t->affinity & sched_cpus;
+    bool home_ok = allowed >> c->id & 1;
+    if (home_ok && (cpu_idles(c) || (c == this_cpu() && !c->rq_words)))
+        return c->id;
+    int idle = idle_nearest(allowed, c->id);
+    if (idle >= 0)
+        return idle;
+    return home_ok ? c->id : __builtin_ctz(allowed);
 }
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
@@ -262,10 +307,12 @@ static inline bool queued_on(const struct cpu *c, const struct thread *t)
 
 /* t, claimed ready, is queued on cpu (c, t's CPU, locked; let go on return): moved there
  * first when it is another and the move can be made (migrate: not if the CPU holding its
- * x87 state is wedged), then a reschedule is asked for where it waits. Inline in both
- * callers, so the wake-up paths' code is what it was before make_ready_new shared it. */
+ * x87 state is wedged), then a reschedule is asked for where it waits. `woken`: a
+ * wake-up's placement (make_ready_locked), not a new thread's; when it lands on an idle
+ * CPU, that CPU's queue is left to it for a while (steal_from_ok). Inline in both callers,
+ * so the wake-up paths' code is what it was before make_ready_new shared it. */
 static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct thread *t,
-                                                           int cpu)
+                                                           int cpu, bool woken)
 {
     if (cpu != c->id) {
         struct cpu *o = &cpus[cpu];
@@ -278,6 +325,8 @@ static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct
         }
     }
     rq_push(c, t);
+    if (woken && c->current == c->idle)
+        c->woken_tick = ticks;             /* its queue is left alone a while: steal_from_ok */
     kick(c, t);
     rq_unlock(c);
 }
@@ -293,7 +342,7 @@ static void make_ready_locked(struct cpu *c, struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
     t->state = T_READY;
-    queue_at(c, t, stays_home(c, t) ? c->id : place_elsewhere(t));
+    queue_at(c, t, place_woken(c, t), true);
 }
 
 /* From any CPU, with or without the BKL: a thread already made ready (by another waker)
@@ -321,7 +370,7 @@ void make_ready_new(struct thread *t)
         return;
     }
     t->state = T_READY;
-    queue_at(c, t, place_elsewhere(t));
+    queue_at(c, t, place_elsewhere(t), false);
 }
 
 /* A new priority for a user thread (never idle: it is READY without being queued). */
@@ -394,6 +443,25 @@ static bool take(struct thread *t, struct cpu *c, enum move_cause why)
     return false;
 }
 
+/* Whether a CPU with nothing to run may take threads from o's queue (without o's lock: a
+ * hint, as the choice of victim). Not while o idles itself and a wake-up queued a thread
+ * there in the last tick or two (queue_at): it runs there as soon as o answers the
+ * reschedule IPI, on the CPU chosen for its caches, and taking it only moves it away and
+ * leaves o idle (aim-rmap: a worker answered by the server on its own idle CPU was taken
+ * by the CPU of a worker that had just blocked, whose own worker then found its CPU
+ * busy: 0.75 steals a job, docs/smp.md). A new process's first thread (make_ready_new)
+ * is fair game at once: it has no cache anywhere, and its parent's CPU holds its
+ * copy-on-write pages. After
+ * STEAL_WAIT_TICKS ticks of the clock (so at least one whole timer period) every thread
+ * is, in case o does not run (a vCPU that QEMU 7.2's round robin starves: "Found, a QEMU
+ * 7.2 limit"). */
+#define STEAL_WAIT_TICKS 2
+static bool steal_from_ok(const struct cpu *o)
+{
+    return __atomic_load_n(&o->current, __ATOMIC_RELAXED) != o->idle ||
+           ticks - __atomic_load_n(&o->woken_tick, __ATOMIC_RELAXED) >= STEAL_WAIT_TICKS;
+}
+
 /* c's queue is empty (its lock held): the highest-priority ready thread of another CPU
  * that may run on c, taken from its queue and moved to c; else NULL. The victims are
  * tried highest (peeked) priority first, each with its lock and c's; when c's lock had to
@@ -404,7 +472,8 @@ static struct thread *steal(struct cpu *c)
         struct cpu *o = NULL;
         int best = -1;
         for (u32 m = left; m; m &= m - 1) {
-            int p = cpu_peek_prio(&cpus[__builtin_ctz(m)]);
+            const struct cpu *v = &cpus[__builtin_ctz(m)];
+            int p = steal_from_ok(v) ? cpu_peek_prio(v) : -1;
             if (p > best) {
                 best = p;
                 o = &cpus[__builtin_ctz(m)];
@@ -703,7 +772,7 @@ static bool stealable(const struct cpu *c)
         return false;
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
         struct cpu *o = &cpus[__builtin_ctz(m)];
-        if (!__atomic_load_n(&o->rq_words, __ATOMIC_RELAXED))
+        if (!__atomic_load_n(&o->rq_words, __ATOMIC_RELAXED) || !steal_from_ok(o))
             continue;
         rq_lock(o);
         bool found = movable(o, c, -1) != NULL;

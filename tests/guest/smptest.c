@@ -32,6 +32,17 @@
  *            rounds=N" or "shootdown FAIL ...".
  * pingpong N a client on CPU 0 calls a server pinned to CPU 1 N times (every call wakes the
  *            other CPU: the reschedule IPI) and checks each answer. Prints "pingpong ok".
+ * wakeup     where a woken thread goes (sched.c place_woken, docs/smp.md "Wake-up
+ *            placement"), on 4 CPUs or more: a sleeper thread and a server thread each last
+ *            run on CPU 3 (pinned there, then free to run anywhere) and block, in a futex
+ *            wait and an IPC receive; then a spinner pinned to CPU 3 keeps it busy. The
+ *            main thread, on CPU 0, wakes the sleeper with FUTEX_WAKE and goes on spinning
+ *            until it runs; then it calls the server and blocks. Each should run on the
+ *            idle CPU nearest CPU 3, moved there by its wake-up (not queued behind the
+ *            spinner and stolen later, as before). Prints "wakeup done sleeper=S wake=W
+ *            steal=T server=V wake=W steal=T" (the CPU each ran on, SYS_MEMINFO's move
+ *            counts over each wake-up), which tests/test_smp.py judges, or "wakeup FAIL
+ *            ..." when the setup fails.
  * kill N     N rounds: a child task (`smptest spin`) spins in user mode on CPU 1, without a
  *            system call; the caller, on CPU 0, kills it and waits for it. Prints "kill ok
  *            rounds=N max_tsc=T tick_tsc=K": the longest kill-to-reaped time in TSC ticks
@@ -1216,6 +1227,132 @@ static int pingpong(int n)
     return 0;
 }
 
+/* ---- wakeup ------------------------------------------------------------------------- */
+#define WK_HOME 3                      /* the CPU both woken threads last ran on */
+static volatile uint32_t wk_word;      /* the sleeper's futex word */
+static volatile long wk_sleeper_cpu = -1, wk_spinning;
+static volatile int wk_stop;
+
+/* Runs on CPU WK_HOME once (pinned, a yield), then may run anywhere. */
+static int wk_go_home(void)
+{
+    if (sys_thread_affinity(0, 1u << WK_HOME) != 0)
+        return 1;
+    sys_yield();
+    return now().cpu != WK_HOME || sys_thread_affinity(0, all_cpus_mask()) != 0;
+}
+
+static int wk_sleeper(void *arg)
+{
+    (void)arg;
+    if (wk_go_home())
+        return 1;
+    while (!wk_word)
+        sys_futex_wait((const uint32_t *)&wk_word, 0, SLEEP_FOREVER);
+    wk_sleeper_cpu = now().cpu;
+    return 0;
+}
+
+/* Answers each call with the CPU it runs on; a call of 0 ends it. */
+static int wk_server(void *arg)
+{
+    (void)arg;
+    if (wk_go_home())
+        return 1;
+    struct ipc_msg m = {{0}};
+    long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    while (from > 0 && m.w[0]) {
+        m.w[0] = now().cpu;
+        from = ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER);
+    }
+    return 0;
+}
+
+static int wk_spinner(void *arg)
+{
+    (void)arg;
+    sys_thread_affinity(0, 1u << WK_HOME);
+    sys_yield();
+    wk_spinning = now().cpu == WK_HOME ? 1 : -1;
+    while (!wk_stop)
+        __asm__ volatile("" ::: "memory");
+    return 0;
+}
+
+/* Whether thread tid waits (blocked or sleeping), from SYS_PS; 0 after 5 s without. */
+static int wk_waits(int tid)
+{
+    static struct ps_entry ps[512];
+    struct time_info ti = now();
+    for (uint64_t t0 = ti.ticks; now().ticks - t0 < 5 * (ti.hz ? ti.hz : 100);) {
+        int count = (int)sys_ps(ps, 512);
+        for (int i = 0; i < count; i++)
+            if (ps[i].tid == tid && (ps[i].state == TS_BLOCKED || ps[i].state == TS_SLEEPING))
+                return 1;
+        sys_yield();
+    }
+    return 0;
+}
+
+static void wk_moves(uint64_t *wake, uint64_t *steal)
+{
+    struct meminfo m;
+    memset(&m, 0, sizeof(m));
+    sys_meminfo(&m);
+    *wake = m.moves_wake;
+    *steal = m.moves_steal;
+}
+
+static int wakeup(void)
+{
+    if (now().cpus <= WK_HOME) {
+        printf("wakeup FAIL: needs %d CPUs\n", WK_HOME + 1);
+        return 1;
+    }
+    if (main_on_cpu0("wakeup"))
+        return 1;
+    struct thread sleeper, server, spinner;
+    int sl = thread_start(&sleeper, wk_sleeper, NULL, PRIO_INHERIT, 16 * 1024);
+    int sv = thread_start(&server, wk_server, NULL, PRIO_INHERIT, 16 * 1024);
+    if (sl < 0 || sv < 0 || !wk_waits(sl) || !wk_waits(sv) ||
+        thread_start(&spinner, wk_spinner, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
+        printf("wakeup FAIL: setup %d %d\n", sl, sv);
+        return 1;
+    }
+    while (!wk_spinning)
+        sys_yield();
+    /* CPU 3 busy with the spinner, CPU 0 with this thread, the others idle */
+    uint64_t w0, s0, w1, s1, w2, s2;
+    wk_moves(&w0, &s0);
+    wk_word = 1;
+    long woken = sys_futex_wake((const uint32_t *)&wk_word, 1);
+    for (uint64_t t0 = now().ticks; wk_sleeper_cpu < 0 && now().ticks - t0 < 500;)
+        ;                              /* this CPU stays busy: 5 s at hz=100 at most */
+    wk_moves(&w1, &s1);
+    struct ipc_msg m = {{1}};
+    long r = ipc_call(sv, &m, IPC_FOREVER);
+    wk_moves(&w2, &s2);
+    long server_cpu = r == sv ? (long)m.w[0] : -1;
+    struct ipc_msg quit = {{0}};
+    ipc_send(sv, &quit, IPC_FOREVER);
+    wk_stop = 1;
+    int st[3] = {-1, -1, -1};
+    thread_join(&sleeper, &st[0]);
+    thread_join(&server, &st[1]);
+    thread_join(&spinner, &st[2]);
+    if (woken != 1 || wk_spinning != 1 || wk_sleeper_cpu < 0 || server_cpu < 0 || st[0] ||
+        st[1] || st[2]) {
+        printf("wakeup FAIL: woken %ld spinner %ld sleeper on %ld server on %ld status %d %d "
+               "%d\n", woken, wk_spinning, wk_sleeper_cpu, server_cpu, st[0], st[1], st[2]);
+        return 1;
+    }
+    /* where they went is for the caller to judge (tests/test_smp.py: exactly under icount) */
+    printf("wakeup done sleeper=%ld wake=%llu steal=%llu server=%ld wake=%llu steal=%llu\n",
+           wk_sleeper_cpu, (unsigned long long)(w1 - w0), (unsigned long long)(s1 - s0),
+           server_cpu, (unsigned long long)(w2 - w1), (unsigned long long)(s2 - s1));
+    return 0;
+}
+
 /* ---- kill --------------------------------------------------------------------------- */
 static uint64_t tsc(void)
 {
@@ -1730,6 +1867,8 @@ int main(int argc, char **argv)
         return shootdown(n > 0 ? n : 20);
     if (!strcmp(mode, "pingpong"))
         return pingpong(n > 0 ? n : 1000);
+    if (!strcmp(mode, "wakeup"))
+        return wakeup();
     if (!strcmp(mode, "kill"))
         return kill_spinner(n > 0 ? n : 5);
     if (!strcmp(mode, "spin"))

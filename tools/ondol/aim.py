@@ -167,10 +167,16 @@ def model_fields(coherence: dict, jobs: int) -> dict:
               "miss_cycles")}
     makespan = coherence["makespan"]
     insns = sum(c["instructions"] for c in cpus)
+    shares = [round(c["instructions"] / insns, 3) if insns else None for c in cpus]
     return {
-        # which CPU ran what: each vCPU's share of the window's instructions (exact)
-        "cpu_insn_share": [round(c["instructions"] / insns, 3) if insns else None
-                           for c in cpus],
+        # which CPU ran what: each vCPU's share of the window's instructions (exact), and
+        # the smallest and largest (ideal with one worker a CPU: 1 / N each)
+        "cpu_insn_share": shares,
+        "cpu_share_min": min(shares) if insns else None,
+        "cpu_share_max": max(shares) if insns else None,
+        # each vCPU's modelled clock at the window's end (MODELLED; the largest is the
+        # makespan): which vCPU bounds the throughput, and by how much
+        "cpu_clock": [round(c["clock"]) for c in cpus],
         "modelled_throughput": round(jobs * 1e9 / makespan, 1) if makespan else None,
         "model_unit": MODEL_UNIT,
         "makespan": round(makespan),

@@ -100,6 +100,10 @@ struct cpu {
     u64 moves[MOVE_CAUSES];
     u64 move_tsc;
     u32 balance_wait;          /* ticks of this CPU until its next balancing (sched.c) */
+    /* The clock's tick (sched.c ticks) when a wake-up last queued a thread here while this
+     * CPU idled (sched.c queue_at): for a tick or two the other CPUs leave its queue to
+     * it (steal_from_ok). */
+    u64 woken_tick;
     /* The run queue's lock (class rq, sched.c): rq_words, rq_bitmap, rq_head and rq_tail,
      * and the state, CPU and affinity of every thread queued here; `current` is set under
      * it by schedule (the IPC switches, under the BKL, change it between two threads that
