@@ -16,7 +16,7 @@ def record(jobs=8, tsc=4_000_000, mode_counters=None):
 
 def window(makespan=2_000_000):
     cpu = {"instructions": 1, "transfers": 40, "lock_waits": 4, "lock_wait_cycles": 800,
-           "handoffs": 2, "transfer_cycles": 4000, "miss_cycles": 80}
+           "handoffs": 2, "transfer_cycles": 4000, "miss_cycles": 80, "clock": 1_999_999.6}
     locks = [{"id": 3, "acquires": 9, "waits": 6, "handoffs": 2, "wait_cycles": 1200},
              {"id": 4, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 100},
              {"id": 260, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 300},
@@ -57,6 +57,7 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["cancel_rate"] == 0.5                                  # 10 of 20 removes
     assert row["d_frames_free"] == 0 and row["d_tasks"] == 0
     assert row["modelled"] and row["modelled_throughput"] == 4000.0   # 8 jobs / 2e6 cycles
+    assert row["cpu_clock"] == [2_000_000, 2_000_000] and row["cpu_share_max"] == 0.5
     assert row["transfers_per_job"] == 10.0 and row["lock_waits_per_job"] == 1.0
     assert row["transfer_cycles_per_job"] == 1000.0 and row["miss_cycles_per_job"] == 20.0
     # by class of lock: 3 the BKL, 4..260 the reverse map's, the rest other (per job)
