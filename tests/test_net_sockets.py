@@ -313,10 +313,16 @@ def test_network_server_death(form, tmp_path):
         s.cmd(f"A={LINUX_IP}; Z='dd if=/dev/zero bs=1k count=99999'")
         s.cmd("$Z 2>/dev/null | (nc $A 9000 2>/tmp/e; echo $? > /tmp/w) &")
         s.cmd("sleep 999 | (nc $A 9001; echo $? > /tmp/p) &")
-        out = s.cmd("sleep 2; cat /proc/net/dev; echo st $?", timeout=60)
+        for port in (9000, 9001):          # both connected before the crash, however loaded
+            ns.wait_connected(port)
+        out = s.cmd("cat /proc/net/dev; echo st $?", timeout=60)
         assert re.search(r"net: server died \(task \d+, thread \d+, status \d+\)", out), out
         assert "eth0" not in out and "st 0" in out, out    # the table without its line
-        out = s.cmd("sleep 1; cat /tmp/w /tmp/e /tmp/p", timeout=60)
+        # both nc end on their own; on a loaded host that may take seconds, not a fixed one
+        # (each line short: the console wraps at 80 columns)
+        s.cmd("e() { [ -s /tmp/w ] && [ -s /tmp/p ]; }")
+        s.cmd("for i in $(seq 300); do e && break; sleep 0.2; done", timeout=90)
+        out = s.cmd("cat /tmp/w /tmp/e /tmp/p")
         assert out.startswith("1\nnc: ") and "Network is down" in out, out
         assert re.search(r"\n\d+\n$", out), out          # the parked nc ended too
         out = s.cmd("nc $A 9000; echo st $?", timeout=30)

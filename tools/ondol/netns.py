@@ -73,6 +73,18 @@ class Namespace:
             time.sleep(0.1)
         raise OndolError(f"nothing listens on port {port} in namespace {self.name} after {timeout} s")
 
+    def wait_connected(self, port: int, timeout: float = 60) -> None:
+        """Wait until a TCP connection to local `port` in the namespace is established: a
+        guest program's connect may take seconds to get there on a loaded host."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ss = subprocess.run([*self.prefix(), "ss", "-Htn", "state", "established",
+                                 f"sport = :{port}"], capture_output=True, text=True)
+            if ss.stdout.strip():
+                return
+            time.sleep(0.1)
+        raise OndolError(f"no connection to port {port} in namespace {self.name} after {timeout} s")
+
 
 def qemu_flags() -> tuple[str, ...]:
     """The virtio-net device on the namespace's tap (QEMU must run inside the namespace)."""
