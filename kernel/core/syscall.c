@@ -301,19 +301,6 @@ static long discard_in(struct aspace *as, int owner, u64 addr, u64 len)
     return region_discard(as, owner, addr, addr + ALIGN_UP(len, PAGE_SIZE));
 }
 
-/* The same for the UNIX server's IK form (syscall.h). Separate, so the static ones stay
- * inlined into the system calls as before. */
-long vm_ctl_map(struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
-{
-    return mmap_in(t, addr, len, prot, flags, 0);
-}
-long vm_ctl_unmap(struct task *t, u64 addr, u64 len) { return unmap_in(t->as, t->id, addr, len); }
-long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot)
-{
-    return protect_in(t->as, t->id, addr, len, prot);
-}
-long vm_ctl_discard(struct task *t, u64 addr, u64 len) { return discard_in(t->as, t->id, addr, len); }
-
 /* ---- the memory calls without the kernel lock (docs/smp.md "mmap and munmap without
  * the BKL") ----------------------------------------------------------------------------
  * Map, unmap and protect need only their address space's lock (region.c) and the
@@ -394,6 +381,29 @@ static vm_call *unlocked_call(u64 op, u64 flags)
            : op == VM_CTL_PROTECT ? protect_call
            : op == VM_CTL_DISCARD ? discard_call
                                   : NULL;
+}
+
+/* SYS_VM_CTL's map, unmap, protect and discard on a controlled task (syscall.h): the work
+ * without the kernel lock when it may; VM_NEEDS_LOCK when it must run under it. */
+long vm_ctl_unlocked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    vm_call *fn = unlocked_call(op, flags);
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
+    return fn ? without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
+}
+
+/* The same under the kernel lock throughout (syscall.h). */
+long vm_ctl_locked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    if (op == VM_CTL_MAP && !(flags & VM_MMAP_PHYS))
+        return mmap_in(t, addr, len, prot, flags, 0);
+    if (op == VM_CTL_UNMAP)
+        return unmap_in(t->as, t->id, addr, len);
+    if (op == VM_CTL_PROTECT)
+        return protect_in(t->as, t->id, addr, len, prot);
+    if (op == VM_CTL_DISCARD)
+        return discard_in(t->as, t->id, addr, len);
+    return E_INVAL;
 }
 
 /* On the caller's own task: without the kernel lock when it may, else with it. */
@@ -590,22 +600,12 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return err;
     if (op == VM_CTL_MAP_FILE)
         return map_file_in(id, t, addr, len, prot, flags);
-    vm_call *fn = unlocked_call(op, flags);
-    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
-    long r = fn ? without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
+    long r = vm_ctl_unlocked(t, op, addr, len, prot, flags);
     if (r != VM_NEEDS_LOCK)
         return r;
-    if (fn && !(t = controlled(id, &err)))     /* it may have gone meanwhile */
+    if (!(t = controlled(id, &err)))           /* it may have gone meanwhile */
         return err;
-    if (op == VM_CTL_MAP && !(flags & VM_MMAP_PHYS))
-        return mmap_in(t, addr, len, prot, flags, 0);
-    if (op == VM_CTL_UNMAP)
-        return unmap_in(t->as, t->id, addr, len);
-    if (op == VM_CTL_PROTECT)
-        return protect_in(t->as, t->id, addr, len, prot);
-    if (op == VM_CTL_DISCARD)
-        return discard_in(t->as, t->id, addr, len);
-    return E_INVAL;
+    return vm_ctl_locked(t, op, addr, len, prot, flags);
 }
 
 /* One page's worth of a copy between our memory and the page of `as` at va. */

@@ -1,16 +1,19 @@
 /* System calls (syscall.c): the memory calls on any task's address space, which the UNIX
  * server's IK form (kernel/srv/unix_ik.c) also makes on its Linux tasks. Arguments as
- * SYS_VM_CTL takes them (no VM_MMAP_PHYS); results an address, 0 or E_*. */
+ * SYS_VM_CTL takes them (op VM_CTL_MAP, _UNMAP, _PROTECT or _DISCARD; no VM_MMAP_PHYS);
+ * results an address, 0 or E_*. Both are called with the kernel lock held.
+ * vm_ctl_unlocked lets it go for the work when the call allows (docs/smp.md "mmap and
+ * munmap without the BKL") and answers VM_NEEDS_LOCK, having changed nothing, when the
+ * call must run under it: the caller then looks the task up again (it may have gone
+ * while the lock was let go) and calls vm_ctl_locked. */
 #ifndef SYSCALL_H
 #define SYSCALL_H
 #include "types.h"
 #include "vm.h"
 
 struct task;
-long vm_ctl_map(struct task *t, u64 addr, u64 len, u64 prot, u64 flags);
-long vm_ctl_unmap(struct task *t, u64 addr, u64 len);
-long vm_ctl_protect(struct task *t, u64 addr, u64 len, u64 prot);
-long vm_ctl_discard(struct task *t, u64 addr, u64 len);
+long vm_ctl_unlocked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flags);
+long vm_ctl_locked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flags);
 
 struct meminfo;
 /* SYS_MEMINFO's figures (the logs applied first, so object counts are exact). */

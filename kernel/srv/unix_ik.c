@@ -200,36 +200,41 @@ long rt_vm_clone(int id, int from_id)
     return err;
 }
 
-long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
+/* A memory call on Linux task id: its work without the BKL when it may (as the MK
+ * server's SYS_VM_CTL), else under it, the task looked up again. */
+static long vm_op(int id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     KERNEL_SCOPE;
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
+    long r = vm_ctl_unlocked(t, op, addr, len, prot, flags);
+    if (r != VM_NEEDS_LOCK)
+        return r;
+    t = linux_task(id);                /* it may have gone while the BKL was let go */
+    return t ? vm_ctl_locked(t, op, addr, len, prot, flags) : E_SRCH;
+}
+
+long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
+{
     if (flags & VM_MMAP_PHYS)
         return E_INVAL;
-    return vm_ctl_map(t, addr, len, prot, flags);
+    return vm_op(id, VM_CTL_MAP, addr, len, prot, flags);
 }
 
 long rt_vm_unmap(int id, uint64_t addr, uint64_t len)
 {
-    KERNEL_SCOPE;
-    struct task *t = linux_task(id);
-    return t ? vm_ctl_unmap(t, addr, len) : E_SRCH;
+    return vm_op(id, VM_CTL_UNMAP, addr, len, 0, 0);
 }
 
 long rt_vm_protect(int id, uint64_t addr, uint64_t len, unsigned prot)
 {
-    KERNEL_SCOPE;
-    struct task *t = linux_task(id);
-    return t ? vm_ctl_protect(t, addr, len, prot) : E_SRCH;
+    return vm_op(id, VM_CTL_PROTECT, addr, len, prot, 0);
 }
 
 long rt_vm_discard(int id, uint64_t addr, uint64_t len)
 {
-    KERNEL_SCOPE;
-    struct task *t = linux_task(id);
-    return t ? vm_ctl_discard(t, addr, len) : E_SRCH;
+    return vm_op(id, VM_CTL_DISCARD, addr, len, 0, 0);
 }
 
 void rt_vm_check(uint64_t out[3])
