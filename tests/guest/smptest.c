@@ -1013,18 +1013,28 @@ static int fs_rounds(long t, int rounds)
     return 0;
 }
 
+/* A fresh file object of FILE_PAGES pages mapped here, each page holding its word
+ * (fs_word), or NULL with the reason printed for `storm`. */
+static volatile uint64_t *fresh_file(const char *storm)
+{
+    long w = sys_vm_mmap(NULL, FILE_PAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
+    if (w < 0) {
+        printf("%s FAIL: window %ld\n", storm, w);
+        return NULL;
+    }
+    volatile uint64_t *window = (volatile uint64_t *)w;
+    for (int k = 0; k < FILE_PAGES; k++)
+        window[k * (PAGE / 8)] = fs_word(k);
+    return window;
+}
+
 /* A fresh file of FILE_PAGES pages, each with its word, in a clone and here: 0, or 1
  * with the reason printed. */
 static int fs_pair(int rounds)
 {
-    long w = sys_vm_mmap(NULL, FILE_PAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
-    if (w < 0) {
-        printf("filestorm FAIL: window %ld\n", w);
+    if (!(fs_window = fresh_file("filestorm")))
         return 1;
-    }
-    fs_window = (volatile uint64_t *)w;
-    for (int k = 0; k < FILE_PAGES; k++)
-        fs_window[k * (PAGE / 8)] = fs_word(k);
+    uint64_t w = (uint64_t)(uintptr_t)fs_window;
     for (int i = 0; i < FS_SLOTS + 4; i++)
         fs_ctl[i] = 0;
     long t = task_clone_run("filechild", fs_child, fs_stack + FILE_STACK - 8,
@@ -1126,14 +1136,9 @@ static void gs_child(void *arg)
  * printed. */
 static int gs_pair(int views)
 {
-    long w = sys_vm_mmap(NULL, FILE_PAGES * PAGE, PROT_READ | PROT_WRITE, VM_MMAP_FILE, 0);
-    if (w < 0) {
-        printf("growstorm FAIL: window %ld\n", w);
+    if (!(gs_window = fresh_file("growstorm")))
         return 1;
-    }
-    gs_window = (volatile uint64_t *)w;
-    for (int k = 0; k < FILE_PAGES; k++)
-        gs_window[k * (PAGE / 8)] = fs_word(k);
+    uint64_t w = (uint64_t)(uintptr_t)gs_window;
     for (int i = 0; i < GS_VIEWS; i++)
         gs_ctl[i] = 0;
     long t = task_clone_run("growchild", gs_child, gs_stack + FILE_STACK - 8,

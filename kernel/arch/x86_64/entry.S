@@ -219,8 +219,8 @@ linux_ik_syscall_entry:
  * stack, store its rsp, load the new one and restore. A new thread's stack is prepared
  * so that the final ret lands in thread_start.
  */
-    .globl swtch
-swtch:
+/* The callee-saved registers pushed, and the stack pointer stored in *save_rsp (rdi). */
+.macro SAVE_CONTINUATION
     pushq %rbp
     pushq %rbx
     pushq %r12
@@ -228,6 +228,11 @@ swtch:
     pushq %r14
     pushq %r15
     movq %rsp, (%rdi)
+.endm
+
+    .globl swtch
+swtch:
+    SAVE_CONTINUATION
     movq %rsi, %rsp
     popq %r15
     popq %r14
@@ -249,13 +254,7 @@ swtch:
 swtch_to_tf:
     testq %rdi, %rdi
     jz 1f
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
-    movq %rsp, (%rdi)
+    SAVE_CONTINUATION
 1:  movq %rsi, %rsp
     xorl %ebp, %ebp
     jmp thread_start
