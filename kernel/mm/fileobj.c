@@ -31,6 +31,7 @@
 #include "fileobj.h"
 #include "kernel.h"
 #include "klock.h"
+#include "lockcheck.h"
 #include "memlayout.h"
 #include "pmm.h"
 #include "region.h"
@@ -76,11 +77,14 @@ int fileobj_fault(struct aspace *as, const struct region *r, u64 va, u64 *pte,
  * waiting for this CPU's answer to a shootdown (the address space is loaded here: a
  * thread of the caller's task). So a count left with the list empty is a flush in
  * flight on another CPU: it is waited for, answering shootdowns; else the run could be
- * freed (growth) while a TLB still reaches it and its count is above 0. */
+ * freed (growth) while a TLB still reaches it and its count is above 0. Under the lock
+ * checker a wait past lockcheck_spin_ms is reported as a suspected deadlock (class
+ * map_count) instead of hanging unnoticed. */
 static void drop_mappings(u64 pa)
 {
     struct aspace *as;
     u64 va;
+    struct lockcheck_wait w = {0, false};
     while (frame_maps(pa)) {
         if (rmap_first(pa, &as, &va)) {
             region_drop_file_page(as, va, pa);
@@ -88,6 +92,8 @@ static void drop_mappings(u64 pa)
         }
         pause();
         ipi_poll();
+        if (lockcheck_on)
+            lockcheck_waiting(frame_meta(pa), LOCK_MAP_COUNT, &w);
     }
 }
 
