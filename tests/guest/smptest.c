@@ -8,8 +8,9 @@
  * newcpus    the first threads of new tasks made with SYS_TASK_THREAD_REGS (as the UNIX
  *            server starts a forked Linux process) start on idle CPUs, not on their maker's
  *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
- *            noting the CPU of its first instruction in a shared page, then spinning for
- *            five timer ticks (its CPU stays busy while the next is made); the caller
+ *            noting the CPU of its first instruction in a shared page, then spinning
+ *            until the caller has seen every child's (its CPU stays busy while the next
+ *            is made); the caller
  *            spins until all have noted theirs (its CPU never idles, so steals none).
  *            The first C - 1 must have started on CPUs of their own other than the
  *            caller's, the last (no CPU idle then) on the caller's. Before, the first
@@ -200,14 +201,22 @@ static int online(unsigned want)
 #define NEWCPUS_STACK (16 * 1024)
 static uint8_t newcpus_stacks[TIME_CPUS][NEWCPUS_STACK] __attribute__((aligned(16)));
 
+/* The slot after the children's in the shared page: set by the maker once every child
+ * has noted its CPU. */
+#define NEWCPUS_DONE TIME_CPUS
+
 /* A child task's only thread, entered by its registers (no libc start: it uses no TLS):
- * notes the CPU it started on (plus one) in *slot, a page shared with its maker, spins
- * for five timer ticks (its CPU stays busy while the others are made) and exits. */
+ * notes the CPU it started on (plus one) in slots[i], a page shared with its maker, spins
+ * until the maker has seen every child's (its CPU stays busy while the others are made,
+ * however long the host keeps the maker's vCPU from running; at most 30 s) and exits. */
 static __attribute__((noreturn)) void newcpus_child(volatile uint64_t *slot)
 {
     struct time_info t0 = now();
+    volatile uint64_t *done = (volatile uint64_t *)((uintptr_t)slot & ~(uintptr_t)(PAGE - 1))
+                              + NEWCPUS_DONE;
+    uint64_t hz = t0.hz ? t0.hz : 100;
     __atomic_store_n(slot, t0.cpu + 1, __ATOMIC_RELEASE);
-    while (now().ticks - t0.ticks < 5)
+    while (!__atomic_load_n(done, __ATOMIC_ACQUIRE) && now().ticks - t0.ticks < 30 * hz)
         ;
     sys_exit(0);
 }
@@ -243,6 +252,7 @@ static int newcpus(void)
     for (unsigned i = 0; i < n; i++)
         while (!__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) && now().ticks - t0 < 30 * hz)
             ;
+    __atomic_store_n(&slots[NEWCPUS_DONE], 1, __ATOMIC_RELEASE);
     int failed = 0;
     unsigned used = 0;
     for (unsigned i = 0; i < n; i++) {
