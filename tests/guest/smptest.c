@@ -1570,13 +1570,21 @@ static int shaker(void *arg)
     return 0;
 }
 
+/* 1 when as many CPUs run threads as the test wants (0: any number); else 0 and a FAIL
+ * line. */
+static int cpus_as_wanted(const char *test, struct time_info t0, unsigned want_cpus)
+{
+    if (!want_cpus || t0.cpus == want_cpus)
+        return 1;
+    printf("%s FAIL: %u of %u CPUs run threads\n", test, t0.cpus, want_cpus);
+    return 0;
+}
+
 static int churn(int turns, unsigned want_cpus)
 {
     struct time_info t0 = now();
-    if (want_cpus && t0.cpus != want_cpus) {
-        printf("churn FAIL: %u of %u CPUs run threads\n", t0.cpus, want_cpus);
+    if (!cpus_as_wanted("churn", t0, want_cpus))
         return 1;
-    }
     unsigned cpus = t0.cpus;
     uint64_t hz = t0.hz ? t0.hz : 100;
     int n = (int)cpus * 2 < 4 ? 4 : (int)cpus * 2;
@@ -1790,10 +1798,8 @@ static int race_kill_round(int round, uint32_t *seed)
 static int ipcrace(int calls, unsigned want_cpus)
 {
     struct time_info t0 = now();
-    if (want_cpus && t0.cpus != want_cpus) {
-        printf("ipcrace FAIL: %u of %u CPUs run threads\n", t0.cpus, want_cpus);
+    if (!cpus_as_wanted("ipcrace", t0, want_cpus))
         return 1;
-    }
     unsigned cpus = t0.cpus;
     uint64_t hz = t0.hz ? t0.hz : 100;
     int servers = cpus < 2 ? 2 : (int)cpus, clients = 2 * servers;
