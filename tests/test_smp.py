@@ -381,8 +381,10 @@ def proc_stat(s) -> tuple[list[list[int]], dict]:
 
 def check_every_cpu_is_shown(s, form, ncpu):
     """nproc, /proc/cpuinfo and /proc/stat name ncpu CPUs, and so does busybox taskset,
-    whose mask a program and its children keep; while `yes` runs for a second pinned to
-    the last CPU, that CPU's user time grows most, and the CPU times (tick-sampled: user
+    whose mask a program and its children keep; while a shell loop without system calls
+    spins for a second pinned to the last CPU, that CPU's user time grows most (not `yes`:
+    its writes, served on another CPU, are mostly waits, system and idle time), and the
+    CPU times (tick-sampled: user
     for Linux programs, system for the servers, idle), interrupts, switches and forks
     grow, and the total line is the sum of the others; dd's system calls are system time."""
     everyone, last = (1 << ncpu) - 1, 1 << (ncpu - 1)
@@ -391,7 +393,7 @@ def check_every_cpu_is_shown(s, form, ncpu):
     assert s.cmd("taskset -p $$").endswith(f"affinity mask: {everyone:x}\n")
     assert s.cmd(f"taskset {last:x} sh -c 'taskset -p $$; nproc'").endswith(f"affinity mask: {last:x}\n1\n")
     before, named0 = proc_stat(s)
-    s.cmd(f"taskset {last:x} yes > /dev/null & sleep 1; kill $!")
+    s.cmd(f"taskset {last:x} sh -c 'while :; do :; done' & sleep 1; kill $!")
     after, named1 = proc_stat(s)
     assert len(after) == ncpu + 1
     for stat in (before, after):

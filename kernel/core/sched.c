@@ -663,6 +663,8 @@ static void switch_to(struct thread *prev, struct thread *next)
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
     if (next->task) {
         cpu_count_switch(aspace_switch(next->task->as));
+        if (next->linux)       /* a tick held back meanwhile (interrupts off: a wait for */
+            c->kernel_work_rip = next->tf->rip;   /* the BKL, say) is system time */
     } else {
         cpu_count_switch(false);
         c->loaded_cr3 = read_cr3();    /* kept, lazily, by the idle thread (TLB shootdown) */

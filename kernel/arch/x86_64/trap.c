@@ -212,8 +212,9 @@ static bool user_fault_unlocked(struct trapframe *tf)
  * Linux program's own code; system time the operating system's work for it, which in
  * ondol is mostly servers in user mode (the UNIX server in MK form, the network server,
  * drivers) and the kernel's. The kernel runs with interrupts off, so a tick that comes
- * while it works for a Linux program (an IK system call, a page fault) is taken at the
- * user address it returns to: that address (kernel_work_rip) makes it system time. (A
+ * while it works for a Linux program (an IK system call, a page fault, the switch back
+ * to it, with a wait for the BKL on the way: sched.c switch_to) is taken at the user
+ * address it returns to: that address (kernel_work_rip) makes it system time. (A
  * tick that comes just as the program reaches that address on its own is counted as
  * system too: one instruction's window.) Idle is the idle thread. */
 _Static_assert(sizeof(((struct cpu *)0)->ticks_in) == TIME_TICK_KINDS * sizeof(u64),
