@@ -490,10 +490,29 @@ static struct task *clone_pair(u64 id, u64 from_id, struct task **from, long *er
     return t && *from ? t : NULL;
 }
 
-/* Without the kernel lock when it may: both address spaces are held meanwhile (either
- * task may go: a controlled source too), and the call runs again under the lock after
- * looking both tasks up again. E_NOMEM leaves part of the copy, destroyed under the lock
- * (its frames' last mappings may go with it). */
+/* Both address spaces are held while the lock is let go (either task may go meanwhile:
+ * a controlled source too). */
+long vm_clone_unlocked(struct task *t, struct task *from)
+{
+    const struct vm_req q = {.from = from->as};
+    aspace_hold(q.from);
+    long r = without_bkl(clone_call, t, &q);
+    aspace_unhold(q.from);
+    return r;
+}
+
+/* E_NOMEM's partial copy is destroyed under the lock (its frames' last mappings may go
+ * with it). */
+long vm_clone_locked(struct task *t, struct task *from, long unlocked)
+{
+    long r = unlocked;
+    if (r == VM_NEEDS_LOCK)
+        r = task_quiet(t, self_task()) && t != from ? regions_clone(t->as, from->as) : E_INVAL;
+    if (r == E_NOMEM)
+        regions_destroy(t->as);
+    return r;
+}
+
 static long sys_vm_clone(u64 id, u64 from_id)
 {
     long err;
@@ -502,19 +521,12 @@ static long sys_vm_clone(u64 id, u64 from_id)
         return err;
     if (!task_quiet(t, self_task()) || t == from)
         return E_INVAL;
-    const struct vm_req q = {.from = from->as};
-    aspace_hold(q.from);
-    long r = without_bkl(clone_call, t, &q);
-    aspace_unhold(q.from);
+    long r = vm_clone_unlocked(t, from);
     if (r != VM_NEEDS_LOCK && r != E_NOMEM)
         return r;
-    if (!(t = clone_pair(id, from_id, &from, &err)))
+    if (!(t = clone_pair(id, from_id, &from, &err)))    /* they may have gone meanwhile */
         return err;
-    if (r == VM_NEEDS_LOCK)
-        r = task_quiet(t, self_task()) ? regions_clone(t->as, from->as) : E_INVAL;
-    if (r == E_NOMEM)
-        regions_destroy(t->as);
-    return r;
+    return vm_clone_locked(t, from, r);
 }
 
 static struct task *controlled(u64 id, long *err)
@@ -548,22 +560,36 @@ static long vm_ctl_file(u64 op, u64 window, u64 len)
     return err ? err : (long)window;
 }
 
+long vm_map_file_unlocked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags,
+                          struct memobj *obj, u64 off)
+{
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags,
+                             .obj = obj, .off = off};
+    return without_bkl(map_file_call, t, &q);
+}
+
+long vm_map_file_locked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags,
+                        struct memobj *obj, u64 off)
+{
+    return fileobj_map(t->as, t->id, addr, len, (unsigned)prot, (unsigned)flags, obj, off);
+}
+
 /* VM_CTL_MAP_FILE into task `id` (t): flags holds the source window page and the
- * VM_MMAP_* bits. Without the kernel lock when it may: the window's object is found under
- * it and held by a reference of the call's meanwhile (the window may go at once). */
+ * VM_MMAP_* bits. The window's object is found under the kernel lock and held by a
+ * reference of the call's meanwhile (the window may go at once). */
 static long map_file_in(u64 id, struct task *t, u64 addr, u64 len, u64 prot, u64 flags)
 {
-    u64 bits = flags & (PAGE_SIZE - 1);
-    struct vm_req q = {.addr = addr, .len = ALIGN_UP(len, PAGE_SIZE), .prot = prot, .flags = bits};
-    q.obj = window_object(self_task()->as, flags & ~(PAGE_SIZE - 1), &q.off);
-    if (!q.obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+    u64 bits = flags & (PAGE_SIZE - 1), off;
+    struct memobj *obj = window_object(self_task()->as, flags & ~(PAGE_SIZE - 1), &off);
+    if (!obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
         (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED)))
         return E_INVAL;
-    memobj_get(q.obj);
-    long err, r = without_bkl(map_file_call, t, &q);
+    len = ALIGN_UP(len, PAGE_SIZE);
+    memobj_get(obj);
+    long err, r = vm_map_file_unlocked(t, addr, len, prot, bits, obj, off);
     if (r == VM_NEEDS_LOCK)       /* t may have gone meanwhile */
-        r = (t = controlled(id, &err)) ? map_file_call(t->as, t->id, &q) : err;
-    memobj_put(q.obj);
+        r = (t = controlled(id, &err)) ? vm_map_file_locked(t, addr, len, prot, bits, obj, off) : err;
+    memobj_put(obj);
     return r;
 }
 

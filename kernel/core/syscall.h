@@ -1,7 +1,7 @@
 /* System calls (syscall.c): the memory calls on any task's address space, which the UNIX
  * server's IK form (kernel/srv/unix_ik.c) also makes on its Linux tasks. Arguments as
  * SYS_VM_CTL takes them (op VM_CTL_MAP, _UNMAP, _PROTECT or _DISCARD; no VM_MMAP_PHYS);
- * results an address, 0 or E_*. Both are called with the kernel lock held.
+ * results an address, 0 or E_*. All are called with the kernel lock held.
  * vm_ctl_unlocked lets it go for the work when the call allows (docs/smp.md "mmap and
  * munmap without the BKL") and answers VM_NEEDS_LOCK, having changed nothing, when the
  * call must run under it: the caller then looks the task up again (it may have gone
@@ -14,6 +14,23 @@
 struct task;
 long vm_ctl_unlocked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flags);
 long vm_ctl_locked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flags);
+
+/* A clone's copy of from's memory into t, whose threads do not run, in the same two
+ * halves: vm_clone_unlocked copies without the kernel lock when it may; on VM_NEEDS_LOCK
+ * (nothing copied) or E_NOMEM (part of a copy left) the caller looks both tasks up
+ * again and hands that answer to vm_clone_locked, which copies or cleans up under it. */
+long vm_clone_unlocked(struct task *t, struct task *from);
+long vm_clone_locked(struct task *t, struct task *from, long unlocked);
+
+struct memobj;
+/* VM_CTL_MAP_FILE's work: len bytes (page-aligned) of file object obj from byte offset
+ * off into t at addr, flags VM_MMAP_FIXED and VM_MMAP_SHARED only; the caller holds a
+ * reference to obj. Without the kernel lock when it may, else VM_NEEDS_LOCK with nothing
+ * mapped: the caller looks t up again and calls vm_map_file_locked. */
+long vm_map_file_unlocked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags,
+                          struct memobj *obj, u64 off);
+long vm_map_file_locked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags,
+                        struct memobj *obj, u64 off);
 
 struct meminfo;
 /* SYS_MEMINFO's figures (the logs applied first, so object counts are exact). */

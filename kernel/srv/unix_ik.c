@@ -186,6 +186,7 @@ long rt_task_reap(int id)
     return 0;
 }
 
+/* The copy without the BKL when it may, as the MK server's SYS_VM_CLONE (syscall.h). */
 long rt_vm_clone(int id, int from_id)
 {
     KERNEL_SCOPE;
@@ -194,10 +195,12 @@ long rt_vm_clone(int id, int from_id)
         return E_SRCH;
     if (t->live_threads || t == from)
         return E_INVAL;
-    long err = regions_clone(t->as, from->as);
-    if (err == E_NOMEM)
-        regions_destroy(t->as);
-    return err;
+    long r = vm_clone_unlocked(t, from);
+    if (r != VM_NEEDS_LOCK && r != E_NOMEM)
+        return r;
+    t = linux_task(id);                /* either may have gone while the BKL was let go */
+    from = linux_task(from_id);
+    return t && from ? vm_clone_locked(t, from, r) : E_SRCH;
 }
 
 /* A memory call on Linux task id: its work without the BKL when it may (as the MK
@@ -282,15 +285,22 @@ void rt_file_free(uint64_t handle)
     memobj_put((struct memobj *)handle);
 }
 
+/* The server's own reference keeps the object while the BKL is let go: it frees its
+ * files under its lock, which the caller holds. */
 long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
                  uint64_t handle, uint64_t off)
 {
     KERNEL_SCOPE;
     struct task *t = linux_task(id);
+    struct memobj *obj = (struct memobj *)handle;
     if (!t)
         return E_SRCH;
-    return fileobj_map(t->as, t->id, addr, ALIGN_UP(len, PAGE_SIZE), prot, flags,
-                       (struct memobj *)handle, off);
+    len = ALIGN_UP(len, PAGE_SIZE);
+    long r = vm_map_file_unlocked(t, addr, len, prot, flags, obj, off);
+    if (r != VM_NEEDS_LOCK)
+        return r;
+    t = linux_task(id);
+    return t ? vm_map_file_locked(t, addr, len, prot, flags, obj, off) : E_SRCH;
 }
 
 /* Bytes between kernel memory and task t's pages, one page at a time through the
