@@ -82,8 +82,10 @@ static unsigned lock_id(const struct spinlock *l, u64 pa)
 {
     if (l == &global_lock)
         return LOCK_ID_RMAP_GLOBAL;
-    if (l->cls == LOCK_RMAP_FAMILY)
-        return LOCK_ID_FAMILY0 + container_of(l, struct rmap_family, lock)->serial % LOCK_ID_FAMILIES;
+    if (l->cls == LOCK_RMAP_FAMILY) {
+        const struct rmap_family *f = container_of(l, struct rmap_family, lock);
+        return LOCK_ID_FAMILY0 + f->serial % LOCK_ID_FAMILIES;
+    }
     return LOCK_ID_FRAME0 + (unsigned)((pa >> 12) % LOCK_ID_FRAMES);
 }
 
