@@ -7,7 +7,7 @@
 #include "types.h"
 #include "vm.h"
 
-enum { RMAP_GLOBAL, RMAP_LOCK, RMAP_LOG, RMAP_FAMILY };   /* the order of the words in options.def */
+enum { RMAP_GLOBAL, RMAP_LOCK, RMAP_LOG, RMAP_FAMILY };  /* the order of the words in options.def */
 extern int rmap_mode;
 
 struct rmap_entry {
