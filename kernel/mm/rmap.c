@@ -67,8 +67,9 @@ static u64 applied;                     /* log entries applied, under global_loc
 #define LOCK_ID_FAMILY0 (LOCK_ID_FRAME0 + LOCK_ID_FRAMES)
 #define LOCK_ID_FAMILIES 256
 
-/* rmap=family: a fork family of address spaces (rmap_family_start), alone on its cache
- * line (kobj places objects 16 bytes into a line, and the rest is padding), so that the
+/* rmap=family: a fork family of address spaces (rmap_family_start). 64 bytes, so that its
+ * used part has a cache line to itself (kobj puts objects 48 bytes into a line: lock, refs
+ * and serial fill its last 16 bytes, the previous object's padding the rest) and the
  * model sees only the lock's own contention. */
 struct rmap_family {
     struct spinlock lock;        /* class rmap_family: its anonymous frames' lists */
