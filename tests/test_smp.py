@@ -102,7 +102,7 @@ def test_lock_checker_off_reports_nothing():
 CHECKER_SPIN_MS = 60000
 
 
-@pytest.mark.parametrize("rmap", ["global", "lock", "log"])
+@pytest.mark.parametrize("rmap", ["global", "lock", "log", "family"])
 def test_suite_programs_run_clean_with_the_lock_checker(rmap):
     """The SMP subset with lockcheck=on on two CPUs (real concurrency), in each reverse-map
     mode: no report, and the orders seen include the memory locks under the BKL."""
@@ -122,9 +122,12 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
     seen = set(m.group(1).split())
     assert {"bkl>aspace", "aspace>kobj", "aspace>frame_cache", "frame_cache>pmm",
             "aspace>memobj", "memobj>frame_cache", "aspace>fileobj", "bkl>fileobj"} <= seen, seen
-    assert ("aspace>rmap_frame" in seen) == (rmap == "lock"), seen   # its own locks only
-    assert ("fileobj>rmap_frame" in seen) == (rmap == "lock"), seen
-    assert ("bkl>rmap_frame" in seen) == (rmap == "lock"), seen      # the checker, the file walks
+    frames = rmap in ("lock", "family")         # family: a file object's frame has its own
+    assert ("aspace>rmap_frame" in seen) == frames, seen   # its own locks only
+    assert ("fileobj>rmap_frame" in seen) == frames, seen
+    assert ("bkl>rmap_frame" in seen) == frames, seen       # the checker, the file walks
+    assert ("aspace>rmap_family" in seen) == (rmap == "family"), seen
+    assert ("bkl>rmap_family" in seen) == (rmap == "family"), seen   # the checker
     if rmap != "log":                   # log: the global lock only when a log fills up
         assert ("aspace>rmap_global" in seen) == (rmap == "global"), seen
 
@@ -282,6 +285,24 @@ def test_clones_of_a_task_on_one_cpu_while_it_writes_maps_and_unmaps_on_another(
     after each, and the frames in use come back exactly."""
     out = smptest(["smptest,clonestorm,150"], cpus, icount, timeout=240)
     assert "clonestorm ok rounds=150" in out, out[-3000:]
+
+
+def test_memory_storms_on_four_cpus_with_family_locks_and_the_lock_checker():
+    """rmap=family (one reverse-map lock per fork family) on 4 CPUs under icount with
+    lockcheck=on: faults racing an unmap, two threads' memory calls, a file shrinking and
+    growing under its mappers, clones while a writer breaks copy-on-write, a storm of
+    clones with the reverse map's checker (which also finds every mapper of an anonymous
+    frame in one family): all pass, no report, the family lock under the address space's."""
+    cmds = ["smptest,faultrace,4", "smptest,mapstorm,100", "smptest,filestorm,100",
+            "smptest,clonestorm,60", "cowtest,wide,8", "vmstorm,7,300"]
+    out = smptest(cmds, 4, icount=True, timeout=400, lockcheck="on", rmap="family",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    for ok in ("faultrace ok rounds=4", "mapstorm ok rounds=100", "filestorm ok rounds=100",
+               "clonestorm ok rounds=60", "cowtest ok", "vmstorm ok"):
+        assert ok in out, out[-3000:]
+    m = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
+    assert m, out[-3000:]
+    assert "aspace>rmap_family" in m.group(1).split(), m.group(1)
 
 
 def qemu_version() -> tuple[int, int]:

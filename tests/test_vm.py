@@ -67,7 +67,7 @@ def test_cow_clone(shell, args):
 
 # ---- the reverse map in every rmap= mode (tests/guest/vmstorm.c) -------------------------
 
-@pytest.fixture(scope="module", params=["global", "lock", "log"])
+@pytest.fixture(scope="module", params=["global", "lock", "log", "family"])
 def rmap_shell(request):
     s = boot({"rmap": request.param}, lifetime=900)
     try:
@@ -92,6 +92,25 @@ def test_clone_exit_cycles_return_to_baseline(rmap_shell):
     out = rmap_shell.cmd("cowtest cycles 10000", timeout=600)
     assert "cowtest ok" in out and "FAIL" not in out, out
     assert meminfo(rmap_shell) == before
+
+
+def test_fork_families_share_one_family_and_fresh_tasks_start_their_own(rmap_shell):
+    """rmap=family (P4's Linux): a clone joins its source's family (a fork's child shares
+    its parent's family lock), a fresh task (an exec's) starts one, and an emptied task
+    cloned into leaves its own for its source's; every family goes with its last member.
+    The other modes make none."""
+    mode = re.search(r"rmap=(\w+)", rmap_shell.output)[1]
+    before = meminfo(rmap_shell)
+    out = rmap_shell.cmd("cowtest family", timeout=120)
+    assert "cowtest ok" in out and "FAIL" not in out and "killed" not in out, out
+    m = re.search(r"cowtest families before=(\d+) clones=(\d+) fresh=(\d+) joined=(\d+)", out)
+    assert m, out
+    n, clones, fresh, joined = (int(x) for x in m.groups())
+    if mode == "family":
+        assert n >= 1 and (clones, fresh, joined) == (n, n + 3, n + 1), out
+    else:
+        assert (n, clones, fresh, joined) == (0, 0, 0, 0), out
+    assert meminfo(rmap_shell) == before        # the families went with their tasks
 
 
 def test_out_of_memory_kills_with_a_report(shell):

@@ -806,7 +806,7 @@ void kernel_meminfo(struct meminfo *m)
         .kobj_bytes = kobj_bytes_in_use(), .kobj_frames = kobj_frames(),
         .rmap_inserts = r.inserts, .rmap_removes = r.removes,
         .rmap_cancelled = r.cancelled, .rmap_applied = r.applied,
-        .rmap_probe_ticks = r.probe_ticks,
+        .rmap_probe_ticks = r.probe_ticks, .rmap_families = rmap_families(),
     };
     for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {
         m->moves_wake += cpus[i].moves[MOVE_WAKE];

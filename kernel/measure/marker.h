@@ -30,7 +30,7 @@ enum marker_cmd {
 
 enum { LOCK_EV_WAIT = 0, LOCK_EV_ACQUIRE = 1, LOCK_EV_RELEASE = 2 };
 /* MARK_LOCK ids (10 bits): smpbench's ping-pong uses 1; the big kernel lock (klock.h); the
- * reverse map's global lock, then its frame locks (rmap.c). */
+ * reverse map's global lock, then its frame locks, then its family locks (rmap.c). */
 enum { LOCK_ID_BKL = 3, LOCK_ID_RMAP_GLOBAL = 4 };
 
 enum { DOMAIN_SERVER = 1, DOMAIN_USER = 2 };

@@ -41,7 +41,7 @@ static int cow_copy(struct aspace *as, const struct region *r, u64 page, u64 *pt
     memcpy(phys_to_virt(copy), phys_to_virt(old), PAGE_SIZE);
     frame_map_inc(copy);
     rmap_remove(pte);
-    rmap_insert(e, as, page, copy, pte);
+    rmap_insert(e, as, page, copy | PTE_ANON, pte);
     u64 was = *frame;                 /* not *pte: first_frame may not have set it yet */
     *frame = copy | PTE_ANON;
     vm_set_pte(as, page, pte, region_pte(r, *frame));
@@ -74,7 +74,7 @@ static int first_frame(struct aspace *as, const struct region *r, u64 page, u64 
                   : memobj_frame(r->obj, r->off + (page - r->start), frame, &owned);
     if (!err && owned) {
         frame_map_inc(*frame);
-        rmap_insert(e, as, page, *frame, pte);
+        rmap_insert(e, as, page, *frame | PTE_ANON, pte);
         *frame |= PTE_ANON;
     } else if (err || r->obj->kind != MEMOBJ_FILE) {
         rmap_entry_discard(e);
@@ -178,7 +178,7 @@ static int install_copy(struct aspace *as, const struct region *r, u64 page, u64
     }
     memcpy(phys_to_virt(frame), phys_to_virt(src_pa), PAGE_SIZE);
     frame_map_inc(frame);
-    rmap_insert(e, as, page, frame, pte);
+    rmap_insert(e, as, page, frame | PTE_ANON, pte);
     vm_set_pte(as, page, pte, region_pte(r, frame | PTE_ANON));
     return 0;
 }

@@ -60,7 +60,7 @@ int fileobj_fault(struct aspace *as, const struct region *r, u64 va, u64 *pte,
     if (!err) {
         *frame = obj->phys_base + off;
         frame_map_inc(*frame);
-        rmap_insert(e, as, va, *frame, pte);
+        rmap_insert(e, as, va, *frame | PTE_FILE, pte);
         *frame |= PTE_FILE;
     }
     spin_unlock(&obj->lock);

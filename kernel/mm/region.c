@@ -488,7 +488,7 @@ static int clone_page(struct aspace *src, u64 va, u64 *spte, void *dst_as)
     u64 pte = *spte;
     if (pte & PTE_COUNTED) {
         frame_map_inc(pte & PTE_ADDR);
-        rmap_insert(e, dst, va, pte & PTE_ADDR, d);
+        rmap_insert(e, dst, va, pte & (PTE_ADDR | PTE_COUNTED), d);
     }
     if (pte & PTE_ANON) {
         pte &= ~PTE_W;
@@ -504,6 +504,7 @@ static int clone_regions(struct aspace *dst, struct aspace *src)
     if (dst->shared || src->shared)
         return E_NOTSUP;
     free_regions(dst, true);
+    rmap_family_join(dst, src);         /* emptied: a fork's child joins its parent's */
     struct region **tail = &dst->regions;
     for (const struct region *r = src->regions; r; r = r->next) {
         struct region *copy = kobj_alloc(&region_cache);

@@ -17,6 +17,7 @@
 #include "options.h"
 #include "pmm.h"
 #include "region.h"
+#include "rmap.h"
 #include "task.h"
 #include "thread.h"
 #include "vm.h"
@@ -152,7 +153,7 @@ struct aspace *aspace_create(void)
         return NULL;
     as->pml4_pa = frame_alloc();
     as->asid = asid_alloc();
-    if (!as->pml4_pa || as->asid < 0) {
+    if (!as->pml4_pa || as->asid < 0 || !rmap_family_start(as)) {
         if (as->pml4_pa)
             frame_free(as->pml4_pa);
         if (as->asid > 0)
@@ -296,6 +297,7 @@ void aspace_destroy(struct aspace *as)
     if (others && tlb_shootdown(others, as->cr3, NULL, 0, TLB_LEAVE) != 0)
         panic("vm: a CPU did not leave an address space being destroyed");
     regions_teardown(as);
+    rmap_family_leave(as);
     free_level(as->pml4_pa, 3);
     asid_free(as->asid);
     kobj_free(&aspace_cache, as);

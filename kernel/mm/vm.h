@@ -21,6 +21,7 @@
 #define PTE_ADDR 0x000ffffffffff000ull
 
 struct region;
+struct rmap_family;
 struct vm_batch;
 
 struct aspace {
@@ -31,6 +32,7 @@ struct aspace {
     u64 pages;                /* user PTEs in use (present or parked) */
     struct region *regions;   /* sorted by address, disjoint (region.c) */
     u64 check_gen;            /* the rmap checker's pass that last saw it (rmap.c) */
+    struct rmap_family *family; /* rmap=family: its fork family (rmap.c); changes under lock */
     bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
     struct spinlock lock;     /* class aspace: regions, page tables, pages, batch (below) */
     struct vm_batch *batch;   /* the lock holder's flush batch, or NULL (vm_batch_begin) */

@@ -13,6 +13,10 @@
  *   shared   VM_MMAP_SHARED memory stays shared across clones (MAP_SHARED|MAP_ANONYMOUS):
  *            a child's writes are the parent's, private pages beside it still copy, and
  *            its frames come back when the last mapper unmaps it
+ *   family   rmap=family's fork families (docs/memory.md): prints meminfo's rmap_families
+ *            before, with 4 clones alive (each joined ours), with 3 fresh tasks beside
+ *            them (an exec's: each starts one), after one of those is cloned from us and
+ *            another from a third (each joins its source's); the host checks the counts
  * Prints "cowtest ok" when every check passed (children report failures themselves).
  */
 #include <stdint.h>
@@ -288,6 +292,57 @@ static void shared(void)
         printf("cowtest: %lu frames before, %lu after\n", (unsigned long)before, (unsigned long)after);
 }
 
+static uint64_t families(void)
+{
+    struct meminfo m;
+    sys_meminfo(&m);
+    return m.rmap_families;
+}
+
+/* Child of family: writes its own values (copy-on-write breaks, in our family's lists),
+ * then waits until the parent has counted, through a word the clones share. */
+static volatile uint64_t *go;
+static void child_waits(void *arg)
+{
+    fill((uint64_t)(uintptr_t)arg);
+    int ok = holds((uint64_t)(uintptr_t)arg);
+    while (!*go)
+        sys_sleep(1);
+    sys_exit(ok ? 0 : 1);
+}
+
+static void family(void)
+{
+    long at = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
+    CHECK(at > 0, "map the shared word");
+    if (at <= 0)
+        return;
+    go = (volatile uint64_t *)(uintptr_t)at;
+    *go = 0;
+    fill(1);
+    uint64_t before = families();
+    long kids[4], fresh[3];
+    for (int i = 0; i < 4; i++)
+        CHECK((kids[i] = clone_run(child_waits, 10 + (uint64_t)i)) > 0, "clone");
+    uint64_t clones = families();
+    for (int i = 0; i < 3; i++)
+        CHECK((fresh[i] = sys_task_create("cowfresh")) > 0, "create");
+    uint64_t created = families();
+    CHECK(sys_vm_clone((int)fresh[0], 0) == 0, "clone into a fresh task");
+    CHECK(sys_vm_clone((int)fresh[1], (int)fresh[2]) == 0, "clone between fresh tasks");
+    uint64_t joined = families();
+    *go = 1;
+    int ok = 0;
+    for (int i = 0; i < 4; i++)
+        ok += wait_ok(kids[i]);
+    CHECK(ok == 4, "every clone saw its own values");
+    CHECK(holds(1), "parent unchanged");
+    printf("cowtest families before=%lu clones=%lu fresh=%lu joined=%lu\n",
+           (unsigned long)before, (unsigned long)clones, (unsigned long)created,
+           (unsigned long)joined);
+    /* the fresh tasks never run: they go when we exit (the host test checks meminfo) */
+}
+
 static void wide(int n)
 {
     fill(1);
@@ -307,7 +362,7 @@ static void wide(int n)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("usage: cowtest iso|deep N|wide N|cycles N|last|errors|ctl|shared\n");
+        printf("usage: cowtest iso|deep N|wide N|cycles N|last|errors|ctl|shared|family\n");
         return 2;
     }
     long a = sys_vm_map(NPAGES * PAGE, PROT_READ | PROT_WRITE);
@@ -337,6 +392,8 @@ int main(int argc, char **argv)
         ctl();
     else if (strcmp(mode, "shared") == 0)
         shared();
+    else if (strcmp(mode, "family") == 0)
+        family();
     else {
         printf("cowtest: unknown mode %s\n", mode);
         return 2;

@@ -20,6 +20,8 @@ def window(makespan=2_000_000):
     locks = [{"id": 3, "acquires": 9, "waits": 6, "handoffs": 2, "wait_cycles": 1200},
              {"id": 4, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 100},
              {"id": 260, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 300},
+             {"id": 516, "acquires": 3, "waits": 2, "handoffs": 0, "wait_cycles": 400},
+             {"id": 517, "acquires": 8, "waits": 8, "handoffs": 0, "wait_cycles": 0},
              {"id": 1, "acquires": 1, "waits": 0, "handoffs": 0, "wait_cycles": 0}]
     return {"window": 13, "coherence": {"preset": "p4", "makespan": makespan,
                                         "cpus": [cpu, cpu], "locks": locks}}
@@ -60,10 +62,12 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["cpu_clock"] == [2_000_000, 2_000_000] and row["cpu_share_max"] == 0.5
     assert row["transfers_per_job"] == 10.0 and row["lock_waits_per_job"] == 1.0
     assert row["transfer_cycles_per_job"] == 1000.0 and row["miss_cycles_per_job"] == 20.0
-    # by class of lock: 3 the BKL, 4..260 the reverse map's, the rest other (per job)
-    assert row["lock_waits_per_job_bkl"] == 0.75 and row["lock_waits_per_job_rmap"] == 0.25
+    # by class of lock: 3 the BKL, 4..516 the reverse map's (global, frames, families), the
+    # rest other (per job)
+    assert row["lock_waits_per_job_bkl"] == 0.75 and row["lock_waits_per_job_rmap"] == 0.5
+    assert row["lock_waits_per_job_other"] == 1.0
     assert row["lock_wait_cycles_per_job_bkl"] == 150.0
-    assert row["lock_wait_cycles_per_job_rmap"] == 50.0
+    assert row["lock_wait_cycles_per_job_rmap"] == 100.0
     assert row["handoffs_per_job_rmap"] == 0.25 and row["handoffs_per_job_other"] == 0
 
 

@@ -1,6 +1,7 @@
 """`./ondol bench aim` (docs/smp.md, "The P4 experiment"): tests/linux/aim.c, an AIM7-like
-multi-process mix, as pid 1 of ondol's UNIX server with -smp N for each reverse-map mode,
-and on the Linux peer in the same QEMU and mode.
+multi-process mix, as pid 1 of ondol's UNIX server with -smp N for each reverse-map mode
+(global, lock, family: P4's Linux's locking, log: P4's), and on the Linux peer in the same
+QEMU and mode.
 
 One boot per (rmap mode, CPU count): N workers of JOBS jobs each (weak scaling: the work
 grows with the CPUs). Under icount QEMU runs the vCPUs one at a time, so the TSC figure
@@ -32,7 +33,7 @@ if __package__:
 else:  # imported by linuxsuite run as a script: tools/ondol/ is sys.path[0]
     import rootfs
 
-MODES = ("global", "lock", "log")
+MODES = ("global", "lock", "family", "log")   # rmap=family: P4's Linux, a lock per fork family
 CPUS = (1, 2, 4, 8, 16)
 QUICK_CPUS = (1, 2)
 JOBS = 4                     # jobs per worker
@@ -135,9 +136,10 @@ def counter_fields(row: dict) -> dict:
 
 
 # The kernel's MARK_LOCK ids (kernel/measure/marker.h, kernel/mm/rmap.c): the big kernel
-# lock, and the reverse map's (4 the global lock, 5..260 the frame locks hashed by frame).
+# lock, and the reverse map's (4 the global lock, 5..260 the frame locks hashed by frame,
+# 261..516 the family locks of rmap=family by the family's serial number).
 LOCK_ID_BKL = 3
-LOCK_IDS_RMAP = range(4, 4 + 1 + 256)
+LOCK_IDS_RMAP = range(4, 4 + 1 + 256 + 256)
 LOCK_CLASSES = ("bkl", "rmap", "other")
 
 

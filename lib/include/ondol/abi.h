@@ -285,6 +285,7 @@ struct meminfo {
     uint64_t moves_steal;      /*   woken elsewhere, stolen by an idle CPU, pulled by a */
     uint64_t moves_balance;    /*   busy CPU's periodic balancing */
     uint64_t move_ticks;       /* TSC ticks those moves took (x87/SSE state fetched) */
+    uint64_t rmap_families;    /* rmap=family: fork families of address spaces alive (else 0) */
 };
 
 #define TIME_CPUS 16               /* CPUs struct time_info reports one by one */
