@@ -22,8 +22,10 @@ void make_ready_new(struct thread *t);
 /* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
  * to it, or freeing it. */
 void sched_wait_off_cpu(const struct thread *t);
-/* The current thread (no longer running: blocked, or a zombie) switches away after t is
- * made ready, with one acquisition of the run-queue lock when t stays on this CPU. */
+/* IPC's wake-up and switch (ipc.c): the current thread, blocked, switches away after t is
+ * made ready, with one acquisition of the run-queue lock when t stays on this CPU. The
+ * ipc locks of both threads, held on entry, are let go once t is ready, before the
+ * switch. */
 void make_ready_and_schedule(struct thread *t);
 struct thread *current_thread(void);
 void sched_set_priority(struct thread *t, int prio);
