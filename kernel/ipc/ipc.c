@@ -745,6 +745,66 @@ static void unlock_reply(struct thread *r, struct thread *c, struct thread *f)
         ipc_unlock(f);
 }
 
+/* reply_recv's reply to c, r's and c's locks held: 0 with c answered (off its wait, the
+ * words and the result in its frame; its state and wake-up are the caller's), or the
+ * error for r, nothing done. */
+static inline __attribute__((always_inline)) long answer_caller(struct thread *r,
+                                                               struct thread *c, u64 rdx)
+{
+    if (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid)
+        return E_SRCH;                         /* not waiting for a reply from us */
+    if (!awaits_reply_from(c, r) && !may_send(r, c))
+        return E_PERM;
+    long err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
+    if (err)
+        return err;
+    r->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
+    if (r->reply_to == c->tid)
+        r->reply_to = 0;
+    end_receive_wait(r, c);
+    thread_unblock(c);
+    u64 saved = r->ipc_flags;
+    r->ipc_flags = saved & IPC_SEND_BUF;
+    c->tf->rax = (u64)transfer(r, c);
+    r->ipc_flags = saved & IPC_RECV_BUF;
+    return 0;
+}
+
+/* reply_recv whose receive names a thread `from` (do_reply_recv has the common open
+ * receive): with the lock of a third thread when `from` names one besides r and c, since
+ * r may block on its receivers queue. */
+static __attribute__((noinline, cold)) struct trapframe *
+reply_recv_closed(struct thread *r, struct thread *c, int from, u64 rdx)
+{
+    struct thread *f = third_partner(r, c, from);
+    if (f)
+        lock_three(r, c, f);
+    else
+        lock_two(r, c);
+    long err = answer_caller(r, c, rdx);
+    if (err) {
+        unlock_reply(r, c, f);
+        r->tf->rax = (u64)err;
+        return r->tf;
+    }
+    /* Receive phase: a sender already queued is taken at once, an error or an expired
+     * timeout reported; the client stays ready (do_recv). Else r waits on q's queue. */
+    struct thread *q;                          /* the partner named: c, or f */
+    if (find_sender(r, from) || timeout_of(rdx) == 0 || lookup_partner(from, &q) || q == r) {
+        ready_answered(c);
+        unlock_reply(r, c, f);
+        return do_recv(r, from, rdx & ~(u64)IPC_SEND_BUF);
+    }
+    r->ipc_state = IPC_RECEIVING;
+    r->recv_from = from;
+    r->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
+    waitq_append(&q->receivers, r);
+    if (f)
+        ipc_unlock(f);                         /* r is on its queue */
+    sleep_until(r, timeout_of(rdx));
+    return wake_partner(r, c, true);
+}
+
 /* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
 static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
 {
@@ -760,52 +820,25 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
         r->tf->rax = (u64)err;
         return r->tf;
     }
-    struct thread *f = from == IPC_ANY ? NULL : third_partner(r, c, from);
-    if (f)
-        lock_three(r, c, f);
-    else
-        lock_two(r, c);
-    if (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid)
-        err = E_SRCH;                          /* not waiting for a reply from us */
-    if (!err && !awaits_reply_from(c, r) && !may_send(r, c))
-        err = E_PERM;
-    if (!err)
-        err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
+    if (from != IPC_ANY)
+        return reply_recv_closed(r, c, from, rdx);
+    lock_two(r, c);
+    err = answer_caller(r, c, rdx);
     if (err) {
-        unlock_reply(r, c, f);
+        unlock_two(r, c);
         r->tf->rax = (u64)err;
         return r->tf;
     }
-    r->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
-    if (r->reply_to == c->tid)
-        r->reply_to = 0;
-    end_receive_wait(r, c);
-    thread_unblock(c);
-    u64 saved = r->ipc_flags;
-    r->ipc_flags = saved & IPC_SEND_BUF;
-    c->tf->rax = (u64)transfer(r, c);
-    r->ipc_flags = saved & IPC_RECV_BUF;
     /* Receive phase: a sender already queued is taken at once; the client stays ready. */
-    struct thread *s = find_sender(r, from);
-    if (s || timeout_of(rdx) == 0) {
+    u64 timeout = timeout_of(rdx);
+    if (r->senders.head || timeout == 0) {
         ready_answered(c);
-        unlock_reply(r, c, f);
-        return do_recv(r, from, rdx & ~(u64)IPC_SEND_BUF);
-    }
-    struct thread *q = NULL;                   /* a closed receive's partner: c, or f */
-    if (from != IPC_ANY && (lookup_partner(from, &q) || q == r)) {
-        ready_answered(c);
-        unlock_reply(r, c, f);
-        return do_recv(r, from, rdx);          /* reports the error */
+        unlock_two(r, c);
+        return do_recv(r, IPC_ANY, rdx & ~(u64)IPC_SEND_BUF);
     }
     r->ipc_state = IPC_RECEIVING;
-    r->recv_from = from == IPC_ANY ? 0 : from;
+    r->recv_from = 0;
     r->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
-    if (q)
-        waitq_append(&q->receivers, r);
-    if (f)
-        ipc_unlock(f);                         /* r is on its queue */
-    u64 timeout = timeout_of(rdx);
     if (timeout != WAIT_FOREVER)               /* (most receives are untimed: no call) */
         sleep_until(r, timeout);
     return wake_partner(r, c, true);
