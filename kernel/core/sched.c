@@ -27,9 +27,10 @@
  * blocked or sleeping thread, so two wakers on two CPUs queue it once. Two queues are
  * taken lower CPU id first (rq_lock_two, rq_lock_also). The sleep list has its own lock
  * (class sleep). None of this code needs the big kernel lock: the lock checker asserts
- * the locks each step needs (spin_assert_held). What still needs the BKL is outside it:
- * a thread's link into an object's wait queue and its IPC state (thread_wake asserts it),
- * and the IPC direct switch, which claims a blocked partner without its queue's lock.
+ * the locks each step needs (spin_assert_held). What still needs a lock from outside is
+ * a thread's link into a wait queue and its IPC state: the BKL, or the queue's own lock
+ * (for IPC a thread's ipc lock, ipc.c; thread_wake asserts one or the other), and the
+ * IPC direct switch, which claims a blocked partner without its queue's lock (the BKL).
  *
  * A thread woken on one CPU may be picked by another before the CPU it blocked on has
  * left its kernel stack: t->on_cpu is set when a thread becomes a CPU's current one and
@@ -1100,12 +1101,12 @@ static __attribute__((noinline, cold)) void wait_lock_check(struct thread *t)
         lockcheck_assert_bkl();
 }
 
-/* t off its wait queue and the sleep list. The wait queue belongs to an object whose lock
- * covers it (wait_lock_check). t's entry is tested again
- * under the sleep list's lock: the clock may have taken it meanwhile (SLEEP_DUE). Either
- * way its timed wait ends here, whoever ends it (the clock too: thread_wake), so its
- * generation changes: a clock holding the entry then leaves it (wake_sleepers). */
-static __attribute__((noinline)) void unblock_slow(struct thread *t)
+/* thread_unblock's work (sched.h): t off its wait queue and the sleep list. The wait
+ * queue belongs to an object whose lock covers it (wait_lock_check). t's entry is tested
+ * again under the sleep list's lock: the clock may have taken it meanwhile (SLEEP_DUE).
+ * Either way its timed wait ends here, whoever ends it (the clock too: thread_wake), so
+ * its generation changes: a clock holding the entry then leaves it (wake_sleepers). */
+void thread_unblock_slow(struct thread *t)
 {
     if (t->waiting_on) {
         if (lockcheck_on)
@@ -1122,14 +1123,6 @@ static __attribute__((noinline)) void unblock_slow(struct thread *t)
         t->wait_gen++;
     }
     spin_unlock(&sleep_lock);
-}
-
-/* The tests without a lock are hints that keep this a leaf function for a thread on no
- * queue and without a timeout (an IPC partner, on the DTS-off path twice a round trip). */
-void thread_unblock(struct thread *t)
-{
-    if ((uintptr_t)t->waiting_on | __atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
-        unblock_slow(t);
 }
 
 void sleep_until(struct thread *t, u64 timeout)

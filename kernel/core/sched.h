@@ -66,7 +66,16 @@ u64 ticks_now(void);
 
 int thread_sleep(u64 ticks);                /* 0 or WAIT_KILLED; 0 ticks: just yield */
 void thread_wake(struct thread *t, int result);           /* from any blocked state */
-void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
+/* t off its wait queue and the sleep list, its state kept. The tests without a lock are
+ * hints (sched.c tests again under the locks): inline, so that a thread on no queue and
+ * without a timeout (an IPC partner, on the DTS-off path twice a round trip) costs no
+ * call. */
+void thread_unblock_slow(struct thread *t);
+static inline void thread_unblock(struct thread *t)
+{
+    if ((uintptr_t)t->waiting_on | __atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
+        thread_unblock_slow(t);
+}
 
 /* The highest priority with a thread ready on this CPU, or -1 (the IPC priority rule). */
 int rq_highest_prio(void);
