@@ -121,7 +121,8 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
     assert m, out[-3000:]
     seen = set(m.group(1).split())
     assert {"bkl>aspace", "aspace>kobj", "aspace>frame_cache", "frame_cache>pmm",
-            "aspace>memobj", "memobj>frame_cache", "aspace>fileobj", "bkl>fileobj"} <= seen, seen
+            "aspace>memobj", "memobj>frame_cache", "aspace>fileobj", "bkl>fileobj",
+            "bkl>ipc", "ipc>rq"} <= seen, seen
     frames = rmap in ("lock", "family")         # family: a file object's frame has its own
     assert ("aspace>rmap_frame" in seen) == frames, seen   # its own locks only
     assert ("fileobj>rmap_frame" in seen) == frames, seen
@@ -353,7 +354,8 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
     others (the wake-up IPI) and a thread that just blocked is picked elsewhere; then child
     tasks calling the servers killed mid-call, 20 times; lockcheck=on. Every answer belongs
     to its call, the counts add up, both sides ran on every CPU, each child ends killed, no
-    report, and the sleep list's lock seen under the BKL."""
+    report, and the sleep list's lock seen under the BKL and under IPC's thread locks (a
+    timed receive), the run queues' under IPC's (a partner made ready)."""
     out = smptest([f"smptest,ipcrace,400,{cpus}"], cpus, icount, timeout=240, lockcheck="on",
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     m = re.search(r"ipcrace ok calls=400 clients=(\d+) servers=(\d+) cpus=(\d+) "
@@ -364,7 +366,8 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
     assert int(m.group(3)) == cpus
     assert int(m.group(4), 16) == int(m.group(5), 16) == (1 << cpus) - 1
     orders = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
-    assert orders and {"bkl>rq", "bkl>sleep"} <= set(orders.group(1).split()), out[-3000:]
+    assert orders and {"bkl>rq", "bkl>sleep", "bkl>ipc", "ipc>sleep",
+                       "ipc>rq"} <= set(orders.group(1).split()), out[-3000:]
 
 
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():

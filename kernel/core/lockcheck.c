@@ -324,6 +324,17 @@ void spin_lock_nested(struct spinlock *l)
         lock_slow(l, busy, true);
 }
 
+void spin_lock_two_slow(struct spinlock *a, struct spinlock *b, u32 busy_a, u32 busy_b)
+{
+    if (!busy_a)
+        __atomic_store_n(&a->locked, 0, __ATOMIC_RELEASE);
+    if (!busy_b)
+        __atomic_store_n(&b->locked, 0, __ATOMIC_RELEASE);
+    struct spinlock *first = a < b ? a : b, *second = a < b ? b : a;
+    spin_lock(first);
+    spin_lock_nested(second);
+}
+
 void lockcheck_assert_held(const struct spinlock *l)
 {
     struct cpu_locks *c = mine();

@@ -27,9 +27,10 @@
  * blocked or sleeping thread, so two wakers on two CPUs queue it once. Two queues are
  * taken lower CPU id first (rq_lock_two, rq_lock_also). The sleep list has its own lock
  * (class sleep). None of this code needs the big kernel lock: the lock checker asserts
- * the locks each step needs (spin_assert_held). What still needs the BKL is outside it:
- * a thread's link into an object's wait queue and its IPC state (thread_wake asserts it),
- * and the IPC direct switch, which claims a blocked partner without its queue's lock.
+ * the locks each step needs (spin_assert_held). What still needs a lock from outside is
+ * a thread's link into a wait queue and its IPC state: the BKL, or the queue's own lock
+ * (for IPC a thread's ipc lock, ipc.c; thread_wake asserts one or the other), and the
+ * IPC direct switch, which claims a blocked partner without its queue's lock (the BKL).
  *
  * A thread woken on one CPU may be picked by another before the CPU it blocked on has
  * left its kernel stack: t->on_cpu is set when a thread becomes a CPU's current one and
@@ -43,6 +44,7 @@
 #include "lockcheck.h"
 #include "pcnt.h"
 #include "fwd.h"
+#include "ipc.h"
 #include "options.h"
 #include "sched.h"
 #include "smpbench.h"
@@ -734,8 +736,10 @@ void schedule(void)
 
 /* The current thread, blocked, switches away after making t ready: when t stays on this
  * CPU, one acquisition of the queue's lock covers both (IPC without direct switching: the
- * wake-up of the partner and the caller's switch). The partner of an IPC is blocked, never
- * sleeping (make_ready takes any other case). */
+ * wake-up of the partner and the caller's switch). The ipc locks of t and the current
+ * thread are held on entry and let go once t is ready, before the switch (found here, not
+ * passed: two arguments kept live across the queueing cost more than the loads). The
+ * partner of an IPC is blocked, never sleeping (make_ready takes any other case). */
 void make_ready_and_schedule(struct thread *t)
 {
     struct cpu *c = this_cpu();
@@ -743,11 +747,13 @@ void make_ready_and_schedule(struct thread *t)
     if (t->cpu == c->id && t->state == T_BLOCKED && stays_home(c, t)) {
         t->state = T_READY;
         rq_push(c, t);
+        spin_unlock_two(&t->ipc_lock, &c->current->ipc_lock);
         schedule_locked(c);
         return;
     }
     rq_unlock(c);
     make_ready(t);
+    spin_unlock_two(&t->ipc_lock, &this_cpu()->current->ipc_lock);
     schedule();
 }
 
@@ -1083,15 +1089,30 @@ static void sleep_unlink(struct thread *t)
     t->sleep_next = t->sleep_prev = NULL;
 }
 
-/* t off its wait queue and the sleep list. The wait queue belongs to an object whose lock
- * covers it: the BKL, for every object today (docs/smp.md). t's entry is tested again
- * under the sleep list's lock: the clock may have taken it meanwhile (SLEEP_DUE). Either
- * way its timed wait ends here, whoever ends it (the clock too: thread_wake), so its
- * generation changes: a clock holding the entry then leaves it (wake_sleepers). */
-static __attribute__((noinline)) void unblock_slow(struct thread *t)
+/* What taking t off its wait queue, or waking it, needs held: the lock of the queue t is
+ * on, or of its wait in IPC (an ipc lock: ipc_wait_lock), or the BKL, which covers every
+ * other object's queue (docs/smp.md). Checked with the checker on. */
+static __attribute__((noinline, cold)) void wait_lock_check(struct thread *t)
+{
+    if (kernel_lock_held())
+        return;
+    struct spinlock *l = ipc_wait_lock(t);
+    if (l)
+        lockcheck_assert_held(l);
+    else
+        lockcheck_assert_bkl();
+}
+
+/* thread_unblock's work (sched.h): t off its wait queue and the sleep list. The wait
+ * queue belongs to an object whose lock covers it (wait_lock_check). t's entry is tested
+ * again under the sleep list's lock: the clock may have taken it meanwhile (SLEEP_DUE).
+ * Either way its timed wait ends here, whoever ends it (the clock too: thread_wake), so
+ * its generation changes: a clock holding the entry then leaves it (wake_sleepers). */
+void thread_unblock_slow(struct thread *t)
 {
     if (t->waiting_on) {
-        kernel_lock_assert_held();
+        if (lockcheck_on)
+            wait_lock_check(t);
         waitq_remove(t->waiting_on, t);
     }
     if (!__atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
@@ -1106,14 +1127,6 @@ static __attribute__((noinline)) void unblock_slow(struct thread *t)
     spin_unlock(&sleep_lock);
 }
 
-/* The tests without a lock are hints that keep this a leaf function for a thread on no
- * queue and without a timeout (an IPC partner, on the DTS-off path twice a round trip). */
-void thread_unblock(struct thread *t)
-{
-    if ((uintptr_t)t->waiting_on | __atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
-        unblock_slow(t);
-}
-
 void sleep_until(struct thread *t, u64 timeout)
 {
     if (timeout != WAIT_FOREVER)
@@ -1124,7 +1137,8 @@ void sleep_until(struct thread *t, u64 timeout)
  * blocked without a kernel continuation (IPC) gets the result straight in its rax. */
 void thread_wake(struct thread *t, int result)
 {
-    kernel_lock_assert_held();         /* t's wait queue, its IPC state and result */
+    if (lockcheck_on)
+        wait_lock_check(t);            /* t's wait queue, its IPC state and result */
     if (t->state != T_BLOCKED && t->state != T_SLEEPING)
         return;
     thread_unblock(t);
@@ -1177,8 +1191,8 @@ static int take_due(u32 *gen)
 }
 
 /* The sleepers due by now woken, each taken off the list under the list's lock alone and
- * woken under the BKL (a timeout ends a wait on an object's queue or in IPC, which the BKL
- * covers: thread_wake), in the shape IPC's own locks will have (docs/smp.md, "Design:
+ * woken under the BKL (a timeout ends a wait on an object's queue, which the BKL covers)
+ * and, for a wait in IPC, under its ipc locks (ipc_end_timed_wait: docs/smp.md, "Design:
  * IPC's per-endpoint state", step 2). Between the two another CPU may end the wait (a
  * partner's delivery, a kill), the thread run and wait again, even exit: the clock acts
  * only on the same thread (its id) in the same timed wait (wait_gen), never on a later
@@ -1191,8 +1205,8 @@ static void wake_sleepers(void)
         if (took)
             kernel_lock();
         struct thread *t = thread_lookup(tid);
-        if (t && t->wait_gen == gen)
-            thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+        if (t)
+            ipc_end_timed_wait(t, gen);
         if (took)
             kernel_unlock();
     }

@@ -22,8 +22,10 @@ void make_ready_new(struct thread *t);
 /* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
  * to it, or freeing it. */
 void sched_wait_off_cpu(const struct thread *t);
-/* The current thread (no longer running: blocked, or a zombie) switches away after t is
- * made ready, with one acquisition of the run-queue lock when t stays on this CPU. */
+/* IPC's wake-up and switch (ipc.c): the current thread, blocked, switches away after t is
+ * made ready, with one acquisition of the run-queue lock when t stays on this CPU. The
+ * ipc locks of both threads, held on entry, are let go once t is ready, before the
+ * switch. */
 void make_ready_and_schedule(struct thread *t);
 struct thread *current_thread(void);
 void sched_set_priority(struct thread *t, int prio);
@@ -64,7 +66,16 @@ u64 ticks_now(void);
 
 int thread_sleep(u64 ticks);                /* 0 or WAIT_KILLED; 0 ticks: just yield */
 void thread_wake(struct thread *t, int result);           /* from any blocked state */
-void thread_unblock(struct thread *t);     /* off wait queue and sleep list, state kept */
+/* t off its wait queue and the sleep list, its state kept. The tests without a lock are
+ * hints (sched.c tests again under the locks): inline, so that a thread on no queue and
+ * without a timeout (an IPC partner, on the DTS-off path twice a round trip) costs no
+ * call. */
+void thread_unblock_slow(struct thread *t);
+static inline void thread_unblock(struct thread *t)
+{
+    if ((uintptr_t)t->waiting_on | __atomic_load_n(&t->sleeping, __ATOMIC_RELAXED))
+        thread_unblock_slow(t);
+}
 
 /* The highest priority with a thread ready on this CPU, or -1 (the IPC priority rule). */
 int rq_highest_prio(void);

@@ -56,6 +56,29 @@ static inline void spin_unlock(struct spinlock *l)
         lockcheck_release(l);
     __atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
+/* Two locks of one class (a != b), e.g. the two threads of an IPC rendezvous. Each is
+ * taken with one exchange and no wait: the order of two locks matters only to a waiter, so
+ * when either is busy (or the checker is on) the slow path lets go what the exchanges took
+ * and takes both lower address first, the second with spin_lock_nested (lockcheck.c). Off
+ * the checker and uncontended: two exchanges and one test for the pair. */
+void spin_lock_two_slow(struct spinlock *a, struct spinlock *b, u32 busy_a, u32 busy_b);
+static inline void spin_lock_two(struct spinlock *a, struct spinlock *b)
+{
+    u32 busy_a = __atomic_exchange_n(&a->locked, 1, __ATOMIC_ACQUIRE);
+    u32 busy_b = __atomic_exchange_n(&b->locked, 1, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(busy_a | busy_b | lockcheck_on, 0))
+        spin_lock_two_slow(a, b, busy_a, busy_b);
+}
+/* Both released, in any order, with one test of the checker's flag. */
+static inline void spin_unlock_two(struct spinlock *a, struct spinlock *b)
+{
+    if (__builtin_expect(lockcheck_on, 0)) {
+        lockcheck_release(a);
+        lockcheck_release(b);
+    }
+    __atomic_store_n(&a->locked, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->locked, 0, __ATOMIC_RELEASE);
+}
 static inline u64 spin_lock_irqsave(struct spinlock *l)
 {
     u64 flags = read_rflags();

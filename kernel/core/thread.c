@@ -55,6 +55,7 @@ static struct thread *thread_alloc(int prio)
     t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances;
                                              make_ready_new spreads) */
     t->affinity = ~0u;
+    spin_lock_init(&t->ipc_lock, LOCK_IPC);
     return t;
 }
 

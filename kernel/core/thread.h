@@ -4,6 +4,7 @@
 #include <ondol/abi.h>
 #include "arch.h"
 #include "idtable.h"
+#include "spinlock_types.h"
 #include "types.h"
 
 #define KSTACK_PAGES 2
@@ -100,6 +101,14 @@ struct thread {
     long pager_error;                  /* why its pager's last answer was not taken */
     u32 affinity;                      /* the CPUs it may run on, bit n = cpus[n]
                                           (SYS_THREAD_AFFINITY); all by default */
+    struct spinlock ipc_lock;          /* class ipc: its IPC rendezvous state (ipc_state,
+                                          ipc_call, send_to, recv_from, rwtid, reply_to,
+                                          ipc_flags, fwd, reply_waiters), its senders and
+                                          receivers queues with the links of the threads on
+                                          them, and while it is blocked in IPC its frame's
+                                          message registers and rax and its resume_via_tf
+                                          (ipc.c; docs/smp.md). Last: the fastpath's
+                                          offsets stay (it takes no ipc lock: the BKL) */
 };
 
 /* thread->sleeping: the entry of a timed wait (sleep or timeout). Any value but NONE makes

@@ -235,22 +235,30 @@ long fwd_thread_start(struct task *t, const struct user_regs *r, int prio)
     return tid;
 }
 
-long fwd_regs_get(const struct thread *t, struct user_regs *r)
+/* Under t's ipc lock: its fwd, and the frame of a thread blocked in a forwarded call. */
+long fwd_regs_get(struct thread *t, struct user_regs *r)
 {
-    if (!regs_stable(t))
-        return E_INVAL;
-    regs_from_frame(t, r);
-    return 0;
+    spin_lock(&t->ipc_lock);
+    bool stable = regs_stable(t);
+    if (stable)
+        regs_from_frame(t, r);
+    spin_unlock(&t->ipc_lock);
+    return stable ? 0 : E_INVAL;
 }
 
 long fwd_regs_set(struct thread *t, const struct user_regs *r)
 {
-    if (!regs_stable(t) || !regs_valid(r))
+    if (!regs_valid(r))
         return E_INVAL;
-    regs_to_frame(t, r);
-    if (t->fwd != FWD_NONE)
-        t->fwd = FWD_REGS;         /* the answer's word 0 is ignored */
-    return 0;
+    spin_lock(&t->ipc_lock);
+    bool stable = regs_stable(t);
+    if (stable) {
+        regs_to_frame(t, r);
+        if (t->fwd != FWD_NONE)
+            t->fwd = FWD_REGS;     /* the answer's word 0 is ignored */
+    }
+    spin_unlock(&t->ipc_lock);
+    return stable ? 0 : E_INVAL;
 }
 
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)

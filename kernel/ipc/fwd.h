@@ -53,7 +53,7 @@ void fwd_server_gone(struct thread *c);
  * an idle CPU it may use when there is one (make_ready_new: a new process has no cache). */
 void fwd_thread_end(struct thread *t);
 void fwd_thread_interrupt(struct thread *t);
-long fwd_regs_get(const struct thread *t, struct user_regs *r);
+long fwd_regs_get(struct thread *t, struct user_regs *r);
 long fwd_regs_set(struct thread *t, const struct user_regs *r);
 long fwd_thread_start(struct task *t, const struct user_regs *r, int prio);
 

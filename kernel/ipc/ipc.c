@@ -6,6 +6,17 @@
  * registers (t->tf) by whoever completes its operation, and it resumes by leaving the
  * kernel through that frame. That makes a direct switch cheap: the kernel returns to user
  * mode through the partner's frame instead of the caller's, with no stack switch in C.
+ *
+ * Locking (docs/smp.md, "Design: IPC's per-endpoint state"). Each thread's ipc_lock
+ * (thread.h) covers its rendezvous state, its senders and receivers queues with the links
+ * of the threads on them, and while it is blocked in IPC its frame's message registers,
+ * rax and resume_via_tf. An operation holds the locks of both threads of its rendezvous
+ * from its test of the partner's state to its commit: the words copied, both states
+ * changed, the partner made ready (class ipc before rq) or switched to. A thread blocks
+ * by publishing itself under a lock, its own state written first (sched.c): on the
+ * partner's queue under the partner's lock, as an open receiver or a caller awaiting a
+ * reply under its own. Step 1: every holder holds the BKL too, and the fastpath (ipcfast.S,
+ * and its C twin below) takes no ipc lock: the BKL still excludes it from the rest.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -36,6 +47,48 @@ static inline int id_arg(u64 reg) { return (int)MIN(reg, ID_MAX); }
 
 /* A register that holds neither an id nor IPC_ANY. */
 static inline bool id_arg_invalid(u64 reg) { return (i64)reg != IPC_ANY && reg > ID_MAX; }
+
+/* ---- the ipc locks ------------------------------------------------------------------------
+ * Two threads' locks are taken together (spin_lock_two: no wait without contention, lower
+ * address first when one must wait). A thread found on a locked thread's queue is locked
+ * after it (lock_also), in the same order. */
+static inline void ipc_lock(struct thread *t) { spin_lock(&t->ipc_lock); }
+static inline void ipc_unlock(struct thread *t) { spin_unlock(&t->ipc_lock); }
+
+static inline __attribute__((always_inline)) void lock_two(struct thread *a, struct thread *b)
+{
+    spin_lock_two(&a->ipc_lock, &b->ipc_lock);
+}
+
+static inline __attribute__((always_inline)) void unlock_two(struct thread *a, struct thread *b)
+{
+    spin_unlock_two(&a->ipc_lock, &b->ipc_lock);
+}
+
+/* t's lock held: o's taken too. When o is below t, t's is let go and both taken again in
+ * the order: false then, and what the caller read under t's lock must be read again. */
+static bool lock_also(struct thread *t, struct thread *o)
+{
+    if (o > t) {
+        spin_lock_nested(&o->ipc_lock);
+        return true;
+    }
+    ipc_unlock(t);
+    lock_two(o, t);
+    return false;
+}
+
+/* t's lock held: the first thread on q (one of t's queues), its lock held too; NULL when
+ * q is empty. */
+static struct thread *lock_first(struct thread *t, struct waitq *q)
+{
+    for (;;) {
+        struct thread *x = q->head;
+        if (!x || lock_also(t, x) || q->head == x)
+            return x;
+        ipc_unlock(x);
+    }
+}
 
 /* ---- message words ------------------------------------------------------------------ */
 static void copy_mrs(const struct trapframe *from, struct trapframe *to)
@@ -342,15 +395,25 @@ static inline bool awaits_reply_from(const struct thread *c, const struct thread
 struct task *ipc_caller_task(struct thread *self, u64 tid)
 {
     struct thread *c = thread_lookup(id_arg(tid));
-    return c && c->task && c->state != T_ZOMBIE && awaits_reply_from(c, self) ? c->task : NULL;
+    if (!c || !c->task || c->state == T_ZOMBIE)
+        return NULL;
+    ipc_lock(c);
+    bool waits = awaits_reply_from(c, self);
+    ipc_unlock(c);
+    return waits ? c->task : NULL;
 }
 
 long ipc_caller_privileged(struct thread *self, u64 tid)
 {
     struct thread *c = thread_lookup(id_arg(tid));
-    if (!c || c->state == T_ZOMBIE || !awaits_reply_from(c, self))
+    if (!c || c->state == T_ZOMBIE)
         return E_PERM;
-    return !c->task || (c->ipc_flags & IPC_KCALL) || c->task->privileged;
+    ipc_lock(c);
+    bool waits = awaits_reply_from(c, self), kcall = c->ipc_flags & IPC_KCALL;
+    ipc_unlock(c);
+    if (!waits)
+        return E_PERM;
+    return !c->task || kcall || c->task->privileged;
 }
 
 /* `from` delivers to the blocked receiver r: r leaves its queue, or stops waiting for
@@ -365,19 +428,20 @@ static inline void end_receive_wait(struct thread *from, struct thread *r)
 
 /* ---- blocking and switching --------------------------------------------------------------- */
 
-/* Run another thread, leaving t (the current thread, already blocked) without a kernel
- * continuation. Never returns: t resumes later by leaving the kernel through t->tf, where
- * whoever completes or aborts its operation has written the result. */
+/* Run another thread, leaving t (the current thread, blocked, resume_via_tf set under its
+ * lock, its locks let go) without a kernel continuation. Never returns: t resumes later
+ * by leaving the kernel through t->tf, where whoever completes or aborts its operation
+ * has written the result. */
 static inline __attribute__((always_inline, noreturn)) void switch_away_blocked(struct thread *t)
 {
-    t->resume_via_tf = true;
     schedule();
     panic("ipc: blocked thread %d resumed on a stale stack", t->tid);
 }
 
 /* switch_away_blocked after making `partner` ready, both under one acquisition of this
- * CPU's run-queue lock when the partner stays here (sched.c make_ready_and_schedule): the
- * general path's round trip without direct switching wakes and switches twice. */
+ * CPU's run-queue lock when the partner stays here (sched.c make_ready_and_schedule: the
+ * general path's round trip without direct switching wakes and switches twice), which
+ * lets go of both threads' locks once the partner is ready. */
 static __attribute__((noreturn)) void wake_and_switch_away(struct thread *t, struct thread *partner)
 {
     t->resume_via_tf = true;
@@ -385,14 +449,21 @@ static __attribute__((noreturn)) void wake_and_switch_away(struct thread *t, str
     panic("ipc: blocked thread %d resumed on a stale stack", t->tid);
 }
 
-/* Block the current thread in IPC, on q if not NULL, for at most timeout ticks. Never
+/* Block the current thread t in IPC, on q if not NULL (a queue of o), for at most timeout
+ * ticks, then let go of t's lock and o's (when not NULL), which the caller holds. Never
  * returns (switch_away_blocked). */
-static __attribute__((noreturn)) void block_current(struct thread *t, struct waitq *q, u64 timeout)
+static __attribute__((noreturn)) void block_current(struct thread *t, struct waitq *q, u64 timeout,
+                                                    struct thread *o)
 {
     t->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
     if (q)
         waitq_append(q, t);
     sleep_until(t, timeout);
+    t->resume_via_tf = true;
+    if (o)
+        unlock_two(t, o);
+    else
+        ipc_unlock(t);
     switch_away_blocked(t);
 }
 
@@ -420,8 +491,9 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 }
 
 /* The lock checker's view of a direct switch: it claims the blocked partner without its
- * run-queue lock, which is right only while every other waker of a thread blocked in IPC
- * holds the BKL (docs/smp.md); and the partner is off every CPU. */
+ * run-queue lock, which is right only while every waker of a thread blocked in IPC holds
+ * the BKL (docs/smp.md: the fastpath takes no ipc lock, nor does a kill); and the partner
+ * is off every CPU. */
 static __attribute__((noinline, cold)) void direct_switch_check(const struct thread *next)
 {
     kernel_lock_assert_held();
@@ -449,24 +521,22 @@ wake_kernel_caller(struct thread *cur, struct thread *partner, bool cur_blocks)
     if (partner->state == T_BLOCKED)
         make_ready(partner);
     if (cur_blocks)
+        cur->resume_via_tf = true;
+    unlock_two(cur, partner);
+    if (cur_blocks)
         switch_away_blocked(cur);
     return cur->tf;
 }
 
-/* `partner` has become runnable through an IPC by `cur`, which either blocks (`cur_blocks`)
- * or continues. DTS on and the partner on this CPU: run it at once unless a higher-priority
- * thread is ready here (the L4 rule). Otherwise queue it and let the scheduler choose: on
- * another CPU, make_ready queues it there and sends that CPU the reschedule IPI. */
-static struct trapframe *wake_partner(struct thread *cur, struct thread *partner, bool cur_blocks,
-                                      struct waitq *cur_q, u64 cur_timeout)
+/* `partner` has become runnable through an IPC by `cur`, which either has blocked
+ * (`cur_blocks`: published under the locks already) or continues; both threads' locks are
+ * held, and let go here once the partner is ready or switched to. DTS on and the partner
+ * on this CPU: run it at once unless a higher-priority thread is ready here (the L4 rule).
+ * Otherwise queue it and let the scheduler choose: on another CPU, make_ready queues it
+ * there and sends that CPU the reschedule IPI. */
+static struct trapframe *wake_partner(struct thread *cur, struct thread *partner, bool cur_blocks)
 {
     partner->ipc_state = IPC_IDLE;
-    if (cur_blocks) {
-        cur->state = T_BLOCKED;                /* before a waker can find it (sched.c) */
-        if (cur_q)
-            waitq_append(cur_q, cur);
-        sleep_until(cur, cur_timeout);
-    }
     if (partner->ipc_flags & IPC_KCALL)
         return wake_kernel_caller(cur, partner, cur_blocks);
     if (ipc_dts && partner->cpu == this_cpu()->id) {
@@ -475,12 +545,15 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
         if (partner->prio >= top && partner->prio >= cur_prio) {
             if (!cur_blocks)
                 rq_add(cur);
-            return direct_switch(cur, partner);
+            struct trapframe *next = direct_switch(cur, partner);
+            unlock_two(cur, partner);
+            return next;
         }
     }
     if (cur_blocks)
         wake_and_switch_away(cur, partner);
     make_ready(partner);
+    unlock_two(cur, partner);
     return cur->tf;
 }
 
@@ -539,6 +612,7 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
         s->tf->rax = (u64)err;
         return s->tf;
     }
+    lock_two(s, d);
     if (s->reply_to == d->tid)
         s->reply_to = 0;                       /* the reply right is one-shot */
     s->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
@@ -551,18 +625,20 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
         d->tf->rax = (u64)res;
         if (call && res >= 0) {                /* now wait for the reply from d only */
             await_reply(s, d);
-            return wake_partner(s, d, true, NULL, WAIT_FOREVER);
+            s->state = T_BLOCKED;              /* before a waker can find it (sched.c) */
+            return wake_partner(s, d, true);
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
-        return wake_partner(s, d, false, NULL, 0);
+        return wake_partner(s, d, false);
     }
     if (timeout == 0) {
+        unlock_two(s, d);
         s->tf->rax = (u64)E_TIMEOUT;
         return s->tf;
     }
     s->ipc_state = IPC_SENDING;
     s->send_to = d->tid;
-    block_current(s, &d->senders, timeout);
+    block_current(s, &d->senders, timeout, d);
 }
 
 static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
@@ -580,27 +656,41 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
         r->tf->rax = (u64)err;
         return r->tf;
     }
+    /* A closed receive locks its partner with r (the one sender it may find, and the owner
+     * of the queue it blocks on); an open one locks the sender it finds, if any. */
+    struct thread *s;
+    if (f) {
+        lock_two(r, f);
+        s = find_sender(r, from);
+    } else {
+        ipc_lock(r);
+        s = lock_first(r, &r->senders);
+    }
     r->ipc_flags = rdx & IPC_RECV_BUF;
-    struct thread *s = find_sender(r, from);
     if (s) {
         thread_unblock(s);
         long res = s->ipc_flags & IPC_FWD ? take_forwarded(s, r) : transfer(s, r);
         r->tf->rax = (u64)res;
         if (s->ipc_call && res >= 0) {         /* the caller now waits for our reply */
             await_reply(s, r);
+            unlock_two(r, s);
             return r->tf;
         }
         s->tf->rax = res < 0 ? (u64)res : 0;   /* a failed transfer: both sides learn */
-        return wake_partner(r, s, false, NULL, 0);
+        return wake_partner(r, s, false);
     }
     u64 timeout = timeout_of(rdx);
     if (timeout == 0) {
+        if (f)
+            unlock_two(r, f);
+        else
+            ipc_unlock(r);
         r->tf->rax = (u64)E_TIMEOUT;
         return r->tf;
     }
     r->ipc_state = IPC_RECEIVING;
     r->recv_from = from == IPC_ANY ? 0 : from;
-    block_current(r, f ? &f->receivers : NULL, timeout);
+    block_current(r, f ? &f->receivers : NULL, timeout, f);
 }
 
 /* A caller without a task (a kernel thread in ipc_kernel_call) may be answered, and only
@@ -623,25 +713,51 @@ static inline void ready_answered(struct thread *c)
         make_ready(c);
 }
 
-/* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
-static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
+/* reply_recv's closed receive from a thread other than r and the answered c: f, when
+ * `from` names a live one (its receivers queue takes r if r blocks), else NULL. */
+static __attribute__((noinline, cold)) struct thread *third_partner(struct thread *r,
+                                                                    struct thread *c, int from)
 {
-    if (to == 0)
-        return do_recv(r, from, rdx);
-    struct thread *c;
-    long err = lookup_partner(to, &c);
-    if (err == E_SRCH)
-        err = lookup_kernel_caller(to, &c);
-    if (!err && (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid))
-        err = E_SRCH;                          /* not waiting for a reply from us */
-    if (!err && !awaits_reply_from(c, r) && !may_send(r, c))
-        err = E_PERM;
-    if (!err)
-        err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
-    if (err) {
-        r->tf->rax = (u64)err;
-        return r->tf;
-    }
+    struct thread *f;
+    return !lookup_partner(from, &f) && f != r && f != c ? f : NULL;
+}
+
+/* The locks of r, c and f (reply_recv's three threads), lower address first. */
+static __attribute__((noinline, cold)) void lock_three(struct thread *r, struct thread *c,
+                                                       struct thread *f)
+{
+    struct thread *t[3] = {r, c, f};
+    for (int i = 1; i < 3; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            struct thread *x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    ipc_lock(t[0]);
+    spin_lock_nested(&t[1]->ipc_lock);
+    spin_lock_nested(&t[2]->ipc_lock);
+}
+
+static void unlock_reply(struct thread *r, struct thread *c, struct thread *f)
+{
+    unlock_two(r, c);
+    if (f)
+        ipc_unlock(f);
+}
+
+/* reply_recv's reply to c, r's and c's locks held: 0 with c answered (off its wait, the
+ * words and the result in its frame; its state and wake-up are the caller's), or the
+ * error for r, nothing done. */
+static inline __attribute__((always_inline)) long answer_caller(struct thread *r,
+                                                               struct thread *c, u64 rdx)
+{
+    if (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid)
+        return E_SRCH;                         /* not waiting for a reply from us */
+    if (!awaits_reply_from(c, r) && !may_send(r, c))
+        return E_PERM;
+    long err = check_buffers(r, rdx & (IPC_SEND_BUF | IPC_RECV_BUF));
+    if (err)
+        return err;
     r->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
     if (r->reply_to == c->tid)
         r->reply_to = 0;
@@ -651,20 +767,81 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     r->ipc_flags = saved & IPC_SEND_BUF;
     c->tf->rax = (u64)transfer(r, c);
     r->ipc_flags = saved & IPC_RECV_BUF;
-    /* Receive phase: a sender already queued is taken at once; the client stays ready. */
-    struct thread *s = find_sender(r, from);
-    if (s || timeout_of(rdx) == 0) {
+    return 0;
+}
+
+/* reply_recv whose receive names a thread `from` (do_reply_recv has the common open
+ * receive): with the lock of a third thread when `from` names one besides r and c, since
+ * r may block on its receivers queue. */
+static __attribute__((noinline, cold)) struct trapframe *
+reply_recv_closed(struct thread *r, struct thread *c, int from, u64 rdx)
+{
+    struct thread *f = third_partner(r, c, from);
+    if (f)
+        lock_three(r, c, f);
+    else
+        lock_two(r, c);
+    long err = answer_caller(r, c, rdx);
+    if (err) {
+        unlock_reply(r, c, f);
+        r->tf->rax = (u64)err;
+        return r->tf;
+    }
+    /* Receive phase: a sender already queued is taken at once, an error or an expired
+     * timeout reported; the client stays ready (do_recv). Else r waits on q's queue. */
+    struct thread *q;                          /* the partner named: c, or f */
+    if (find_sender(r, from) || timeout_of(rdx) == 0 || lookup_partner(from, &q) || q == r) {
         ready_answered(c);
+        unlock_reply(r, c, f);
         return do_recv(r, from, rdx & ~(u64)IPC_SEND_BUF);
     }
-    struct thread *f = NULL;
-    if (from != IPC_ANY && (lookup_partner(from, &f) || f == r)) {
+    r->ipc_state = IPC_RECEIVING;
+    r->recv_from = from;
+    r->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
+    waitq_append(&q->receivers, r);
+    if (f)
+        ipc_unlock(f);                         /* r is on its queue */
+    sleep_until(r, timeout_of(rdx));
+    return wake_partner(r, c, true);
+}
+
+/* reply_recv: reply to `to` (which must be waiting for our reply), then receive. */
+static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 rdx)
+{
+    if (to == 0)
+        return do_recv(r, from, rdx);
+    struct thread *c;
+    long err = lookup_partner(to, &c);
+    if (err == E_SRCH)
+        err = lookup_kernel_caller(to, &c);
+    if (!err && c == r)
+        err = E_SRCH;                          /* r waits for no reply of its own */
+    if (err) {
+        r->tf->rax = (u64)err;
+        return r->tf;
+    }
+    if (from != IPC_ANY)
+        return reply_recv_closed(r, c, from, rdx);
+    lock_two(r, c);
+    err = answer_caller(r, c, rdx);
+    if (err) {
+        unlock_two(r, c);
+        r->tf->rax = (u64)err;
+        return r->tf;
+    }
+    /* Receive phase: a sender already queued is taken at once; the client stays ready. */
+    u64 timeout = timeout_of(rdx);
+    if (r->senders.head || timeout == 0) {
         ready_answered(c);
-        return do_recv(r, from, rdx);          /* reports the error */
+        unlock_two(r, c);
+        return do_recv(r, IPC_ANY, rdx & ~(u64)IPC_SEND_BUF);
     }
     r->ipc_state = IPC_RECEIVING;
-    r->recv_from = from == IPC_ANY ? 0 : from;
-    return wake_partner(r, c, true, f ? &f->receivers : NULL, timeout_of(rdx));
+    r->recv_from = 0;
+    r->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
+    if (timeout != WAIT_FOREVER)               /* (most receives are untimed: no call) */
+        sleep_until(r, timeout);
+    return wake_partner(r, c, true);
 }
 
 /* A Linux thread's forwarded call (fwd.c): do_send's call without its checks (the kernel
@@ -672,22 +849,25 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
  * another frame, so there (may_switch false) the server is only made ready. */
 struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch)
 {
+    lock_two(t, s);
     t->ipc_flags = IPC_FWD;
     t->ipc_call = true;
     if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {
         t->ipc_state = IPC_SENDING;
         t->send_to = s->tid;
-        block_current(t, &s->senders, WAIT_FOREVER);
+        block_current(t, &s->senders, WAIT_FOREVER, s);
     }
     end_receive_wait(t, s);
     thread_unblock(s);
     s->tf->rax = (u64)take_forwarded(t, s);
     await_reply(t, s);
-    if (may_switch)
-        return wake_partner(t, s, true, NULL, WAIT_FOREVER);
-    s->ipc_state = IPC_IDLE;
     t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
+    if (may_switch)
+        return wake_partner(t, s, true);
+    s->ipc_state = IPC_IDLE;
     make_ready(s);
+    t->resume_via_tf = true;
+    unlock_two(t, s);
     switch_away_blocked(t);
 }
 
@@ -699,7 +879,7 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
  * partner's end never switches to it directly (wake_kernel_caller). The thread stays
  * in the call until its state is idle again (delivered and answered, or failed) or d
  * is gone; other wake-ups (a kill) find it still sending or receiving, and it waits on,
- * back on d's senders queue if it was there. */
+ * back on d's senders queue if it was there. Each step holds t's and d's locks. */
 static bool kcall_delivered(struct thread *t, struct thread *d)
 {
     if (d->ipc_state != IPC_RECEIVING || (d->recv_from != 0 && d->recv_from != t->tid))
@@ -717,10 +897,10 @@ static bool kcall_delivered(struct thread *t, struct thread *d)
     return true;
 }
 
-/* The partner of the pending call, if it lives: the receiver it waits for. */
-static struct thread *kcall_partner(const struct thread *t)
+/* The partner of the pending call (thread `tid`), if it lives. */
+static struct thread *kcall_partner(int tid)
 {
-    struct thread *d = thread_lookup(t->ipc_state == IPC_SENDING ? t->send_to : t->recv_from);
+    struct thread *d = thread_lookup(tid);
     return d && d->state != T_ZOMBIE ? d : NULL;
 }
 
@@ -731,6 +911,7 @@ long ipc_kernel_call(struct thread *d, u64 w[IPC_MRS], struct ipc_kcall *k)
     ipc_words_to_frame(w, &k->frame);
     k->frame.rax = 0;
     k->utcb.recv_len = 0;
+    lock_two(t, d);
     t->tf = &k->frame;
     t->ipc_flags = IPC_KCALL | (k->utcb.send_len ? IPC_SEND_BUF : 0) |
                    (k->utcb.recv_cap ? IPC_RECV_BUF : 0);
@@ -739,22 +920,39 @@ long ipc_kernel_call(struct thread *d, u64 w[IPC_MRS], struct ipc_kcall *k)
         t->ipc_state = IPC_SENDING;
         t->send_to = d->tid;
     }
-    while (t->ipc_state != IPC_IDLE) {
-        struct thread *p = kcall_partner(t);
-        if (!p) {
+    int dtid = d->tid;
+    unlock_two(t, d);
+    for (;;) {
+        struct thread *p = kcall_partner(dtid);
+        if (p)
+            lock_two(t, p);
+        else
+            ipc_lock(t);
+        bool waits = t->ipc_state != IPC_IDLE;
+        if (waits && !p) {
             t->ipc_state = IPC_IDLE;           /* d exited: its exit woke us, or will not */
             k->frame.rax = (u64)E_DEAD;
-            break;
+            waits = false;
         }
-        t->state = T_BLOCKED;                  /* before a waker can find it (sched.c) */
-        if (t->ipc_state == IPC_SENDING && !t->waiting_on)
-            waitq_append(&p->senders, t);
+        if (waits) {
+            t->state = T_BLOCKED;              /* before a waker can find it (sched.c) */
+            if (t->ipc_state == IPC_SENDING && !t->waiting_on)
+                waitq_append(&p->senders, t);
+        }
+        if (p)
+            unlock_two(t, p);
+        else
+            ipc_unlock(t);
+        if (!waits)
+            break;
         schedule();
     }
+    ipc_lock(t);
     ipc_words_from_frame(&k->frame, w);
     t->tf = own;
     t->ipc_flags = 0;
     t->ipc_call = false;
+    ipc_unlock(t);
     return (long)k->frame.rax;
 }
 
@@ -1045,7 +1243,10 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
 }
 
 /* A thread is exiting: everyone blocked on it learns that it died: its senders, its
- * closed receivers, and (a scan, only when it has any) the callers awaiting its reply. */
+ * closed receivers, and (a scan, only when it has any) the callers awaiting its reply,
+ * each under the exiting thread's lock and its own. (The scan reads the other threads'
+ * state without their locks, under the BKL; a list of the waiters, linked under the
+ * callee's lock, would replace it, but the fastpath would have to keep it: docs/smp.md.) */
 static void release(struct thread *x)
 {
     if (x->fwd == FWD_PAGER) {
@@ -1057,17 +1258,46 @@ static void release(struct thread *x)
     thread_wake(x, E_DEAD);
 }
 
+static inline bool awaits_reply_blocked(const struct thread *x, const struct thread *t)
+{
+    return x->state == T_BLOCKED && awaits_reply_from(x, t);
+}
+
 void ipc_thread_exited(struct thread *t)
 {
-    while (t->senders.head)
-        release(t->senders.head);
-    waitq_wake_all(&t->receivers, E_DEAD);
+    struct thread *x;
+    ipc_lock(t);
+    while ((x = lock_first(t, &t->senders))) {
+        release(x);
+        ipc_unlock(x);
+    }
+    while ((x = lock_first(t, &t->receivers))) {
+        thread_wake(x, E_DEAD);
+        ipc_unlock(x);
+    }
+    ipc_unlock(t);
     for (int i = 0; t->reply_waiters && i < idtable_capacity(&thread_ids); i++) {
-        struct thread *x = idtable_at(&thread_ids, i);
-        if (x && x->state == T_BLOCKED && x->ipc_state == IPC_RECEIVING &&
-            x->recv_from == t->tid && !x->waiting_on) {
+        x = idtable_at(&thread_ids, i);
+        if (!x || x == t || !awaits_reply_blocked(x, t))
+            continue;
+        lock_two(t, x);
+        if (awaits_reply_blocked(x, t)) {
             t->reply_waiters--;
             release(x);
         }
+        unlock_two(t, x);
     }
+}
+
+void ipc_end_timed_wait(struct thread *t, u32 gen)
+{
+    struct thread *o;
+    ipc_lock(t);
+    while ((o = ipc_queue_owner(t)) && !lock_also(t, o) && ipc_queue_owner(t) != o)
+        ipc_unlock(o);
+    if (t->wait_gen == gen)
+        thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+    if (o)
+        ipc_unlock(o);
+    ipc_unlock(t);
 }

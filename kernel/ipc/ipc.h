@@ -20,6 +20,29 @@ struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s);
 #define IPC_FWD (1ull << 34)   /* ipc_flags: blocked in a forwarded call (kernel only) */
 #define IPC_KCALL (1ull << 35) /* ipc_flags: in a kernel caller's call (ipc_kernel_call) */
 void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_DEAD */
+/* The clock ends t's timed wait if it is still the one of generation gen (sched.c
+ * wake_sleepers, BKL held): under t's ipc lock, and its queue owner's when t waits on an
+ * IPC queue (docs/smp.md, "Design: IPC's per-endpoint state", step 2). */
+void ipc_end_timed_wait(struct thread *t, u32 gen);
+
+/* The thread whose IPC queue holds t: a blocked sender's receiver (its senders queue), a
+ * closed receiver's sender (its receivers queue); NULL when t waits on none (an open
+ * receive, a caller awaiting its reply, or no IPC wait: another object's queue). */
+static inline struct thread *ipc_queue_owner(const struct thread *t)
+{
+    if (t->ipc_state == IPC_IDLE || !t->waiting_on)
+        return NULL;
+    return t->ipc_state == IPC_SENDING ? container_of(t->waiting_on, struct thread, senders)
+                                       : container_of(t->waiting_on, struct thread, receivers);
+}
+
+/* The ipc lock that covers t's wait in IPC: its queue owner's, else its own; NULL when t
+ * does not wait in IPC (the lock checker's view of thread_wake, sched.c). */
+static inline struct spinlock *ipc_wait_lock(struct thread *t)
+{
+    struct thread *o = ipc_queue_owner(t);
+    return o ? &o->ipc_lock : t->ipc_state != IPC_IDLE ? &t->ipc_lock : NULL;
+}
 long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or E_NOMEM */
 /* The task of thread `tid` when it waits for self's reply (a call self took and has not
  * answered, deferred or not), else NULL: what a server may act on for its caller. */
