@@ -161,14 +161,23 @@ def test_threads_run_on_every_cpu_pinned_and_balanced(cpus, icount):
 def test_new_tasks_first_threads_start_on_idle_cpus(cpus, icount):
     """A task's first thread made by another task with SYS_TASK_THREAD_REGS (the UNIX
     server's fork) starts on an idle CPU: of one busy child per CPU, the first cpus - 1
-    each on one of its own, not their maker's (make_ready_new, docs/smp.md "Scheduling");
-    before, the first child started on its maker's CPU."""
+    not on their maker's (make_ready_new, docs/smp.md "Scheduling"), and under icount each
+    on one of its own; before, the first child started on its maker's CPU. (Without
+    icount a host that keeps a vCPU from running lets another CPU take a queued child
+    from it, and a busy child may be balanced away from its CPU, which then idles and
+    rightly gets the next one.)"""
     if icount and qemu_version() < (8, 1):
         pytest.skip("QEMU before 8.1 runs no other vCPU while the busy caller spins under "
                     "icount (docs/smp.md, 'Found, a QEMU 7.2 limit'); run with ONDOL_QEMU "
                     "set to QEMU 8.1 or later")
     out = smptest(["smptest,newcpus"], cpus, icount)
-    assert f"newcpus ok cpus={cpus}" in out
+    m = re.search(rf"newcpus ok cpus={cpus} caller=(\d+)", out)
+    assert m, out
+    children = [int(c) for c in re.findall(r"newcpus child \d+ on CPU (\d+)", out)]
+    assert len(children) == cpus, out
+    assert int(m.group(1)) not in children[:-1], out
+    if icount:
+        assert len(set(children)) == cpus, out
 
 
 @pytest.mark.parametrize("icount", [False, True])

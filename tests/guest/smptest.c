@@ -10,11 +10,13 @@
  *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
  *            noting the CPU of its first instruction in a shared page, then spinning
  *            until the caller has seen every child's (its CPU stays busy while the next
- *            is made); the caller
- *            spins until all have noted theirs (its CPU never idles, so steals none).
- *            The first C - 1 must have started on CPUs of their own other than the
- *            caller's, the last (no CPU idle then) on the caller's. Before, the first
- *            child queued on its maker's CPU and started there. Prints "newcpus ok cpus=C" or "newcpus FAIL ...".
+ *            is made, after it started, once every other CPU counted an idle tick); the caller
+ *            spins, pinned to its CPU, until all have noted theirs (its CPU never idles,
+ *            so steals none). The first C - 1 must have started on CPUs other than the
+ *            caller's. Before, the first child queued on its maker's CPU and started
+ *            there. Prints "newcpus child I on CPU X" for each (the test wants them
+ *            distinct under icount, where no host delays a vCPU), then "newcpus ok
+ *            cpus=C caller=K" or "newcpus FAIL ...".
  * online C   run as the first program: C CPUs must run threads already (the kernel lets
  *            every started CPU join the scheduler before the first program: docs/smp.md,
  *            "Bring-up"). Prints "online ok cpus=C cpu=N tsc=T" (N its CPU; T: SYS_TIME's TSC at the start,
@@ -221,15 +223,36 @@ static __attribute__((noreturn)) void newcpus_child(volatile uint64_t *slot)
     sys_exit(0);
 }
 
+/* Whether every CPU but `me` counts an idle tick within 30 s: whatever ran there before
+ * (the shell that started the test, on its way to waiting) has left it. */
+static int others_idle(unsigned me, unsigned n)
+{
+    struct time_info t0 = now(), t;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    do {
+        t = now();
+        unsigned idle = 0;
+        for (unsigned c = 0; c < n; c++)
+            idle += c == me || t.cpu_ticks[c][TIME_TICK_IDLE] != t0.cpu_ticks[c][TIME_TICK_IDLE];
+        if (idle == n)
+            return 1;
+    } while (t.ticks - t0.ticks < 30 * hz);
+    return 0;
+}
+
 /* One child per CPU; the caller stays busy until every child has noted its CPU, so its
- * own CPU never idles and steals none of them. */
+ * own CPU never idles and steals none of them. It is pinned to that CPU meanwhile: at the
+ * end of a slice an idle CPU could otherwise take it (a host that keeps its vCPU from
+ * running for a while), and its old CPU, idle then, would rightly get a child. */
 static int newcpus(void)
 {
     struct time_info ti = now();
     unsigned me = ti.cpu, n = ti.cpus < TIME_CPUS ? ti.cpus : TIME_CPUS;
     long page = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    if (page < 0 || n < 2) {
-        printf("newcpus FAIL: map %ld cpus %u\n", page, n);
+    long pinned = sys_thread_affinity(0, 1ull << me);
+    if (page < 0 || n < 2 || pinned != 0 || !others_idle(me, n)) {
+        printf("newcpus FAIL: map %ld cpus %u pin %ld, or the other CPUs never idled\n",
+               page, n, pinned);
         return 1;
     }
     volatile uint64_t *slots = (volatile uint64_t *)page;
@@ -247,29 +270,28 @@ static int newcpus(void)
             return 1;
         }
         tasks[made] = t;
-    }
-    uint64_t hz = ti.hz ? ti.hz : 100, t0 = now().ticks;
-    for (unsigned i = 0; i < n; i++)
-        while (!__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) && now().ticks - t0 < 30 * hz)
+        /* started before the next is placed: the CPU it went to is busy by then */
+        uint64_t hz = ti.hz ? ti.hz : 100, t0 = now().ticks;
+        while (!__atomic_load_n(&slots[made], __ATOMIC_ACQUIRE) && now().ticks - t0 < 30 * hz)
             ;
+    }
     __atomic_store_n(&slots[NEWCPUS_DONE], 1, __ATOMIC_RELEASE);
     int failed = 0;
-    unsigned used = 0;
     for (unsigned i = 0; i < n; i++) {
         int status = -1;
         sys_task_wait((int)tasks[i], &status);
-        unsigned cpu = (unsigned)slots[i] - 1;
-        /* every CPU but the caller's idled for the first n - 1 children; the last one
-         * finds none idle and stays with its maker */
-        if (!slots[i] || status != 0 || (used & 1u << cpu) || (i + 1 < n && cpu == me)) {
-            printf("newcpus FAIL: child %u: status %d, started on CPU %ld (used %#x, caller "
-                   "on %u)\n", i, status, (long)slots[i] - 1, used, me);
+        /* the caller's CPU never idled, so the first n - 1 children went elsewhere; the
+         * last may find no CPU idle and stay with its maker */
+        if (!slots[i] || status != 0 || (i + 1 < n && slots[i] - 1 == me)) {
+            printf("newcpus FAIL: child %u: status %d, started on CPU %ld (caller on %u)\n",
+                   i, status, (long)slots[i] - 1, me);
             failed = 1;
         }
-        used |= slots[i] ? 1u << cpu : 0;
+        printf("newcpus child %u on CPU %ld\n", i, (long)slots[i] - 1);
     }
+    sys_thread_affinity(0, all_cpus_mask());
     if (!failed)
-        printf("newcpus ok cpus=%u\n", n);
+        printf("newcpus ok cpus=%u caller=%u\n", n, me);
     return failed;
 }
 
