@@ -10,9 +10,10 @@
  * thread goes to its own CPU when that idles, or is its waker's with nothing waiting;
  * else to the idle CPU nearest (place_woken); a CPU with nothing of its own to run takes
  * (steals) a ready thread from another, but leaves a thread a wake-up queued on an idle
- * CPU there for a tick or two (steal_from_ok), not one queued behind it (stealable_from). Every balance_ticks ticks a busy CPU hands one of its ready threads to an
- * idle CPU, or else pulls one from the busiest CPU when that one has at least two more
- * threads (running or ready) than it. Waking a thread on
+ * CPU there for a tick or two (steal_from_ok), not one queued behind it (stealable_from).
+ * Every balance_ticks ticks a busy CPU hands one of its ready threads to an idle CPU, or
+ * else pulls one from the busiest CPU when that one has at least two more threads
+ * (running or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
  * there; so does a kill or stop of a thread running there.
  *
@@ -483,15 +484,16 @@ static struct thread *stealable_from(const struct cpu *o, const struct cpu *c)
     return NULL;
 }
 
-/* Without o's lock, a hint: whether o's queue may hold a thread for stealable_from, and
- * its priority (-1: none). */
+/* Without o's lock, a hint: the priority of what stealable_from may find in o's queue
+ * (-1: nothing). Two threads of a priority: its list's head is not its tail (no thread
+ * is read, only o's own words). */
 static int steal_peek(const struct cpu *o)
 {
     int p = cpu_peek_prio(o);
     if (p < 0 || steal_from_ok(o))
         return p;
-    const struct thread *h = __atomic_load_n(&o->rq_head[p], __ATOMIC_RELAXED);
-    return h && __atomic_load_n(&h->q_next, __ATOMIC_RELAXED) ? p : -1;
+    return __atomic_load_n(&o->rq_head[p], __ATOMIC_RELAXED) !=
+           __atomic_load_n(&o->rq_tail[p], __ATOMIC_RELAXED) ? p : -1;
 }
 
 /* c's queue is empty (its lock held): the highest-priority ready thread of another CPU
