@@ -205,6 +205,22 @@ def test_a_woken_thread_whose_cpu_is_busy_goes_to_the_nearest_idle_cpu(icount):
         assert (sleeper, steal1, server, steal2) == (2, 0, 2, 0), m.group(0)
 
 
+@pytest.mark.parametrize("cpus", [2, 4])
+def test_a_thread_queued_behind_another_on_an_idle_cpu_is_taken_by_a_cpu_with_nothing(cpus):
+    """Patient stealing spares only the first thread a wake-up queued on an idle CPU
+    (sched.c stealable_from, docs/smp.md): of two threads woken onto idle CPU 1 with no
+    other CPU they may use idle (CPUs 0 and 1 only; CPU 0 runs the waker), the second,
+    queued behind the first, is taken by CPU 0 as soon as the waker blocks there. Before,
+    CPU 1's queue was left alone whole for two ticks: CPU 0 idled, and CPU 1 ran both in
+    turn (b=1, no steal). Under icount only: without it, a host that runs vCPU 1 first
+    may let it run both before the waker blocks."""
+    out = smptest(["smptest,spare"], cpus, icount=True)
+    m = re.search(r"spare done a=(\d+) b=(\d+) steal=(\d+)", out)
+    assert m, out[-3000:]
+    a, b, steal = map(int, m.groups())
+    assert (a, b) == (1, 0) and steal >= 1, m.group(0)
+
+
 @pytest.mark.parametrize("cpus,icount", [(2, False), (4, True)])
 def test_unmap_on_one_cpu_is_seen_at_once_on_another(cpus, icount):
     """TLB shootdown: a page unmapped on CPU 0 while a reader on CPU 1 reads it; its frame

@@ -10,9 +10,10 @@
  * thread goes to its own CPU when that idles, or is its waker's with nothing waiting;
  * else to the idle CPU nearest (place_woken); a CPU with nothing of its own to run takes
  * (steals) a ready thread from another, but leaves a thread a wake-up queued on an idle
- * CPU there for a tick or two (steal_from_ok). Every balance_ticks ticks a busy CPU hands one of its ready threads to an
- * idle CPU, or else pulls one from the busiest CPU when that one has at least two more
- * threads (running or ready) than it. Waking a thread on
+ * CPU there for a tick or two (steal_from_ok), not one queued behind it (stealable_from).
+ * Every balance_ticks ticks a busy CPU hands one of its ready threads to an idle CPU, or
+ * else pulls one from the busiest CPU when that one has at least two more threads
+ * (running or ready) than it. Waking a thread on
  * another CPU sends that CPU the reschedule IPI when the thread should preempt what runs
  * there; so does a kill or stop of a thread running there.
  *
@@ -464,6 +465,39 @@ static bool steal_from_ok(const struct cpu *o)
            ticks - __atomic_load_n(&o->woken_tick, __ATOMIC_RELAXED) >= STEAL_WAIT_TICKS;
 }
 
+/* What a CPU with nothing to run may take from o's queue: its longest-waiting thread of
+ * the highest priority that may run on c when steal_from_ok; else (o idles, left alone
+ * for the thread a wake-up queued there) only a thread queued behind another of o's top
+ * priority, the last (newest): o runs one thread at a time, so the second waits there
+ * anyway (aim-rmap at the window's start: the server, busy on its own CPU, answers the
+ * `go` reads of 16 workers; two whose warm-up left them on one CPU find no CPU idle, the
+ * second is queued behind the first, and the server's CPU, idle once it blocks, was kept
+ * from taking it: docs/smp.md). NULL if none; o's lock held. */
+static struct thread *stealable_from(const struct cpu *o, const struct cpu *c)
+{
+    if (steal_from_ok(o))
+        return movable(o, c, -1);
+    int p = cpu_highest_prio(o);
+    if (p < 0 || o->rq_head[p] == o->rq_tail[p])
+        return NULL;
+    for (struct thread *t = o->rq_tail[p]; t != o->rq_head[p]; t = t->q_prev)
+        if (t->affinity & (1u << c->id))
+            return t;
+    return NULL;
+}
+
+/* Without o's lock, a hint: the priority of what stealable_from may find in o's queue
+ * (-1: nothing). Two threads of a priority: its list's head is not its tail (no thread
+ * is read, only o's own words). */
+static int steal_peek(const struct cpu *o)
+{
+    int p = cpu_peek_prio(o);
+    if (p < 0 || steal_from_ok(o))
+        return p;
+    return __atomic_load_n(&o->rq_head[p], __ATOMIC_RELAXED) !=
+           __atomic_load_n(&o->rq_tail[p], __ATOMIC_RELAXED) ? p : -1;
+}
+
 /* c's queue is empty (its lock held): the highest-priority ready thread of another CPU
  * that may run on c, taken from its queue and moved to c; else NULL. The victims are
  * tried highest (peeked) priority first, each with its lock and c's; when c's lock had to
@@ -475,7 +509,7 @@ static struct thread *steal(struct cpu *c)
         int best = -1;
         for (u32 m = left; m; m &= m - 1) {
             const struct cpu *v = &cpus[__builtin_ctz(m)];
-            int p = steal_from_ok(v) ? cpu_peek_prio(v) : -1;
+            int p = steal_peek(v);
             if (p > best) {
                 best = p;
                 o = &cpus[__builtin_ctz(m)];
@@ -491,7 +525,7 @@ static struct thread *steal(struct cpu *c)
             t = c->rq_head[own];
             rq_remove(c, t);
         } else {
-            t = movable(o, c, -1);
+            t = stealable_from(o, c);
             if (t && !take(t, c, MOVE_STEAL))
                 t = NULL;
         }
@@ -780,10 +814,10 @@ static bool stealable(const struct cpu *c)
         return false;
     for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
         struct cpu *o = &cpus[__builtin_ctz(m)];
-        if (!__atomic_load_n(&o->rq_words, __ATOMIC_RELAXED) || !steal_from_ok(o))
+        if (steal_peek(o) < 0)
             continue;
         rq_lock(o);
-        bool found = movable(o, c, -1) != NULL;
+        bool found = stealable_from(o, c) != NULL;
         rq_unlock(o);
         if (found)
             return true;

@@ -55,6 +55,11 @@ def test_json_report(model_test):
     assert names[("init", "user")]["instructions"] == 3
     assert [v["vcpu"] for v in w["vcpus"]] == [0, 1]
     assert w["vcpus"][1]["domains"]["user"]["instructions"] == 3
+    # which address spaces each vCPU ran, with their instructions there
+    assert w["vcpus"][0]["asids"] == [{"asid": 3, "name": 'fs"q', "kind": "server",
+                                       "instructions": 7}]
+    assert w["vcpus"][1]["asids"] == [{"asid": 4, "name": "init", "kind": "user",
+                                       "instructions": 3}]
     for key in ("instructions", "l1i_misses", "l1d_misses", "l2_misses", "itlb_misses",
                 "dtlb_misses", "page_walk_refs_est", "modelled_cycles"):
         assert w["total"][key] == sum(d[key] for d in w["domains"].values()), key

@@ -46,6 +46,14 @@
  *            steal=T server=V wake=W steal=T" (the CPU each ran on, SYS_MEMINFO's move
  *            counts over each wake-up), which tests/test_smp.py judges, or "wakeup FAIL
  *            ..." when the setup fails.
+ * spare      a thread queued on an idle CPU behind another a wake-up put there is taken
+ *            by a CPU that has nothing to run (sched.c stealable_from, docs/smp.md):
+ *            threads A and B last ran on CPU 1 and block in one futex wait, both allowed
+ *            CPUs 0 and 1 only; the main thread, pinned to CPU 0, wakes both with one
+ *            FUTEX_WAKE (A goes to idle CPU 1, B finds no CPU idle and is queued behind
+ *            A there) and then blocks joining B. Each notes the CPU it runs on and ends.
+ *            Prints "spare done a=A b=B steal=T" (T: SYS_MEMINFO's steals over the
+ *            wake-up and the join), which tests/test_smp.py judges, or "spare FAIL ...".
  * kill N     N rounds: a child task (`smptest spin`) spins in user mode on CPU 1, without a
  *            system call; the caller, on CPU 0, kills it and waits for it. Prints "kill ok
  *            rounds=N max_tsc=T tick_tsc=K": the longest kill-to-reaped time in TSC ticks
@@ -1390,6 +1398,74 @@ static int wakeup(void)
     return 0;
 }
 
+/* ---- spare -------------------------------------------------------------------------- */
+static volatile uint32_t sp_word;      /* both threads' futex word */
+static volatile long sp_cpu[2] = {-1, -1};
+
+/* Last runs on CPU 1 (pinned there, a yield), then may run on CPUs 0 and 1; waits for the
+ * word, notes its CPU, ends. */
+static int sp_thread(void *arg)
+{
+    long me = (long)(uintptr_t)arg;
+    if (sys_thread_affinity(0, 2) != 0)
+        return 1;
+    sys_yield();
+    if (now().cpu != 1 || sys_thread_affinity(0, 3) != 0)
+        return 1;
+    while (!sp_word)
+        sys_futex_wait((const uint32_t *)&sp_word, 0, SLEEP_FOREVER);
+    sp_cpu[me] = now().cpu;
+    return 0;
+}
+
+/* Whether thread tid waits (blocked or sleeping), from SYS_PS, polled a tick apart so that
+ * this CPU halts meanwhile (QEMU 7.2's icount runs another vCPU only then); 0 after 5 s. */
+static int sp_waits(int tid)
+{
+    static struct ps_entry ps[512];
+    for (int tries = 0; tries < 500; tries++) {
+        int count = (int)sys_ps(ps, 512);
+        for (int i = 0; i < count; i++)
+            if (ps[i].tid == tid && (ps[i].state == TS_BLOCKED || ps[i].state == TS_SLEEPING))
+                return 1;
+        sys_sleep(1);
+    }
+    return 0;
+}
+
+static int spare(void)
+{
+    if (main_on_cpu0("spare"))
+        return 1;
+    struct thread a, b;
+    int ta = thread_start(&a, sp_thread, (void *)0, PRIO_INHERIT, 16 * 1024);
+    if (ta < 0 || !sp_waits(ta)) {
+        printf("spare FAIL: setup a %d\n", ta);
+        return 1;
+    }
+    int tb = thread_start(&b, sp_thread, (void *)1, PRIO_INHERIT, 16 * 1024);
+    if (tb < 0 || !sp_waits(tb)) {
+        printf("spare FAIL: setup b %d\n", tb);
+        return 1;
+    }
+    uint64_t w0, s0, w1, s1;
+    wk_moves(&w0, &s0);
+    sp_word = 1;
+    long woken = sys_futex_wake((const uint32_t *)&sp_word, 2);
+    int st[2] = {-1, -1};
+    thread_join(&b, &st[1]);           /* this CPU has nothing else to run now */
+    thread_join(&a, &st[0]);
+    wk_moves(&w1, &s1);
+    if (woken != 2 || st[0] || st[1] || sp_cpu[0] < 0 || sp_cpu[1] < 0) {
+        printf("spare FAIL: woken %ld status %d %d cpus %ld %ld\n", woken, st[0], st[1],
+               sp_cpu[0], sp_cpu[1]);
+        return 1;
+    }
+    printf("spare done a=%ld b=%ld steal=%llu\n", sp_cpu[0], sp_cpu[1],
+           (unsigned long long)(s1 - s0));
+    return 0;
+}
+
 /* ---- kill --------------------------------------------------------------------------- */
 static uint64_t tsc(void)
 {
@@ -1912,6 +1988,8 @@ int main(int argc, char **argv)
         return pingpong(n > 0 ? n : 1000);
     if (!strcmp(mode, "wakeup"))
         return wakeup();
+    if (!strcmp(mode, "spare"))
+        return spare();
     if (!strcmp(mode, "kill"))
         return kill_spinner(n > 0 ? n : 5);
     if (!strcmp(mode, "spin"))

@@ -23,8 +23,13 @@ def window(makespan=2_000_000):
              {"id": 516, "acquires": 3, "waits": 2, "handoffs": 0, "wait_cycles": 400},
              {"id": 517, "acquires": 8, "waits": 8, "handoffs": 0, "wait_cycles": 0},
              {"id": 1, "acquires": 1, "waits": 0, "handoffs": 0, "wait_cycles": 0}]
+    vcpus = [{"vcpu": i, "domains": {"kernel": {"instructions": 50 + i}},
+              "asids": [{"asid": 5, "name": "aim", "kind": "user", "instructions": 7},
+                        {"asid": 1, "name": "unixsrv", "kind": "user", "instructions": 9}]}
+             for i in range(2)]
     return {"window": 13, "coherence": {"preset": "p4", "makespan": makespan,
-                                        "cpus": [cpu, cpu], "locks": locks}}
+                                        "cpus": [cpu, cpu], "locks": locks},
+            "vcpus": vcpus}
 
 
 def test_configs_cover_every_mode_and_cpu_count_with_the_program_as_init():
@@ -69,6 +74,10 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["lock_wait_cycles_per_job_bkl"] == 150.0
     assert row["lock_wait_cycles_per_job_rmap"] == 100.0
     assert row["handoffs_per_job_rmap"] == 0.25 and row["handoffs_per_job_other"] == 0
+    # per vCPU: what its clock is made of, its kernel instructions, the spaces it ran
+    assert row["cpu_miss_cycles"] == [80, 80] and row["cpu_transfer_cycles"] == [4000, 4000]
+    assert row["cpu_lock_wait_cycles"] == [800, 800] and row["cpu_kernel_insns"] == [50, 51]
+    assert row["cpu_spaces"][1] == [[1, "unixsrv", 9], [5, "aim", 7]]
 
 
 def test_the_rmap_part_has_its_own_benchmark_links_and_peer_command():

@@ -128,6 +128,35 @@ static void put_tasks(FILE *f, const struct sim *s)
     fputc(']', f);
 }
 
+/* The address spaces vCPU v ran in the window (user half: the slots past the kernel's),
+ * each with its instructions there, in the order it first ran them; an asid defined
+ * again in the window is reported under its last definition. */
+static void put_asids(FILE *f, const struct sim *s, const struct vcpu *v)
+{
+    fputs(",\"asids\":[", f);
+    bool first = true;
+    for (unsigned k = 0; k < v->nused; k++) {
+        unsigned idx = v->used[k];
+        if (!idx || !v->slot_insns[idx])
+            continue;
+        unsigned asid = idx - 1;
+        const struct asid_def *d = &s->dom.def[asid];
+        fprintf(f, "%s{\"asid\":%u,\"name\":", first ? "" : ",", asid);
+        if (d->defined) {
+            put_string(f, d->name);
+        } else {
+            char name[16];
+            snprintf(name, sizeof(name), "asid:%u", asid);
+            put_string(f, name);
+        }
+        fprintf(f, ",\"kind\":\"%s\",\"instructions\":%llu}",
+                dkind_names[d->defined ? d->kind : DK_UNKNOWN],
+                (unsigned long long)v->slot_insns[idx]);
+        first = false;
+    }
+    fputc(']', f);
+}
+
 static void put_vcpus(FILE *f, const struct sim *s)
 {
     fputs(",\"vcpus\":[", f);
@@ -140,6 +169,7 @@ static void put_vcpus(FILE *f, const struct sim *s)
         put_object(f, &total, s);
         fputs(",\"domains\":", f);
         put_kinds(f, v->kind_tot, s);
+        put_asids(f, s, v);
         fputc('}', f);
     }
     fputc(']', f);

@@ -32,7 +32,8 @@ static int vcpu_init(struct vcpu *v, const struct hier_config *hc, unsigned inde
     v->is_used = calloc(NSLOT, sizeof(*v->is_used));
     v->buckets = calloc(NBUCKET, sizeof(*v->buckets));
     v->stretches = calloc(NBUCKET, sizeof(*v->stretches));
-    if (!v->slots || !v->used || !v->is_used || !v->buckets || !v->stretches)
+    v->slot_insns = calloc(NSLOT, sizeof(*v->slot_insns));
+    if (!v->slots || !v->used || !v->is_used || !v->buckets || !v->stretches || !v->slot_insns)
         return -1;
     v->kctr = v->uctr = &v->sink;
     return 0;
@@ -46,6 +47,7 @@ static void vcpu_free(struct vcpu *v)
     free(v->is_used);
     free(v->buckets);
     free(v->stretches);
+    free(v->slot_insns);
 }
 
 struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
@@ -221,6 +223,7 @@ static void fold_slot(struct sim *s, struct vcpu *v, unsigned idx)
     struct counters *c = &v->slots[idx];
     if (counters_is_zero(c))
         return;
+    v->slot_insns[idx] += c->v[CTR_INSNS];
     if (idx == 0) {
         counters_add(&v->kind_tot[DK_KERNEL], c);
     } else {
@@ -286,6 +289,7 @@ static void reset_vcpu_window(struct vcpu *v)
 {
     for (unsigned k = 0; k < v->nused; k++) {
         memset(&v->slots[v->used[k]], 0, sizeof(struct counters));
+        v->slot_insns[v->used[k]] = 0;
         v->is_used[v->used[k]] = 0;
     }
     v->nused = 0;

@@ -77,6 +77,9 @@ struct vcpu {
     uint8_t *is_used;
     unsigned nused;
     struct counters kind_tot[NDKIND];  /* window totals by kind, filled by folding */
+    uint64_t *slot_insns;           /* [NSLOT] this window's instructions of each slot,
+                                       kept through folding: which address spaces this
+                                       vCPU ran (the report's per-vCPU `asids`) */
     struct pending_def def;
     uint64_t hint;
     unsigned hint_parts;            /* bit i: part MK_INVLPG_LO + i seen */

@@ -200,6 +200,25 @@ def model_fields(coherence: dict, jobs: int) -> dict:
     }
 
 
+def vcpu_fields(window: dict) -> dict:
+    """What each vCPU's modelled clock is made of and what it ran (docs/smp.md, "What the
+    busiest vCPU runs"): per vCPU its private-miss, transfer and lock-wait cycles (MODELLED)
+    and its kernel instructions and the address spaces it ran, [asid, name, instructions
+    in that space's user half], most first (exact; the plugin's `asids`). The kernel's
+    instructions go to no address space: a system call's or fault's are its vCPU's."""
+    cpus = window["coherence"]["cpus"]
+    vcpus = window.get("vcpus") or []
+    return {
+        "cpu_miss_cycles": [round(c.get("miss_cycles", 0)) for c in cpus],
+        "cpu_transfer_cycles": [round(c.get("transfer_cycles", 0)) for c in cpus],
+        "cpu_lock_wait_cycles": [round(c.get("lock_wait_cycles", 0)) for c in cpus],
+        "cpu_kernel_insns": [v["domains"]["kernel"]["instructions"] for v in vcpus],
+        "cpu_spaces": [sorted(([a["asid"], a["name"], a["instructions"]]
+                               for a in v.get("asids", [])), key=lambda x: -x[2])
+                       for v in vcpus],
+    }
+
+
 def rows(results: list[dict], config) -> list[dict]:
     """Guest rows: jobs per 10^9 instructions (icount: exact) as the median, the counters
     per job, and the model's figures when the boot had the plugin."""
@@ -214,6 +233,7 @@ def rows(results: list[dict], config) -> list[dict]:
                        and "coherence" in w), None)
         if window:
             row.update(model_fields(window["coherence"], row["jobs"]))
+            row.update(vcpu_fields(window))
         out.append(row)
     return out
 
