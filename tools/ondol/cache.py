@@ -5,6 +5,7 @@ pairs, e.g. "pentiumpro", "modern,l3=off" or "pentiumpro,seed=2". The plugin wri
 JSON object per measurement window to the file named by its out= argument (JSON lines, or
 one JSON array). Windows are matched to result rows by the key fields both carry.
 """
+import fcntl
 import functools
 import json
 import re
@@ -21,12 +22,16 @@ PLUGIN = Path("build/tools/cachesim.so")     # for the default QEMU (plugin.mk c
 def plugin_for(top: Path, qemu: str) -> Path:
     """The plugin built for `qemu`'s plugin API (build/tools/cacheplugin/apiN/cachesim.so),
     made first (a no-op when current): a benchmark may run another QEMU than the one
-    build/tools/cachesim.so was copied for."""
+    build/tools/cachesim.so was copied for. One make at a time (a file lock): two test
+    workers must not both rewrite the plugin while a QEMU of the other loads it."""
     api = qemucmd.plugin_api(qemu)
     path = Path("build") / "tools" / "cacheplugin" / f"api{api}" / "cachesim.so"
-    made = subprocess.run(["make", "-s", "-f", "tools/cacheplugin/plugin.mk",
-                           f"CACHESIM_API={api}", str(path)], cwd=top,
-                          capture_output=True, text=True)
+    (top / path.parent).mkdir(parents=True, exist_ok=True)
+    with open(top / path.parent / ".make-lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = subprocess.run(["make", "-s", "-f", "tools/cacheplugin/plugin.mk",
+                               f"CACHESIM_API={api}", str(path)], cwd=top,
+                              capture_output=True, text=True)
     if made.returncode != 0:
         raise OndolError(f"cannot build the cache plugin for API {api}: "
                          f"{(made.stderr or made.stdout).strip()[-500:]}")
