@@ -1,7 +1,7 @@
 /*
  * smptest MODE [N]: every CPU running threads (docs/smp.md, issue 13).
  *
- * spread N   N threads spin, each noting the CPUs it finds itself on (SYS_TIME's `cpu`)
+ * spread N   N threads (1..TIME_CPUS, else 8) spin, each noting the CPUs it finds itself on (SYS_TIME's `cpu`)
  *            until together they have seen every CPU that runs threads (or 30 s pass);
  *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
  *            "spread ok cpus=C" or "spread FAIL ...".
@@ -312,8 +312,8 @@ static int spinner(void *arg)
 
 static int spread(int n)
 {
-    struct thread t[16];
-    if (n < 1 || n > 16)
+    struct thread t[TIME_CPUS];          /* one spinner a CPU at most */
+    if (n < 1 || n > TIME_CPUS)
         n = 8;
     unsigned want = all_cpus_mask();
     for (int i = 0; i < n; i++)
