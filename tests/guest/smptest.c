@@ -365,7 +365,7 @@ static int affinity(void)
             return 1;
         }
     }
-    long none = sys_thread_affinity(0, n >= 32 ? 0 : ~0ull << n);   /* no such CPU only */
+    long none = sys_thread_affinity(0, ~0ull << n);   /* no such CPU only (n <= 32) */
     long other = sys_thread_affinity(1, 1);                         /* init's thread */
     long bad = sys_thread_affinity(-5, 1);
     if (none != E_INVAL || other != E_SRCH || bad != E_SRCH) {
