@@ -1,10 +1,10 @@
 /*
  * smptest MODE [N]: every CPU running threads (docs/smp.md, issue 13).
  *
- * spread N   N threads (1..TIME_CPUS, else 8) spin, each noting the CPUs it finds itself on (SYS_TIME's `cpu`)
- *            until together they have seen every CPU that runs threads (or 30 s pass);
- *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
- *            "spread ok cpus=C" or "spread FAIL ...".
+ * spread N   N threads (1..TIME_CPUS, else 8) spin, each noting the CPUs it finds itself
+ *            on (SYS_TIME's `cpu`) until together they have seen every CPU that runs
+ *            threads (or 30 s pass); then SYS_TIME's per-CPU switch counters must all
+ *            be non-zero. Prints "spread ok cpus=C" or "spread FAIL ...".
  * newcpus    the first threads of new tasks made with SYS_TASK_THREAD_REGS (as the UNIX
  *            server starts a forked Linux process) start on idle CPUs, not on their maker's
  *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
