@@ -48,11 +48,11 @@ def test_kernel_fault_panics_with_registers_and_symbolised_backtrace():
 
 
 @pytest.mark.parametrize("cpus,smp,started", [(1, "on", 1), (4, "on", 4), (4, "off", 1),
-                                               (20, "on", 16)])
+                                               (34, "on", 32)])
 def test_acpi_cpus_are_found_and_started(cpus, smp, started):
     """The MADT (kernel/arch/x86_64/acpi.c) finds every CPU QEMU was given and the I/O APIC,
     whose routing from it still delivers the console's interrupts (the shell answers);
-    smp.c starts the others (at most MAX_CPUS = 16), which all run threads; smp=off starts
+    smp.c starts the others (at most MAX_CPUS = 32), which all run threads; smp=off starts
     none."""
     with boot({"smp": smp}, extra=("-smp", str(cpus))) as s:
         assert re.search(rf"acpi: revision \d+, {cpus} CPUs \({cpus} listed\), "

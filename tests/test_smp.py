@@ -157,6 +157,13 @@ def test_threads_run_on_every_cpu_pinned_and_balanced(cpus, icount):
     assert "pingpong ok calls=100" in out
 
 
+def test_all_32_cpus_run_threads():
+    """MAX_CPUS = 32, without icount (one boot of a few seconds): a spinner is seen on each
+    of the 32 CPUs and every CPU counts switches; the caller is pinned to each in turn."""
+    out = smptest(["smptest,spread,32", "smptest,affinity"], 32)
+    assert "spread ok cpus=32" in out and "affinity ok cpus=32" in out
+
+
 @pytest.mark.parametrize("cpus,icount", [(4, False), (4, True)])
 def test_new_tasks_first_threads_start_on_idle_cpus(cpus, icount):
     """A task's first thread made by another task with SYS_TASK_THREAD_REGS (the UNIX

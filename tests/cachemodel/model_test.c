@@ -1057,6 +1057,12 @@ static void t_coher_latency(void)
     co = coher_rig("p4", 32);
     CHECK_EQ(coher_latency(co, 0, 14), 110);          /* 15 cores a socket */
     CHECK_EQ(coher_latency(co, 0, 15), 280);          /* sockets 0 and 1: one hop */
+    CHECK_EQ(coher_latency(co, 0, 31), 280);          /* 32 vCPUs: 30, 31 on socket 2 */
+    CHECK_EQ(coher_latency(co, 29, 30), 460);         /* sockets 1 and 2: two hops */
+    CHECK_EQ(coher_latency(co, 30, 31), 110);
+    coher_access(co, 31, 0x2000, 8, true);            /* the 32nd vCPU is modelled */
+    coher_access(co, 0, 0x2000, 8, false);
+    CHECK_EQ(co->cpu[0].st.transfers, 1);
     CHECK(coher_preset_find("none") == NULL);
 }
 

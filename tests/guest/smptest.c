@@ -1,10 +1,10 @@
 /*
  * smptest MODE [N]: every CPU running threads (docs/smp.md, issue 13).
  *
- * spread N   N threads spin, each noting the CPUs it finds itself on (SYS_TIME's `cpu`)
- *            until together they have seen every CPU that runs threads (or 30 s pass);
- *            then SYS_TIME's per-CPU switch counters must all be non-zero. Prints
- *            "spread ok cpus=C" or "spread FAIL ...".
+ * spread N   N threads (1..TIME_CPUS, else 8) spin, each noting the CPUs it finds itself
+ *            on (SYS_TIME's `cpu`) until together they have seen every CPU that runs
+ *            threads (or 30 s pass); then SYS_TIME's per-CPU switch counters must all
+ *            be non-zero. Prints "spread ok cpus=C" or "spread FAIL ...".
  * newcpus    the first threads of new tasks made with SYS_TASK_THREAD_REGS (as the UNIX
  *            server starts a forked Linux process) start on idle CPUs, not on their maker's
  *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
@@ -320,8 +320,8 @@ static int spinner(void *arg)
 
 static int spread(int n)
 {
-    struct thread t[16];
-    if (n < 1 || n > 16)
+    struct thread t[TIME_CPUS];          /* one spinner a CPU at most */
+    if (n < 1 || n > TIME_CPUS)
         n = 8;
     unsigned want = all_cpus_mask();
     for (int i = 0; i < n; i++)
@@ -373,7 +373,7 @@ static int affinity(void)
             return 1;
         }
     }
-    long none = sys_thread_affinity(0, n >= 32 ? 0 : ~0ull << n);   /* no such CPU only */
+    long none = sys_thread_affinity(0, ~0ull << n);   /* no such CPU only (n <= 32) */
     long other = sys_thread_affinity(1, 1);                         /* init's thread */
     long bad = sys_thread_affinity(-5, 1);
     if (none != E_INVAL || other != E_SRCH || bad != E_SRCH) {

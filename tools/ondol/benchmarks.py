@@ -480,12 +480,12 @@ def _per_operation(total, n) -> float | None:
 
 def unix_archive_ready() -> None:
     """build/rootfs.cpio with the benchmark programs, built when it is missing or older
-    than a program's source (the tests share the archive, so it is not rewritten under a
-    running boot without need)."""
+    than a program's source or aim.py, which names the /bench links (the tests share the
+    archive, so it is not rewritten under a running boot without need)."""
     from ondol import aim, linuxsuite, unixbench
     archive = linuxsuite.REPO / "build" / "rootfs.cpio"
     programs = (unixbench.QUICK_PROGRAM, aim.PROGRAM)
-    sources = (unixbench.SOURCE, linuxsuite.SRC / "aim.c")
+    sources = (unixbench.SOURCE, linuxsuite.SRC / "aim.c", Path(aim.__file__))
     if (not all((archive.parent / "rootfs" / p.lstrip("/")).exists() for p in programs)
             or not archive.exists()
             or max(s.stat().st_mtime for s in sources) > archive.stat().st_mtime):
@@ -1161,7 +1161,7 @@ def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
 
 
 def aim_benchmark(quick: bool = False, part: str = "mix") -> Benchmark:
-    """`./ondol bench aim [--quick]`: 1, 2, 4, 8, 16 CPUs (quick: 1 and 2, fewer jobs) per
+    """`./ondol bench aim [--quick]`: 1, 2, 4, 8, 16, 32 CPUs (quick: 1 and 2, fewer jobs) per
     rmap mode with the coherence model, plus one probes=on boot per mode at the largest
     count (rmap time per job; the probes cost instructions, so those rows are apart).
     part "rmap": `./ondol bench aim-rmap`, the rmap-heavy part, the same boots and rows."""

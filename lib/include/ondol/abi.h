@@ -288,7 +288,7 @@ struct meminfo {
     uint64_t rmap_families;    /* rmap=family: fork families of address spaces alive (else 0) */
 };
 
-#define TIME_CPUS 16               /* CPUs struct time_info reports one by one */
+#define TIME_CPUS 32               /* CPUs struct time_info reports one by one: MAX_CPUS */
 /* What a CPU was doing when its timer ticked (cpu_ticks): Linux's tick-sampled CPU times,
  * which /proc/stat reports. USER: a Linux task's thread in user mode; IDLE: the CPU's
  * idle thread; SYSTEM: anything else (native tasks such as the servers, in user mode, and

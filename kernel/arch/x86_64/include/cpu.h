@@ -5,7 +5,7 @@
 #include "spinlock_types.h"
 #include "types.h"
 
-#define MAX_CPUS 16
+#define MAX_CPUS 32
 
 /* GDT selectors; the order is fixed by syscall/sysret (see gdt_load in cpu.c). */
 #define SEL_KCODE  0x08
