@@ -1223,15 +1223,52 @@ static void t_coher_exclusive_lines(void)
         for (unsigned c = 0; c < 4; c++)
             coher_access(co, c, 0x20000, 8, true);
     CHECK_EQ(co->cpu[3].st.clock, 39 * 144);
-    CHECK_EQ(co->transfers_forgotten, 0);             /* spans behind every clock dropped */
+    CHECK_EQ(co->transfer_merges, 0);                 /* spans behind every clock dropped */
     CHECK_EQ(co->horizon, 32 * 144);                  /* where the last room was made */
     char text[4096];
     FILE *f = fmemopen(text, sizeof(text), "w");
     coher_report(f, co);
     fclose(f);
     CHECK(strstr(text, "\"order\":\"exclusive\"") != NULL);
-    CHECK(strstr(text, "\"hold_merges\":0,\"transfers_forgotten\":0,\"horizon\":4608,"
+    CHECK(strstr(text, "\"hold_merges\":0,\"transfer_merges\":0,\"transfers_forgotten\":0,"
+                       "\"horizon\":4608,"
                        "\"active_cpus\":4") != NULL);
+}
+
+/* Exclusive order, more vCPUs on one line than its span set holds (8): every vCPU writes
+ * the line once at clock 0, so none of its transfers can be forgotten (all clocks stand
+ * at 0), and they must still queue: the k-th done at (k + 1) latencies, the last at 16.
+ * Forgetting the earliest span instead let the ninth and later fit at 0. */
+static void t_coher_exclusive_crowded_line(void)
+{
+    struct coher *co = coher_exclusive_rig(16);
+    coher_access(co, 0, 0x7000, 8, true);             /* cpu 0 owns it: no transfer */
+    for (unsigned c = 1; c < 16; c++) {
+        coher_access(co, c, 0x7000, 8, true);
+        CHECK_EQ(co->cpu[c].st.clock, c * 144);
+    }
+    CHECK_EQ(co->transfer_merges, 15 - 8);            /* the ninth to the fifteenth */
+    CHECK_EQ(co->transfers_forgotten, 0);
+}
+
+/* Exclusive order, a line's transfers far apart while a running vCPU lags (cpu 0 at
+ * clock 0: nothing can be forgotten as harmless): a full set forgets its earliest
+ * transfer rather than making the long gaps busy, and a write at clock 0 still waits
+ * for nothing but its own latency. */
+static void t_coher_exclusive_sparse_line(void)
+{
+    struct coher *co = coher_exclusive_rig(3);
+    coher_access(co, 1, 0x9000, 8, true);             /* cpu 1 owns it */
+    for (unsigned k = 1; k <= 9; k++) {               /* cpus 2 and 1 take turns */
+        unsigned c = k % 2 ? 2 : 1;
+        coher_account(co, c, k * 10000 - co->cpu[c].st.clock, 0, 0);
+        coher_access(co, c, 0x9000, 8, true);
+        CHECK_EQ(co->cpu[c].st.clock, k * 10000 + 144);
+    }
+    CHECK_EQ(co->transfer_merges, 0);
+    CHECK_EQ(co->transfers_forgotten, 1);             /* the ninth */
+    coher_access(co, 0, 0x9000, 8, true);             /* [0, 144]: the forgotten one's place */
+    CHECK_EQ(co->cpu[0].st.clock, 144);
 }
 
 /* Exclusive order, locks: a hold starts after any hold of another vCPU its clock falls in
@@ -1389,6 +1426,8 @@ static const struct tcase cases[] = {
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
     {"coher_exclusive_lines", t_coher_exclusive_lines},
+    {"coher_exclusive_crowded_line", t_coher_exclusive_crowded_line},
+    {"coher_exclusive_sparse_line", t_coher_exclusive_sparse_line},
     {"coher_exclusive_locks", t_coher_exclusive_locks},
     {"coher_exclusive_bounded", t_coher_exclusive_bounded},
 };

@@ -118,9 +118,9 @@ struct coher {
     struct coher_span *spans;   /* exclusive order: COHER_LINE_SPANS per line slot */
     uint64_t cap, used_lines, resets;
     /* exclusive order (README): the clock below which spans were forgotten; two holds
-     * joined for room; a line's transfers forgotten for room */
+     * joined for room; a line's transfers joined (close) or forgotten (far) for room */
     double horizon;
-    uint64_t hold_merges, transfers_forgotten;
+    uint64_t hold_merges, transfer_merges, transfers_forgotten;
 };
 
 int coher_init(struct coher *co, const struct coher_preset *p, double cpi, unsigned ncpus);

@@ -194,6 +194,7 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "replay_order": coherence.get("order", "recorded"),      # coherence_order=
         # exclusive order: how much its bounded memory forgot or joined (plugin README)
         "hold_merges": coherence.get("hold_merges"),
+        "transfer_merges": coherence.get("transfer_merges"),
         "transfers_forgotten": coherence.get("transfers_forgotten"),
         "modelled": True,
         **(lock_class_fields(coherence["locks"], jobs) if "locks" in coherence else {}),

@@ -1108,7 +1108,7 @@ from ondol import coherence  # noqa: E402
 COHERENCE_BENCH = Benchmark(
     name="coherence",
     description="MODELLED scaling of per-CPU counters, one shared counter and a lock "
-                "ping-pong over 1-8 vCPUs (coherence model, latency preset "
+                "ping-pong over 1-32 vCPUs (coherence model, latency preset "
                 f"{coherence.LATENCY_PRESET}); --no-icount: real concurrency, TSC only",
     configs=coherence.configs(),
     key=("test", "cpus"),
