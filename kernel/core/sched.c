@@ -64,7 +64,7 @@ static volatile u64 ticks;
 u64 slice_ticks = 1;
 u64 balance_ticks = 4;               /* option balance_ticks: 0 = no periodic balancing */
 bool smp_sched = true;               /* option smp_sched: the other CPUs run threads */
-cpumask_t sched_cpus = 1;                 /* the CPUs that schedule threads: bit n = cpus[n] */
+cpumask_t sched_cpus = 1;            /* the CPUs that schedule threads: bit n = cpus[n] */
 
 /* ---- run queues --------------------------------------------------------------------- */
 /* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever

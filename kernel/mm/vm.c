@@ -293,7 +293,7 @@ void aspace_destroy(struct aspace *as)
     }
     if (read_cr3() == as->cr3 && aspace_switch(NULL))
         cpu_count_cr3_load();
-    cpumask_t others = cpus_with_loaded(as);         /* idle CPUs that last ran one of its threads */
+    cpumask_t others = cpus_with_loaded(as);    /* idle CPUs that last ran one of its threads */
     if (others && tlb_shootdown(others, as->cr3, NULL, 0, TLB_LEAVE) != 0)
         panic("vm: a CPU did not leave an address space being destroyed");
     regions_teardown(as);

@@ -1667,7 +1667,8 @@ static int shaker(void *arg)
     while (!churn_stop) {
         uint32_t pick = churn_rand(&seed);
         if (pick % 4 == 0) {
-            long r = sys_thread_affinity(spin_tid[pick / 4 % (uint32_t)spin_n], random_mask(&seed, all), NULL);
+            long r = sys_thread_affinity(spin_tid[pick / 4 % (uint32_t)spin_n],
+                                         random_mask(&seed, all), NULL);
             if (r != 0)
                 churn_fail("shake spinner", pick, r);
         } else {
