@@ -168,6 +168,20 @@ def test_all_64_cpus_run_threads():
     assert "spread ok cpus=64" in out and "affinity ok cpus=64" in out
 
 
+def test_linux_affinity_above_cpu_31():
+    """sched_setaffinity and sched_getaffinity of a Linux program on 64 CPUs (MK server,
+    no icount): every CPU's bit, 64 of them, and a mask of CPU 40 alone, which a child
+    keeps (the u64 masks from busybox taskset through the server to SYS_THREAD_AFFINITY,
+    whose old mask comes back through a pointer: all 64 bits set is not an error code)."""
+    with boot({"unix": "mk"}, timeout=60, lifetime=180, extra=("-smp", "64")) as s:
+        assert s.cmd("nproc").strip() == "64"
+        assert s.cmd("taskset -p $$").endswith("affinity mask: ffffffffffffffff\n")
+        cpu40 = 1 << 40
+        assert s.cmd(f"taskset {cpu40:x} sh -c 'taskset -p $$; nproc'").endswith(
+            f"affinity mask: {cpu40:x}\n1\n")
+        assert s.halt() == 0
+
+
 @pytest.mark.parametrize("cpus,icount", [(4, False), (4, True)])
 def test_new_tasks_first_threads_start_on_idle_cpus(cpus, icount):
     """A task's first thread made by another task with SYS_TASK_THREAD_REGS (the UNIX
