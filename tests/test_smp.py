@@ -170,11 +170,29 @@ def test_threads_run_on_every_cpu_pinned_and_balanced(cpus, icount):
     assert "pingpong ok calls=100" in out
 
 
-def test_all_32_cpus_run_threads():
-    """MAX_CPUS = 32, without icount (one boot of a few seconds): a spinner is seen on each
-    of the 32 CPUs and every CPU counts switches; the caller is pinned to each in turn."""
-    out = smptest(["smptest,spread,32", "smptest,affinity"], 32)
-    assert "spread ok cpus=32" in out and "affinity ok cpus=32" in out
+def test_all_64_cpus_run_threads():
+    """MAX_CPUS = 64, without icount (one boot): a spinner is seen on each of the 64 CPUs
+    (SYS_TIME's per-CPU switch counters, TIME_CPUS = 32, checked for the first 32); the
+    caller is pinned to each CPU in turn, 32-63 too (u64 masks: a thread pinned to CPU 40
+    runs there and its mask reads back as bit 40), and the errors: another task's thread
+    or no thread E_SRCH, an old-mask pointer into the kernel E_FAULT (every mask names a
+    CPU at 64)."""
+    out = smptest(["smptest,spread,64", "smptest,affinity"], 64)
+    assert "spread ok cpus=64" in out and "affinity ok cpus=64" in out
+
+
+def test_linux_affinity_above_cpu_31():
+    """sched_setaffinity and sched_getaffinity of a Linux program on 64 CPUs (MK server,
+    no icount): every CPU's bit, 64 of them, and a mask of CPU 40 alone, which a child
+    keeps (the u64 masks from busybox taskset through the server to SYS_THREAD_AFFINITY,
+    whose old mask comes back through a pointer: all 64 bits set is not an error code)."""
+    with boot({"unix": "mk"}, timeout=60, lifetime=180, extra=("-smp", "64")) as s:
+        assert s.cmd("nproc").strip() == "64"
+        assert s.cmd("taskset -p $$").endswith("affinity mask: ffffffffffffffff\n")
+        cpu40 = 1 << 40
+        assert s.cmd(f"taskset {cpu40:x} sh -c 'taskset -p $$; nproc'").endswith(
+            f"affinity mask: {cpu40:x}\n1\n")
+        assert s.halt() == 0
 
 
 @pytest.mark.parametrize("cpus,icount", [(4, False), (4, True)])

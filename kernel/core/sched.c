@@ -54,7 +54,7 @@
 #include "vm.h"
 #include "waitq.h"
 
-_Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 32, "cpu.h: run queue and affinity sizes");
+_Static_assert(PRIO_MAX + 1 == 256 && MAX_CPUS <= 64, "cpu.h: run queue and cpumask_t sizes");
 
 static struct spinlock sleep_lock = SPINLOCK_INIT(SLEEP);
 static struct thread *sleepers;      /* unsorted, under sleep_lock; scanned when one is due */
@@ -64,7 +64,7 @@ static volatile u64 ticks;
 u64 slice_ticks = 1;
 u64 balance_ticks = 4;               /* option balance_ticks: 0 = no periodic balancing */
 bool smp_sched = true;               /* option smp_sched: the other CPUs run threads */
-u32 sched_cpus = 1;                  /* the CPUs that schedule threads: bit n = cpus[n] */
+cpumask_t sched_cpus = 1;            /* the CPUs that schedule threads: bit n = cpus[n] */
 
 /* ---- run queues --------------------------------------------------------------------- */
 /* Queue indices come from t->prio; only user and server threads (0..PRIO_MAX) are ever
@@ -223,11 +223,11 @@ static inline bool stays_home(const struct cpu *c, const struct thread *t)
 /* The idle CPU among `allowed` nearest CPU `near` by number (CPUs are numbered as the
  * firmware lists them, a package's cores together: the nearest shares the most cache
  * with near), the lower on a tie; -1 if none idles. Without the queues' locks: a hint. */
-static inline __attribute__((always_inline)) int idle_nearest(u32 allowed, int near)
+static inline __attribute__((always_inline)) int idle_nearest(cpumask_t allowed, int near)
 {
     int best = -1, best_d = MAX_CPUS;
-    for (u32 m = allowed; m; m &= m - 1) {
-        int cpu = __builtin_ctz(m), d = cpu > near ? cpu - near : near - cpu;
+    for (cpumask_t m = allowed; m; m &= m - 1) {
+        int cpu = cpumask_first(m), d = cpu > near ? cpu - near : near - cpu;
         if (d < best_d && cpu_idles(&cpus[cpu])) {
             best = cpu;
             best_d = d;
@@ -243,14 +243,14 @@ static inline __attribute__((always_inline)) int idle_nearest(u32 allowed, int n
  * it). Always inline (rq_lock_of). */
 static inline __attribute__((always_inline)) int place_elsewhere(const struct thread *t)
 {
-    u32 allowed = t->affinity & sched_cpus;
-    bool home_ok = allowed & (1u << t->cpu);
-    for (u32 m = allowed; m; m &= m - 1) {
-        int cpu = __builtin_ctz(m);
+    cpumask_t allowed = t->affinity & sched_cpus;
+    bool home_ok = allowed & cpu_bit(t->cpu);
+    for (cpumask_t m = allowed; m; m &= m - 1) {
+        int cpu = cpumask_first(m);
         if (cpu_idles(&cpus[cpu]))
             return cpu;
     }
-    return home_ok ? t->cpu : __builtin_ctz(allowed);
+    return home_ok ? t->cpu : cpumask_first(allowed);
 }
 
 /* Where a woken thread goes (Linux's select_task_rq for a wake-up), c being its own CPU
@@ -269,14 +269,14 @@ static inline __attribute__((always_inline)) int place_elsewhere(const struct th
 static inline __attribute__((always_inline)) int place_woken(const struct cpu *c,
                                                              const struct thread *t)
 {
-    u32 allowed = t->affinity & sched_cpus;
+    cpumask_t allowed = t->affinity & sched_cpus;
     bool home_ok = allowed >> c->id & 1;
     if (home_ok && (cpu_idles(c) || (c == this_cpu() && !c->rq_words)))
         return c->id;
     int idle = idle_nearest(allowed, c->id);
     if (idle >= 0)
         return idle;
-    return home_ok ? c->id : __builtin_ctz(allowed);
+    return home_ok ? c->id : cpumask_first(allowed);
 }
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
@@ -398,13 +398,13 @@ void sched_set_priority(struct thread *t, int prio)
 /* SYS_THREAD_AFFINITY: t may run only on the CPUs in mask (bit n = cpus[n]). E_INVAL
  * unless mask names a CPU that schedules threads. A queued thread moves at once; a
  * running one at its next switch (the reschedule IPI brings that soon). */
-int sched_set_affinity(struct thread *t, u32 mask)
+int sched_set_affinity(struct thread *t, cpumask_t mask)
 {
     if (!(mask & sched_cpus))
         return E_INVAL;
     struct cpu *c = rq_lock_of(t);
     t->affinity = mask;
-    if (mask & (1u << t->cpu)) {
+    if (mask & cpu_bit(t->cpu)) {
         rq_unlock(c);
     } else if (t->state == T_READY && t->prio >= 0 && queued_on(c, t)) {
         rq_remove(c, t);
@@ -427,7 +427,7 @@ static struct thread *movable(const struct cpu *o, const struct cpu *c, int abov
 {
     for (int p = cpu_highest_prio(o); p > above; p--)
         for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
-            if (t->affinity & (1u << c->id))
+            if (t->affinity & cpu_bit(c->id))
                 return t;
     return NULL;
 }
@@ -481,7 +481,7 @@ static struct thread *stealable_from(const struct cpu *o, const struct cpu *c)
     if (p < 0 || o->rq_head[p] == o->rq_tail[p])
         return NULL;
     for (struct thread *t = o->rq_tail[p]; t != o->rq_head[p]; t = t->q_prev)
-        if (t->affinity & (1u << c->id))
+        if (t->affinity & cpu_bit(c->id))
             return t;
     return NULL;
 }
@@ -504,20 +504,20 @@ static int steal_peek(const struct cpu *o)
  * be let go for one and c's queue has a thread now, that one (taken off c's queue). */
 static struct thread *steal(struct cpu *c)
 {
-    for (u32 left = sched_cpus & ~(1u << c->id); left;) {
+    for (cpumask_t left = sched_cpus & ~cpu_bit(c->id); left;) {
         struct cpu *o = NULL;
         int best = -1;
-        for (u32 m = left; m; m &= m - 1) {
-            const struct cpu *v = &cpus[__builtin_ctz(m)];
+        for (cpumask_t m = left; m; m &= m - 1) {
+            const struct cpu *v = &cpus[cpumask_first(m)];
             int p = steal_peek(v);
             if (p > best) {
                 best = p;
-                o = &cpus[__builtin_ctz(m)];
+                o = &cpus[cpumask_first(m)];
             }
         }
         if (!o)
             return NULL;
-        left &= ~(1u << o->id);
+        left &= ~cpu_bit(o->id);
         bool kept = rq_lock_also(c, o);
         struct thread *t;
         int own = kept ? -1 : cpu_highest_prio(c);
@@ -576,8 +576,8 @@ static void move_to(struct thread *t, struct cpu *c)
  * idle CPUs are found without locks, then checked again under both. */
 static bool push_to_idle(struct cpu *c)
 {
-    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
-        struct cpu *o = &cpus[__builtin_ctz(m)];
+    for (cpumask_t m = sched_cpus & ~cpu_bit(c->id); m; m &= m - 1) {
+        struct cpu *o = &cpus[cpumask_first(m)];
         if (!cpu_idles(o))
             continue;
         rq_lock_two(c, o);
@@ -598,15 +598,15 @@ static bool push_to_idle(struct cpu *c)
  * an x87/SSE eviction). */
 static void balance(struct cpu *c)
 {
-    if (!balance_ticks || sched_cpus == 1u << c->id || ++c->balance_wait < balance_ticks)
+    if (!balance_ticks || sched_cpus == cpu_bit(c->id) || ++c->balance_wait < balance_ticks)
         return;
     c->balance_wait = 0;
     if (__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED) && push_to_idle(c))
         return;
     unsigned most = cpu_load_locked(c) + 1;
     struct cpu *busiest = NULL;
-    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
-        struct cpu *o = &cpus[__builtin_ctz(m)];
+    for (cpumask_t m = sched_cpus & ~cpu_bit(c->id); m; m &= m - 1) {
+        struct cpu *o = &cpus[cpumask_first(m)];
         rq_lock(o);
         unsigned n = cpu_load(o);
         if (n > most && movable(o, c, -1)) {
@@ -741,7 +741,7 @@ static void schedule_locked(struct cpu *c)
      * meanwhile (queued by its waker, perhaps already picked by another CPU, which set its
      * cpu when it took it). The idle thread is never queued: it runs when nothing else can. */
     if (prev->state == T_RUNNING && prev->cpu == c->id && prev != c->idle) {
-        if (prev->affinity & (1u << c->id)) {
+        if (prev->affinity & cpu_bit(c->id)) {
             prev->state = T_READY;
             rq_push(c, prev);
         } else {
@@ -812,8 +812,8 @@ static bool stealable(const struct cpu *c)
 {
     if (!smp_sched)
         return false;
-    for (u32 m = sched_cpus & ~(1u << c->id); m; m &= m - 1) {
-        struct cpu *o = &cpus[__builtin_ctz(m)];
+    for (cpumask_t m = sched_cpus & ~cpu_bit(c->id); m; m &= m - 1) {
+        struct cpu *o = &cpus[cpumask_first(m)];
         if (steal_peek(o) < 0)
             continue;
         rq_lock(o);
@@ -857,7 +857,7 @@ void sched_init(void)
     c->idle = thread_create_kernel(idle_loop, -1);
     ASSERT(c->idle);
     c->idle->cpu = (u8)c->id;
-    c->idle->affinity = 1u << c->id;
+    c->idle->affinity = cpu_bit(c->id);
 }
 
 static volatile bool aps_may_join;
@@ -885,7 +885,7 @@ unsigned cpus_scheduling(void)
     if (!aps_may_join)
         return cpus_running;
     unsigned n = 0;
-    for (u32 m = sched_cpus; m; m &= m - 1)   /* no popcnt in the kernel's target */
+    for (cpumask_t m = sched_cpus; m; m &= m - 1)   /* no popcnt in the kernel's target */
         n++;
     return n;
 }
@@ -919,7 +919,7 @@ void sched_release_aps(void)
     if (!smp_sched || cpus_running <= 1)
         return;
     struct cpu *c = this_cpu();
-    u32 all = (u32)((1ull << cpus_running) - 1);
+    cpumask_t all = cpumask_below(cpus_running);
     u64 stall = tsc_hz() / 1000000 * AP_STALL_US;
     __atomic_store_n(&aps_may_join, true, __ATOMIC_RELEASE);
     ipi_send_others(VEC_IPI_RESCHED);
@@ -937,8 +937,8 @@ void sched_release_aps(void)
     }
     c->current = NULL;
     kernel_lock();
-    for (u32 late = all & ~sched_cpus; late; late &= late - 1) {
-        int id = __builtin_ctz(late);
+    for (cpumask_t late = all & ~sched_cpus; late; late &= late - 1) {
+        int id = cpumask_first(late);
         printk("smp: CPU %d did not join the scheduler, %u s without progress at stage \"%s\": "
                "the first programs start without it\n", id, AP_STALL_US / 1000000,
                ap_stage_names[ap_stage[id]]);
@@ -978,7 +978,7 @@ void sched_ap_main(void)
     ap_reached(AP_MAKING_IDLE);
     sched_init();
     ap_reached(AP_JOINED);
-    __atomic_or_fetch(&sched_cpus, 1u << this_cpu()->id, __ATOMIC_RELEASE);
+    __atomic_or_fetch(&sched_cpus, cpu_bit(this_cpu()->id), __ATOMIC_RELEASE);
     lapic_timer_start_ap();
     sched_start();
 }

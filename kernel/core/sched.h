@@ -80,9 +80,9 @@ static inline void thread_unblock(struct thread *t)
 /* The highest priority with a thread ready on this CPU, or -1 (the IPC priority rule). */
 int rq_highest_prio(void);
 /* SYS_THREAD_AFFINITY: 0, or E_INVAL when mask names no CPU that schedules threads. */
-int sched_set_affinity(struct thread *t, u32 mask);
+int sched_set_affinity(struct thread *t, cpumask_t mask);
 extern bool smp_sched;                      /* option smp_sched */
-extern u32 sched_cpus;                      /* CPUs that schedule threads, bit n = cpus[n] */
+extern cpumask_t sched_cpus;                     /* CPUs that schedule threads, bit n = cpus[n] */
 unsigned cpus_scheduling(void);             /* CPUs that run (or will run) threads */
 void sched_release_aps(void);    /* the bootstrap CPU: the others join; returns once they have */
 __attribute__((noreturn)) void sched_ap_main(void);   /* a started CPU (smp.c) */

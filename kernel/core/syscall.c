@@ -156,17 +156,20 @@ static long sys_thread_tls(u64 base)
 }
 
 /* The CPUs a thread of the caller's task, or of a task it controls (the UNIX server's
- * sched_setaffinity), may run on (sched.c): mask 0 asks. */
-static long sys_thread_affinity(u64 tid, u64 mask)
+ * sched_setaffinity), may run on (sched.c): the old mask to uold (unless 0), then mask
+ * (unless 0). The old mask is not the return value: with 64 CPUs a mask can be any u64,
+ * an error code included. */
+static long sys_thread_affinity(u64 tid, u64 mask, u64 uold)
 {
     struct thread *t = tid ? thread_lookup((int)MIN(tid, 0x7fffffffull)) : current_thread();
     long err;
     if (!t || !t->task || t->state == T_ZOMBIE ||
         (t->task != self_task() && !task_controlled(self_task(), t->task->id, &err)))
         return E_SRCH;
-    if (!mask)
-        return t->affinity & sched_cpus;
-    return sched_set_affinity(t, (u32)mask);
+    cpumask_t old = t->affinity & sched_cpus;
+    if (uold && copyout(uold, &old, sizeof(old)))
+        return E_FAULT;
+    return mask ? sched_set_affinity(t, mask) : 0;
 }
 
 static long sys_thread_join(u64 tid, u64 ustatus)

@@ -54,7 +54,7 @@ static struct thread *thread_alloc(int prio)
     t->state = T_BLOCKED;                 /* until make_ready, which queues only the blocked */
     t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances;
                                              make_ready_new spreads) */
-    t->affinity = ~0u;
+    t->affinity = ~0ull;
     spin_lock_init(&t->ipc_lock, LOCK_IPC);
     return t;
 }

@@ -99,7 +99,7 @@ struct thread {
     u64 pager_refused;                 /* page | 1 its pager refused: the next fault on
                                           it is the thread's own (mm/pager.c) */
     long pager_error;                  /* why its pager's last answer was not taken */
-    u32 affinity;                      /* the CPUs it may run on, bit n = cpus[n]
+    cpumask_t affinity;                /* the CPUs it may run on, bit n = cpus[n]
                                           (SYS_THREAD_AFFINITY); all by default */
     struct spinlock ipc_lock;          /* class ipc: its IPC rendezvous state (ipc_state,
                                           ipc_call, send_to, recv_from, rwtid, reply_to,

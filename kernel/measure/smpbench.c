@@ -43,7 +43,7 @@ u64 smpbench_iters = 1000;
 /* A word CPUs wait on: its value, and the CPUs halted waiting for it. */
 struct waitword {
     volatile u32 value;
-    volatile u32 sleepers;
+    volatile cpumask_t sleepers;
 } __attribute__((aligned(64)));
 
 struct padded_counter {
@@ -65,7 +65,7 @@ static void wait_word(struct waitword *w, u32 value)
             return;
         pause();
     }
-    u32 bit = 1u << this_cpu()->id;
+    cpumask_t bit = cpu_bit(this_cpu()->id);
     __atomic_or_fetch(&w->sleepers, bit, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&w->value, __ATOMIC_SEQ_CST) != value)
         wait_for_interrupt();
@@ -75,7 +75,7 @@ static void wait_word(struct waitword *w, u32 value)
 /* Wakes every CPU halted on w (after its value changed). */
 static void wake_word(struct waitword *w)
 {
-    u32 sleepers = __atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST);
+    cpumask_t sleepers = __atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST);
     for (int cpu = 0; sleepers; cpu++, sleepers >>= 1)
         if (sleepers & 1)
             ipi_send(cpu, VEC_IPI_RESCHED);

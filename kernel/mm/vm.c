@@ -208,13 +208,13 @@ void aspace_unlock_pair(struct aspace *a, struct aspace *b)
  * between its PTE stores and this scan (flush_pages), so a CPU the scan misses loads CR3
  * only after the new PTEs are visible to its page walks. No pointer is followed: another
  * CPU's thread or task may be freed meanwhile. */
-static u32 cpus_with_loaded(const struct aspace *as)
+static cpumask_t cpus_with_loaded(const struct aspace *as)
 {
-    u32 mask = 0;
+    cpumask_t mask = 0;
     int self = this_cpu()->id;
     for (unsigned i = 0; i < cpus_running; i++)
         if ((int)i != self && __atomic_load_n(&cpus[i].loaded_cr3, __ATOMIC_RELAXED) == as->cr3)
-            mask |= 1u << i;
+            mask |= cpu_bit(i);
     return mask;
 }
 
@@ -293,7 +293,7 @@ void aspace_destroy(struct aspace *as)
     }
     if (read_cr3() == as->cr3 && aspace_switch(NULL))
         cpu_count_cr3_load();
-    u32 others = cpus_with_loaded(as);          /* idle CPUs that last ran one of its threads */
+    cpumask_t others = cpus_with_loaded(as);    /* idle CPUs that last ran one of its threads */
     if (others && tlb_shootdown(others, as->cr3, NULL, 0, TLB_LEAVE) != 0)
         panic("vm: a CPU did not leave an address space being destroyed");
     regions_teardown(as);
@@ -372,7 +372,7 @@ static void flush_pages(struct aspace *as, const u64 *va, u32 n)
             if ((int)i != self)
                 asid_mark_stale_on((int)i, as->asid);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);       /* the PTE stores before the scan */
-    u32 loaded = cpus_with_loaded(as);
+    cpumask_t loaded = cpus_with_loaded(as);
     if (loaded && tlb_shootdown(loaded, as->cr3, va, n, TLB_PAGES) != 0)
         panic("vm: a CPU did not answer a TLB shootdown");
 }

@@ -392,13 +392,15 @@ long rt_thread_end(int tid)
     return 0;
 }
 
-long rt_thread_affinity(int tid, uint64_t mask)
+long rt_thread_affinity(int tid, uint64_t mask, uint64_t *old)
 {
     KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     if (!t)
         return E_SRCH;
-    return mask ? sched_set_affinity(t, (u32)mask) : (long)(t->affinity & sched_cpus);
+    if (old)
+        *old = t->affinity & sched_cpus;
+    return mask ? sched_set_affinity(t, mask) : 0;
 }
 
 long rt_thread_interrupt(int tid)

@@ -307,10 +307,10 @@ long lx_sched_getaffinity(struct ucall *c)
     struct uthread *t = affinity_target(c, (int32_t)c->a[0]);
     if (!t)
         return -ESRCH;
-    long mask = rt_thread_affinity(t->tid, 0);
-    if (mask < 0)
-        return rt_errno(mask);
-    uint64_t m = (uint64_t)mask;
+    uint64_t m;
+    long r = rt_thread_affinity(t->tid, 0, &m);
+    if (r < 0)
+        return rt_errno(r);
     return copy_out(c->proc, c->a[2], &m, 8) < 0 ? -EFAULT : 8;
 }
 
@@ -330,7 +330,7 @@ long lx_sched_setaffinity(struct ucall *c)
     uint32_t euid = c->proc->uid[ID_EFFECTIVE];
     if (euid != 0 && euid != t->proc->uid[ID_REAL] && euid != t->proc->uid[ID_EFFECTIVE])
         return -EPERM;
-    long r = mask ? rt_thread_affinity(t->tid, mask) : E_INVAL;
+    long r = mask ? rt_thread_affinity(t->tid, mask, NULL) : E_INVAL;
     if (r < 0)
         return rt_errno(r);
     t->affinity = mask;
@@ -341,7 +341,7 @@ void thread_inherit_affinity(struct uthread *t, const struct uthread *from)
 {
     t->affinity = from ? from->affinity : 0;      /* init's first image: no caller */
     if (t->affinity)
-        rt_thread_affinity(t->tid, t->affinity);
+        rt_thread_affinity(t->tid, t->affinity, NULL);
 }
 
 #define PR_SET_NAME 15

@@ -60,9 +60,10 @@ long rt_regs_set(int tid, const struct user_regs *r);
 long rt_thread_start(int task, const struct user_regs *r);   /* new thread's tid */
 long rt_thread_end(int tid);
 long rt_thread_interrupt(int tid);          /* a FWD_OP_INTERRUPT call at its next return */
-/* The CPUs thread tid may run on (bit n: CPU n): mask 0 asks (>= 1), else sets them: 0, or
- * E_INVAL when mask names no CPU that runs threads (SYS_THREAD_AFFINITY). */
-long rt_thread_affinity(int tid, uint64_t mask);
+/* The CPUs thread tid may run on (bit n: CPU n): the mask before the call to *old (unless
+ * NULL), then mask (0: unchanged); 0, or E_INVAL when mask names no CPU that runs threads
+ * (SYS_THREAD_AFFINITY). */
+long rt_thread_affinity(int tid, uint64_t mask, uint64_t *old);
 /* The kernel's reverse-map checker over every address space (SYS_VM_CHECK's struct
  * vm_check: mappings, entries, errors), for /proc/ondol/vmcheck. */
 void rt_vm_check(uint64_t out[3]);

@@ -1063,6 +1063,15 @@ static void t_coher_latency(void)
     coher_access(co, 31, 0x2000, 8, true);            /* the 32nd vCPU is modelled */
     coher_access(co, 0, 0x2000, 8, false);
     CHECK_EQ(co->cpu[0].st.transfers, 1);
+    co = coher_rig("p4", 64);                         /* 64: 60-63 on socket 4 (0b100) */
+    CHECK_EQ(coher_latency(co, 0, 63), 280);          /* sockets 0 and 4: one hop */
+    CHECK_EQ(coher_latency(co, 15, 60), 460);         /* 1 and 4: two */
+    CHECK_EQ(coher_latency(co, 45, 63), 460);         /* 3 and 4: three bits, two hops at most */
+    CHECK_EQ(coher_latency(co, 60, 63), 110);
+    coher_access(co, 63, 0x3000, 8, false);           /* vCPUs 40 and 63 share, 0 writes: */
+    coher_access(co, 40, 0x3000, 8, false);           /* both copies (bits above 31) go */
+    coher_access(co, 0, 0x3000, 8, true);
+    CHECK_EQ(co->cpu[0].st.invalidations, 2);
     CHECK(coher_preset_find("none") == NULL);
 }
 

@@ -1,10 +1,11 @@
 /*
  * smptest MODE [N]: every CPU running threads (docs/smp.md, issue 13).
  *
- * spread N   N threads (1..TIME_CPUS, else 8) spin, each noting the CPUs it finds itself
- *            on (SYS_TIME's `cpu`) until together they have seen every CPU that runs
- *            threads (or 30 s pass); then SYS_TIME's per-CPU switch counters must all
- *            be non-zero. Prints "spread ok cpus=C" or "spread FAIL ...".
+ * spread N   N threads (1..64, MAX_CPUS, else 8) spin, each noting the CPUs it finds
+ *            itself on (SYS_TIME's `cpu`) until together they have seen every CPU that
+ *            runs threads (or 30 s pass); then SYS_TIME's per-CPU switch counters (the
+ *            first TIME_CPUS) must all be non-zero. Prints "spread ok cpus=C" or
+ *            "spread FAIL ...".
  * newcpus    the first threads of new tasks made with SYS_TASK_THREAD_REGS (as the UNIX
  *            server starts a forked Linux process) start on idle CPUs, not on their maker's
  *            (make_ready_new, docs/smp.md "Scheduling"): one child task per CPU, each
@@ -23,8 +24,10 @@
  *            under -icount shift=0 the virtual nanoseconds = instructions so far) or
  *            "online FAIL ...".
  * affinity   SYS_THREAD_AFFINITY: pinned to each CPU in turn, the caller finds itself
- *            there after a yield and after a sleep; the query returns the mask; a mask
- *            naming no CPU that runs threads is E_INVAL, another task's thread E_SRCH.
+ *            there after a yield and after a sleep; the old mask reads back as the one
+ *            set (bits 32-63 too); a mask naming no CPU that runs threads is E_INVAL
+ *            (below 64 CPUs), another task's thread E_SRCH, an old-mask pointer into
+ *            the kernel E_FAULT.
  *            Prints "affinity ok cpus=C".
  * shootdown N  N rounds: a reader thread pinned to CPU 1 reads a page in a loop (checking
  *            its value) while the main thread, pinned to CPU 0, unmaps the page, maps
@@ -188,10 +191,17 @@ static struct time_info now(void)
     return ti;
 }
 
-static unsigned all_cpus_mask(void)
+static uint64_t all_cpus_mask(void)
 {
     unsigned n = now().cpus;
-    return n >= 32 ? ~0u : (1u << n) - 1;
+    return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
+/* The caller's affinity mask (SYS_THREAD_AFFINITY's old mask), or 0 on an error. */
+static uint64_t my_affinity(void)
+{
+    uint64_t m = 0;
+    return sys_thread_affinity(0, 0, &m) == 0 ? m : 0;
 }
 
 /* ---- online ------------------------------------------------------------------------- */
@@ -257,7 +267,7 @@ static int newcpus(void)
     struct time_info ti = now();
     unsigned me = ti.cpu, n = ti.cpus < TIME_CPUS ? ti.cpus : TIME_CPUS;
     long page = sys_vm_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, VM_MMAP_SHARED, 0);
-    long pinned = sys_thread_affinity(0, 1ull << me);
+    long pinned = sys_thread_affinity(0, 1ull << me, NULL);
     if (page < 0 || n < 2 || pinned != 0 || !others_idle(me, n)) {
         printf("newcpus FAIL: map %ld cpus %u pin %ld, or the other CPUs never idled\n",
                page, n, pinned);
@@ -297,21 +307,21 @@ static int newcpus(void)
         }
         printf("newcpus child %u on CPU %ld\n", i, (long)slots[i] - 1);
     }
-    sys_thread_affinity(0, all_cpus_mask());
+    sys_thread_affinity(0, all_cpus_mask(), NULL);
     if (!failed)
         printf("newcpus ok cpus=%u caller=%u\n", n, me);
     return failed;
 }
 
 /* ---- spread ------------------------------------------------------------------------- */
-static volatile unsigned seen;        /* CPUs some spinner ran on */
+static volatile uint64_t seen;        /* CPUs some spinner ran on */
 static volatile int spread_stop;
 
 static int spinner(void *arg)
 {
     (void)arg;
     while (!spread_stop) {
-        __atomic_or_fetch(&seen, 1u << now().cpu, __ATOMIC_RELAXED);
+        __atomic_or_fetch(&seen, 1ull << now().cpu, __ATOMIC_RELAXED);
         for (volatile int i = 0; i < 20000; i++)
             ;
     }
@@ -320,10 +330,10 @@ static int spinner(void *arg)
 
 static int spread(int n)
 {
-    struct thread t[TIME_CPUS];          /* one spinner a CPU at most */
-    if (n < 1 || n > TIME_CPUS)
+    struct thread t[64];                 /* one spinner a CPU at most: MAX_CPUS */
+    if (n < 1 || n > 64)
         n = 8;
-    unsigned want = all_cpus_mask();
+    uint64_t want = all_cpus_mask();
     for (int i = 0; i < n; i++)
         if (thread_start(&t[i], spinner, NULL, PRIO_INHERIT, 16 * 1024) < 0) {
             printf("spread FAIL: thread_start\n");
@@ -338,7 +348,8 @@ static int spread(int n)
         thread_join(&t[i], NULL);
     struct time_info ti = now();
     if ((seen & want) != want) {
-        printf("spread FAIL: threads seen on CPUs %#x of %#x\n", seen, want);
+        printf("spread FAIL: threads seen on CPUs %#llx of %#llx\n", (unsigned long long)seen,
+               (unsigned long long)want);
         return 1;
     }
     for (unsigned c = 0; c < ti.cpus && c < TIME_CPUS; c++)
@@ -353,9 +364,10 @@ static int spread(int n)
 /* ---- affinity ----------------------------------------------------------------------- */
 static int affinity(void)
 {
-    unsigned n = now().cpus, all = all_cpus_mask();
+    unsigned n = now().cpus;
+    uint64_t all = all_cpus_mask();
     for (unsigned c = 0; c < n; c++) {
-        long r = sys_thread_affinity(0, 1ull << c);
+        long r = sys_thread_affinity(0, 1ull << c, NULL);
         if (r != 0) {
             printf("affinity FAIL: pin to CPU %u: %ld\n", c, r);
             return 1;
@@ -368,19 +380,21 @@ static int affinity(void)
             printf("affinity FAIL: pinned to CPU %u, ran on %u then %u\n", c, after_yield, after_sleep);
             return 1;
         }
-        if (sys_thread_affinity(0, 0) != (long)(1u << c)) {
-            printf("affinity FAIL: query gave %ld\n", sys_thread_affinity(0, 0));
+        if (my_affinity() != 1ull << c) {
+            printf("affinity FAIL: query gave %#llx\n", (unsigned long long)my_affinity());
             return 1;
         }
     }
-    long none = sys_thread_affinity(0, ~0ull << n);   /* no such CPU only (n <= 32) */
-    long other = sys_thread_affinity(1, 1);                         /* init's thread */
-    long bad = sys_thread_affinity(-5, 1);
-    if (none != E_INVAL || other != E_SRCH || bad != E_SRCH) {
-        printf("affinity FAIL: errors %ld %ld %ld\n", none, other, bad);
+    /* A mask of no CPU that runs threads: none with 64 (every bit is a CPU), E_INVAL. */
+    long none = n < 64 ? sys_thread_affinity(0, ~0ull << n, NULL) : E_INVAL;
+    long other = sys_thread_affinity(1, 1, NULL);                         /* init's thread */
+    long bad = sys_thread_affinity(-5, 1, NULL);
+    long fault = sys_thread_affinity(0, 0, (uint64_t *)0xffff800000000000ull);  /* the kernel's */
+    if (none != E_INVAL || other != E_SRCH || bad != E_SRCH || fault != E_FAULT) {
+        printf("affinity FAIL: errors %ld %ld %ld %ld\n", none, other, bad, fault);
         return 1;
     }
-    if (sys_thread_affinity(0, all) != 0 || sys_thread_affinity(0, 0) != (long)all) {
+    if (sys_thread_affinity(0, all, NULL) != 0 || my_affinity() != all) {
         printf("affinity FAIL: unpin\n");
         return 1;
     }
@@ -396,7 +410,7 @@ static int main_on_cpu0(const char *test)
         printf("%s FAIL: needs 2 CPUs\n", test);
         return 1;
     }
-    sys_thread_affinity(0, 1);
+    sys_thread_affinity(0, 1, NULL);
     sys_yield();
     return 0;
 }
@@ -428,7 +442,7 @@ static volatile uint64_t stale;
 static int reader(void *arg)
 {
     (void)arg;
-    if (sys_thread_affinity(0, 2) != 0) {
+    if (sys_thread_affinity(0, 2, NULL) != 0) {
         reading = -1;                  /* else the main thread would wait for good */
         return 2;
     }
@@ -488,7 +502,7 @@ static uint64_t race_value(int page) { return EXPECT ^ ((uint64_t)page << 32); }
 static int toucher(void *arg)
 {
     (void)arg;
-    if (sys_thread_affinity(0, 2) != 0)
+    if (sys_thread_affinity(0, 2, NULL) != 0)
         return 2;
     sys_yield();                       /* now on CPU 1 */
     for (;;) {
@@ -630,7 +644,7 @@ static int storm(int who, int rounds)
 static int stormer(void *arg)
 {
     (void)arg;
-    if (sys_thread_affinity(0, 2) != 0)
+    if (sys_thread_affinity(0, 2, NULL) != 0)
         return 2;
     sys_yield();                       /* now on CPU 1 */
     return storm(1, storm_rounds_wanted);
@@ -754,7 +768,7 @@ static int shm_rounds(int who, int rounds)
 static void shm_child(void *arg)
 {
     int rounds = (int)(uintptr_t)arg;
-    if (sys_thread_affinity(0, 2) != 0) {
+    if (sys_thread_affinity(0, 2, NULL) != 0) {
         shm_ctl[SHM_FAILED] = 1;
         printf("shmstorm FAIL: the clone's affinity\n");
         return;
@@ -837,7 +851,7 @@ static uint8_t *clone_stack;
 static int clone_writer(void *arg)
 {
     (void)arg;
-    if (sys_thread_affinity(0, 2) != 0) {
+    if (sys_thread_affinity(0, 2, NULL) != 0) {
         clone_writer_failed = 1;
         return 2;
     }
@@ -974,7 +988,7 @@ static const char *fs_touch(volatile uint64_t *shared, volatile uint64_t *priv, 
 static void fs_child(void *arg)
 {
     int rounds = (int)(uintptr_t)arg;
-    if (sys_thread_affinity(0, 2) != 0) {
+    if (sys_thread_affinity(0, 2, NULL) != 0) {
         fs_fail("clone", 0, "affinity");
         return;
     }
@@ -1116,7 +1130,7 @@ static void gs_fail(const char *bad, int at)
 static int gs_grower(void *arg)
 {
     (void)arg;
-    if (sys_thread_affinity(0, 2) != 0)
+    if (sys_thread_affinity(0, 2, NULL) != 0)
         return 2;
     sys_yield();                       /* now on CPU 1 */
     uint64_t w = (uint64_t)(uintptr_t)gs_window, pages = FILE_PAGES;
@@ -1151,7 +1165,7 @@ static void gs_child(void *arg)
 {
     int views = (int)(uintptr_t)arg;
     struct thread t;
-    sys_thread_affinity(0, 1);
+    sys_thread_affinity(0, 1, NULL);
     sys_yield();
     while (!gs_ctl[GS_READY])
         sys_yield();
@@ -1229,7 +1243,7 @@ static int growstorm(int pairs)
 static int server(void *arg)
 {
     (void)arg;
-    sys_thread_affinity(0, 2);
+    sys_thread_affinity(0, 2, NULL);
     sys_yield();
     struct ipc_msg m = {{0}};
     long from = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
@@ -1281,10 +1295,10 @@ static volatile int wk_stop;
 /* Runs on CPU WK_HOME once (pinned, a yield), then may run anywhere. */
 static int wk_go_home(void)
 {
-    if (sys_thread_affinity(0, 1u << WK_HOME) != 0)
+    if (sys_thread_affinity(0, 1u << WK_HOME, NULL) != 0)
         return 1;
     sys_yield();
-    return now().cpu != WK_HOME || sys_thread_affinity(0, all_cpus_mask()) != 0;
+    return now().cpu != WK_HOME || sys_thread_affinity(0, all_cpus_mask(), NULL) != 0;
 }
 
 static int wk_sleeper(void *arg)
@@ -1316,7 +1330,7 @@ static int wk_server(void *arg)
 static int wk_spinner(void *arg)
 {
     (void)arg;
-    sys_thread_affinity(0, 1u << WK_HOME);
+    sys_thread_affinity(0, 1u << WK_HOME, NULL);
     sys_yield();
     wk_spinning = now().cpu == WK_HOME ? 1 : -1;
     while (!wk_stop)
@@ -1407,10 +1421,10 @@ static volatile long sp_cpu[2] = {-1, -1};
 static int sp_thread(void *arg)
 {
     long me = (long)(uintptr_t)arg;
-    if (sys_thread_affinity(0, 2) != 0)
+    if (sys_thread_affinity(0, 2, NULL) != 0)
         return 1;
     sys_yield();
-    if (now().cpu != 1 || sys_thread_affinity(0, 3) != 0)
+    if (now().cpu != 1 || sys_thread_affinity(0, 3, NULL) != 0)
         return 1;
     while (!sp_word)
         sys_futex_wait((const uint32_t *)&sp_word, 0, SLEEP_FOREVER);
@@ -1476,7 +1490,7 @@ static uint64_t tsc(void)
 
 static int spin(void)
 {
-    if (sys_thread_affinity(0, 2) != 0)
+    if (sys_thread_affinity(0, 2, NULL) != 0)
         return 1;
     sys_yield();                       /* now on CPU 1 */
     for (;;)
@@ -1501,7 +1515,7 @@ static int kill_spinner(int rounds)
         printf("kill FAIL: needs 2 CPUs\n");
         return 1;
     }
-    sys_thread_affinity(0, 1);
+    sys_thread_affinity(0, 1, NULL);
     sys_yield();
     uint64_t longest = 0, tick = ti.tsc_hz / ti.hz;
     for (int i = 0; i < rounds; i++) {
@@ -1541,7 +1555,7 @@ static int kill_spinner(int rounds)
 static volatile uint32_t ring_slot[RING_MAX];     /* 1: the token is this thread's */
 static volatile int ring_turns_wanted, ring_n, ring_done, churn_stop, churn_failed;
 static volatile int ring_turn;                     /* turns taken so far */
-static volatile unsigned ring_seen;                /* CPUs a ring thread took a turn on */
+static volatile uint64_t ring_seen;                /* CPUs a ring thread took a turn on */
 static volatile long ring_wakes, ring_woken_waits, ring_timeouts, churn_shakes;
 static volatile int ring_tid[RING_MAX], spin_tid[CHURN_SPINNERS_MAX], spin_n;
 static volatile uint32_t mask_gen[RING_MAX];       /* odd while the shaker changes a mask */
@@ -1553,10 +1567,11 @@ static uint32_t churn_rand(uint32_t *seed)
 }
 
 /* A random non-empty subset of the CPUs. */
-static uint64_t random_mask(uint32_t *seed, unsigned all)
+static uint64_t random_mask(uint32_t *seed, uint64_t all)
 {
-    unsigned m = churn_rand(seed) & all;
-    return m ? m : 1u << (churn_rand(seed) % (unsigned)__builtin_popcount(all));
+    uint64_t m = ((uint64_t)churn_rand(seed) << 40 ^ (uint64_t)churn_rand(seed) << 20 ^
+                  churn_rand(seed)) & all;
+    return m ? m : 1ull << (churn_rand(seed) % (unsigned)__builtin_popcountll(all));
 }
 
 static void churn_fail(const char *what, long a, long b)
@@ -1594,21 +1609,22 @@ static void ring_pass(int to)
 static void check_where(int me)
 {
     uint32_t g1 = __atomic_load_n(&mask_gen[me], __ATOMIC_ACQUIRE);
-    long m1 = sys_thread_affinity(0, 0);
+    uint64_t m1 = my_affinity();
     unsigned cpu = now().cpu;
-    long m2 = sys_thread_affinity(0, 0);
+    uint64_t m2 = my_affinity();
     uint32_t g2 = __atomic_load_n(&mask_gen[me], __ATOMIC_ACQUIRE);
     if (!(g1 & 1) && g1 == g2 && m1 == m2 && !(m1 >> cpu & 1))
-        churn_fail("ran outside its mask", cpu, m1);
-    __atomic_or_fetch(&ring_seen, 1u << cpu, __ATOMIC_RELAXED);
+        churn_fail("ran outside its mask", cpu, (long)m1);
+    __atomic_or_fetch(&ring_seen, 1ull << cpu, __ATOMIC_RELAXED);
 }
 
 static int ring_member(void *arg)
 {
     int me = (int)(long)arg, n = ring_n;
-    unsigned all = all_cpus_mask(), cpus = now().cpus;
+    uint64_t all = all_cpus_mask();
+    unsigned cpus = now().cpus;
     uint32_t seed = 77u + (uint32_t)me;
-    sys_thread_affinity(0, 1ull << (me % (int)cpus));   /* one per CPU to start with */
+    sys_thread_affinity(0, 1ull << (me % (int)cpus), NULL);   /* one per CPU to start with */
     sys_yield();
     for (int expect = me;; expect += n) {
         ring_wait(me);
@@ -1618,7 +1634,7 @@ static int ring_member(void *arg)
             churn_fail("turn out of order", ring_turn, expect);
         check_where(me);
         if (me % 2 && ring_turn % 3 == 0)                 /* pins itself elsewhere */
-            sys_thread_affinity(0, random_mask(&seed, all));
+            sys_thread_affinity(0, random_mask(&seed, all), NULL);
         if (++ring_turn >= ring_turns_wanted) {
             ring_done = 1;
             for (int i = 0; i < n; i++)
@@ -1644,20 +1660,21 @@ static int churn_spinner(void *arg)
 static int shaker(void *arg)
 {
     (void)arg;
-    unsigned all = all_cpus_mask();
+    uint64_t all = all_cpus_mask();
     uint32_t seed = 12345;
     while (ring_turn < ring_n && !churn_stop)   /* the first round on the CPUs pinned */
         sys_sleep(1);
     while (!churn_stop) {
         uint32_t pick = churn_rand(&seed);
         if (pick % 4 == 0) {
-            long r = sys_thread_affinity(spin_tid[pick / 4 % (uint32_t)spin_n], random_mask(&seed, all));
+            long r = sys_thread_affinity(spin_tid[pick / 4 % (uint32_t)spin_n],
+                                         random_mask(&seed, all), NULL);
             if (r != 0)
                 churn_fail("shake spinner", pick, r);
         } else {
             int i = (int)(pick / 4 % (uint32_t)ring_n);
             __atomic_add_fetch(&mask_gen[i], 1, __ATOMIC_ACQ_REL);
-            long r = sys_thread_affinity(ring_tid[i], random_mask(&seed, all));
+            long r = sys_thread_affinity(ring_tid[i], random_mask(&seed, all), NULL);
             __atomic_add_fetch(&mask_gen[i], 1, __ATOMIC_ACQ_REL);
             if (r != 0 && !ring_done)                     /* an ended thread: E_SRCH */
                 churn_fail("shake ring thread", i, r);
@@ -1729,14 +1746,15 @@ static int churn(int turns, unsigned want_cpus)
     for (int i = 0; i < spin_n; i++)
         thread_join(&spinners[i], NULL);
     thread_join(&shake, NULL);
-    unsigned all = all_cpus_mask();
+    uint64_t all = all_cpus_mask();
     if (ring_turn != turns || ring_wakes != ring_woken_waits || (ring_seen & all) != all) {
-        printf("churn FAIL: turns %d of %d, wakes %ld woken waits %ld, seen %#x of %#x\n",
-               ring_turn, turns, ring_wakes, ring_woken_waits, ring_seen, all);
+        printf("churn FAIL: turns %d of %d, wakes %ld woken waits %ld, seen %#llx of %#llx\n",
+               ring_turn, turns, ring_wakes, ring_woken_waits, (unsigned long long)ring_seen,
+               (unsigned long long)all);
         return 1;
     }
-    printf("churn ok turns=%d ring=%d cpus=%u seen=%#x wakes=%ld timeouts=%ld shakes=%ld\n",
-           turns, n, cpus, ring_seen, ring_wakes, ring_timeouts, churn_shakes);
+    printf("churn ok turns=%d ring=%d cpus=%u seen=%#llx wakes=%ld timeouts=%ld shakes=%ld\n",
+           turns, n, cpus, (unsigned long long)ring_seen, ring_wakes, ring_timeouts, churn_shakes);
     return 0;
 }
 
@@ -1753,7 +1771,7 @@ static volatile int race_killing;                   /* the kill rounds: callers 
 static volatile long race_kid_calls;                /* the children's calls answered */
 #define RACE_KID 0x6b6964u                          /* word 4 of a child's calls */
 #define RACE_KILLS 20
-static volatile unsigned race_srv_seen, race_cli_seen;
+static volatile uint64_t race_srv_seen, race_cli_seen;
 
 static void race_fail(const char *what, long a, long b)
 {
@@ -1767,9 +1785,10 @@ static uint64_t race_word(int client, int call) { return (uint64_t)client << 32 
 static int race_server(void *arg)
 {
     int me = (int)(long)arg;
-    unsigned all = all_cpus_mask(), cpus = now().cpus;
+    uint64_t all = all_cpus_mask();
+    unsigned cpus = now().cpus;
     uint32_t seed = 999u + (uint32_t)me;
-    sys_thread_affinity(0, 1ull << (me % (int)cpus));
+    sys_thread_affinity(0, 1ull << (me % (int)cpus), NULL);
     sys_yield();
     long from = 0;
     struct ipc_msg m = {{0}};          /* the answer goes out with the next receive */
@@ -1794,7 +1813,7 @@ static int race_server(void *arg)
         }
         if (m.w[0] == 0)
             return 0;
-        __atomic_or_fetch(&race_srv_seen, 1u << now().cpu, __ATOMIC_RELAXED);
+        __atomic_or_fetch(&race_srv_seen, 1ull << now().cpu, __ATOMIC_RELAXED);
         m.w[2] = m.w[0] * 3 + m.w[1];
         m.w[3] = (uint64_t)me;
         m.w[7] = ~m.w[0];
@@ -1804,16 +1823,17 @@ static int race_server(void *arg)
             __atomic_add_fetch(&race_kid_calls, 1, __ATOMIC_RELAXED);
         from = r;
         if (n % 7 == 0)
-            sys_thread_affinity(0, random_mask(&seed, all));
+            sys_thread_affinity(0, random_mask(&seed, all), NULL);
     }
 }
 
 static int race_client(void *arg)
 {
     int me = (int)(long)arg;
-    unsigned all = all_cpus_mask(), cpus = now().cpus;
+    uint64_t all = all_cpus_mask();
+    unsigned cpus = now().cpus;
     uint32_t seed = 4242u + (uint32_t)me;
-    sys_thread_affinity(0, 1ull << ((me + 1) % (int)cpus));
+    sys_thread_affinity(0, 1ull << ((me + 1) % (int)cpus), NULL);
     sys_yield();
     for (int i = 1; i <= race_calls && !race_failed; i++) {
         int s = (me + i) % race_servers;
@@ -1824,9 +1844,9 @@ static int race_client(void *arg)
             m.w[7] != ~w)
             race_fail("wrong answer", me, r);
         __atomic_add_fetch(&race_progress, 1, __ATOMIC_RELAXED);
-        __atomic_or_fetch(&race_cli_seen, 1u << now().cpu, __ATOMIC_RELAXED);
+        __atomic_or_fetch(&race_cli_seen, 1ull << now().cpu, __ATOMIC_RELAXED);
         if (i % 5 == 0)
-            sys_thread_affinity(0, random_mask(&seed, all));
+            sys_thread_affinity(0, random_mask(&seed, all), NULL);
     }
     __atomic_add_fetch(&race_clients_done, 1, __ATOMIC_RELEASE);
     return 0;
@@ -1836,13 +1856,13 @@ static int race_client(void *arg)
 static int race_shaker(void *arg)
 {
     (void)arg;
-    unsigned all = all_cpus_mask();
+    uint64_t all = all_cpus_mask();
     uint32_t seed = 31337;
     while (!race_stop) {
         uint32_t pick = churn_rand(&seed);
         int tid = pick % 2 ? race_cli_tid[pick / 2 % (uint32_t)race_clients]
                            : race_srv_tid[pick / 2 % (uint32_t)race_servers];
-        sys_thread_affinity(tid, random_mask(&seed, all));   /* E_SRCH once a client ended */
+        sys_thread_affinity(tid, random_mask(&seed, all), NULL);   /* E_SRCH once a client ended */
         race_shakes++;
         sys_sleep(1);
     }
@@ -1957,16 +1977,17 @@ static int ipcrace(int calls, unsigned want_cpus)
             return printf("ipcrace FAIL: server %d: send %ld status %d\n", i, r, status), 1;
         served += race_served[i];
     }
-    unsigned all = all_cpus_mask();
+    uint64_t all = all_cpus_mask();
     if (served != (long)clients * calls || (race_srv_seen & all) != all ||
         (race_cli_seen & all) != all) {
-        printf("ipcrace FAIL: served %ld of %ld, seen %#x/%#x of %#x\n", served,
-               (long)clients * calls, race_srv_seen, race_cli_seen, all);
+        printf("ipcrace FAIL: served %ld of %ld, seen %#llx/%#llx of %#llx\n", served,
+               (long)clients * calls, (unsigned long long)race_srv_seen,
+               (unsigned long long)race_cli_seen, (unsigned long long)all);
         return 1;
     }
-    printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#x/%#x timeouts=%ld shakes=%ld"
-           " kills=%d kid_calls=%ld\n", calls, clients, servers, cpus, race_srv_seen,
-           race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls);
+    printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#llx/%#llx timeouts=%ld"
+           " shakes=%ld kills=%d kid_calls=%ld\n", calls, clients, servers, cpus,
+           (unsigned long long)race_srv_seen, (unsigned long long)race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls);
     return 0;
 }
 

@@ -316,7 +316,7 @@ static int nearest_holder(const struct coher *co, const struct coher_line *e, un
 }
 
 /* The farthest other holder: an invalidation completes when the last one has answered. */
-static double invalidation_latency(const struct coher *co, uint32_t others, unsigned to)
+static double invalidation_latency(const struct coher *co, uint64_t others, unsigned to)
 {
     double worst = 0;
     for (unsigned i = 0; i < co->ncpus; i++)
@@ -368,7 +368,7 @@ static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, dou
 
 static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
 {
-    uint32_t bit = 1u << cpu;
+    uint64_t bit = 1ull << cpu;
     if (e->sharers & bit)
         return;
     int from = nearest_holder(co, e, cpu);
@@ -382,7 +382,7 @@ static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
 
 static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
 {
-    uint32_t bit = 1u << cpu, others = e->sharers & ~bit;
+    uint64_t bit = 1ull << cpu, others = e->sharers & ~bit;
     if (e->owner == (int)cpu)
         return;
     struct coher_cpu *c = &co->cpu[cpu];
@@ -393,7 +393,7 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     } else if (others) {                          /* an upgrade: invalidate the copies */
         pay(co, c, e, invalidation_latency(co, others, cpu));
     }
-    c->st.invalidations += (uint64_t)__builtin_popcount(others);
+    c->st.invalidations += (uint64_t)__builtin_popcountll(others);
     e->sharers = bit;
     e->owner = (int8_t)cpu;
 }

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define COHER_MAX_CPUS 32
+#define COHER_MAX_CPUS 64          /* ondol's MAX_CPUS; a line's sharers are a u64 mask */
 #define COHER_LOCKS 1024
 #define COHER_LINE_SHIFT 6
 #define COHER_HOT_LINES 16          /* the report's "hot_lines": the dearest lines */
@@ -69,7 +69,7 @@ struct coher_span {
 
 struct coher_line {
     uint64_t line;          /* line number + 1; 0: empty slot */
-    uint32_t sharers;       /* vCPUs holding a copy */
+    uint64_t sharers;       /* vCPUs holding a copy, bit n = vCPU n */
     int8_t owner;           /* the vCPU holding it modified, or -1 */
     uint8_t nspans;         /* exclusive order: its spans in coher.spans (same slot) */
     uint32_t transfers;     /* transfers and upgrades paid on it in this window */

@@ -34,7 +34,7 @@ else:  # imported by linuxsuite run as a script: tools/ondol/ is sys.path[0]
     import rootfs
 
 MODES = ("global", "lock", "family", "log")   # rmap=family: P4's Linux, a lock per fork family
-CPUS = (1, 2, 4, 8, 16, 32)        # MAX_CPUS (kernel/arch/x86_64/include/cpu.h)
+CPUS = (1, 2, 4, 8, 16, 32, 64)    # MAX_CPUS (kernel/arch/x86_64/include/cpu.h)
 QUICK_CPUS = (1, 2)
 JOBS = 4                     # jobs per worker
 QUICK_JOBS = 2
@@ -44,7 +44,7 @@ PARTS = ("mix", "rmap")
 RMAP_JOBS = 8                # the rmap part: jobs per worker, each RMAP_PAGES COW breaks
 QUICK_RMAP_JOBS = 2
 RMAP_PAGES = 64              # tests/linux/aim.c's RMAP_PAGES
-WORKERS = (1, 2, 4, 8, 16, 32)
+WORKERS = (1, 2, 4, 8, 16, 32, 64)
 LATENCY_PRESET = "p4"        # P4's 8-socket machine (tools/cacheplugin/README.md)
 CACHE_PRESET = "modern"
 PROGRAM = "/suite/bin/aim"

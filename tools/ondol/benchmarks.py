@@ -1161,7 +1161,7 @@ def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
 
 
 def aim_benchmark(quick: bool = False, part: str = "mix") -> Benchmark:
-    """`./ondol bench aim [--quick]`: 1, 2, 4, 8, 16, 32 CPUs (quick: 1 and 2, fewer jobs) per
+    """`./ondol bench aim [--quick]`: 1, 2, 4, 8, 16, 32, 64 CPUs (quick: 1 and 2, fewer jobs) per
     rmap mode with the coherence model, plus one probes=on boot per mode at the largest
     count (rmap time per job; the probes cost instructions, so those rows are apart).
     part "rmap": `./ondol bench aim-rmap`, the rmap-heavy part, the same boots and rows."""

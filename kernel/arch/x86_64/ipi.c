@@ -177,12 +177,12 @@ static void run_tlb_boxes(int self)
     }
 }
 
-int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind)
+int tlb_shootdown(cpumask_t cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind)
 {
     int self = this_cpu()->id;
-    cpumask &= ~(1u << self);
-    for (u32 m = cpumask; m; m &= m - 1) {
-        int cpu = __builtin_ctz(m);
+    cpumask &= ~cpu_bit(self);
+    for (cpumask_t m = cpumask; m; m &= m - 1) {
+        int cpu = cpumask_first(m);
         struct tlb_box *b = &tlb_boxes[cpu][self];
         b->cr3 = cr3;
         b->va = va;
@@ -193,8 +193,8 @@ int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind)
     }
     u64 deadline = deadline_after_us(LOCKED_TIMEOUT_US);
     int missing = 0;
-    for (u32 m = cpumask; m; m &= m - 1) {
-        struct tlb_box *b = &tlb_boxes[__builtin_ctz(m)][self];
+    for (cpumask_t m = cpumask; m; m &= m - 1) {
+        struct tlb_box *b = &tlb_boxes[cpumask_first(m)][self];
         missing += !spin_wait_word(&b->done, b->posted, deadline);
     }
     return missing ? E_TIMEOUT : 0;

@@ -288,7 +288,11 @@ struct meminfo {
     uint64_t rmap_families;    /* rmap=family: fork families of address spaces alive (else 0) */
 };
 
-#define TIME_CPUS 32               /* CPUs struct time_info reports one by one: MAX_CPUS */
+/* CPUs struct time_info reports one by one: the first 32 of up to 64 (MAX_CPUS). A cap:
+ * at 64 the struct would be 2,120 bytes, more than half a page, and SYS_TIME, also a
+ * clock read (lib/drv/mk.c, the UNIX server's fallback), would zero and copy twice as
+ * much on every call; `cpus`, `cpu` and the sums count every CPU (docs/syscalls.md). */
+#define TIME_CPUS 32
 /* What a CPU was doing when its timer ticked (cpu_ticks): Linux's tick-sampled CPU times,
  * which /proc/stat reports. USER: a Linux task's thread in user mode; IDLE: the CPU's
  * idle thread; SYSTEM: anything else (native tasks such as the servers, in user mode, and

@@ -271,10 +271,12 @@ WEAK void proc_system_view(struct proc_system_view *v)
 }
 
 WEAK uint64_t unix_idle_ns(void) { return 0; }
-WEAK long rt_thread_affinity(int tid, uint64_t mask)
+WEAK long rt_thread_affinity(int tid, uint64_t mask, uint64_t *old)
 {
     (void)tid;
-    return mask ? ((mask & 1) ? 0 : E_INVAL) : 1;   /* one CPU */
+    if (old)
+        *old = 1;                                     /* one CPU */
+    return mask && !(mask & 1) ? E_INVAL : 0;
 }
 
 WEAK void rt_cpu_times(struct rt_cpu_times *t)

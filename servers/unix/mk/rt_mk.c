@@ -204,7 +204,10 @@ long rt_thread_start(int task, const struct user_regs *r)
 
 long rt_thread_end(int tid) { return sys_thread_ctl(tid, THREAD_CTL_END, NULL); }
 long rt_thread_interrupt(int tid) { return sys_thread_ctl(tid, THREAD_CTL_INTERRUPT, NULL); }
-long rt_thread_affinity(int tid, uint64_t mask) { return sys_thread_affinity(tid, mask); }
+long rt_thread_affinity(int tid, uint64_t mask, uint64_t *old)
+{
+    return sys_thread_affinity(tid, mask, old);
+}
 void rt_poweroff(void) { sys_poweroff(); }
 
 void rt_memory(uint64_t *total, uint64_t *free)

@@ -5,7 +5,15 @@
 #include "spinlock_types.h"
 #include "types.h"
 
-#define MAX_CPUS 32
+#define MAX_CPUS 64
+
+/* A set of CPUs, bit n = cpus[n]: thread affinities, sched_cpus, TLB-shootdown targets.
+ * 64 bits hold MAX_CPUS (sched.c asserts it). */
+typedef u64 cpumask_t;
+static inline cpumask_t cpu_bit(unsigned n) { return 1ull << n; }
+static inline int cpumask_first(cpumask_t m) { return __builtin_ctzll(m); }   /* m != 0 */
+/* CPUs 0..n-1 (n <= 64: a shift by 64 is undefined). */
+static inline cpumask_t cpumask_below(unsigned n) { return n >= 64 ? ~0ull : cpu_bit(n) - 1; }
 
 /* GDT selectors; the order is fixed by syscall/sysret (see gdt_load in cpu.c). */
 #define SEL_KCODE  0x08

@@ -5,6 +5,7 @@
  */
 #ifndef IPI_H
 #define IPI_H
+#include "cpu.h"
 #include "types.h"
 
 /* Vectors 0xf0..0xfe are IPIs (priority class 15, above every device vector). */
@@ -52,7 +53,7 @@ bool ipi_wait_word(volatile u32 *word, u32 value, u64 deadline);
  * space is being destroyed); waits until each has done so (spinning, answering the
  * requests posted to this CPU meanwhile, at most 5 s: E_TIMEOUT). */
 enum { TLB_PAGES, TLB_ALL, TLB_LEAVE };
-int tlb_shootdown(u32 cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind);
+int tlb_shootdown(cpumask_t cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind);
 /* Runs the call and shootdown requests posted to this CPU (the kernel lock's wait). */
 void ipi_poll(void);
 /* Counters for tests (smpbench=ipi): unknown and spurious vectors each CPU saw; one
