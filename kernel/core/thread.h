@@ -101,6 +101,11 @@ struct thread {
     long pager_error;                  /* why its pager's last answer was not taken */
     u32 affinity;                      /* the CPUs it may run on, bit n = cpus[n]
                                           (SYS_THREAD_AFFINITY); all by default */
+    int kill_task;                     /* nonzero: the status of a kill of its whole task
+                                          that it makes itself on its way out (sched.c
+                                          leave_killed): set by an IPC operation that ends
+                                          it so (fwd.c), which holds ipc locks the kill's
+                                          wake-ups of the other threads would take */
     struct spinlock ipc_lock;          /* class ipc: its IPC rendezvous state (ipc_state,
                                           ipc_call, send_to, recv_from, rwtid, reply_to,
                                           ipc_flags, fwd, reply_waiters), its senders and

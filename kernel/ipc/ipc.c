@@ -1289,15 +1289,36 @@ void ipc_thread_exited(struct thread *t)
     }
 }
 
-void ipc_end_timed_wait(struct thread *t, u32 gen)
+/* The locks that cover t's wait in IPC, held on return: t's, and its queue owner's when it
+ * waits on an IPC queue (read under t's lock; an owner below t in address makes it let
+ * go, take both and read again). Returns the owner, or NULL. */
+static struct thread *lock_waiter(struct thread *t)
 {
     struct thread *o;
     ipc_lock(t);
     while ((o = ipc_queue_owner(t)) && !lock_also(t, o) && ipc_queue_owner(t) != o)
         ipc_unlock(o);
-    if (t->wait_gen == gen)
-        thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+    return o;
+}
+
+static void unlock_waiter(struct thread *t, struct thread *o)
+{
     if (o)
         ipc_unlock(o);
     ipc_unlock(t);
+}
+
+void ipc_end_timed_wait(struct thread *t, u32 gen)
+{
+    struct thread *o = lock_waiter(t);
+    if (t->wait_gen == gen)
+        thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+    unlock_waiter(t, o);
+}
+
+void ipc_wake_killed(struct thread *t)
+{
+    struct thread *o = lock_waiter(t);
+    thread_wake(t, WAIT_KILLED);
+    unlock_waiter(t, o);
 }
