@@ -112,8 +112,9 @@ struct thread {
                                           receivers queues with the links of the threads on
                                           them, and while it is blocked in IPC its frame's
                                           message registers and rax and its resume_via_tf
-                                          (ipc.c; docs/smp.md). Last: the fastpath's
-                                          offsets stay (it takes no ipc lock: the BKL) */
+                                          (ipc.c; docs/smp.md). Last, and type-stable
+                                          (thread.c): the fastpath takes it on a thread
+                                          it read from the table without a lock */
 };
 
 /* thread->sleeping: the entry of a timed wait (sleep or timeout). Any value but NONE makes

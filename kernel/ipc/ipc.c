@@ -15,8 +15,10 @@
  * changed, the partner made ready (class ipc before rq) or switched to. A thread blocks
  * by publishing itself under a lock, its own state written first (sched.c): on the
  * partner's queue under the partner's lock, as an open receiver or a caller awaiting a
- * reply under its own. Step 1: every holder holds the BKL too, and the fastpath (ipcfast.S,
- * and its C twin below) takes no ipc lock: the BKL still excludes it from the rest.
+ * reply under its own. The general path holds the BKL too (step 4 of the design is not
+ * done); the fastpath (ipcfast.S, and its C twin below) does not: it holds the two
+ * threads' ipc locks, and every waker of a thread blocked in IPC (a partner, the clock,
+ * a kill: ipc_wake_killed) holds that thread's.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -138,7 +140,10 @@ long ipc_grant_right(struct task *to, int tid)
         return 0;
     if (to->ngrants == (int)ARRAY_SIZE(to->grants))
         return E_NOMEM;
-    to->grants[to->ngrants++] = tid;
+    /* Append-only, the count published after the entry: the fastpath reads the list
+     * without the BKL. */
+    to->grants[to->ngrants] = tid;
+    __atomic_store_n(&to->ngrants, to->ngrants + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -491,12 +496,11 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 }
 
 /* The lock checker's view of a direct switch: it claims the blocked partner without its
- * run-queue lock, which is right only while every waker of a thread blocked in IPC holds
- * the BKL (docs/smp.md: the fastpath takes no ipc lock, nor does a kill); and the partner
- * is off every CPU. */
+ * run-queue lock, which is right because every waker of a thread blocked in IPC holds
+ * its ipc lock, held here (docs/smp.md); and the partner is off every CPU. */
 static __attribute__((noinline, cold)) void direct_switch_check(const struct thread *next)
 {
-    kernel_lock_assert_held();
+    lockcheck_assert_held(&next->ipc_lock);
     if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
         panic("ipc: direct switch to thread %d, still on CPU", next->tid);
 }
@@ -1036,24 +1040,21 @@ static __attribute__((noinline)) struct trapframe *fast_answer(struct thread *cu
     return fast_block_and_switch(cur, p, tf, false);
 }
 
-static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
+/* The checks and the switch, cur's and p's locks held (fastpath). */
+static inline __attribute__((always_inline)) struct trapframe *
+fastpath_locked(struct thread *cur, struct thread *p, struct trapframe *tf)
 {
-    if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
+    if ((u64)(i64)p->tid != tf->rdi)        /* freed meanwhile (ipcfast.S LOCK_BOTH) */
         return NULL;
-    if (cur->user_bases)                          /* its FS base: the general path switches it */
-        return NULL;
-    struct thread *p;
     bool is_call = tf->rax == SYS_IPC_CALL;
     if (is_call) {
-        p = thread_of_reg(tf->rdi);
-        if (!p || p == cur || p->ipc_state != IPC_RECEIVING ||
-            (p->recv_from != 0 && p->recv_from != cur->tid) || p->ipc_flags || !may_send(cur, p))
+        if (p->ipc_state != IPC_RECEIVING || (p->recv_from != 0 && p->recv_from != cur->tid) ||
+            p->ipc_flags || !may_send(cur, p))
             return NULL;
     } else {
         if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
             return NULL;
-        p = thread_of_reg(tf->rdi);
-        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid)
+        if (p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid)
             return NULL;
         if (p->ipc_flags)
             return fast_answer(cur, p, tf);
@@ -1071,6 +1072,23 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
     p->rwtid = cur->tid;
     p->reply_to = cur->tid;
     return fast_block_and_switch(cur, p, tf, is_call);
+}
+
+/* The partner p found in the table, then both threads' locks (never ourselves: the
+ * assembly finds its own lock busy), held to the switch or the decline. */
+static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
+{
+    if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
+        return NULL;
+    if (cur->user_bases)                          /* its FS base: the general path switches it */
+        return NULL;
+    struct thread *p = thread_of_reg(tf->rdi);
+    if (!p || p == cur)
+        return NULL;
+    lock_two(cur, p);
+    struct trapframe *next = fastpath_locked(cur, p, tf);
+    unlock_two(cur, p);
+    return next;
 }
 
 /* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
@@ -1115,7 +1133,9 @@ static struct trapframe *forward_fast(struct thread *t, struct thread *s)
 struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s)
 {
     pcnt_start(PROBE_IPC_FAST, SYS_IPC_CALL);
+    lock_two(t, s);
     struct trapframe *fast = forward_fast(t, s);
+    unlock_two(t, s);
     if (fast)
         pcnt_stop(PROBE_IPC_FAST);
     else
@@ -1160,6 +1180,7 @@ FP_AT(struct thread, reply_waiters, TH_REPLY_WAITERS);
 FP_AT(struct thread, fwd, TH_FWD);
 FP_AT(struct thread, fs_base, TH_FS_BASE);
 FP_AT(struct thread, gs_base, TH_GS_BASE);
+FP_AT(struct thread, ipc_lock.locked, TH_IPC_LOCK);
 FP_AT(struct task, as, TASK_AS);
 FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
