@@ -384,16 +384,19 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
     two clients per CPU calling them round-robin, all re-pinning themselves and re-pinned
     by a shaker every tick, so partners are woken on their own CPU (direct switch) and on
     others (the wake-up IPI) and a thread that just blocked is picked elsewhere; then child
-    tasks calling the servers killed mid-call, 20 times; lockcheck=on. Every answer belongs
+    tasks calling the servers killed mid-call, 40 times, every other child calling from
+    threads that make a few calls and exit, started again until the kill (TCBs freed and
+    reused under the fastpath's lookups without the BKL); lockcheck=on. Every answer belongs
     to its call, the counts add up, both sides ran on every CPU, each child ends killed, no
     report, and the sleep list's lock seen under the BKL and under IPC's thread locks (a
     timed receive), the run queues' under IPC's (a partner made ready)."""
     out = smptest([f"smptest,ipcrace,400,{cpus}"], cpus, icount, timeout=240, lockcheck="on",
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     m = re.search(r"ipcrace ok calls=400 clients=(\d+) servers=(\d+) cpus=(\d+) "
-                  r"seen=0x([0-9a-f]+)/0x([0-9a-f]+) .* kills=20 kid_calls=(\d+)", out)
+                  r"seen=0x([0-9a-f]+)/0x([0-9a-f]+) .* kills=40 kid_calls=(\d+) churn_calls=(\d+)", out)
     assert m, out[-3000:]
     assert int(m.group(6)) > 0, out[-3000:]       # the killed children were calling
+    assert int(m.group(7)) > 0, out[-3000:]       # ... from threads that came and went
     assert int(m.group(2)) == max(2, cpus) and int(m.group(1)) == 2 * int(m.group(2))
     assert int(m.group(3)) == cpus
     assert int(m.group(4), 16) == int(m.group(5), 16) == (1 << cpus) - 1

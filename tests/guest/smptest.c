@@ -159,13 +159,17 @@
  *            reply wait: the clock takes a due sleeper before it takes the BKL, and the
  *            wait may have ended and another begun meanwhile: sched.c wake_sleepers), each
  *            server's count adds up to the calls made, a 30 s progress bound, and both
- *            clients and servers ran on every CPU. Then 20 rounds of kills: a child task
+ *            clients and servers ran on every CPU. Then 40 rounds of kills: a child task
  *            (`smptest ipckid TIDS...`, granted the servers) calls them in a loop, and is
  *            killed 0 to 3 ticks after it starts, mid-call (its kill racing the servers'
  *            answers and wake-ups); it must end killed, and the servers go on (an answer
- *            to a caller killed meanwhile is E_SRCH or E_DEAD). Prints "ipcrace ok
+ *            to a caller killed meanwhile is E_SRCH or E_DEAD). Every other round's
+ *            child calls from threads that make 1 to 8 calls and exit, 4 at a time,
+ *            started again until the kill (`ipckid -t`: TCBs freed and reused under the
+ *            fastpath's lookups), killed 3 to 6 ticks after it starts. Prints "ipcrace ok
  *            calls=N clients=K servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X
- *            kills=R kid_calls=A" (A: the children's calls answered) or "ipcrace FAIL ...".
+ *            kills=R kid_calls=A churn_calls=B" (A, B: the children's calls answered, by
+ *            ipckid and ipckid -t) or "ipcrace FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1751,8 +1755,9 @@ static volatile long race_served[RACE_SERVERS_MAX], race_timeouts, race_shakes;
 static volatile long race_progress;                 /* calls answered so far, all clients */
 static volatile int race_killing;                   /* the kill rounds: callers may die */
 static volatile long race_kid_calls;                /* the children's calls answered */
+static volatile long race_churn_calls;              /* ... of them, by ipckid -t's threads */
 #define RACE_KID 0x6b6964u                          /* word 4 of a child's calls */
-#define RACE_KILLS 20
+#define RACE_KILLS 40                               /* half of them with thread churn */
 static volatile unsigned race_srv_seen, race_cli_seen;
 
 static void race_fail(const char *what, long a, long b)
@@ -1801,7 +1806,7 @@ static int race_server(void *arg)
         if (m.w[4] != RACE_KID)
             race_served[me]++;
         else
-            __atomic_add_fetch(&race_kid_calls, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(m.w[5] ? &race_churn_calls : &race_kid_calls, 1, __ATOMIC_RELAXED);
         from = r;
         if (n % 7 == 0)
             sys_thread_affinity(0, random_mask(&seed, all));
@@ -1849,9 +1854,53 @@ static int race_shaker(void *arg)
     return 0;
 }
 
-/* A child task's calls until it is killed (it has grants for the servers: tids in argv). */
+/* ipckid -t: threads that make 1 to 8 calls each and exit, 4 at a time, started again
+ * until the task is killed: their TCBs are freed and reused while the servers answer the
+ * others (the fastpath's lookups of a freed thread, docs/smp.md "Design: IPC's
+ * per-endpoint state", step 3), and the kill finds some of them mid-call. A wrong answer
+ * ends the task with status 3. */
+static int kid_tids[RACE_SERVERS_MAX], kid_n;
+
+static int kid_thread(void *arg)
+{
+    uint32_t seed = (uint32_t)(long)arg;
+    int calls = 1 + (int)(churn_rand(&seed) % 8);
+    for (int i = 1; i <= calls; i++) {
+        int s = (int)(churn_rand(&seed) % (uint32_t)kid_n);
+        uint64_t w = (uint64_t)(long)arg << 8 | (uint64_t)i;     /* never 0 (a server's stop) */
+        struct ipc_msg m = {{w, (uint64_t)s, 0, 0, RACE_KID, 1, 0, 0}};
+        long r = ipc_call(kid_tids[s], &m, IPC_FOREVER);
+        if (r == E_PERM) {                     /* the grants are not all made yet */
+            sys_sleep(1);
+            continue;
+        }
+        if (r != kid_tids[s] || m.w[2] != w * 3 + (uint64_t)s || m.w[7] != ~w)
+            exit(3);
+    }
+    return 0;
+}
+
+static int ipckid_threads(void)
+{
+    static struct thread kt[4];
+    for (long gen = 1;; gen++) {
+        for (int i = 0; i < 4; i++)
+            if (thread_start(&kt[i], kid_thread, (void *)(gen * 4 + i), PRIO_INHERIT, 8192) < 0)
+                return 4;
+        for (int i = 0; i < 4; i++)
+            thread_join(&kt[i], NULL);
+    }
+}
+
+/* A child task's calls until it is killed (it has grants for the servers: tids in argv;
+ * with -t first, from threads that come and go: ipckid_threads). */
 static int ipckid(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[2], "-t")) {
+        for (int i = 3; i < argc && kid_n < RACE_SERVERS_MAX; i++)
+            kid_tids[kid_n++] = atoi(argv[i]);
+        return ipckid_threads();
+    }
     int n = argc - 2, tids[RACE_SERVERS_MAX];
     for (int i = 0; i < n && i < RACE_SERVERS_MAX; i++)
         tids[i] = atoi(argv[i + 2]);
@@ -1868,22 +1917,24 @@ static int ipckid(int argc, char **argv)
     }
 }
 
-/* One kill round: the child starts calling, and is killed mid-call. */
+/* One kill round: the child starts calling, and is killed mid-call; an odd round's child
+ * calls from threads that come and go (ipckid -t), killed a little later. */
 static int race_kill_round(int round, uint32_t *seed)
 {
     char ids[RACE_SERVERS_MAX][12];
-    const char *argv[RACE_SERVERS_MAX + 2] = {"smptest", "ipckid"};
+    const char *argv[RACE_SERVERS_MAX + 3] = {"smptest", "ipckid", "-t"};
+    int first = round % 2 ? 3 : 2;
     for (int i = 0; i < race_servers; i++) {
         snprintf(ids[i], sizeof ids[i], "%d", race_srv_tid[i]);
-        argv[i + 2] = ids[i];
+        argv[first + i] = ids[i];
     }
-    long child = sys_spawn("smptest", argv, race_servers + 2, 0);
+    long child = sys_spawn("smptest", argv, race_servers + first, 0);
     if (child < 0)
         return printf("ipcrace FAIL: spawn %ld\n", child), 1;
     for (int i = 0; i < race_servers; i++)
         if (ipc_grant((int)child, race_srv_tid[i]) != 0)
             return printf("ipcrace FAIL: grant\n"), 1;
-    sys_sleep(churn_rand(seed) % 4);
+    sys_sleep(churn_rand(seed) % 4 + (round % 2 ? 3 : 0));
     long r = sys_task_kill((int)child);
     int status = 0;
     long w = sys_task_wait((int)child, &status);
@@ -1965,8 +2016,9 @@ static int ipcrace(int calls, unsigned want_cpus)
         return 1;
     }
     printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#x/%#x timeouts=%ld shakes=%ld"
-           " kills=%d kid_calls=%ld\n", calls, clients, servers, cpus, race_srv_seen,
-           race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls);
+           " kills=%d kid_calls=%ld churn_calls=%ld\n", calls, clients, servers, cpus,
+           race_srv_seen, race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls,
+           race_churn_calls);
     return 0;
 }
 
