@@ -405,6 +405,21 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
                        "ipc>rq"} <= set(orders.group(1).split()), out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
+def test_fastpath_and_general_path_on_one_server_race_with_the_lock_checker(cpus, icount):
+    """One server on CPU 0 answering with untimed reply_recv, three clients per CPU calling
+    it 20,000 times each: on CPU 0 the calls and answers take the fastpath, which holds
+    only the two threads' ipc locks (docs/smp.md, "Design: IPC's per-endpoint state",
+    step 3), while the other CPUs' calls reach the same server through the general path.
+    Every answer is its call's, the server's count adds up, a 30 s progress bound, no
+    checker report. (With the fastpath's partner lock taken out, `-smp 4` without icount
+    panicked or lost a message in 3 runs of 3, `-smp 2` in 1 of 3.)"""
+    out = smptest([f"smptest,ipccontend,20000,{cpus}"], cpus, icount, timeout=240,
+                  lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert f"ipccontend ok calls=20000 clients={3 * cpus} cpus={cpus}" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

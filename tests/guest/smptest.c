@@ -2022,6 +2022,104 @@ static int ipcrace(int calls, unsigned want_cpus)
     return 0;
 }
 
+/* ---- ipccontend ------------------------------------------------------------------------ */
+static volatile int cont_srv, cont_calls, cont_failed, cont_done;
+static volatile long cont_served, cont_progress;
+
+static void cont_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&cont_failed, 1, __ATOMIC_RELAXED))
+        printf("ipccontend FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+/* On CPU 0, answering with untimed reply_recv (the fastpath's) until word 0 is 0. */
+static int cont_server(void *arg)
+{
+    (void)arg;
+    sys_thread_affinity(0, 1);
+    sys_yield();
+    long from = 0;
+    struct ipc_msg m = {{0}};
+    for (;;) {
+        long r = from > 0 ? ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER)
+                          : ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+        from = 0;
+        if (r < 0) {
+            cont_fail("server receive", r, 0);
+            return 1;
+        }
+        if (m.w[0] == 0)
+            return 0;
+        m.w[2] = m.w[0] * 3 + m.w[1];
+        m.w[7] = ~m.w[0];
+        cont_served++;
+        from = r;
+    }
+}
+
+/* Pinned to CPU me % cpus: on CPU 0 its calls take the fastpath, elsewhere the general
+ * path, both to the one server. */
+static int cont_client(void *arg)
+{
+    int me = (int)(long)arg;
+    sys_thread_affinity(0, 1ull << (me % (int)now().cpus));
+    sys_yield();
+    for (int i = 1; i <= cont_calls && !cont_failed; i++) {
+        uint64_t w = (uint64_t)(me + 1) << 32 | (uint32_t)i;
+        struct ipc_msg m = {{w, (uint64_t)me, 0, 0, 0, 0, 0, 0}};
+        long r = ipc_call(cont_srv, &m, IPC_FOREVER);
+        if (r != cont_srv || m.w[2] != w * 3 + (uint64_t)me || m.w[7] != ~w)
+            cont_fail("wrong answer", me, r);
+        __atomic_add_fetch(&cont_progress, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&cont_done, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int ipccontend(int calls, unsigned want_cpus)
+{
+    struct time_info t0 = now();
+    if (!cpus_as_wanted("ipccontend", t0, want_cpus))
+        return 1;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    int clients = 3 * (int)t0.cpus;
+    if (clients > RACE_CLIENTS_MAX)
+        return printf("ipccontend FAIL: too many CPUs (%u)\n", t0.cpus), 1;
+    cont_calls = calls;
+    static struct thread srv, cli[RACE_CLIENTS_MAX];
+    if ((cont_srv = thread_start(&srv, cont_server, NULL, PRIO_INHERIT, 16 * 1024)) < 0)
+        return printf("ipccontend FAIL: thread_start\n"), 1;
+    sys_sleep(2);                     /* the server waits on CPU 0 */
+    for (int i = 0; i < clients; i++)
+        if (thread_start(&cli[i], cont_client, (void *)(long)i, PRIO_INHERIT, 16 * 1024) < 0)
+            return printf("ipccontend FAIL: thread_start\n"), 1;
+    long last = -1;
+    uint64_t last_change = now().ticks;
+    while (cont_done < clients && !cont_failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (cont_progress != last) {
+            last = cont_progress;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            cont_fail("no progress at call", cont_progress, (long)(t - t0.ticks));
+        }
+    }
+    if (cont_failed)
+        return 1;
+    for (int i = 0; i < clients; i++)
+        thread_join(&cli[i], NULL);
+    struct ipc_msg quit = {{0}};
+    long r = ipc_send(cont_srv, &quit, IPC_FOREVER);
+    int status = -1;
+    thread_join(&srv, &status);
+    if (r != 0 || status != 0 || cont_served != (long)clients * calls)
+        return printf("ipccontend FAIL: send %ld status %d served %ld of %ld\n", r, status,
+                      cont_served, (long)clients * calls), 1;
+    printf("ipccontend ok calls=%d clients=%d cpus=%u\n", calls, clients, t0.cpus);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -2062,9 +2160,11 @@ int main(int argc, char **argv)
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipckid"))
         return ipckid(argc, argv);
+    if (!strcmp(mode, "ipccontend"))
+        return ipccontend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
+    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N | ipccontend N [C]"
            " | mapstorm N | shmstorm N | clonestorm N | filestorm N | growstorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
