@@ -24,11 +24,12 @@
 #define TH_REPLY_TO       696
 #define TH_IPC_FLAGS      712
 #define TH_SENDERS_HEAD   720
-#define TH_REPLY_WAITERS  752
-#define TH_FWD            757   /* Linux forwarding (fwd.c) */
+#define TH_FWD            753   /* Linux forwarding (fwd.c) */
 #define TH_FS_BASE        824
 #define TH_GS_BASE        832
-#define TH_IPC_LOCK       872   /* ipc_lock.locked: taken with lock bts, released with a store */
+#define TH_REPLY_HEAD     872   /* the callers waiting for its reply (ipc.c await_reply) */
+#define TH_REPLY_NEXT     880
+#define TH_IPC_LOCK       888   /* ipc_lock.locked: taken with lock bts, released with a store */
 
 /* struct task (task.h), struct aspace (vm.h) */
 #define TASK_AS          24

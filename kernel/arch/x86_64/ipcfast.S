@@ -165,6 +165,20 @@ kernel_bkl_byte:    .byte 0
 8:
 .endm
 
+/* The callers waiting for a thread's reply (thread.h reply_head, ipc.c await_reply): p,
+ * the head of our list (tested before the commit), off it; we onto p's, as its head.
+ * Clobber rcx. */
+.macro POP_REPLY_HEAD
+    movq TH_REPLY_NEXT(%rax), %rcx
+    movq %rcx, TH_REPLY_HEAD(%rbp)
+.endm
+
+.macro PUSH_REPLY_WAITER
+    movq TH_REPLY_HEAD(%rax), %rcx
+    movq %rcx, TH_REPLY_NEXT(%rbp)
+    movq %rbp, TH_REPLY_HEAD(%rax)
+.endm
+
 /*
  * Committed (this and what follows cannot fail): p gets the message (the words stay in
  * their registers, our tid goes to its rax at the end) and the reply right; we block
@@ -364,6 +378,8 @@ fast_call:
     jz 1f
     cmpl TH_TID(%rbp), %r11d
     jne syscall_unlock_slow
+    cmpq %rax, TH_REPLY_HEAD(%rbp)      /* p waits for our reply: the latest caller only */
+    jne syscall_unlock_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
     jne syscall_unlock_slow
     cmpl %edi, TH_REPLY_TO(%rbp)        /* in an RPC loop, the right the last reply gave */
@@ -371,12 +387,12 @@ fast_call:
     PRIORITY_OK
     movl $0, TH_REPLY_TO(%rbp)          /* committed: the reply right is used up */
 fast_call_commit:
-    /* p stops waiting for our reply if it was; we await p's reply */
+    /* p stops waiting for our reply if it was (off our list's head); we await p's reply */
     testl %r11d, %r11d
     jz 2f
-    decl TH_REPLY_WAITERS(%rbp)
+    POP_REPLY_HEAD
 2:  movl %edi, TH_RECV_FROM(%rbp)
-    incl TH_REPLY_WAITERS(%rax)
+    PUSH_REPLY_WAITER
     MESSAGE_FIELDS
     SWITCH_TO_PARTNER
 
@@ -399,9 +415,8 @@ fast_reply_recv:
     jz syscall_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
     jne syscall_unlock_slow
-    movl TH_TID(%rbp), %r11d
-    cmpl %r11d, TH_RECV_FROM(%rax)
-    jne syscall_unlock_slow
+    cmpq %rax, TH_REPLY_HEAD(%rbp)      /* p waits for our reply (so its recv_from is us), */
+    jne syscall_unlock_slow             /* the latest caller (an RPC loop answers it) */
     cmpq $0, TH_IPC_FLAGS(%rax)
     jne fast_answer                     /* a buffer, or a Linux thread's forwarded call */
     cmpl %edi, TH_REPLY_TO(%rbp)        /* usually the reply right */
@@ -410,7 +425,7 @@ fast_reply_recv:
     movl $0, TH_REPLY_TO(%rbp)          /* committed: the reply right is used up */
 fast_reply_commit:
     /* p stops waiting for our reply; we receive from anyone */
-    decl TH_REPLY_WAITERS(%rbp)
+    POP_REPLY_HEAD
     movl $0, TH_RECV_FROM(%rbp)
     cmpl $-1, %edx                      /* IPC_FOREVER: no timeout to arm */
     jne fast_arm_timeout
@@ -474,7 +489,7 @@ fast_answer:
     PRIORITY_OK
     movl $0, TH_REPLY_TO(%rbp)
 fast_answer_commit:
-    decl TH_REPLY_WAITERS(%rbp)         /* as fast_reply_commit */
+    POP_REPLY_HEAD                      /* as fast_reply_commit */
     movl $0, TH_RECV_FROM(%rbp)
     cmpl $-1, %edx
     jne fast_answer_arm_timeout
@@ -501,7 +516,7 @@ fast_answer_arm_timeout:
  * every ready thread, on this CPU. Else `jmp fwd_slow`, nothing changed (the lock released). s gets the message in its
  * registers: w0 = the label, w1 = the number (rax), w2..w7 = rdi, rsi, rdx, r10, r8, r9,
  * all read back from our frame, and our tid in rax. We wait for the answer as a caller
- * (recv_from = s, counted in s's reply_waiters) in a forwarded call (IPC_FWD,
+ * (recv_from = s, on s's reply_head list) in a forwarded call (IPC_FWD,
  * FWD_SYSCALL); fwd_words are left alone, since only a queued call is taken from them.
  */
     .globl fwd_fastpath
@@ -522,14 +537,16 @@ fwd_fastpath:
     jz 1f
     cmpl TH_TID(%rbp), %r11d
     jne fwd_unlock_slow
+    cmpq %rax, TH_REPLY_HEAD(%rbp)      /* s waits for our reply: the latest caller only */
+    jne fwd_unlock_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
     jne fwd_unlock_slow
     PRIORITY_OK fwd_unlock_slow
     testl %r11d, %r11d                  /* s stops waiting for our reply if it was */
     jz 2f
-    decl TH_REPLY_WAITERS(%rbp)
+    POP_REPLY_HEAD
 2:  movl %edi, TH_RECV_FROM(%rbp)       /* we await s's answer */
-    incl TH_REPLY_WAITERS(%rax)
+    PUSH_REPLY_WAITER
     movl TH_TID(%rbp), %esi
     movl $FP_PARTNER_RUNNING, TH_RESUME_VIA_TF(%rax) /* s: runs here, IPC idle, the sender and its right */
     movl %esi, TH_RWTID(%rax)
