@@ -399,22 +399,40 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
     two clients per CPU calling them round-robin, all re-pinning themselves and re-pinned
     by a shaker every tick, so partners are woken on their own CPU (direct switch) and on
     others (the wake-up IPI) and a thread that just blocked is picked elsewhere; then child
-    tasks calling the servers killed mid-call, 20 times; lockcheck=on. Every answer belongs
+    tasks calling the servers killed mid-call, 40 times, every other child calling from
+    threads that make a few calls and exit, started again until the kill (TCBs freed and
+    reused under the fastpath's lookups without the BKL); lockcheck=on. Every answer belongs
     to its call, the counts add up, both sides ran on every CPU, each child ends killed, no
     report, and the sleep list's lock seen under the BKL and under IPC's thread locks (a
     timed receive), the run queues' under IPC's (a partner made ready)."""
     out = smptest([f"smptest,ipcrace,400,{cpus}"], cpus, icount, timeout=240, lockcheck="on",
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     m = re.search(r"ipcrace ok calls=400 clients=(\d+) servers=(\d+) cpus=(\d+) "
-                  r"seen=0x([0-9a-f]+)/0x([0-9a-f]+) .* kills=20 kid_calls=(\d+)", out)
+                  r"seen=0x([0-9a-f]+)/0x([0-9a-f]+) .* kills=40 kid_calls=(\d+) churn_calls=(\d+)", out)
     assert m, out[-3000:]
     assert int(m.group(6)) > 0, out[-3000:]       # the killed children were calling
+    assert int(m.group(7)) > 0, out[-3000:]       # ... from threads that came and went
     assert int(m.group(2)) == max(2, cpus) and int(m.group(1)) == 2 * int(m.group(2))
     assert int(m.group(3)) == cpus
     assert int(m.group(4), 16) == int(m.group(5), 16) == (1 << cpus) - 1
     orders = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
     assert orders and {"bkl>rq", "bkl>sleep", "bkl>ipc", "ipc>sleep",
                        "ipc>rq"} <= set(orders.group(1).split()), out[-3000:]
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
+def test_fastpath_and_general_path_on_one_server_race_with_the_lock_checker(cpus, icount):
+    """One server on CPU 0 answering with untimed reply_recv, three clients per CPU calling
+    it 20,000 times each: on CPU 0 the calls and answers take the fastpath, which holds
+    only the two threads' ipc locks (docs/smp.md, "Design: IPC's per-endpoint state",
+    step 3), while the other CPUs' calls reach the same server through the general path.
+    Every answer is its call's, the server's count adds up, a 30 s progress bound, no
+    checker report. (With the fastpath's partner lock taken out, `-smp 4` without icount
+    panicked or lost a message in 3 runs of 3, `-smp 2` in 1 of 3.)"""
+    out = smptest([f"smptest,ipccontend,20000,{cpus}"], cpus, icount, timeout=240,
+                  lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert f"ipccontend ok calls=20000 clients={3 * cpus} cpus={cpus}" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
 
 
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():

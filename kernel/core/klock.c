@@ -1,4 +1,4 @@
-/* The big kernel lock (klock.h). Owner -1: free, or held by the IPC fastpath. */
+/* The big kernel lock (klock.h). Owner -1: free. */
 #include "klock.h"
 #include "lockcheck.h"
 #include "options.h"

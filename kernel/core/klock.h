@@ -2,10 +2,9 @@
  * it and every exit releases it (docs/architecture.md), on every CPU. What it still covers
  * and the per-object locks beside it: docs/smp.md.
  *
- * The lock is one byte: the last byte of the IPC fastpath's gate word (ipcfast.S), so that
- * the fastpath takes it with the same locked compare-exchange that tests its settings
- * (the gate is open only while the lock is free). Inline: it is taken and released on every
- * system call. While it waits, a CPU answers the call-function and TLB-shootdown requests
+ * The lock is one byte, on a cache line of its own (ipcfast.S defines it; the IPC fastpath
+ * does not take it: it holds the two threads' ipc locks). Inline: it is taken and released
+ * on every system call. While it waits, a CPU answers the call-function and TLB-shootdown requests
  * posted to it (ipi_poll): the holder may be waiting for exactly those, and interrupts are
  * off here. Its class is LOCK_BKL (lockclass.def); with option lockcheck the checker sees
  * its C acquisitions, through the slow path, and counts it held while this CPU owns it,
@@ -22,7 +21,7 @@
 #include "spinlock.h"
 #include "types.h"
 
-extern volatile u8 kernel_bkl_byte;          /* ipcfast.S: ipc_fast_gate's last byte */
+extern volatile u8 kernel_bkl_byte;          /* ipcfast.S, a line of its own */
 extern volatile int kernel_bkl_owner;        /* the C holder's CPU, or -1 */
 extern u8 kernel_bkl_slow;                   /* lockcheck_on || markers_on; recomputed by
                                                 kernel_lock_flags_update (options.h) */
@@ -41,8 +40,7 @@ static inline void kernel_unlock(void)
     kernel_bkl_owner = -1;
     __atomic_store_n(&kernel_bkl_byte, 0, __ATOMIC_RELEASE);
 }
-/* Whether this CPU holds it through kernel_lock (the fastpath, which holds it without an
- * owner, never traps and never calls code that asks). */
+/* Whether this CPU holds it through kernel_lock. */
 static inline bool kernel_lock_held(void) { return kernel_bkl_owner == this_cpu()->id; }
 /* With the checker on, reports (once) when this CPU does not hold it through kernel_lock:
  * for code whose data the BKL still covers (a thread's wait-queue link, its IPC state). */

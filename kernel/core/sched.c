@@ -1023,6 +1023,11 @@ static __attribute__((noinline, cold)) void leave_killed(struct thread *t)
         if (!t->killed)
             return;
     }
+    if (t->kill_task) {                   /* an IPC operation's kill of the whole task */
+        int status = t->kill_task;
+        t->kill_task = 0;
+        task_kill_except(t->task, status, t);
+    }
     thread_exit(t->task ? t->task->exit_status : 0);
 }
 
@@ -1037,11 +1042,14 @@ void thread_poke(const struct thread *t)
         ipi_send(t->cpu, VEC_IPI_RESCHED);
 }
 
+/* The wake-up is IPC's (ipc_wake_killed): under t's ipc locks, which every waker of a
+ * thread blocked in IPC holds (docs/smp.md). So no caller may hold an ipc lock: an IPC
+ * operation that kills a task leaves it to the victim (kill_task, leave_killed). */
 void thread_kill(struct thread *t)
 {
     t->killed = true;
     t->interrupt = KILL_EXIT;             /* a kill wins over an interrupt or a stop */
-    thread_wake(t, WAIT_KILLED);
+    ipc_wake_killed(t);
     thread_poke(t);
 }
 

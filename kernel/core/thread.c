@@ -19,10 +19,38 @@
 
 #define STACK_CANARY 0x6f6e646f6c535441ull   /* "ondolSTA": detects kernel stack overflow */
 
-static struct kcache thread_cache = KCACHE_INIT("thread", sizeof(struct thread));
+static void grace_nop(void *arg) { (void)arg; }
+
+/* Before a thread slab's frame goes back (kobj.c), with the BKL (thread_free): every
+ * other CPU that schedules threads has left any IPC fastpath that may have read a thread
+ * of it from the table, since the fastpath runs with interrupts off from its entry to its
+ * sysret and never answers a call-function request. False (the frame is kept) if one
+ * did not answer. Nothing to wait for on one CPU. */
+static bool thread_slab_grace(void)
+{
+    for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+        if ((sched_cpus >> cpu & 1) && cpu != this_cpu()->id &&
+            ipi_call_locked(cpu, grace_nop, NULL) == E_TIMEOUT)
+            return false;
+    return true;
+}
+
+/* Type-stable from ipc_lock on: the IPC fastpath (ipcfast.S) takes the lock of a thread it
+ * read from the table without a lock, which may be freed and reused meanwhile; it finds
+ * a lock there still, and the id cleared or another (thread_free); an empty slab's frame
+ * goes back only after thread_slab_grace. */
+static struct kcache thread_cache = KCACHE_STABLE_INIT(
+    "thread", sizeof(struct thread), offsetof(struct thread, ipc_lock), thread_slab_grace);
 void *thread_objs[1 << THREAD_ID_BITS];   /* global for the IPC fastpath's lookup (ipcfast.S) */
 static u32 thread_gens[1 << THREAD_ID_BITS];
 struct idtable thread_ids = {THREAD_ID_BITS, thread_objs, thread_gens, 1, 0};
+
+/* The IPC fastpath's copy of the table's slots (ipcfast.S): each live thread, and in an
+ * empty slot thread_none, whose ipc lock is always held, so that the fastpath's taking of
+ * its partner's lock also turns an empty slot away, with no test of its own. */
+static struct thread thread_none = {.ipc_lock = {.locked = 1, .cls = LOCK_IPC}};
+#define SLOT_OF(tid) ((tid) & ((1 << THREAD_ID_BITS) - 1))
+struct thread *thread_fast[1 << THREAD_ID_BITS] = {[0 ...(1 << THREAD_ID_BITS) - 1] = &thread_none};
 
 int thread_count(void) { return thread_ids.count; }
 struct thread *thread_at(int slot)
@@ -55,7 +83,8 @@ static struct thread *thread_alloc(int prio)
     t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances;
                                              make_ready_new spreads) */
     t->affinity = ~0ull;
-    spin_lock_init(&t->ipc_lock, LOCK_IPC);
+    t->ipc_lock.cls = LOCK_IPC;           /* not `locked`: a fastpath may hold it (above) */
+    thread_fast[SLOT_OF(t->tid)] = t;
     return t;
 }
 
@@ -126,7 +155,11 @@ void thread_free(struct thread *t)
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
     fpu_release(t);
+    thread_fast[SLOT_OF(t->tid)] = &thread_none;
     idtable_free(&thread_ids, t->tid);
+    spin_lock(&t->ipc_lock);              /* a fastpath that found t in the table finds no id */
+    t->tid = 0;
+    spin_unlock(&t->ipc_lock);
     frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
     kobj_free(&thread_cache, t);
 }

@@ -83,9 +83,6 @@ struct thread {
     u64 ipc_flags;                     /* IPC_SEND_BUF / IPC_RECV_BUF of the pending op */
     struct waitq senders;              /* senders blocked on this thread, FIFO */
     struct waitq receivers;            /* closed receives waiting for a message from it */
-    u32 reply_waiters;                 /* callers waiting for its reply (not queued: they
-                                          are found by a scan when it exits); may count
-                                          too many (a waiter killed), never too few */
     /* Linux forwarding (kernel/ipc/fwd.c, docs/unix.md) */
     u8 linux;                          /* of a Linux task (nonzero): its syscall entry,
                                           ENTRY_LINUX_FWD or ENTRY_LINUX_IK (cpu.h) */
@@ -101,14 +98,27 @@ struct thread {
     long pager_error;                  /* why its pager's last answer was not taken */
     cpumask_t affinity;                /* the CPUs it may run on, bit n = cpus[n]
                                           (SYS_THREAD_AFFINITY); all by default */
+    int kill_task;                     /* nonzero: the status of a kill of its whole task
+                                          that it makes itself on its way out (sched.c
+                                          leave_killed): set by an IPC operation that ends
+                                          it so (fwd.c), which holds ipc locks the kill's
+                                          wake-ups of the other threads would take */
+    struct thread *reply_head;         /* the callers waiting for its reply (it took their
+                                          calls, deferred or not), the latest first, linked
+                                          through their reply_next (ipc.c await_reply) */
+    struct thread *reply_next;         /* on the reply_head list of the thread whose reply
+                                          it waits for (recv_from): the next; meaningful
+                                          only while it is on it */
     struct spinlock ipc_lock;          /* class ipc: its IPC rendezvous state (ipc_state,
                                           ipc_call, send_to, recv_from, rwtid, reply_to,
-                                          ipc_flags, fwd, reply_waiters), its senders and
-                                          receivers queues with the links of the threads on
-                                          them, and while it is blocked in IPC its frame's
-                                          message registers and rax and its resume_via_tf
-                                          (ipc.c; docs/smp.md). Last: the fastpath's
-                                          offsets stay (it takes no ipc lock: the BKL) */
+                                          ipc_flags, fwd), its senders and receivers
+                                          queues and reply_head list with the links of
+                                          the threads on them, and while it is blocked
+                                          in IPC its frame's message registers and rax
+                                          and its resume_via_tf
+                                          (ipc.c; docs/smp.md). Last, and type-stable
+                                          (thread.c): the fastpath takes it on a thread
+                                          it read from the table without a lock */
 };
 
 /* thread->sleeping: the entry of a timed wait (sleep or timeout). Any value but NONE makes

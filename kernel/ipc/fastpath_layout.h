@@ -24,10 +24,12 @@
 #define TH_REPLY_TO       696
 #define TH_IPC_FLAGS      712
 #define TH_SENDERS_HEAD   720
-#define TH_REPLY_WAITERS  752
-#define TH_FWD            757   /* Linux forwarding (fwd.c) */
+#define TH_FWD            753   /* Linux forwarding (fwd.c) */
 #define TH_FS_BASE        824
 #define TH_GS_BASE        832
+#define TH_REPLY_HEAD     880   /* the callers waiting for its reply (ipc.c await_reply) */
+#define TH_REPLY_NEXT     888
+#define TH_IPC_LOCK       896   /* ipc_lock.locked: taken with lock bts, released with a store */
 
 /* struct task (task.h), struct aspace (vm.h) */
 #define TASK_AS          24
@@ -69,10 +71,8 @@
 
 /* The four bytes at TH_RESUME_VIA_TF (resume_via_tf, ipc_state, ipc_call, on_cpu) as the
  * caller leaves them, written with one 32-bit store: resumes through its frame, receiving,
- * no call pending, and off this CPU. The last is written before the fastpath has left the
- * caller's stack, which is right because it holds the BKL until its sysret and the caller
- * is blocked in IPC: every waker of such a thread holds the BKL too (docs/smp.md), so no
- * CPU can pick it before then. */
+ * no call pending, and off this CPU. Written once the fastpath has left the caller's stack,
+ * under the caller's ipc lock, which it holds to its sysret (docs/smp.md). */
 #define FP_CALLER_BLOCKED_RECEIVING (1 | FP_IPC_RECEIVING << 8)
 /* ... and as the partner's, which runs next: no frame to resume through, IPC idle, no
  * call pending (its IPC is over), on this CPU. */

@@ -102,14 +102,21 @@ void fwd_interrupt(struct thread *t)
     panic("fwd: a forwarded interrupt returned");
 }
 
+/* c (blocked in IPC, its lock held by the caller) ends its task with `status` on its
+ * way out (leave_killed): the kills of the other threads take their ipc locks
+ * (thread_kill), so they wait until c runs, past the operation's commit. */
+static void kill_task_on_exit(struct thread *c, int status)
+{
+    c->killed = true;
+    c->interrupt = KILL_EXIT;
+    c->kill_task = status;
+}
+
 long fwd_answer_trap(struct thread *c, u8 kind, u64 w0)
 {
-    if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0) {   /* not handled */
-        c->killed = true;
-        c->interrupt = KILL_EXIT;
-        task_kill_except(c->task, kind == FWD_FAULT ? KILLED_STATUS_BASE + (int)c->fwd_words[1]
-                                                    : KILLED_STATUS, c);
-    }
+    if ((kind == FWD_FAULT || kind == FWD_INTERRUPT) && (i64)w0 < 0)    /* not handled */
+        kill_task_on_exit(c, kind == FWD_FAULT ? KILLED_STATUS_BASE + (int)c->fwd_words[1]
+                                               : KILLED_STATUS);
     return (long)c->tf->rax;
 }
 
@@ -119,7 +126,7 @@ void fwd_server_gone(struct thread *c)
            c->task->name, c->task->linux_server);
     c->fwd = FWD_NONE;
     c->ipc_flags = 0;
-    task_kill_except(c->task, KILLED_STATUS, NULL);
+    kill_task_on_exit(c, KILLED_STATUS);
 }
 
 /* ---- the server's calls ------------------------------------------------------------- */

@@ -15,8 +15,10 @@
  * changed, the partner made ready (class ipc before rq) or switched to. A thread blocks
  * by publishing itself under a lock, its own state written first (sched.c): on the
  * partner's queue under the partner's lock, as an open receiver or a caller awaiting a
- * reply under its own. Step 1: every holder holds the BKL too, and the fastpath (ipcfast.S,
- * and its C twin below) takes no ipc lock: the BKL still excludes it from the rest.
+ * reply under its own. The general path holds the BKL too (step 4 of the design is not
+ * done); the fastpath (ipcfast.S, and its C twin below) does not: it holds the two
+ * threads' ipc locks, and every waker of a thread blocked in IPC (a partner, the clock,
+ * a kill: ipc_wake_killed) holds that thread's.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -78,13 +80,13 @@ static bool lock_also(struct thread *t, struct thread *o)
     return false;
 }
 
-/* t's lock held: the first thread on q (one of t's queues), its lock held too; NULL when
- * q is empty. */
-static struct thread *lock_first(struct thread *t, struct waitq *q)
+/* t's lock held: the first thread on one of t's lists (a queue's head, or reply_head),
+ * its lock held too; NULL when the list is empty. */
+static struct thread *lock_first(struct thread *t, struct thread *const *head)
 {
     for (;;) {
-        struct thread *x = q->head;
-        if (!x || lock_also(t, x) || q->head == x)
+        struct thread *x = *head;
+        if (!x || lock_also(t, x) || *head == x)
             return x;
         ipc_unlock(x);
     }
@@ -138,7 +140,10 @@ long ipc_grant_right(struct task *to, int tid)
         return 0;
     if (to->ngrants == (int)ARRAY_SIZE(to->grants))
         return E_NOMEM;
-    to->grants[to->ngrants++] = tid;
+    /* Append-only, the count published after the entry: the fastpath reads the list
+     * without the BKL. */
+    to->grants[to->ngrants] = tid;
+    __atomic_store_n(&to->ngrants, to->ngrants + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -371,16 +376,30 @@ static long take_forwarded(struct thread *s, struct thread *r)
 }
 
 /* ---- callers waiting for a reply ------------------------------------------------------
- * A caller whose message was taken waits, blocked and receiving from the callee only,
- * on no queue (so the RPC path does no queue work): callee->reply_waiters counts it, and
- * when the callee exits ipc_thread_exited finds it by a scan. A blocked receiver with
- * recv_from set and no queue (waiting_on) is exactly such a caller: a closed receive is
- * always on the sender's `receivers` queue. */
+ * A caller whose message was taken waits, blocked and receiving from the callee only, on
+ * no queue (so the RPC path does no queue work) but on the callee's reply_head list, the
+ * latest first (an RPC loop answers the head: the fastpath answers only it), so that the
+ * callee's exit finds it. A receiver with recv_from set and no queue (waiting_on) is
+ * exactly such a caller: a closed receive is always on the sender's `receivers` queue.
+ * The list and the links are under the callee's lock; a caller leaves it when its wait
+ * ends: answered (end_receive_wait), the callee gone (ipc_thread_exited) or killed
+ * (ipc_wake_killed). */
 static inline void await_reply(struct thread *caller, struct thread *callee)
 {
     caller->ipc_state = IPC_RECEIVING;
     caller->recv_from = callee->tid;
-    callee->reply_waiters++;
+    caller->reply_next = callee->reply_head;
+    callee->reply_head = caller;
+}
+
+/* c off callee's list (both locks held). */
+static void reply_unlink(struct thread *callee, struct thread *c)
+{
+    struct thread **pp = &callee->reply_head;
+    while (*pp && *pp != c)
+        pp = &(*pp)->reply_next;
+    if (*pp)
+        *pp = c->reply_next;
 }
 
 /* Whether c waits for r's reply (r took its call): a caller on no queue. r may always
@@ -423,7 +442,7 @@ static inline void end_receive_wait(struct thread *from, struct thread *r)
     if (r->waiting_on)
         waitq_remove(r->waiting_on, r);
     else if (r->recv_from)
-        from->reply_waiters--;
+        reply_unlink(from, r);
 }
 
 /* ---- blocking and switching --------------------------------------------------------------- */
@@ -491,12 +510,11 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 }
 
 /* The lock checker's view of a direct switch: it claims the blocked partner without its
- * run-queue lock, which is right only while every waker of a thread blocked in IPC holds
- * the BKL (docs/smp.md: the fastpath takes no ipc lock, nor does a kill); and the partner
- * is off every CPU. */
+ * run-queue lock, which is right because every waker of a thread blocked in IPC holds
+ * its ipc lock, held here (docs/smp.md); and the partner is off every CPU. */
 static __attribute__((noinline, cold)) void direct_switch_check(const struct thread *next)
 {
-    kernel_lock_assert_held();
+    lockcheck_assert_held(&next->ipc_lock);
     if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
         panic("ipc: direct switch to thread %d, still on CPU", next->tid);
 }
@@ -664,7 +682,7 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
         s = find_sender(r, from);
     } else {
         ipc_lock(r);
-        s = lock_first(r, &r->senders);
+        s = lock_first(r, &r->senders.head);
     }
     r->ipc_flags = rdx & IPC_RECV_BUF;
     if (s) {
@@ -997,6 +1015,13 @@ static inline bool fast_partner_ready(const struct thread *p)
            !p->user_bases && !p->sleeping && p->cpu == this_cpu()->id && !p->waiting_on;
 }
 
+/* A partner p receiving only from cur: it waits for cur's reply, as the fastpath takes
+ * it only when it is the head of cur's list (ipcfast.S POP_REPLY_HEAD). */
+static inline bool fast_unlinkable(const struct thread *cur, const struct thread *p)
+{
+    return p->recv_from == cur->tid && cur->reply_head == p;
+}
+
 /* The caller's side, once p has its message: the reply right used up if it named p; now
  * receiving (the reply from p, or from anyone); then the switch to p. */
 static inline __attribute__((always_inline)) struct trapframe *
@@ -1028,7 +1053,7 @@ static __attribute__((noinline)) struct trapframe *fast_answer(struct thread *cu
     if (!fast_answerable(p) || (cur->reply_to != p->tid && !may_send(cur, p)) ||
         !fast_partner_ready(p))
         return NULL;
-    cur->reply_waiters--;                      /* p waited for our reply */
+    reply_unlink(cur, p);                      /* p waited for our reply */
     p->ipc_state = IPC_IDLE;
     p->tf->rax = tf->r8;
     p->fwd = FWD_NONE;
@@ -1036,24 +1061,21 @@ static __attribute__((noinline)) struct trapframe *fast_answer(struct thread *cu
     return fast_block_and_switch(cur, p, tf, false);
 }
 
-static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
+/* The checks and the switch, cur's and p's locks held (fastpath). */
+static inline __attribute__((always_inline)) struct trapframe *
+fastpath_locked(struct thread *cur, struct thread *p, struct trapframe *tf)
 {
-    if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
+    if ((u64)(i64)p->tid != tf->rdi)        /* freed meanwhile (ipcfast.S LOCK_BOTH) */
         return NULL;
-    if (cur->user_bases)                          /* its FS base: the general path switches it */
-        return NULL;
-    struct thread *p;
     bool is_call = tf->rax == SYS_IPC_CALL;
     if (is_call) {
-        p = thread_of_reg(tf->rdi);
-        if (!p || p == cur || p->ipc_state != IPC_RECEIVING ||
-            (p->recv_from != 0 && p->recv_from != cur->tid) || p->ipc_flags || !may_send(cur, p))
+        if (p->ipc_state != IPC_RECEIVING || (p->recv_from != 0 && !fast_unlinkable(cur, p)) ||
+            p->ipc_flags || !may_send(cur, p))
             return NULL;
     } else {
         if ((i64)tf->rsi != IPC_ANY || cur->senders.head || (u32)tf->rdx == 0)
             return NULL;
-        p = thread_of_reg(tf->rdi);
-        if (!p || p->ipc_state != IPC_RECEIVING || p->recv_from != cur->tid)
+        if (p->ipc_state != IPC_RECEIVING || cur->reply_head != p)   /* p awaits our reply */
             return NULL;
         if (p->ipc_flags)
             return fast_answer(cur, p, tf);
@@ -1064,13 +1086,30 @@ static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
         return NULL;
     /* the partner: stops waiting for our reply if it did, message in, running next */
     if (p->recv_from)
-        cur->reply_waiters--;
+        reply_unlink(cur, p);
     copy_mrs(tf, p->tf);
     p->tf->rax = (u64)cur->tid;
     p->ipc_state = IPC_IDLE;
     p->rwtid = cur->tid;
     p->reply_to = cur->tid;
     return fast_block_and_switch(cur, p, tf, is_call);
+}
+
+/* The partner p found in the table, then both threads' locks (never ourselves: the
+ * assembly finds its own lock busy), held to the switch or the decline. */
+static struct trapframe *fastpath(struct thread *cur, struct trapframe *tf)
+{
+    if ((u32)(tf->rdx >> 32) != 0)           /* flags: buffers */
+        return NULL;
+    if (cur->user_bases)                          /* its FS base: the general path switches it */
+        return NULL;
+    struct thread *p = thread_of_reg(tf->rdi);
+    if (!p || p == cur)
+        return NULL;
+    lock_two(cur, p);
+    struct trapframe *next = fastpath_locked(cur, p, tf);
+    unlock_two(cur, p);
+    return next;
 }
 
 /* The fastpath under the pcnt probe (only when probes are on, so the plain path pays one
@@ -1095,11 +1134,11 @@ static struct trapframe *fastpath_probed(struct thread *cur, struct trapframe *t
  * when a condition fails (ipc_forward decides). */
 static struct trapframe *forward_fast(struct thread *t, struct thread *s)
 {
-    if (!ipc_dts || s->ipc_state != IPC_RECEIVING || (s->recv_from && s->recv_from != t->tid) ||
+    if (!ipc_dts || s->ipc_state != IPC_RECEIVING || (s->recv_from && !fast_unlinkable(t, s)) ||
         s->ipc_flags || !fast_partner_ready(s))
         return NULL;
     if (s->recv_from)
-        t->reply_waiters--;
+        reply_unlink(t, s);
     ipc_words_to_frame(t->fwd_words, s->tf);
     s->tf->rax = (u64)t->tid;
     s->ipc_state = IPC_IDLE;
@@ -1115,7 +1154,9 @@ static struct trapframe *forward_fast(struct thread *t, struct thread *s)
 struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s)
 {
     pcnt_start(PROBE_IPC_FAST, SYS_IPC_CALL);
+    lock_two(t, s);
     struct trapframe *fast = forward_fast(t, s);
+    unlock_two(t, s);
     if (fast)
         pcnt_stop(PROBE_IPC_FAST);
     else
@@ -1156,10 +1197,12 @@ FP_AT(struct thread, rwtid, TH_RWTID);
 FP_AT(struct thread, reply_to, TH_REPLY_TO);
 FP_AT(struct thread, ipc_flags, TH_IPC_FLAGS);
 FP_AT(struct thread, senders.head, TH_SENDERS_HEAD);
-FP_AT(struct thread, reply_waiters, TH_REPLY_WAITERS);
+FP_AT(struct thread, reply_head, TH_REPLY_HEAD);
+FP_AT(struct thread, reply_next, TH_REPLY_NEXT);
 FP_AT(struct thread, fwd, TH_FWD);
 FP_AT(struct thread, fs_base, TH_FS_BASE);
 FP_AT(struct thread, gs_base, TH_GS_BASE);
+FP_AT(struct thread, ipc_lock.locked, TH_IPC_LOCK);
 FP_AT(struct task, as, TASK_AS);
 FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
@@ -1243,10 +1286,8 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
 }
 
 /* A thread is exiting: everyone blocked on it learns that it died: its senders, its
- * closed receivers, and (a scan, only when it has any) the callers awaiting its reply,
- * each under the exiting thread's lock and its own. (The scan reads the other threads'
- * state without their locks, under the BKL; a list of the waiters, linked under the
- * callee's lock, would replace it, but the fastpath would have to keep it: docs/smp.md.) */
+ * closed receivers and the callers awaiting its reply (its reply_head list), each under
+ * the exiting thread's lock and its own. */
 static void release(struct thread *x)
 {
     if (x->fwd == FWD_PAGER) {
@@ -1258,46 +1299,71 @@ static void release(struct thread *x)
     thread_wake(x, E_DEAD);
 }
 
-static inline bool awaits_reply_blocked(const struct thread *x, const struct thread *t)
-{
-    return x->state == T_BLOCKED && awaits_reply_from(x, t);
-}
-
 void ipc_thread_exited(struct thread *t)
 {
     struct thread *x;
     ipc_lock(t);
-    while ((x = lock_first(t, &t->senders))) {
+    while ((x = lock_first(t, &t->senders.head))) {
         release(x);
         ipc_unlock(x);
     }
-    while ((x = lock_first(t, &t->receivers))) {
+    while ((x = lock_first(t, &t->receivers.head))) {
         thread_wake(x, E_DEAD);
         ipc_unlock(x);
     }
-    ipc_unlock(t);
-    for (int i = 0; t->reply_waiters && i < idtable_capacity(&thread_ids); i++) {
-        x = idtable_at(&thread_ids, i);
-        if (!x || x == t || !awaits_reply_blocked(x, t))
-            continue;
-        lock_two(t, x);
-        if (awaits_reply_blocked(x, t)) {
-            t->reply_waiters--;
-            release(x);
-        }
-        unlock_two(t, x);
+    while ((x = lock_first(t, &t->reply_head))) {
+        t->reply_head = x->reply_next;
+        release(x);                            /* (a kernel caller woken by a kill before
+                                                  finds t gone itself: ipc_kernel_call) */
+        ipc_unlock(x);
     }
+    ipc_unlock(t);
+}
+
+/* The thread whose IPC list holds t: its queue's owner (ipc_queue_owner), or the thread
+ * whose reply it awaits (on its reply_head list), found by its id: the BKL's thread table
+ * (every caller holds the BKL so far). NULL when t waits on none. t's lock held. */
+static struct thread *wait_owner(const struct thread *t)
+{
+    struct thread *o = ipc_queue_owner(t);
+    if (o || t->ipc_state != IPC_RECEIVING || !t->recv_from)
+        return o;
+    return thread_lookup(t->recv_from);
+}
+
+/* The locks that cover t's wait in IPC, held on return: t's, and its list owner's when it
+ * waits on an IPC list (wait_owner, read under t's lock; an owner below t in address
+ * makes it let go, take both and read again). Returns the owner, or NULL. */
+static struct thread *lock_waiter(struct thread *t)
+{
+    struct thread *o;
+    ipc_lock(t);
+    while ((o = wait_owner(t)) && !lock_also(t, o) && wait_owner(t) != o)
+        ipc_unlock(o);
+    return o;
+}
+
+static void unlock_waiter(struct thread *t, struct thread *o)
+{
+    if (o)
+        ipc_unlock(o);
+    ipc_unlock(t);
 }
 
 void ipc_end_timed_wait(struct thread *t, u32 gen)
 {
-    struct thread *o;
-    ipc_lock(t);
-    while ((o = ipc_queue_owner(t)) && !lock_also(t, o) && ipc_queue_owner(t) != o)
-        ipc_unlock(o);
+    struct thread *o = lock_waiter(t);
     if (t->wait_gen == gen)
         thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
-    if (o)
-        ipc_unlock(o);
-    ipc_unlock(t);
+    unlock_waiter(t, o);
+}
+
+void ipc_wake_killed(struct thread *t)
+{
+    struct thread *o = lock_waiter(t);
+    bool awaits_reply = o && !t->waiting_on;
+    thread_wake(t, WAIT_KILLED);
+    if (awaits_reply && t->ipc_state == IPC_IDLE)   /* its wait ended (not a kernel caller's) */
+        reply_unlink(o, t);
+    unlock_waiter(t, o);
 }

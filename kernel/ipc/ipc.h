@@ -24,6 +24,9 @@ void ipc_thread_exited(struct thread *t);     /* wake peers blocked on t with E_
  * wake_sleepers, BKL held): under t's ipc lock, and its queue owner's when t waits on an
  * IPC queue (docs/smp.md, "Design: IPC's per-endpoint state", step 2). */
 void ipc_end_timed_wait(struct thread *t, u32 gen);
+/* A kill's wake-up of t (sched.c thread_kill): under the same locks, whatever t waits in
+ * (none held by the caller). */
+void ipc_wake_killed(struct thread *t);
 
 /* The thread whose IPC queue holds t: a blocked sender's receiver (its senders queue), a
  * closed receiver's sender (its receivers queue); NULL when t waits on none (an open

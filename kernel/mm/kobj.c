@@ -42,6 +42,8 @@ static struct slab *slab_new(struct kcache *c)
     s->capacity = (PAGE_SIZE - hdr) / sz;
     for (u32 i = 0; i < s->capacity; i++) {
         void **obj = (void **)((char *)s + hdr + i * sz);
+        if (c->stable_from)
+            memset(obj, 0, c->size);
         *obj = s->free;
         s->free = obj;
     }
@@ -90,8 +92,22 @@ void *kobj_alloc(struct kcache *c)
     if (!s->free)
         partial_remove(c, s);
     spin_unlock(&c->lock);
-    memset(obj, 0, c->size);
+    memset(obj, 0, c->stable_from ? c->stable_from : c->size);
     return obj;
+}
+
+/* An empty slab of a type-stable cache, out of its lists (no object of it can be handed
+ * out): its frame goes back after the cache's grace, or the slab stays, empty. */
+static void free_after_grace(struct kcache *c, struct slab *s)
+{
+    if (c->grace()) {
+        frame_free(virt_to_phys(s));
+        return;
+    }
+    spin_lock(&c->lock);
+    c->pages++;
+    partial_push(c, s);
+    spin_unlock(&c->lock);
 }
 
 void kobj_free(struct kcache *c, void *p)
@@ -108,6 +124,11 @@ void kobj_free(struct kcache *c, void *p)
         if (!was_full)
             partial_remove(c, s);
         c->pages--;
+        if (c->grace) {
+            spin_unlock(&c->lock);
+            free_after_grace(c, s);
+            return;
+        }
         frame_free(virt_to_phys(s));
     } else if (was_full) {
         partial_push(c, s);

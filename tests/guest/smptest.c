@@ -162,13 +162,17 @@
  *            reply wait: the clock takes a due sleeper before it takes the BKL, and the
  *            wait may have ended and another begun meanwhile: sched.c wake_sleepers), each
  *            server's count adds up to the calls made, a 30 s progress bound, and both
- *            clients and servers ran on every CPU. Then 20 rounds of kills: a child task
+ *            clients and servers ran on every CPU. Then 40 rounds of kills: a child task
  *            (`smptest ipckid TIDS...`, granted the servers) calls them in a loop, and is
  *            killed 0 to 3 ticks after it starts, mid-call (its kill racing the servers'
  *            answers and wake-ups); it must end killed, and the servers go on (an answer
- *            to a caller killed meanwhile is E_SRCH or E_DEAD). Prints "ipcrace ok
+ *            to a caller killed meanwhile is E_SRCH or E_DEAD). Every other round's
+ *            child calls from threads that make 1 to 8 calls and exit, 4 at a time,
+ *            started again until the kill (`ipckid -t`: TCBs freed and reused under the
+ *            fastpath's lookups), killed 3 to 6 ticks after it starts. Prints "ipcrace ok
  *            calls=N clients=K servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X
- *            kills=R kid_calls=A" (A: the children's calls answered) or "ipcrace FAIL ...".
+ *            kills=R kid_calls=A churn_calls=B" (A, B: the children's calls answered, by
+ *            ipckid and ipckid -t) or "ipcrace FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1769,8 +1773,9 @@ static volatile long race_served[RACE_SERVERS_MAX], race_timeouts, race_shakes;
 static volatile long race_progress;                 /* calls answered so far, all clients */
 static volatile int race_killing;                   /* the kill rounds: callers may die */
 static volatile long race_kid_calls;                /* the children's calls answered */
+static volatile long race_churn_calls;              /* ... of them, by ipckid -t's threads */
 #define RACE_KID 0x6b6964u                          /* word 4 of a child's calls */
-#define RACE_KILLS 20
+#define RACE_KILLS 40                               /* half of them with thread churn */
 static volatile uint64_t race_srv_seen, race_cli_seen;
 
 static void race_fail(const char *what, long a, long b)
@@ -1820,7 +1825,7 @@ static int race_server(void *arg)
         if (m.w[4] != RACE_KID)
             race_served[me]++;
         else
-            __atomic_add_fetch(&race_kid_calls, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(m.w[5] ? &race_churn_calls : &race_kid_calls, 1, __ATOMIC_RELAXED);
         from = r;
         if (n % 7 == 0)
             sys_thread_affinity(0, random_mask(&seed, all), NULL);
@@ -1869,9 +1874,53 @@ static int race_shaker(void *arg)
     return 0;
 }
 
-/* A child task's calls until it is killed (it has grants for the servers: tids in argv). */
+/* ipckid -t: threads that make 1 to 8 calls each and exit, 4 at a time, started again
+ * until the task is killed: their TCBs are freed and reused while the servers answer the
+ * others (the fastpath's lookups of a freed thread, docs/smp.md "Design: IPC's
+ * per-endpoint state", step 3), and the kill finds some of them mid-call. A wrong answer
+ * ends the task with status 3. */
+static int kid_tids[RACE_SERVERS_MAX], kid_n;
+
+static int kid_thread(void *arg)
+{
+    uint32_t seed = (uint32_t)(long)arg;
+    int calls = 1 + (int)(churn_rand(&seed) % 8);
+    for (int i = 1; i <= calls; i++) {
+        int s = (int)(churn_rand(&seed) % (uint32_t)kid_n);
+        uint64_t w = (uint64_t)(long)arg << 8 | (uint64_t)i;     /* never 0 (a server's stop) */
+        struct ipc_msg m = {{w, (uint64_t)s, 0, 0, RACE_KID, 1, 0, 0}};
+        long r = ipc_call(kid_tids[s], &m, IPC_FOREVER);
+        if (r == E_PERM) {                     /* the grants are not all made yet */
+            sys_sleep(1);
+            continue;
+        }
+        if (r != kid_tids[s] || m.w[2] != w * 3 + (uint64_t)s || m.w[7] != ~w)
+            exit(3);
+    }
+    return 0;
+}
+
+static int ipckid_threads(void)
+{
+    static struct thread kt[4];
+    for (long gen = 1;; gen++) {
+        for (int i = 0; i < 4; i++)
+            if (thread_start(&kt[i], kid_thread, (void *)(gen * 4 + i), PRIO_INHERIT, 8192) < 0)
+                return 4;
+        for (int i = 0; i < 4; i++)
+            thread_join(&kt[i], NULL);
+    }
+}
+
+/* A child task's calls until it is killed (it has grants for the servers: tids in argv;
+ * with -t first, from threads that come and go: ipckid_threads). */
 static int ipckid(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[2], "-t")) {
+        for (int i = 3; i < argc && kid_n < RACE_SERVERS_MAX; i++)
+            kid_tids[kid_n++] = atoi(argv[i]);
+        return ipckid_threads();
+    }
     int n = argc - 2, tids[RACE_SERVERS_MAX];
     for (int i = 0; i < n && i < RACE_SERVERS_MAX; i++)
         tids[i] = atoi(argv[i + 2]);
@@ -1888,22 +1937,24 @@ static int ipckid(int argc, char **argv)
     }
 }
 
-/* One kill round: the child starts calling, and is killed mid-call. */
+/* One kill round: the child starts calling, and is killed mid-call; an odd round's child
+ * calls from threads that come and go (ipckid -t), killed a little later. */
 static int race_kill_round(int round, uint32_t *seed)
 {
     char ids[RACE_SERVERS_MAX][12];
-    const char *argv[RACE_SERVERS_MAX + 2] = {"smptest", "ipckid"};
+    const char *argv[RACE_SERVERS_MAX + 3] = {"smptest", "ipckid", "-t"};
+    int first = round % 2 ? 3 : 2;
     for (int i = 0; i < race_servers; i++) {
         snprintf(ids[i], sizeof ids[i], "%d", race_srv_tid[i]);
-        argv[i + 2] = ids[i];
+        argv[first + i] = ids[i];
     }
-    long child = sys_spawn("smptest", argv, race_servers + 2, 0);
+    long child = sys_spawn("smptest", argv, race_servers + first, 0);
     if (child < 0)
         return printf("ipcrace FAIL: spawn %ld\n", child), 1;
     for (int i = 0; i < race_servers; i++)
         if (ipc_grant((int)child, race_srv_tid[i]) != 0)
             return printf("ipcrace FAIL: grant\n"), 1;
-    sys_sleep(churn_rand(seed) % 4);
+    sys_sleep(churn_rand(seed) % 4 + (round % 2 ? 3 : 0));
     long r = sys_task_kill((int)child);
     int status = 0;
     long w = sys_task_wait((int)child, &status);
@@ -1986,8 +2037,107 @@ static int ipcrace(int calls, unsigned want_cpus)
         return 1;
     }
     printf("ipcrace ok calls=%d clients=%d servers=%d cpus=%u seen=%#llx/%#llx timeouts=%ld"
-           " shakes=%ld kills=%d kid_calls=%ld\n", calls, clients, servers, cpus,
-           (unsigned long long)race_srv_seen, (unsigned long long)race_cli_seen, race_timeouts, race_shakes, RACE_KILLS, race_kid_calls);
+           " shakes=%ld kills=%d kid_calls=%ld churn_calls=%ld\n", calls, clients, servers, cpus,
+           (unsigned long long)race_srv_seen, (unsigned long long)race_cli_seen, race_timeouts,
+           race_shakes, RACE_KILLS, race_kid_calls, race_churn_calls);
+    return 0;
+}
+
+/* ---- ipccontend ------------------------------------------------------------------------ */
+static volatile int cont_srv, cont_calls, cont_failed, cont_done;
+static volatile long cont_served, cont_progress;
+
+static void cont_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&cont_failed, 1, __ATOMIC_RELAXED))
+        printf("ipccontend FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+/* On CPU 0, answering with untimed reply_recv (the fastpath's) until word 0 is 0. */
+static int cont_server(void *arg)
+{
+    (void)arg;
+    sys_thread_affinity(0, 1, NULL);
+    sys_yield();
+    long from = 0;
+    struct ipc_msg m = {{0}};
+    for (;;) {
+        long r = from > 0 ? ipc_reply_recv((int)from, IPC_ANY, &m, IPC_FOREVER)
+                          : ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+        from = 0;
+        if (r < 0) {
+            cont_fail("server receive", r, 0);
+            return 1;
+        }
+        if (m.w[0] == 0)
+            return 0;
+        m.w[2] = m.w[0] * 3 + m.w[1];
+        m.w[7] = ~m.w[0];
+        cont_served++;
+        from = r;
+    }
+}
+
+/* Pinned to CPU me % cpus: on CPU 0 its calls take the fastpath, elsewhere the general
+ * path, both to the one server. */
+static int cont_client(void *arg)
+{
+    int me = (int)(long)arg;
+    sys_thread_affinity(0, 1ull << (me % (int)now().cpus), NULL);
+    sys_yield();
+    for (int i = 1; i <= cont_calls && !cont_failed; i++) {
+        uint64_t w = (uint64_t)(me + 1) << 32 | (uint32_t)i;
+        struct ipc_msg m = {{w, (uint64_t)me, 0, 0, 0, 0, 0, 0}};
+        long r = ipc_call(cont_srv, &m, IPC_FOREVER);
+        if (r != cont_srv || m.w[2] != w * 3 + (uint64_t)me || m.w[7] != ~w)
+            cont_fail("wrong answer", me, r);
+        __atomic_add_fetch(&cont_progress, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&cont_done, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int ipccontend(int calls, unsigned want_cpus)
+{
+    struct time_info t0 = now();
+    if (!cpus_as_wanted("ipccontend", t0, want_cpus))
+        return 1;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    int clients = 3 * (int)t0.cpus;
+    if (clients > RACE_CLIENTS_MAX)
+        return printf("ipccontend FAIL: too many CPUs (%u)\n", t0.cpus), 1;
+    cont_calls = calls;
+    static struct thread srv, cli[RACE_CLIENTS_MAX];
+    if ((cont_srv = thread_start(&srv, cont_server, NULL, PRIO_INHERIT, 16 * 1024)) < 0)
+        return printf("ipccontend FAIL: thread_start\n"), 1;
+    sys_sleep(2);                     /* the server waits on CPU 0 */
+    for (int i = 0; i < clients; i++)
+        if (thread_start(&cli[i], cont_client, (void *)(long)i, PRIO_INHERIT, 16 * 1024) < 0)
+            return printf("ipccontend FAIL: thread_start\n"), 1;
+    long last = -1;
+    uint64_t last_change = now().ticks;
+    while (cont_done < clients && !cont_failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (cont_progress != last) {
+            last = cont_progress;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            cont_fail("no progress at call", cont_progress, (long)(t - t0.ticks));
+        }
+    }
+    if (cont_failed)
+        return 1;
+    for (int i = 0; i < clients; i++)
+        thread_join(&cli[i], NULL);
+    struct ipc_msg quit = {{0}};
+    long r = ipc_send(cont_srv, &quit, IPC_FOREVER);
+    int status = -1;
+    thread_join(&srv, &status);
+    if (r != 0 || status != 0 || cont_served != (long)clients * calls)
+        return printf("ipccontend FAIL: send %ld status %d served %ld of %ld\n", r, status,
+                      cont_served, (long)clients * calls), 1;
+    printf("ipccontend ok calls=%d clients=%d cpus=%u\n", calls, clients, t0.cpus);
     return 0;
 }
 
@@ -2031,9 +2181,11 @@ int main(int argc, char **argv)
         return churn(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipckid"))
         return ipckid(argc, argv);
+    if (!strcmp(mode, "ipccontend"))
+        return ipccontend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
+    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N | ipccontend N [C]"
            " | mapstorm N | shmstorm N | clonestorm N | filestorm N | growstorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }

@@ -1,18 +1,21 @@
 /*
  * The IPC fastpath (docs/ipc.md "The fastpath"): register-only SYS_IPC_CALL and
  * SYS_IPC_REPLY_RECV to a partner already blocked receiving from us on this CPU, taken
- * straight from syscall_entry (entry.S). It holds the big kernel lock (klock.h) from its
- * gate to its sysret: the lock is the gate word's last byte, taken by the gate's one
- * compare-exchange (every route out before the commit releases it: *_unlock_slow).
+ * straight from syscall_entry (entry.S). It takes no big kernel lock: it holds the two
+ * threads' ipc locks (thread.h ipc_lock, docs/smp.md "Design: IPC's per-endpoint state"),
+ * each taken with one `lock bts` and never waited for (busy: the general path decides),
+ * from its test of the partner to its sysret; every route out before the commit
+ * releases them (*_unlock_slow). Every waker of a thread blocked in IPC holds its lock,
+ * so under the two locks the partner is blocked and stays so until it is ours.
  *
  * In:  rsp = the caller's complete trapframe (SYSCALL_FRAME), the flags of entry.S's
  *      compare (ZF set: reply_recv), rdi/rsi/rdx the caller's arguments, and the eight
  *      message words live in r8, r9, r10, r12, r13, r14, r15, rbx. Those eight are never
  *      written here: they reach the partner as they are, through sysret.
- * Out: either `jmp syscall_slow` with nothing changed and the lock free (any condition
+ * Out: either `jmp syscall_slow` with nothing changed and the locks free (any condition
  *      fails: the general path decides, with the same semantics), or sysret into the
  *      partner with our tid in rax, its own rdi, rsi, rdx, rbp, rip, rflags, rsp from its
- *      frame, the lock released.
+ *      frame, the locks released.
  *
  * It does what do_send (call) / do_reply_recv, wake_partner and direct_switch do in ipc.c
  * for this case, and ipc.c's fastpath() (which runs instead when pcnt probes are on) makes
@@ -43,24 +46,22 @@
 #include "fastpath_layout.h"
 
 /*
- * The fast gate: the three settings the fastpath depends on and the big kernel lock, as
- * the bytes of one word, so that one locked compare-exchange checks the settings and takes
- * the lock. The settings are the option variables themselves (options.def: dts,
- * ipc_fastpath; pcnt.c: pcnt_probes_on), declared `extern bool` in C as before and defined
- * here, where their layout matters; the lock byte is klock.h's kernel_bkl_byte. Open iff
- * dts = 1, ipc_fastpath = 1, probes = 0 and the lock is free; the exchange leaves it held.
+ * The fast gate: the three settings the fastpath depends on, as the bytes of one word
+ * (the fourth is always 0), so that one compare checks them. The settings are the option
+ * variables themselves (options.def: dts, ipc_fastpath; pcnt.c: pcnt_probes_on), declared
+ * `extern bool` in C as before and defined here, where their layout matters. Open iff
+ * dts = 1, ipc_fastpath = 1 and probes = 0. Read on every call and written almost never,
+ * like the CR3 gate after it: the big kernel lock's byte (klock.h) has a line of its own.
  */
     .data
-    .balign 64                          /* the lock's line: nothing else written often */
+    .balign 64
     .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on, kernel_bkl_byte
 ipc_fast_gate:
 ipc_dts:            .byte 1
 ipc_fastpath_on:    .byte 1
 pcnt_probes_on:     .byte 0
-kernel_bkl_byte:    .byte 0
+                    .byte 0
 #define FAST_GATE_OPEN 0x0101
-#define FAST_GATE_LOCKED 0x01000101
-#define UNLOCK movb $0, kernel_bkl_byte(%rip)
 
 /* The CR3 gate, likewise: a plain CR3 load between tasks unless PCID is in use (cpu.c
  * sets pcid_active), the cache model's markers are on (option markers), either of which
@@ -73,34 +74,51 @@ markers_on:         .byte 0
 one_aspace:         .byte 0
                     .byte 0
 
+    .balign 64                          /* the big kernel lock: its line to itself */
+kernel_bkl_byte:    .byte 0
+    .balign 64
+
 /*
  * The checks both operations start with: the gate; no pending work on this CPU
  * (need_resched) and the caller not killed, as the general path's exit would check; no
- * flags (buffers) in rdx's upper half; and p = the thread whose id is exactly rdi, which
- * rejects 0, negatives and ids >= 2^31 as the general path's lookup does. Leaves cur in
- * rbp and p in rax.
+ * flags (buffers) in rdx's upper half. Leaves cur in rbp.
  */
-.macro GATE slow, unlock_slow
-    movl $FAST_GATE_OPEN, %eax
-    movl $FAST_GATE_LOCKED, %ecx
-    lock cmpxchgl %ecx, ipc_fast_gate(%rip)
-    jne \slow                           /* a setting, or the lock is held: nothing taken */
+.macro GATE slow
+    cmpl $FAST_GATE_OPEN, ipc_fast_gate(%rip)
+    jne \slow
     cmpb $0, %gs:CPU_NEED_RESCHED
-    jne \unlock_slow
+    jne \slow
     movq %gs:CPU_CURRENT, %rbp
     cmpw $0, TH_KILLED(%rbp)            /* killed, or an FS base to switch (user_bases) */
-    jne \unlock_slow
+    jne \slow
 .endm
 
+/*
+ * Our lock and p's (p in rax, read from the thread table without a lock), one `lock bts`
+ * each; either busy: `slow` (nothing held) or `unlock_cur_slow` (ours held). Never a wait,
+ * so the order does not matter (docs/smp.md). p may be ourselves (its lock is then
+ * busy: the general path answers E_DEADLK or E_SRCH), an empty slot's thread_none (its
+ * lock always busy), or a thread freed and its TCB reused meanwhile: TCBs are type-stable
+ * (thread.c), so the lock is a lock, and the caller tests p's id only now, under it (a
+ * free clears it under the lock).
+ */
+.macro LOCK_BOTH slow, unlock_cur_slow
+    lock btsl $0, TH_IPC_LOCK(%rbp)
+    jc \slow
+    lock btsl $0, TH_IPC_LOCK(%rax)
+    jc \unlock_cur_slow
+.endm
+
+/* ... and p = the thread whose id is exactly rdi, which rejects 0, negatives and ids
+ * >= 2^31 as the general path's lookup does; both locks held. Leaves p in rax. */
 .macro GATE_AND_PARTNER
-    GATE syscall_slow, syscall_unlock_slow
+    GATE syscall_slow
     cmpl $0, TF_RDX+4(%rsp)
-    jne syscall_unlock_slow
+    jne syscall_slow
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
-    movq thread_objs(,%r11,8), %rax     /* thread_ids' slots (thread.c) */
-    testq %rax, %rax
-    jz syscall_unlock_slow
+    movq thread_fast(,%r11,8), %rax     /* thread_ids' slots, for us (thread.c) */
+    LOCK_BOTH syscall_slow, syscall_unlock_cur_slow
     movslq TH_TID(%rax), %r11
     cmpq %r11, %rdi
     jne syscall_unlock_slow
@@ -114,10 +132,9 @@ one_aspace:         .byte 0
  * path) and on no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
  */
 .macro PRIORITY_OK slow=syscall_unlock_slow
-    movq %gs:CPU_RQ_WORDS, %rsi         /* this CPU's run queue (sched.c) */
-    testq %rsi, %rsi
-    jz 9f
-    bsrq %rsi, %rsi                     /* the highest non-empty word */
+    cmpq $0, %gs:CPU_RQ_WORDS           /* this CPU's run queue (sched.c) */
+    je 9f
+    bsrq %gs:CPU_RQ_WORDS, %rsi         /* the highest non-empty word */
     bsrq %gs:CPU_RQ_BITMAP(,%rsi,8), %rcx   /* its highest priority */
     shll $6, %esi
     addl %esi, %ecx
@@ -148,13 +165,27 @@ one_aspace:         .byte 0
 8:
 .endm
 
+/* The callers waiting for a thread's reply (thread.h reply_head, ipc.c await_reply): p,
+ * the head of our list (tested before the commit), off it; we onto p's, as its head.
+ * Clobber rcx. */
+.macro POP_REPLY_HEAD
+    movq TH_REPLY_NEXT(%rax), %rcx
+    movq %rcx, TH_REPLY_HEAD(%rbp)
+.endm
+
+.macro PUSH_REPLY_WAITER
+    movq TH_REPLY_HEAD(%rax), %rcx
+    movq %rcx, TH_REPLY_NEXT(%rbp)
+    movq %rbp, TH_REPLY_HEAD(%rax)
+.endm
+
 /*
  * Committed (this and what follows cannot fail): p gets the message (the words stay in
  * their registers, our tid goes to its rax at the end) and the reply right; we block
  * receiving, resuming later through our frame (the fields the operation sets are already
- * written). The same two 32-bit stores mark p on this CPU and us off it (on_cpu, sched.c:
- * ours before we leave our stack, which the BKL held to the sysret makes right:
- * fastpath_layout.h). The forwarded call sets these fields its own way (fwd_fastpath).
+ * written). Two 32-bit stores mark p on this CPU and us off it (on_cpu, sched.c): p's
+ * here, ours once we have left our stack (SWITCH_TO_PARTNER, under our lock). The
+ * forwarded call sets these fields its own way (fwd_fastpath).
  */
 .macro MESSAGE_FIELDS
     movl TH_TID(%rbp), %esi
@@ -162,7 +193,6 @@ one_aspace:         .byte 0
     movl %esi, TH_RWTID(%rax)
     movl %esi, TH_REPLY_TO(%rax)
     movq $0, TH_IPC_FLAGS(%rbp)
-    movl $FP_CALLER_BLOCKED_RECEIVING, TH_RESUME_VIA_TF(%rbp)
 .endm
 
 /* Between native threads the user context stays (FS base 0, ondol's entry). */
@@ -173,6 +203,7 @@ one_aspace:         .byte 0
  * rbp, rip, rflags and rsp from its frame. */
 .macro LEAVE_NATIVE
     movslq TH_TID(%rbp), %rax
+    movl $0, TH_IPC_LOCK(%rbp)          /* our last read: our lock goes */
     movq TF_RDI(%rsp), %rdi
     movq TF_RSI(%rsp), %rsi
     movq TF_RDX(%rsp), %rdx
@@ -180,7 +211,6 @@ one_aspace:         .byte 0
     movq TF_RIP(%rsp), %rcx
     movq TF_RFLAGS(%rsp), %r11
     movq TF_RSP(%rsp), %rsp
-    UNLOCK                              /* p's frame read: the kernel lock goes */
     swapgs
     sysretq
 .endm
@@ -236,6 +266,7 @@ one_aspace:         .byte 0
  * register as it was at its `syscall` (its frame; rcx and r11 from rip and rflags, as
  * Linux's syscall leaves them). */
 .macro LEAVE_LINUX
+    movl $0, TH_IPC_LOCK(%rbp)          /* our lock goes */
     movq %r8, %rax
     movq TF_RBX(%rsp), %rbx
     movq TF_RDX(%rsp), %rdx
@@ -252,7 +283,6 @@ one_aspace:         .byte 0
     movq TF_RIP(%rsp), %rcx
     movq TF_RFLAGS(%rsp), %r11
     movq TF_RSP(%rsp), %rsp
-    UNLOCK                              /* p's frame read: the kernel lock goes */
     swapgs
     sysretq
 .endm
@@ -264,7 +294,7 @@ one_aspace:         .byte 0
  * as its rip is canonical (it entered the kernel with syscall; the forwarded answer
  * checks a Linux thread's).
  */
-.macro SWITCH_TO_PARTNER context=NATIVE_CONTEXT, leave=LEAVE_NATIVE
+.macro SWITCH_TO_PARTNER context=NATIVE_CONTEXT, leave=LEAVE_NATIVE, caller=FP_CALLER_BLOCKED_RECEIVING
     movl $FP_T_BLOCKED, TH_STATE(%rbp)
     movl $FP_T_RUNNING, TH_STATE(%rax)
     movl TH_SLICE_LEFT(%rbp), %ecx      /* the rest of our slice, or a fresh one */
@@ -273,7 +303,10 @@ one_aspace:         .byte 0
     movl slice_ticks(%rip), %ecx
 1:  movl %ecx, TH_SLICE_LEFT(%rax)
     movq %rax, %gs:CPU_CURRENT
+    movl $0, TH_IPC_LOCK(%rax)          /* p is ours: its lock goes (its frame is ours too) */
     movq TH_TF(%rax), %rsp              /* p's frame, at the top of its kernel stack */
+    movl $\caller, TH_RESUME_VIA_TF(%rbp) /* we are off this CPU: its stack left; under our
+                                           lock, held to the exit, so no CPU runs us yet */
     movq %rsp, %gs:CPU_SYSCALL_FRAME
     leaq TF_SIZE(%rsp), %rcx
     movq %rcx, %gs:CPU_TSS_RSP0
@@ -318,13 +351,17 @@ one_aspace:         .byte 0
 .endm
 
     .text
-/* A route turned away after the gate: release the kernel lock, then the general path
- * (which takes it again). */
+/* A route turned away with the locks held (rax = p, rbp = cur): release them, then the
+ * general path. */
 syscall_unlock_slow:
-    UNLOCK
+    movl $0, TH_IPC_LOCK(%rax)
+syscall_unlock_cur_slow:
+    movl $0, TH_IPC_LOCK(%rbp)
     jmp syscall_slow
 fwd_unlock_slow:
-    UNLOCK
+    movl $0, TH_IPC_LOCK(%rax)
+fwd_unlock_cur_slow:
+    movl $0, TH_IPC_LOCK(%rbp)
     jmp fwd_slow
 
     .globl ipc_fastpath
@@ -333,15 +370,15 @@ ipc_fastpath:
 
 /* call(dest = p): p receives from us or from anyone, on no queue, with no buffer. */
 fast_call:
-    GATE_AND_PARTNER
-    cmpq %rax, %rbp                     /* IPC with oneself: E_DEADLK */
-    je syscall_unlock_slow
+    GATE_AND_PARTNER                    /* (IPC with oneself: p's lock was busy) */
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
     jne syscall_unlock_slow
     movl TH_RECV_FROM(%rax), %r11d
     testl %r11d, %r11d
     jz 1f
     cmpl TH_TID(%rbp), %r11d
+    jne syscall_unlock_slow
+    cmpq %rax, TH_REPLY_HEAD(%rbp)      /* p waits for our reply: the latest caller only */
     jne syscall_unlock_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
     jne syscall_unlock_slow
@@ -350,12 +387,12 @@ fast_call:
     PRIORITY_OK
     movl $0, TH_REPLY_TO(%rbp)          /* committed: the reply right is used up */
 fast_call_commit:
-    /* p stops waiting for our reply if it was; we await p's reply */
+    /* p stops waiting for our reply if it was (off our list's head); we await p's reply */
     testl %r11d, %r11d
     jz 2f
-    decl TH_REPLY_WAITERS(%rbp)
+    POP_REPLY_HEAD
 2:  movl %edi, TH_RECV_FROM(%rbp)
-    incl TH_REPLY_WAITERS(%rax)
+    PUSH_REPLY_WAITER
     MESSAGE_FIELDS
     SWITCH_TO_PARTNER
 
@@ -378,9 +415,8 @@ fast_reply_recv:
     jz syscall_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
     jne syscall_unlock_slow
-    movl TH_TID(%rbp), %r11d
-    cmpl %r11d, TH_RECV_FROM(%rax)
-    jne syscall_unlock_slow
+    cmpq %rax, TH_REPLY_HEAD(%rbp)      /* p waits for our reply (so its recv_from is us), */
+    jne syscall_unlock_slow             /* the latest caller (an RPC loop answers it) */
     cmpq $0, TH_IPC_FLAGS(%rax)
     jne fast_answer                     /* a buffer, or a Linux thread's forwarded call */
     cmpl %edi, TH_REPLY_TO(%rbp)        /* usually the reply right */
@@ -389,7 +425,7 @@ fast_reply_recv:
     movl $0, TH_REPLY_TO(%rbp)          /* committed: the reply right is used up */
 fast_reply_commit:
     /* p stops waiting for our reply; we receive from anyone */
-    decl TH_REPLY_WAITERS(%rbp)
+    POP_REPLY_HEAD
     movl $0, TH_RECV_FROM(%rbp)
     cmpl $-1, %edx                      /* IPC_FOREVER: no timeout to arm */
     jne fast_arm_timeout
@@ -453,7 +489,7 @@ fast_answer:
     PRIORITY_OK
     movl $0, TH_REPLY_TO(%rbp)
 fast_answer_commit:
-    decl TH_REPLY_WAITERS(%rbp)         /* as fast_reply_commit */
+    POP_REPLY_HEAD                      /* as fast_reply_commit */
     movl $0, TH_RECV_FROM(%rbp)
     cmpl $-1, %edx
     jne fast_answer_arm_timeout
@@ -462,7 +498,6 @@ fast_answer_armed:
     movb $0, TH_FWD(%rax)
     movq $0, TH_IPC_FLAGS(%rax)
     movq $0, TH_IPC_FLAGS(%rbp)
-    movl $FP_CALLER_BLOCKED_RECEIVING, TH_RESUME_VIA_TF(%rbp)
     SWITCH_TO_PARTNER NATIVE_TO_LINUX_CONTEXT, LEAVE_LINUX
 
 fast_answer_other_right:
@@ -481,19 +516,18 @@ fast_answer_arm_timeout:
  * every ready thread, on this CPU. Else `jmp fwd_slow`, nothing changed (the lock released). s gets the message in its
  * registers: w0 = the label, w1 = the number (rax), w2..w7 = rdi, rsi, rdx, r10, r8, r9,
  * all read back from our frame, and our tid in rax. We wait for the answer as a caller
- * (recv_from = s, counted in s's reply_waiters) in a forwarded call (IPC_FWD,
+ * (recv_from = s, on s's reply_head list) in a forwarded call (IPC_FWD,
  * FWD_SYSCALL); fwd_words are left alone, since only a queued call is taken from them.
  */
     .globl fwd_fastpath
 fwd_fastpath:
-    GATE fwd_slow, fwd_unlock_slow
+    GATE fwd_slow
     movq TH_TASK(%rbp), %rcx
     movslq TASK_LINUX_SERVER(%rcx), %rdi
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
-    movq thread_objs(,%r11,8), %rax
-    testq %rax, %rax
-    jz fwd_unlock_slow
+    movq thread_fast(,%r11,8), %rax
+    LOCK_BOTH fwd_slow, fwd_unlock_cur_slow
     cmpl TH_TID(%rax), %edi
     jne fwd_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
@@ -503,21 +537,22 @@ fwd_fastpath:
     jz 1f
     cmpl TH_TID(%rbp), %r11d
     jne fwd_unlock_slow
+    cmpq %rax, TH_REPLY_HEAD(%rbp)      /* s waits for our reply: the latest caller only */
+    jne fwd_unlock_slow
 1:  cmpq $0, TH_IPC_FLAGS(%rax)
     jne fwd_unlock_slow
     PRIORITY_OK fwd_unlock_slow
     testl %r11d, %r11d                  /* s stops waiting for our reply if it was */
     jz 2f
-    decl TH_REPLY_WAITERS(%rbp)
+    POP_REPLY_HEAD
 2:  movl %edi, TH_RECV_FROM(%rbp)       /* we await s's answer */
-    incl TH_REPLY_WAITERS(%rax)
+    PUSH_REPLY_WAITER
     movl TH_TID(%rbp), %esi
     movl $FP_PARTNER_RUNNING, TH_RESUME_VIA_TF(%rax) /* s: runs here, IPC idle, the sender and its right */
     movl %esi, TH_RWTID(%rax)
     movl %esi, TH_REPLY_TO(%rax)
     movabsq $FP_IPC_FWD, %rcx           /* we: in a forwarded system call */
     movq %rcx, TH_IPC_FLAGS(%rbp)
-    movl $FP_CALLER_BLOCKED_IN_CALL, TH_RESUME_VIA_TF(%rbp)
     movb $FP_FWD_SYSCALL, TH_FWD(%rbp)
     movq TF_R8(%rsp), %r15              /* the message, from our frame */
     movq TF_R9(%rsp), %rbx
@@ -527,7 +562,7 @@ fwd_fastpath:
     movq TF_RDI(%rsp), %r10
     movq TF_RAX(%rsp), %r9
     movl $FP_FWD_SYSCALL_LABEL, %r8d
-    SWITCH_TO_PARTNER LINUX_TO_NATIVE_CONTEXT, LEAVE_NATIVE
+    SWITCH_TO_PARTNER LINUX_TO_NATIVE_CONTEXT, LEAVE_NATIVE, FP_CALLER_BLOCKED_IN_CALL
 
 /* Whether our task (rsi) holds a grant for p (id in rdi): ZF set if so. Clobbers rcx. */
 fast_granted:
