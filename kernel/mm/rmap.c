@@ -182,9 +182,12 @@ static void apply_log(struct rmap_log *l)
     __atomic_store_n(&l->head, tail, __ATOMIC_RELEASE);
 }
 
+/* Only the started CPUs' logs: the others are empty (a CPU logs once the scheduler runs
+ * threads on it, after the bootstrap CPU counted every CPU started), and with MAX_CPUS 64
+ * reading every log's tail cost each pass 64 cache lines on a machine of a few CPUs. */
 static void apply_logs(void)
 {
-    for (int c = 0; c < MAX_CPUS; c++)
+    for (unsigned c = 0; c < cpus_running; c++)
         apply_log(&logs[c]);
 }
 
