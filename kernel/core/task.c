@@ -214,6 +214,21 @@ static void task_ended(struct task *task)
     }
 }
 
+/* The last thread is leaving: its task's memory goes without the kernel lock, in pieces
+ * (regions_teardown_unlocked), before the rest of the exit. Meanwhile the task is marked
+ * exiting, so its server's calls find it gone (task_controlled: no new thread, mapping or
+ * copy), and it is no zombie yet, so no wait collects it; its other threads are zombies
+ * already. What is left (a call under way when it was marked, the page tables) goes with
+ * aspace_destroy under the lock (task_ended). */
+static void memory_release_unlocked(struct task *task)
+{
+    if (task->as->shared)
+        return;
+    task->exiting = true;
+    aspace_leave_all(task->as);
+    regions_teardown_unlocked(task->as);
+}
+
 /* Called by thread_exit for every exiting thread, with the thread already a zombie. A
  * kernel thread (no task: the IK UNIX server's network event thread, when the network
  * server fails) has nothing to account; its stack is freed after the switch away. */
@@ -228,6 +243,7 @@ void task_thread_exited(struct thread *t)
         task->exit_status = t->exit_status;
     if (--task->live_threads > 0)
         return;
+    memory_release_unlocked(task);
     /* Last thread: free the other (zombie) threads and the memory. Our own stack is in use,
      * so it goes to cpu->dead and is freed right after the switch away. */
     for (struct thread *z = task->threads, *next; z; z = next) {
