@@ -603,9 +603,11 @@ static int release_budgeted(struct aspace *as, u64 va, u64 *pte, void *arg)
 
 /* The front of the address space goes, at most `pages` PTEs of it, under its lock: whole
  * regions, then the part of the next one that the budget reaches (the region keeps its
- * tail, as a split's tail: start and offset move together). Page tables stay, emptied,
- * for aspace_destroy. Each PTE frees at most one frame, so a piece of VM_DEFER_MAX fits
- * the CPU's list of deferred frames without the kernel lock. True when no region is left. */
+ * tail, as a split's tail: start and offset move together). Page tables left empty go
+ * too, as an unmap's (vm_prune: freed at once after the flush, as no copy under the
+ * kernel lock writes them). Each PTE frees at most one frame, so a piece of VM_DEFER_MAX
+ * fits the CPU's list of deferred frames without the kernel lock. True when no region is
+ * left. */
 static bool teardown_piece(struct aspace *as, u32 pages)
 {
     struct vm_batch b;
@@ -613,7 +615,7 @@ static bool teardown_piece(struct aspace *as, u32 pages)
     lock_batched(as, &b);
     while (as->regions) {
         struct region *r = as->regions;
-        if (each_pte(as, r->start, r->end, release_budgeted, &left, false) == PIECE_FULL) {
+        if (each_pte(as, r->start, r->end, release_budgeted, &left, true) == PIECE_FULL) {
             r->off += left.stop - r->start;
             r->start = left.stop;
             break;
