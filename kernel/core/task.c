@@ -224,8 +224,8 @@ static void task_ended(struct task *task)
  * (regions_teardown_unlocked), before the rest of the exit. Meanwhile the task is marked
  * exiting, so its server's calls find it gone (task_controlled: no new thread, mapping or
  * copy), and it is no zombie yet, so no wait collects it; its other threads are zombies
- * already. What is left (a call under way when it was marked, the page tables) goes with
- * aspace_destroy under the lock (task_ended). */
+ * already. What is left (a call under way's mappings, the top page table, the id) goes
+ * with aspace_destroy under the lock (task_ended). */
 static void memory_release_unlocked(struct task *task)
 {
     if (task->as->shared)
