@@ -109,12 +109,12 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
             "vmstorm,7,300", "stress,threads,50", "schedtest,fpu", "smptest,spread,8",
             "smptest,pingpong,100", "smptest,shootdown,6", "smptest,faultrace,4",
             "smptest,mapstorm,100", "smptest,shmstorm,40", "smptest,filestorm,40",
-            "smptest,clonestorm,30", "smptest,growstorm,3"]
+            "smptest,clonestorm,30", "smptest,growstorm,3", "smptest,exitstorm,6"]
     out = smptest(cmds, 2, timeout=240, lockcheck="on", rmap=rmap,
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     for ok in ("ipctest order ok", "ipctest diff ok", "vmstorm ok", "stress ok", "fpu ok",
                "spread ok", "pingpong ok", "shootdown ok", "faultrace ok", "mapstorm ok",
-               "shmstorm ok", "filestorm ok", "clonestorm ok", "growstorm ok"):
+               "shmstorm ok", "filestorm ok", "clonestorm ok", "growstorm ok", "exitstorm ok"):
         assert ok in out, out[-3000:]
     m = re.search(r"lockcheck: 0 reports; orders seen:(.*)", out)
     assert m, out[-3000:]
@@ -341,6 +341,25 @@ def test_clones_of_a_task_on_one_cpu_while_it_writes_maps_and_unmaps_on_another(
     after each, and the frames in use come back exactly."""
     out = smptest(["smptest,clonestorm,150"], cpus, icount, timeout=240)
     assert "clonestorm ok rounds=150" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False)])
+def test_tasks_end_while_other_cpus_copy_into_them_and_share_their_frames(cpus, icount):
+    """A task's end tears its address space down without the kernel lock, in pieces of at
+    most VM_DEFER_MAX pages (docs/smp.md "Done: teardown without the BKL"), with the lock
+    checker on: clones of a task, each with 700 pages of its own, copy-on-write frames
+    shared with its parent and a second thread running, end (SYS_EXIT) on CPU 1 while the
+    parent copies words from and into them (SYS_TASK_COPY) on CPU 0 until they are gone
+    and a writer thread of the parent breaks copy-on-write on the frames they share. Every
+    copy reads what the clone wrote, every parent page keeps its word, each clone's status
+    is 0, the reverse map's checker finds nothing wrong, the frames in use come back
+    exactly, and the checker reports nothing."""
+    out = smptest(["smptest,exitstorm,30"], cpus, icount, timeout=300, lockcheck="on",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert "exitstorm ok rounds=30" in out, out[-3000:]
+    copies = re.search(r"exitstorm copies=(\d+)", out)
+    assert copies and int(copies.group(1)) > 0, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
 
 
 def test_memory_storms_on_four_cpus_with_family_locks_and_the_lock_checker():

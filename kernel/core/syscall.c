@@ -470,7 +470,10 @@ static long sys_task_create(u64 uname)
     long r = copyin_str(name, uname, sizeof(name));
     if (r < 0)
         return r;
-    return task_create_empty(self_task(), name, spawn_ceiling(false));
+    kernel_unlock();                   /* the address space is made without the BKL */
+    struct aspace *as = task_aspace_unlocked();
+    kernel_lock();
+    return task_create_empty(self_task(), name, spawn_ceiling(false), as);
 }
 
 /* Threads of the task may not run while its memory is replaced. */

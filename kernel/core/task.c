@@ -13,6 +13,7 @@
 #include "marker.h"
 #include "region.h"
 #include "memlayout.h"
+#include "options.h"
 #include "sched.h"
 #include "task.h"
 #include "thread.h"
@@ -103,22 +104,27 @@ static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out
     return 0;
 }
 
-/* A task object with an id and an empty address space, named `name` (cut to NAME_LEN - 1),
- * a child of `parent`, its threads capped at `max_prio`; NULL when memory runs out. */
-static struct task *task_new(struct task *parent, const char *name, int max_prio)
+struct aspace *task_aspace_unlocked(void) { return mmu_on ? aspace_create() : NULL; }
+
+/* A task object with an id and an empty address space (as, made beforehand by
+ * task_aspace_unlocked, or NULL: made here), named `name` (cut to NAME_LEN - 1), a child
+ * of `parent`, its threads capped at `max_prio`; NULL when memory runs out (as then goes). */
+static struct task *task_new(struct task *parent, const char *name, int max_prio,
+                             struct aspace *as)
 {
-    struct task *t = kobj_alloc(&task_cache);
-    if (!t)
-        return NULL;
-    t->id = idtable_alloc(&tasks, t);
-    t->as = t->id > 0 ? aspace_for_task() : NULL;
-    if (!t->as) {
-        if (t->id > 0)
-            task_free(t);
-        else
-            kobj_free(&task_cache, t);
+    if (!as)
+        as = aspace_for_task();
+    struct task *t = as ? kobj_alloc(&task_cache) : NULL;
+    if (t && (t->id = idtable_alloc(&tasks, t)) <= 0) {
+        kobj_free(&task_cache, t);
+        t = NULL;
+    }
+    if (!t) {
+        if (as && !as->shared)
+            aspace_destroy(as);
         return NULL;
     }
+    t->as = as;
     memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
     child_link(parent, t);
     t->max_prio = max_prio;
@@ -136,7 +142,7 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
         return E_NOENT;
     /* As on Unix, the task is named by argv[0] (the program when there is none): a
      * program can start copies of itself under names that ps and the cache model show. */
-    struct task *t = task_new(parent, argc > 0 && argv[0][0] ? argv[0] : prog, max_prio);
+    struct task *t = task_new(parent, argc > 0 && argv[0][0] ? argv[0] : prog, max_prio, NULL);
     if (!t)
         return E_NOMEM;
     t->privileged = privileged;
@@ -157,9 +163,9 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
 
 /* An empty task (task control for servers): an address space without threads, a child
  * of `parent`, which controls it. It runs once the parent gives it a thread. */
-long task_create_empty(struct task *parent, const char *name, int max_prio)
+long task_create_empty(struct task *parent, const char *name, int max_prio, struct aspace *as)
 {
-    struct task *t = task_new(parent, name, max_prio);
+    struct task *t = task_new(parent, name, max_prio, as);
     if (!t)
         return E_NOMEM;
     marker_define(t->as->asid, DOMAIN_USER, t->name);
@@ -214,6 +220,21 @@ static void task_ended(struct task *task)
     }
 }
 
+/* The last thread is leaving: its task's memory goes without the kernel lock, in pieces
+ * (regions_teardown_unlocked), before the rest of the exit. Meanwhile the task is marked
+ * exiting, so its server's calls find it gone (task_controlled: no new thread, mapping or
+ * copy), and it is no zombie yet, so no wait collects it; its other threads are zombies
+ * already. What is left (a call under way's mappings, the top page table, the id) goes
+ * with aspace_destroy under the lock (task_ended). */
+static void memory_release_unlocked(struct task *task)
+{
+    if (task->as->shared)
+        return;
+    task->exiting = true;
+    aspace_leave_all(task->as);
+    regions_teardown_unlocked(task->as);
+}
+
 /* Called by thread_exit for every exiting thread, with the thread already a zombie. A
  * kernel thread (no task: the IK UNIX server's network event thread, when the network
  * server fails) has nothing to account; its stack is freed after the switch away. */
@@ -228,6 +249,7 @@ void task_thread_exited(struct thread *t)
         task->exit_status = t->exit_status;
     if (--task->live_threads > 0)
         return;
+    memory_release_unlocked(task);
     /* Last thread: free the other (zombie) threads and the memory. Our own stack is in use,
      * so it goes to cpu->dead and is freed right after the switch away. */
     for (struct thread *z = task->threads, *next; z; z = next) {

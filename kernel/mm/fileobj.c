@@ -129,6 +129,22 @@ int fileobj_set_eof(struct memobj *obj, u64 eof)
     return 0;
 }
 
+/* A later end exposes pages no one maps yet (a fault maps none past the old end: it
+ * reads the end under the same lock), so nothing is dropped and the walk's BKL is not
+ * needed. */
+int fileobj_set_eof_unlocked(struct memobj *obj, u64 eof)
+{
+    if (obj->kind != MEMOBJ_FILE)
+        return E_INVAL;
+    spin_lock(&obj->lock);
+    bool keeps = !obj->dropping && eof <= obj->size &&
+                 ALIGN_UP(eof, PAGE_SIZE) >= ALIGN_UP(obj->eof, PAGE_SIZE);
+    if (keeps)
+        obj->eof = eof;
+    spin_unlock(&obj->lock);
+    return keeps ? 0 : VM_NEEDS_LOCK;
+}
+
 /* The mappings go before the bytes are copied, and faults wait meanwhile (dropping):
  * a write through a shared mapping or the server's window can then not land in the old
  * run after its copy. */

@@ -32,6 +32,10 @@ int fileobj_fault(struct aspace *as, const struct region *r, u64 va, u64 *pte,
  * so that its users' next access there faults (SIGBUS); pages before it are reached
  * again. */
 int fileobj_set_eof(struct memobj *obj, u64 eof);
+/* The same without the kernel lock when no page leaves (the end does not move down past
+ * a page boundary, and no truncation or growth is dropping mappings): 0, else
+ * VM_NEEDS_LOCK with nothing changed (the caller then calls fileobj_set_eof under it). */
+int fileobj_set_eof_unlocked(struct memobj *obj, u64 eof);
 /* Under the kernel lock: the object's run becomes size bytes (a page multiple, larger):
  * every mapping of the old frames is dropped (found by the reverse map) and the bytes move
  * to a new run, so each mapping's next access maps the new frame. 0, or E_INVAL / E_NOMEM

@@ -132,6 +132,8 @@ void memobj_put(struct memobj *obj)
     memobj_free(obj);
 }
 
+bool memobj_deferred_here(void) { return deferred[this_cpu()->id] != NULL; }
+
 void memobj_free_deferred(void)
 {
     struct memobj **head = &deferred[this_cpu()->id];

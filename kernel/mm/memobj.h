@@ -54,6 +54,8 @@ void memobj_get(struct memobj *obj);
 void memobj_put(struct memobj *obj);
 /* Under the kernel lock: this CPU's objects whose last reference went without it. */
 void memobj_free_deferred(void);
+/* Whether this CPU's list holds any (its caller then takes the lock to free them). */
+bool memobj_deferred_here(void);
 /* Whether the object owns frames it frees with its last reference (shared anonymous,
  * contiguous, file): a region of it flushes its batch before dropping a reference
  * (region.c). */

@@ -176,13 +176,19 @@ static void region_obj_put(struct aspace *as, struct memobj *obj)
     memobj_put(obj);
 }
 
+/* A region whose pages are gone: its object's reference and itself. */
+static void region_drop(struct aspace *as, struct region *r)
+{
+    region_obj_put(as, r->obj);
+    kobj_free(&region_cache, r);
+}
+
 /* prune: free the page tables the region's pages leave empty (not when the whole
  * address space goes: aspace_destroy frees every table after). */
 static void region_free(struct aspace *as, struct region *r, bool prune)
 {
     each_pte(as, r->start, r->end, release_page, NULL, prune);
-    region_obj_put(as, r->obj);
-    kobj_free(&region_cache, r);
+    region_drop(as, r);
 }
 
 /* ---- splitting --------------------------------------------------------------------- */
@@ -574,3 +580,68 @@ void regions_destroy_owned(struct aspace *as, int owner)
 }
 
 void regions_teardown(struct aspace *as) { free_all(as, false); }
+
+/* ---- teardown in pieces (docs/smp.md "Done: teardown without the BKL") ------------------ */
+
+struct budget {
+    u32 left;      /* PTEs this piece may still release */
+    u64 stop;      /* where it stopped, when it ran out */
+};
+
+#define PIECE_FULL 1      /* each_pte's stop: not an E_* code */
+
+static int release_budgeted(struct aspace *as, u64 va, u64 *pte, void *arg)
+{
+    struct budget *b = arg;
+    if (!b->left) {
+        b->stop = va;
+        return PIECE_FULL;
+    }
+    b->left--;
+    return release_page(as, va, pte, NULL);
+}
+
+/* The front of the address space goes, at most `pages` PTEs of it, under its lock: whole
+ * regions, then the part of the next one that the budget reaches (the region keeps its
+ * tail, as a split's tail: start and offset move together). Page tables left empty go
+ * too, as an unmap's (vm_prune: freed at once after the flush, as no copy under the
+ * kernel lock writes them). Each PTE frees at most one frame, so a piece of VM_DEFER_MAX
+ * fits the CPU's list of deferred frames without the kernel lock. True when no region is
+ * left. */
+static bool teardown_piece(struct aspace *as, u32 pages)
+{
+    struct vm_batch b;
+    struct budget left = {.left = pages};
+    lock_batched(as, &b);
+    while (as->regions) {
+        struct region *r = as->regions;
+        if (each_pte(as, r->start, r->end, release_budgeted, &left, true) == PIECE_FULL) {
+            r->off += left.stop - r->start;
+            r->start = left.stop;
+            break;
+        }
+        as->regions = r->next;
+        region_drop(as, r);
+    }
+    bool empty = !as->regions;
+    unlock_batched(as);
+    return empty;
+}
+
+void regions_teardown_unlocked(struct aspace *as)
+{
+    ASSERT(kernel_lock_held() && !as->shared);
+    for (bool empty = false; !empty;) {
+        kernel_unlock();
+        bool entered = vm_unlocked_enter();
+        if (entered) {
+            empty = teardown_piece(as, VM_DEFER_MAX);
+            vm_unlocked_leave();
+        }
+        kernel_lock();
+        vm_free_deferred();
+        memobj_free_deferred();
+        if (!entered)
+            return;      /* the reverse-map checker's gate: the rest under the lock */
+    }
+}

@@ -64,6 +64,14 @@ void regions_destroy_owned(struct aspace *as, int owner);
 /* regions_destroy for an address space about to be freed: its page tables stay (emptied)
  * for aspace_destroy to free in one pass. */
 void regions_teardown(struct aspace *as);
+/* The same (but the page tables go with the pages), for the last thread of a task
+ * leaving (task.c), without the kernel lock for the work: called with the lock held, it
+ * lets it go around pieces of at most VM_DEFER_MAX pages and takes it again after each to
+ * free the piece's frames and objects (docs/smp.md "Done: teardown without the BKL").
+ * Returns with the lock held; regions mapped meanwhile by a call already under way, or
+ * left when the reverse-map checker's gate is closed, go with aspace_destroy. Never in a
+ * shared address space. */
+void regions_teardown_unlocked(struct aspace *as);
 /* Make dst a copy-on-write copy of src: dst's regions are replaced by src's, and every
  * anonymous page is shared read-only with one more map count. 0 or E_NOMEM (then dst
  * holds part of the copy, consistent; the caller destroys it); E_NOTSUP, with nothing

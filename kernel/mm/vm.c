@@ -281,6 +281,15 @@ void aspaces_doomed_each(void (*fn)(struct aspace *as, void *arg), void *arg)
         fn(as, arg);
 }
 
+void aspace_leave_all(struct aspace *as)
+{
+    if (read_cr3() == as->cr3 && aspace_switch(NULL))
+        cpu_count_cr3_load();
+    cpumask_t others = cpus_with_loaded(as);    /* idle CPUs that last ran one of its threads */
+    if (others && tlb_shootdown(others, as->cr3, NULL, 0, TLB_LEAVE) != 0)
+        panic("vm: a CPU did not leave an address space being destroyed");
+}
+
 void aspace_destroy(struct aspace *as)
 {
     ASSERT(!as->shared);
@@ -291,11 +300,7 @@ void aspace_destroy(struct aspace *as)
         doomed_list = as;
         return;
     }
-    if (read_cr3() == as->cr3 && aspace_switch(NULL))
-        cpu_count_cr3_load();
-    cpumask_t others = cpus_with_loaded(as);    /* idle CPUs that last ran one of its threads */
-    if (others && tlb_shootdown(others, as->cr3, NULL, 0, TLB_LEAVE) != 0)
-        panic("vm: a CPU did not leave an address space being destroyed");
+    aspace_leave_all(as);
     regions_teardown(as);
     rmap_family_leave(as);
     free_level(as->pml4_pa, 3);

@@ -66,6 +66,11 @@ bool vm_kwrite_busy(const struct aspace *as);
 void vm_init(u64 max_phys);
 struct aspace *aspace_create(void);
 void aspace_destroy(struct aspace *as);
+/* No CPU has as loaded after this: this one switches to the kernel's tables, the others
+ * (idle since they ran one of its threads) are asked to (TLB_LEAVE). For an address space
+ * no thread will run in again (its task's last thread is leaving): its teardown's flushes
+ * then reach no other CPU. */
+void aspace_leave_all(struct aspace *as);
 /* A memory call that works on the address space of a task it controls without the
  * kernel lock (syscall.c) holds it: the task may go meanwhile, and then aspace_destroy
  * only marks it, and the last aspace_unhold destroys it. Both under the kernel lock. */

@@ -145,10 +145,12 @@ static struct thread *linux_thread(int tid)
     return t->task->linux_server == FWD_SERVER_IK ? t : NULL;
 }
 
+/* The address space without the BKL, the task under it (task.h's two halves). */
 long rt_task_create(const char *name)
 {
+    struct aspace *as = task_aspace_unlocked();
     KERNEL_SCOPE;
-    return task_create_empty(holder, name, LINUX_PRIO);
+    return task_create_empty(holder, name, LINUX_PRIO, as);
 }
 
 long rt_task_linux(int id)
@@ -251,10 +253,10 @@ void rt_vm_check(uint64_t out[3])
 }
 
 /* The page cache: the file object itself is the handle, its run is read and written
- * through the physical map. */
+ * through the physical map. A new object is the caller's alone until it returns: it is
+ * made without the BKL (the frame allocator and the object cache have their own locks). */
 long rt_file_new(uint64_t cap, uint64_t *handle, unsigned char **data)
 {
-    KERNEL_SCOPE;
     struct memobj *obj = memobj_file(cap);
     if (!obj)
         return E_NOMEM;
@@ -273,16 +275,27 @@ long rt_file_grow(uint64_t *handle, uint64_t cap, unsigned char **data)
     return err;
 }
 
+/* An end that drops no page needs no BKL (fileobj_set_eof_unlocked); a truncation walks
+ * the mappings under it. */
 long rt_file_eof(uint64_t handle, uint64_t size)
 {
+    struct memobj *obj = (struct memobj *)handle;
+    long r = fileobj_set_eof_unlocked(obj, size);
+    if (r != VM_NEEDS_LOCK)
+        return r;
     KERNEL_SCOPE;
-    return fileobj_set_eof((struct memobj *)handle, size);
+    return fileobj_set_eof(obj, size);
 }
 
+/* The server's reference goes without the BKL; when it was the last (the object then
+ * waits on this CPU's list: memobj_put), the object is freed under it. */
 void rt_file_free(uint64_t handle)
 {
-    KERNEL_SCOPE;
     memobj_put((struct memobj *)handle);
+    if (memobj_deferred_here()) {
+        KERNEL_SCOPE;
+        memobj_free_deferred();
+    }
 }
 
 /* The server's own reference keeps the object while the BKL is let go: it frees its
@@ -886,7 +899,7 @@ void unix_ik_boot(void)
     unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 &&
                           strcmp(opt, "on") == 0;
     ns_per_tsc_q32 = tsc_hz() ? (1000000000ull << 32) / tsc_hz() : 0;
-    long id = task_create_empty(NULL, "unix", LINUX_PRIO);
+    long id = task_create_empty(NULL, "unix", LINUX_PRIO, NULL);
     if (id < 0)
         panic("unix: no memory for the server");
     holder = task_lookup((int)id);

@@ -135,6 +135,21 @@
  *            still mapped"). After each pair the reverse map's checker runs; after a
  *            warm-up pair the frames in use outside the kernel-object slabs are back
  *            exactly. Prints "growstorm ok rounds=N".
+ * exitstorm N  a task's end (its address space torn down without the kernel lock, in
+ *            pieces: docs/smp.md "Done: teardown without the BKL") racing other CPUs. N
+ *            rounds, each a clone of this task whose main thread, on CPU 1, maps and
+ *            writes EXIT_PAGES pages of its own (more than one piece), breaks
+ *            copy-on-write on half of EXIT_SHARED pages it shares with this task, starts
+ *            a second thread that rewrites its pages until it is killed, and ends the
+ *            task (SYS_EXIT). Meanwhile this task's main thread, on CPU 0, copies words
+ *            from the clone's pages and into its shared ones (SYS_TASK_COPY, checking
+ *            each) until the task is gone (E_SRCH), and a writer thread of this task
+ *            sweeps the shared pages with a growing word (copy-on-write breaks, or the
+ *            frame reused once the clone's mapping went), checking each word it finds is
+ *            its previous sweep's. After each round the clone's status (0) and the
+ *            reverse map's checker; after a warm-up pair of 2 rounds the frames in use
+ *            outside the kernel-object slabs are back exactly. Prints "exitstorm ok
+ *            rounds=N", then "exitstorm copies=C" (the copies of the last pair).
  * churn N [C]  the scheduler's own locks under churn (docs/smp.md); given C, C CPUs must
  *            run threads (as `online`). A token ring of 2 threads
  *            per CPU (at least 4) passes a token N times, each handing it on by its
@@ -935,6 +950,152 @@ static int clonestorm(int rounds)
     if (clone_storm_memory("clonestorm", &clone_ctl, &clone_stack, CLONE_STACK))
         return 1;
     return storm_on_two_cpus("clonestorm", clone_pair, 2, rounds);
+}
+
+/* ---- exitstorm --------------------------------------------------------------------- */
+#define EXIT_PAGES 700                 /* the clone's own pages: two teardown pieces */
+#define EXIT_SHARED 64                 /* this task's pages the clone shares */
+#define EXIT_STACK (16 * 1024)
+enum { EXIT_AREA, EXIT_TAG, EXIT_READY, EXIT_FAILED, EXIT_COPIED, EXIT_WORDS };
+static volatile uint64_t *exit_ctl;    /* shared with the clone: EXIT_* words */
+static volatile uint64_t *exit_shared; /* EXIT_SHARED pages: word 0 the writer's sweeps,
+                                          word 2 the copies into the clone */
+static uint8_t *exit_stack;
+static volatile int exit_stop, exit_writer_failed;
+static long exit_copies;
+
+/* This task's writer: sweeps v = 1, 2, ... into word 0 of the shared pages, each page's
+ * word being v - 1 before (its frame copied on write, or reused, never lost). */
+static int exit_writer(void *arg)
+{
+    (void)arg;
+    for (uint64_t v = 1; !exit_stop; v++)
+        for (int k = 0; k < EXIT_SHARED; k++) {
+            volatile uint64_t *w = &exit_shared[k * (PAGE / 8)];
+            if (*w != v - 1) {
+                printf("exitstorm FAIL: shared page %d holds %llu in sweep %llu\n", k,
+                       (unsigned long long)*w, (unsigned long long)v);
+                exit_writer_failed = 1;
+                return 1;
+            }
+            *w = v;
+        }
+    return 0;
+}
+
+/* The clone's second thread: rewrites word 1 of its pages (the tag) until it is killed. */
+static int exit_spinner(void *arg)
+{
+    volatile uint64_t *area = arg;
+    uint64_t tag = exit_ctl[EXIT_TAG];
+    while (!exit_stop)                 /* the clone's copy of the flag: never set */
+        for (int p = 0; p < EXIT_PAGES; p++)
+            area[p * (PAGE / 8) + 1] = tag + (uint64_t)p;
+    return 0;
+}
+
+static void exit_child(void *arg)
+{
+    (void)arg;
+    uint64_t tag = exit_ctl[EXIT_TAG];
+    long a = sys_thread_affinity(0, 2, NULL) == 0 ? sys_vm_map(EXIT_PAGES * PAGE, PROT_READ | PROT_WRITE) : -1;
+    if (a >= 0) {
+        sys_yield();                   /* now on CPU 1 */
+        volatile uint64_t *area = (volatile uint64_t *)a;
+        for (int p = 0; p < EXIT_PAGES; p++)
+            area[p * (PAGE / 8)] = area[p * (PAGE / 8) + 1] = tag + (uint64_t)p;
+        for (int k = 0; k < EXIT_SHARED; k += 2)
+            exit_shared[k * (PAGE / 8) + 3] = tag;       /* copy-on-write breaks */
+    }
+    struct thread t;
+    if (a < 0 || thread_start(&t, exit_spinner, (void *)a, PRIO_INHERIT, 16 * 1024) < 0) {
+        exit_ctl[EXIT_FAILED] = 1;
+        sys_exit(1);
+    }
+    exit_ctl[EXIT_AREA] = (uint64_t)a;
+    exit_ctl[EXIT_READY] = 1;
+    for (long i = 0; i < 50000000 && exit_ctl[EXIT_COPIED] < 16; i++)
+        __asm__ volatile("pause");     /* the copies run, and go on while the task ends */
+    sys_exit(0);
+}
+
+/* Copies from and into clone t until it is gone: 0, or 1 with the reason printed. */
+static int exit_copy(long t, uint64_t tag, uint64_t area)
+{
+    for (uint64_t n = 0;; n++) {
+        int p = (int)(n % EXIT_PAGES), k = (int)(n % EXIT_SHARED);
+        uint64_t w = 0, v = tag + n, back = 0;
+        if (sys_task_copy((int)t, TASK_COPY_FROM, (void *)(area + (uint64_t)p * PAGE), &w, 8) != 8)
+            return 0;
+        void *at = (void *)&exit_shared[k * (PAGE / 8) + 2];
+        if (sys_task_copy((int)t, TASK_COPY_TO, at, &v, 8) != 8 ||
+            sys_task_copy((int)t, TASK_COPY_FROM, at, &back, 8) != 8)
+            return 0;
+        exit_copies++;
+        exit_ctl[EXIT_COPIED]++;
+        if (w != tag + (uint64_t)p || back != v) {
+            printf("exitstorm FAIL: copied %llu (want %llu), %llu back (want %llu)\n",
+                   (unsigned long long)w, (unsigned long long)(tag + (uint64_t)p),
+                   (unsigned long long)back, (unsigned long long)v);
+            return 1;
+        }
+    }
+}
+
+static int exit_round(int i)
+{
+    uint64_t tag = 1000000ull * (uint64_t)(i + 1);
+    exit_ctl[EXIT_READY] = exit_ctl[EXIT_FAILED] = exit_ctl[EXIT_COPIED] = 0;
+    exit_ctl[EXIT_TAG] = tag;
+    long t = task_clone_run("exitchild", exit_child, exit_stack + EXIT_STACK - 8, NULL);
+    if (t < 0) {
+        printf("exitstorm FAIL: round %d: clone %ld\n", i, t);
+        return 1;
+    }
+    while (!exit_ctl[EXIT_READY] && !exit_ctl[EXIT_FAILED])
+        __asm__ volatile("pause");
+    int bad = exit_ctl[EXIT_FAILED] ? 0 : exit_copy(t, tag, exit_ctl[EXIT_AREA]), status = -1;
+    if (sys_task_wait((int)t, &status) != t || status != 0 || exit_ctl[EXIT_FAILED]) {
+        printf("exitstorm FAIL: round %d: clone %ld status %d\n", i, t, status);
+        return 1;
+    }
+    struct vm_check c;
+    if (!bad && (sys_vm_check(&c) != 0 || c.errors || c.mappings != c.entries)) {
+        printf("exitstorm FAIL: round %d: the reverse map's check\n", i);
+        return 1;
+    }
+    return bad;
+}
+
+static int exit_pair(int rounds)
+{
+    struct thread t;
+    if (map_pages("exitstorm", EXIT_SHARED, &exit_shared))
+        return 1;
+    exit_stop = exit_writer_failed = 0;
+    if (start("exitstorm", &t, exit_writer))
+        return 1;
+    int bad = 0, status = 0;
+    for (int i = 0; !bad && i < rounds && !exit_writer_failed; i++)
+        bad = exit_round(i);
+    exit_stop = 1;
+    thread_join(&t, &status);
+    sys_vm_unmap((void *)exit_shared, EXIT_SHARED * PAGE);
+    if (!bad && (exit_writer_failed || status != 0)) {
+        printf("exitstorm FAIL: the writer's status %d\n", status);
+        bad = 1;
+    }
+    return bad;
+}
+
+static int exitstorm(int rounds)
+{
+    if (clone_storm_memory("exitstorm", &exit_ctl, &exit_stack, EXIT_STACK))
+        return 1;
+    if (storm_on_two_cpus("exitstorm", exit_pair, 2, rounds))
+        return 1;
+    printf("exitstorm copies=%ld\n", exit_copies);
+    return 0;
 }
 
 /* ---- filestorm --------------------------------------------------------------------- */
@@ -2173,6 +2334,8 @@ int main(int argc, char **argv)
         return shmstorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "clonestorm"))
         return clonestorm(n > 0 && n <= 1000 ? n : 100);
+    if (!strcmp(mode, "exitstorm"))
+        return exitstorm(n > 0 && n <= 1000 ? n : 20);
     if (!strcmp(mode, "filestorm"))
         return filestorm(n > 0 && n <= 1000 ? n : 100);
     if (!strcmp(mode, "growstorm"))
@@ -2185,7 +2348,8 @@ int main(int argc, char **argv)
         return ipccontend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
-    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N | ipccontend N [C]"
-           " | mapstorm N | shmstorm N | clonestorm N | filestorm N | growstorm N | churn N [CPUS] | ipcrace N [CPUS]\n");
+    printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
+           " | ipccontend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
+           " | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }
