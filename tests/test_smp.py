@@ -343,7 +343,7 @@ def test_clones_of_a_task_on_one_cpu_while_it_writes_maps_and_unmaps_on_another(
     assert "clonestorm ok rounds=150" in out, out[-3000:]
 
 
-@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False)])
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
 def test_tasks_end_while_other_cpus_copy_into_them_and_share_their_frames(cpus, icount):
     """A task's end tears its address space down without the kernel lock, in pieces of at
     most VM_DEFER_MAX pages (docs/smp.md "Done: teardown without the BKL"), with the lock
@@ -355,7 +355,7 @@ def test_tasks_end_while_other_cpus_copy_into_them_and_share_their_frames(cpus, 
     is 0, the reverse map's checker finds nothing wrong, the frames in use come back
     exactly, and the checker reports nothing."""
     out = smptest(["smptest,exitstorm,30"], cpus, icount, timeout=300, lockcheck="on",
-                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+                  qemu=fair_qemu(icount), lockcheck_spin_ms=CHECKER_SPIN_MS)
     assert "exitstorm ok rounds=30" in out, out[-3000:]
     copies = re.search(r"exitstorm copies=(\d+)", out)
     assert copies and int(copies.group(1)) > 0, out[-3000:]
