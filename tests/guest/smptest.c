@@ -924,25 +924,45 @@ static int clone_round(int i)
     return 0;
 }
 
-static int clone_pair(int rounds)
+/* A storm whose rounds run beside a writer thread sweeping `pages` pages at *area: maps
+ * them, starts the writer, runs round(0), round(1), ... until one fails or the writer
+ * does, then stops and joins the writer and unmaps. Nonzero on any failure. */
+struct writer_storm {
+    const char *name;
+    unsigned long pages;
+    volatile uint64_t **area;
+    volatile int *stop, *writer_failed;
+    int (*writer)(void *);
+    int (*round)(int);
+};
+
+static int run_writer_storm(const struct writer_storm *w, int rounds)
 {
     struct thread t;
-    if (map_pages("clonestorm", CLONE_PAGES, &clone_area))
+    if (map_pages(w->name, w->pages, w->area))
         return 1;
-    clone_stop = clone_writer_failed = 0;
-    if (start("clonestorm", &t, clone_writer))
+    *w->stop = *w->writer_failed = 0;
+    if (start(w->name, &t, w->writer))
         return 1;
     int bad = 0, status = 0;
-    for (int i = 0; !bad && i < rounds && !clone_writer_failed; i++)
-        bad = clone_round(i);
-    clone_stop = 1;
+    for (int i = 0; !bad && i < rounds && !*w->writer_failed; i++)
+        bad = w->round(i);
+    *w->stop = 1;
     thread_join(&t, &status);
-    sys_vm_unmap((void *)clone_area, CLONE_PAGES * PAGE);
-    if (!bad && (clone_writer_failed || status != 0)) {
-        printf("clonestorm FAIL: the writer's status %d\n", status);
+    sys_vm_unmap((void *)*w->area, w->pages * PAGE);
+    if (!bad && (*w->writer_failed || status != 0)) {
+        printf("%s FAIL: the writer's status %d\n", w->name, status);
         bad = 1;
     }
     return bad;
+}
+
+static int clone_pair(int rounds)
+{
+    static const struct writer_storm storm = {"clonestorm", CLONE_PAGES, &clone_area,
+                                              &clone_stop, &clone_writer_failed,
+                                              clone_writer, clone_round};
+    return run_writer_storm(&storm, rounds);
 }
 
 static int clonestorm(int rounds)
@@ -1069,23 +1089,10 @@ static int exit_round(int i)
 
 static int exit_pair(int rounds)
 {
-    struct thread t;
-    if (map_pages("exitstorm", EXIT_SHARED, &exit_shared))
-        return 1;
-    exit_stop = exit_writer_failed = 0;
-    if (start("exitstorm", &t, exit_writer))
-        return 1;
-    int bad = 0, status = 0;
-    for (int i = 0; !bad && i < rounds && !exit_writer_failed; i++)
-        bad = exit_round(i);
-    exit_stop = 1;
-    thread_join(&t, &status);
-    sys_vm_unmap((void *)exit_shared, EXIT_SHARED * PAGE);
-    if (!bad && (exit_writer_failed || status != 0)) {
-        printf("exitstorm FAIL: the writer's status %d\n", status);
-        bad = 1;
-    }
-    return bad;
+    static const struct writer_storm storm = {"exitstorm", EXIT_SHARED, &exit_shared,
+                                              &exit_stop, &exit_writer_failed,
+                                              exit_writer, exit_round};
+    return run_writer_storm(&storm, rounds);
 }
 
 static int exitstorm(int rounds)
