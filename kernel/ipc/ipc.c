@@ -1240,15 +1240,16 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
 
 /* ---- send and receive without the BKL ---------------------------------------------------
  * docs/smp.md, "Design: IPC's per-endpoint state", step 4's first part. With DTS and the
- * probes off, SYS_IPC_SEND and SYS_IPC_RECV let the BKL go around their work (as mmap's
- * without_bkl, syscall.c) when they end without the current thread blocking, between native threads, registers only:
- * a send to a thread that waits to receive it, an open receive that finds a plain sender
- * queued. Anything else (a partner to wait for, long messages, a forwarded, pager or
- * kernel caller, an error to report, a busy or empty slot) answers NULL with nothing
- * changed, and the call runs again under the BKL (ipc_syscall). The partner is found in
- * the fastpath's slots (thread_slot) and its id compared under both threads' locks,
- * the partner's taken with one try (send_unlocked). The partner, live under its lock, keeps its task for
- * may_send, and the grant list is read with acquire order (granted). */
+ * probes off, SYS_IPC_SEND and SYS_IPC_RECV between native threads, registers only, let
+ * the BKL go around their work (as mmap's without_bkl, syscall.c) when they end without
+ * the current thread blocking: a send to a thread that waits to receive it, an open
+ * receive that finds a plain sender queued. Anything else (a partner to wait for, long
+ * messages, a forwarded, pager or kernel caller, an error to report, a busy or empty
+ * slot) answers NULL with nothing changed, and the call runs again under the BKL
+ * (ipc_syscall). The partner is found in the fastpath's slots (thread_slot), its lock
+ * tried once (send_unlocked), its id compared under both threads' locks. The partner,
+ * live under its lock, keeps its task for may_send; the grant list is read with acquire
+ * order (granted). A blocking operation needs more: docs/smp.md, step 4's second part. */
 u64 ipc_unlocked_ops;   /* counted with the lock checker on (its summary prints it) */
 
 /* A thread the unlocked path may deliver to or take from: no long message, forwarded,
