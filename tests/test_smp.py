@@ -454,6 +454,23 @@ def test_fastpath_and_general_path_on_one_server_race_with_the_lock_checker(cpus
     assert "lockcheck: 0 reports" in out, out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
+def test_sends_and_receives_without_the_bkl_on_every_cpu(cpus, icount):
+    """One sender/receiver pair a CPU, DTS off, the lock checker on: 20,000 messages each,
+    every third a call answered with a plain send, the receiver checking each is its
+    sender's next. Sends that find their receiver waiting and receives that find a sender
+    queued let the BKL go (docs/smp.md, "Design: IPC's per-endpoint state", step 4): the
+    kernel counts them, and at least half the messages and answers must have gone so.
+    (Its first run panicked on -smp 4, "blocked thread resumed on a stale stack": a wake-up
+    without the BKL of a partner still on its way off its CPU; now left to the BKL path.)"""
+    out = smptest([f"smptest,ipcsend,20000,{cpus}"], cpus, icount, timeout=240, dts="off",
+                  lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert f"ipcsend ok msgs=20000 pairs={cpus} cpus={cpus}" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
+    m = re.search(r"lockcheck: (\d+) IPC sends and receives without the BKL", out)
+    assert m and int(m.group(1)) >= (20000 + 20000 // 3) * cpus // 2, out[-3000:]
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

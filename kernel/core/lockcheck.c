@@ -28,6 +28,7 @@
 #include "klock.h"
 #include "ksyms.h"
 #include "lockcheck.h"
+#include "ipc.h"
 #include "options.h"
 #include "spinlock.h"
 
@@ -324,6 +325,15 @@ void spin_lock_nested(struct spinlock *l)
         lock_slow(l, busy, true);
 }
 
+bool spin_trylock(struct spinlock *l)
+{
+    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+        return false;
+    if (lockcheck_on)
+        lock_slow(l, 0, true);
+    return true;
+}
+
 void spin_lock_two_slow(struct spinlock *a, struct spinlock *b, u32 busy_a, u32 busy_b)
 {
     if (!busy_a)
@@ -400,6 +410,8 @@ void lockcheck_summary(void)
             if (edges[a][b].seen)
                 printk(" %s>%s", class_names[a], class_names[b]);
     printk("\n");
+    printk("lockcheck: %lu IPC sends and receives without the BKL\n",
+           (unsigned long)ipc_unlocked_ops);
 }
 
 void lockcheck_bkl_taken(const u64 *stack) { memcpy(mine()->bkl_stack, stack, sizeof(mine()->bkl_stack)); }

@@ -35,6 +35,10 @@ void lockcheck_release(const void *lock);
  * keeps everywhere (e.g. by address: aspace_lock_pair): the checker does not report the
  * nesting. Out of line: rare. */
 void spin_lock_nested(struct spinlock *l);
+/* One exchange and no wait: true with l held, false when it was busy. A try never waits
+ * (nor answers IPI requests meanwhile), so it takes no place in the order: the checker
+ * records it as a nested acquisition. Out of line: rare. */
+bool spin_trylock(struct spinlock *l);
 /* With the checker on, reports (once) when this CPU does not hold l: for code whose
  * caller must hold a lock (vm_set_pte: the address space's). */
 void lockcheck_assert_held(const struct spinlock *l);

@@ -48,7 +48,7 @@ struct idtable thread_ids = {THREAD_ID_BITS, thread_objs, thread_gens, 1, 0};
 /* The IPC fastpath's copy of the table's slots (ipcfast.S): each live thread, and in an
  * empty slot thread_none, whose ipc lock is always held, so that the fastpath's taking of
  * its partner's lock also turns an empty slot away, with no test of its own. */
-static struct thread thread_none = {.ipc_lock = {.locked = 1, .cls = LOCK_IPC}};
+struct thread thread_none = {.ipc_lock = {.locked = 1, .cls = LOCK_IPC}};
 #define SLOT_OF(tid) ((tid) & ((1 << THREAD_ID_BITS) - 1))
 struct thread *thread_fast[1 << THREAD_ID_BITS] = {[0 ...(1 << THREAD_ID_BITS) - 1] = &thread_none};
 
@@ -84,7 +84,7 @@ static struct thread *thread_alloc(int prio)
                                              make_ready_new spreads) */
     t->affinity = ~0ull;
     t->ipc_lock.cls = LOCK_IPC;           /* not `locked`: a fastpath may hold it (above) */
-    thread_fast[SLOT_OF(t->tid)] = t;
+    __atomic_store_n(&thread_fast[SLOT_OF(t->tid)], t, __ATOMIC_RELEASE);   /* thread_slot */
     return t;
 }
 

@@ -170,6 +170,16 @@ static inline struct thread *thread_lookup(int tid)
 {
     return idtable_lookup(&thread_ids, tid, THREAD_ID_BITS);
 }
+/* The IPC fastpath's copy of the table's slots (thread.c): each live thread, thread_none
+ * (its ipc lock always held) in an empty slot. Read without the BKL: a TCB found there may
+ * be freed and reused meanwhile but stays a TCB from ipc_lock on, and its id is cleared
+ * under that lock (thread_free), so a reader compares the id only under it. */
+extern struct thread *thread_fast[1 << THREAD_ID_BITS];
+extern struct thread thread_none;
+static inline struct thread *thread_slot(int tid)
+{
+    return __atomic_load_n(&thread_fast[tid & ((1 << THREAD_ID_BITS) - 1)], __ATOMIC_ACQUIRE);
+}
 
 /* Lazy x87/SSE switching. The registers hold the state of c->fpu_owner; CR0.TS is clear
  * only while the owner runs, so any other thread's first x87/SSE instruction traps (#NM)

@@ -116,7 +116,8 @@ static u64 timeout_of(u64 rdx)
  * (SYS_IPC_GRANT); and, once, the thread whose message it received last (reply right). */
 static bool granted(const struct task *t, int tid)
 {
-    for (int i = 0; i < t->ngrants; i++)
+    int n = __atomic_load_n(&t->ngrants, __ATOMIC_ACQUIRE);   /* the entries before it */
+    for (int i = 0; i < n; i++)
         if (t->grants[i] == tid)
             return true;
     return false;
@@ -1237,6 +1238,123 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
                IPC_ANY == -1 && IPC_FOREVER == 0xffffffffu,
                "fastpath_layout.h: values");
 
+/* ---- send and receive without the BKL ---------------------------------------------------
+ * docs/smp.md, "Design: IPC's per-endpoint state", step 4's first part. With DTS and the
+ * probes off, SYS_IPC_SEND and SYS_IPC_RECV between native threads, registers only, let
+ * the BKL go around their work (as mmap's without_bkl, syscall.c) when they end without
+ * the current thread blocking: a send to a thread that waits to receive it, an open
+ * receive that finds a plain sender queued. Anything else (a partner to wait for, long
+ * messages, a forwarded, pager or kernel caller, an error to report, a busy or empty
+ * slot) answers NULL with nothing changed, and the call runs again under the BKL
+ * (ipc_syscall). The partner is found in the fastpath's slots (thread_slot), its lock
+ * tried once (send_unlocked), its id compared under both threads' locks. The partner,
+ * live under its lock, keeps its task for may_send; the grant list is read with acquire
+ * order (granted). A blocking operation needs more: docs/smp.md, step 4's second part. */
+u64 ipc_unlocked_ops;   /* counted with the lock checker on (its summary prints it) */
+
+/* A thread the unlocked path may deliver to or take from: no long message, forwarded,
+ * pager or kernel call. */
+static inline bool plain_partner(const struct thread *t)
+{
+    return !(t->ipc_flags & (IPC_SEND_BUF | IPC_RECV_BUF | IPC_FWD | IPC_KCALL)) &&
+           t->fwd == FWD_NONE;
+}
+
+/* p, blocked, has not left its CPU yet (it switches away after publishing its wait: an
+ * IPC wait has no continuation, so p must not be made ready before, or that CPU's
+ * scheduler could pick p again and return into its stale stack). The BKL excluded this
+ * until now: p holds it until its switch. Such a partner is left to the BKL path. */
+static inline bool still_leaving(const struct thread *p)
+{
+    return __atomic_load_n(&p->on_cpu, __ATOMIC_ACQUIRE);
+}
+
+/* Both locks held: p, made ready by `cur`, which continues (DTS off: no direct switch). */
+static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
+{
+    p->ipc_state = IPC_IDLE;
+    make_ready(p);
+    unlock_two(cur, p);
+    if (lockcheck_on)
+        __atomic_add_fetch(&ipc_unlocked_ops, 1, __ATOMIC_RELAXED);
+    return cur->tf;
+}
+
+/* The partner's lock is tried once, never waited for (as by the fastpath): a wait
+ * answers IPI requests (lockcheck.c lock_slow), among them the grace before an emptied
+ * thread slab's frame goes back (thread_slab_grace), so a partner read without its lock
+ * could be freed memory by the time the lock came. A busy lock, thread_none's included,
+ * and the current thread's own (held) send the call to the BKL path. */
+static struct trapframe *send_unlocked(struct thread *s, int dest)
+{
+    ipc_lock(s);
+    struct thread *d = thread_slot(dest);
+    if (!spin_trylock(&d->ipc_lock)) {
+        ipc_unlock(s);
+        return NULL;
+    }
+    if (d->tid != dest || !d->task || d->state == T_ZOMBIE || !plain_partner(d) ||
+        d->ipc_state != IPC_RECEIVING || (d->recv_from != 0 && d->recv_from != s->tid) ||
+        still_leaving(d) || !may_send(s, d)) {
+        unlock_two(s, d);
+        return NULL;
+    }
+    if (s->reply_to == d->tid)
+        s->reply_to = 0;                       /* the reply right is one-shot */
+    s->ipc_flags = 0;
+    s->ipc_call = false;
+    end_receive_wait(s, d);
+    thread_unblock(d);
+    d->tf->rax = (u64)transfer(s, d);          /* plain: s's tid */
+    s->tf->rax = 0;
+    return unlocked_done(s, d);
+}
+
+/* The sender at the head of r's queue (held there by r's lock, which a kill or the clock
+ * takes to release it) is tried as above. */
+static struct trapframe *recv_unlocked(struct thread *r)
+{
+    ipc_lock(r);
+    struct thread *s = r->senders.head;
+    if (!s || !spin_trylock(&s->ipc_lock)) {
+        ipc_unlock(r);
+        return NULL;
+    }
+    if (!plain_partner(s) || (!s->ipc_call && still_leaving(s))) {   /* a caller is not
+                                                                          woken here */
+        unlock_two(r, s);
+        return NULL;
+    }
+    r->ipc_flags = 0;
+    thread_unblock(s);
+    r->tf->rax = (u64)transfer(s, r);          /* plain: s's tid */
+    if (s->ipc_call) {                         /* the caller now waits for our reply */
+        await_reply(s, r);
+        unlock_two(r, s);
+        if (lockcheck_on)
+            __atomic_add_fetch(&ipc_unlocked_ops, 1, __ATOMIC_RELAXED);
+        return r->tf;
+    }
+    s->tf->rax = 0;
+    return unlocked_done(r, s);
+}
+
+/* SYS_IPC_SEND or SYS_IPC_RECV (ipc_syscall, BKL held on entry and on return): the frame
+ * to leave through when the call completed with the BKL let go around it, else NULL. */
+static __attribute__((noinline)) struct trapframe *without_bkl(struct thread *cur,
+                                                               struct trapframe *tf)
+{
+    if (ipc_dts || pcnt_probes_on || cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
+        return NULL;
+    bool send = tf->rax == SYS_IPC_SEND;
+    if (send ? tf->rdi == 0 || tf->rdi > ID_MAX : (i64)tf->rdi != IPC_ANY)
+        return NULL;
+    kernel_unlock();
+    struct trapframe *done = send ? send_unlocked(cur, (int)tf->rdi) : recv_unlocked(cur);
+    kernel_lock();
+    return done;
+}
+
 /* ---- entry ---------------------------------------------------------------------------- */
 static long sys_ipc_utcb(struct thread *t, u64 addr)
 {
@@ -1266,14 +1384,20 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
             b = 0;
         return do_reply_recv(cur, a, b, tf->rdx);
     }
-    case SYS_IPC_SEND:
-        return do_send(cur, a, tf->rdx, false);
-    case SYS_IPC_RECV:
+    case SYS_IPC_SEND: {
+        struct trapframe *done = without_bkl(cur, tf);
+        return done ? done : do_send(cur, a, tf->rdx, false);
+    }
+    case SYS_IPC_RECV: {
+        struct trapframe *done = without_bkl(cur, tf);
+        if (done)
+            return done;
         if (a == 0) {
             tf->rax = (u64)E_SRCH;
             return tf;
         }
         return do_recv(cur, a, tf->rdx);
+    }
     case SYS_IPC_UTCB:
         tf->rax = (u64)sys_ipc_utcb(cur, tf->rdi);
         return tf;

@@ -10,6 +10,8 @@ enum { IPC_IDLE = 0, IPC_SENDING = 1, IPC_RECEIVING = 2 };
 extern bool ipc_dts;                           /* option dts=on|off, SYS_KSET at run time */
 extern bool ipc_fastpath_on;                   /* option ipc_fastpath=on|off (the oracle: off) */
 struct trapframe *ipc_syscall(struct trapframe *tf);
+extern u64 ipc_unlocked_ops;   /* sends and receives made without the BKL, counted with
+                                  the lock checker on (docs/smp.md, IPC's step 4) */
 /* Linux forwarding (fwd.c): the current thread t calls its server s with t->fwd_words,
  * as a register-only call the kernel makes for it. Returns the frame to leave through;
  * with may_switch false (a fault's trap path) it blocks and never returns. */

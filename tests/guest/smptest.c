@@ -2309,6 +2309,110 @@ static int ipccontend(int calls, unsigned want_cpus)
     return 0;
 }
 
+/* ---- ipcsend ---------------------------------------------------------------------------
+ * One pair a CPU: a receiver pinned to CPU i, its sender to CPU i + 1, in one task. The
+ * sender sends N messages, every third one as a call that the receiver answers with a
+ * plain send; the receiver takes them with open receives and checks each one is its
+ * sender's next. With DTS off the sends that find their receiver waiting and the receives
+ * that find a sender queued run without the BKL (docs/smp.md, IPC's step 4), on every CPU
+ * at once; the kernel's count of them is in the lock checker's summary. */
+#define SEND_PAIRS_MAX 16
+static volatile int send_rcv_tid[SEND_PAIRS_MAX], send_snd_tid[SEND_PAIRS_MAX];
+static volatile int send_msgs, send_failed, send_done, send_go;
+static volatile long send_progress;
+
+static void send_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&send_failed, 1, __ATOMIC_RELAXED))
+        printf("ipcsend FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+static int send_receiver(void *arg)
+{
+    int me = (int)(long)arg;
+    sys_thread_affinity(0, 1ull << (me % (int)now().cpus), NULL);
+    sys_yield();
+    for (int i = 1; i <= send_msgs && !send_failed; i++) {
+        struct ipc_msg m = {{0}};
+        long r = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+        if (r != send_snd_tid[me] || m.w[0] != (uint64_t)me || m.w[1] != (uint64_t)i ||
+            m.w[7] != ~((uint64_t)me << 32 | (uint32_t)i)) {
+            send_fail("wrong message", me, r);
+            break;
+        }
+        if (i % 3 == 0) {               /* a call: answered with a plain send */
+            m.w[2] = m.w[1] * 5;
+            long a = ipc_send((int)r, &m, IPC_FOREVER);
+            if (a != 0)
+                send_fail("answer", me, a);
+        }
+    }
+    return 0;
+}
+
+static int send_sender(void *arg)
+{
+    int me = (int)(long)arg;
+    sys_thread_affinity(0, 1ull << ((me + 1) % (int)now().cpus), NULL);
+    while (!__atomic_load_n(&send_go, __ATOMIC_ACQUIRE))   /* every tid known */
+        sys_yield();
+    int to = send_rcv_tid[me];
+    for (int i = 1; i <= send_msgs && !send_failed; i++) {
+        struct ipc_msg m = {{(uint64_t)me, (uint64_t)i, 0, 0, 0, 0, 0,
+                             ~((uint64_t)me << 32 | (uint32_t)i)}};
+        long r = i % 3 ? ipc_send(to, &m, IPC_FOREVER) : ipc_call(to, &m, IPC_FOREVER);
+        if (i % 3 ? r != 0 : r != to || m.w[2] != (uint64_t)i * 5)
+            send_fail("send", me, r);
+        __atomic_add_fetch(&send_progress, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&send_done, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int ipcsend(int msgs, unsigned want_cpus)
+{
+    struct time_info t0 = now();
+    if (!cpus_as_wanted("ipcsend", t0, want_cpus))
+        return 1;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    int pairs = (int)t0.cpus;
+    if (pairs > SEND_PAIRS_MAX)
+        return printf("ipcsend FAIL: too many CPUs (%u)\n", t0.cpus), 1;
+    send_msgs = msgs;
+    static struct thread rcv[SEND_PAIRS_MAX], snd[SEND_PAIRS_MAX];
+    for (int i = 0; i < pairs; i++)
+        if ((send_rcv_tid[i] = thread_start(&rcv[i], send_receiver, (void *)(long)i,
+                                            PRIO_INHERIT, 16 * 1024)) < 0)
+            return printf("ipcsend FAIL: thread_start\n"), 1;
+    for (int i = 0; i < pairs; i++)     /* the senders' tids, before they send */
+        if ((send_snd_tid[i] = thread_start(&snd[i], send_sender, (void *)(long)i,
+                                            PRIO_INHERIT, 16 * 1024)) < 0)
+            return printf("ipcsend FAIL: thread_start\n"), 1;
+    __atomic_store_n(&send_go, 1, __ATOMIC_RELEASE);
+    long last = -1;
+    uint64_t last_change = now().ticks;
+    while (send_done < pairs && !send_failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (send_progress != last) {
+            last = send_progress;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            send_fail("no progress at message", send_progress, (long)(t - t0.ticks));
+        }
+    }
+    if (send_failed)
+        return 1;
+    for (int i = 0; i < pairs; i++) {
+        thread_join(&snd[i], NULL);
+        thread_join(&rcv[i], NULL);
+    }
+    if (send_failed)
+        return 1;
+    printf("ipcsend ok msgs=%d pairs=%d cpus=%u\n", msgs, pairs, t0.cpus);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -2353,10 +2457,12 @@ int main(int argc, char **argv)
         return ipckid(argc, argv);
     if (!strcmp(mode, "ipccontend"))
         return ipccontend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "ipcsend"))
+        return ipcsend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
-           " | ipccontend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
+           " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
            " | churn N [CPUS] | ipcrace N [CPUS]\n");
     return 2;
 }

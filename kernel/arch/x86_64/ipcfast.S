@@ -132,10 +132,15 @@ kernel_bkl_byte:    .byte 0
  * path) and on no queue (a closed receive: the general path unlinks it). Clobbers rcx, rsi.
  */
 .macro PRIORITY_OK slow=syscall_unlock_slow
-    cmpq $0, %gs:CPU_RQ_WORDS           /* this CPU's run queue (sched.c) */
-    je 9f
+    /* This CPU's run queue (sched.c), which other CPUs change meanwhile (a wake-up, a
+     * steal: no BKL excludes them since step 3): each word is read once, by the bsr that
+     * tests it (ZF: empty), never tested and then read again, since a bsr of a word
+     * emptied in between leaves its destination as it was (a task pointer in rsi made
+     * the next load fault: ipcrace, -smp 2). A race ends in a stale priority, no fault. */
     bsrq %gs:CPU_RQ_WORDS, %rsi         /* the highest non-empty word */
+    jz 9f
     bsrq %gs:CPU_RQ_BITMAP(,%rsi,8), %rcx   /* its highest priority */
+    jz 9f
     shll $6, %esi
     addl %esi, %ecx
     cmpl %ecx, TH_PRIO(%rax)
