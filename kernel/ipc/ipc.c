@@ -1341,8 +1341,8 @@ static struct trapframe *recv_unlocked(struct thread *r)
 
 /* SYS_IPC_SEND or SYS_IPC_RECV (ipc_syscall, BKL held on entry and on return): the frame
  * to leave through when the call completed with the BKL let go around it, else NULL. */
-static __attribute__((noinline)) struct trapframe *without_bkl(struct thread *cur,
-                                                               struct trapframe *tf)
+static __attribute__((noinline)) struct trapframe *ipc_try_without_bkl(struct thread *cur,
+                                                                       struct trapframe *tf)
 {
     if (ipc_dts || pcnt_probes_on || cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
         return NULL;
@@ -1385,11 +1385,11 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
         return do_reply_recv(cur, a, b, tf->rdx);
     }
     case SYS_IPC_SEND: {
-        struct trapframe *done = without_bkl(cur, tf);
+        struct trapframe *done = ipc_try_without_bkl(cur, tf);
         return done ? done : do_send(cur, a, tf->rdx, false);
     }
     case SYS_IPC_RECV: {
-        struct trapframe *done = without_bkl(cur, tf);
+        struct trapframe *done = ipc_try_without_bkl(cur, tf);
         if (done)
             return done;
         if (a == 0) {
