@@ -1194,6 +1194,51 @@ static void t_coher_time_order(void)
     }
 }
 
+/* The directory entry of the line holding pa. */
+static const struct coher_line *coher_line_of(const struct coher *co, uint64_t pa)
+{
+    for (uint64_t i = 0; i < co->cap; i++)
+        if (co->lines[i].line == (pa >> COHER_LINE_SHIFT) + 1)
+            return &co->lines[i];
+    printf("no line for %#llx\n", (unsigned long long)pa);
+    exit(2);
+}
+
+/* Reads of a shared copy are answered in parallel, in every order: 16 vCPUs reading at
+ * clock 0 a line another wrote each wait one latency (serialised, the k-th waited k); a
+ * write after them waits for them and invalidates them all; a read waits for a transfer
+ * for writing in flight at its clock, and so does a second read, no longer. */
+static void t_coher_parallel_reads(void)
+{
+    for (int order = COHER_ORDER_RECORDED; order <= COHER_ORDER_EXCLUSIVE; order++) {
+        struct coher *co = coher_rig("die", 17);
+        CHECK(coher_set_order(co, (enum coher_order)order) == 0);
+        coher_access(co, 0, 0x8000, 8, true);         /* cpu 0 owns it, from memory */
+        for (unsigned c = 1; c <= 16; c++) {
+            coher_access(co, c, 0x8000, 8, false);
+            CHECK_EQ(co->cpu[c].st.clock, 144);
+            CHECK_EQ(co->cpu[c].st.transfers, 1);
+        }
+        coher_access(co, 0, 0x8000, 8, true);         /* an upgrade after [0, 144] */
+        CHECK_EQ(co->cpu[0].st.invalidations, 16);
+        CHECK_EQ(co->cpu[0].st.clock, 288);
+        coher_access(co, 1, 0x8000, 8, false);        /* at 144: behind the upgrade */
+        CHECK_EQ(co->cpu[1].st.clock, 288 + 144);
+        coher_account(co, 2, 856, 0, 0);
+        coher_access(co, 2, 0x8000, 8, true);         /* [1000, 1144] from a sharer */
+        CHECK_EQ(co->cpu[2].st.clock, 1144);
+        for (unsigned c = 3; c <= 4; c++) {           /* at 1050: after it, side by side */
+            coher_account(co, c, 1050 - co->cpu[c].st.clock, 0, 0);
+            coher_access(co, c, 0x8000, 8, false);
+            CHECK_EQ(co->cpu[c].st.clock, 1144 + 144);
+        }
+        if (order == COHER_ORDER_EXCLUSIVE) {         /* side-by-side reads: one span */
+            CHECK_EQ(co->transfer_merges + co->transfers_forgotten, 0);
+            CHECK_EQ(coher_line_of(co, 0x8000)->nspans, 5);
+        }
+    }
+}
+
 static struct coher *coher_exclusive_rig(unsigned ncpus)
 {
     struct coher *co = coher_rig("die", ncpus);
@@ -1278,6 +1323,29 @@ static void t_coher_exclusive_sparse_line(void)
     CHECK_EQ(co->transfers_forgotten, 1);             /* the ninth */
     coher_access(co, 0, 0x9000, 8, true);             /* [0, 144]: the forgotten one's place */
     CHECK_EQ(co->cpu[0].st.clock, 144);
+}
+
+/* Exclusive order, a full line set joining a read's span and a write's: the joined span
+ * is exclusive, so a later read cannot go into it (cpu 0 runs at clock 0: nothing can be
+ * forgotten). Rounds k = 1..4: cpu 2 reads at 1000 k, [1000 k, +144], cpu 1 writes it
+ * back at 1000 k + 200 (an upgrade); the fifth read finds eight spans and joins the
+ * closest two, [1000, 1344], and the fifth write [2000, 2344]. */
+static void t_coher_exclusive_read_join(void)
+{
+    struct coher *co = coher_exclusive_rig(3);
+    coher_access(co, 1, 0x9000, 8, true);
+    for (unsigned k = 1; k <= 5; k++) {
+        coher_account(co, 2, k * 1000 - co->cpu[2].st.clock, 0, 0);
+        coher_access(co, 2, 0x9000, 8, false);
+        CHECK_EQ(co->cpu[2].st.clock, k * 1000 + 144);
+        coher_account(co, 1, k * 1000 + 200 - co->cpu[1].st.clock, 0, 0);
+        coher_access(co, 1, 0x9000, 8, true);
+        CHECK_EQ(co->cpu[1].st.clock, k * 1000 + 344);
+    }
+    CHECK_EQ(co->transfer_merges, 2);
+    coher_account(co, 0, 1100, 0, 0);
+    coher_access(co, 0, 0x9000, 8, false);            /* at 1100: after 1344 */
+    CHECK_EQ(co->cpu[0].st.clock, 1344 + 144);
 }
 
 /* Exclusive order, locks: a hold starts after any hold of another vCPU its clock falls in
@@ -1434,9 +1502,11 @@ static const struct tcase cases[] = {
     {"coher_scaling", t_coher_scaling},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
+    {"coher_parallel_reads", t_coher_parallel_reads},
     {"coher_exclusive_lines", t_coher_exclusive_lines},
     {"coher_exclusive_crowded_line", t_coher_exclusive_crowded_line},
     {"coher_exclusive_sparse_line", t_coher_exclusive_sparse_line},
+    {"coher_exclusive_read_join", t_coher_exclusive_read_join},
     {"coher_exclusive_locks", t_coher_exclusive_locks},
     {"coher_exclusive_bounded", t_coher_exclusive_bounded},
 };

@@ -182,11 +182,13 @@ static unsigned spans_closest(const struct coher_span *v, unsigned n)
     return best;
 }
 
-/* Joins spans i and i + 1 into one: the gap between them counts as busy. */
+/* Joins spans i and i + 1 into one: the gap between them counts as busy, for reads too
+ * unless both were reads' (pessimistic either way). */
 static void spans_join(struct coher_span *v, unsigned *n, unsigned i)
 {
     v[i].end = v[i + 1].end;
     v[i].last = v[i + 1].last;
+    v[i].read = v[i].read && v[i + 1].read;
     memmove(&v[i + 1], &v[i + 2], (*n - i - 2) * sizeof(*v));
     --*n;
 }
@@ -244,11 +246,12 @@ static void hold_room(struct coher *co, struct coher_lock *l)
 }
 
 /* The earliest start at or after t of a span of length len for `who` (a vCPU, or -1)
- * overlapping no span, with a hand-off's gap (handoff_gap) to a span of another vCPU on
- * either side. The spans' ends are sorted too (they never overlap): a binary search
- * skips those that end, gap included, before t. */
+ * overlapping no span (a read's: no exclusive span, reads' spans being no obstacle), with
+ * a hand-off's gap (handoff_gap) to a span of another vCPU on either side. The spans' ends
+ * are sorted too (they never overlap): a binary search skips those that end, gap included,
+ * before t. */
 static double span_fit(const struct coher *co, const struct coher_span *v, unsigned n,
-                       double t, double len, int who)
+                       double t, double len, int who, bool read)
 {
     double most = max_latency(co);
     unsigned lo = 0, hi = n;
@@ -261,7 +264,7 @@ static double span_fit(const struct coher *co, const struct coher_span *v, unsig
     }
     for (unsigned i = lo; i < n; i++) {
         double after = v[i].end + handoff_gap(co, v[i].last, who);
-        if (after <= t)
+        if (after <= t || (read && v[i].read))
             continue;
         if (v[i].start >= t + len + handoff_gap(co, who, v[i].first))
             break;
@@ -277,8 +280,26 @@ static void span_insert(struct coher_span *v, unsigned *n, double start, double 
     unsigned i = *n;
     for (; i > 0 && v[i - 1].start > start; i--)
         v[i] = v[i - 1];
-    v[i] = (struct coher_span){start, start + len, (int8_t)who, (int8_t)who};
+    v[i] = (struct coher_span){start, start + len, (int8_t)who, (int8_t)who, false};
     ++*n;
+}
+
+/* Adds a line's read [start, start + len) (span_fit found it, after the room was made): it
+ * overlaps no exclusive span, so it and the reads' spans it overlaps become one span, and
+ * the set still never overlaps. */
+static void span_insert_read(struct coher_span *v, unsigned *n, double start, double len)
+{
+    double end = start + len;
+    unsigned i = 0, j;
+    while (i < *n && v[i].end <= start)
+        i++;
+    for (j = i; j < *n && v[j].start < end; j++) {
+        start = v[j].start < start ? v[j].start : start;
+        end = v[j].end > end ? v[j].end : end;
+    }
+    memmove(&v[i + 1], &v[j], (*n - j) * sizeof(*v));
+    v[i] = (struct coher_span){start, end, -1, -1, true};
+    *n = *n - (j - i) + 1;
 }
 
 /* ---- the directory ------------------------------------------------------------------ */
@@ -335,35 +356,48 @@ static void charge_transfer(struct coher_cpu *c, struct coher_line *e, double do
 }
 
 /* Exclusive order: the transfer takes the line's earliest free span of `lat` at or after
- * the vCPU's clock, wherever the line's other transfers fell in modelled time. */
-static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+ * the vCPU's clock, wherever the line's other transfers fell in modelled time; a read's
+ * may overlap other reads'. */
+static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line *e,
+                       double lat, bool read)
 {
     struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
     unsigned n = e->nspans;
     line_room(co, v, &n);
-    double start = span_fit(co, v, n, c->st.clock, lat, -1);
-    span_insert(v, &n, start, lat, -1);
+    double start = span_fit(co, v, n, c->st.clock, lat, -1, read);
+    if (read)
+        span_insert_read(v, &n, start, lat);
+    else
+        span_insert(v, &n, start, lat, -1);
     e->nspans = (uint8_t)n;
     charge_transfer(c, e, start + lat);
 }
 
-/* The line is busy until its previous transfer finished; this one then takes `lat`. In
- * time order a transfer that started after this vCPU's clock does not hold it up; in
- * exclusive order it takes the earliest gap (pay_in_gap). */
-static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+/* A transfer for writing (or an upgrade) waits until the line's previous transfer
+ * finished, a read only until its previous one for writing did (a directory answers read
+ * misses on a shared copy in parallel); this one then takes `lat`. In time order a
+ * transfer that started after this vCPU's clock does not hold it up; in exclusive order
+ * it takes the earliest gap (pay_in_gap). */
+static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat,
+                bool read)
 {
     if (co->order == COHER_ORDER_EXCLUSIVE) {
-        pay_in_gap(co, c, e, lat);
+        pay_in_gap(co, c, e, lat, read);
         return;
     }
-    bool later = co->order == COHER_ORDER_TIME && e->start > c->st.clock;
-    double start = later || c->st.clock > e->ready ? c->st.clock : e->ready;
+    double busy_from = read ? e->own_start : e->start, busy_to = read ? e->own_ready : e->ready;
+    bool later = co->order == COHER_ORDER_TIME && busy_from > c->st.clock;
+    double start = later || c->st.clock > busy_to ? c->st.clock : busy_to;
     double done = start + lat;
     if (start > e->start)
         e->start = start;
+    if (!read && start > e->own_start)
+        e->own_start = start;
     charge_transfer(c, e, done);
     if (done > e->ready)
         e->ready = done;
+    if (!read && done > e->own_ready)
+        e->own_ready = done;
 }
 
 static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
@@ -374,7 +408,7 @@ static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
     int from = nearest_holder(co, e, cpu);
     if (from >= 0) {
         co->cpu[cpu].st.transfers++;
-        pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu), true);
     }
     e->owner = -1;              /* a modified copy is now shared */
     e->sharers |= bit;
@@ -389,9 +423,9 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     if (!(e->sharers & bit) && others) {          /* the data comes from another cache */
         int from = nearest_holder(co, e, cpu);
         c->st.transfers++;
-        pay(co, c, e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, c, e, coher_latency(co, (unsigned)from, cpu), false);
     } else if (others) {                          /* an upgrade: invalidate the copies */
-        pay(co, c, e, invalidation_latency(co, others, cpu));
+        pay(co, c, e, invalidation_latency(co, others, cpu), false);
     }
     c->st.invalidations += (uint64_t)__builtin_popcountll(others);
     e->sharers = bit;
@@ -440,7 +474,7 @@ static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double u
 static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
-    double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu);
+    double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu, false);
     charge_lock_wait(c, l, start);
     if (l->holder >= 0)                       /* its release never came: dropped */
         co->cpu[l->holder].open_holds--;
@@ -490,7 +524,7 @@ static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
     l->holder = -1;
     c->open_holds--;
     hold_room(co, l);
-    double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
+    double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu, false);
     if (l->nspans < l->capspans)              /* else no room could be made: forgotten */
         span_insert(l->spans, &l->nspans, start, len, (int)cpu);
     charge_lock_wait(c, l, c->st.clock + (start - l->hold_start));

@@ -8,9 +8,10 @@
  *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties)
  *           + core-to-core transfers * latency(source, destination)
  *           + lock waits
- * in the order QEMU executed the accesses. A line is a resource: a transfer or an
- * invalidating upgrade cannot start before the line's previous transfer has finished, so
- * N vCPUs hammering one line serialise on it. A lock acquire cannot complete before the
+ * in the order QEMU executed the accesses. A line is a resource: a transfer for writing or
+ * an invalidating upgrade cannot start before the line's previous transfer has finished, so
+ * N vCPUs hammering one line serialise on it; a transfer for reading waits only for the
+ * previous one for writing (reads of a shared copy are answered in parallel). A lock acquire cannot complete before the
  * recorded previous release of that lock (hand-offs in recorded order; the other replay
  * orders are below, enum coher_order). Work the guest
  * marks as not modelled (its barriers, the time a waiter spends halted) is left out.
@@ -61,10 +62,12 @@ struct coher_cpu {
 /* An interval of modelled time [start, end) a line is busy with a transfer or a lock is
  * held (exclusive order), and the vCPU holding it at its start and at its end (one vCPU
  * unless two spans were joined; -1 for a line's). A set of them is kept sorted by start,
- * never overlapping. */
+ * never overlapping. `read`: a line's reads of a shared copy, which other reads may
+ * overlap (they are joined into one span when they do); every other span is exclusive. */
 struct coher_span {
     double start, end;
     int8_t first, last;
+    bool read;
 };
 
 struct coher_line {
@@ -75,6 +78,9 @@ struct coher_line {
     uint32_t transfers;     /* transfers and upgrades paid on it in this window */
     double start;           /* modelled time its latest transfer started */
     double ready;           /* modelled time its last transfer completed */
+    /* the same for its transfers that made it exclusive (a write's or an upgrade's): a read
+     * waits only for these, reads of a shared copy being answered in parallel */
+    double own_start, own_ready;
     double cycles;          /* what they cost the vCPUs: queueing and latency */
 };
 
