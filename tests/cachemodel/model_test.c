@@ -1132,6 +1132,30 @@ static void t_coher_scaling(void)
     CHECK(!co->cpu[0].active);
 }
 
+/* The report's hot pages sum their lines' transfers: three lines of one page each moved
+ * once (432 cycles) are one page dearer than none of them alone, below a line moved and
+ * upgraded behind it (864). */
+static void t_coher_hot_pages(void)
+{
+    struct coher *co = coher_rig("die", 2);
+    for (uint64_t pa = 0x40000; pa < 0x400c0; pa += 64) {
+        coher_access(co, 0, pa, 8, true);
+        coher_access(co, 1, pa, 8, false);            /* 144 each, one after the other */
+    }
+    coher_access(co, 0, 0x50000, 8, true);
+    coher_access(co, 1, 0x50000, 8, false);           /* at 432: 144 */
+    coher_access(co, 0, 0x50000, 8, true);            /* at 0, behind it: 576 + 144 */
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"hot_lines\":[{\"pa\":327680,\"transfers\":2,\"cycles\":864},"
+                       "{\"pa\":262") != NULL);
+    CHECK(strstr(text, "\"hot_pages\":[{\"pa\":327680,\"lines\":1,\"transfers\":2,"
+                       "\"cycles\":864},{\"pa\":262144,\"lines\":3,\"transfers\":3,"
+                       "\"cycles\":432}]") != NULL);
+}
+
 /* A hand-off completes no earlier than the recorded release; the wait is not counted. */
 static void t_coher_locks(void)
 {
@@ -1500,6 +1524,7 @@ static const struct tcase cases[] = {
     {"coher_latency", t_coher_latency},
     {"coher_directory", t_coher_directory},
     {"coher_scaling", t_coher_scaling},
+    {"coher_hot_pages", t_coher_hot_pages},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
     {"coher_parallel_reads", t_coher_parallel_reads},

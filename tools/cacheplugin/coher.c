@@ -605,31 +605,80 @@ static void put_locks(FILE *f, const struct coher *co)
     fputc(']', f);
 }
 
-/* The COHER_HOT_LINES lines whose transfers cost the vCPUs most (physical address,
- * transfers, cycles: queueing behind the line's previous transfer and latency), dearest
- * first: which data bounds a curve of transfer cycles. Since the last directory reset. */
+/* A line's or a page's transfers: where it starts, its lines with transfers, and what
+ * they cost the vCPUs (queueing behind the line's previous transfer and latency). */
+struct hot {
+    uint64_t pa, lines, transfers;
+    double cycles;
+};
+
+/* Keeps hot[] (COHER_HOT_LINES, dearest first, unused entries of no lines) the dearest
+ * offered so far; of equal cost the first offered first. */
+static void hot_offer(struct hot *hot, struct hot x)
+{
+    unsigned k = COHER_HOT_LINES;
+    while (k > 0 && (!hot[k - 1].lines || hot[k - 1].cycles < x.cycles)) {
+        if (k < COHER_HOT_LINES)
+            hot[k] = hot[k - 1];
+        k--;
+    }
+    if (k < COHER_HOT_LINES)
+        hot[k] = x;
+}
+
+static void put_hot(FILE *f, const char *name, const struct hot *hot, bool lines)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (unsigned k = 0; k < COHER_HOT_LINES && hot[k].lines; k++) {
+        fprintf(f, "%s{\"pa\":%" PRIu64, k ? "," : "", hot[k].pa);
+        if (lines)
+            fprintf(f, ",\"lines\":%" PRIu64, hot[k].lines);
+        fprintf(f, ",\"transfers\":%" PRIu64 ",\"cycles\":%.0f}", hot[k].transfers,
+                hot[k].cycles);
+    }
+    fputc(']', f);
+}
+
+static int by_pa(const void *a, const void *b)
+{
+    uint64_t x = ((const struct hot *)a)->pa, y = ((const struct hot *)b)->pa;
+    return (x > y) - (x < y);
+}
+
+/* The COHER_HOT_LINES lines whose transfers cost the vCPUs most, dearest first: which
+ * data bounds a curve of transfer cycles; and the COHER_HOT_LINES 4 KiB pages whose lines
+ * together cost most, with how many of their lines had transfers: a cost spread over
+ * many lines each moved a few times (a frame copied or zeroed on another CPU than the
+ * one that wrote it last) shows there and in no single line. Since the last directory
+ * reset; the pages only if a table of the lines with transfers can be had. */
 static void put_hot_lines(FILE *f, const struct coher *co)
 {
-    const struct coher_line *hot[COHER_HOT_LINES] = {0};
+    struct hot lines[COHER_HOT_LINES] = {0}, pages[COHER_HOT_LINES] = {0};
+    struct hot *all = malloc((co->used_lines + 1) * sizeof(*all));
+    uint64_t n = 0;
     for (uint64_t i = 0; i < co->cap; i++) {
         const struct coher_line *e = &co->lines[i];
         if (!e->line || e->cycles <= 0)
             continue;
-        unsigned k = COHER_HOT_LINES;
-        while (k > 0 && (!hot[k - 1] || hot[k - 1]->cycles < e->cycles)) {
-            if (k < COHER_HOT_LINES)
-                hot[k] = hot[k - 1];
-            k--;
-        }
-        if (k < COHER_HOT_LINES)
-            hot[k] = e;
+        struct hot x = {(e->line - 1) << COHER_LINE_SHIFT, 1, e->transfers, e->cycles};
+        hot_offer(lines, x);
+        if (all)
+            all[n++] = x;
     }
-    fputs(",\"hot_lines\":[", f);
-    for (unsigned k = 0; k < COHER_HOT_LINES && hot[k]; k++)
-        fprintf(f, "%s{\"pa\":%" PRIu64 ",\"transfers\":%" PRIu32 ",\"cycles\":%.0f}",
-                k ? "," : "", (hot[k]->line - 1) << COHER_LINE_SHIFT, hot[k]->transfers,
-                hot[k]->cycles);
-    fputc(']', f);
+    if (all)
+        qsort(all, n, sizeof(*all), by_pa);
+    for (uint64_t i = 0; all && i < n;) {
+        struct hot page = {all[i].pa & ~0xfffull, 0, 0, 0};
+        for (; i < n && (all[i].pa & ~0xfffull) == page.pa; i++) {
+            page.lines++;
+            page.transfers += all[i].transfers;
+            page.cycles += all[i].cycles;
+        }
+        hot_offer(pages, page);
+    }
+    free(all);
+    put_hot(f, "hot_lines", lines, false);
+    put_hot(f, "hot_pages", pages, true);
 }
 
 void coher_report(FILE *f, const struct coher *co)

@@ -220,6 +220,25 @@ def vcpu_fields(window: dict) -> dict:
     }
 
 
+def hot_fields(coherence: dict) -> dict:
+    """The lines and 4 KiB pages whose transfers cost the vCPUs most in the window (the
+    plugin's `hot_lines` and `hot_pages`, dearest first; MODELLED cycles, exact transfer
+    counts), each named by the kernel symbol at its address (`kernel_symbol`; "frame" for
+    memory outside the kernel image: user pages, page tables, the allocator's frames), and
+    the share of all the vCPUs' transfer cycles each took (docs/smp.md, "Where a COW
+    break's modelled cycles go")."""
+    from ondol import cache
+    total = sum(c.get("transfer_cycles", 0) for c in coherence["cpus"]) or 1
+
+    def named(entry: dict) -> dict:
+        return {"pa": hex(entry["pa"]),
+                "symbol": cache.kernel_symbol(REPO, entry["pa"]) or "frame",
+                **{k: entry[k] for k in ("lines", "transfers") if k in entry},
+                "cycles": entry["cycles"], "share": round(entry["cycles"] / total, 4)}
+    return {"hot_lines": [named(e) for e in coherence.get("hot_lines", [])],
+            "hot_pages": [named(e) for e in coherence.get("hot_pages", [])]}
+
+
 def rows(results: list[dict], config) -> list[dict]:
     """Guest rows: jobs per 10^9 instructions (icount: exact) as the median, the counters
     per job, and the model's figures when the boot had the plugin."""
@@ -235,6 +254,7 @@ def rows(results: list[dict], config) -> list[dict]:
         if window:
             row.update(model_fields(window["coherence"], row["jobs"]))
             row.update(vcpu_fields(window))
+            row.update(hot_fields(window["coherence"]))
         out.append(row)
     return out
 
