@@ -1134,7 +1134,7 @@ static void t_coher_scaling(void)
 
 /* The report's hot pages sum their lines' transfers: three lines of one page each moved
  * once (432 cycles) are one page dearer than none of them alone, below a line moved and
- * upgraded behind it (864). */
+ * upgraded behind it (864); the line spread counts lines by their transfers. */
 static void t_coher_hot_pages(void)
 {
     struct coher *co = coher_rig("die", 2);
@@ -1154,6 +1154,9 @@ static void t_coher_hot_pages(void)
     CHECK(strstr(text, "\"hot_pages\":[{\"pa\":327680,\"lines\":1,\"transfers\":2,"
                        "\"cycles\":864},{\"pa\":262144,\"lines\":3,\"transfers\":3,"
                        "\"cycles\":432}]") != NULL);
+    CHECK(strstr(text, "\"line_spread\":[{\"transfers_from\":1,\"lines\":3,\"transfers\":3,"
+                       "\"cycles\":432},{\"transfers_from\":2,\"lines\":1,\"transfers\":2,"
+                       "\"cycles\":864},{\"transfers_from\":4,\"lines\":0,") != NULL);
 }
 
 /* A hand-off completes no earlier than the recorded release; the wait is not counted. */

@@ -30,9 +30,11 @@ def window(makespan=2_000_000):
     hot_lines = [{"pa": 0x100040, "transfers": 30, "cycles": 4000},
                  {"pa": 0x900000, "transfers": 2, "cycles": 800}]
     hot_pages = [{"pa": 0x900000, "lines": 64, "transfers": 64, "cycles": 6000}]
+    spread = [{"transfers_from": 1, "lines": 64, "transfers": 64, "cycles": 2000}]
     return {"window": 13, "coherence": {"preset": "p4", "makespan": makespan,
                                         "cpus": [cpu, cpu], "locks": locks,
-                                        "hot_lines": hot_lines, "hot_pages": hot_pages},
+                                        "hot_lines": hot_lines, "hot_pages": hot_pages,
+                                        "line_spread": spread},
             "vcpus": vcpus}
 
 
@@ -92,6 +94,8 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
         {"pa": "0x900000", "symbol": "frame", "transfers": 2, "cycles": 800, "share": 0.1}]
     assert row["hot_pages"] == [{"pa": "0x900000", "symbol": "frame", "lines": 64,
                                  "transfers": 64, "cycles": 6000, "share": 0.75}]
+    assert row["line_spread"] == [{"transfers_from": 1, "lines": 64, "transfers": 64,
+                                   "cycles": 2000, "share": 0.25}]
 
 
 def test_the_rmap_part_has_its_own_benchmark_links_and_peer_command():

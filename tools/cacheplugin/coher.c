@@ -681,6 +681,35 @@ static void put_hot_lines(FILE *f, const struct coher *co)
     put_hot(f, "hot_pages", pages, true);
 }
 
+/* The lines with transfers by how many each had (1, 2-3, 4-15, 16-63, 64-255, 256 or
+ * more): their number, transfers and cycles. Data that flows from CPU to CPU (a frame
+ * written on one and copied or zeroed on another) is many lines moved a few times each;
+ * a line shared by every CPU (a global counter, a lock) is one line moved hundreds of
+ * times. Since the last directory reset. */
+static void put_line_spread(FILE *f, const struct coher *co)
+{
+    static const unsigned from[] = {1, 2, 4, 16, 64, 256};
+    enum { N = sizeof(from) / sizeof(from[0]) };
+    struct hot by[N] = {0};
+    for (uint64_t i = 0; i < co->cap; i++) {
+        const struct coher_line *e = &co->lines[i];
+        if (!e->line || !e->transfers)
+            continue;
+        unsigned k = N - 1;
+        while (e->transfers < from[k])
+            k--;
+        by[k].lines++;
+        by[k].transfers += e->transfers;
+        by[k].cycles += e->cycles;
+    }
+    fputs(",\"line_spread\":[", f);
+    for (unsigned k = 0; k < N; k++)
+        fprintf(f, "%s{\"transfers_from\":%u,\"lines\":%" PRIu64 ",\"transfers\":%" PRIu64
+                   ",\"cycles\":%.0f}", k ? "," : "", from[k], by[k].lines, by[k].transfers,
+                by[k].cycles);
+    fputc(']', f);
+}
+
 void coher_report(FILE *f, const struct coher *co)
 {
     const struct coher_preset *p = &co->preset;
@@ -706,6 +735,7 @@ void coher_report(FILE *f, const struct coher *co)
     fputc(']', f);
     put_locks(f, co);
     put_hot_lines(f, co);
+    put_line_spread(f, co);
     if (co->order == COHER_ORDER_EXCLUSIVE)
         fprintf(f, ",\"hold_merges\":%" PRIu64 ",\"transfer_merges\":%" PRIu64
                    ",\"transfers_forgotten\":%" PRIu64 ",\"horizon\":%.0f", co->hold_merges,

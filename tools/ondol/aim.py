@@ -225,8 +225,8 @@ def hot_fields(coherence: dict) -> dict:
     plugin's `hot_lines` and `hot_pages`, dearest first; MODELLED cycles, exact transfer
     counts), each named by the kernel symbol at its address (`kernel_symbol`; "frame" for
     memory outside the kernel image: user pages, page tables, the allocator's frames), and
-    the share of all the vCPUs' transfer cycles each took (docs/smp.md, "Where a COW
-    break's modelled cycles go")."""
+    the share of all the vCPUs' transfer cycles each took; and the plugin's `line_spread`
+    with the same shares (docs/smp.md, "Where a COW break's modelled cycles go")."""
     from ondol import cache
     total = sum(c.get("transfer_cycles", 0) for c in coherence["cpus"]) or 1
 
@@ -236,7 +236,11 @@ def hot_fields(coherence: dict) -> dict:
                 **{k: entry[k] for k in ("lines", "transfers") if k in entry},
                 "cycles": entry["cycles"], "share": round(entry["cycles"] / total, 4)}
     return {"hot_lines": [named(e) for e in coherence.get("hot_lines", [])],
-            "hot_pages": [named(e) for e in coherence.get("hot_pages", [])]}
+            "hot_pages": [named(e) for e in coherence.get("hot_pages", [])],
+            # the lines by how many transfers each had: flowing data (many lines, a few
+            # each) against shared lines (few lines, hundreds each)
+            "line_spread": [{**e, "share": round(e["cycles"] / total, 4)}
+                            for e in coherence.get("line_spread", [])]}
 
 
 def rows(results: list[dict], config) -> list[dict]:
