@@ -1159,6 +1159,35 @@ static void t_coher_hot_pages(void)
                        "\"cycles\":864},{\"transfers_from\":4,\"lines\":0,") != NULL);
 }
 
+/* The plugin's path (sim_data_coher): a transfer whose access also missed the private
+ * hierarchy to memory is counted as charged twice, with the memory part of its latency
+ * (modern: lat_mem - lat_l2 = 188); a transfer that hits in the private caches (they
+ * keep a copy the directory invalidated) and a miss with no transfer are not. */
+static void t_coher_double_charge(void)
+{
+    struct config cfg = preset("modern");
+    strcpy(cfg.coherence, "die");
+    struct sim *s = sim_create(&cfg, 2, NULL);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    struct insn_desc ld = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 4, .kernel = 1};
+    sim_marker(s, 0, MK_WIN_BEGIN, 3);
+    for (unsigned v = 0; v < 2; v++)
+        sim_marker(s, v, MK_MODEL, 1);
+    const uint64_t x = 0x70000;
+    sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);   /* from memory: no transfer */
+    sim_data_coher(s, 1, &ld, KTEXT + x, x, 8, false);  /* missed to memory, and moved */
+    sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);   /* an upgrade, a private hit */
+    sim_data_coher(s, 1, &ld, KTEXT + x, x, 8, false);  /* moved, a private hit */
+    const struct coher_cpu_stats *a = &s->coh->cpu[0].st, *b = &s->coh->cpu[1].st;
+    CHECK_EQ(b->transfers, 2);
+    CHECK_EQ(b->double_charged, 1);
+    CHECK_EQ(b->double_charged_cycles, 188);
+    CHECK_EQ(a->double_charged + a->transfers, 0);
+    sim_destroy(s);
+}
+
 /* A hand-off completes no earlier than the recorded release; the wait is not counted. */
 static void t_coher_locks(void)
 {
@@ -1528,6 +1557,7 @@ static const struct tcase cases[] = {
     {"coher_directory", t_coher_directory},
     {"coher_scaling", t_coher_scaling},
     {"coher_hot_pages", t_coher_hot_pages},
+    {"coher_double_charge", t_coher_double_charge},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
     {"coher_parallel_reads", t_coher_parallel_reads},

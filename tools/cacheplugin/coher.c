@@ -432,10 +432,11 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     e->owner = (int8_t)cpu;
 }
 
-void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store)
+unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store)
 {
     if (cpu >= co->ncpus || !co->cpu[cpu].active || !size)
-        return;
+        return 0;
+    uint64_t before = co->cpu[cpu].st.transfers;
     uint64_t first = pa >> COHER_LINE_SHIFT, last = (pa + size - 1) >> COHER_LINE_SHIFT;
     for (uint64_t line = first; line <= last; line++) {
         struct coher_line *e = find_line(co, line);
@@ -444,6 +445,15 @@ void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bo
         else
             load_line(co, cpu, e);
     }
+    return (unsigned)(co->cpu[cpu].st.transfers - before);
+}
+
+void coher_double_charge(struct coher *co, unsigned cpu, uint64_t n, double cycles)
+{
+    if (cpu >= co->ncpus || !co->cpu[cpu].active)
+        return;
+    co->cpu[cpu].st.double_charged += n;
+    co->cpu[cpu].st.double_charged_cycles += cycles;
 }
 
 /* ---- markers ------------------------------------------------------------------------ */
@@ -582,10 +592,10 @@ static void put_cpu(FILE *f, unsigned i, const struct coher_cpu_stats *s)
                ",\"lock_acquires\":%" PRIu64 ",\"lock_releases\":%" PRIu64
                ",\"lock_waits\":%" PRIu64 ",\"handoffs\":%" PRIu64
                ",\"miss_cycles\":%.0f,\"transfer_cycles\":%.0f,\"lock_wait_cycles\":%.0f"
-               ",\"clock\":%.0f}",
+               ",\"clock\":%.0f,\"double_charged\":%" PRIu64 ",\"double_charged_cycles\":%.0f}",
             i, s->instructions, s->misses, s->transfers, s->invalidations, s->lock_acquires,
             s->lock_releases, s->lock_waits, s->handoffs, s->miss_cycles, s->transfer_cycles,
-            s->lock_wait_cycles, s->clock);
+            s->lock_wait_cycles, s->clock, s->double_charged, s->double_charged_cycles);
 }
 
 /* Every lock acquired in the window, by id: the vCPUs' lock figures split by lock, so a

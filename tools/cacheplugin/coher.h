@@ -50,6 +50,11 @@ struct coher_cpu_stats {
     uint64_t instructions, misses, transfers, invalidations;
     uint64_t lock_acquires, lock_releases, lock_waits, handoffs;
     double miss_cycles, transfer_cycles, lock_wait_cycles, clock;
+    /* transfers whose access also missed the private hierarchy to memory, and that
+     * memory latency (in miss_cycles): such a line is charged twice, where a machine
+     * pays the transfer instead of memory (coher_double_charge) */
+    uint64_t double_charged;
+    double double_charged_cycles;
 };
 
 struct coher_cpu {
@@ -141,8 +146,12 @@ double coher_latency(const struct coher *co, unsigned from, unsigned to);
 void coher_window_begin(struct coher *co);
 /* Instructions executed and the private hierarchy's misses and stall cycles they caused. */
 void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t misses, double stall);
-/* A data access to physical address pa (size bytes). */
-void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store);
+/* A data access to physical address pa (size bytes); the transfers it made (data from
+ * another vCPU's cache; upgrades are not counted). */
+unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store);
+/* n of the access's transfers also missed the private hierarchy to memory, which charged
+ * them `cycles` of memory latency: counted, not changed (README "Limits"). */
+void coher_double_charge(struct coher *co, unsigned cpu, uint64_t n, double cycles);
 /* Marker 11 (payload kind << 10 | lock) and marker 12 (0 pause, 1 resume). */
 void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload);
 void coher_model_marker(struct coher *co, unsigned cpu, unsigned payload);
