@@ -17,7 +17,9 @@ struct kcache {
                                  may take: thread.c), and ... */
     bool (*grace)(void);      /* ... an empty frame goes back only once this returns true
                                  (called without the cache's lock; false keeps the frame) */
-};
+} __attribute__((aligned(64)));   /* a line of its own: every CPU's allocation writes its
+                                     lock and counts, and two caches (or a cache and a
+                                     read-mostly global such as rmap_mode) shared lines */
 #define KCACHE_INIT(n, sz) {.name = (n), .size = (sz), .lock = SPINLOCK_INIT(KOBJ)}
 #define KCACHE_STABLE_INIT(n, sz, from, g) {.name = (n), .size = (sz), \
     .lock = SPINLOCK_INIT(KOBJ), .stable_from = (from), .grace = (g)}

@@ -26,7 +26,13 @@
 
 static u64 bitmap[NFRAMES / 64];
 static u64 nframes;          /* frames covered: up to the highest usable address */
-static u64 total, nfree, hint, kernel_reserved;
+/* The bitmap's counters, written under `lock` at every batch a cache takes or gives back:
+ * on a line of their own, so that the read-mostly `meta` and `nframes`, read at every
+ * frame operation, do not move from CPU to CPU with them (they shared a line: the
+ * coherence model's hot lines, docs/smp.md "Where a COW break's modelled cycles go"). */
+static struct {
+    u64 total, nfree, hint, kernel_reserved;
+} __attribute__((aligned(64))) bm;
 static struct spinlock lock = SPINLOCK_INIT(PMM);
 static struct frame_meta *meta;   /* per frame below nframes */
 
@@ -34,7 +40,11 @@ static struct frame_meta *meta;   /* per frame below nframes */
 #define CACHE_BATCH 16                /* frames moved at once to or from the bitmap */
 struct frame_cache {                  /* one a CPU, on lines of its own */
     struct spinlock lock;             /* its CPU, or a drain from another */
-    int n;
+    int n;                            /* under lock; read unlocked by frames_cached */
+    /* frame_alloc leaves the last FRAMES_RESERVED frames alone (frame_reserve_guard):
+     * written by its CPU at every page fault, so here and not in an array of MAX_CPUS
+     * bools, 64 CPUs to a line */
+    bool reserve_guard;
     u64 frames[CACHE_MAX];            /* physical addresses, not zeroed */
 } __attribute__((aligned(64)));
 static struct frame_cache caches[MAX_CPUS];
@@ -46,7 +56,18 @@ void pmm_caches_start(void)
         spin_lock_init(&caches[i].lock, LOCK_FRAME_CACHE);
     caches_on = true;
 }
-static u64 ncached;                   /* frames in every cache (atomic: read unlocked) */
+
+/* Frames in every cache, summed from the caches' own counts: a global count beside them
+ * was written by every CPU's every frame allocation and free (the coherence model's
+ * hottest pmm line). Exact when no CPU is changing its cache; read only where memory
+ * runs short, and for statistics. */
+static u64 frames_cached(void)
+{
+    u64 n = 0;
+    for (int i = 0; i < MAX_CPUS; i++)
+        n += (u64)__atomic_load_n(&caches[i].n, __ATOMIC_RELAXED);
+    return n;
+}
 
 static bool frame_used(u64 f) { return bitmap[f / 64] & (1ull << (f % 64)); }
 static void set_used(u64 f) { bitmap[f / 64] |= 1ull << (f % 64); }
@@ -63,12 +84,12 @@ static void mark_range(u64 base, u64 len, bool used)
     for (u64 f = first; f < last && f < NFRAMES; f++) {
         if (used && !frame_used(f)) {
             set_used(f);
-            nfree--;
-            kernel_reserved++;
+            bm.nfree--;
+            bm.kernel_reserved++;
         } else if (!used && frame_used(f)) {
             set_free(f);
-            nfree++;
-            total++;
+            bm.nfree++;
+            bm.total++;
         }
     }
 }
@@ -103,14 +124,14 @@ void pmm_init(const struct mem_region *usable, int n, const struct mem_region *r
     }
     for (int i = 0; i < nres; i++)
         mark_range(reserved[i].base, reserved[i].len, true);
-    hint = 0;
+    bm.hint = 0;
     metadata_init();
 }
 
 static u64 find_run(size_t n)
 {
     for (u64 pass = 0; pass < 2; pass++) {
-        u64 start = pass ? 0 : hint;
+        u64 start = pass ? 0 : bm.hint;
         u64 run = 0;
         for (u64 f = start; f < nframes; f++) {
             if (f % 64 == 0 && run == 0 && bitmap[f / 64] == ~0ull) {
@@ -128,13 +149,13 @@ static u64 find_run(size_t n)
 /* n contiguous frames out of the bitmap (the global lock held), or ~0. */
 static u64 take_run_locked(size_t n)
 {
-    u64 f = n <= nfree ? find_run(n) : ~0ull;
+    u64 f = n <= bm.nfree ? find_run(n) : ~0ull;
     if (f == ~0ull)
         return f;
     for (u64 i = 0; i < n; i++)
         set_used(f + i);
-    nfree -= n;
-    hint = f + n;
+    bm.nfree -= n;
+    bm.hint = f + n;
     return f;
 }
 
@@ -145,10 +166,9 @@ static void cache_drain_locked(struct frame_cache *c, int n)
         u64 f = c->frames[--c->n] / PAGE_SIZE;
         meta[f].cached = false;
         set_free(f);
-        nfree++;
-        __atomic_sub_fetch(&ncached, 1, __ATOMIC_RELAXED);
-        if (f < hint)
-            hint = f;
+        bm.nfree++;
+        if (f < bm.hint)
+            bm.hint = f;
     }
 }
 
@@ -170,7 +190,7 @@ static u64 take_run(size_t n)
     spin_lock(&lock);
     u64 f = take_run_locked(n);
     spin_unlock(&lock);
-    if (f == ~0ull && __atomic_load_n(&ncached, __ATOMIC_RELAXED)) {
+    if (f == ~0ull && frames_cached()) {
         drain_all();
         spin_lock(&lock);
         f = take_run_locked(n);
@@ -192,7 +212,6 @@ static void cache_refill(struct frame_cache *c)
             break;
         meta[f].cached = true;
         c->frames[c->n++] = f * PAGE_SIZE;
-        __atomic_add_fetch(&ncached, 1, __ATOMIC_RELAXED);
     }
     spin_unlock(&lock);
 }
@@ -210,7 +229,6 @@ static u64 cached_frame(void)
     if (c->n > 0) {
         pa = c->frames[--c->n];
         meta[pa / PAGE_SIZE].cached = false;
-        __atomic_sub_fetch(&ncached, 1, __ATOMIC_RELAXED);
     }
     spin_unlock(&c->lock);
     if (!pa)
@@ -229,15 +247,21 @@ u64 frame_alloc_contig(size_t n)
     return pa;
 }
 
-/* Per CPU: frame_alloc leaves the last FRAMES_RESERVED frames alone (frame_reserve_guard;
- * user page faults come after the caches are on, and this_cpu() works from then on). */
-static bool reserve_guard[MAX_CPUS];
+/* Per CPU, in its frame cache (user page faults come after the caches are on, and
+ * this_cpu() works from then on). */
+void frame_reserve_guard(bool on) { caches[this_cpu()->id].reserve_guard = on; }
 
-void frame_reserve_guard(bool on) { reserve_guard[this_cpu()->id] = on; }
+/* Whether the reserve is reached: the caches are summed only when the bitmap alone is
+ * short (frames_free is at least its count). */
+static bool reserve_reached(void)
+{
+    u64 nfree = __atomic_load_n(&bm.nfree, __ATOMIC_RELAXED);
+    return nfree <= FRAMES_RESERVED && nfree + frames_cached() <= FRAMES_RESERVED;
+}
 
 u64 frame_alloc(void)
 {
-    if (caches_on && reserve_guard[this_cpu()->id] && frames_free() <= FRAMES_RESERVED)
+    if (caches_on && caches[this_cpu()->id].reserve_guard && reserve_reached())
         return 0;
     pcnt_probe_start(PROBE_FRAME, 1);
     u64 pa = cached_frame();
@@ -260,9 +284,9 @@ void frame_free_contig(u64 pa, size_t n)
         check_freeable(f);
         set_free(f);
     }
-    nfree += n;
-    if (pa / PAGE_SIZE < hint)
-        hint = pa / PAGE_SIZE;
+    bm.nfree += n;
+    if (pa / PAGE_SIZE < bm.hint)
+        bm.hint = pa / PAGE_SIZE;
     spin_unlock(&lock);
 }
 
@@ -284,13 +308,12 @@ void frame_free(u64 pa)
     }
     meta[f].cached = true;
     c->frames[c->n++] = pa;
-    __atomic_add_fetch(&ncached, 1, __ATOMIC_RELAXED);
     spin_unlock(&c->lock);
 }
 
-u64 frames_total(void) { return total; }
-u64 frames_free(void) { return nfree + __atomic_load_n(&ncached, __ATOMIC_RELAXED); }
-u64 frames_kernel(void) { return kernel_reserved; }
+u64 frames_total(void) { return bm.total; }
+u64 frames_free(void) { return __atomic_load_n(&bm.nfree, __ATOMIC_RELAXED) + frames_cached(); }
+u64 frames_kernel(void) { return bm.kernel_reserved; }
 
 struct frame_meta *frame_meta(u64 pa) { return &meta[pa / PAGE_SIZE]; }
 u64 frames_span(void) { return nframes; }

@@ -1132,6 +1132,62 @@ static void t_coher_scaling(void)
     CHECK(!co->cpu[0].active);
 }
 
+/* The report's hot pages sum their lines' transfers: three lines of one page each moved
+ * once (432 cycles) are one page dearer than none of them alone, below a line moved and
+ * upgraded behind it (864); the line spread counts lines by their transfers. */
+static void t_coher_hot_pages(void)
+{
+    struct coher *co = coher_rig("die", 2);
+    for (uint64_t pa = 0x40000; pa < 0x400c0; pa += 64) {
+        coher_access(co, 0, pa, 8, true);
+        coher_access(co, 1, pa, 8, false);            /* 144 each, one after the other */
+    }
+    coher_access(co, 0, 0x50000, 8, true);
+    coher_access(co, 1, 0x50000, 8, false);           /* at 432: 144 */
+    coher_access(co, 0, 0x50000, 8, true);            /* at 0, behind it: 576 + 144 */
+    char text[4096];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"hot_lines\":[{\"pa\":327680,\"transfers\":2,\"cycles\":864},"
+                       "{\"pa\":262") != NULL);
+    CHECK(strstr(text, "\"hot_pages\":[{\"pa\":327680,\"lines\":1,\"transfers\":2,"
+                       "\"cycles\":864},{\"pa\":262144,\"lines\":3,\"transfers\":3,"
+                       "\"cycles\":432}]") != NULL);
+    CHECK(strstr(text, "\"line_spread\":[{\"transfers_from\":1,\"lines\":3,\"transfers\":3,"
+                       "\"cycles\":432},{\"transfers_from\":2,\"lines\":1,\"transfers\":2,"
+                       "\"cycles\":864},{\"transfers_from\":4,\"lines\":0,") != NULL);
+}
+
+/* The plugin's path (sim_data_coher): a transfer whose access also missed the private
+ * hierarchy to memory is counted as charged twice, with the memory part of its latency
+ * (modern: lat_mem - lat_l2 = 188); a transfer that hits in the private caches (they
+ * keep a copy the directory invalidated) and a miss with no transfer are not. */
+static void t_coher_double_charge(void)
+{
+    struct config cfg = preset("modern");
+    strcpy(cfg.coherence, "die");
+    struct sim *s = sim_create(&cfg, 2, NULL);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    struct insn_desc ld = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 4, .kernel = 1};
+    sim_marker(s, 0, MK_WIN_BEGIN, 3);
+    for (unsigned v = 0; v < 2; v++)
+        sim_marker(s, v, MK_MODEL, 1);
+    const uint64_t x = 0x70000;
+    sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);   /* from memory: no transfer */
+    sim_data_coher(s, 1, &ld, KTEXT + x, x, 8, false);  /* missed to memory, and moved */
+    sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);   /* an upgrade, a private hit */
+    sim_data_coher(s, 1, &ld, KTEXT + x, x, 8, false);  /* moved, a private hit */
+    const struct coher_cpu_stats *a = &s->coh->cpu[0].st, *b = &s->coh->cpu[1].st;
+    CHECK_EQ(b->transfers, 2);
+    CHECK_EQ(b->double_charged, 1);
+    CHECK_EQ(b->double_charged_cycles, 188);
+    CHECK_EQ(a->double_charged + a->transfers, 0);
+    sim_destroy(s);
+}
+
 /* A hand-off completes no earlier than the recorded release; the wait is not counted. */
 static void t_coher_locks(void)
 {
@@ -1191,6 +1247,51 @@ static void t_coher_time_order(void)
         coher_lock_marker(lk, 1, 1 << 10 | 7);        /* cpu 1 at 0 */
         CHECK_EQ(lk->cpu[1].st.clock, order == COHER_ORDER_TIME ? 0 : 1500);
         CHECK_EQ(lk->cpu[1].st.handoffs, 1);
+    }
+}
+
+/* The directory entry of the line holding pa. */
+static const struct coher_line *coher_line_of(const struct coher *co, uint64_t pa)
+{
+    for (uint64_t i = 0; i < co->cap; i++)
+        if (co->lines[i].line == (pa >> COHER_LINE_SHIFT) + 1)
+            return &co->lines[i];
+    printf("no line for %#llx\n", (unsigned long long)pa);
+    exit(2);
+}
+
+/* Reads of a shared copy are answered in parallel, in every order: 16 vCPUs reading at
+ * clock 0 a line another wrote each wait one latency (serialised, the k-th waited k); a
+ * write after them waits for them and invalidates them all; a read waits for a transfer
+ * for writing in flight at its clock, and so does a second read, no longer. */
+static void t_coher_parallel_reads(void)
+{
+    for (int order = COHER_ORDER_RECORDED; order <= COHER_ORDER_EXCLUSIVE; order++) {
+        struct coher *co = coher_rig("die", 17);
+        CHECK(coher_set_order(co, (enum coher_order)order) == 0);
+        coher_access(co, 0, 0x8000, 8, true);         /* cpu 0 owns it, from memory */
+        for (unsigned c = 1; c <= 16; c++) {
+            coher_access(co, c, 0x8000, 8, false);
+            CHECK_EQ(co->cpu[c].st.clock, 144);
+            CHECK_EQ(co->cpu[c].st.transfers, 1);
+        }
+        coher_access(co, 0, 0x8000, 8, true);         /* an upgrade after [0, 144] */
+        CHECK_EQ(co->cpu[0].st.invalidations, 16);
+        CHECK_EQ(co->cpu[0].st.clock, 288);
+        coher_access(co, 1, 0x8000, 8, false);        /* at 144: behind the upgrade */
+        CHECK_EQ(co->cpu[1].st.clock, 288 + 144);
+        coher_account(co, 2, 856, 0, 0);
+        coher_access(co, 2, 0x8000, 8, true);         /* [1000, 1144] from a sharer */
+        CHECK_EQ(co->cpu[2].st.clock, 1144);
+        for (unsigned c = 3; c <= 4; c++) {           /* at 1050: after it, side by side */
+            coher_account(co, c, 1050 - co->cpu[c].st.clock, 0, 0);
+            coher_access(co, c, 0x8000, 8, false);
+            CHECK_EQ(co->cpu[c].st.clock, 1144 + 144);
+        }
+        if (order == COHER_ORDER_EXCLUSIVE) {         /* side-by-side reads: one span */
+            CHECK_EQ(co->transfer_merges + co->transfers_forgotten, 0);
+            CHECK_EQ(coher_line_of(co, 0x8000)->nspans, 5);
+        }
     }
 }
 
@@ -1278,6 +1379,29 @@ static void t_coher_exclusive_sparse_line(void)
     CHECK_EQ(co->transfers_forgotten, 1);             /* the ninth */
     coher_access(co, 0, 0x9000, 8, true);             /* [0, 144]: the forgotten one's place */
     CHECK_EQ(co->cpu[0].st.clock, 144);
+}
+
+/* Exclusive order, a full line set joining a read's span and a write's: the joined span
+ * is exclusive, so a later read cannot go into it (cpu 0 runs at clock 0: nothing can be
+ * forgotten). Rounds k = 1..4: cpu 2 reads at 1000 k, [1000 k, +144], cpu 1 writes it
+ * back at 1000 k + 200 (an upgrade); the fifth read finds eight spans and joins the
+ * closest two, [1000, 1344], and the fifth write [2000, 2344]. */
+static void t_coher_exclusive_read_join(void)
+{
+    struct coher *co = coher_exclusive_rig(3);
+    coher_access(co, 1, 0x9000, 8, true);
+    for (unsigned k = 1; k <= 5; k++) {
+        coher_account(co, 2, k * 1000 - co->cpu[2].st.clock, 0, 0);
+        coher_access(co, 2, 0x9000, 8, false);
+        CHECK_EQ(co->cpu[2].st.clock, k * 1000 + 144);
+        coher_account(co, 1, k * 1000 + 200 - co->cpu[1].st.clock, 0, 0);
+        coher_access(co, 1, 0x9000, 8, true);
+        CHECK_EQ(co->cpu[1].st.clock, k * 1000 + 344);
+    }
+    CHECK_EQ(co->transfer_merges, 2);
+    coher_account(co, 0, 1100, 0, 0);
+    coher_access(co, 0, 0x9000, 8, false);            /* at 1100: after 1344 */
+    CHECK_EQ(co->cpu[0].st.clock, 1344 + 144);
 }
 
 /* Exclusive order, locks: a hold starts after any hold of another vCPU its clock falls in
@@ -1432,11 +1556,15 @@ static const struct tcase cases[] = {
     {"coher_latency", t_coher_latency},
     {"coher_directory", t_coher_directory},
     {"coher_scaling", t_coher_scaling},
+    {"coher_hot_pages", t_coher_hot_pages},
+    {"coher_double_charge", t_coher_double_charge},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
+    {"coher_parallel_reads", t_coher_parallel_reads},
     {"coher_exclusive_lines", t_coher_exclusive_lines},
     {"coher_exclusive_crowded_line", t_coher_exclusive_crowded_line},
     {"coher_exclusive_sparse_line", t_coher_exclusive_sparse_line},
+    {"coher_exclusive_read_join", t_coher_exclusive_read_join},
     {"coher_exclusive_locks", t_coher_exclusive_locks},
     {"coher_exclusive_bounded", t_coher_exclusive_bounded},
 };

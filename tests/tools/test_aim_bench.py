@@ -16,7 +16,8 @@ def record(jobs=8, tsc=4_000_000, mode_counters=None):
 
 def window(makespan=2_000_000):
     cpu = {"instructions": 1, "transfers": 40, "lock_waits": 4, "lock_wait_cycles": 800,
-           "handoffs": 2, "transfer_cycles": 4000, "miss_cycles": 80, "clock": 1_999_999.6}
+           "handoffs": 2, "transfer_cycles": 4000, "miss_cycles": 80, "clock": 1_999_999.6,
+           "double_charged_cycles": 40}
     locks = [{"id": 3, "acquires": 9, "waits": 6, "handoffs": 2, "wait_cycles": 1200},
              {"id": 4, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 100},
              {"id": 260, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 300},
@@ -27,8 +28,14 @@ def window(makespan=2_000_000):
               "asids": [{"asid": 5, "name": "aim", "kind": "user", "instructions": 7},
                         {"asid": 1, "name": "unixsrv", "kind": "user", "instructions": 9}]}
              for i in range(2)]
+    hot_lines = [{"pa": 0x100040, "transfers": 30, "cycles": 4000},
+                 {"pa": 0x900000, "transfers": 2, "cycles": 800}]
+    hot_pages = [{"pa": 0x900000, "lines": 64, "transfers": 64, "cycles": 6000}]
+    spread = [{"transfers_from": 1, "lines": 64, "transfers": 64, "cycles": 2000}]
     return {"window": 13, "coherence": {"preset": "p4", "makespan": makespan,
-                                        "cpus": [cpu, cpu], "locks": locks},
+                                        "cpus": [cpu, cpu], "locks": locks,
+                                        "hot_lines": hot_lines, "hot_pages": hot_pages,
+                                        "line_spread": spread},
             "vcpus": vcpus}
 
 
@@ -53,8 +60,11 @@ def test_every_configuration_has_its_link_in_the_archive():
 
 
 def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monkeypatch):
+    from ondol import cache
     config = next(c for c in aim.configs((2,), 4) if c.params["rmap"] == "log")
     monkeypatch.setitem(aim._windows, config.label, [window()])
+    monkeypatch.setattr(cache, "kernel_symbol",
+                        lambda top, pa: "cpus+0x40" if pa == 0x100040 else None)
     (row,) = aim.rows([record(mode_counters={"rmap_inserts": 30, "rmap_removes": 25,
                                              "rmap_cancelled": 12, "rmap_ticks": 800})],
                       config)
@@ -67,6 +77,7 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["cpu_clock"] == [2_000_000, 2_000_000] and row["cpu_share_max"] == 0.5
     assert row["transfers_per_job"] == 10.0 and row["lock_waits_per_job"] == 1.0
     assert row["transfer_cycles_per_job"] == 1000.0 and row["miss_cycles_per_job"] == 20.0
+    assert row["double_charged_cycles_per_job"] == 10.0
     # by class of lock: 3 the BKL, 4..516 the reverse map's (global, frames, families), the
     # rest other (per job)
     assert row["lock_waits_per_job_bkl"] == 0.75 and row["lock_waits_per_job_rmap"] == 0.5
@@ -77,7 +88,17 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     # per vCPU: what its clock is made of, its kernel instructions, the spaces it ran
     assert row["cpu_miss_cycles"] == [80, 80] and row["cpu_transfer_cycles"] == [4000, 4000]
     assert row["cpu_lock_wait_cycles"] == [800, 800] and row["cpu_kernel_insns"] == [50, 51]
+    assert row["cpu_double_charged_cycles"] == [40, 40]
     assert row["cpu_spaces"][1] == [[1, "unixsrv", 9], [5, "aim", 7]]
+    # the dearest lines and pages, named, with their share of all transfer cycles (8000)
+    assert row["hot_lines"] == [
+        {"pa": "0x100040", "symbol": "cpus+0x40", "transfers": 30, "cycles": 4000,
+         "share": 0.5},
+        {"pa": "0x900000", "symbol": "frame", "transfers": 2, "cycles": 800, "share": 0.1}]
+    assert row["hot_pages"] == [{"pa": "0x900000", "symbol": "frame", "lines": 64,
+                                 "transfers": 64, "cycles": 6000, "share": 0.75}]
+    assert row["line_spread"] == [{"transfers_from": 1, "lines": 64, "transfers": 64,
+                                   "cycles": 2000, "share": 0.25}]
 
 
 def test_the_rmap_part_has_its_own_benchmark_links_and_peer_command():

@@ -122,3 +122,17 @@ def test_percpu_args_locate_cpus_in_the_kernel(tmp_path):
                    check=True)
     base, size = cache.percpu_args(tmp_path)
     assert base.startswith("percpu=0x") and size == "percpu_size=96"
+
+
+def test_kernel_symbol_names_a_physical_address_in_the_image(tmp_path, monkeypatch):
+    """Physical + KERNEL_BASE inside a sized symbol: its name, with the offset past its
+    start; outside every one (a frame of the allocator): None."""
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "ondol.elf").write_bytes(b"")
+    base = cache.KERNEL_BASE
+    monkeypatch.setattr(cache, "_sized_symbols", lambda elf, mtime: (
+        (base + 0x100000, 0x40, "ipi_stats"), (base + 0x100040, 0x1000, "cpus")))
+    assert cache.kernel_symbol(tmp_path, 0x100000) == "ipi_stats"
+    assert cache.kernel_symbol(tmp_path, 0x100048) == "cpus+0x8"
+    assert cache.kernel_symbol(tmp_path, 0x101040) is None
+    assert cache.kernel_symbol(tmp_path / "nowhere", 0x100000) is None

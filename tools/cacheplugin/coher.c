@@ -182,11 +182,13 @@ static unsigned spans_closest(const struct coher_span *v, unsigned n)
     return best;
 }
 
-/* Joins spans i and i + 1 into one: the gap between them counts as busy. */
+/* Joins spans i and i + 1 into one: the gap between them counts as busy, for reads too
+ * unless both were reads' (pessimistic either way). */
 static void spans_join(struct coher_span *v, unsigned *n, unsigned i)
 {
     v[i].end = v[i + 1].end;
     v[i].last = v[i + 1].last;
+    v[i].read = v[i].read && v[i + 1].read;
     memmove(&v[i + 1], &v[i + 2], (*n - i - 2) * sizeof(*v));
     --*n;
 }
@@ -244,11 +246,12 @@ static void hold_room(struct coher *co, struct coher_lock *l)
 }
 
 /* The earliest start at or after t of a span of length len for `who` (a vCPU, or -1)
- * overlapping no span, with a hand-off's gap (handoff_gap) to a span of another vCPU on
- * either side. The spans' ends are sorted too (they never overlap): a binary search
- * skips those that end, gap included, before t. */
+ * overlapping no span (a read's: no exclusive span, reads' spans being no obstacle), with
+ * a hand-off's gap (handoff_gap) to a span of another vCPU on either side. The spans' ends
+ * are sorted too (they never overlap): a binary search skips those that end, gap included,
+ * before t. */
 static double span_fit(const struct coher *co, const struct coher_span *v, unsigned n,
-                       double t, double len, int who)
+                       double t, double len, int who, bool read)
 {
     double most = max_latency(co);
     unsigned lo = 0, hi = n;
@@ -261,7 +264,7 @@ static double span_fit(const struct coher *co, const struct coher_span *v, unsig
     }
     for (unsigned i = lo; i < n; i++) {
         double after = v[i].end + handoff_gap(co, v[i].last, who);
-        if (after <= t)
+        if (after <= t || (read && v[i].read))
             continue;
         if (v[i].start >= t + len + handoff_gap(co, who, v[i].first))
             break;
@@ -277,8 +280,26 @@ static void span_insert(struct coher_span *v, unsigned *n, double start, double 
     unsigned i = *n;
     for (; i > 0 && v[i - 1].start > start; i--)
         v[i] = v[i - 1];
-    v[i] = (struct coher_span){start, start + len, (int8_t)who, (int8_t)who};
+    v[i] = (struct coher_span){start, start + len, (int8_t)who, (int8_t)who, false};
     ++*n;
+}
+
+/* Adds a line's read [start, start + len) (span_fit found it, after the room was made): it
+ * overlaps no exclusive span, so it and the reads' spans it overlaps become one span, and
+ * the set still never overlaps. */
+static void span_insert_read(struct coher_span *v, unsigned *n, double start, double len)
+{
+    double end = start + len;
+    unsigned i = 0, j;
+    while (i < *n && v[i].end <= start)
+        i++;
+    for (j = i; j < *n && v[j].start < end; j++) {
+        start = v[j].start < start ? v[j].start : start;
+        end = v[j].end > end ? v[j].end : end;
+    }
+    memmove(&v[i + 1], &v[j], (*n - j) * sizeof(*v));
+    v[i] = (struct coher_span){start, end, -1, -1, true};
+    *n = *n - (j - i) + 1;
 }
 
 /* ---- the directory ------------------------------------------------------------------ */
@@ -335,35 +356,48 @@ static void charge_transfer(struct coher_cpu *c, struct coher_line *e, double do
 }
 
 /* Exclusive order: the transfer takes the line's earliest free span of `lat` at or after
- * the vCPU's clock, wherever the line's other transfers fell in modelled time. */
-static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+ * the vCPU's clock, wherever the line's other transfers fell in modelled time; a read's
+ * may overlap other reads'. */
+static void pay_in_gap(struct coher *co, struct coher_cpu *c, struct coher_line *e,
+                       double lat, bool read)
 {
     struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
     unsigned n = e->nspans;
     line_room(co, v, &n);
-    double start = span_fit(co, v, n, c->st.clock, lat, -1);
-    span_insert(v, &n, start, lat, -1);
+    double start = span_fit(co, v, n, c->st.clock, lat, -1, read);
+    if (read)
+        span_insert_read(v, &n, start, lat);
+    else
+        span_insert(v, &n, start, lat, -1);
     e->nspans = (uint8_t)n;
     charge_transfer(c, e, start + lat);
 }
 
-/* The line is busy until its previous transfer finished; this one then takes `lat`. In
- * time order a transfer that started after this vCPU's clock does not hold it up; in
- * exclusive order it takes the earliest gap (pay_in_gap). */
-static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat)
+/* A transfer for writing (or an upgrade) waits until the line's previous transfer
+ * finished, a read only until its previous one for writing did (a directory answers read
+ * misses on a shared copy in parallel); this one then takes `lat`. In time order a
+ * transfer that started after this vCPU's clock does not hold it up; in exclusive order
+ * it takes the earliest gap (pay_in_gap). */
+static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, double lat,
+                bool read)
 {
     if (co->order == COHER_ORDER_EXCLUSIVE) {
-        pay_in_gap(co, c, e, lat);
+        pay_in_gap(co, c, e, lat, read);
         return;
     }
-    bool later = co->order == COHER_ORDER_TIME && e->start > c->st.clock;
-    double start = later || c->st.clock > e->ready ? c->st.clock : e->ready;
+    double busy_from = read ? e->own_start : e->start, busy_to = read ? e->own_ready : e->ready;
+    bool later = co->order == COHER_ORDER_TIME && busy_from > c->st.clock;
+    double start = later || c->st.clock > busy_to ? c->st.clock : busy_to;
     double done = start + lat;
     if (start > e->start)
         e->start = start;
+    if (!read && start > e->own_start)
+        e->own_start = start;
     charge_transfer(c, e, done);
     if (done > e->ready)
         e->ready = done;
+    if (!read && done > e->own_ready)
+        e->own_ready = done;
 }
 
 static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
@@ -374,7 +408,7 @@ static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
     int from = nearest_holder(co, e, cpu);
     if (from >= 0) {
         co->cpu[cpu].st.transfers++;
-        pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu), true);
     }
     e->owner = -1;              /* a modified copy is now shared */
     e->sharers |= bit;
@@ -389,19 +423,20 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     if (!(e->sharers & bit) && others) {          /* the data comes from another cache */
         int from = nearest_holder(co, e, cpu);
         c->st.transfers++;
-        pay(co, c, e, coher_latency(co, (unsigned)from, cpu));
+        pay(co, c, e, coher_latency(co, (unsigned)from, cpu), false);
     } else if (others) {                          /* an upgrade: invalidate the copies */
-        pay(co, c, e, invalidation_latency(co, others, cpu));
+        pay(co, c, e, invalidation_latency(co, others, cpu), false);
     }
     c->st.invalidations += (uint64_t)__builtin_popcountll(others);
     e->sharers = bit;
     e->owner = (int8_t)cpu;
 }
 
-void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store)
+unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store)
 {
     if (cpu >= co->ncpus || !co->cpu[cpu].active || !size)
-        return;
+        return 0;
+    uint64_t before = co->cpu[cpu].st.transfers;
     uint64_t first = pa >> COHER_LINE_SHIFT, last = (pa + size - 1) >> COHER_LINE_SHIFT;
     for (uint64_t line = first; line <= last; line++) {
         struct coher_line *e = find_line(co, line);
@@ -410,6 +445,15 @@ void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bo
         else
             load_line(co, cpu, e);
     }
+    return (unsigned)(co->cpu[cpu].st.transfers - before);
+}
+
+void coher_double_charge(struct coher *co, unsigned cpu, uint64_t n, double cycles)
+{
+    if (cpu >= co->ncpus || !co->cpu[cpu].active)
+        return;
+    co->cpu[cpu].st.double_charged += n;
+    co->cpu[cpu].st.double_charged_cycles += cycles;
 }
 
 /* ---- markers ------------------------------------------------------------------------ */
@@ -440,7 +484,7 @@ static void charge_lock_wait(struct coher_cpu *c, struct coher_lock *l, double u
 static void open_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
 {
     struct coher_cpu *c = &co->cpu[cpu];
-    double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu);
+    double start = span_fit(co, l->spans, l->nspans, c->st.clock, 0, (int)cpu, false);
     charge_lock_wait(c, l, start);
     if (l->holder >= 0)                       /* its release never came: dropped */
         co->cpu[l->holder].open_holds--;
@@ -490,7 +534,7 @@ static void settle_hold(struct coher *co, unsigned cpu, struct coher_lock *l)
     l->holder = -1;
     c->open_holds--;
     hold_room(co, l);
-    double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu);
+    double start = span_fit(co, l->spans, l->nspans, l->hold_start, len, (int)cpu, false);
     if (l->nspans < l->capspans)              /* else no room could be made: forgotten */
         span_insert(l->spans, &l->nspans, start, len, (int)cpu);
     charge_lock_wait(c, l, c->st.clock + (start - l->hold_start));
@@ -548,10 +592,10 @@ static void put_cpu(FILE *f, unsigned i, const struct coher_cpu_stats *s)
                ",\"lock_acquires\":%" PRIu64 ",\"lock_releases\":%" PRIu64
                ",\"lock_waits\":%" PRIu64 ",\"handoffs\":%" PRIu64
                ",\"miss_cycles\":%.0f,\"transfer_cycles\":%.0f,\"lock_wait_cycles\":%.0f"
-               ",\"clock\":%.0f}",
+               ",\"clock\":%.0f,\"double_charged\":%" PRIu64 ",\"double_charged_cycles\":%.0f}",
             i, s->instructions, s->misses, s->transfers, s->invalidations, s->lock_acquires,
             s->lock_releases, s->lock_waits, s->handoffs, s->miss_cycles, s->transfer_cycles,
-            s->lock_wait_cycles, s->clock);
+            s->lock_wait_cycles, s->clock, s->double_charged, s->double_charged_cycles);
 }
 
 /* Every lock acquired in the window, by id: the vCPUs' lock figures split by lock, so a
@@ -571,30 +615,108 @@ static void put_locks(FILE *f, const struct coher *co)
     fputc(']', f);
 }
 
-/* The COHER_HOT_LINES lines whose transfers cost the vCPUs most (physical address,
- * transfers, cycles: queueing behind the line's previous transfer and latency), dearest
- * first: which data bounds a curve of transfer cycles. Since the last directory reset. */
+/* A line's or a page's transfers: where it starts, its lines with transfers, and what
+ * they cost the vCPUs (queueing behind the line's previous transfer and latency). */
+struct hot {
+    uint64_t pa, lines, transfers;
+    double cycles;
+};
+
+/* Keeps hot[] (COHER_HOT_LINES, dearest first, unused entries of no lines) the dearest
+ * offered so far; of equal cost the first offered first. */
+static void hot_offer(struct hot *hot, struct hot x)
+{
+    unsigned k = COHER_HOT_LINES;
+    while (k > 0 && (!hot[k - 1].lines || hot[k - 1].cycles < x.cycles)) {
+        if (k < COHER_HOT_LINES)
+            hot[k] = hot[k - 1];
+        k--;
+    }
+    if (k < COHER_HOT_LINES)
+        hot[k] = x;
+}
+
+static void put_hot(FILE *f, const char *name, const struct hot *hot, bool lines)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (unsigned k = 0; k < COHER_HOT_LINES && hot[k].lines; k++) {
+        fprintf(f, "%s{\"pa\":%" PRIu64, k ? "," : "", hot[k].pa);
+        if (lines)
+            fprintf(f, ",\"lines\":%" PRIu64, hot[k].lines);
+        fprintf(f, ",\"transfers\":%" PRIu64 ",\"cycles\":%.0f}", hot[k].transfers,
+                hot[k].cycles);
+    }
+    fputc(']', f);
+}
+
+static int by_pa(const void *a, const void *b)
+{
+    uint64_t x = ((const struct hot *)a)->pa, y = ((const struct hot *)b)->pa;
+    return (x > y) - (x < y);
+}
+
+/* The COHER_HOT_LINES lines whose transfers cost the vCPUs most, dearest first: which
+ * data bounds a curve of transfer cycles; and the COHER_HOT_LINES 4 KiB pages whose lines
+ * together cost most, with how many of their lines had transfers: a cost spread over
+ * many lines each moved a few times (a frame copied or zeroed on another CPU than the
+ * one that wrote it last) shows there and in no single line. Since the last directory
+ * reset; the pages only if a table of the lines with transfers can be had. */
 static void put_hot_lines(FILE *f, const struct coher *co)
 {
-    const struct coher_line *hot[COHER_HOT_LINES] = {0};
+    struct hot lines[COHER_HOT_LINES] = {0}, pages[COHER_HOT_LINES] = {0};
+    struct hot *all = malloc((co->used_lines + 1) * sizeof(*all));
+    uint64_t n = 0;
     for (uint64_t i = 0; i < co->cap; i++) {
         const struct coher_line *e = &co->lines[i];
         if (!e->line || e->cycles <= 0)
             continue;
-        unsigned k = COHER_HOT_LINES;
-        while (k > 0 && (!hot[k - 1] || hot[k - 1]->cycles < e->cycles)) {
-            if (k < COHER_HOT_LINES)
-                hot[k] = hot[k - 1];
-            k--;
-        }
-        if (k < COHER_HOT_LINES)
-            hot[k] = e;
+        struct hot x = {(e->line - 1) << COHER_LINE_SHIFT, 1, e->transfers, e->cycles};
+        hot_offer(lines, x);
+        if (all)
+            all[n++] = x;
     }
-    fputs(",\"hot_lines\":[", f);
-    for (unsigned k = 0; k < COHER_HOT_LINES && hot[k]; k++)
-        fprintf(f, "%s{\"pa\":%" PRIu64 ",\"transfers\":%" PRIu32 ",\"cycles\":%.0f}",
-                k ? "," : "", (hot[k]->line - 1) << COHER_LINE_SHIFT, hot[k]->transfers,
-                hot[k]->cycles);
+    if (all)
+        qsort(all, n, sizeof(*all), by_pa);
+    for (uint64_t i = 0; all && i < n;) {
+        struct hot page = {all[i].pa & ~0xfffull, 0, 0, 0};
+        for (; i < n && (all[i].pa & ~0xfffull) == page.pa; i++) {
+            page.lines++;
+            page.transfers += all[i].transfers;
+            page.cycles += all[i].cycles;
+        }
+        hot_offer(pages, page);
+    }
+    free(all);
+    put_hot(f, "hot_lines", lines, false);
+    put_hot(f, "hot_pages", pages, true);
+}
+
+/* The lines with transfers by how many each had (1, 2-3, 4-15, 16-63, 64-255, 256 or
+ * more): their number, transfers and cycles. Data that flows from CPU to CPU (a frame
+ * written on one and copied or zeroed on another) is many lines moved a few times each;
+ * a line shared by every CPU (a global counter, a lock) is one line moved hundreds of
+ * times. Since the last directory reset. */
+static void put_line_spread(FILE *f, const struct coher *co)
+{
+    static const unsigned from[] = {1, 2, 4, 16, 64, 256};
+    enum { N = sizeof(from) / sizeof(from[0]) };
+    struct hot by[N] = {0};
+    for (uint64_t i = 0; i < co->cap; i++) {
+        const struct coher_line *e = &co->lines[i];
+        if (!e->line || !e->transfers)
+            continue;
+        unsigned k = N - 1;
+        while (e->transfers < from[k])
+            k--;
+        by[k].lines++;
+        by[k].transfers += e->transfers;
+        by[k].cycles += e->cycles;
+    }
+    fputs(",\"line_spread\":[", f);
+    for (unsigned k = 0; k < N; k++)
+        fprintf(f, "%s{\"transfers_from\":%u,\"lines\":%" PRIu64 ",\"transfers\":%" PRIu64
+                   ",\"cycles\":%.0f}", k ? "," : "", from[k], by[k].lines, by[k].transfers,
+                by[k].cycles);
     fputc(']', f);
 }
 
@@ -623,6 +745,7 @@ void coher_report(FILE *f, const struct coher *co)
     fputc(']', f);
     put_locks(f, co);
     put_hot_lines(f, co);
+    put_line_spread(f, co);
     if (co->order == COHER_ORDER_EXCLUSIVE)
         fprintf(f, ",\"hold_merges\":%" PRIu64 ",\"transfer_merges\":%" PRIu64
                    ",\"transfers_forgotten\":%" PRIu64 ",\"horizon\":%.0f", co->hold_merges,

@@ -8,9 +8,10 @@
  *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties)
  *           + core-to-core transfers * latency(source, destination)
  *           + lock waits
- * in the order QEMU executed the accesses. A line is a resource: a transfer or an
- * invalidating upgrade cannot start before the line's previous transfer has finished, so
- * N vCPUs hammering one line serialise on it. A lock acquire cannot complete before the
+ * in the order QEMU executed the accesses. A line is a resource: a transfer for writing or
+ * an invalidating upgrade cannot start before the line's previous transfer has finished, so
+ * N vCPUs hammering one line serialise on it; a transfer for reading waits only for the
+ * previous one for writing (reads of a shared copy are answered in parallel). A lock acquire cannot complete before the
  * recorded previous release of that lock (hand-offs in recorded order; the other replay
  * orders are below, enum coher_order). Work the guest
  * marks as not modelled (its barriers, the time a waiter spends halted) is left out.
@@ -49,6 +50,11 @@ struct coher_cpu_stats {
     uint64_t instructions, misses, transfers, invalidations;
     uint64_t lock_acquires, lock_releases, lock_waits, handoffs;
     double miss_cycles, transfer_cycles, lock_wait_cycles, clock;
+    /* transfers whose access also missed the private hierarchy to memory, and that
+     * memory latency (in miss_cycles): such a line is charged twice, where a machine
+     * pays the transfer instead of memory (coher_double_charge) */
+    uint64_t double_charged;
+    double double_charged_cycles;
 };
 
 struct coher_cpu {
@@ -61,10 +67,12 @@ struct coher_cpu {
 /* An interval of modelled time [start, end) a line is busy with a transfer or a lock is
  * held (exclusive order), and the vCPU holding it at its start and at its end (one vCPU
  * unless two spans were joined; -1 for a line's). A set of them is kept sorted by start,
- * never overlapping. */
+ * never overlapping. `read`: a line's reads of a shared copy, which other reads may
+ * overlap (they are joined into one span when they do); every other span is exclusive. */
 struct coher_span {
     double start, end;
     int8_t first, last;
+    bool read;
 };
 
 struct coher_line {
@@ -75,6 +83,9 @@ struct coher_line {
     uint32_t transfers;     /* transfers and upgrades paid on it in this window */
     double start;           /* modelled time its latest transfer started */
     double ready;           /* modelled time its last transfer completed */
+    /* the same for its transfers that made it exclusive (a write's or an upgrade's): a read
+     * waits only for these, reads of a shared copy being answered in parallel */
+    double own_start, own_ready;
     double cycles;          /* what they cost the vCPUs: queueing and latency */
 };
 
@@ -135,8 +146,12 @@ double coher_latency(const struct coher *co, unsigned from, unsigned to);
 void coher_window_begin(struct coher *co);
 /* Instructions executed and the private hierarchy's misses and stall cycles they caused. */
 void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t misses, double stall);
-/* A data access to physical address pa (size bytes). */
-void coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store);
+/* A data access to physical address pa (size bytes); the transfers it made (data from
+ * another vCPU's cache; upgrades are not counted). */
+unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store);
+/* n of the access's transfers also missed the private hierarchy to memory, which charged
+ * them `cycles` of memory latency: counted, not changed (README "Limits"). */
+void coher_double_charge(struct coher *co, unsigned cpu, uint64_t n, double cycles);
 /* Marker 11 (payload kind << 10 | lock) and marker 12 (0 pause, 1 resume). */
 void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload);
 void coher_model_marker(struct coher *co, unsigned cpu, unsigned payload);

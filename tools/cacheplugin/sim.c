@@ -158,18 +158,36 @@ void sim_insn_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d)
                   counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall);
 }
 
+/* Misses of the last private level, which go to memory, and the latency that going to
+ * memory adds to the level above (counters_stall_cycles' formula). */
+static uint64_t memory_misses(const struct counters *c, const struct levels *lv)
+{
+    if (lv->l3)
+        return c->v[CTR_L3_MISS];
+    return lv->l2 ? c->v[CTR_L2_MISS] : misses_of(c);
+}
+
+static double memory_part(const struct penalties *p, const struct levels *lv)
+{
+    return p->lat_mem - (lv->l3 ? p->lat_l3 : lv->l2 ? p->lat_l2 : 0);
+}
+
 void sim_data_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
                     uint64_t paddr, unsigned size, bool store)
 {
     struct vcpu *v = &s->v[vcpu];
     struct counters *c = charge(v, d);
-    uint64_t misses = misses_of(c);
+    uint64_t misses = misses_of(c), to_memory = memory_misses(c, &s->lv);
     double stall = counters_stall_cycles(c, &s->cfg.pen, &s->lv);
     sim_data(s, vcpu, d, vaddr, paddr, size, store);
     coher_account(s->coh, vcpu, 0, misses_of(c) - misses,
                   counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall);
     /* an atomic RMW's load takes the line for writing (one transfer, not two) */
-    coher_access(s->coh, vcpu, paddr, size, store || d->kind == INSN_ATOMIC);
+    uint64_t moved = coher_access(s->coh, vcpu, paddr, size, store || d->kind == INSN_ATOMIC);
+    to_memory = memory_misses(c, &s->lv) - to_memory;
+    uint64_t both = moved < to_memory ? moved : to_memory;
+    if (both)
+        coher_double_charge(s->coh, vcpu, both, (double)both * memory_part(&s->cfg.pen, &s->lv));
 }
 
 void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d)

@@ -166,7 +166,7 @@ def model_fields(coherence: dict, jobs: int) -> dict:
     cpus = coherence["cpus"]
     total = {k: sum(c.get(k, 0) for c in cpus) for k in
              ("transfers", "lock_waits", "lock_wait_cycles", "handoffs", "transfer_cycles",
-              "miss_cycles")}
+              "miss_cycles", "double_charged_cycles")}
     makespan = coherence["makespan"]
     insns = sum(c["instructions"] for c in cpus)
     shares = [round(c["instructions"] / insns, 3) if insns else None for c in cpus]
@@ -190,6 +190,9 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         # vCPUs): waiting for lines (transfers, queued on their lines) and private misses
         "transfer_cycles_per_job": _per_job(total["transfer_cycles"], jobs),
         "miss_cycles_per_job": _per_job(total["miss_cycles"], jobs),
+        # of the miss cycles, the memory latency of lines that came from another vCPU's
+        # cache, which the model charges as a transfer too (plugin README, "Limits")
+        "double_charged_cycles_per_job": _per_job(total["double_charged_cycles"], jobs),
         "latency_preset": coherence["preset"],
         "replay_order": coherence.get("order", "recorded"),      # coherence_order=
         # exclusive order: how much its bounded memory forgot or joined (plugin README)
@@ -213,11 +216,35 @@ def vcpu_fields(window: dict) -> dict:
         "cpu_miss_cycles": [round(c.get("miss_cycles", 0)) for c in cpus],
         "cpu_transfer_cycles": [round(c.get("transfer_cycles", 0)) for c in cpus],
         "cpu_lock_wait_cycles": [round(c.get("lock_wait_cycles", 0)) for c in cpus],
+        "cpu_double_charged_cycles": [round(c.get("double_charged_cycles", 0)) for c in cpus],
         "cpu_kernel_insns": [v["domains"]["kernel"]["instructions"] for v in vcpus],
         "cpu_spaces": [sorted(([a["asid"], a["name"], a["instructions"]]
                                for a in v.get("asids", [])), key=lambda x: -x[2])
                        for v in vcpus],
     }
+
+
+def hot_fields(coherence: dict) -> dict:
+    """The lines and 4 KiB pages whose transfers cost the vCPUs most in the window (the
+    plugin's `hot_lines` and `hot_pages`, dearest first; MODELLED cycles, exact transfer
+    counts), each named by the kernel symbol at its address (`kernel_symbol`; "frame" for
+    memory outside the kernel image: user pages, page tables, the allocator's frames), and
+    the share of all the vCPUs' transfer cycles each took; and the plugin's `line_spread`
+    with the same shares (docs/smp.md, "Where a COW break's modelled cycles go")."""
+    from ondol import cache
+    total = sum(c.get("transfer_cycles", 0) for c in coherence["cpus"]) or 1
+
+    def named(entry: dict) -> dict:
+        return {"pa": hex(entry["pa"]),
+                "symbol": cache.kernel_symbol(REPO, entry["pa"]) or "frame",
+                **{k: entry[k] for k in ("lines", "transfers") if k in entry},
+                "cycles": entry["cycles"], "share": round(entry["cycles"] / total, 4)}
+    return {"hot_lines": [named(e) for e in coherence.get("hot_lines", [])],
+            "hot_pages": [named(e) for e in coherence.get("hot_pages", [])],
+            # the lines by how many transfers each had: flowing data (many lines, a few
+            # each) against shared lines (few lines, hundreds each)
+            "line_spread": [{**e, "share": round(e["cycles"] / total, 4)}
+                            for e in coherence.get("line_spread", [])]}
 
 
 def rows(results: list[dict], config) -> list[dict]:
@@ -235,6 +262,7 @@ def rows(results: list[dict], config) -> list[dict]:
         if window:
             row.update(model_fields(window["coherence"], row["jobs"]))
             row.update(vcpu_fields(window))
+            row.update(hot_fields(window["coherence"]))
         out.append(row)
     return out
 

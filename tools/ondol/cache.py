@@ -48,6 +48,31 @@ def _percpu(elf: Path, mtime: float, max_cpus: int) -> tuple[int, int]:
     raise OndolError(f"no symbol cpus in {elf}: cannot tell the plugin the per-CPU array")
 
 
+KERNEL_BASE = 0xFFFFFFFF80000000   # ondol's kernel image: virtual = physical + this
+
+
+@functools.lru_cache(maxsize=4)
+def _sized_symbols(elf: Path, mtime: float) -> tuple[tuple[int, int, str], ...]:
+    out = subprocess.run(["nm", "-S", "-n", str(elf)], capture_output=True, text=True).stdout
+    return tuple((int(w[0], 16), int(w[1], 16), w[3]) for w in map(str.split, out.splitlines())
+                 if len(w) == 4 and int(w[1], 16) > 0)
+
+
+def kernel_symbol(top: Path, pa: int) -> str | None:
+    """The kernel symbol (`name` or `name+offset`, offset in hex) of build/ondol.elf whose
+    extent holds physical address pa (the image is linked at KERNEL_BASE + physical, as
+    the plugin's ktext_base assumes), or None: outside the image's sized symbols (a frame
+    from the allocator, a page table, padding). Names the coherence model's hot lines."""
+    elf = top / "build" / "ondol.elf"
+    if not elf.is_file():
+        return None
+    va = pa + KERNEL_BASE
+    for addr, size, name in _sized_symbols(elf, elf.stat().st_mtime):
+        if addr <= va < addr + size:
+            return name if va == addr else f"{name}+{va - addr:#x}"
+    return None
+
+
 def coherence_orders() -> tuple[str, ...]:
     """The coherence model's replay orders (the plugin's coherence_order=), read from their
     one declaration, coher.c's order_names; the first is the plugin's default."""
