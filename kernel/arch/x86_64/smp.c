@@ -2,7 +2,9 @@
  * Starting the application processors (docs/smp.md). For every CPU the MADT lists besides
  * the bootstrap one (acpi.c), one at a time: INIT, 10 ms, a startup IPI to the trampoline
  * (apboot.S), and a second one if the CPU has not checked in after 1 ms; a CPU that is not
- * up 100 ms later is reported and skipped. A started CPU loads the kernel's page tables,
+ * up 10 s later (Linux's bound) is reported and skipped. A real CPU checks in within
+ * microseconds; the long bound is for vCPUs, which are host threads: on a loaded host
+ * one may not run for a good part of a second (100 ms lost one now and then). A started CPU loads the kernel's page tables,
  * its own GDT, TSS and GS base (cpu_init), the IDT and its local APIC, checks in, and
  * goes to the scheduler (sched_ap_main): it answers IPIs until the bootstrap CPU lets it
  * join, then runs threads with its own idle thread and timer.
@@ -31,6 +33,7 @@ extern u64 kernel_pml4_pa;                  /* vm.c */
 #define EFER_LME (1u << 8)
 #define EFER_NXE_BIT (1u << 11)
 #define AP_STACK_FRAMES 4       /* 16 KiB: IPI handlers nest while a called function waits */
+#define AP_CHECKIN_US 10000000  /* after the second startup IPI: Linux's 10 s */
 
 bool smp_on = true;                          /* option smp */
 unsigned cpus_running = 1;
@@ -98,13 +101,13 @@ static bool start_ap(u32 apic_id, int index)
     delay_us(10000);
     for (int sipi = 0; sipi < 2 && ap_checked_in != index; sipi++) {
         lapic_send_startup(apic_id, AP_TRAMPOLINE_PA >> 12);
-        for (int wait = 0; wait < (sipi ? 100 : 1) && ap_checked_in != index; wait++)
-            delay_us(1000);
+        u64 end = rdtsc() + tsc_hz() / 1000000 * (sipi ? AP_CHECKIN_US : 1000);
+        while (ap_checked_in != index && rdtsc() < end)
+            ;
     }
-    if (ap_checked_in == index)
-        return true;
-    frame_free_contig(stack, AP_STACK_FRAMES);
-    return false;
+    /* A CPU that never checked in keeps its stack: were it to start after all, it must
+     * not run on a frame given to someone else (16 KiB lost once, for a broken CPU). */
+    return ap_checked_in == index;
 }
 
 void smp_start_aps(void)
