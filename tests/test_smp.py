@@ -48,6 +48,18 @@ def test_panic_stops_the_other_cpus():
     assert "smp: 3 of 3 other CPUs stopped" in out and status == 0
 
 
+def test_a_kernel_fault_under_a_lock_the_bkl_holder_waits_for_panics_at_once():
+    """smpbench=kfault on 2 CPUs: CPU 0 holds the BKL and waits for a lock that CPU 1 takes
+    before faulting in kernel mode on purpose. The fault panics at once (trap.c kernel_bug),
+    with CPU 1's frame, and CPU 0 is stopped. Before, the fault waited for the BKL first:
+    the IPC fastpath's fault under its ipc locks hung both CPUs that way (docs/smp.md,
+    Next item 8), and here the wait's poll ran the faulting call again and again until
+    CPU 1's stack overflowed (a reset, no report)."""
+    status, out, _ = run_to_halt({"smpbench": "kfault"}, timeout=60, extra=("-smp", "2"))
+    assert "PANIC: page fault in kernel mode" in out and "kfault_under_lock+" in out, out[-3000:]
+    assert "smp: 1 of 1 other CPUs stopped" in out and status == 0, out[-3000:]
+
+
 @pytest.mark.parametrize("mode", ["private", "shared", "pingpong"])
 @pytest.mark.parametrize("cpus", [1, 4])
 def test_coherence_workloads_run_on_every_cpu_and_count_right(mode, cpus):
