@@ -384,9 +384,10 @@ def test_a_busy_user_loop_leaves_the_cpus_after_it_no_turn_under_qemu_7_2_icount
     CPU 1 runs 10 M iterations of a user loop, plainly and then pausing every 1024 (CPU 0
     idle). 7.2 gives the vCPU whose turn it is the whole distance to the next timer
     deadline, and `pause` ends a turn: the counter makes no count during the plain loop and
-    one a pause during the other (why exitstorm's loops pause; a kernel wait of CPU 2, such
-    as an answer to a shootdown, would not run either). A fair round robin (QEMU 8.1 on)
-    lets it count during both. The installed QEMU, and QEMU 10 when unpacked."""
+    about one a pause during the other (9,766 of 9,766 seen: why exitstorm's loops pause; a
+    kernel wait of CPU 2, such as an answer to a shootdown, would not run either). A fair
+    round robin (QEMU 8.1 on) lets it count during both. The installed QEMU, and QEMU 10
+    when unpacked."""
     binary = None
     if qemu == "qemu10":
         if not QEMU10.is_file():
@@ -399,7 +400,7 @@ def test_a_busy_user_loop_leaves_the_cpus_after_it_no_turn_under_qemu_7_2_icount
     if qemucmd.fair_icount(binary or qemucmd.binary()):
         assert plain > 0 and paused > 0, out[-3000:]
     else:
-        assert plain == 0 and paused == -(-10_000_000 // 1024), out[-3000:]
+        assert plain == 0 and paused > 10_000_000 // 1024 // 2, out[-3000:]
 
 
 def test_memory_storms_on_four_cpus_with_family_locks_and_the_lock_checker():

@@ -1144,8 +1144,10 @@ static int pin_to(int cpu)
 static int turn_counter(void *arg)
 {
     (void)arg;
-    if (pin_to(2))
+    if (pin_to(2)) {
+        turn_stop = 1;                 /* else the main thread would wait for good */
         return 1;
+    }
     while (!turn_stop) {
         turn_count++;
         __asm__ volatile("pause");
@@ -1188,9 +1190,7 @@ static int turns(int millions)
         return 1;
     while (!turn_count && !turn_stop)   /* the counter on CPU 2 (pause: 7.2 runs it) */
         __asm__ volatile("pause");
-    if (start("turns", &looper, turn_looper))
-        turn_stop = 1;
-    else
+    if (!turn_stop && !start("turns", &looper, turn_looper))
         thread_join(&looper, &ls);
     turn_stop = 1;
     thread_join(&counter, &cs);
