@@ -48,6 +48,18 @@ def test_panic_stops_the_other_cpus():
     assert "smp: 3 of 3 other CPUs stopped" in out and status == 0
 
 
+def test_a_kernel_fault_under_a_lock_the_bkl_holder_waits_for_panics_at_once():
+    """smpbench=kfault on 2 CPUs: CPU 0 holds the BKL and waits for a lock that CPU 1 takes
+    before faulting in kernel mode on purpose. The fault panics at once (trap.c kernel_bug),
+    with CPU 1's frame, and CPU 0 is stopped. Before, the fault waited for the BKL first:
+    the IPC fastpath's fault under its ipc locks hung both CPUs that way (docs/smp.md,
+    Next item 8), and here the wait's poll ran the faulting call again and again until
+    CPU 1's stack overflowed (a reset, no report)."""
+    status, out, _ = run_to_halt({"smpbench": "kfault"}, timeout=60, extra=("-smp", "2"))
+    assert "PANIC: page fault in kernel mode" in out and "kfault_under_lock+" in out, out[-3000:]
+    assert "smp: 1 of 1 other CPUs stopped" in out and status == 0, out[-3000:]
+
+
 @pytest.mark.parametrize("mode", ["private", "shared", "pingpong"])
 @pytest.mark.parametrize("cpus", [1, 4])
 def test_coherence_workloads_run_on_every_cpu_and_count_right(mode, cpus):
@@ -343,7 +355,7 @@ def test_clones_of_a_task_on_one_cpu_while_it_writes_maps_and_unmaps_on_another(
     assert "clonestorm ok rounds=150" in out, out[-3000:]
 
 
-@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
+@pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (2, True), (4, True)])
 def test_tasks_end_while_other_cpus_copy_into_them_and_share_their_frames(cpus, icount):
     """A task's end tears its address space down without the kernel lock, in pieces of at
     most VM_DEFER_MAX pages (docs/smp.md "Done: teardown without the BKL"), with the lock
@@ -353,13 +365,42 @@ def test_tasks_end_while_other_cpus_copy_into_them_and_share_their_frames(cpus, 
     and a writer thread of the parent breaks copy-on-write on the frames they share. Every
     copy reads what the clone wrote, every parent page keeps its word, each clone's status
     is 0, the reverse map's checker finds nothing wrong, the frames in use come back
-    exactly, and the checker reports nothing."""
+    exactly, and the checker reports nothing. Its busy loops pause once a sweep, so it runs
+    under QEMU 7.2's icount too (`smptest turns`, next test: without the pauses 7.2 ran no
+    instruction of a CPU that had to answer a TLB shootdown, and the kernel panicked after
+    5 s on -smp 4; on -smp 2 the clone's CPU never ran and the run did not end)."""
     out = smptest(["smptest,exitstorm,30"], cpus, icount, timeout=300, lockcheck="on",
-                  qemu=fair_qemu(icount), lockcheck_spin_ms=CHECKER_SPIN_MS)
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
     assert "exitstorm ok rounds=30" in out, out[-3000:]
     copies = re.search(r"exitstorm copies=(\d+)", out)
     assert copies and int(copies.group(1)) > 0, out[-3000:]
     assert "lockcheck: 0 reports" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("qemu", ["default", "qemu10"])
+def test_a_busy_user_loop_leaves_the_cpus_after_it_no_turn_under_qemu_7_2_icount(qemu):
+    """The cause of exitstorm's unanswered TLB shootdown under QEMU 7.2's icount (docs/smp.md
+    "Done: TLB shootdown"), exactly: a counter on CPU 2 that pauses after each count, while
+    CPU 1 runs 10 M iterations of a user loop, plainly and then pausing every 1024 (CPU 0
+    idle). 7.2 gives the vCPU whose turn it is the whole distance to the next timer
+    deadline, and `pause` ends a turn: the counter makes no count during the plain loop and
+    about one a pause during the other (9,766 of 9,766 seen: why exitstorm's loops pause; a
+    kernel wait of CPU 2, such as an answer to a shootdown, would not run either). A fair
+    round robin (QEMU 8.1 on) lets it count during both. The installed QEMU, and QEMU 10
+    when unpacked."""
+    binary = None
+    if qemu == "qemu10":
+        if not QEMU10.is_file():
+            pytest.skip("QEMU 10 is not unpacked: run `make qemu10`")
+        binary = str(QEMU10)
+    out = smptest(["smptest,turns,10"], 3, icount=True, qemu=binary)
+    m = re.search(r"turns ok plain=(\d+) paused=(\d+)", out)
+    assert m, out[-3000:]
+    plain, paused = int(m.group(1)), int(m.group(2))
+    if qemucmd.fair_icount(binary or qemucmd.binary()):
+        assert plain > 0 and paused > 0, out[-3000:]
+    else:
+        assert plain == 0 and paused > 10_000_000 // 1024 // 2, out[-3000:]
 
 
 def test_memory_storms_on_four_cpus_with_family_locks_and_the_lock_checker():

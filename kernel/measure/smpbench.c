@@ -10,6 +10,10 @@
  * holds a lock for three times lockcheck_spin_ms while CPU 0 waits for it (a suspected
  * deadlock to report, with CPU 1 as the holder); the wait then ends normally.
  *
+ * `kfault`: a kernel bug's fault under a lock (trap.c kernel_bug): CPU 0, holding the BKL
+ * (as the boot does), waits for a lock that CPU 1 takes and then faults in kernel mode on
+ * purpose. The fault must panic at once; before, it waited for the BKL and both CPUs hung.
+ *
  * `private`, `shared`, `pingpong`: the three workloads that validate the coherence model
  * (tools/cacheplugin, "The coherence model"), run in kernel mode on every started CPU at
  * once through the call-function IPI, `smpbench_n` iterations per CPU:
@@ -341,12 +345,40 @@ static void run_lockcheck_test(void)
     serial_write(COM2, buf, MIN((size_t)n, sizeof(buf) - 1));
 }
 
+/* ---- kfault ------------------------------------------------------------------------- */
+
+static __attribute__((noinline)) void kfault_under_lock(void)
+{
+    spin_lock(&test_hold);
+    __atomic_store_n(&hold_taken, 1, __ATOMIC_RELEASE);
+    printk("smpbench: kfault: CPU 1 faults in kernel mode holding a lock CPU 0 waits for\n");
+    *(volatile u64 *)0xffff900000000000ull = 1;
+    spin_unlock(&test_hold);
+}
+
+static void fault_or_wait(void *arg)
+{
+    (void)arg;
+    if (this_cpu()->id == 1)
+        kfault_under_lock();
+    else if (this_cpu()->id == 0)
+        lockcheck_wait_for_holder();
+}
+
+static void run_kfault_test(void)
+{
+    if (cpus_running < 2 || ipi_call_all(fault_or_wait, NULL, RUN_TIMEOUT_US) == 0)
+        printk("smpbench: kfault: no fault (needs 2 CPUs)\n");
+}
+
 void smpbench_run(int mode)
 {
     if (mode == SMPBENCH_IPI)
         run_ipi_test();
     else if (mode == SMPBENCH_LOCKCHECK)
         run_lockcheck_test();
+    else if (mode == SMPBENCH_KFAULT)
+        run_kfault_test();
     else
         run_workload(mode);
     power_off_or_halt();

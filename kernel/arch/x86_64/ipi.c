@@ -177,6 +177,23 @@ static void run_tlb_boxes(int self)
     }
 }
 
+/* Why a deadline, and then the caller's panic, rather than halting or waiting for good.
+ * The initiator cannot halt: it holds an address space's lock or the BKL, with interrupts
+ * off (a device interrupt takes the BKL, the tick the scheduler's locks and may switch
+ * threads). It cannot go on without the answer: the target may still reach the frame
+ * through its TLB once the frame is reused. Every wait with interrupts off answers by
+ * polling (ipi_poll: the BKL's, the spinlocks', the on-CPU wait, the fault gate's, a
+ * file's mapping drain), and the IPI reaches any CPU with them on, so on hardware an
+ * answer takes microseconds: 5 s without one is a CPU wedged with interrupts off outside
+ * those waits (a bug) or a vCPU its host does not run. QEMU 7.2 under icount is the
+ * latter: a vCPU placed after a busy user loop in the round robin gets no instructions,
+ * whatever this one does (docs/smp.md "TLB shootdown"). */
+static void report_unanswered(int cpu, int self, const struct tlb_box *b)
+{
+    printk("ipi: CPU %d did not answer CPU %d's TLB shootdown in %u s (posted %u, done %u)\n",
+           cpu, self, LOCKED_TIMEOUT_US / 1000000, b->posted, b->done);
+}
+
 int tlb_shootdown(cpumask_t cpumask, u64 cr3, const u64 *va, u32 n, unsigned kind)
 {
     int self = this_cpu()->id;
@@ -194,8 +211,12 @@ int tlb_shootdown(cpumask_t cpumask, u64 cr3, const u64 *va, u32 n, unsigned kin
     u64 deadline = deadline_after_us(LOCKED_TIMEOUT_US);
     int missing = 0;
     for (cpumask_t m = cpumask; m; m &= m - 1) {
-        struct tlb_box *b = &tlb_boxes[cpumask_first(m)][self];
-        missing += !spin_wait_word(&b->done, b->posted, deadline);
+        int cpu = cpumask_first(m);
+        struct tlb_box *b = &tlb_boxes[cpu][self];
+        if (!spin_wait_word(&b->done, b->posted, deadline)) {
+            report_unanswered(cpu, self, b);
+            missing++;
+        }
     }
     return missing ? E_TIMEOUT : 0;
 }

@@ -129,6 +129,18 @@ static int resolve_user_page_fault(struct trapframe *tf)
     return err;
 }
 
+/* A kernel-mode exception other than a user copy's page fault (resolved, or the copy sent
+ * to usercopy_fault) is a kernel bug. trap() panics at once, before the BKL: the faulting
+ * code may hold a lock that the BKL's holder waits for (the IPC fastpath's ipc locks,
+ * which the lock checker does not see), and a wait for the BKL there hung both CPUs
+ * instead of reporting the fault (docs/smp.md, Next item 8). An NMI is printed, as before. */
+static bool kernel_bug(const struct trapframe *tf)
+{
+    if (tf->vector >= 32 || tf->vector == 2 || tf_from_user(tf))
+        return false;
+    return !(tf->vector == 14 && tf->rip >= (u64)usercopy_begin && tf->rip < (u64)usercopy_end);
+}
+
 static void exception(struct trapframe *tf)
 {
     if (tf->vector == 7 && tf_from_user(tf)) {   /* #NM: lazy x87/SSE switch (thread.h) */
@@ -136,16 +148,12 @@ static void exception(struct trapframe *tf)
         return;
     }
     int err = 0;
-    if (!tf_from_user(tf)) {
-        u64 rip = tf->rip;
-        if (tf->vector == 14 && rip >= (u64)usercopy_begin && rip < (u64)usercopy_end) {
-            pcnt_probe_start(PROBE_PAGEFAULT, read_cr2());
-            if (resolve_page_fault(tf) != 0)
-                tf->rip = (u64)usercopy_fault;
-            pcnt_probe_stop(PROBE_PAGEFAULT);
-            return;
-        }
-        panic_trap(tf, trap_name(tf->vector));
+    if (!tf_from_user(tf)) {                    /* a user copy's page fault (kernel_bug) */
+        pcnt_probe_start(PROBE_PAGEFAULT, read_cr2());
+        if (resolve_page_fault(tf) != 0)
+            tf->rip = (u64)usercopy_fault;
+        pcnt_probe_stop(PROBE_PAGEFAULT);
+        return;
     }
     if (tf->vector == 14 && (err = resolve_user_page_fault(tf)) == 0)
         return;
@@ -264,6 +272,8 @@ void trap(struct trapframe *tf)
         timer_tick(tf);
         return;
     }
+    if (kernel_bug(tf))
+        panic_trap(tf, trap_name(tf->vector));
     bool took_lock = !kernel_lock_held();
     if (took_lock)
         kernel_lock();
