@@ -37,6 +37,7 @@
 #define TASK_GRANTS      96
 #define TASK_NGRANTS     224
 #define TASK_LINUX_SERVER 228
+#define TASK_FWD_ROUTED  232   /* a Linux task's calls that go to a helper (fwd.c) */
 #define AS_CR3           8
 
 /* struct cpu (cpu.h), reached through %gs */

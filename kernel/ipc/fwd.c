@@ -17,14 +17,25 @@
  * order: each caller waits with recv_from = the server (ipc.c, await_reply), which is
  * exactly the right reply_recv checks, so a second answer finds it no longer waiting
  * (E_SRCH). If the server is gone, the Linux task is killed with a report.
+ *
+ * Helpers (SYS_FWD_HELPER, docs/unix.md "Calls without the server lock"): a server may
+ * name, for each CPU, a thread of its own that takes the system calls of a set of numbers
+ * (below 64) its Linux threads make on that CPU; the set is copied into each task marked
+ * afterwards (task->fwd_routed), so the fastpath sends such a call here (fwd_route) and
+ * every other call to the server thread as before. A routed call is an ordinary
+ * forwarded call to the helper, which answers it itself (recv_from = the helper) and acts
+ * on the caller's memory by naming the caller (SYS_VM_CTL with VM_CTL_CALLER), so it needs
+ * no table of the server's.
  */
 #include <ondol/abi.h>
 #include "fwd.h"
 #include "ipc.h"
 #include "kernel.h"
+#include "kheap.h"
 #include "klock.h"
 #include "pcnt.h"
 #include "sched.h"
+#include "smp.h"
 #include "task.h"
 #include "thread.h"
 #include "unix_ik.h"
@@ -46,22 +57,42 @@ static __attribute__((noreturn)) void no_server(struct thread *t)
     thread_exit(KILLED_STATUS);
 }
 
+/* A server's helper threads (SYS_FWD_HELPER): by the CPU whose Linux threads they serve
+ * (0: none), and the call numbers they take, for tasks marked from now on. */
+struct fwd_helpers {
+    u64 calls;
+    int tid[MAX_CPUS];
+};
+
+/* The thread that takes call nr of t on this CPU: the helper the server named for this
+ * CPU when nr is one of t's routed calls and that helper lives, else s. */
+static struct thread *fwd_route(struct thread *t, struct thread *s, u64 nr)
+{
+    if (nr >= 64 || !(t->task->fwd_routed >> nr & 1) || !s->task->fwd_helpers)
+        return s;
+    struct thread *h = thread_lookup(s->task->fwd_helpers->tid[this_cpu()->id]);
+    if (!h || h->task != s->task || h->state == T_ZOMBIE)
+        return s;
+    return h;
+}
+
 struct trapframe *fwd_syscall(struct trapframe *tf)
 {
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
-    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
-                            tf->rdx, tf->r10, tf->r8, tf->r9};
     struct thread *s = server_of(t);
     if (!s)
         no_server(t);
+    struct thread *to = t->task->fwd_routed ? fwd_route(t, s, tf->rax) : s;
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
+                            tf->rdx, tf->r10, tf->r8, tf->r9};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_SYSCALL;
-    /* without probes, linux_syscall_entry has tried the fastpath already */
-    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? ipc_forward_fast_probed(t, s)
-                                                               : NULL;
-    return fast ? fast : ipc_forward(t, s, true);
+    /* without probes, linux_syscall_entry has tried the fastpath already (to s only) */
+    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on && to == s
+                                 ? ipc_forward_fast_probed(t, s) : NULL;
+    return fast ? fast : ipc_forward(t, to, true);
 }
 
 bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr)
@@ -146,6 +177,21 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
     if (t->as->shared)
         return E_NOTSUP;           /* mmu=off: a Linux program needs its own address space */
     t->linux_server = s->tid;
+    t->fwd_routed = self->fwd_helpers ? self->fwd_helpers->calls : 0;
+    return 0;
+}
+
+long fwd_helper(struct task *self, u64 cpu, u64 helper, u64 calls)
+{
+    if (cpu >= cpus_running)
+        return E_INVAL;
+    struct thread *h = thread_lookup(id_of(helper));
+    if (!h || h->task != self || h->state == T_ZOMBIE)
+        return E_SRCH;
+    if (!self->fwd_helpers && !(self->fwd_helpers = kheap_alloc(sizeof(struct fwd_helpers))))
+        return E_NOMEM;
+    self->fwd_helpers->tid[cpu] = h->tid;
+    self->fwd_helpers->calls = calls;
     return 0;
 }
 

@@ -528,6 +528,9 @@ fast_answer_arm_timeout:
 fwd_fastpath:
     GATE fwd_slow
     movq TH_TASK(%rbp), %rcx
+    cmpq $0, TASK_FWD_ROUTED(%rcx)      /* its server has helpers (fwd.c fwd_route) */
+    jne fwd_routed
+fwd_to_server:
     movslq TASK_LINUX_SERVER(%rcx), %rdi
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
@@ -568,6 +571,18 @@ fwd_fastpath:
     movq TF_RAX(%rsp), %r9
     movl $FP_FWD_SYSCALL_LABEL, %r8d
     SWITCH_TO_PARTNER LINUX_TO_NATIVE_CONTEXT, LEAVE_NATIVE, FP_CALLER_BLOCKED_IN_CALL
+
+/* A call its server routes to the helper of this CPU (task->fwd_routed, a bit per call
+ * number below 64) takes the general path, fwd_syscall, which chooses the helper; any
+ * other call goes on to the server. Nothing is held here. */
+fwd_routed:
+    movq TF_RAX(%rsp), %rdi
+    cmpq $63, %rdi
+    ja fwd_to_server
+    movq TASK_FWD_ROUTED(%rcx), %r11
+    btq %rdi, %r11
+    jc fwd_slow
+    jmp fwd_to_server
 
 /* Whether our task (rsi) holds a grant for p (id in rdi): ZF set if so. Clobbers rcx. */
 fast_granted:
