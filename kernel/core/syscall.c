@@ -715,7 +715,7 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
 static long sys_task_linux(u64 task, u64 server) { return fwd_task_linux(self_task(), task, server); }
 static long sys_fwd_helper(u64 cpu, u64 helper, u64 calls)
 {
-    return fwd_helper(self_task(), cpu, helper, calls);
+    return fwd_helper(current_thread(), cpu, helper, calls);
 }
 
 /* The address space SYS_VM_PAGER maps into: the caller's (task 0) or a controlled task's. */

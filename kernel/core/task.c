@@ -8,7 +8,6 @@
 #include "bootfs.h"
 #include "elf.h"
 #include "idtable.h"
-#include "kheap.h"
 #include "kernel.h"
 #include "kobj.h"
 #include "marker.h"
@@ -53,7 +52,6 @@ static void child_unlink(struct task *t)
 static void task_free(struct task *t)
 {
     child_unlink(t);
-    kheap_free(t->fwd_helpers);
     idtable_free(&tasks, t->id);
     kobj_free(&task_cache, t);
 }

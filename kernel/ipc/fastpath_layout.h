@@ -55,6 +55,8 @@
 #define CPU_RQ_WORDS     4408  /* this CPU's run queue (sched.c) */
 #define CPU_RQ_BITMAP    4416
 #define CPU_LOADED_CR3   4448  /* published before each CR3 load (TLB shootdown, vm.c) */
+#define CPU_FWD_SERVER   4456  /* the server whose routed calls go to CPU_FWD_HELPER (fwd.c) */
+#define CPU_FWD_HELPER   4460
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

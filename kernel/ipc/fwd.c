@@ -18,11 +18,12 @@
  * exactly the right reply_recv checks, so a second answer finds it no longer waiting
  * (E_SRCH). If the server is gone, the Linux task is killed with a report.
  *
- * Helpers (SYS_FWD_HELPER, docs/unix.md "Calls without the server lock"): a server may
- * name, for each CPU, a thread of its own that takes the system calls of a set of numbers
- * (below 64) its Linux threads make on that CPU; the set is copied into each task marked
- * afterwards (task->fwd_routed), so the fastpath sends such a call here (fwd_route) and
- * every other call to the server thread as before. A routed call is an ordinary
+ * Helpers (SYS_FWD_HELPER, docs/unix.md "Calls without the server lock"): a server thread
+ * may name, for each CPU, a thread of its task that takes the system calls of a set of
+ * numbers (below 64) its Linux threads make on that CPU. The set is copied into each task
+ * marked afterwards (task->fwd_routed), the pair into the CPU (cpu->fwd_server,
+ * fwd_helper), so the fastpath (ipcfast.S) and fwd_route send such a call to the helper
+ * and every other call to the server thread as before. A routed call is an ordinary
  * forwarded call to the helper, which answers it itself (recv_from = the helper) and acts
  * on the caller's memory by naming the caller (SYS_VM_CTL with VM_CTL_CALLER), so it needs
  * no table of the server's.
@@ -31,7 +32,6 @@
 #include "fwd.h"
 #include "ipc.h"
 #include "kernel.h"
-#include "kheap.h"
 #include "klock.h"
 #include "pcnt.h"
 #include "sched.h"
@@ -57,20 +57,14 @@ static __attribute__((noreturn)) void no_server(struct thread *t)
     thread_exit(KILLED_STATUS);
 }
 
-/* A server's helper threads (SYS_FWD_HELPER): by the CPU whose Linux threads they serve
- * (0: none), and the call numbers they take, for tasks marked from now on. */
-struct fwd_helpers {
-    u64 calls;
-    int tid[MAX_CPUS];
-};
-
-/* The thread that takes call nr of t on this CPU: the helper the server named for this
- * CPU when nr is one of t's routed calls and that helper lives, else s. */
+/* The thread that takes call nr of t on this CPU: the helper server s named for this CPU
+ * when nr is one of t's routed calls and that helper lives, else s. */
 static struct thread *fwd_route(struct thread *t, struct thread *s, u64 nr)
 {
-    if (nr >= 64 || !(t->task->fwd_routed >> nr & 1) || !s->task->fwd_helpers)
+    struct cpu *c = this_cpu();
+    if (nr >= 64 || !(t->task->fwd_routed >> nr & 1) || c->fwd_server != s->tid)
         return s;
-    struct thread *h = thread_lookup(s->task->fwd_helpers->tid[this_cpu()->id]);
+    struct thread *h = thread_lookup(c->fwd_helper);
     if (!h || h->task != s->task || h->state == T_ZOMBIE)
         return s;
     return h;
@@ -89,9 +83,9 @@ struct trapframe *fwd_syscall(struct trapframe *tf)
                             tf->rdx, tf->r10, tf->r8, tf->r9};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_SYSCALL;
-    /* without probes, linux_syscall_entry has tried the fastpath already (to s only) */
-    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on && to == s
-                                 ? ipc_forward_fast_probed(t, s) : NULL;
+    /* without probes, linux_syscall_entry has tried the fastpath already */
+    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? ipc_forward_fast_probed(t, to)
+                                                               : NULL;
     return fast ? fast : ipc_forward(t, to, true);
 }
 
@@ -177,21 +171,22 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
     if (t->as->shared)
         return E_NOTSUP;           /* mmu=off: a Linux program needs its own address space */
     t->linux_server = s->tid;
-    t->fwd_routed = self->fwd_helpers ? self->fwd_helpers->calls : 0;
+    t->fwd_routed = self->fwd_helper_calls;
     return 0;
 }
 
-long fwd_helper(struct task *self, u64 cpu, u64 helper, u64 calls)
+/* One helper a CPU, for one server: the last call for a CPU wins. The fastpath reads the
+ * pair without a lock and checks the helper it names, so the two stores need no order. */
+long fwd_helper(struct thread *server, u64 cpu, u64 helper, u64 calls)
 {
     if (cpu >= cpus_running)
         return E_INVAL;
     struct thread *h = thread_lookup(id_of(helper));
-    if (!h || h->task != self || h->state == T_ZOMBIE)
+    if (!h || h->task != server->task || h->state == T_ZOMBIE)
         return E_SRCH;
-    if (!self->fwd_helpers && !(self->fwd_helpers = kheap_alloc(sizeof(struct fwd_helpers))))
-        return E_NOMEM;
-    self->fwd_helpers->tid[cpu] = h->tid;
-    self->fwd_helpers->calls = calls;
+    server->task->fwd_helper_calls = calls;
+    cpus[cpu].fwd_helper = h->tid;
+    cpus[cpu].fwd_server = server->tid;
     return 0;
 }
 
