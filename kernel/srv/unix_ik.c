@@ -26,7 +26,9 @@
  * runs the server without the BKL (docs/smp.md "The IK UNIX server's own lock"), so on
  * several CPUs the server's code of one call runs beside the kernel's work for others
  * (page faults, IPC, another process's memory calls); the other entries (a fault, an
- * interrupted call, the kernel threads) arrive holding the BKL and keep it.
+ * interrupted call, the kernel threads) arrive holding the BKL and keep it. The calls
+ * without server state (syscalls.def LX_UNLOCKED: munmap, mprotect, madvise) take no
+ * server lock at all (syscall_unlocked), as the MK form's helper threads serve them.
  */
 #include <ondol/abi.h>
 #include "arch.h"
