@@ -175,10 +175,13 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
     return 0;
 }
 
-/* One helper a CPU, for one server: the last call for a CPU wins. The fastpath reads the
- * pair without a lock and checks the helper it names, so the two stores need no order. */
+/* One helper a CPU, for one server: the last call for a CPU wins, so only privileged
+ * tasks (servers) may name one. The fastpath reads the pair without a lock and checks the
+ * helper it names, so the two stores need no order. */
 long fwd_helper(struct thread *server, u64 cpu, u64 helper, u64 calls)
 {
+    if (!server->task->privileged)
+        return E_PERM;
     if (cpu >= cpus_running)
         return E_INVAL;
     struct thread *h = thread_lookup(id_of(helper));
