@@ -193,9 +193,10 @@ def test_mk_helpers_serve_memory_calls_while_the_main_thread_is_stuck(unlocked):
     makes 600 mprotect and madvise calls and a munmap, and looks again. With unix_unlocked=on the kernel
     routes them to the server's helper thread of the calling CPU, which answers every one
     while the main thread answers nothing ("served 1"); off, they wait for the main thread
-    as every other call ("served 0"). The statistics count them apart ("unlocked")."""
+    as every other call ("served 0"). The statistics count them apart ("unlocked"); the
+    lock checker reports nothing."""
     opts = {"unix": "mk", "net": "mk", "net_hang": "200", "net_timeout": "10",
-            "unix_unlocked": unlocked}
+            "unix_unlocked": unlocked, "lockcheck": "on", "lockcheck_spin_ms": CHECKER_SPIN_MS}
     with boot(opts, timeout=60, lifetime=300, extra=("-smp", "2") + NETDEV) as s:
         s.cmd("/suite/bin/unlocked 60 > /tmp/u & U=$!")
         assert s.cmd("while ! grep -q ready /tmp/u; do :; done; echo go") == "go\n"
@@ -211,6 +212,7 @@ def test_mk_helpers_serve_memory_calls_while_the_main_thread_is_stuck(unlocked):
         s.send("poweroff -f\r")
         assert s.wait(30) == 0
         (rec,) = [r for r in s.results() if r.get("type") == "unix_calls"]
+        assert "lockcheck: 0 reports" in s.output, s.output[-3000:]
     assert (rec["unlocked"] >= 601) == (unlocked == "on"), rec["unlocked"]
 
 
