@@ -35,7 +35,6 @@
 #include "klock.h"
 #include "pcnt.h"
 #include "sched.h"
-#include "smp.h"
 #include "task.h"
 #include "thread.h"
 #include "unix_ik.h"
