@@ -136,8 +136,8 @@ uint64_t unix_unlocked_calls;
 void unix_unlocked_init(void)
 {
     char v[8];
-    bool off = rt_option("unix_unlocked", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'f';
-    unix_unlocked_calls = off ? 0 : unlocked_table;
+    bool on = rt_option("unix_unlocked", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'n';
+    unix_unlocked_calls = on ? unlocked_table : 0;
 }
 
 long unix_syscall_unlocked(int task, struct ucall *c)
