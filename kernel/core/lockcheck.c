@@ -228,7 +228,7 @@ static void check_order(struct cpu_locks *c, const void *lock, u32 cls, const u6
 static int holder_of(const void *lock, const u64 **stack)
 {
     if (lock == (const void *)&kernel_bkl_byte) {
-        int owner = kernel_bkl_owner;
+        int owner = kernel_lock_holder();
         *stack = owner >= 0 ? cpu_locks[owner].bkl_stack : NULL;
         return owner;
     }
@@ -373,6 +373,23 @@ void lockcheck_assert_bkl(void)
     report_begin(c);
     printk("lockcheck: CPU %d should hold the big kernel lock here and does not\n",
            this_cpu()->id);
+    print_stack("here:", stack);
+    report_end(c);
+}
+
+static bool switch_held_reported;
+
+void lockcheck_assert_switch(void)
+{
+    struct cpu_locks *c = mine();
+    if ((c->n == 0 && !kernel_lock_held()) || c->reporting ||
+        __atomic_exchange_n(&switch_held_reported, true, __ATOMIC_ACQ_REL))
+        return;
+    u64 stack[DEPTH];
+    capture(stack);
+    report_begin(c);
+    printk("lockcheck: CPU %d switches threads holding %s\n", this_cpu()->id,
+           c->n ? class_names[c->h[0].cls] : "the big kernel lock");
     print_stack("here:", stack);
     report_end(c);
 }

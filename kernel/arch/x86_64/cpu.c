@@ -137,6 +137,7 @@ void cpu_init(struct cpu *c, int id)
 {
     c->self = c;
     c->id = id;
+    c->bkl = BKL_NOT_HELD;
     c->loaded_cr3 = kernel_pml4_pa;         /* vm_init and ap_entry load it first */
     c->tss.iomap_base = sizeof(c->tss);        /* no I/O bitmap: user port I/O faults */
     c->tss.ist[0] = (u64)c->df_stack + sizeof(c->df_stack);
