@@ -429,6 +429,8 @@ void lockcheck_summary(void)
     printk("\n");
     printk("lockcheck: %lu IPC sends and receives without the BKL\n",
            (unsigned long)ipc_unlocked_ops);
+    printk("lockcheck: %lu IPC calls and reply_recvs without the BKL\n",
+           (unsigned long)ipc_unlocked_rpcs);
 }
 
 void lockcheck_bkl_taken(const u64 *stack) { memcpy(mine()->bkl_stack, stack, sizeof(mine()->bkl_stack)); }
