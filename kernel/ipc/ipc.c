@@ -1433,30 +1433,25 @@ static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
     return wake_partner(r, c, true);
 }
 
-/* The general path's try without the BKL (ipc_syscall, BKL held on entry): the frame to
- * leave through when the operation was made without it (the BKL then not held), else
- * NULL with the BKL held again. A call or reply_recv that blocks never returns here. */
-static __attribute__((noinline)) struct trapframe *ipc_try_without_bkl(struct thread *cur,
-                                                                       struct trapframe *tf)
+/* The general path's try without the BKL (ipc_syscall, BKL not held): the frame to leave
+ * through when the operation was made without it, else NULL, nothing done. A call or
+ * reply_recv that blocks never returns here. */
+static inline struct trapframe *ipc_try_without_bkl(struct thread *cur, struct trapframe *tf)
 {
-    if (pcnt_probes_on || cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
-        return NULL;
     u64 op = tf->rax;
     bool rpc = op == SYS_IPC_CALL || op == SYS_IPC_REPLY_RECV;
-    if (!rpc && ipc_dts)
+    if (!(rpc || ((op == SYS_IPC_SEND || op == SYS_IPC_RECV) && !ipc_dts)) || pcnt_probes_on ||
+        cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
         return NULL;
     if (op == SYS_IPC_RECV ? (i64)tf->rdi != IPC_ANY
                            : tf->rdi == 0 || tf->rdi > ID_MAX ||
                                  (op == SYS_IPC_REPLY_RECV && (i64)tf->rsi != IPC_ANY))
         return NULL;
-    kernel_unlock();
     int id = (int)tf->rdi;
     struct trapframe *done = op == SYS_IPC_CALL       ? call_unlocked(cur, id, tf->rdx)
                              : op == SYS_IPC_REPLY_RECV ? reply_recv_unlocked(cur, id, tf->rdx)
                              : op == SYS_IPC_SEND      ? send_unlocked(cur, id)
                                                        : recv_unlocked(cur);
-    if (!done)
-        kernel_lock();
     return done;
 }
 
@@ -1469,9 +1464,16 @@ static long sys_ipc_utcb(struct thread *t, u64 addr)
     return 0;
 }
 
+/* syscall_dispatch hands the IPC calls here before it takes the BKL: those made without
+ * it never take it (ipc_try_without_bkl); the rest take it here. */
 struct trapframe *ipc_syscall(struct trapframe *tf)
 {
     struct thread *cur = current_thread();
+    struct trapframe *done = ipc_try_without_bkl(cur, tf);
+    if (done)
+        return done;
+    kernel_lock();
+    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     int a = (int)(i64)tf->rdi, b = (int)(i64)tf->rsi;
     if (id_arg_invalid(tf->rdi))
         a = -2;   /* no thread has this id (and it is not reply_recv's "no reply", 0) */
@@ -1483,23 +1485,15 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
                                                                    : NULL;
         if (fast)
             return fast;
-        fast = ipc_try_without_bkl(cur, tf);
-        if (fast)
-            return fast;
         if (tf->rax == SYS_IPC_CALL)
             return do_send(cur, a, tf->rdx, true);
         if (id_arg_invalid(tf->rsi))
             b = 0;
         return do_reply_recv(cur, a, b, tf->rdx);
     }
-    case SYS_IPC_SEND: {
-        struct trapframe *done = ipc_try_without_bkl(cur, tf);
-        return done ? done : do_send(cur, a, tf->rdx, false);
-    }
+    case SYS_IPC_SEND:
+        return do_send(cur, a, tf->rdx, false);
     case SYS_IPC_RECV: {
-        struct trapframe *done = ipc_try_without_bkl(cur, tf);
-        if (done)
-            return done;
         if (a == 0) {
             tf->rax = (u64)E_SRCH;
             return tf;
