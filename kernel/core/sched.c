@@ -281,9 +281,9 @@ static inline __attribute__((always_inline)) int place_woken(const struct cpu *c
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
  * reschedule there. c->current is exact here when schedule set it (under c's lock); the
- * IPC direct switches change it without that lock (under the BKL), between two threads
- * neither of which is the idle thread, so a waker without the BKL may compare t with the
- * one just switched from: at worst t waits for that CPU's next tick or switch. */
+ * IPC direct switches change it without that lock (under the two threads' ipc locks),
+ * between two threads neither of which is the idle thread, so a waker may compare t with
+ * the one just switched from: at worst t waits for that CPU's next tick or switch. */
 static void kick(struct cpu *c, const struct thread *t)
 {
     spin_assert_held(&c->rq_lock);

@@ -1433,6 +1433,36 @@ static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
     return wake_partner(r, c, true);
 }
 
+/* A Linux thread's forwarded system call (fwd.c fwd_syscall), without the BKL: ipc_forward
+ * with the server taken by lock_partner (a plain native thread, not in a call of its
+ * own, not receiving into a buffer; t not killed or interrupted), t's forwarded words
+ * and `fwd` written under t's lock, in the section that publishes its wait. The
+ * server's answer to it still goes the BKL's way (transfer_special, fwd_answer). NULL
+ * with nothing done: the BKL path then finds the server (or its absence) itself. */
+struct trapframe *ipc_forward_unlocked(struct thread *t, const u64 w[IPC_MRS])
+{
+    ipc_lock(t);
+    struct thread *s = lock_partner(t, t->task->linux_server);
+    if (!s)
+        return NULL;
+    count_unlocked(&ipc_unlocked_rpcs);
+    memcpy(t->fwd_words, w, sizeof(t->fwd_words));
+    t->fwd = FWD_SYSCALL;
+    t->ipc_flags = IPC_FWD;
+    t->ipc_call = true;
+    if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {
+        t->ipc_state = IPC_SENDING;
+        t->send_to = s->tid;
+        block_current(t, &s->senders, WAIT_FOREVER, s);
+    }
+    end_receive_wait(t, s);
+    thread_unblock(s);
+    s->tf->rax = (u64)take_forwarded(t, s);   /* s plain: no buffer, no UTCB touched */
+    await_reply(t, s);
+    t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
+    return wake_partner(t, s, true);
+}
+
 /* The general path's try without the BKL (ipc_syscall, BKL not held): the frame to leave
  * through when the operation was made without it, else NULL, nothing done. A call or
  * reply_recv that blocks never returns here. */

@@ -124,8 +124,8 @@ struct cpu {
     u64 woken_tick;
     /* The run queue's lock (class rq, sched.c): rq_words, rq_bitmap, rq_head and rq_tail,
      * and the state, CPU and affinity of every thread queued here; `current` is set under
-     * it by schedule (the IPC switches, under the BKL, change it between two threads that
-     * are neither idle nor queued). */
+     * it by schedule (the IPC switches, under their ipc locks, change it between two
+     * threads that are neither idle nor queued). */
     struct spinlock rq_lock;
     /* The thread this CPU switched away from while still on its kernel stack (sched.c
      * switch_to, ipc.c switch_to_partner): its on_cpu is cleared once this CPU is off
