@@ -2,7 +2,6 @@
 #include "klock.h"
 #include "lockcheck.h"
 #include "options.h"
-#include "smp.h"
 
 u8 kernel_bkl_slow;
 
@@ -15,11 +14,12 @@ void kernel_lock_flags_update(void)
         this_cpu()->bkl = kernel_bkl_slow ? BKL_HELD_SLOW : BKL_HELD;
 }
 
+/* Among the CPUs set up (cpu_init: self set, the byte BKL_NOT_HELD until it locks). */
 int kernel_lock_holder(void)
 {
-    for (unsigned i = 0; i < cpus_running; i++)
-        if (__atomic_load_n(&cpus[i].bkl, __ATOMIC_RELAXED) != BKL_NOT_HELD)
-            return (int)i;
+    for (int i = 0; i < MAX_CPUS; i++)
+        if (cpus[i].self && __atomic_load_n(&cpus[i].bkl, __ATOMIC_RELAXED) != BKL_NOT_HELD)
+            return i;
     return -1;
 }
 

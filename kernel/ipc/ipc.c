@@ -1279,17 +1279,23 @@ static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
     return cur->tf;
 }
 
-/* cur's lock held: the thread in slot `tid` with its lock too, if that lock is free and
- * the thread is a live native thread with this id, not in a forwarded, pager or kernel
- * call; else NULL, cur's lock let go. The lock is tried once, never waited for (as by the
- * fastpath): a wait answers IPI requests (lockcheck.c lock_slow), among them the grace
- * before an emptied thread slab's frame goes back (thread_slab_grace), so a partner read
- * without its lock could be freed memory by the time the lock came. A busy lock,
- * thread_none's included, and the current thread's own (held) send the call to the BKL
- * path; so does a kill or stop of cur pending (the BKL path's behaviour is kept for it). */
+/* cur's lock and the lock of the thread in slot `tid`, held on return, if that lock is
+ * free and the thread is a live native thread with this id, not in a forwarded, pager or
+ * kernel call; else NULL, nothing held. The id is compared first without the lock, as a
+ * hint (an empty slot, an in-kernel server's id: no lock taken), and again under it. The
+ * lock is tried once, never waited for (as by the fastpath): a wait answers IPI requests
+ * (lockcheck.c lock_slow), among them the grace before an emptied thread slab's frame
+ * goes back (thread_slab_grace), so a partner read without its lock could be freed
+ * memory by the time the lock came (with interrupts off and no wait, the TCB stays one
+ * meanwhile). A busy lock, thread_none's included, and the current thread's own (held)
+ * send the call to the BKL path; so does a kill or stop of cur pending (the BKL path's
+ * behaviour is kept for it). */
 static struct thread *lock_partner(struct thread *cur, int tid)
 {
     struct thread *p = thread_slot(tid);
+    if (__atomic_load_n(&p->tid, __ATOMIC_RELAXED) != tid)
+        return NULL;
+    ipc_lock(cur);
     if (!spin_trylock(&p->ipc_lock)) {
         ipc_unlock(cur);
         return NULL;
@@ -1303,7 +1309,6 @@ static struct thread *lock_partner(struct thread *cur, int tid)
 
 static struct trapframe *send_unlocked(struct thread *s, int dest)
 {
-    ipc_lock(s);
     struct thread *d = lock_partner(s, dest);
     if (!d)
         return NULL;
@@ -1365,7 +1370,6 @@ static struct trapframe *recv_unlocked(struct thread *r)
  * without it, or switches to d directly (DTS). */
 static struct trapframe *call_unlocked(struct thread *s, int dest, u64 rdx)
 {
-    ipc_lock(s);
     struct thread *d = lock_partner(s, dest);
     if (!d)
         return NULL;
@@ -1404,7 +1408,6 @@ static struct trapframe *call_unlocked(struct thread *s, int dest, u64 rdx)
  * and c is woken or switched to. */
 static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
 {
-    ipc_lock(r);
     struct thread *c = lock_partner(r, to);
     if (!c)
         return NULL;
@@ -1441,7 +1444,6 @@ static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
  * with nothing done: the BKL path then finds the server (or its absence) itself. */
 struct trapframe *ipc_forward_unlocked(struct thread *t, const u64 w[IPC_MRS])
 {
-    ipc_lock(t);
     struct thread *s = lock_partner(t, t->task->linux_server);
     if (!s)
         return NULL;
