@@ -5,7 +5,8 @@
  * Under -icount QEMU 7.2 runs the vCPUs round robin on one host thread, so their virtual
  * time is the sum of all of them and no parallel speed-up can show. This model replays the
  * recorded execution with a clock per vCPU instead:
- *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties)
+ *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties,
+ *             less lat_mem for each access whose miss to memory a transfer served)
  *           + core-to-core transfers * latency(source, destination)
  *           + lock waits
  * in the order QEMU executed the accesses. A line is a resource: a transfer for writing or
