@@ -1159,32 +1159,96 @@ static void t_coher_hot_pages(void)
                        "\"cycles\":864},{\"transfers_from\":4,\"lines\":0,") != NULL);
 }
 
-/* The plugin's path (sim_data_coher): a transfer whose access also missed the private
- * hierarchy to memory is counted as charged twice, with the memory part of its latency
- * (modern: lat_mem - lat_l2 = 188); a transfer that hits in the private caches (they
- * keep a copy the directory invalidated) and a miss with no transfer are not. */
-static void t_coher_double_charge(void)
+/* The hierarchy's own stall cycles of a vCPU's kernel accesses so far (slot 0). */
+static double hier_stall(const struct sim *s, unsigned vcpu)
+{
+    return counters_stall_cycles(&s->v[vcpu].slots[0], &s->cfg.pen, &s->lv);
+}
+
+/* A window on `n` vCPUs of the modern hierarchy (L1, L2, lat_mem 200) under `preset`. */
+static struct sim *served_rig(const char *preset_name, unsigned n)
 {
     struct config cfg = preset("modern");
-    strcpy(cfg.coherence, "die");
-    struct sim *s = sim_create(&cfg, 2, NULL);
+    strcpy(cfg.coherence, preset_name);
+    struct sim *s = sim_create(&cfg, n, NULL);
     CHECK(s != NULL);
+    if (!s)
+        return NULL;
+    sim_marker(s, 0, MK_WIN_BEGIN, 3);
+    for (unsigned v = 0; v < n; v++)
+        sim_marker(s, v, MK_MODEL, 1);
+    return s;
+}
+
+/* The plugin's path (sim_data_coher): a line that missed the private hierarchy to memory
+ * but came from another vCPU's cache costs the transfer's latency (die: 144) in place of
+ * memory's (200), not both; its misses are still counted. A miss with no other holder
+ * costs memory, and a transfer that hits the private caches (they keep a copy the
+ * directory invalidated) is not served in place of memory. */
+static void t_coher_transfer_served(void)
+{
+    struct sim *s = served_rig("die", 2);
     if (!s)
         return;
     struct insn_desc ld = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 4, .kernel = 1};
-    sim_marker(s, 0, MK_WIN_BEGIN, 3);
-    for (unsigned v = 0; v < 2; v++)
-        sim_marker(s, v, MK_MODEL, 1);
+    const struct coher_cpu_stats *a = &s->coh->cpu[0].st, *b = &s->coh->cpu[1].st;
     const uint64_t x = 0x70000;
     sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);   /* from memory: no transfer */
+    CHECK_EQ(a->miss_cycles, hier_stall(s, 0));        /* lat_mem 200 and the walk */
+    CHECK_EQ(s->v[0].slots[0].v[CTR_L2_MISS], 1);
+    double first = a->clock;
     sim_data_coher(s, 1, &ld, KTEXT + x, x, 8, false);  /* missed to memory, and moved */
+    CHECK_EQ(b->transfers, 1);
+    CHECK_EQ(b->transfer_served, 1);
+    CHECK_EQ(b->memory_cycles_saved, 200);
+    CHECK_EQ(b->misses, a->misses);                     /* what the hierarchy saw */
+    CHECK_EQ(s->v[1].slots[0].v[CTR_L2_MISS], 1);
+    CHECK_EQ(b->miss_cycles, hier_stall(s, 1) - 200);
+    CHECK_EQ(b->transfer_cycles, 144);
+    CHECK_EQ(b->clock, first - 200 + 144);              /* the old model: first + 144 */
     sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);   /* an upgrade, a private hit */
     sim_data_coher(s, 1, &ld, KTEXT + x, x, 8, false);  /* moved, a private hit */
-    const struct coher_cpu_stats *a = &s->coh->cpu[0].st, *b = &s->coh->cpu[1].st;
     CHECK_EQ(b->transfers, 2);
-    CHECK_EQ(b->double_charged, 1);
-    CHECK_EQ(b->double_charged_cycles, 188);
-    CHECK_EQ(a->double_charged + a->transfers, 0);
+    CHECK_EQ(b->transfer_served, 1);
+    CHECK_EQ(a->transfer_served + a->transfers, 0);
+    sim_destroy(s);
+}
+
+/* A transfer dearer than memory (chiplet: vCPUs 0 and 8 on two dies, 285 cycles) serves
+ * the access all the same: it costs the transfer, not memory. */
+static void t_coher_transfer_served_dearer(void)
+{
+    struct sim *s = served_rig("chiplet", 9);
+    if (!s)
+        return;
+    struct insn_desc ld = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 4, .kernel = 1};
+    const uint64_t x = 0x70000;
+    sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, true);
+    double first = s->coh->cpu[0].st.clock;
+    sim_data_coher(s, 8, &ld, KTEXT + x, x, 8, false);
+    const struct coher_cpu_stats *b = &s->coh->cpu[8].st;
+    CHECK_EQ(b->transfer_served, 1);
+    CHECK_EQ(b->transfer_cycles, 285);
+    CHECK_EQ(b->clock, first - 200 + 285);
+    sim_destroy(s);
+}
+
+/* One vCPU has no transfers: its modelled clock is its instructions and the hierarchy's
+ * stall cycles, as without the coherence model. */
+static void t_coher_one_cpu_unchanged(void)
+{
+    struct sim *s = served_rig("die", 1);
+    if (!s)
+        return;
+    struct insn_desc ld = {.vaddr = KTEXT + 0x1000, .paddr = 0x1000, .size = 4, .kernel = 1};
+    for (uint64_t x = 0x70000; x < 0x90000; x += 40) {
+        sim_insn_coher(s, 0, &ld);
+        sim_data_coher(s, 0, &ld, KTEXT + x, x, 8, (x & 64) != 0);
+    }
+    const struct coher_cpu_stats *a = &s->coh->cpu[0].st;
+    CHECK_EQ(a->transfers + a->transfer_served, 0);
+    CHECK_EQ(a->miss_cycles, hier_stall(s, 0));
+    CHECK_EQ(a->clock, counters_cycles(&s->v[0].slots[0], &s->cfg.pen, &s->lv));
     sim_destroy(s);
 }
 
@@ -1557,7 +1621,9 @@ static const struct tcase cases[] = {
     {"coher_directory", t_coher_directory},
     {"coher_scaling", t_coher_scaling},
     {"coher_hot_pages", t_coher_hot_pages},
-    {"coher_double_charge", t_coher_double_charge},
+    {"coher_transfer_served", t_coher_transfer_served},
+    {"coher_transfer_served_dearer", t_coher_transfer_served_dearer},
+    {"coher_one_cpu_unchanged", t_coher_one_cpu_unchanged},
     {"coher_locks", t_coher_locks},
     {"coher_time_order", t_coher_time_order},
     {"coher_parallel_reads", t_coher_parallel_reads},

@@ -17,7 +17,7 @@ def record(jobs=8, tsc=4_000_000, mode_counters=None):
 def window(makespan=2_000_000):
     cpu = {"instructions": 1, "transfers": 40, "lock_waits": 4, "lock_wait_cycles": 800,
            "handoffs": 2, "transfer_cycles": 4000, "miss_cycles": 80, "clock": 1_999_999.6,
-           "double_charged_cycles": 40}
+           "transfer_served": 2, "memory_cycles_saved": 400}
     locks = [{"id": 3, "acquires": 9, "waits": 6, "handoffs": 2, "wait_cycles": 1200},
              {"id": 4, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 100},
              {"id": 260, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 300},
@@ -77,7 +77,8 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["cpu_clock"] == [2_000_000, 2_000_000] and row["cpu_share_max"] == 0.5
     assert row["transfers_per_job"] == 10.0 and row["lock_waits_per_job"] == 1.0
     assert row["transfer_cycles_per_job"] == 1000.0 and row["miss_cycles_per_job"] == 20.0
-    assert row["double_charged_cycles_per_job"] == 10.0
+    assert row["transfer_served_per_job"] == 0.5                      # (2 + 2) / 8
+    assert row["memory_cycles_saved_per_job"] == 100.0
     # by class of lock: 3 the BKL, 4..516 the reverse map's (global, frames, families), the
     # rest other (per job)
     assert row["lock_waits_per_job_bkl"] == 0.75 and row["lock_waits_per_job_rmap"] == 0.5
@@ -88,7 +89,7 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     # per vCPU: what its clock is made of, its kernel instructions, the spaces it ran
     assert row["cpu_miss_cycles"] == [80, 80] and row["cpu_transfer_cycles"] == [4000, 4000]
     assert row["cpu_lock_wait_cycles"] == [800, 800] and row["cpu_kernel_insns"] == [50, 51]
-    assert row["cpu_double_charged_cycles"] == [40, 40]
+    assert row["cpu_memory_cycles_saved"] == [400, 400]
     assert row["cpu_spaces"][1] == [[1, "unixsrv", 9], [5, "aim", 7]]
     # the dearest lines and pages, named, with their share of all transfer cycles (8000)
     assert row["hot_lines"] == [

@@ -448,12 +448,12 @@ unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size
     return (unsigned)(co->cpu[cpu].st.transfers - before);
 }
 
-void coher_double_charge(struct coher *co, unsigned cpu, uint64_t n, double cycles)
+void coher_transfer_served(struct coher *co, unsigned cpu, uint64_t n, double cycles)
 {
     if (cpu >= co->ncpus || !co->cpu[cpu].active)
         return;
-    co->cpu[cpu].st.double_charged += n;
-    co->cpu[cpu].st.double_charged_cycles += cycles;
+    co->cpu[cpu].st.transfer_served += n;
+    co->cpu[cpu].st.memory_cycles_saved += cycles;
 }
 
 /* ---- markers ------------------------------------------------------------------------ */
@@ -592,10 +592,10 @@ static void put_cpu(FILE *f, unsigned i, const struct coher_cpu_stats *s)
                ",\"lock_acquires\":%" PRIu64 ",\"lock_releases\":%" PRIu64
                ",\"lock_waits\":%" PRIu64 ",\"handoffs\":%" PRIu64
                ",\"miss_cycles\":%.0f,\"transfer_cycles\":%.0f,\"lock_wait_cycles\":%.0f"
-               ",\"clock\":%.0f,\"double_charged\":%" PRIu64 ",\"double_charged_cycles\":%.0f}",
+               ",\"clock\":%.0f,\"transfer_served\":%" PRIu64 ",\"memory_cycles_saved\":%.0f}",
             i, s->instructions, s->misses, s->transfers, s->invalidations, s->lock_acquires,
             s->lock_releases, s->lock_waits, s->handoffs, s->miss_cycles, s->transfer_cycles,
-            s->lock_wait_cycles, s->clock, s->double_charged, s->double_charged_cycles);
+            s->lock_wait_cycles, s->clock, s->transfer_served, s->memory_cycles_saved);
 }
 
 /* Every lock acquired in the window, by id: the vCPUs' lock figures split by lock, so a

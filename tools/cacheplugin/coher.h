@@ -5,7 +5,8 @@
  * Under -icount QEMU 7.2 runs the vCPUs round robin on one host thread, so their virtual
  * time is the sum of all of them and no parallel speed-up can show. This model replays the
  * recorded execution with a clock per vCPU instead:
- *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties)
+ *     clock = instructions * cpi + private-cache stall cycles (the hierarchy's penalties,
+ *             less lat_mem for each access whose miss to memory a transfer served)
  *           + core-to-core transfers * latency(source, destination)
  *           + lock waits
  * in the order QEMU executed the accesses. A line is a resource: a transfer for writing or
@@ -50,11 +51,11 @@ struct coher_cpu_stats {
     uint64_t instructions, misses, transfers, invalidations;
     uint64_t lock_acquires, lock_releases, lock_waits, handoffs;
     double miss_cycles, transfer_cycles, lock_wait_cycles, clock;
-    /* transfers whose access also missed the private hierarchy to memory, and that
-     * memory latency (in miss_cycles): such a line is charged twice, where a machine
-     * pays the transfer instead of memory (coher_double_charge) */
-    uint64_t double_charged;
-    double double_charged_cycles;
+    /* transfers whose access also missed the private hierarchy to memory, served by the
+     * transfer alone, and the memory latency they did not pay (not in miss_cycles; the
+     * misses are in misses): coher_transfer_served */
+    uint64_t transfer_served;
+    double memory_cycles_saved;
 };
 
 struct coher_cpu {
@@ -149,9 +150,10 @@ void coher_account(struct coher *co, unsigned cpu, uint64_t insns, uint64_t miss
 /* A data access to physical address pa (size bytes); the transfers it made (data from
  * another vCPU's cache; upgrades are not counted). */
 unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store);
-/* n of the access's transfers also missed the private hierarchy to memory, which charged
- * them `cycles` of memory latency: counted, not changed (README "Limits"). */
-void coher_double_charge(struct coher *co, unsigned cpu, uint64_t n, double cycles);
+/* n of the access's transfers also missed the private hierarchy to memory: the transfers
+ * served them, and `cycles` of memory latency were left out of the stall the access's
+ * coher_account charged (README "The coherence model"). Counted here. */
+void coher_transfer_served(struct coher *co, unsigned cpu, uint64_t n, double cycles);
 /* Marker 11 (payload kind << 10 | lock) and marker 12 (0 pause, 1 resume). */
 void coher_lock_marker(struct coher *co, unsigned cpu, unsigned payload);
 void coher_model_marker(struct coher *co, unsigned cpu, unsigned payload);

@@ -158,8 +158,8 @@ void sim_insn_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d)
                   counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall);
 }
 
-/* Misses of the last private level, which go to memory, and the latency that going to
- * memory adds to the level above (counters_stall_cycles' formula). */
+/* Misses of the last private level, which go to memory. Each cost the access lat_mem in
+ * all (counters_stall_cycles: the levels' latencies add up to it). */
 static uint64_t memory_misses(const struct counters *c, const struct levels *lv)
 {
     if (lv->l3)
@@ -167,11 +167,11 @@ static uint64_t memory_misses(const struct counters *c, const struct levels *lv)
     return lv->l2 ? c->v[CTR_L2_MISS] : misses_of(c);
 }
 
-static double memory_part(const struct penalties *p, const struct levels *lv)
-{
-    return p->lat_mem - (lv->l3 ? p->lat_l3 : lv->l2 ? p->lat_l2 : 0);
-}
-
+/* The access's private misses are counted as the hierarchy saw them. A line that missed
+ * to memory but came from another vCPU's cache (a transfer) is served by that transfer
+ * alone: its modelled cost is the transfer's latency, cheaper or dearer than memory, and
+ * the hierarchy's lat_mem for it is not charged (README "The coherence model"). So the
+ * transfer starts at the clock before the access's stall. */
 void sim_data_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d, uint64_t vaddr,
                     uint64_t paddr, unsigned size, bool store)
 {
@@ -180,14 +180,15 @@ void sim_data_coher(struct sim *s, unsigned vcpu, const struct insn_desc *d, uin
     uint64_t misses = misses_of(c), to_memory = memory_misses(c, &s->lv);
     double stall = counters_stall_cycles(c, &s->cfg.pen, &s->lv);
     sim_data(s, vcpu, d, vaddr, paddr, size, store);
-    coher_account(s->coh, vcpu, 0, misses_of(c) - misses,
-                  counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall);
+    stall = counters_stall_cycles(c, &s->cfg.pen, &s->lv) - stall;
+    to_memory = memory_misses(c, &s->lv) - to_memory;
     /* an atomic RMW's load takes the line for writing (one transfer, not two) */
     uint64_t moved = coher_access(s->coh, vcpu, paddr, size, store || d->kind == INSN_ATOMIC);
-    to_memory = memory_misses(c, &s->lv) - to_memory;
-    uint64_t both = moved < to_memory ? moved : to_memory;
-    if (both)
-        coher_double_charge(s->coh, vcpu, both, (double)both * memory_part(&s->cfg.pen, &s->lv));
+    uint64_t served = moved < to_memory ? moved : to_memory;
+    double saved = (double)served * s->cfg.pen.lat_mem;
+    coher_account(s->coh, vcpu, 0, misses_of(c) - misses, stall - saved);
+    if (served)
+        coher_transfer_served(s->coh, vcpu, served, saved);
 }
 
 void sim_cr3_write(struct sim *s, unsigned vcpu, const struct insn_desc *d)
