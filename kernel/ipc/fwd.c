@@ -56,18 +56,12 @@ static __attribute__((noreturn)) void no_server(struct thread *t)
     thread_exit(KILLED_STATUS);
 }
 
-/* Whether call nr of t is one its server routes to a helper (SYS_FWD_HELPER). */
-static bool fwd_is_routed(const struct thread *t, u64 nr)
-{
-    return nr < 64 && (t->task->fwd_routed >> nr & 1);
-}
-
 /* The thread that takes call nr of t on this CPU: the helper server s named for this CPU
  * when nr is one of t's routed calls and that helper lives, else s. */
 static struct thread *fwd_route(struct thread *t, struct thread *s, u64 nr)
 {
     struct cpu *c = this_cpu();
-    if (!fwd_is_routed(t, nr) || c->fwd_server != s->tid)
+    if (nr >= 64 || !(t->task->fwd_routed >> nr & 1) || c->fwd_server != s->tid)
         return s;
     struct thread *h = thread_lookup(c->fwd_helper);
     if (!h || h->task != s->task || h->state == T_ZOMBIE)
@@ -75,25 +69,17 @@ static struct thread *fwd_route(struct thread *t, struct thread *s, u64 nr)
     return h;
 }
 
-/* Without the BKL when the server can be taken so (ipc_forward_unlocked: probes off, a
- * plain server), else under it. A routed call that the fastpath declined goes the BKL's
- * way: only under it can the helper's task be checked against the server's (fwd_route). */
 struct trapframe *fwd_syscall(struct trapframe *tf)
 {
-    struct thread *t = current_thread();
-    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
-                            tf->rdx, tf->r10, tf->r8, tf->r9};
-    if (!pcnt_probes_on && !fwd_is_routed(t, tf->rax)) {
-        struct trapframe *done = ipc_forward_unlocked(t, w);
-        if (done)
-            return done;
-    }
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
+    struct thread *t = current_thread();
     struct thread *s = server_of(t);
     if (!s)
         no_server(t);
     struct thread *to = t->task->fwd_routed ? fwd_route(t, s, tf->rax) : s;
+    const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
+                            tf->rdx, tf->r10, tf->r8, tf->r9};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_SYSCALL;
     /* without probes, linux_syscall_entry has tried the fastpath already */
