@@ -2031,6 +2031,29 @@ static int churn(int turns, unsigned want_cpus)
 #define RACE_SERVERS_MAX 16
 #define RACE_CLIENTS_MAX 32
 
+/* The watchdog of the IPC storms: sleeps 5 ticks at a time until *done reaches want or
+ * *failed is set. A progress count that has not moved for 30 s is a stall, handed to
+ * fail(what, the count, ticks since t0), which sets *failed: a hang is a failed test, not
+ * a test that never ends. */
+static void watch_progress(const volatile long *progress, const volatile int *done, int want,
+                           const volatile int *failed, struct time_info t0,
+                           void (*fail)(const char *, long, long), const char *what)
+{
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    long last = -1;
+    uint64_t last_change = now().ticks;
+    while (*done < want && !*failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (*progress != last) {
+            last = *progress;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            fail(what, *progress, (long)(t - t0.ticks));
+        }
+    }
+}
+
 static volatile int race_srv_tid[RACE_SERVERS_MAX], race_cli_tid[RACE_CLIENTS_MAX];
 static volatile int race_servers, race_clients, race_calls, race_failed, race_stop;
 static volatile int race_clients_done;
@@ -2235,7 +2258,6 @@ static int ipcrace(int calls, unsigned want_cpus)
     if (!cpus_as_wanted("ipcrace", t0, want_cpus))
         return 1;
     unsigned cpus = t0.cpus;
-    uint64_t hz = t0.hz ? t0.hz : 100;
     int servers = cpus < 2 ? 2 : (int)cpus, clients = 2 * servers;
     if (clients > RACE_CLIENTS_MAX) {
         printf("ipcrace FAIL: too many CPUs (%u)\n", cpus);
@@ -2256,18 +2278,7 @@ static int ipcrace(int calls, unsigned want_cpus)
             return printf("ipcrace FAIL: thread_start\n"), 1;
     if (thread_start(&shake, race_shaker, NULL, PRIO_INHERIT, 16 * 1024) < 0)
         return printf("ipcrace FAIL: thread_start\n"), 1;
-    long last = -1;
-    uint64_t last_change = now().ticks;
-    while (race_clients_done < clients && !race_failed) {
-        sys_sleep(5);
-        uint64_t t = now().ticks;
-        if (race_progress != last) {
-            last = race_progress;
-            last_change = t;
-        } else if (t - last_change > 30 * hz) {
-            race_fail("no progress at call", race_progress, (long)(t - t0.ticks));
-        }
-    }
+    watch_progress(&race_progress, &race_clients_done, clients, &race_failed, t0, race_fail, "no progress at call");
     if (race_failed) {
         race_stop = 1;
         return 1;                      /* the task's end takes the threads with it */
@@ -2367,7 +2378,6 @@ static int ipccontend(int calls, unsigned want_cpus)
     struct time_info t0 = now();
     if (!cpus_as_wanted("ipccontend", t0, want_cpus))
         return 1;
-    uint64_t hz = t0.hz ? t0.hz : 100;
     int clients = 3 * (int)t0.cpus;
     if (clients > RACE_CLIENTS_MAX)
         return printf("ipccontend FAIL: too many CPUs (%u)\n", t0.cpus), 1;
@@ -2379,18 +2389,7 @@ static int ipccontend(int calls, unsigned want_cpus)
     for (int i = 0; i < clients; i++)
         if (thread_start(&cli[i], cont_client, (void *)(long)i, PRIO_INHERIT, 16 * 1024) < 0)
             return printf("ipccontend FAIL: thread_start\n"), 1;
-    long last = -1;
-    uint64_t last_change = now().ticks;
-    while (cont_done < clients && !cont_failed) {
-        sys_sleep(5);
-        uint64_t t = now().ticks;
-        if (cont_progress != last) {
-            last = cont_progress;
-            last_change = t;
-        } else if (t - last_change > 30 * hz) {
-            cont_fail("no progress at call", cont_progress, (long)(t - t0.ticks));
-        }
-    }
+    watch_progress(&cont_progress, &cont_done, clients, &cont_failed, t0, cont_fail, "no progress at call");
     if (cont_failed)
         return 1;
     for (int i = 0; i < clients; i++)
@@ -2471,7 +2470,6 @@ static int ipcsend(int msgs, unsigned want_cpus)
     struct time_info t0 = now();
     if (!cpus_as_wanted("ipcsend", t0, want_cpus))
         return 1;
-    uint64_t hz = t0.hz ? t0.hz : 100;
     int pairs = (int)t0.cpus;
     if (pairs > SEND_PAIRS_MAX)
         return printf("ipcsend FAIL: too many CPUs (%u)\n", t0.cpus), 1;
@@ -2486,18 +2484,7 @@ static int ipcsend(int msgs, unsigned want_cpus)
                                             PRIO_INHERIT, 16 * 1024)) < 0)
             return printf("ipcsend FAIL: thread_start\n"), 1;
     __atomic_store_n(&send_go, 1, __ATOMIC_RELEASE);
-    long last = -1;
-    uint64_t last_change = now().ticks;
-    while (send_done < pairs && !send_failed) {
-        sys_sleep(5);
-        uint64_t t = now().ticks;
-        if (send_progress != last) {
-            last = send_progress;
-            last_change = t;
-        } else if (t - last_change > 30 * hz) {
-            send_fail("no progress at message", send_progress, (long)(t - t0.ticks));
-        }
-    }
+    watch_progress(&send_progress, &send_done, pairs, &send_failed, t0, send_fail, "no progress at message");
     if (send_failed)
         return 1;
     for (int i = 0; i < pairs; i++) {
