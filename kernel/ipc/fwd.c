@@ -76,8 +76,7 @@ bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr)
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_FAULT;
     ipc_forward(t, s, false);
-    t->fwd = FWD_NONE;              /* returned: being killed, the exit checks end it */
-    return true;
+    return true;                    /* returned: being killed, the exit checks end it */
 }
 
 /* An interrupt is carried by `killed` (with `interrupt`), so that the one check every
@@ -100,8 +99,7 @@ void fwd_interrupt(struct thread *t)
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_INTERRUPT)};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_INTERRUPT;
-    ipc_forward(t, s, false);
-    t->fwd = FWD_NONE;              /* returned: a kill came meanwhile (leave_killed ends t) */
+    ipc_forward(t, s, false);       /* returns when a kill came meanwhile (leave_killed ends t) */
 }
 
 /* c (blocked in IPC, its lock held by the caller) ends its task with `status` on its

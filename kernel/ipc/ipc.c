@@ -898,8 +898,10 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
 struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch)
 {
     lock_two(t, s);
-    if (kill_pending(t))
+    if (kill_pending(t)) {
+        t->fwd = FWD_NONE;                     /* no call made */
         return killed_op(t, s);
+    }
     t->ipc_flags = IPC_FWD;
     t->ipc_call = true;
     if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {

@@ -61,7 +61,6 @@ bool pager_fault(struct trapframe *tf, u64 addr, unsigned access)
     t->pager_error = 0;
     t->fwd = FWD_PAGER;
     ipc_forward(t, p, false);
-    t->fwd = FWD_NONE;
     return true;                      /* returned: being killed, the exit checks end it */
 }
 
