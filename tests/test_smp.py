@@ -480,6 +480,18 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
                        "ipc>rq"} <= set(orders.group(1).split()), out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount", [(2, True), (4, False)])
+def test_a_kill_that_lands_before_a_receive_blocks_still_ends_the_thread(cpus, icount):
+    """A task killed while its thread enters an untimed receive nobody answers, the kill
+    sweeping across the entry over 300 rounds (smptest killrace; docs/smp.md Next item
+    11): one that landed while the thread waited for the kernel lock at its system call's
+    entry woke nothing, and the thread then blocked for good (round 0, both variants,
+    before the fix). Now the general IPC path tests the kill under the thread's lock
+    before it waits: every clone ends killed."""
+    out = smptest(["smptest,killrace,300"], cpus, icount, timeout=240)
+    assert "killrace ok rounds=300" in out, out[-3000:]
+
+
 @pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
 def test_fastpath_and_general_path_on_one_server_race_with_the_lock_checker(cpus, icount):
     """One server on CPU 0 answering with untimed reply_recv, three clients per CPU calling

@@ -76,14 +76,15 @@ bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr)
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_FAULT;
     ipc_forward(t, s, false);
-    panic("fwd: a forwarded fault returned");
+    return true;                    /* returned: being killed, the exit checks end it */
 }
 
 /* An interrupt is carried by `killed` (with `interrupt`), so that the one check every
  * return to user mode already makes (sched_kernel_exit_checks) finds it: native exits
  * pay nothing. A Linux thread never sleeps in the kernel outside a forwarded call, so no
- * wait sees the flag as a kill; a real kill clears `interrupt`. MK: never returns (the
- * thread leaves through the server); IK: returns once the server has answered. */
+ * wait sees the flag as a kill; a real kill clears `interrupt`. MK: returns only when a
+ * real kill came meanwhile (the call is not made; the thread leaves through the server
+ * otherwise); IK: returns once the server has answered. */
 void fwd_interrupt(struct thread *t)
 {
     t->killed = false;
@@ -98,8 +99,7 @@ void fwd_interrupt(struct thread *t)
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_INTERRUPT)};
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_INTERRUPT;
-    ipc_forward(t, s, false);
-    panic("fwd: a forwarded interrupt returned");
+    ipc_forward(t, s, false);       /* returns when a kill came meanwhile (leave_killed ends t) */
 }
 
 /* c (blocked in IPC, its lock held by the caller) ends its task with `status` on its

@@ -16,12 +16,13 @@ enum { FWD_NONE = 0, FWD_SYSCALL = 1, FWD_FAULT = 2, FWD_INTERRUPT = 3,
  * leave through. Kills the task when its server is gone. */
 struct trapframe *fwd_syscall(struct trapframe *tf);
 /* A user-mode fault the VM did not resolve (trap.c): forwarded, never returning, when the
- * thread's task is a Linux task with a live MK server; handled by the IK server, true
- * (leave through the frame, which the server may have rewritten); else false (kill as
- * usual). `vector` is the frame's, or FWD_FAULT_NOMEM when no frame was free. */
+ * thread's task is a Linux task with a live MK server (unless the thread is being killed:
+ * then true, not forwarded); handled by the IK server, true (leave through the frame,
+ * which the server may have rewritten); else false (kill as usual). `vector` is the frame's, or FWD_FAULT_NOMEM when no frame was free. */
 bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr);
 /* THREAD_CTL_INTERRUPT reached t at its return to user mode (sched.c): forward an
- * "interrupted" call; never returns in MK, returns once answered in IK. */
+ * "interrupted" call; in MK returns only when a kill came meanwhile (no call made), in IK
+ * once answered. */
 void fwd_interrupt(struct thread *t);
 /* The server answered c's forwarded call with word 0 = w0 (ipc.c, transfer): ends the
  * forwarded call and returns the value c's rax must hold. Inline for a system call (the

@@ -446,6 +446,33 @@ static inline void end_receive_wait(struct thread *from, struct thread *r)
         reply_unlink(from, r);
 }
 
+/* Whether t (its ipc lock held) is being killed. A kill sets `killed` and then wakes a
+ * thread blocked in IPC under that thread's lock (thread_kill, ipc_wake_killed); one that
+ * lands before t publishes its wait (while t waited for the BKL at its system call's
+ * entry, say) finds nothing to wake, and t would wait until its partner answers, or for
+ * good. So an operation tests this under t's lock before it starts and gives up
+ * (killed_op): either the kill's wake-up comes after t's wait is published, or t sees the
+ * flag. A stop or a Linux thread's interrupt is no kill: it waits for the return to user
+ * mode (sched.c leave_killed). */
+static inline bool kill_pending(const struct thread *t)
+{
+    return __atomic_load_n(&t->killed, __ATOMIC_RELAXED) && t->interrupt == KILL_EXIT;
+}
+
+/* The operation of t, which kill_pending found being killed, does nothing: the result
+ * is the one a kill's wake-up gives (thread_wake), and the exit checks on the way out end
+ * the thread. t's lock (and o's, when not NULL) is let go. */
+static __attribute__((noinline, cold)) struct trapframe *killed_op(struct thread *t,
+                                                                   struct thread *o)
+{
+    if (o)
+        unlock_two(t, o);
+    else
+        ipc_unlock(t);
+    t->tf->rax = (u64)(i64)WAIT_KILLED;
+    return t->tf;
+}
+
 /* ---- blocking and switching --------------------------------------------------------------- */
 
 /* Run another thread, leaving t (the current thread, blocked, resume_via_tf set under its
@@ -632,6 +659,8 @@ static struct trapframe *do_send(struct thread *s, int dest, u64 rdx, bool call)
         return s->tf;
     }
     lock_two(s, d);
+    if (kill_pending(s))
+        return killed_op(s, d);
     if (s->reply_to == d->tid)
         s->reply_to = 0;                       /* the reply right is one-shot */
     s->ipc_flags = rdx & (IPC_SEND_BUF | IPC_RECV_BUF);
@@ -677,14 +706,13 @@ static struct trapframe *do_recv(struct thread *r, int from, u64 rdx)
     }
     /* A closed receive locks its partner with r (the one sender it may find, and the owner
      * of the queue it blocks on); an open one locks the sender it finds, if any. */
-    struct thread *s;
-    if (f) {
+    if (f)
         lock_two(r, f);
-        s = find_sender(r, from);
-    } else {
+    else
         ipc_lock(r);
-        s = lock_first(r, &r->senders.head);
-    }
+    if (kill_pending(r))
+        return killed_op(r, f);
+    struct thread *s = f ? find_sender(r, from) : lock_first(r, &r->senders.head);
     r->ipc_flags = rdx & IPC_RECV_BUF;
     if (s) {
         thread_unblock(s);
@@ -809,7 +837,8 @@ reply_recv_closed(struct thread *r, struct thread *c, int from, u64 rdx)
     /* Receive phase: a sender already queued is taken at once, an error or an expired
      * timeout reported; the client stays ready (do_recv). Else r waits on q's queue. */
     struct thread *q;                          /* the partner named: c, or f */
-    if (find_sender(r, from) || timeout_of(rdx) == 0 || lookup_partner(from, &q) || q == r) {
+    if (find_sender(r, from) || timeout_of(rdx) == 0 || lookup_partner(from, &q) || q == r ||
+        kill_pending(r)) {
         ready_answered(c);
         unlock_reply(r, c, f);
         return do_recv(r, from, rdx & ~(u64)IPC_SEND_BUF);
@@ -850,7 +879,7 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     }
     /* Receive phase: a sender already queued is taken at once; the client stays ready. */
     u64 timeout = timeout_of(rdx);
-    if (r->senders.head || timeout == 0) {
+    if (r->senders.head || timeout == 0 || kill_pending(r)) {
         ready_answered(c);
         unlock_two(r, c);
         return do_recv(r, IPC_ANY, rdx & ~(u64)IPC_SEND_BUF);
@@ -869,6 +898,10 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
 struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch)
 {
     lock_two(t, s);
+    if (kill_pending(t)) {
+        t->fwd = FWD_NONE;                     /* no call made */
+        return killed_op(t, s);
+    }
     t->ipc_flags = IPC_FWD;
     t->ipc_call = true;
     if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {

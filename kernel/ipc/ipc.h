@@ -14,7 +14,8 @@ extern u64 ipc_unlocked_ops;   /* sends and receives made without the BKL, count
                                   the lock checker on (docs/smp.md, IPC's step 4) */
 /* Linux forwarding (fwd.c): the current thread t calls its server s with t->fwd_words,
  * as a register-only call the kernel makes for it. Returns the frame to leave through;
- * with may_switch false (a fault's trap path) it blocks and never returns. */
+ * with may_switch false (a fault's trap path) it blocks and never returns, unless t is
+ * being killed: then no call is made and t's frame is returned (ipc.c kill_pending). */
 struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch);
 /* With pcnt probes on, the fastpath of a forwarded system call (in assembly otherwise)
  * under its probe: the frame to leave through, or NULL for ipc_forward. */

@@ -41,27 +41,27 @@ static u64 access_prot(unsigned access)
     return access & VM_ACCESS_WRITE ? PROT_WRITE : access & VM_ACCESS_EXEC ? PROT_EXEC : PROT_READ;
 }
 
-void pager_fault(struct trapframe *tf, u64 addr, unsigned access)
+bool pager_fault(struct trapframe *tf, u64 addr, unsigned access)
 {
     struct thread *t = current_thread();
     u64 page = ALIGN_DOWN(addr, PAGE_SIZE);
     if (t->pager_refused == (page | 1)) {
         t->pager_refused = 0;
-        return;                       /* refused: this time it is the thread's fault */
+        return false;                 /* refused: this time it is the thread's fault */
     }
     t->pager_refused = 0;
     struct region r;
     bool found = region_lookup(t->task->as, addr, &r);
     struct thread *p = found && r.obj->kind == MEMOBJ_PAGER ? pager_of(r.obj) : NULL;
     if (!p || p == t)
-        return;                       /* no pager to ask, or it faults on its own region */
+        return false;                 /* no pager to ask, or it faults on its own region */
     const u64 w[IPC_MRS] = {PAGER_FAULT, addr, access_prot(access), tf->rip, (u64)t->tid,
                             (u64)t->task->id, r.off + (page - r.start), (u64)t->pager_error};
     memcpy(t->fwd_words, w, sizeof(w));
     t->pager_error = 0;
     t->fwd = FWD_PAGER;
     ipc_forward(t, p, false);
-    panic("pager: a pager call returned");
+    return true;                      /* returned: being killed, the exit checks end it */
 }
 
 /* The frame of the page the pager names, readable by it: 0 and *pa, or an E_* code. */

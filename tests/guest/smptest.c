@@ -196,6 +196,20 @@
  *            calls=N clients=K servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X
  *            kills=R kid_calls=A churn_calls=B" (A, B: the children's calls answered, by
  *            ipckid and ipckid -t) or "ipcrace FAIL ...".
+ * killrace N  a kill racing its victim's entry into a receive that nobody answers
+ *            (docs/smp.md Next item 11): N rounds, each a clone of this task whose
+ *            first thread starts KR_DECOYS threads blocked in receives, goes to CPU 1,
+ *            says it is ready, waits for the word to go and then makes an untimed open
+ *            receive after a delay that sweeps 0 .. KR_SWEEP - 1 steps over the rounds,
+ *            while this task's worker on CPU 0 kills the clone (SYS_TASK_KILL) at the
+ *            word and waits for its end. The kill wakes the decoys first, under the
+ *            kernel lock, and reaches the victim last, so over the rounds the victim
+ *            enters its receive before, during and after the kill. One that landed
+ *            while the victim waited for the kernel lock at its system call's entry
+ *            woke nothing, so before the fix the victim then blocked for good and the
+ *            task never ended (a 30 s progress bound catches it: round 0 under icount
+ *            on 2 vCPUs and without it on 4). The clone must end killed. Prints
+ *            "killrace ok rounds=N" or "killrace FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -2497,6 +2511,110 @@ static int ipcsend(int msgs, unsigned want_cpus)
     return 0;
 }
 
+/* ---- killrace ---------------------------------------------------------------------- */
+#define KR_STACK (16 * 1024)
+#define KR_SWEEP 256                   /* the killer's delays: 0 .. KR_SWEEP - 1 steps */
+#define KR_STEP 16                     /* a step: loop iterations */
+#define KR_DECOYS 32                   /* threads the kill takes before the victim */
+enum { KR_READY, KR_GO, KR_RETURNED };
+static volatile uint64_t *kr_ctl;      /* shared with the clones */
+static uint8_t *kr_stack;
+static volatile long kr_rounds_done;
+static volatile int kr_done, kr_failed;
+
+static void kr_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&kr_failed, 1, __ATOMIC_RELAXED))
+        printf("killrace FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+/* A decoy: blocked for good in an open receive until the kill wakes it. */
+static int kr_decoy(void *arg)
+{
+    (void)arg;
+    struct ipc_msg m = {{0}};
+    ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    return 0;
+}
+
+/* The victim, the clone's first thread: the last its task's kill reaches (a task's
+ * threads are killed newest first), after KR_DECOYS decoys whose wake-ups hold the
+ * kernel lock meanwhile. On CPU 1, an untimed receive from anyone after a delay the
+ * word gives, so that over the rounds it enters the kernel before, during and after
+ * the kill. */
+static void kr_victim(void *arg)
+{
+    (void)arg;
+    struct thread d;
+    for (int k = 0; k < KR_DECOYS; k++)
+        if (thread_start(&d, kr_decoy, NULL, PRIO_INHERIT, 4096) < 0)
+            sys_exit(1);
+    if (pin_to(1))
+        sys_exit(1);
+    kr_ctl[KR_READY] = 1;
+    uint64_t go;
+    while (!(go = kr_ctl[KR_GO]))
+        ;
+    for (volatile uint64_t k = (go - 1) * KR_STEP; k > 0; k--)
+        ;
+    struct ipc_msg m = {{0}};
+    long r = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    kr_ctl[KR_RETURNED] = (uint64_t)r | 1u << 31;      /* nobody sends: never */
+    sys_exit(2);
+}
+
+static int kr_round(int i)
+{
+    kr_ctl[KR_READY] = kr_ctl[KR_GO] = kr_ctl[KR_RETURNED] = 0;
+    long t = task_clone_run("krvictim", kr_victim, kr_stack + KR_STACK - 8, NULL);
+    if (t < 0)
+        return kr_fail("clone", i, t), 1;
+    while (!kr_ctl[KR_READY])
+        __asm__ volatile("pause");
+    kr_ctl[KR_GO] = 1 + (uint64_t)(i % KR_SWEEP);
+    long r = sys_task_kill((int)t);
+    int status = 0;
+    long w = sys_task_wait((int)t, &status);
+    if (r != 0 || w != t || status != KILLED_STATUS || kr_ctl[KR_RETURNED])
+        return kr_fail("the clone did not end killed", i, status), 1;
+    return 0;
+}
+
+static int kr_worker(void *arg)
+{
+    long rounds = (long)arg;
+    if (pin_to(0))
+        return kr_fail("pin to CPU 0", 0, 0), 1;
+    for (int i = 0; i < rounds && !kr_failed; i++) {
+        if (kr_round(i))
+            break;
+        kr_rounds_done++;
+    }
+    kr_done = 1;
+    return 0;
+}
+
+static int killrace(int rounds)
+{
+    struct time_info t0 = now();
+    if (t0.cpus < 2) {
+        printf("killrace FAIL: needs 2 CPUs, %u run threads\n", t0.cpus);
+        return 1;
+    }
+    if (clone_storm_memory("killrace", &kr_ctl, &kr_stack, KR_STACK))
+        return 1;
+    struct thread w;
+    if (thread_start(&w, kr_worker, (void *)(long)rounds, PRIO_INHERIT, 16 * 1024) < 0)
+        return printf("killrace FAIL: thread_start\n"), 1;
+    watch_progress(&kr_rounds_done, &kr_done, 1, &kr_failed, t0, kr_fail,
+                   "a killed clone did not end, round");
+    if (kr_failed)
+        return 1;                      /* the task's end takes the worker with it */
+    thread_join(&w, NULL);
+    printf("killrace ok rounds=%d\n", rounds);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -2545,10 +2663,12 @@ int main(int argc, char **argv)
         return ipccontend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "ipcsend"))
         return ipcsend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "killrace"))
+        return killrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | turns N\n");
+           " | churn N [CPUS] | ipcrace N [CPUS] | turns N | killrace N\n");
     return 2;
 }

@@ -157,8 +157,8 @@ static void exception(struct trapframe *tf)
     }
     if (tf->vector == 14 && (err = resolve_user_page_fault(tf)) == 0)
         return;
-    if (err == VM_NEEDS_PAGER)  /* the pager's call; returns when the access is refused */
-        pager_fault(tf, read_cr2(), fault_access(tf));
+    if (err == VM_NEEDS_PAGER && pager_fault(tf, read_cr2(), fault_access(tf)))
+        return;                 /* the pager's call: returns true only when being killed */
     /* a Linux task's server gets the fault (MK: never returns; IK: true when handled);
      * one that found no free frame as FWD_FAULT_NOMEM, so that the server ends the
      * process as Linux's OOM killer would, and learns of its end; one past the end of a
