@@ -281,9 +281,9 @@ static inline __attribute__((always_inline)) int place_woken(const struct cpu *c
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
  * reschedule there. c->current is exact here when schedule set it (under c's lock); the
- * IPC direct switches change it without that lock (under the BKL), between two threads
- * neither of which is the idle thread, so a waker without the BKL may compare t with the
- * one just switched from: at worst t waits for that CPU's next tick or switch. */
+ * IPC direct switches change it without that lock (under the two threads' ipc locks),
+ * between two threads neither of which is the idle thread, so a waker may compare t with
+ * the one just switched from: at worst t waits for that CPU's next tick or switch. */
 static void kick(struct cpu *c, const struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
@@ -665,16 +665,21 @@ void sched_wait_off_cpu(const struct thread *t)
  * switch: the context-switch probe's end, and the freeing of an exited thread. */
 static PCNT_COLD void ctxsw_probe_stop(void) { pcnt_probe_stop(PROBE_CTXSW); }
 
+/* The exited thread is freed under the BKL (the thread table), taken here: no CPU holds
+ * it across a switch. Nothing is held at this point, and the thread left is off this CPU
+ * already, so a holder waiting for that (a joiner, a switch to it) cannot wait for us. */
 static __attribute__((noinline, cold)) void free_dead(struct cpu *c)
 {
     struct thread *d = c->dead;
     c->dead = NULL;
+    kernel_lock();
     thread_free(d);
+    kernel_unlock();
 }
 
 /* On the new thread's stack: the thread switched from is off this CPU now (its on_cpu
  * cleared, release: its saved stack pointer and frame are complete), and an exited one
- * is freed. */
+ * is freed (first: free_dead may wait for the BKL). */
 static void finish_switch(struct cpu *c)
 {
     if (pcnt_probed())
@@ -729,11 +734,24 @@ static void switch_to(struct thread *prev, struct thread *next)
     finish_switch(c);
 }
 
+/* The current thread t, blocked without a continuation (IPC), was made ready by a waker
+ * before this CPU left it, and picked again here: it resumes through its frame as if
+ * switched to, from the top of the stack it is on. (Under the BKL handed across the
+ * switch no waker could come in between; now the BKL goes before it.) */
+static __attribute__((noreturn, noinline, cold)) void resume_own_frame(struct thread *t)
+{
+    t->resume_via_tf = false;
+    swtch_to_tf(NULL, t->tf);
+    __builtin_unreachable();
+}
+
 /* schedule() with this CPU's queue lock held (c = this CPU); it is let go before the
  * switch. The next thread becomes c->current under the lock, so that a CPU queueing a
  * thread here sees either the old choice (and this CPU's pick sees its thread) or the
- * new one (and its kick is right). */
-static void schedule_locked(struct cpu *c)
+ * new one (and its kick is right). The BKL, if this CPU holds it, is let go before a
+ * switch too (Linux 2.6's release_kernel_lock): true then, and the caller, resumed, takes
+ * it again; a thread resumed through its frame never does (it leaves the kernel). */
+static bool schedule_locked(struct cpu *c)
 {
     struct thread *prev = c->current;
     c->need_resched = false;
@@ -757,15 +775,27 @@ static void schedule_locked(struct cpu *c)
         next->slice_left = (u32)slice_ticks;
     c->current = next;
     rq_unlock(c);
-    if (next != prev)
-        switch_to(prev, next);
+    bool held = kernel_lock_held();
+    if (next == prev && !prev->resume_via_tf)
+        return false;                          /* it keeps running, and the BKL */
+    if (held)
+        kernel_unlock();
+    if (lockcheck_on)
+        lockcheck_assert_switch();
+    if (next == prev)
+        resume_own_frame(prev);
+    switch_to(prev, next);
+    return held;
 }
 
+/* Callable with the BKL or without; it returns with the BKL as it was on entry (taken
+ * again after the switch, with nothing held, as Linux 2.6's reacquire_kernel_lock). */
 void schedule(void)
 {
     struct cpu *c = this_cpu();
     rq_lock(c);
-    schedule_locked(c);
+    if (schedule_locked(c))
+        kernel_lock();
 }
 
 /* The current thread, blocked, switches away after making t ready: when t stays on this
@@ -791,11 +821,24 @@ void make_ready_and_schedule(struct thread *t)
     schedule();
 }
 
-/* Called by thread_start (entry.S) when a thread without a kernel continuation runs. */
+/* A kernel thread's first step (thread.h): it runs holding the BKL, as it did when the
+ * switching CPU handed the lock over. */
 void thread_first_run(void)
+{
+    finish_switch(this_cpu());
+    kernel_lock();
+}
+
+/* thread_start (entry.S): a thread switched to without a kernel continuation (new, or
+ * blocked in IPC) leaves through its frame, without the BKL (the switch let it go): the
+ * switch finished, then the system call's exit (entry.S exit_checked follows). */
+void thread_leave_via_tf(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c);
+    pcnt_probe_stop(PROBE_SYSCALL);
+    if (c->current->killed | c->exit_work)
+        sched_leave_slow(c);
 }
 
 /* Last kernel step of every system call (entry.S exit_to_user), on the returning thread's
@@ -825,18 +868,15 @@ static bool stealable(const struct cpu *c)
     return false;
 }
 
-/* Every CPU's idle thread: looks for work without the kernel lock (its own queue, or a
- * thread it may steal), then takes the lock to schedule; else halts until an interrupt
- * (its timer, or the reschedule IPI a CPU that queues a thread here sends: interrupts stay
- * off from the look to the halt, so that IPI is pending and ends the halt at once). It
- * first runs holding the lock (sched_start), and holds it again whenever a switch
- * returns to it. */
+/* Every CPU's idle thread: looks for work (its own queue, or a thread it may steal) and
+ * schedules, else halts until an interrupt (its timer, or the reschedule IPI a CPU that
+ * queues a thread here sends: interrupts stay off from the look to the halt, so that IPI
+ * is pending and ends the halt at once). It never takes the kernel lock. */
 static void idle_loop(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c);
     for (;;) {
-        kernel_unlock();
         c->need_resched = false;
         while (!__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED) && !stealable(c)) {
             u64 halted = rdtsc();
@@ -844,7 +884,6 @@ static void idle_loop(void)
             c->idle_tsc += rdtsc() - halted;
             c->need_resched = false;
         }
-        kernel_lock();
         schedule();
     }
 }
@@ -987,6 +1026,7 @@ void sched_start(void)
 {
     struct cpu *c = this_cpu();
     u64 boot_sp;                       /* the boot stack is abandoned here */
+    kernel_unlock();                   /* taken for the boot (kmain, sched_ap_main) */
     c->current = c->idle;
     c->idle->state = T_RUNNING;
     c->idle->on_cpu = 1;
@@ -1090,14 +1130,24 @@ __attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
     }
     for (;;) {
         struct thread *t = c->current;
-        if (t->killed)
+        if (t->killed) {
+            if (!kernel_lock_held())      /* a system call that ran without it */
+                kernel_lock();
             leave_killed(t);
-        else if (c->need_resched)
+        } else if (c->need_resched)
             schedule();
         else
             return;
         c = this_cpu();                       /* again: schedule() may migrate us */
     }
+}
+
+void sched_leave_slow(struct cpu *c)
+{
+    if (c->current->killed | c->exit_work)
+        sched_exit_checks_loop(c);
+    if (kernel_lock_held())
+        kernel_unlock();
 }
 
 /* ---- sleeping and timeouts ----------------------------------------------------- */

@@ -52,14 +52,22 @@ static inline void sched_kernel_exit_checks(void)
     if (c->current->killed | c->exit_work)
         sched_exit_checks_loop(c);
 }
+/* The exit checks, then the BKL let go if this CPU holds it: sched_leave_kernel's work
+ * when there is more than a plain release (out of line). */
+void sched_leave_slow(struct cpu *c);
 /* The last kernel step of a system call, on the returning thread's own stack: the probe
- * stops, the exit checks, the lock goes. kernel_exit_to_user (entry.S's exit_to_user) is
- * this; the IK server's entry runs it inline and leaves by exit_checked. */
+ * stops, the exit checks, the lock goes if held (a call may have run without it, or
+ * switched to a thread that never took it). One test for all: the exit work and the
+ * CPU's BKL byte are one word (struct cpu's leave_work), 0 when the lock is held plainly
+ * and nothing else is to do. kernel_exit_to_user (entry.S's exit_to_user) is this. */
 static inline void sched_leave_kernel(void)
 {
     pcnt_probe_stop(PROBE_SYSCALL);
-    sched_kernel_exit_checks();
-    kernel_unlock();
+    struct cpu *c = this_cpu();
+    if (c->current->killed | c->leave_work)
+        sched_leave_slow(c);
+    else
+        kernel_unlock_plain(c);
 }
 extern u64 slice_ticks;
 u64 ticks_now(void);

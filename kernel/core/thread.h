@@ -160,6 +160,8 @@ int thread_join(int tid, int *status);
 void thread_free(struct thread *t);
 int thread_count(void);
 struct thread *thread_at(int index);      /* for ps: NULL for an empty slot */
+/* A kernel thread's first step (sched.c): the switch finished, the BKL taken (kernel
+ * threads run holding it). */
 void thread_first_run(void);
 
 /* Thread ids: inline because every IPC looks its partner up. */
