@@ -19,8 +19,9 @@ void make_ready(struct thread *t);
  * when that has nothing queued, for the IPC direct switch between them (docs/smp.md,
  * "Scheduling"). */
 void make_ready_new(struct thread *t);
-/* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
- * to it, or freeing it. */
+/* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before moving
+ * it to another CPU (a waker's placement), or freeing it; never inside a switch, and never
+ * for a thread on the caller's own CPU. Called with no run-queue lock held. */
 void sched_wait_off_cpu(const struct thread *t);
 /* IPC's wake-up and switch (ipc.c): the current thread, blocked, switches away after t is
  * made ready, with one acquisition of the run-queue lock when t stays on this CPU. The

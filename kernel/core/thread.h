@@ -70,9 +70,10 @@ struct thread {
     bool ipc_call;                     /* the pending send is the first half of a call */
     u8 on_cpu;                         /* some CPU runs it or is still on its kernel stack:
                                           set when it becomes a CPU's current thread, cleared
-                                          (release) once that CPU has left its stack; a CPU
-                                          about to run it waits until it is clear (sched.c
-                                          sched_wait_off_cpu: the wake-up and steal races).
+                                          (release) once that CPU has left its stack; no
+                                          other CPU takes it or switches to it meanwhile
+                                          (sched.c: a waker moving it waits, a thief skips
+                                          it).
                                           Next to the IPC bytes: the fastpath writes it with
                                           them (fastpath_layout.h) */
     int send_to;                       /* P1 sbtid: receiver this blocked sender waits for */

@@ -56,7 +56,9 @@ struct cpu {
     int id;
     u32 apic_id;
     struct thread *idle;
-    struct thread *dead;       /* exited thread whose stack is freed after the switch */
+    struct thread *after;      /* the thread left, with work once this CPU is off its
+                                  stack (sched.c after_switch): freed if it exited, else
+                                  placed where its affinity allows */
     union {                    /* the exit checks test these bytes at once (sched.h) */
         struct {
             bool need_resched;
