@@ -425,8 +425,9 @@ void sched_set_priority(struct thread *t, int prio)
 }
 
 /* SYS_THREAD_AFFINITY: t may run only on the CPUs in mask (bit n = cpus[n]). E_INVAL
- * unless mask names a CPU that schedules threads. A queued thread moves at once; a
- * running one at its next switch (the reschedule IPI brings that soon). */
+ * unless mask names a CPU that schedules threads. A queued thread moves at once (once its
+ * CPU is off its stack, if it is still on it: queue_at); a running one after its next
+ * switch (the reschedule IPI brings that soon; after_switch places it). */
 int sched_set_affinity(struct thread *t, cpumask_t mask)
 {
     if (!(mask & sched_cpus))

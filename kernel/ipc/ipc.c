@@ -513,7 +513,9 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 
 /* The lock checker's view of a direct switch: it claims the blocked partner without its
  * run-queue lock, which is right because every waker of a thread blocked in IPC holds
- * its ipc lock, held here (docs/smp.md); and the partner is off every CPU. */
+ * its ipc lock, held here (docs/smp.md); and the partner is off every CPU: its CPU is
+ * this one, and a thread still on a CPU is always on its own (its CPU changes only while
+ * it is off every CPU: sched.c migrate), so no fallback to a wake-up is needed. */
 static __attribute__((noinline, cold)) void direct_switch_check(const struct thread *next)
 {
     lockcheck_assert_held(&next->ipc_lock);
