@@ -524,6 +524,26 @@ def test_sends_and_receives_without_the_bkl_on_every_cpu(cpus, icount):
     assert m and int(m.group(1)) >= (20000 + 20000 // 3) * cpus // 2, out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount,dts", [(2, False, "on"), (2, False, "off"),
+                                              (4, False, "on"), (4, True, "off")])
+def test_blocking_calls_and_reply_recvs_without_the_bkl_across_cpus(cpus, icount, dts):
+    """One server a CPU answering with open reply_recv (some timed), two clients a server
+    on the next CPU calling it (some calls timed), 5,000 calls each, the lock checker on:
+    every call blocks on one CPU and wakes its server on another, and a server's second
+    client often waits on its queue. Calls and reply_recvs between plain threads block and
+    switch without the BKL (docs/smp.md, "Design: IPC's per-endpoint state", step 4's
+    second part): the kernel counts them, and at least half of them (a call and a reply
+    each) must have gone so. Every answer is its call's, the counts add up, no checker
+    report (none holds a lock across a switch)."""
+    calls = 5000
+    out = smptest([f"smptest,ipcrpc,{calls},{cpus}"], cpus, icount, timeout=240, dts=dts,
+                  lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert f"ipcrpc ok calls={calls} clients={2 * cpus} cpus={cpus}" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
+    m = re.search(r"lockcheck: (\d+) IPC calls and reply_recvs without the BKL", out)
+    assert m and int(m.group(1)) >= 2 * calls * 2 * cpus // 2, out[-3000:]
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

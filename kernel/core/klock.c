@@ -1,12 +1,27 @@
-/* The big kernel lock (klock.h). Owner -1: free. */
+/* The big kernel lock (klock.h). */
 #include "klock.h"
 #include "lockcheck.h"
 #include "options.h"
 
-volatile int kernel_bkl_owner = -1;
 u8 kernel_bkl_slow;
 
-void kernel_lock_flags_update(void) { kernel_bkl_slow = lockcheck_on || markers_on; }
+/* The flag changes under the lock (an option set by a system call, the checker's start at
+ * boot): this CPU's byte follows, so that the release tells the markers as before. */
+void kernel_lock_flags_update(void)
+{
+    kernel_bkl_slow = lockcheck_on || markers_on;
+    if (kernel_lock_held())
+        this_cpu()->bkl = kernel_bkl_slow ? BKL_HELD_SLOW : BKL_HELD;
+}
+
+/* Among the CPUs set up (cpu_init: self set, the byte BKL_NOT_HELD until it locks). */
+int kernel_lock_holder(void)
+{
+    for (int i = 0; i < MAX_CPUS; i++)
+        if (cpus[i].self && __atomic_load_n(&cpus[i].bkl, __ATOMIC_RELAXED) != BKL_NOT_HELD)
+            return i;
+    return -1;
+}
 
 /* Spin until the lock is free and ours, answering IPI requests meanwhile (interrupts are
  * off: the holder may be waiting for this CPU's answer). `pause` also lets QEMU's
@@ -44,4 +59,5 @@ void kernel_lock_slow(u8 busy)
     else if (busy)
         wait(NULL);
     marker_lock(LOCK_EV_ACQUIRE, LOCK_ID_BKL);
+    this_cpu()->bkl = kernel_bkl_slow ? BKL_HELD_SLOW : BKL_HELD;
 }

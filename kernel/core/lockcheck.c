@@ -228,7 +228,7 @@ static void check_order(struct cpu_locks *c, const void *lock, u32 cls, const u6
 static int holder_of(const void *lock, const u64 **stack)
 {
     if (lock == (const void *)&kernel_bkl_byte) {
-        int owner = kernel_bkl_owner;
+        int owner = kernel_lock_holder();
         *stack = owner >= 0 ? cpu_locks[owner].bkl_stack : NULL;
         return owner;
     }
@@ -377,6 +377,23 @@ void lockcheck_assert_bkl(void)
     report_end(c);
 }
 
+static bool switch_held_reported;
+
+void lockcheck_assert_switch(void)
+{
+    struct cpu_locks *c = mine();
+    if ((c->n == 0 && !kernel_lock_held()) || c->reporting ||
+        __atomic_exchange_n(&switch_held_reported, true, __ATOMIC_ACQ_REL))
+        return;
+    u64 stack[DEPTH];
+    capture(stack);
+    report_begin(c);
+    printk("lockcheck: CPU %d switches threads holding %s\n", this_cpu()->id,
+           c->n ? class_names[c->h[0].cls] : "the big kernel lock");
+    print_stack("here:", stack);
+    report_end(c);
+}
+
 /* A lock released: off this CPU's list, wherever it is (releases need not nest). A lock
  * not on it was taken before the checker started, or during a report. */
 void lockcheck_release(const void *lock)
@@ -412,6 +429,8 @@ void lockcheck_summary(void)
     printk("\n");
     printk("lockcheck: %lu IPC sends and receives without the BKL\n",
            (unsigned long)ipc_unlocked_ops);
+    printk("lockcheck: %lu IPC calls and reply_recvs without the BKL\n",
+           (unsigned long)ipc_unlocked_rpcs);
 }
 
 void lockcheck_bkl_taken(const u64 *stack) { memcpy(mine()->bkl_stack, stack, sizeof(mine()->bkl_stack)); }

@@ -32,4 +32,7 @@ void lockcheck_waiting(const void *lock, u32 cls, struct lockcheck_wait *w);
  * stack kept for reports once it is held. */
 void lockcheck_bkl_before(u64 *stack);
 void lockcheck_bkl_taken(const u64 *stack);
+/* A switch away from the running thread (sched.c): reported (once) if this CPU still
+ * holds a lock, the BKL included: none is held across a switch. */
+void lockcheck_assert_switch(void);
 #endif

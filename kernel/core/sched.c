@@ -33,11 +33,17 @@
  * (for IPC a thread's ipc lock, ipc.c; thread_wake asserts one or the other), and the
  * IPC direct switch, which claims a blocked partner without its queue's lock (the BKL).
  *
- * A thread woken on one CPU may be picked by another before the CPU it blocked on has
- * left its kernel stack: t->on_cpu is set when a thread becomes a CPU's current one and
- * cleared (release) once that CPU is off its stack (finish_switch after swtch; the exit
- * checks after a direct IPC switch, which leaves through the partner's frame), and a CPU about to
- * switch to a thread waits until it is clear (sched_wait_off_cpu), as Linux's on_cpu.
+ * A thread can be woken (or queued, yielding) before the CPU it ran on has left its kernel
+ * stack: t->on_cpu is set when a thread becomes a CPU's current one and cleared (release)
+ * once that CPU is off its stack (finish_switch after swtch; the exit checks after a
+ * direct IPC switch, which leaves through the partner's frame). The rule, Linux's: no CPU
+ * switches to a thread still on another CPU, and a switch never waits. A thread on a CPU
+ * stays in that CPU's queue (t->cpu changes only while t is off every CPU: migrate); a
+ * waker that would place it elsewhere first waits, holding no run-queue lock, for that
+ * CPU to finish its switch (queue_at), and a thief or the balancer skips it (may_take).
+ * A wait for on_cpu is thus always a wait for a CPU in the middle of a switch, which
+ * waits for nothing but run-queue locks and IPI answers: no cycle (docs/smp.md "No
+ * switch to a thread still on another CPU").
  */
 #include "arch.h"
 #include "kernel.h"
@@ -187,15 +193,19 @@ void rq_add(struct thread *t)
 
 struct thread *current_thread(void) { return this_cpu()->current; }
 
-/* t (not running, or still leaving this CPU in schedule) moves to cpus[cpu]: its x87/SSE
- * state comes home first. False when the CPU holding that state did not answer; t then
- * stays. The destination counts the move and its cost (the eviction, an IPI round trip
- * when another CPU holds the state). Both queues' locks held: t's (cpus[t->cpu]) and the
- * destination's (the counts are the destination's). */
+/* t, off every CPU, moves to cpus[cpu]: its x87/SSE state comes home first. False when
+ * the CPU holding that state did not answer, or when t is still on its CPU (on_cpu: the
+ * one it runs on or is leaving; the callers make sure it is not, this is the rule's last
+ * guard, docs/smp.md "No switch to a thread still on another CPU"); t then stays. The
+ * destination counts the move and its cost (the eviction, an IPI round trip when another
+ * CPU holds the state). Both queues' locks held: t's (cpus[t->cpu]) and the destination's
+ * (the counts are the destination's). */
 static bool migrate(struct thread *t, int cpu, enum move_cause why)
 {
     if (t->cpu == cpu)
         return true;
+    if (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+        return false;
     u64 t0 = rdtsc();
     bool moved = thread_fpu_evict(t);
     if (moved)
@@ -281,9 +291,9 @@ static inline __attribute__((always_inline)) int place_woken(const struct cpu *c
 
 /* t, just queued on c (c's lock held), should run before what runs there now: ask for a
  * reschedule there. c->current is exact here when schedule set it (under c's lock); the
- * IPC direct switches change it without that lock (under the BKL), between two threads
- * neither of which is the idle thread, so a waker without the BKL may compare t with the
- * one just switched from: at worst t waits for that CPU's next tick or switch. */
+ * IPC direct switches change it without that lock (under the two threads' ipc locks),
+ * between two threads neither of which is the idle thread, so a waker may compare t with
+ * the one just switched from: at worst t waits for that CPU's next tick or switch. */
 static void kick(struct cpu *c, const struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
@@ -308,9 +318,26 @@ static inline bool queued_on(const struct cpu *c, const struct thread *t)
     return t->q_prev || c->rq_head[t->prio] == t;
 }
 
+/* Claimed t (ready, in no queue) is still on its CPU c, another CPU, which is between its
+ * switch away from t and the end of that switch (t published its wait and was woken
+ * meanwhile): c's lock (held) is let go until c is off t's stack, then taken again, so
+ * that t can be moved. Bounded: c's way to the end of its switch waits for nothing but
+ * run-queue locks, which nobody holds across a wait, and IPI answers, which this wait
+ * gives (docs/smp.md "No switch to a thread still on another CPU"). t's CPU does not
+ * change meanwhile: a claimed thread is moved only by its claimer. */
+static __attribute__((noinline, cold)) void wait_left(struct cpu *c, struct thread *t)
+{
+    rq_unlock(c);
+    sched_wait_off_cpu(t);
+    rq_lock(c);
+}
+
 /* t, claimed ready, is queued on cpu (c, t's CPU, locked; let go on return): moved there
  * first when it is another and the move can be made (migrate: not if the CPU holding its
- * x87 state is wedged), then a reschedule is asked for where it waits. `woken`: a
+ * x87 state is wedged, nor while t is still on this CPU, the current thread or the one
+ * being left, which this CPU never waits for: it then stays here), then a reschedule is
+ * asked for where it waits. A thread still on another CPU is waited for first
+ * (wait_left): a switch never waits for one, so the waker does, as Linux's. `woken`: a
  * wake-up's placement (make_ready_locked), not a new thread's; when it lands on an idle
  * CPU, that CPU's queue is left to it for a while (steal_from_ok). Inline in both callers,
  * so the wake-up paths' code is what it was before make_ready_new shared it. */
@@ -318,6 +345,8 @@ static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct
                                                            int cpu, bool woken)
 {
     if (cpu != c->id) {
+        if (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE) && c != this_cpu())
+            wait_left(c, t);
         struct cpu *o = &cpus[cpu];
         rq_lock_also(c, o);
         if (migrate(t, cpu, MOVE_WAKE)) {
@@ -396,8 +425,9 @@ void sched_set_priority(struct thread *t, int prio)
 }
 
 /* SYS_THREAD_AFFINITY: t may run only on the CPUs in mask (bit n = cpus[n]). E_INVAL
- * unless mask names a CPU that schedules threads. A queued thread moves at once; a
- * running one at its next switch (the reschedule IPI brings that soon). */
+ * unless mask names a CPU that schedules threads. A queued thread moves at once (once its
+ * CPU is off its stack, if it is still on it: queue_at); a running one after its next
+ * switch (the reschedule IPI brings that soon; after_switch places it). */
 int sched_set_affinity(struct thread *t, cpumask_t mask)
 {
     if (!(mask & sched_cpus))
@@ -420,14 +450,24 @@ int sched_set_affinity(struct thread *t, cpumask_t mask)
     return 0;
 }
 
-/* The highest-priority ready thread of o that may run on c and is above priority `above`
- * (the first of its priority: the one that waited longest, whose caches are the coldest),
- * or NULL. o's lock held. */
+/* Whether t, ready in o's queue (o's lock held), may be taken to c: c is in its affinity
+ * and t is off every CPU. A queued thread still on o (its on_cpu set: o's current thread
+ * queued before a direct IPC switch or a yield, until o is off its stack) is left to o,
+ * which never waits for it; no CPU may set the flag of a thread in a queue whose lock it
+ * does not hold, so the test stays true until the move (Linux's can_migrate_task). */
+static bool may_take(const struct thread *t, const struct cpu *c)
+{
+    return (t->affinity & cpu_bit(c->id)) && !__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE);
+}
+
+/* The highest-priority ready thread of o that may be taken to c (may_take) and is above
+ * priority `above` (the first of its priority: the one that waited longest, whose caches
+ * are the coldest), or NULL. o's lock held. */
 static struct thread *movable(const struct cpu *o, const struct cpu *c, int above)
 {
     for (int p = cpu_highest_prio(o); p > above; p--)
         for (struct thread *t = o->rq_head[p]; t; t = t->q_next)
-            if (t->affinity & cpu_bit(c->id))
+            if (may_take(t, c))
                 return t;
     return NULL;
 }
@@ -481,7 +521,7 @@ static struct thread *stealable_from(const struct cpu *o, const struct cpu *c)
     if (p < 0 || o->rq_head[p] == o->rq_tail[p])
         return NULL;
     for (struct thread *t = o->rq_tail[p]; t != o->rq_head[p]; t = t->q_prev)
-        if (t->affinity & cpu_bit(c->id))
+        if (may_take(t, c))
             return t;
     return NULL;
 }
@@ -662,19 +702,32 @@ void sched_wait_off_cpu(const struct thread *t)
 }
 
 /* finish_switch's rare parts, out of line so that it is a leaf without a frame on every
- * switch: the context-switch probe's end, and the freeing of an exited thread. */
+ * switch: the context-switch probe's end, and the work on the thread left (c->after). */
 static PCNT_COLD void ctxsw_probe_stop(void) { pcnt_probe_stop(PROBE_CTXSW); }
 
-static __attribute__((noinline, cold)) void free_dead(struct cpu *c)
+/* The thread left, now off this CPU: freed if it exited (under the BKL, the thread table,
+ * taken here: no CPU holds it across a switch); else it is the running thread that
+ * schedule_locked found no longer allowed here (its affinity changed), ready and in no
+ * queue, placed now on a CPU it may use, as a woken thread is (it could not be moved
+ * while on this CPU: no CPU switches to a thread still on another). Nothing is held at
+ * this point, and the thread left is off this CPU already, so a holder waiting for that
+ * (a joiner, a waker) cannot wait for us. */
+static __attribute__((noinline, cold)) void after_switch(struct cpu *c)
 {
-    struct thread *d = c->dead;
-    c->dead = NULL;
-    thread_free(d);
+    struct thread *d = c->after;
+    c->after = NULL;
+    if (d->state == T_ZOMBIE) {
+        kernel_lock();
+        thread_free(d);
+        kernel_unlock();
+    } else {
+        make_ready_locked(rq_lock_of(d), d);
+    }
 }
 
 /* On the new thread's stack: the thread switched from is off this CPU now (its on_cpu
- * cleared, release: its saved stack pointer and frame are complete), and an exited one
- * is freed. */
+ * cleared, release: its saved stack pointer and frame are complete); then the work on it
+ * (after_switch), if any. */
 static void finish_switch(struct cpu *c)
 {
     if (pcnt_probed())
@@ -683,17 +736,27 @@ static void finish_switch(struct cpu *c)
         __atomic_store_n(&c->left->on_cpu, 0, __ATOMIC_RELEASE);
         c->left = NULL;
     }
-    if (c->dead)
-        free_dead(c);
+    if (c->after)
+        after_switch(c);
 }
 
-/* c->current is next already (schedule). next may still be leaving another CPU (woken
- * or stolen while it blocked or yielded there): wait until that CPU is off its stack. */
+/* The lock checker's test of the rule that a switch never waits: next is off every CPU
+ * (docs/smp.md "No switch to a thread still on another CPU"). */
+static __attribute__((noinline, cold)) void switch_check(const struct thread *next)
+{
+    if (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
+        panic("sched: switch to thread %d, still on CPU %d", next->tid, next->cpu);
+}
+
+/* c->current is next already (schedule). next is off every CPU: a thread still on one
+ * is never queued elsewhere nor taken (queue_at, may_take), and this CPU's own threads
+ * in its queue were left before it could schedule again. */
 static void switch_to(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
     u64 discard;
-    sched_wait_off_cpu(next);
+    if (lockcheck_on)
+        switch_check(next);
     next->on_cpu = 1;
     c->left = prev;                    /* cleared by finish_switch, on next's stack */
     cpu_set_kernel_stack(c, next->kstack + KSTACK_SIZE);
@@ -729,25 +792,38 @@ static void switch_to(struct thread *prev, struct thread *next)
     finish_switch(c);
 }
 
+/* The current thread t, blocked without a continuation (IPC), was made ready by a waker
+ * before this CPU left it, and picked again here: it resumes through its frame as if
+ * switched to, from the top of the stack it is on. (Under the BKL handed across the
+ * switch no waker could come in between; now the BKL goes before it.) */
+static __attribute__((noreturn, noinline, cold)) void resume_own_frame(struct thread *t)
+{
+    t->resume_via_tf = false;
+    swtch_to_tf(NULL, t->tf);
+    __builtin_unreachable();
+}
+
 /* schedule() with this CPU's queue lock held (c = this CPU); it is let go before the
  * switch. The next thread becomes c->current under the lock, so that a CPU queueing a
  * thread here sees either the old choice (and this CPU's pick sees its thread) or the
- * new one (and its kick is right). */
-static void schedule_locked(struct cpu *c)
+ * new one (and its kick is right). The BKL, if this CPU holds it, is let go before a
+ * switch too (Linux 2.6's release_kernel_lock): true then, and the caller, resumed, takes
+ * it again; a thread resumed through its frame never does (it leaves the kernel). */
+static bool schedule_locked(struct cpu *c)
 {
     struct thread *prev = c->current;
     c->need_resched = false;
     /* prev goes back into the queue if it still runs here: not blocked, and not woken
-     * meanwhile (queued by its waker, perhaps already picked by another CPU, which set its
-     * cpu when it took it). The idle thread is never queued: it runs when nothing else can. */
-    if (prev->state == T_RUNNING && prev->cpu == c->id && prev != c->idle) {
-        if (prev->affinity & cpu_bit(c->id)) {
-            prev->state = T_READY;
+     * meanwhile (queued by its waker). The idle thread is never queued: it runs when
+     * nothing else can. One whose affinity no longer allows this CPU is placed once this
+     * CPU is off its stack (after_switch): ready meanwhile, in no queue, as one being
+     * placed. */
+    if (prev->state == T_RUNNING && prev != c->idle) {
+        prev->state = T_READY;
+        if (prev->affinity & cpu_bit(c->id))
             rq_push(c, prev);
-        } else {
-            make_ready_locked(c, prev);                  /* its affinity changed */
-            rq_lock(c);
-        }
+        else
+            c->after = prev;
     }
     struct thread *next = pick_next(c);
     if (!next)
@@ -757,15 +833,27 @@ static void schedule_locked(struct cpu *c)
         next->slice_left = (u32)slice_ticks;
     c->current = next;
     rq_unlock(c);
-    if (next != prev)
-        switch_to(prev, next);
+    bool held = kernel_lock_held();
+    if (next == prev && !prev->resume_via_tf)
+        return false;                          /* it keeps running, and the BKL */
+    if (held)
+        kernel_unlock();
+    if (lockcheck_on)
+        lockcheck_assert_switch();
+    if (next == prev)
+        resume_own_frame(prev);
+    switch_to(prev, next);
+    return held;
 }
 
+/* Callable with the BKL or without; it returns with the BKL as it was on entry (taken
+ * again after the switch, with nothing held, as Linux 2.6's reacquire_kernel_lock). */
 void schedule(void)
 {
     struct cpu *c = this_cpu();
     rq_lock(c);
-    schedule_locked(c);
+    if (schedule_locked(c))
+        kernel_lock();
 }
 
 /* The current thread, blocked, switches away after making t ready: when t stays on this
@@ -791,11 +879,24 @@ void make_ready_and_schedule(struct thread *t)
     schedule();
 }
 
-/* Called by thread_start (entry.S) when a thread without a kernel continuation runs. */
+/* A kernel thread's first step (thread.h): it runs holding the BKL, as it did when the
+ * switching CPU handed the lock over. */
 void thread_first_run(void)
+{
+    finish_switch(this_cpu());
+    kernel_lock();
+}
+
+/* thread_start (entry.S): a thread switched to without a kernel continuation (new, or
+ * blocked in IPC) leaves through its frame, without the BKL (the switch let it go): the
+ * switch finished, then the system call's exit (entry.S exit_checked follows). */
+void thread_leave_via_tf(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c);
+    pcnt_probe_stop(PROBE_SYSCALL);
+    if (c->current->killed | c->exit_work)
+        sched_leave_slow(c);
 }
 
 /* Last kernel step of every system call (entry.S exit_to_user), on the returning thread's
@@ -825,18 +926,15 @@ static bool stealable(const struct cpu *c)
     return false;
 }
 
-/* Every CPU's idle thread: looks for work without the kernel lock (its own queue, or a
- * thread it may steal), then takes the lock to schedule; else halts until an interrupt
- * (its timer, or the reschedule IPI a CPU that queues a thread here sends: interrupts stay
- * off from the look to the halt, so that IPI is pending and ends the halt at once). It
- * first runs holding the lock (sched_start), and holds it again whenever a switch
- * returns to it. */
+/* Every CPU's idle thread: looks for work (its own queue, or a thread it may steal) and
+ * schedules, else halts until an interrupt (its timer, or the reschedule IPI a CPU that
+ * queues a thread here sends: interrupts stay off from the look to the halt, so that IPI
+ * is pending and ends the halt at once). It never takes the kernel lock. */
 static void idle_loop(void)
 {
     struct cpu *c = this_cpu();
     finish_switch(c);
     for (;;) {
-        kernel_unlock();
         c->need_resched = false;
         while (!__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED) && !stealable(c)) {
             u64 halted = rdtsc();
@@ -844,7 +942,6 @@ static void idle_loop(void)
             c->idle_tsc += rdtsc() - halted;
             c->need_resched = false;
         }
-        kernel_lock();
         schedule();
     }
 }
@@ -987,6 +1084,7 @@ void sched_start(void)
 {
     struct cpu *c = this_cpu();
     u64 boot_sp;                       /* the boot stack is abandoned here */
+    kernel_unlock();                   /* taken for the boot (kmain, sched_ap_main) */
     c->current = c->idle;
     c->idle->state = T_RUNNING;
     c->idle->on_cpu = 1;
@@ -1090,14 +1188,24 @@ __attribute__((noinline)) void sched_exit_checks_loop(struct cpu *c)
     }
     for (;;) {
         struct thread *t = c->current;
-        if (t->killed)
+        if (t->killed) {
+            if (!kernel_lock_held())      /* a system call that ran without it */
+                kernel_lock();
             leave_killed(t);
-        else if (c->need_resched)
+        } else if (c->need_resched)
             schedule();
         else
             return;
         c = this_cpu();                       /* again: schedule() may migrate us */
     }
+}
+
+void sched_leave_slow(struct cpu *c)
+{
+    if (c->current->killed | c->exit_work)
+        sched_exit_checks_loop(c);
+    if (kernel_lock_held())
+        kernel_unlock();
 }
 
 /* ---- sleeping and timeouts ----------------------------------------------------- */

@@ -19,8 +19,9 @@ void make_ready(struct thread *t);
  * when that has nothing queued, for the IPC direct switch between them (docs/smp.md,
  * "Scheduling"). */
 void make_ready_new(struct thread *t);
-/* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before a switch
- * to it, or freeing it. */
+/* Until no CPU runs t or is still on its kernel stack (t->on_cpu clear): before moving
+ * it to another CPU (a waker's placement), or freeing it; never inside a switch, and never
+ * for a thread on the caller's own CPU. Called with no run-queue lock held. */
 void sched_wait_off_cpu(const struct thread *t);
 /* IPC's wake-up and switch (ipc.c): the current thread, blocked, switches away after t is
  * made ready, with one acquisition of the run-queue lock when t stays on this CPU. The
@@ -52,14 +53,22 @@ static inline void sched_kernel_exit_checks(void)
     if (c->current->killed | c->exit_work)
         sched_exit_checks_loop(c);
 }
+/* The exit checks, then the BKL let go if this CPU holds it: sched_leave_kernel's work
+ * when there is more than a plain release (out of line). */
+void sched_leave_slow(struct cpu *c);
 /* The last kernel step of a system call, on the returning thread's own stack: the probe
- * stops, the exit checks, the lock goes. kernel_exit_to_user (entry.S's exit_to_user) is
- * this; the IK server's entry runs it inline and leaves by exit_checked. */
+ * stops, the exit checks, the lock goes if held (a call may have run without it, or
+ * switched to a thread that never took it). One test for all: the exit work and the
+ * CPU's BKL byte are one word (struct cpu's leave_work), 0 when the lock is held plainly
+ * and nothing else is to do. kernel_exit_to_user (entry.S's exit_to_user) is this. */
 static inline void sched_leave_kernel(void)
 {
     pcnt_probe_stop(PROBE_SYSCALL);
-    sched_kernel_exit_checks();
-    kernel_unlock();
+    struct cpu *c = this_cpu();
+    if (c->current->killed | c->leave_work)
+        sched_leave_slow(c);
+    else
+        kernel_unlock_plain(c);
 }
 extern u64 slice_ticks;
 u64 ticks_now(void);

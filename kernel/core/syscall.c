@@ -975,11 +975,11 @@ static const syscall_fn handlers[NSYSCALLS] = {
  * an IPC direct switch the partner's. Exit checks and unlocking follow in exit_to_user. */
 struct trapframe *syscall_dispatch(struct trapframe *tf)
 {
-    kernel_lock();
     u64 n = tf->rax;
-    pcnt_probe_start(PROBE_SYSCALL, n);
     if (n >= SYS_IPC_FIRST && n <= SYS_IPC_LAST)
-        return ipc_syscall(tf);
+        return ipc_syscall(tf);            /* it takes the BKL when it needs it */
+    kernel_lock();
+    pcnt_probe_start(PROBE_SYSCALL, n);
     long r = E_NOSYS;
     if (n < NSYSCALLS && handlers[n])
         r = handlers[n](tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);

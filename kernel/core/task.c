@@ -242,7 +242,7 @@ void task_thread_exited(struct thread *t)
 {
     struct task *task = t->task;
     if (!task) {
-        this_cpu()->dead = t;
+        this_cpu()->after = t;
         return;
     }
     if (!task->exiting)
@@ -251,7 +251,7 @@ void task_thread_exited(struct thread *t)
         return;
     memory_release_unlocked(task);
     /* Last thread: free the other (zombie) threads and the memory. Our own stack is in use,
-     * so it goes to cpu->dead and is freed right after the switch away. */
+     * so it goes to cpu->after and is freed right after the switch away. */
     for (struct thread *z = task->threads, *next; z; z = next) {
         next = z->task_next;
         if (z == t)
@@ -260,7 +260,7 @@ void task_thread_exited(struct thread *t)
         thread_free(z);
     }
     task->threads = NULL;
-    this_cpu()->dead = t;
+    this_cpu()->after = t;
     task_ended(task);
 }
 

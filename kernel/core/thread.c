@@ -223,7 +223,7 @@ struct thread *thread_create_kernel(void (*fn)(void), int prio)
     return t;
 }
 
-/* The current thread stops. Its stack is freed after the switch away (cpu->dead) unless it
+/* The current thread stops. Its stack is freed after the switch away (cpu->after) unless it
  * stays a zombie for a joiner; task.c decides and tears the task down with its last thread. */
 void thread_exit(int status)
 {

@@ -70,9 +70,10 @@ struct thread {
     bool ipc_call;                     /* the pending send is the first half of a call */
     u8 on_cpu;                         /* some CPU runs it or is still on its kernel stack:
                                           set when it becomes a CPU's current thread, cleared
-                                          (release) once that CPU has left its stack; a CPU
-                                          about to run it waits until it is clear (sched.c
-                                          sched_wait_off_cpu: the wake-up and steal races).
+                                          (release) once that CPU has left its stack; no
+                                          other CPU takes it or switches to it meanwhile
+                                          (sched.c: a waker moving it waits, a thief skips
+                                          it).
                                           Next to the IPC bytes: the fastpath writes it with
                                           them (fastpath_layout.h) */
     int send_to;                       /* P1 sbtid: receiver this blocked sender waits for */
@@ -160,6 +161,8 @@ int thread_join(int tid, int *status);
 void thread_free(struct thread *t);
 int thread_count(void);
 struct thread *thread_at(int index);      /* for ps: NULL for an empty slot */
+/* A kernel thread's first step (sched.c): the switch finished, the BKL taken (kernel
+ * threads run holding it). */
 void thread_first_run(void);
 
 /* Thread ids: inline because every IPC looks its partner up. */

@@ -42,7 +42,7 @@
 /* struct cpu (cpu.h), reached through %gs */
 #define CPU_CURRENT      24
 #define CPU_NEED_RESCHED 56
-#define CPU_FPU_TS       58
+#define CPU_FPU_TS       60
 #define CPU_FPU_OWNER    64
 #define CPU_LINUX_ENTRY  72
 #define CPU_FS_BASE      80

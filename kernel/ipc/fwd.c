@@ -46,13 +46,18 @@ static __attribute__((noreturn)) void no_server(struct thread *t)
     thread_exit(KILLED_STATUS);
 }
 
+/* Without the BKL when the server can be taken so (ipc_forward_unlocked: probes off, a
+ * plain server), else under it. */
 struct trapframe *fwd_syscall(struct trapframe *tf)
 {
-    kernel_lock();
-    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *t = current_thread();
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
                             tf->rdx, tf->r10, tf->r8, tf->r9};
+    struct trapframe *done = pcnt_probes_on ? NULL : ipc_forward_unlocked(t, w);
+    if (done)
+        return done;
+    kernel_lock();
+    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *s = server_of(t);
     if (!s)
         no_server(t);

@@ -15,10 +15,11 @@
  * changed, the partner made ready (class ipc before rq) or switched to. A thread blocks
  * by publishing itself under a lock, its own state written first (sched.c): on the
  * partner's queue under the partner's lock, as an open receiver or a caller awaiting a
- * reply under its own. The general path holds the BKL too (step 4 of the design is not
- * done); the fastpath (ipcfast.S, and its C twin below) does not: it holds the two
- * threads' ipc locks, and every waker of a thread blocked in IPC (a partner, the clock,
- * a kill: ipc_wake_killed) holds that thread's.
+ * reply under its own. The general path holds the BKL too, except the operations between
+ * plain native threads (step 4 of the design: "IPC without the BKL" below), which block
+ * and switch without it; the fastpath (ipcfast.S, and its C twin below) does not: it
+ * holds the two threads' ipc locks, and every waker of a thread blocked in IPC (a
+ * partner, the clock, a kill: ipc_wake_killed) holds that thread's.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -539,7 +540,9 @@ switch_to_partner(struct cpu *c, struct thread *cur, struct thread *next)
 
 /* The lock checker's view of a direct switch: it claims the blocked partner without its
  * run-queue lock, which is right because every waker of a thread blocked in IPC holds
- * its ipc lock, held here (docs/smp.md); and the partner is off every CPU. */
+ * its ipc lock, held here (docs/smp.md); and the partner is off every CPU: its CPU is
+ * this one, and a thread still on a CPU is always on its own (its CPU changes only while
+ * it is off every CPU: sched.c migrate), so no fallback to a wake-up is needed. */
 static __attribute__((noinline, cold)) void direct_switch_check(const struct thread *next)
 {
     lockcheck_assert_held(&next->ipc_lock);
@@ -1271,19 +1274,27 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
                IPC_ANY == -1 && IPC_FOREVER == 0xffffffffu,
                "fastpath_layout.h: values");
 
-/* ---- send and receive without the BKL ---------------------------------------------------
- * docs/smp.md, "Design: IPC's per-endpoint state", step 4's first part. With DTS and the
- * probes off, SYS_IPC_SEND and SYS_IPC_RECV between native threads, registers only, let
- * the BKL go around their work (as mmap's without_bkl, syscall.c) when they end without
- * the current thread blocking: a send to a thread that waits to receive it, an open
- * receive that finds a plain sender queued. Anything else (a partner to wait for, long
- * messages, a forwarded, pager or kernel caller, an error to report, a busy or empty
- * slot) answers NULL with nothing changed, and the call runs again under the BKL
- * (ipc_syscall). The partner is found in the fastpath's slots (thread_slot), its lock
- * tried once (send_unlocked), its id compared under both threads' locks. The partner,
- * live under its lock, keeps its task for may_send; the grant list is read with acquire
- * order (granted). A blocking operation needs more: docs/smp.md, step 4's second part. */
-u64 ipc_unlocked_ops;   /* counted with the lock checker on (its summary prints it) */
+/* ---- IPC without the BKL -----------------------------------------------------------------
+ * docs/smp.md, "Design: IPC's per-endpoint state", step 4. With the probes off, the
+ * general path's operations between native threads, registers only, let the BKL go around
+ * their work (as mmap's without_bkl, syscall.c): a call and a reply_recv with an open
+ * receive, blocking included (the BKL is never held across a switch: sched.c schedule),
+ * with DTS on or off; with DTS off, a send to a thread that waits to receive it and an
+ * open receive that finds a plain sender queued. Anything else (long messages, a
+ * forwarded, pager or kernel caller or receiver, an error to report, a busy or empty slot,
+ * a kill or stop pending, for send and receive a partner to wait for) answers NULL with
+ * nothing changed, and the call runs again under the BKL (ipc_syscall). The partner is
+ * found in the fastpath's slots (thread_slot), its lock tried once, its id compared under
+ * both threads' locks. The partner, live under its lock, keeps its task for may_send; the
+ * grant list is read with acquire order (granted). */
+u64 ipc_unlocked_ops;      /* counted with the lock checker on (its summary prints them) */
+u64 ipc_unlocked_rpcs;
+
+static inline void count_unlocked(u64 *n)
+{
+    if (lockcheck_on)
+        __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
+}
 
 /* A thread the unlocked path may deliver to or take from: no long message, forwarded,
  * pager or kernel call. */
@@ -1293,42 +1304,51 @@ static inline bool plain_partner(const struct thread *t)
            t->fwd == FWD_NONE;
 }
 
-/* p, blocked, has not left its CPU yet (it switches away after publishing its wait: an
- * IPC wait has no continuation, so p must not be made ready before, or that CPU's
- * scheduler could pick p again and return into its stale stack). The BKL excluded this
- * until now: p holds it until its switch. Such a partner is left to the BKL path. */
-static inline bool still_leaving(const struct thread *p)
-{
-    return __atomic_load_n(&p->on_cpu, __ATOMIC_ACQUIRE);
-}
-
 /* Both locks held: p, made ready by `cur`, which continues (DTS off: no direct switch). */
 static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
 {
     p->ipc_state = IPC_IDLE;
     make_ready(p);
     unlock_two(cur, p);
-    if (lockcheck_on)
-        __atomic_add_fetch(&ipc_unlocked_ops, 1, __ATOMIC_RELAXED);
+    count_unlocked(&ipc_unlocked_ops);
     return cur->tf;
 }
 
-/* The partner's lock is tried once, never waited for (as by the fastpath): a wait
- * answers IPI requests (lockcheck.c lock_slow), among them the grace before an emptied
- * thread slab's frame goes back (thread_slab_grace), so a partner read without its lock
- * could be freed memory by the time the lock came. A busy lock, thread_none's included,
- * and the current thread's own (held) send the call to the BKL path. */
-static struct trapframe *send_unlocked(struct thread *s, int dest)
+/* cur's lock and the lock of the thread in slot `tid`, held on return, if that lock is
+ * free and the thread is a live native thread with this id, not in a forwarded, pager or
+ * kernel call; else NULL, nothing held. The id is compared first without the lock, as a
+ * hint (an empty slot, an in-kernel server's id: no lock taken), and again under it. The
+ * lock is tried once, never waited for (as by the fastpath): a wait answers IPI requests
+ * (lockcheck.c lock_slow), among them the grace before an emptied thread slab's frame
+ * goes back (thread_slab_grace), so a partner read without its lock could be freed
+ * memory by the time the lock came (with interrupts off and no wait, the TCB stays one
+ * meanwhile). A busy lock, thread_none's included, and the current thread's own (held)
+ * send the call to the BKL path; so does a kill or stop of cur pending (the BKL path's
+ * behaviour is kept for it). */
+static struct thread *lock_partner(struct thread *cur, int tid)
 {
-    ipc_lock(s);
-    struct thread *d = thread_slot(dest);
-    if (!spin_trylock(&d->ipc_lock)) {
-        ipc_unlock(s);
+    struct thread *p = thread_slot(tid);
+    if (__atomic_load_n(&p->tid, __ATOMIC_RELAXED) != tid)
+        return NULL;
+    ipc_lock(cur);
+    if (!spin_trylock(&p->ipc_lock)) {
+        ipc_unlock(cur);
         return NULL;
     }
-    if (d->tid != dest || !d->task || d->state == T_ZOMBIE || !plain_partner(d) ||
-        d->ipc_state != IPC_RECEIVING || (d->recv_from != 0 && d->recv_from != s->tid) ||
-        still_leaving(d) || !may_send(s, d)) {
+    if (p->tid != tid || !p->task || p->state == T_ZOMBIE || !plain_partner(p) || cur->killed) {
+        unlock_two(cur, p);
+        return NULL;
+    }
+    return p;
+}
+
+static struct trapframe *send_unlocked(struct thread *s, int dest)
+{
+    struct thread *d = lock_partner(s, dest);
+    if (!d)
+        return NULL;
+    if (d->ipc_state != IPC_RECEIVING || (d->recv_from != 0 && d->recv_from != s->tid) ||
+        !may_send(s, d)) {
         unlock_two(s, d);
         return NULL;
     }
@@ -1343,18 +1363,17 @@ static struct trapframe *send_unlocked(struct thread *s, int dest)
     return unlocked_done(s, d);
 }
 
-/* The sender at the head of r's queue (held there by r's lock, which a kill or the clock
- * takes to release it) is tried as above. */
-static struct trapframe *recv_unlocked(struct thread *r)
+/* r's lock held: the sender at the head of r's queue (held there by r's lock, which a
+ * kill or the clock takes to release it) is tried as lock_partner does; NULL with r's lock
+ * let go when there is none or it cannot be taken here. */
+static struct trapframe *take_sender_unlocked(struct thread *r)
 {
-    ipc_lock(r);
     struct thread *s = r->senders.head;
     if (!s || !spin_trylock(&s->ipc_lock)) {
         ipc_unlock(r);
         return NULL;
     }
-    if (!plain_partner(s) || (!s->ipc_call && still_leaving(s))) {   /* a caller is not
-                                                                          woken here */
+    if (!plain_partner(s)) {
         unlock_two(r, s);
         return NULL;
     }
@@ -1364,27 +1383,142 @@ static struct trapframe *recv_unlocked(struct thread *r)
     if (s->ipc_call) {                         /* the caller now waits for our reply */
         await_reply(s, r);
         unlock_two(r, s);
-        if (lockcheck_on)
-            __atomic_add_fetch(&ipc_unlocked_ops, 1, __ATOMIC_RELAXED);
+        count_unlocked(&ipc_unlocked_ops);
         return r->tf;
     }
     s->tf->rax = 0;
     return unlocked_done(r, s);
 }
 
-/* SYS_IPC_SEND or SYS_IPC_RECV (ipc_syscall, BKL held on entry and on return): the frame
- * to leave through when the call completed with the BKL let go around it, else NULL. */
-static __attribute__((noinline)) struct trapframe *ipc_try_without_bkl(struct thread *cur,
-                                                                       struct trapframe *tf)
+static struct trapframe *recv_unlocked(struct thread *r)
 {
-    if (ipc_dts || pcnt_probes_on || cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
+    ipc_lock(r);
+    if (r->killed) {
+        ipc_unlock(r);
         return NULL;
-    bool send = tf->rax == SYS_IPC_SEND;
-    if (send ? tf->rdi == 0 || tf->rdi > ID_MAX : (i64)tf->rdi != IPC_ANY)
+    }
+    return take_sender_unlocked(r);
+}
+
+/* do_send's call, without the BKL: the same steps, the partner taken by lock_partner;
+ * the caller blocks (on d's senders queue, or awaiting d's reply) and switches away
+ * without it, or switches to d directly (DTS). */
+static struct trapframe *call_unlocked(struct thread *s, int dest, u64 rdx)
+{
+    struct thread *d = lock_partner(s, dest);
+    if (!d)
         return NULL;
-    kernel_unlock();
-    struct trapframe *done = send ? send_unlocked(cur, (int)tf->rdi) : recv_unlocked(cur);
-    kernel_lock();
+    if (!may_send(s, d)) {
+        unlock_two(s, d);
+        return NULL;                           /* E_PERM: the BKL path reports it */
+    }
+    u64 timeout = timeout_of(rdx);
+    bool receives = d->ipc_state == IPC_RECEIVING && (d->recv_from == 0 || d->recv_from == s->tid);
+    if (!receives && timeout == 0) {
+        unlock_two(s, d);
+        return NULL;                           /* E_TIMEOUT: likewise */
+    }
+    count_unlocked(&ipc_unlocked_rpcs);
+    if (s->reply_to == d->tid)
+        s->reply_to = 0;                       /* the reply right is one-shot */
+    s->ipc_flags = 0;
+    s->ipc_call = true;
+    if (!receives) {
+        s->ipc_state = IPC_SENDING;
+        s->send_to = d->tid;
+        block_current(s, &d->senders, timeout, d);
+    }
+    end_receive_wait(s, d);
+    thread_unblock(d);
+    d->tf->rax = (u64)transfer(s, d);          /* plain: s's tid */
+    await_reply(s, d);
+    s->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
+    return wake_partner(s, d, true);
+}
+
+/* do_reply_recv with an open receive, without the BKL: c answered as answer_caller does
+ * (every error it could report declines first), then the receive: a sender queued is
+ * taken as an open receive takes it (take_sender_unlocked), or else under the BKL taken
+ * with no lock held (do_recv, which also reports an expired timeout); with none r blocks,
+ * and c is woken or switched to. */
+static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
+{
+    struct thread *c = lock_partner(r, to);
+    if (!c)
+        return NULL;
+    if (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid ||
+        (!awaits_reply_from(c, r) && !may_send(r, c))) {
+        unlock_two(r, c);
+        return NULL;                           /* E_SRCH or E_PERM: the BKL path reports it */
+    }
+    count_unlocked(&ipc_unlocked_rpcs);
+    answer_caller(r, c, rdx & ~(u64)(IPC_SEND_BUF | IPC_RECV_BUF));   /* cannot fail now */
+    u64 timeout = timeout_of(rdx);
+    if (r->senders.head || timeout == 0) {
+        ready_answered(c);
+        ipc_unlock(c);
+        struct trapframe *done = take_sender_unlocked(r);
+        if (done)
+            return done;
+        kernel_lock();
+        return do_recv(r, IPC_ANY, rdx);
+    }
+    r->ipc_state = IPC_RECEIVING;
+    r->recv_from = 0;
+    r->state = T_BLOCKED;                      /* before a waker can find it (sched.c) */
+    if (timeout != WAIT_FOREVER)
+        sleep_until(r, timeout);
+    return wake_partner(r, c, true);
+}
+
+/* A Linux thread's forwarded system call (fwd.c fwd_syscall), without the BKL: ipc_forward
+ * with the server taken by lock_partner (a plain native thread, not in a call of its
+ * own, not receiving into a buffer; t not killed or interrupted), t's forwarded words
+ * and `fwd` written under t's lock, in the section that publishes its wait. The
+ * server's answer to it still goes the BKL's way (transfer_special, fwd_answer). NULL
+ * with nothing done: the BKL path then finds the server (or its absence) itself. */
+struct trapframe *ipc_forward_unlocked(struct thread *t, const u64 w[IPC_MRS])
+{
+    struct thread *s = lock_partner(t, t->task->linux_server);
+    if (!s)
+        return NULL;
+    count_unlocked(&ipc_unlocked_rpcs);
+    memcpy(t->fwd_words, w, sizeof(t->fwd_words));
+    t->fwd = FWD_SYSCALL;
+    t->ipc_flags = IPC_FWD;
+    t->ipc_call = true;
+    if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {
+        t->ipc_state = IPC_SENDING;
+        t->send_to = s->tid;
+        block_current(t, &s->senders, WAIT_FOREVER, s);
+    }
+    end_receive_wait(t, s);
+    thread_unblock(s);
+    s->tf->rax = (u64)take_forwarded(t, s);   /* s plain: no buffer, no UTCB touched */
+    await_reply(t, s);
+    t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
+    return wake_partner(t, s, true);
+}
+
+/* The general path's try without the BKL (ipc_syscall, BKL not held): the frame to leave
+ * through when the operation was made without it, else NULL, nothing done. A call or
+ * reply_recv that blocks never returns here. */
+static inline struct trapframe *ipc_try_without_bkl(struct thread *cur, struct trapframe *tf)
+{
+    u64 op = tf->rax;
+    bool rpc = op == SYS_IPC_CALL || op == SYS_IPC_REPLY_RECV;
+    if (!(rpc || ((op == SYS_IPC_SEND || op == SYS_IPC_RECV) && !ipc_dts)) || pcnt_probes_on ||
+        cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
+        return NULL;
+    if (op == SYS_IPC_RECV ? (i64)tf->rdi != IPC_ANY
+                           : tf->rdi == 0 || tf->rdi > ID_MAX ||
+                                 (op == SYS_IPC_REPLY_RECV && (i64)tf->rsi != IPC_ANY))
+        return NULL;
+    int id = (int)tf->rdi;
+    struct trapframe *done = op == SYS_IPC_CALL       ? call_unlocked(cur, id, tf->rdx)
+                             : op == SYS_IPC_REPLY_RECV ? reply_recv_unlocked(cur, id, tf->rdx)
+                             : op == SYS_IPC_SEND      ? send_unlocked(cur, id)
+                                                       : recv_unlocked(cur);
     return done;
 }
 
@@ -1397,9 +1531,16 @@ static long sys_ipc_utcb(struct thread *t, u64 addr)
     return 0;
 }
 
+/* syscall_dispatch hands the IPC calls here before it takes the BKL: those made without
+ * it never take it (ipc_try_without_bkl); the rest take it here. */
 struct trapframe *ipc_syscall(struct trapframe *tf)
 {
     struct thread *cur = current_thread();
+    struct trapframe *done = ipc_try_without_bkl(cur, tf);
+    if (done)
+        return done;
+    kernel_lock();
+    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     int a = (int)(i64)tf->rdi, b = (int)(i64)tf->rsi;
     if (id_arg_invalid(tf->rdi))
         a = -2;   /* no thread has this id (and it is not reply_recv's "no reply", 0) */
@@ -1417,14 +1558,9 @@ struct trapframe *ipc_syscall(struct trapframe *tf)
             b = 0;
         return do_reply_recv(cur, a, b, tf->rdx);
     }
-    case SYS_IPC_SEND: {
-        struct trapframe *done = ipc_try_without_bkl(cur, tf);
-        return done ? done : do_send(cur, a, tf->rdx, false);
-    }
+    case SYS_IPC_SEND:
+        return do_send(cur, a, tf->rdx, false);
     case SYS_IPC_RECV: {
-        struct trapframe *done = ipc_try_without_bkl(cur, tf);
-        if (done)
-            return done;
         if (a == 0) {
             tf->rax = (u64)E_SRCH;
             return tf;

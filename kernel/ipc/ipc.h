@@ -12,11 +12,15 @@ extern bool ipc_fastpath_on;                   /* option ipc_fastpath=on|off (th
 struct trapframe *ipc_syscall(struct trapframe *tf);
 extern u64 ipc_unlocked_ops;   /* sends and receives made without the BKL, counted with
                                   the lock checker on (docs/smp.md, IPC's step 4) */
+extern u64 ipc_unlocked_rpcs;  /* calls and reply_recvs likewise, blocking included */
 /* Linux forwarding (fwd.c): the current thread t calls its server s with t->fwd_words,
  * as a register-only call the kernel makes for it. Returns the frame to leave through;
  * with may_switch false (a fault's trap path) it blocks and never returns, unless t is
  * being killed: then no call is made and t's frame is returned (ipc.c kill_pending). */
 struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch);
+/* The same from fwd_syscall without the BKL, when it can be made so (ipc.c): the frame
+ * to leave through, or NULL with nothing done. */
+struct trapframe *ipc_forward_unlocked(struct thread *t, const u64 w[IPC_MRS]);
 /* With pcnt probes on, the fastpath of a forwarded system call (in assembly otherwise)
  * under its probe: the frame to leave through, or NULL for ipc_forward. */
 struct trapframe *ipc_forward_fast_probed(struct thread *t, struct thread *s);

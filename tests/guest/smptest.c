@@ -171,6 +171,16 @@
  *            a ring thread whose mask did not change across its check runs on a CPU the
  *            mask allows; the ring ran on every CPU. Prints "churn ok turns=N ring=R
  *            cpus=C seen=MASK wakes=W timeouts=T shakes=S" or "churn FAIL ...".
+ * ipcrpc N [C]  calls and reply_recvs that block, across CPUs, without the BKL
+ *            (docs/smp.md, "Design: IPC's per-endpoint state", step 4); given C, C CPUs
+ *            must run threads. One server per CPU i, pinned there, answering with open
+ *            reply_recv (every fifth with a 2-tick timeout: an expired one receives
+ *            again); two clients per server pinned to CPU i + 1, so that every call blocks
+ *            on one CPU and wakes its server on another, and the second client of a server
+ *            often finds it busy and waits on its queue (every seventh call with a 1-tick
+ *            timeout: an expired call is made again). N calls a client, each answer
+ *            checked to be its call's; the servers' counts add up, a 30 s progress bound.
+ *            Prints "ipcrpc ok calls=N clients=K cpus=C" or "ipcrpc FAIL ...".
  * ipcrace N [C]  IPC and wake-ups racing across CPUs (docs/smp.md, "Wake-ups and switches
  *            without the BKL"); given C, C CPUs must run threads. One server thread per
  *            CPU (at least 2) answers calls with reply_recv, every third receive with a
@@ -2615,6 +2625,118 @@ static int killrace(int rounds)
     return 0;
 }
 
+/* ---- ipcrpc ------------------------------------------------------------------------------ */
+#define RPC_SERVERS_MAX 16
+static volatile int rpc_srv_tid[RPC_SERVERS_MAX];
+static volatile int rpc_calls, rpc_failed, rpc_done;
+static volatile long rpc_served[RPC_SERVERS_MAX], rpc_progress, rpc_timeouts;
+
+static void rpc_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&rpc_failed, 1, __ATOMIC_RELAXED))
+        printf("ipcrpc FAIL: %s (%ld, %ld)\n", what, a, b);
+}
+
+/* Server me, on CPU me: open reply_recv, every fifth timed; word 0 == 0 ends it. */
+static int rpc_server(void *arg)
+{
+    int me = (int)(long)arg;
+    sys_thread_affinity(0, 1ull << me, NULL);
+    sys_yield();
+    long from = 0;
+    struct ipc_msg m = {{0}};
+    for (unsigned n = 1;; n++) {
+        uint32_t timeout = n % 5 ? IPC_FOREVER : 2;
+        long r = from > 0 ? ipc_reply_recv((int)from, IPC_ANY, &m, timeout)
+                          : ipc_recv(IPC_ANY, &m, timeout);
+        from = 0;
+        if (r == E_TIMEOUT && timeout != IPC_FOREVER)
+            continue;
+        if (r < 0) {
+            rpc_fail("server receive", me, r);
+            return 1;
+        }
+        if (m.w[0] == 0)
+            return 0;
+        m.w[2] = m.w[0] * 7 + (uint64_t)me;
+        m.w[7] = ~m.w[1];
+        rpc_served[me]++;
+        from = r;
+    }
+}
+
+/* Client me calls server me / 2 from the next CPU. */
+static int rpc_client(void *arg)
+{
+    int me = (int)(long)arg, cpus = (int)now().cpus, srv = me / 2;
+    sys_thread_affinity(0, 1ull << ((srv + 1) % cpus), NULL);
+    sys_yield();
+    for (int i = 1; i <= rpc_calls && !rpc_failed; i++) {
+        uint64_t w = (uint64_t)(me + 1) << 32 | (uint32_t)i;
+        struct ipc_msg m = {{w, w ^ 0x5555, 0, 0, 0, 0, 0, 0}};
+        long r = ipc_call(rpc_srv_tid[srv], &m, i % 7 ? IPC_FOREVER : 1);
+        if (r == E_TIMEOUT && i % 7 == 0) {
+            __atomic_add_fetch(&rpc_timeouts, 1, __ATOMIC_RELAXED);
+            i--;                               /* not sent: again */
+            continue;
+        }
+        if (r != rpc_srv_tid[srv] || m.w[2] != w * 7 + (uint64_t)srv || m.w[7] != ~(w ^ 0x5555))
+            rpc_fail("wrong answer", me, r);
+        __atomic_add_fetch(&rpc_progress, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&rpc_done, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int ipcrpc(int calls, unsigned want_cpus)
+{
+    struct time_info t0 = now();
+    if (!cpus_as_wanted("ipcrpc", t0, want_cpus))
+        return 1;
+    uint64_t hz = t0.hz ? t0.hz : 100;
+    int servers = (int)t0.cpus, clients = 2 * servers;
+    if (servers > RPC_SERVERS_MAX)
+        return printf("ipcrpc FAIL: too many CPUs (%u)\n", t0.cpus), 1;
+    rpc_calls = calls;
+    static struct thread srv[RPC_SERVERS_MAX], cli[2 * RPC_SERVERS_MAX];
+    for (int i = 0; i < servers; i++)
+        if ((rpc_srv_tid[i] = thread_start(&srv[i], rpc_server, (void *)(long)i, PRIO_INHERIT,
+                                           16 * 1024)) < 0)
+            return printf("ipcrpc FAIL: thread_start\n"), 1;
+    sys_sleep(2);                     /* the servers wait on their CPUs */
+    for (int i = 0; i < clients; i++)
+        if (thread_start(&cli[i], rpc_client, (void *)(long)i, PRIO_INHERIT, 16 * 1024) < 0)
+            return printf("ipcrpc FAIL: thread_start\n"), 1;
+    long last = -1;
+    uint64_t last_change = now().ticks;
+    while (rpc_done < clients && !rpc_failed) {
+        sys_sleep(5);
+        uint64_t t = now().ticks;
+        if (rpc_progress != last) {
+            last = rpc_progress;
+            last_change = t;
+        } else if (t - last_change > 30 * hz) {
+            rpc_fail("no progress at call", rpc_progress, (long)(t - t0.ticks));
+        }
+    }
+    if (rpc_failed)
+        return 1;
+    for (int i = 0; i < clients; i++)
+        thread_join(&cli[i], NULL);
+    for (int i = 0; i < servers; i++) {
+        struct ipc_msg quit = {{0}};
+        long r = ipc_send(rpc_srv_tid[i], &quit, IPC_FOREVER);
+        int status = -1;
+        thread_join(&srv[i], &status);
+        if (r != 0 || status != 0 || rpc_served[i] != 2L * calls)
+            return printf("ipcrpc FAIL: server %d: send %ld status %d served %ld of %ld\n", i,
+                          r, status, rpc_served[i], 2L * calls), 1;
+    }
+    printf("ipcrpc ok calls=%d clients=%d cpus=%u timeouts=%ld\n", calls, clients, t0.cpus,
+           rpc_timeouts);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -2667,8 +2789,10 @@ int main(int argc, char **argv)
         return killrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "ipcrpc"))
+        return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | turns N | killrace N\n");
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N\n");
     return 2;
 }

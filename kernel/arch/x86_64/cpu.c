@@ -135,6 +135,7 @@ void cpu_load_user_context(struct cpu *c, u8 entry, u64 fs_base, u64 gs_base, u8
 
 void cpu_init(struct cpu *c, int id)
 {
+    c->bkl = BKL_NOT_HELD;                  /* before self: klock.c kernel_lock_holder */
     c->self = c;
     c->id = id;
     c->loaded_cr3 = kernel_pml4_pa;         /* vm_init and ap_entry load it first */

@@ -260,10 +260,11 @@ swtch_to_tf:
     jmp thread_start
 
 /* A thread switched to without a kernel continuation (new, or blocked in IPC) starts
- * here with rsp at its trapframe: finish the switch, then leave through the frame. */
+ * here with rsp at its trapframe: finish the switch and the exit checks, without the
+ * kernel lock (sched.c thread_leave_via_tf), then leave through the frame. */
     .globl thread_start
 thread_start:
-    call thread_first_run
-    jmp exit_to_user
+    call thread_leave_via_tf
+    jmp exit_checked
 
     .section .note.GNU-stack, "", @progbits

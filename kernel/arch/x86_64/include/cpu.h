@@ -34,6 +34,11 @@ struct tss {
 
 struct thread;
 
+/* How a CPU holds the big kernel lock (struct cpu's bkl; klock.h): held and taken with
+ * neither the lock checker nor the markers on (0: the exit's one test, sched.h), not
+ * held, or held with one of them on (the release tells them). */
+enum { BKL_HELD = 0, BKL_NOT_HELD = 1, BKL_HELD_SLOW = 2 };
+
 /* Why a thread moved to another CPU (struct cpu's moves[], sched.c migrate). */
 enum move_cause { MOVE_WAKE, MOVE_STEAL, MOVE_BALANCE, MOVE_CAUSES };
 
@@ -51,14 +56,21 @@ struct cpu {
     int id;
     u32 apic_id;
     struct thread *idle;
-    struct thread *dead;       /* exited thread whose stack is freed after the switch */
-    union {                    /* the exit checks test both bytes at once (sched.h) */
+    struct thread *after;      /* the thread left, with work once this CPU is off its
+                                  stack (sched.c after_switch): freed if it exited, else
+                                  placed where its affinity allows */
+    union {                    /* the exit checks test these bytes at once (sched.h) */
         struct {
             bool need_resched;
             u8 leaving;        /* a direct IPC switch in C left `left`'s stack: the exit
                                   checks, on the partner's stack, clear its on_cpu */
+            u8 bkl;            /* how this CPU holds the big kernel lock: BKL_HELD (0),
+                                  BKL_NOT_HELD or BKL_HELD_SLOW (klock.h) */
+            u8 exit_pad;       /* always 0 */
         };
-        u16 exit_work;
+        u16 exit_work;         /* need_resched and leaving: the exit checks' work */
+        u32 leave_work;        /* and bkl: a system call's exit does more than let a
+                                  plainly held BKL go (sched.h sched_leave_kernel) */
     };
     bool fpu_ts;               /* CR0.TS is set: x87/SSE use traps (#NM) */
     struct thread *fpu_owner;  /* whose x87/SSE state the registers hold, or NULL */
@@ -114,8 +126,8 @@ struct cpu {
     u64 woken_tick;
     /* The run queue's lock (class rq, sched.c): rq_words, rq_bitmap, rq_head and rq_tail,
      * and the state, CPU and affinity of every thread queued here; `current` is set under
-     * it by schedule (the IPC switches, under the BKL, change it between two threads that
-     * are neither idle nor queued). */
+     * it by schedule (the IPC switches, under their ipc locks, change it between two
+     * threads that are neither idle nor queued). */
     struct spinlock rq_lock;
     /* The thread this CPU switched away from while still on its kernel stack (sched.c
      * switch_to, ipc.c switch_to_partner): its on_cpu is cleared once this CPU is off
