@@ -135,13 +135,14 @@ def test_suite_programs_run_clean_with_the_lock_checker(rmap):
             "aspace>memobj", "memobj>frame_cache", "aspace>fileobj", "bkl>fileobj",
             "bkl>ipc", "ipc>rq"} <= seen, seen
     frames = rmap in ("lock", "family")         # family: a file object's frame has its own
-    assert ("aspace>rmap_frame" in seen) == frames, seen   # its own locks only
-    assert ("fileobj>rmap_frame" in seen) == frames, seen
-    assert ("bkl>rmap_frame" in seen) == frames, seen       # the checker, the file walks
+    if rmap != "log":                   # log: a frame's lock when a log is applied
+        assert ("aspace>rmap_frame" in seen) == frames, seen   # its own locks only
+        assert ("fileobj>rmap_frame" in seen) == frames, seen
+    assert ("bkl>rmap_frame" in seen) == (rmap != "global"), seen  # the checker, file walks
     assert ("aspace>rmap_family" in seen) == (rmap == "family"), seen
     assert ("bkl>rmap_family" in seen) == (rmap == "family"), seen   # the checker
-    if rmap != "log":                   # log: the global lock only when a log fills up
-        assert ("aspace>rmap_global" in seen) == (rmap == "global"), seen
+    assert ("aspace>rmap_global" in seen) == (rmap == "global"), seen
+    assert ("rmap_log>rmap_frame" in seen) == (rmap == "log"), seen   # SYS_MEMINFO, checker
 
 
 # ---- every CPU runs threads (kernel/core/sched.c; tests/guest/smptest.c) -------------------

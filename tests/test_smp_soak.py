@@ -11,7 +11,8 @@
   checker (lockcheck=on) reported nothing. `make soak` runs the long form (tests/soak.py).
 - The mix's rmap-heavy part (`aim rmap`, docs/smp.md "The rmap-heavy part") on 4 vCPUs
   under icount in MK and IK form, and on the Linux peer: every worker's copy-on-write
-  breaks and the parent's pages check out, and on ondol the reverse map saw the breaks.
+  breaks and the parent's pages check out, and on ondol the reverse map saw the breaks;
+  with rmap=log, a full log is applied by its own CPU alone.
 - The Linux-ABI fuzzer (tests/linux/fuzz.c) and the native fuzzer (tests/guest/fuzz.c) on 4
   vCPUs: each ends cleanly and the system still runs programs.
 """
@@ -117,6 +118,30 @@ def test_rmap_part_breaks_copy_on_write_on_shared_frames_in_parallel(archive, fo
     pages = jobs * aim.RMAP_PAGES
     assert pages <= inserts <= pages + 64, json.dumps(rec)       # one copy a break
     assert 2 * pages <= removes <= 2 * pages + 64, json.dumps(rec)   # the shared + the copy
+
+
+LOG_OPS = 256      # kernel/mm/rmap.c: a CPU's log of reverse-map operations
+
+
+def test_rmap_part_in_log_mode_applies_a_full_log_on_its_own_cpu_only(archive):
+    """rmap=log, 4 workers of 8 jobs on 4 vCPUs (MK): a full log is applied by its CPU,
+    that log only (docs/memory.md, "Why the log mode is correct"), so the only operations a
+    CPU applies from other CPUs' logs are a reader's: here the record's last read of
+    /proc/ondol/kernel, which applies what the other logs hold, under LOG_OPS each (before
+    this, a full log applied every log: the server's, of the munmaps' removes, applied
+    most of the workers' operations). Logs filled (full passes), the run's operations went
+    through them, and every job checks out."""
+    jobs = aim.RMAP_JOBS
+    with boot({"unix": "mk", "rmap": "log"}, timeout=120, lifetime=600, smp=RMAP_CPUS,
+              icount=True) as s:
+        out = s.cmd(f"{aim.link(RMAP_CPUS, jobs, 'rmap')}; echo status $?", timeout=400)
+        assert out.endswith("status 0\n"), out[-2000:]
+        rec = aim_record(s)
+    assert rec["ok"] and rec["jobs"] == RMAP_CPUS * jobs, rec
+    applied, passes = change(rec, "rmap_applied"), change(rec, "rmap_full_passes")
+    assert applied > RMAP_CPUS * LOG_OPS, json.dumps(rec)   # more than the logs hold at once
+    assert passes >= 1, json.dumps(rec)
+    assert 0 <= change(rec, "rmap_foreign") <= (RMAP_CPUS - 1) * LOG_OPS, json.dumps(rec)
 
 
 def test_rmap_part_runs_on_the_linux_peer(archive):

@@ -813,6 +813,7 @@ void kernel_meminfo(struct meminfo *m)
         .rmap_inserts = r.inserts, .rmap_removes = r.removes,
         .rmap_cancelled = r.cancelled, .rmap_applied = r.applied,
         .rmap_probe_ticks = r.probe_ticks, .rmap_families = rmap_families(),
+        .rmap_full_passes = r.full_passes, .rmap_foreign = r.foreign,
     };
     for (unsigned i = 0; i < cpus_running && i < MAX_CPUS; i++) {
         m->moves_wake += cpus[i].moves[MOVE_WAKE];

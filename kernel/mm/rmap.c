@@ -19,13 +19,21 @@
  *           address-space lock keeps stable, names the one lock of the entry's list;
  *   log     P4: an insert or remove is appended to the running CPU's log and touches no
  *           shared cache line. Before anything reads the map, rmap_sync applies all logs
- *           in order under the global lock on one CPU. An insert sets the entry's insert
- *           mark; a remove atomically swaps it clear: if it was set, the insert is still in
- *           a log and both cancel (the applier skips and frees the entry), else the insert
- *           is applied and the remove is logged. A full log is applied at once.
- * The logs are single-producer rings, one per CPU. Each CPU counts its own inserts, removes
- * and cancellations on its log's lines (rmap_stats; no shared line is written for them),
- * and every lock carries MARK_LOCK markers so the coherence model replays its hand-offs.
+ *           in order. An insert sets the entry's insert mark; a remove atomically swaps it
+ *           clear: if it was set, the insert is still in a log and both cancel (the
+ *           applier skips and frees the entry), else the insert is applied and the remove
+ *           is logged. A full log is applied at once by its writer, and only that log (P4
+ *           applies the others on read). A log is applied under its own lock (one applier
+ *           at a time, in order), each operation under its frame's lock as in lock mode
+ *           (P4 applies per object), so CPUs apply their logs in parallel. A remove is
+ *           logged only after its insert's swap, which an applier makes in the same hold
+ *           of the frame's lock as the link, so whichever CPU applies the remove, from
+ *           whichever log, takes that lock after the link: one entry's two operations
+ *           keep their order, and a list changes only under its frame's lock.
+ * The logs are single-producer rings, one per CPU. Each CPU counts its own inserts, removes,
+ * cancellations, full-log passes and entries it applied from other CPUs' logs on its log's
+ * lines (rmap_stats; no shared line is written for them), and every lock carries
+ * MARK_LOCK markers so the coherence model replays its hand-offs.
  */
 #include "arch.h"
 #include "kernel.h"
@@ -46,26 +54,32 @@ struct rmap_op {
     bool insert;
 };
 
-/* One CPU appends at tail; the applier (any CPU, holding global_lock) consumes to head.
- * The counters are the owning CPU's updates of every mode (rmap_stats). */
+/* One CPU appends at tail; an applier (any CPU, holding the log's lock) consumes to head
+ * and counts the operations it applied (applied). The other counters are the owning CPU's
+ * (rmap_stats): its updates of every mode, then in log mode its passes over its own full
+ * log and the entries it applied from other CPUs' logs (as a reader: a full log's pass
+ * applies its own only). */
 struct rmap_log {
     u32 head, tail;
+    struct spinlock lock;        /* class rmap_log: applying this log */
+    u64 applied;
     u64 inserts, removes, cancelled;
+    u64 full_passes, foreign;
     struct rmap_op ops[LOG_OPS];
 } __attribute__((aligned(64)));
 
-static struct rmap_log logs[MAX_CPUS];
-static struct spinlock global_lock = SPINLOCK_INIT(RMAP_GLOBAL);  /* global: the map; log: applying the logs */
-static u64 applied;                     /* log entries applied, under global_lock */
+static struct rmap_log logs[MAX_CPUS] = {[0 ... MAX_CPUS - 1] = {.lock = SPINLOCK_INIT(RMAP_LOG)}};
+static struct spinlock global_lock = SPINLOCK_INIT(RMAP_GLOBAL);  /* rmap=global: the map */
 
 /* The coherence model's lock ids (marker.h): the global lock, and the frame locks hashed
  * by frame number (two frames may share an id: the model then orders them as one lock). */
 #define LOCK_ID_FRAME0 (LOCK_ID_RMAP_GLOBAL + 1)
 #define LOCK_ID_FRAMES 256
-/* Then the family locks, by the family's serial number (tools/ondol/aim.py counts ids up
- * to LOCK_ID_FAMILY0 + LOCK_ID_FAMILIES as the reverse map's). */
+/* Then the family locks, by the family's serial number, and the logs' locks, by CPU
+ * (tools/ondol/aim.py counts ids up to LOCK_ID_LOG0 + MAX_CPUS as the reverse map's). */
 #define LOCK_ID_FAMILY0 (LOCK_ID_FRAME0 + LOCK_ID_FRAMES)
 #define LOCK_ID_FAMILIES 256
+#define LOCK_ID_LOG0 (LOCK_ID_FAMILY0 + LOCK_ID_FAMILIES)
 
 /* rmap=family: a fork family of address spaces (rmap_family_start). 64 bytes, so that its
  * used part has a cache line to itself (kobj puts objects 48 bytes into a line: lock, refs
@@ -87,6 +101,8 @@ static unsigned lock_id(const struct spinlock *l, u64 pa)
         const struct rmap_family *f = container_of(l, struct rmap_family, lock);
         return LOCK_ID_FAMILY0 + f->serial % LOCK_ID_FAMILIES;
     }
+    if (l->cls == LOCK_RMAP_LOG)
+        return LOCK_ID_LOG0 + (unsigned)(container_of(l, struct rmap_log, lock) - logs);
     return LOCK_ID_FRAME0 + (unsigned)((pa >> 12) % LOCK_ID_FRAMES);
 }
 
@@ -129,85 +145,107 @@ static void unlink(struct rmap_entry *e)
     *pp = e->next;
 }
 
-/* The lock guarding the list of e's frame: in log mode lists change only while logs are
- * applied; in family mode an anonymous frame's is the family of e's address space (the
- * caller holds that address space's lock, or stops the world: the family stays). */
+/* The lock guarding the list of e's frame: in log mode (where lists change only while logs
+ * are applied) and lock mode the frame's; in family mode an anonymous frame's is the
+ * family of e's address space (the caller holds that address space's lock, or stops the
+ * world: the family stays). */
 static struct spinlock *lock_for(const struct rmap_entry *e)
 {
-    if (rmap_mode == RMAP_LOCK || (rmap_mode == RMAP_FAMILY && e->file))
-        return &frame_meta(e->pa)->lock;
-    return rmap_mode == RMAP_FAMILY ? &e->as->family->lock : &global_lock;
+    if (rmap_mode == RMAP_GLOBAL)
+        return &global_lock;
+    if (rmap_mode == RMAP_FAMILY && !e->file)
+        return &e->as->family->lock;
+    return &frame_meta(e->pa)->lock;
 }
 
 /* The lock guarding the list of a file object's frame at pa. */
 static struct spinlock *file_lock_for(u64 pa)
 {
-    return rmap_mode == RMAP_LOCK || rmap_mode == RMAP_FAMILY ? &frame_meta(pa)->lock
-                                                                : &global_lock;
+    return rmap_mode == RMAP_GLOBAL ? &global_lock : &frame_meta(pa)->lock;
 }
 
-/* One logged operation. */
-static void apply_op(struct rmap_op op)
+/* One logged operation of l, under its frame's lock: an insert's swap and link are one
+ * hold, so its remove, logged only after the swap, is applied after the link. An insert
+ * whose mark is already clear was cancelled by its remove (a mark never turns on again):
+ * nothing to link, no lock. */
+static void apply_op(struct rmap_log *l, struct rmap_op op)
 {
-    if (!op.insert) {
-        unlink(op.e);
-        rmap_entry_discard(op.e);
-        applied++;
-    } else if (__atomic_exchange_n(&op.e->insert_mark, 0, __ATOMIC_ACQ_REL)) {
-        link(op.e);
-        applied++;
-    } else {
-        rmap_entry_discard(op.e);    /* removed before it was applied */
+    struct rmap_entry *e = op.e;
+    bool keep = false;
+    if (!op.insert || __atomic_load_n(&e->insert_mark, __ATOMIC_ACQUIRE)) {
+        u64 pa = e->pa;
+        struct spinlock *fl = &frame_meta(pa)->lock;
+        lock_marked(fl, pa);
+        keep = op.insert && __atomic_exchange_n(&e->insert_mark, 0, __ATOMIC_ACQ_REL);
+        if (keep)
+            link(e);
+        else if (!op.insert)
+            unlink(e);
+        unlock_marked(fl, pa);
+        l->applied += keep || !op.insert;
     }
+    if (!keep)
+        rmap_entry_discard(e);      /* removed, or removed before its insert was applied */
 }
 
 /* apply_op under the rmap_apply probe (para: 1 insert, 0 remove): the deferred half of a
  * log-mode update, so log's cost is an insert or remove plus this. */
-static PCNT_COLD void apply_op_probed(struct rmap_op op)
+static PCNT_COLD void apply_op_probed(struct rmap_log *l, struct rmap_op op)
 {
     pcnt_probe_start(PROBE_RMAP_APPLY, op.insert);
-    apply_op(op);
+    apply_op(l, op);
     pcnt_probe_stop(PROBE_RMAP_APPLY);
 }
 
-static void apply_log(struct rmap_log *l)
+/* The operations l holds, in order, under its lock; how many. */
+static u32 apply_log(struct rmap_log *l)
 {
-    u32 tail = __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE);
-    for (u32 i = l->head; i != tail; i++) {
+    lock_marked(&l->lock, 0);
+    u32 head = l->head, tail = __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE);
+    for (u32 i = head; i != tail; i++) {
         if (pcnt_probed())
-            apply_op_probed(l->ops[i % LOG_OPS]);
+            apply_op_probed(l, l->ops[i % LOG_OPS]);
         else
-            apply_op(l->ops[i % LOG_OPS]);
+            apply_op(l, l->ops[i % LOG_OPS]);
     }
     __atomic_store_n(&l->head, tail, __ATOMIC_RELEASE);
+    unlock_marked(&l->lock, 0);
+    return tail - head;
 }
 
-/* Only the started CPUs' logs: the others are empty (a CPU logs once the scheduler runs
- * threads on it, after the bootstrap CPU counted every CPU started), and with MAX_CPUS 64
- * reading every log's tail cost each pass 64 cache lines on a machine of a few CPUs. */
-static void apply_logs(void)
+/* A full log, by its writer: only its own, so a CPU whose log fills often (the MK UNIX
+ * server's, of the munmaps' removes) does not become every CPU's applier, reading their
+ * logs' lines; theirs wait until they fill or a reader comes (the file comment says why
+ * the order of each entry's operations holds). */
+static void apply_full(struct rmap_log *l)
 {
-    for (unsigned c = 0; c < cpus_running; c++)
-        apply_log(&logs[c]);
+    apply_log(l);
+    l->full_passes++;
 }
 
+/* For a reader: every log. Only the started CPUs' logs: the others are empty (a CPU logs
+ * once the scheduler runs threads on it, after the bootstrap CPU counted every CPU
+ * started), and with MAX_CPUS 64 reading every log's tail cost each pass 64 cache lines on
+ * a machine of a few CPUs. */
 void rmap_sync(void)
 {
     if (rmap_mode != RMAP_LOG)
         return;
-    lock_marked(&global_lock, 0);
-    apply_logs();
-    unlock_marked(&global_lock, 0);
+    struct rmap_log *own = &logs[this_cpu()->id];
+    for (unsigned c = 0; c < cpus_running; c++) {
+        u32 n = apply_log(&logs[c]);
+        if (&logs[c] != own)
+            own->foreign += n;
+    }
 }
 
-/* Read under the list's lock (in log mode after the logs are applied, under the same
- * lock): an entry on a list is freed only after it is unlinked under that lock. */
+/* Read under the list's lock (in log mode after the logs are applied): an entry on a list
+ * is freed only after it is unlinked under that lock. */
 bool rmap_first(u64 pa, struct aspace **as, u64 *va)
 {
+    rmap_sync();
     struct spinlock *l = file_lock_for(pa);
     lock_marked(l, pa);
-    if (rmap_mode == RMAP_LOG)
-        apply_logs();
     const struct rmap_entry *e = frame_meta(pa)->rmap;
     ASSERT(!e || e->file);
     if (e) {
@@ -222,7 +260,7 @@ static void log_append(struct rmap_entry *e, bool insert)
 {
     struct rmap_log *l = &logs[this_cpu()->id];
     if (l->tail - __atomic_load_n(&l->head, __ATOMIC_ACQUIRE) == LOG_OPS)
-        rmap_sync();
+        apply_full(l);
     l->ops[l->tail % LOG_OPS] = (struct rmap_op){e, insert};
     __atomic_store_n(&l->tail, l->tail + 1, __ATOMIC_RELEASE);
 }
@@ -303,11 +341,14 @@ void rmap_remove(u64 *pte)
 
 void rmap_stats(struct rmap_stats *st)
 {
-    *st = (struct rmap_stats){.applied = applied};
+    *st = (struct rmap_stats){0};
     for (int c = 0; c < MAX_CPUS; c++) {
+        st->applied += logs[c].applied;
         st->inserts += logs[c].inserts;
         st->removes += logs[c].removes;
         st->cancelled += logs[c].cancelled;
+        st->full_passes += logs[c].full_passes;
+        st->foreign += logs[c].foreign;
         for (int p = PROBE_RMAP_INSERT; p <= PROBE_RMAP_APPLY; p++)
             st->probe_ticks += pcnt_pool[c][p].sum;
     }

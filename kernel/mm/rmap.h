@@ -37,10 +37,11 @@ void rmap_sync(void);
 bool rmap_first(u64 pa, struct aspace **as, u64 *va);
 
 /* The updates so far, all CPUs: inserts and removes (every mode), removes that cancelled
- * a logged insert and logged operations applied (log mode), and the TSC ticks the
- * rmap_insert/remove/apply probes measured (0 unless probes are on). */
+ * a logged insert, logged operations applied, passes a CPU made over its own full log and
+ * the operations a CPU applied from other CPUs' logs (log mode: readers only), and the TSC
+ * ticks the rmap_insert/remove/apply probes measured (0 unless probes are on). */
 struct rmap_stats {
-    u64 inserts, removes, cancelled, applied, probe_ticks;
+    u64 inserts, removes, cancelled, applied, full_passes, foreign, probe_ticks;
 };
 void rmap_stats(struct rmap_stats *st);
 

@@ -199,9 +199,9 @@ struct procfs_calls {
 size_t procfs_syscalls(char *buf, size_t cap, const struct procfs_calls *k);
 /* /proc/ondol/kernel: the kernel's SYS_MEMINFO figures, "name N" a line (frames_free,
  * tasks, threads, aspaces, kobj_bytes, kobj_frames, the reverse map's rmap_inserts,
- * rmap_removes, rmap_cancelled, rmap_applied, rmap_ticks and rmap_families, the
- * scheduler's moves_wake, moves_steal, moves_balance and move_ticks): the SMP soak's
- * baseline and `./ondol bench aim`'s counters (docs/smp.md). */
+ * rmap_removes, rmap_cancelled, rmap_applied, rmap_ticks, rmap_families, rmap_full_passes
+ * and rmap_foreign, the scheduler's moves_wake, moves_steal, moves_balance and
+ * move_ticks): the SMP soak's baseline and `./ondol bench aim`'s counters (docs/smp.md). */
 struct meminfo;
 size_t procfs_kernel(char *buf, size_t cap, const struct meminfo *m);
 /* /proc/ondol/vmcheck: the kernel's reverse-map checker run now (runtime.h rt_vm_check,

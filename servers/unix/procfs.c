@@ -527,6 +527,8 @@ size_t procfs_kernel(char *buf, size_t cap, const struct meminfo *m)
     put_named(&t, "rmap_applied", m->rmap_applied);
     put_named(&t, "rmap_ticks", m->rmap_probe_ticks);
     put_named(&t, "rmap_families", m->rmap_families);
+    put_named(&t, "rmap_full_passes", m->rmap_full_passes);
+    put_named(&t, "rmap_foreign", m->rmap_foreign);
     put_named(&t, "moves_wake", m->moves_wake);
     put_named(&t, "moves_steal", m->moves_steal);
     put_named(&t, "moves_balance", m->moves_balance);

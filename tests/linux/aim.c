@@ -70,7 +70,7 @@ static int out_fd = 1;
 static const char *const counters[] = {
     "frames_free", "tasks", "threads", "aspaces", "kobj_bytes", "rmap_inserts",
     "rmap_removes", "rmap_cancelled", "rmap_applied", "rmap_ticks", "moves_wake",
-    "moves_steal", "moves_balance", "move_ticks",
+    "moves_steal", "moves_balance", "move_ticks", "rmap_full_passes", "rmap_foreign",
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 

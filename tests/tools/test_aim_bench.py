@@ -22,7 +22,7 @@ def window(makespan=2_000_000):
              {"id": 4, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 100},
              {"id": 260, "acquires": 3, "waits": 1, "handoffs": 1, "wait_cycles": 300},
              {"id": 516, "acquires": 3, "waits": 2, "handoffs": 0, "wait_cycles": 400},
-             {"id": 517, "acquires": 8, "waits": 8, "handoffs": 0, "wait_cycles": 0},
+             {"id": 581, "acquires": 8, "waits": 8, "handoffs": 0, "wait_cycles": 0},
              {"id": 1, "acquires": 1, "waits": 0, "handoffs": 0, "wait_cycles": 0}]
     vcpus = [{"vcpu": i, "domains": {"kernel": {"instructions": 50 + i}},
               "asids": [{"asid": 5, "name": "aim", "kind": "user", "instructions": 7},
@@ -79,8 +79,8 @@ def test_a_row_has_jobs_per_instruction_the_counters_per_job_and_the_model(monke
     assert row["transfer_cycles_per_job"] == 1000.0 and row["miss_cycles_per_job"] == 20.0
     assert row["transfer_served_per_job"] == 0.5                      # (2 + 2) / 8
     assert row["memory_cycles_saved_per_job"] == 100.0
-    # by class of lock: 3 the BKL, 4..516 the reverse map's (global, frames, families), the
-    # rest other (per job)
+    # by class of lock: 3 the BKL, 4..580 the reverse map's (global, frames, families, logs),
+    # the rest other (per job)
     assert row["lock_waits_per_job_bkl"] == 0.75 and row["lock_waits_per_job_rmap"] == 0.5
     assert row["lock_waits_per_job_other"] == 1.0
     assert row["lock_wait_cycles_per_job_bkl"] == 150.0

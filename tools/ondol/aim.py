@@ -137,9 +137,10 @@ def counter_fields(row: dict) -> dict:
 
 # The kernel's MARK_LOCK ids (kernel/measure/marker.h, kernel/mm/rmap.c): the big kernel
 # lock, and the reverse map's (4 the global lock, 5..260 the frame locks hashed by frame,
-# 261..516 the family locks of rmap=family by the family's serial number).
+# 261..516 the family locks of rmap=family by the family's serial number, 517..580 the
+# logs' locks of rmap=log by CPU).
 LOCK_ID_BKL = 3
-LOCK_IDS_RMAP = range(4, 4 + 1 + 256 + 256)
+LOCK_IDS_RMAP = range(4, 4 + 1 + 256 + 256 + 64)
 LOCK_CLASSES = ("bkl", "rmap", "other")
 
 

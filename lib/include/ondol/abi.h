@@ -286,6 +286,8 @@ struct meminfo {
     uint64_t moves_balance;    /*   busy CPU's periodic balancing */
     uint64_t move_ticks;       /* TSC ticks those moves took (x87/SSE state fetched) */
     uint64_t rmap_families;    /* rmap=family: fork families of address spaces alive (else 0) */
+    uint64_t rmap_full_passes; /* rmap=log: a full log applied by its CPU (that log only) */
+    uint64_t rmap_foreign;     /* rmap=log: operations a CPU applied from another CPU's log */
 };
 
 /* CPUs struct time_info reports one by one: the first 32 of up to 64 (MAX_CPUS). A cap:
