@@ -37,7 +37,8 @@
 #define TASK_GRANTS      96
 #define TASK_NGRANTS     224
 #define TASK_LINUX_SERVER 228
-#define TASK_FWD_ROUTED  232   /* a Linux task's calls that go to a helper (fwd.c) */
+#define TASK_FWD_FAST_SERVER 232 /* linux_server, or 0 when it routes calls (fwd.c) */
+#define TASK_FWD_ROUTED  240   /* a Linux task's calls that go to a helper (fwd.c) */
 #define AS_CR3           8
 
 /* struct cpu (cpu.h), reached through %gs */

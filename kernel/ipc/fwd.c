@@ -171,6 +171,7 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
         return E_NOTSUP;           /* mmu=off: a Linux program needs its own address space */
     t->linux_server = s->tid;
     t->fwd_routed = self->fwd_helper_calls;
+    t->fwd_fast_server = t->fwd_routed ? 0 : s->tid;
     return 0;
 }
 

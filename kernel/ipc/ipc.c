@@ -1209,6 +1209,7 @@ FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
 FP_AT(struct task, ngrants, TASK_NGRANTS);
 FP_AT(struct task, linux_server, TASK_LINUX_SERVER);
+FP_AT(struct task, fwd_fast_server, TASK_FWD_FAST_SERVER);
 FP_AT(struct task, fwd_routed, TASK_FWD_ROUTED);
 FP_AT(struct aspace, cr3, AS_CR3);
 FP_AT(struct cpu, current, CPU_CURRENT);

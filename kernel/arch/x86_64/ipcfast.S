@@ -529,14 +529,12 @@ fast_answer_arm_timeout:
 fwd_fastpath:
     GATE fwd_slow
     movq TH_TASK(%rbp), %rcx
-    movslq TASK_LINUX_SERVER(%rcx), %rdi
-    cmpq $0, TASK_FWD_ROUTED(%rcx)      /* its server has helpers (fwd.c fwd_route) */
-    jne fwd_routed
+    movslq TASK_FWD_FAST_SERVER(%rcx), %rdi   /* 0 with routed calls: fwd_busy_or_routed */
 fwd_to_rdi:
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
     movq thread_fast(,%r11,8), %rax
-    LOCK_BOTH fwd_slow, fwd_unlock_cur_slow
+    LOCK_BOTH fwd_slow, fwd_busy_or_routed
     cmpl TH_TID(%rax), %edi
     jne fwd_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
@@ -573,11 +571,17 @@ fwd_to_rdi:
     movl $FP_FWD_SYSCALL_LABEL, %r8d
     SWITCH_TO_PARTNER LINUX_TO_NATIVE_CONTEXT, LEAVE_NATIVE, FP_CALLER_BLOCKED_IN_CALL
 
-/* A call its server routes to a helper (task->fwd_routed, a bit per call number below
- * 64) goes to this CPU's helper when the CPU's is the server's (cpu->fwd_server), else
- * to the server (rdi): fwd.c fwd_route's rule. The checks that follow apply to the
- * helper as to the server. Nothing is held here. */
-fwd_routed:
+/* The partner's lock was busy, or the task has routed calls: its fwd_fast_server is 0,
+ * whose slot holds thread_none, always locked (thread.c), so that a task without routed
+ * calls pays no test for them. A call its server routes to a helper (task->fwd_routed, a
+ * bit per call number below 64) goes to this CPU's helper when the CPU's is the server's
+ * (cpu->fwd_server), else to the server (rdi = task->linux_server): fwd.c fwd_route's
+ * rule; then the same steps, with rdi not 0, so a busy lock there goes to fwd_slow. */
+fwd_busy_or_routed:
+    movl $0, TH_IPC_LOCK(%rbp)
+    testl %edi, %edi
+    jnz fwd_slow
+    movslq TASK_LINUX_SERVER(%rcx), %rdi
     movq TF_RAX(%rsp), %r11
     cmpq $63, %r11
     ja fwd_to_rdi
