@@ -135,8 +135,8 @@ uint64_t unix_unlocked_calls;
 
 void unix_unlocked_init(void)
 {
-    char v[8];
-    bool on = rt_option("unix_unlocked", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'n';
+    char v[8];                      /* on unless given as off (options.def) */
+    bool on = !(rt_option("unix_unlocked", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'f');
     unix_unlocked_calls = on ? unlocked_table : 0;
 }
 

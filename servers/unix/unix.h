@@ -164,7 +164,7 @@ extern bool unix_report_unknown;          /* option: print each unknown number o
 
 /* Calls without the server lock (syscalls.def LX_UNLOCKED; docs/unix.md "Calls without
  * the server lock"). unix_unlocked_calls: bit n set when call n runs so (option
- * unix_unlocked, default off; 0 when off), set once by unix_unlocked_init before
+ * unix_unlocked, default on; 0 when off), set once by unix_unlocked_init before
  * unix_start. unix_syscall_unlocked runs such a call, nr passing unix_call_unlocked, for
  * the process whose task is `task` (as the rt_vm_* calls name it), on any thread, with or
  * without the server lock held by another: the handler's result, counted by number
