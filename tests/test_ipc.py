@@ -241,6 +241,8 @@ def test_icount_round_trip_stays_below_bound(dts):
 # through the general path before it, 844 now with ipc_fastpath=off. Bounds + ~3 %, the
 # call's raised by 2 (2026-11-28) for the push of the caller on its server's reply list
 # (docs/smp.md, "Design: IPC's per-endpoint state": 298 = 140 + 156 -> 300 = 142 + 156).
+# A task with routed calls (docs/unix.md, "Calls without the server lock") is told apart
+# by its fwd_fast_server, 0, whose slot's lock is always busy: no test on this path.
 FWD_BOUND = {"fwd": 300, "fwd_call": 142, "fwd_reply": 157}
 
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from qemu_harness import ROOT, boot, run_to_halt
+from qemu_harness import PROMPT, ROOT, boot, run_to_halt
 import qemucmd
 
 
@@ -194,12 +194,55 @@ def test_all_64_cpus_run_threads():
     assert "spread ok cpus=64" in out and "affinity ok cpus=64" in out
 
 
-def test_linux_affinity_above_cpu_31():
+NETDEV = ("-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0")
+
+
+@pytest.mark.parametrize("unlocked", ["on", "off"])
+def test_mk_helpers_serve_memory_calls_while_the_main_thread_is_stuck(unlocked):
+    """The MK server's calls without the server lock (docs/unix.md, "Calls without the
+    server lock"), on two CPUs: tests/linux/unlocked.c waits until its getppid calls stop
+    being answered, the server's main thread stuck in a call to a network server that no
+    longer answers (net_hang; the guard ends that server after net_timeout s), and then
+    makes 600 mprotect and madvise calls and a munmap, and looks again (up to three times: a
+    loaded host may stop the watcher's vCPU long enough to look stuck). With unix_unlocked=on the kernel
+    routes them to the server's helper thread of the calling CPU, which answers every one
+    while the main thread answers nothing ("served 1"); off, they wait for the main thread
+    as every other call ("served 0"). The statistics count them apart ("unlocked"); the
+    lock checker reports nothing."""
+    opts = {"unix": "mk", "net": "mk", "net_hang": "200", "net_timeout": "10",
+            "unix_unlocked": unlocked, "lockcheck": "on", "lockcheck_spin_ms": CHECKER_SPIN_MS}
+    with boot(opts, timeout=60, lifetime=300, extra=("-smp", "2") + NETDEV) as s:
+        s.cmd("/suite/bin/unlocked 60 > /tmp/u & U=$!")
+        assert s.cmd("while ! grep -q ready /tmp/u; do :; done; echo go") == "go\n"
+        s.send("while grep -q eth0 /proc/net/dev; do :; done; echo loop ended\n")
+        s.expect(r"net: not answering any more \(test option net_hang\)", timeout=120)
+        s.expect("unix: the network server did not answer for 10 s: ending it", timeout=60)
+        s.expect("loop ended", timeout=60)
+        s.expect(re.escape(PROMPT))
+        out = s.cmd("wait $U; echo status $?; cat /tmp/u", timeout=120)
+        assert "status 0" in out, out
+        served = "1" if unlocked == "on" else "0"
+        assert f"stuck 1 served {served}\n" in out, out
+        s.send("poweroff -f\r")
+        assert s.wait(30) == 0
+        (rec,) = [r for r in s.results() if r.get("type") == "unix_calls"]
+        assert "lockcheck: 0 reports" in s.output, s.output[-3000:]
+    assert (rec["unlocked"] >= 601) == (unlocked == "on"), rec["unlocked"]
+
+
+@pytest.mark.parametrize("unlocked", ["off", "on"])
+def test_linux_affinity_above_cpu_31(unlocked):
     """sched_setaffinity and sched_getaffinity of a Linux program on 64 CPUs (MK server,
     no icount): every CPU's bit, 64 of them, and a mask of CPU 40 alone, which a child
     keeps (the u64 masks from busybox taskset through the server to SYS_THREAD_AFFINITY,
-    whose old mask comes back through a pointer: all 64 bits set is not an error code)."""
-    with boot({"unix": "mk"}, timeout=60, lifetime=180, extra=("-smp", "64")) as s:
+    whose old mask comes back through a pointer: all 64 bits set is not an error code).
+    With the server's 64 helpers too (unix_unlocked=on). Each child's exit may free a
+    thread slab, whose grace (thread.c thread_slab_grace) waited for the 63 other CPUs
+    one after another under the BKL: on a loaded 2-core host that stalled the machine for
+    15-60 s, past the command's 30 s, in about half the runs with the helpers (docs/smp.md,
+    Next item 10); now one IPI round to all at once."""
+    with boot({"unix": "mk", "unix_unlocked": unlocked}, timeout=60, lifetime=180,
+              extra=("-smp", "64")) as s:
         assert s.cmd("nproc").strip() == "64"
         assert s.cmd("taskset -p $$").endswith("affinity mask: ffffffffffffffff\n")
         cpu40 = 1 << 40

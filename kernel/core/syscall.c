@@ -620,6 +620,16 @@ static long map_from_caller(u64 tid, u64 window, u64 len, u64 prot)
  * before an op that changes what every task sees (docs/servers.md, "Privileged ops"). */
 static long sys_caller_privileged(u64 tid) { return ipc_caller_privileged(current_thread(), tid); }
 
+/* VM_CTL_CALLER: the task of thread tid, which waits for our reply, by its id; E_PERM
+ * when it waits for none (the task must still be one we control: sys_vm_ctl). */
+static long caller_task_id(u64 tid, u64 op)
+{
+    if (op != VM_CTL_UNMAP && op != VM_CTL_PROTECT && op != VM_CTL_DISCARD)
+        return E_INVAL;
+    struct task *t = ipc_caller_task(current_thread(), tid);
+    return t ? t->id : E_PERM;
+}
+
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     long err;
@@ -627,6 +637,13 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return vm_ctl_file(op, addr, len);
     if (op == VM_CTL_MAP_CALLER)
         return map_from_caller(id, addr, len, prot);
+    if (flags & VM_CTL_CALLER) {
+        long task = caller_task_id(id, op);
+        if (task < 0)
+            return task;
+        id = (u64)task;
+        flags &= ~(u64)VM_CTL_CALLER;
+    }
     struct task *t = controlled(id, &err);
     if (!t)
         return err;
@@ -696,6 +713,10 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
 
 /* Linux tasks (kernel/ipc/fwd.c, docs/unix.md) */
 static long sys_task_linux(u64 task, u64 server) { return fwd_task_linux(self_task(), task, server); }
+static long sys_fwd_helper(u64 cpu, u64 helper, u64 calls)
+{
+    return fwd_helper(current_thread(), cpu, helper, calls);
+}
 
 /* The address space SYS_VM_PAGER maps into: the caller's (task 0) or a controlled task's. */
 static struct task *pager_target(u64 id, long *err)

@@ -22,8 +22,15 @@ struct task {
     int ngrants;
     int linux_server;                  /* 0: native; else the thread its Linux system calls
                                           and faults are forwarded to (docs/unix.md) */
+    int fwd_fast_server;               /* Linux: the thread the IPC fastpath sends its calls
+                                          to, linux_server; 0 when it has routed calls
+                                          (fwd.c), which sends them to the fastpath's
+                                          routing branch: unrouted ones pay nothing */
+    u64 fwd_routed;                    /* Linux: its call numbers (< 64) that go to its
+                                          server's helper on the calling CPU (fwd.c) */
     struct task *children, *sibling;   /* the tasks it controls (task.c); after the fields
                                           the IPC fastpath reads (fastpath_layout.h) */
+    u64 fwd_helper_calls;              /* a Linux server's calls for its helpers (fwd.c) */
 };
 
 /* Load the user context t needs on CPU c (syscall entry, FS and GS bases) before it runs:

@@ -25,14 +25,11 @@ static void grace_nop(void *arg) { (void)arg; }
  * other CPU that schedules threads has left any IPC fastpath that may have read a thread
  * of it from the table, since the fastpath runs with interrupts off from its entry to its
  * sysret and never answers a call-function request. False (the frame is kept) if one
- * did not answer. Nothing to wait for on one CPU. */
+ * did not answer. Nothing to wait for on one CPU. All at once (ipi_call_locked_many):
+ * the BKL is held throughout, so the machine waits as long as this does. */
 static bool thread_slab_grace(void)
 {
-    for (int cpu = 0; cpu < MAX_CPUS; cpu++)
-        if ((sched_cpus >> cpu & 1) && cpu != this_cpu()->id &&
-            ipi_call_locked(cpu, grace_nop, NULL) == E_TIMEOUT)
-            return false;
-    return true;
+    return ipi_call_locked_many(sched_cpus, grace_nop, NULL) == 0;
 }
 
 /* Type-stable from ipc_lock on: the IPC fastpath (ipcfast.S) takes the lock of a thread it

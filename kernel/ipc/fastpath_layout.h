@@ -37,6 +37,8 @@
 #define TASK_GRANTS      96
 #define TASK_NGRANTS     224
 #define TASK_LINUX_SERVER 228
+#define TASK_FWD_FAST_SERVER 232 /* linux_server, or 0 when it routes calls (fwd.c) */
+#define TASK_FWD_ROUTED  240   /* a Linux task's calls that go to a helper (fwd.c) */
 #define AS_CR3           8
 
 /* struct cpu (cpu.h), reached through %gs */
@@ -54,6 +56,8 @@
 #define CPU_RQ_WORDS     4408  /* this CPU's run queue (sched.c) */
 #define CPU_RQ_BITMAP    4416
 #define CPU_LOADED_CR3   4448  /* published before each CR3 load (TLB shootdown, vm.c) */
+#define CPU_FWD_SERVER   4456  /* the server whose routed calls go to CPU_FWD_HELPER (fwd.c) */
+#define CPU_FWD_HELPER   4460
 
 /* values */
 #define FP_T_RUNNING     1     /* T_RUNNING */

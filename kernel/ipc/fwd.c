@@ -17,6 +17,16 @@
  * order: each caller waits with recv_from = the server (ipc.c, await_reply), which is
  * exactly the right reply_recv checks, so a second answer finds it no longer waiting
  * (E_SRCH). If the server is gone, the Linux task is killed with a report.
+ *
+ * Helpers (SYS_FWD_HELPER, docs/unix.md "Calls without the server lock"): a server thread
+ * may name, for each CPU, a thread of its task that takes the system calls of a set of
+ * numbers (below 64) its Linux threads make on that CPU. The set is copied into each task
+ * marked afterwards (task->fwd_routed), the pair into the CPU (cpu->fwd_server,
+ * fwd_helper), so the fastpath (ipcfast.S) and fwd_route send such a call to the helper
+ * and every other call to the server thread as before. A routed call is an ordinary
+ * forwarded call to the helper, which answers it itself (recv_from = the helper) and acts
+ * on the caller's memory by naming the caller (SYS_VM_CTL with VM_CTL_CALLER), so it needs
+ * no table of the server's.
  */
 #include <ondol/abi.h>
 #include "fwd.h"
@@ -46,27 +56,50 @@ static __attribute__((noreturn)) void no_server(struct thread *t)
     thread_exit(KILLED_STATUS);
 }
 
+/* Whether call nr of t is one its server routes to a helper (SYS_FWD_HELPER). */
+static bool fwd_is_routed(const struct thread *t, u64 nr)
+{
+    return nr < 64 && (t->task->fwd_routed >> nr & 1);
+}
+
+/* The thread that takes call nr of t on this CPU: the helper server s named for this CPU
+ * when nr is one of t's routed calls and that helper lives, else s. */
+static struct thread *fwd_route(struct thread *t, struct thread *s, u64 nr)
+{
+    struct cpu *c = this_cpu();
+    if (!fwd_is_routed(t, nr) || c->fwd_server != s->tid)
+        return s;
+    struct thread *h = thread_lookup(c->fwd_helper);
+    if (!h || h->task != s->task || h->state == T_ZOMBIE)
+        return s;
+    return h;
+}
+
 /* Without the BKL when the server can be taken so (ipc_forward_unlocked: probes off, a
- * plain server), else under it. */
+ * plain server), else under it. A routed call goes the BKL's way: only under it can the
+ * helper's task be checked against the server's (fwd_route). */
 struct trapframe *fwd_syscall(struct trapframe *tf)
 {
     struct thread *t = current_thread();
     const u64 w[IPC_MRS] = {FWD_LABEL(FWD_OP_SYSCALL), tf->rax, tf->rdi, tf->rsi,
                             tf->rdx, tf->r10, tf->r8, tf->r9};
-    struct trapframe *done = pcnt_probes_on ? NULL : ipc_forward_unlocked(t, w);
-    if (done)
-        return done;
+    if (!pcnt_probes_on && !fwd_is_routed(t, tf->rax)) {
+        struct trapframe *done = ipc_forward_unlocked(t, w);
+        if (done)
+            return done;
+    }
     kernel_lock();
     pcnt_probe_start(PROBE_SYSCALL, tf->rax);
     struct thread *s = server_of(t);
     if (!s)
         no_server(t);
+    struct thread *to = t->task->fwd_routed ? fwd_route(t, s, tf->rax) : s;
     memcpy(t->fwd_words, w, sizeof(w));
     t->fwd = FWD_SYSCALL;
     /* without probes, linux_syscall_entry has tried the fastpath already */
-    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? ipc_forward_fast_probed(t, s)
+    struct trapframe *fast = pcnt_probes_on && ipc_fastpath_on ? ipc_forward_fast_probed(t, to)
                                                                : NULL;
-    return fast ? fast : ipc_forward(t, s, true);
+    return fast ? fast : ipc_forward(t, to, true);
 }
 
 bool fwd_fault(struct trapframe *tf, u64 vector, u64 addr)
@@ -151,6 +184,26 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
     if (t->as->shared)
         return E_NOTSUP;           /* mmu=off: a Linux program needs its own address space */
     t->linux_server = s->tid;
+    t->fwd_routed = self->fwd_helper_calls;
+    t->fwd_fast_server = t->fwd_routed ? 0 : s->tid;
+    return 0;
+}
+
+/* One helper a CPU, for one server: the last call for a CPU wins, so only privileged
+ * tasks (servers) may name one. The fastpath reads the pair without a lock and checks the
+ * helper it names, so the two stores need no order. */
+long fwd_helper(struct thread *server, u64 cpu, u64 helper, u64 calls)
+{
+    if (!server->task->privileged)
+        return E_PERM;
+    if (cpu >= cpus_running)
+        return E_INVAL;
+    struct thread *h = thread_lookup(id_of(helper));
+    if (!h || h->task != server->task || h->state == T_ZOMBIE)
+        return E_SRCH;
+    server->task->fwd_helper_calls = calls;
+    cpus[cpu].fwd_helper = h->tid;
+    cpus[cpu].fwd_server = server->tid;
     return 0;
 }
 

@@ -59,6 +59,7 @@ long fwd_regs_set(struct thread *t, const struct user_regs *r);
 long fwd_thread_start(struct task *t, const struct user_regs *r, int prio);
 
 long fwd_task_linux(struct task *self, u64 task, u64 server);             /* SYS_TASK_LINUX */
+long fwd_helper(struct thread *server, u64 cpu, u64 helper, u64 calls);   /* SYS_FWD_HELPER */
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs);        /* SYS_THREAD_CTL */
 long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio); /* SYS_TASK_THREAD_REGS */
 #endif

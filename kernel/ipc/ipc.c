@@ -1245,6 +1245,8 @@ FP_AT(struct task, parent, TASK_PARENT);
 FP_AT(struct task, grants, TASK_GRANTS);
 FP_AT(struct task, ngrants, TASK_NGRANTS);
 FP_AT(struct task, linux_server, TASK_LINUX_SERVER);
+FP_AT(struct task, fwd_fast_server, TASK_FWD_FAST_SERVER);
+FP_AT(struct task, fwd_routed, TASK_FWD_ROUTED);
 FP_AT(struct aspace, cr3, AS_CR3);
 FP_AT(struct cpu, current, CPU_CURRENT);
 FP_AT(struct cpu, need_resched, CPU_NEED_RESCHED);
@@ -1259,6 +1261,8 @@ FP_AT(struct cpu, switches_cross, CPU_SWITCHES_CROSS);
 FP_AT(struct cpu, rq_words, CPU_RQ_WORDS);
 FP_AT(struct cpu, rq_bitmap, CPU_RQ_BITMAP);
 FP_AT(struct cpu, loaded_cr3, CPU_LOADED_CR3);
+FP_AT(struct cpu, fwd_server, CPU_FWD_SERVER);
+FP_AT(struct cpu, fwd_helper, CPU_FWD_HELPER);
 FP_AT(struct cpu, tss.rsp0, CPU_TSS_RSP0);
 _Static_assert(sizeof(((struct thread *)0)->state) == 4 && sizeof(((struct thread *)0)->resume_via_tf) == 1 &&
                sizeof(((struct thread *)0)->ipc_flags) == 8 && sizeof(((struct thread *)0)->slice_left) == 4,

@@ -26,7 +26,9 @@
  * runs the server without the BKL (docs/smp.md "The IK UNIX server's own lock"), so on
  * several CPUs the server's code of one call runs beside the kernel's work for others
  * (page faults, IPC, another process's memory calls); the other entries (a fault, an
- * interrupted call, the kernel threads) arrive holding the BKL and keep it.
+ * interrupted call, the kernel threads) arrive holding the BKL and keep it. The calls
+ * without server state (syscalls.def LX_UNLOCKED: munmap, mprotect, madvise) take no
+ * server lock at all (syscall_unlocked), as the MK form's helper threads serve them.
  */
 #include <ondol/abi.h>
 #include "arch.h"
@@ -734,21 +736,22 @@ static __attribute__((noinline)) void syscall_exit_work(void)
     kernel_unlock();
 }
 
-/* A Linux thread's system call: the server's code under the server lock, without the BKL
- * (the rt_* calls take it); answered at once in the common case. */
-struct trapframe *unix_ik_syscall(struct trapframe *tf)
+/* A call without server state (syscalls.def LX_UNLOCKED, option unix_unlocked): on the
+ * thread's own stack without the server lock, beside whatever call holds it, answered at
+ * once (the MK form's helper threads do the same on their CPU). */
+static __attribute__((noinline)) void syscall_unlocked(struct thread *t, struct trapframe *tf,
+                                                       struct ucall *c)
 {
-    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
-    struct thread *t = this_cpu()->current;
-    /* built in place, field by field: one copy, no zeroing loop (rep stos) first */
-    struct ucall c;                   /* proc and thread: unix_syscall sets them */
-    c.nr = (long)tf->rax;
-    c.a[0] = tf->rdi, c.a[1] = tf->rsi, c.a[2] = tf->rdx;
-    c.a[3] = tf->r10, c.a[4] = tf->r8, c.a[5] = tf->r9;
-    c.started_ns = c.done = 0;
+    tf->rax = (u64)unix_syscall_unlocked(t->task->id, c);
+}
+
+/* A Linux thread's system call under the server lock, without the BKL (the rt_* calls
+ * take it); answered at once in the common case. */
+static inline void syscall_locked(struct thread *t, struct trapframe *tf, struct ucall *c)
+{
     server_lock();
     t->fwd = FWD_SYSCALL;              /* under the server lock: the server's view of it */
-    long value = unix_syscall(t->tid, &c);
+    long value = unix_syscall(t->tid, c);
     /* Answered now, registers untouched (the common case): rax = the value. Else it was
      * answered already, its registers were set (FWD_REGS: fwd_answer keeps them), or it
      * waits; once answered, nothing makes it wait again. */
@@ -759,6 +762,23 @@ struct trapframe *unix_ik_syscall(struct trapframe *tf)
     } else {
         syscall_wait(t, tf, value);
     }
+}
+
+/* A Linux thread's system call: the server's code, on the thread's kernel stack. */
+struct trapframe *unix_ik_syscall(struct trapframe *tf)
+{
+    pcnt_probe_start(PROBE_SYSCALL, tf->rax);
+    struct thread *t = this_cpu()->current;
+    /* built in place, field by field: one copy, no zeroing loop (rep stos) first */
+    struct ucall c;                   /* proc, thread, task: unix_syscall sets them */
+    c.nr = (long)tf->rax;
+    c.a[0] = tf->rdi, c.a[1] = tf->rsi, c.a[2] = tf->rdx;
+    c.a[3] = tf->r10, c.a[4] = tf->r8, c.a[5] = tf->r9;
+    c.started_ns = c.done = 0;
+    if (unix_call_unlocked(c.nr))
+        syscall_unlocked(t, tf, &c);
+    else
+        syscall_locked(t, tf, &c);
     pcnt_probe_stop(PROBE_SYSCALL);
     struct cpu *cpu = this_cpu();
     if (cpu->current->killed | cpu->exit_work)
@@ -898,6 +918,7 @@ void unix_ik_boot(void)
     char opt[8];
     unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 &&
                           strcmp(opt, "on") == 0;
+    unix_unlocked_init();
     ns_per_tsc_q32 = tsc_hz() ? (1000000000ull << 32) / tsc_hz() : 0;
     long id = task_create_empty(NULL, "unix", LINUX_PRIO, NULL);
     if (id < 0)

@@ -6,7 +6,7 @@
  * /proc/ondol/syscalls shows them); an unknown number returns -ENOSYS, and with unix_report_unknown each unknown number is
  * printed once ("unix: unknown system call N").
  */
-#include "unix.h"
+#include "runtime.h"
 
 typedef long (*lx_handler)(struct ucall *c);
 
@@ -23,6 +23,7 @@ static const char *const names[UNIX_NR_MAX] = {
 #undef LX
 
 static uint64_t counts[UNIX_NR_MAX];
+static uint64_t unlocked_counts[64], unlocked_total;   /* LX_UNLOCKED calls, atomic adds */
 static uint64_t unknown_calls, out_of_range_calls;
 static uint64_t reported[UNIX_NR_MAX / 64];   /* unknown numbers already printed */
 static bool reported_out_of_range;
@@ -30,7 +31,12 @@ bool unix_report_unknown;
 
 static bool in_table(long nr) { return nr >= 0 && nr < UNIX_NR_MAX; }
 
-uint64_t unix_call_count(long nr) { return in_table(nr) ? counts[nr] : 0; }
+uint64_t unix_call_count(long nr)
+{
+    if (!in_table(nr))
+        return 0;
+    return counts[nr] + (nr < 64 ? __atomic_load_n(&unlocked_counts[nr], __ATOMIC_RELAXED) : 0);
+}
 uint64_t unix_unknown_count(void) { return unknown_calls; }
 const char *unix_call_name(long nr) { return in_table(nr) ? names[nr] : NULL; }
 
@@ -38,7 +44,7 @@ const char *unix_call_name(long nr) { return in_table(nr) ? names[nr] : NULL; }
  * own counters: the number's and the process's. */
 uint64_t unix_total_count(void)
 {
-    uint64_t total = out_of_range_calls;
+    uint64_t total = out_of_range_calls + unix_unlocked_count();
     for (long nr = 0; nr < UNIX_NR_MAX; nr++)
         total += counts[nr];
     return total;
@@ -109,3 +115,39 @@ long unix_dispatch(struct ucall *c)
 }
 
 long unix_dispatch_again(struct ucall *c) { return run(c); }
+
+/* ---- calls without the server lock (syscalls.def, LX_UNLOCKED) ------------------------
+ * Their handlers touch no server state, so they may run on any thread beside the one
+ * that holds the server lock, and beside each other; they are counted apart, with atomic
+ * adds, and by number only (no process is looked up). */
+#define LX(nr, name)
+#define LX_UNLOCKED(nr, name) _Static_assert((nr) < 64, "LX_UNLOCKED " #name ": below 64");
+#include "syscalls.def"
+#undef LX_UNLOCKED
+#define LX_UNLOCKED(nr, name) | 1ull << (nr)
+static const uint64_t unlocked_table = 0
+#include "syscalls.def"
+    ;
+#undef LX_UNLOCKED
+#undef LX
+
+uint64_t unix_unlocked_calls;
+
+void unix_unlocked_init(void)
+{
+    char v[8];                      /* on unless given as off (options.def) */
+    bool on = !(rt_option("unix_unlocked", v, sizeof v) > 0 && v[0] == 'o' && v[1] == 'f');
+    unix_unlocked_calls = on ? unlocked_table : 0;
+}
+
+long unix_syscall_unlocked(int task, struct ucall *c)
+{
+    c->proc = NULL;
+    c->thread = NULL;
+    c->task = task;
+    __atomic_fetch_add(&unlocked_counts[c->nr], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&unlocked_total, 1, __ATOMIC_RELAXED);
+    return handlers[c->nr](c);
+}
+
+uint64_t unix_unlocked_count(void) { return __atomic_load_n(&unlocked_total, __ATOMIC_RELAXED); }

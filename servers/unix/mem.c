@@ -108,12 +108,14 @@ long lx_mmap(struct ucall *c)
     return at;
 }
 
+/* munmap, mprotect and madvise are LX_UNLOCKED (syscalls.def): they check their
+ * arguments and act on c->task only. */
 long lx_munmap(struct ucall *c)
 {
     uint64_t addr = c->a[0], len = c->a[1];
     if (!page_aligned(addr) || !len || !user_range_ok(addr, page_up(len)))
         return -EINVAL;
-    return rt_vm_unmap(c->proc->task, addr, page_up(len)) < 0 ? -EINVAL : 0;
+    return rt_vm_unmap(c->task, addr, page_up(len)) < 0 ? -EINVAL : 0;
 }
 
 long lx_mprotect(struct ucall *c)
@@ -125,7 +127,7 @@ long lx_mprotect(struct ucall *c)
         return 0;
     if (!user_range_ok(addr, page_up(len)))
         return -ENOMEM;
-    long r = rt_vm_protect(c->proc->task, addr, page_up(len), (unsigned)prot);
+    long r = rt_vm_protect(c->task, addr, page_up(len), (unsigned)prot);
     return r < 0 ? -ENOMEM : 0;
 }
 
@@ -150,7 +152,7 @@ long lx_madvise(struct ucall *c)
         return -EINVAL;
     if (!len || (advice != MADV_DONTNEED && advice != MADV_DONTNEED_LOCKED))
         return 0;
-    long r = rt_vm_discard(c->proc->task, start, len);
+    long r = rt_vm_discard(c->task, start, len);
     return r == 0 ? 0 : -ENOMEM;
 }
 

@@ -36,6 +36,11 @@ long rt_vm_unmap(int task, uint64_t addr, uint64_t len);
 long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot);
 long rt_vm_discard(int task, uint64_t addr, uint64_t len);   /* MADV_DONTNEED: E_FAULT
                                                                 when not all mapped */
+/* The task argument of rt_vm_unmap, rt_vm_protect and rt_vm_discard may also be
+ * rt_caller_task(tid): the task of Linux thread tid, whose forwarded call the current
+ * thread holds (MK: a helper thread, which has no table of tasks; the kernel checks that
+ * it holds the call, VM_CTL_CALLER). */
+static inline int rt_caller_task(int tid) { return -tid; }
 /* The page cache (docs/unix.md, "File mappings"): a file's bytes in a kernel file object
  * (kernel/mm/fileobj.h), held once however many processes map them. The server reads and
  * writes them at *data, cap bytes (MK: a window in its own address space; IK: the
@@ -199,6 +204,7 @@ static inline long unix_syscall(int tid, struct ucall *c)
         return UNIX_NO_ANSWER;  /* not a thread of ours (cannot happen: only ours forward) */
     c->proc = t->proc;
     c->thread = t;
+    c->task = t->proc->task;
     t->in_call = true;              /* until the answer: a signal needs no interrupt */
     long r = unix_dispatch(c);
     if (r == UNIX_BLOCKED || r == UNIX_NOREPLY || !unix_answer_value(c, &r))

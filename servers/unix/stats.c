@@ -4,11 +4,13 @@
  * re-runs of a waiting call excluded). Before the machine powers off, one record goes to
  * the result stream (COM2):
  *   {"type":"unix_calls","form":"mk","calls":N,"unknown":U,"by_number":{"0":n,...},
- *    "by_pid":{"1":n,...},"reaped":R,"thread_switches":T,"as_switches":A}
+ *    "by_pid":{"1":n,...},"reaped":R,"unlocked":L,"thread_switches":T,"as_switches":A}
  * Every count is of first runs only (dispatch.c: a waiting call's re-run is the same
  * call). calls and by_number cover numbers 0..UNIX_NR_MAX-1; unknown counts every unknown
  * number; by_pid the processes still in the table; reaped the calls of processes already
- * reaped (so calls + the unknown ones out of range = the sum of by_pid + reaped); T and
+ * reaped, unlocked the calls that ran without the server lock (syscalls.def LX_UNLOCKED:
+ * by number only), so calls + the unknown ones out of range = the sum of by_pid + reaped
+ * + unlocked; T and
  * A the kernel's thread and address-space switches since boot (runtime.h).
  */
 #include "runtime.h"
@@ -86,6 +88,8 @@ void unix_stats_write(void)
     proc_for_each(put_proc, &w);
     put(&o, "},\"reaped\":");
     put_u(&o, reaped_calls);
+    put(&o, ",\"unlocked\":");
+    put_u(&o, unix_unlocked_count());
     uint64_t threads = 0, spaces = 0;
     unix_switch_counts(&threads, &spaces);
     put(&o, ",\"thread_switches\":");

@@ -36,8 +36,10 @@ struct inode;
 
 /* ---- one forwarded system call ------------------------------------------------------- */
 struct ucall {
-    struct proc *proc;           /* the calling process */
-    struct uthread *thread;      /* the calling thread */
+    struct proc *proc;           /* the calling process (NULL in an LX_UNLOCKED call) */
+    struct uthread *thread;      /* the calling thread (NULL in an LX_UNLOCKED call) */
+    int task;                    /* the calling process's task as the rt_vm_* calls name it:
+                                    the only thing an LX_UNLOCKED handler may use of it */
     long nr;                     /* Linux system-call number (rax) */
     uint64_t a[6];               /* rdi, rsi, rdx, r10, r8, r9 */
     /* Kept by the core across the re-runs of a blocked call: started_ns is unix_now_ns()
@@ -56,6 +58,7 @@ struct ucall {
 
 /* Every Linux system call the server implements is one line of syscalls.def:
  *   LX(number, name)   handled by long lx_name(struct ucall *c)
+ *   LX_UNLOCKED(number, name)   the same, for a call without server state (below)
  * Any other number returns -ENOSYS and is counted. */
 #define LX(nr, name) long lx_##name(struct ucall *c);
 #include "syscalls.def"
@@ -158,6 +161,23 @@ uint64_t unix_unknown_count(void);        /* calls of unknown numbers */
 uint64_t unix_total_count(void);          /* every call so far */
 const char *unix_call_name(long nr);      /* "read"..., NULL when not implemented */
 extern bool unix_report_unknown;          /* option: print each unknown number once */
+
+/* Calls without the server lock (syscalls.def LX_UNLOCKED; docs/unix.md "Calls without
+ * the server lock"). unix_unlocked_calls: bit n set when call n runs so (option
+ * unix_unlocked, default on; 0 when off), set once by unix_unlocked_init before
+ * unix_start. unix_syscall_unlocked runs such a call, nr passing unix_call_unlocked, for
+ * the process whose task is `task` (as the rt_vm_* calls name it), on any thread, with or
+ * without the server lock held by another: the handler's result, counted by number
+ * (unix_call_count) and in unix_unlocked_count, never per process. The answer is the
+ * runtime's, at once; a signal meanwhile interrupts the thread (no in_call is set). */
+extern uint64_t unix_unlocked_calls;
+void unix_unlocked_init(void);
+static inline bool unix_call_unlocked(long nr)
+{
+    return (unsigned long)nr < 64 && (unix_unlocked_calls >> nr & 1);
+}
+long unix_syscall_unlocked(int task, struct ucall *c);
+uint64_t unix_unlocked_count(void);
 
 /* Waiting calls (wait.c). The runtime runs the woken ones with unix_run_woken after each
  * call it handles (both forms: a re-run works for any process), hands the timer the earliest

@@ -97,8 +97,9 @@ def programs() -> list[Program]:
 
 # Programs built into /suite/bin that the suite does not run: sock needs a peer on the
 # network (tests/test_net_sockets.py runs sock against Linux in a namespace); aim is the
-# P4 experiment's multi-process mix (`./ondol bench aim`, tools/ondol/aim.py).
-EXTRA_PROGRAMS = ("sock", "aim")
+# P4 experiment's multi-process mix (`./ondol bench aim`, tools/ondol/aim.py); unlocked
+# shows the MK server's helpers at work while its main thread is stuck (tests/test_smp.py).
+EXTRA_PROGRAMS = ("sock", "aim", "unlocked")
 
 
 def _compile(cmd: list[str], name: str) -> None:

@@ -516,7 +516,8 @@ fast_answer_arm_timeout:
 /*
  * A Linux thread's `syscall` (linux_syscall_entry, entry.S), as fwd_syscall and
  * ipc_forward (the call) and wake_partner (the direct switch) do it: to its server s, the
- * thread whose id is exactly task->linux_server, blocked in an open receive (or one from
+ * thread whose id is exactly task->linux_server (or for a routed call this CPU's helper,
+ * fwd_routed below), blocked in an open receive (or one from
  * this thread) with no buffer, on no queue, not in a timed receive, at least as high as
  * every ready thread, on this CPU. Else `jmp fwd_slow`, nothing changed (the lock released). s gets the message in its
  * registers: w0 = the label, w1 = the number (rax), w2..w7 = rdi, rsi, rdx, r10, r8, r9,
@@ -528,11 +529,12 @@ fast_answer_arm_timeout:
 fwd_fastpath:
     GATE fwd_slow
     movq TH_TASK(%rbp), %rcx
-    movslq TASK_LINUX_SERVER(%rcx), %rdi
+    movslq TASK_FWD_FAST_SERVER(%rcx), %rdi   /* 0 with routed calls: fwd_busy_or_routed */
+fwd_to_rdi:
     movl %edi, %r11d
     andl $FP_SLOT_MASK, %r11d
     movq thread_fast(,%r11,8), %rax
-    LOCK_BOTH fwd_slow, fwd_unlock_cur_slow
+    LOCK_BOTH fwd_slow, fwd_busy_or_routed
     cmpl TH_TID(%rax), %edi
     jne fwd_unlock_slow
     cmpb $FP_IPC_RECEIVING, TH_IPC_STATE(%rax)
@@ -568,6 +570,28 @@ fwd_fastpath:
     movq TF_RAX(%rsp), %r9
     movl $FP_FWD_SYSCALL_LABEL, %r8d
     SWITCH_TO_PARTNER LINUX_TO_NATIVE_CONTEXT, LEAVE_NATIVE, FP_CALLER_BLOCKED_IN_CALL
+
+/* The partner's lock was busy, or the task has routed calls: its fwd_fast_server is 0,
+ * whose slot holds thread_none, always locked (thread.c), so that a task without routed
+ * calls pays no test for them. A call its server routes to a helper (task->fwd_routed, a
+ * bit per call number below 64) goes to this CPU's helper when the CPU's is the server's
+ * (cpu->fwd_server), else to the server (rdi = task->linux_server): fwd.c fwd_route's
+ * rule; then the same steps, with rdi not 0, so a busy lock there goes to fwd_slow. */
+fwd_busy_or_routed:
+    movl $0, TH_IPC_LOCK(%rbp)
+    testl %edi, %edi
+    jnz fwd_slow
+    movslq TASK_LINUX_SERVER(%rcx), %rdi
+    movq TF_RAX(%rsp), %r11
+    cmpq $63, %r11
+    ja fwd_to_rdi
+    movq TASK_FWD_ROUTED(%rcx), %rsi
+    btq %r11, %rsi
+    jnc fwd_to_rdi
+    cmpl %gs:CPU_FWD_SERVER, %edi
+    jne fwd_to_rdi
+    movslq %gs:CPU_FWD_HELPER, %rdi
+    jmp fwd_to_rdi
 
 /* Whether our task (rsi) holds a grant for p (id in rdi): ZF set if so. Clobbers rcx. */
 fast_granted:

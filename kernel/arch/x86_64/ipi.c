@@ -146,6 +146,25 @@ int ipi_call_locked(int cpu, ipi_fn fn, void *arg)
     return answered ? 0 : E_TIMEOUT;
 }
 
+int ipi_call_locked_many(cpumask_t cpumask, ipi_fn fn, void *arg)
+{
+    int self = this_cpu()->id;
+    cpumask &= ~cpu_bit(self);
+    spin_lock(&call_lock);
+    for (cpumask_t m = cpumask; m; m &= m - 1)
+        if (started_cpu(cpumask_first(m)))
+            post_call(cpumask_first(m), fn, arg);
+    u64 deadline = deadline_after_us(LOCKED_TIMEOUT_US);
+    bool answered = true;
+    for (cpumask_t m = cpumask; m; m &= m - 1) {
+        struct call_box *b = &call_boxes[cpumask_first(m)];
+        if (started_cpu(cpumask_first(m)))
+            answered &= spin_wait_word(&b->done, b->posted, deadline);
+    }
+    spin_unlock(&call_lock);
+    return answered ? 0 : E_TIMEOUT;
+}
+
 /* ---- TLB shootdown (docs/smp.md "TLB shootdown") ----------------------------------- */
 /* The translations a box asks to drop, when this CPU has that address space loaded
  * (else it holds none of them that could be used: the initiator marked them stale). */

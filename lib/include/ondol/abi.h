@@ -209,6 +209,12 @@ struct user_regs {
  * into the caller, where the kernel chooses, and returns the address. So a client shares
  * memory it made with the server it calls (docs/net.md, "The data channel"). */
 #define VM_CTL_MAP_CALLER 8
+/* VM_CTL_CALLER in flags of VM_CTL_UNMAP, VM_CTL_PROTECT or VM_CTL_DISCARD: task = the id
+ * of a thread waiting for the caller's reply (a Linux thread whose forwarded call the
+ * caller holds, SYS_FWD_HELPER); the operation is on that thread's task, which the caller
+ * must control (else E_PERM; with another op, E_INVAL). So a server's helper thread acts on
+ * the memory of the process it serves without a table of its own (docs/unix.md). */
+#define VM_CTL_CALLER   0x100u
 #define TASK_COPY_TO    1        /* SYS_TASK_COPY: our bytes into the task's memory */
 #define TASK_COPY_FROM  2        /* the task's bytes into ours */
 #define TASK_COPY_MAX   (1u << 20)

@@ -60,7 +60,7 @@ void *fake_host(struct proc *p, uint64_t uaddr)
 struct ucall fake_call(struct proc *p, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
                        uint64_t a3)
 {
-    return (struct ucall){.proc = p, .nr = nr, .a = {a0, a1, a2, a3}};
+    return (struct ucall){.proc = p, .task = p ? p->task : 0, .nr = nr, .a = {a0, a1, a2, a3}};
 }
 
 long copy_in(struct proc *p, void *dst, uint64_t uaddr, size_t n)

@@ -6,7 +6,11 @@
  * or later (a held call is just a thread that has not been answered yet). The rt_* calls
  * are ondol system calls on the tasks the server created. A second thread reads the
  * console and passes the bytes to the main thread as an IPC call, so the server's state is
- * only ever touched by the main thread: one call at a time, as unix.h requires.
+ * only ever touched by the main thread: one call at a time, as unix.h requires. The calls
+ * without server state (syscalls.def LX_UNLOCKED: munmap, mprotect, madvise) go instead
+ * to a helper thread per CPU, which the kernel routes them to (SYS_FWD_HELPER): they run
+ * on the caller's CPU beside the main thread, as the IK form runs them on the caller's
+ * own stack without the server lock (docs/unix.md, "Calls without the server lock").
  */
 #include <ondol/ipc.h>
 #include <ondol/sys.h>
@@ -116,19 +120,27 @@ long rt_vm_map(int task, uint64_t addr, uint64_t len, unsigned prot, unsigned fl
     return sys_vm_ctl(task, VM_CTL_MAP, (void *)addr, len, prot, flags);
 }
 
+/* An op on a task, or on the task of a caller whose call we hold (rt_caller_task). */
+static long vm_ctl_on(int task, unsigned op, uint64_t addr, uint64_t len, unsigned prot)
+{
+    if (task < 0)
+        return sys_vm_ctl(-task, op, (void *)addr, len, prot, VM_CTL_CALLER);
+    return sys_vm_ctl(task, op, (void *)addr, len, prot, 0);
+}
+
 long rt_vm_unmap(int task, uint64_t addr, uint64_t len)
 {
-    return sys_vm_ctl(task, VM_CTL_UNMAP, (void *)addr, len, 0, 0);
+    return vm_ctl_on(task, VM_CTL_UNMAP, addr, len, 0);
 }
 
 long rt_vm_protect(int task, uint64_t addr, uint64_t len, unsigned prot)
 {
-    return sys_vm_ctl(task, VM_CTL_PROTECT, (void *)addr, len, prot, 0);
+    return vm_ctl_on(task, VM_CTL_PROTECT, addr, len, prot);
 }
 
 long rt_vm_discard(int task, uint64_t addr, uint64_t len)
 {
-    return sys_vm_ctl(task, VM_CTL_DISCARD, (void *)addr, len, 0, 0);
+    return vm_ctl_on(task, VM_CTL_DISCARD, addr, len, 0);
 }
 
 /* The page cache: an object's window in our own address space is its handle. A window
@@ -429,6 +441,59 @@ long rt_net_watch(void)
     return tid < 0 ? tid : 0;
 }
 
+/* ---- the helpers (docs/unix.md, "Calls without the server lock") ---------------------
+ * One thread per CPU that runs threads, kept on it, named to the kernel for the
+ * LX_UNLOCKED calls (unix_unlocked_calls) made on that CPU. It touches no server state:
+ * it runs the call (unix_syscall_unlocked, on the caller's task by naming the caller) and
+ * answers it with its next receive, in one reply_recv. Anything else sent to it (no other
+ * thread has reason to) is answered E_NOSYS. */
+#define HELPERS_MAX 64                  /* MAX_CPUS */
+
+static long helper_run(long sender, const struct ipc_msg *m)
+{
+    long nr = (long)m->w[1];
+    if (m->w[0] != FWD_LABEL(FWD_OP_SYSCALL) || !unix_call_unlocked(nr))
+        return E_NOSYS;
+    struct ucall c = {.proc = NULL, .thread = NULL, .task = 0, .nr = nr,
+                      .a = {m->w[2], m->w[3], m->w[4], m->w[5], m->w[6], m->w[7]},
+                      .started_ns = 0, .done = 0};
+    return unix_syscall_unlocked(rt_caller_task((int)sender), &c);
+}
+
+static int helper_main(void *arg)
+{
+    (void)arg;
+    int to = 0;
+    struct ipc_msg m = {{0}};
+    for (;;) {
+        long sender = to ? ipc_reply_recv(to, IPC_ANY, &m, IPC_FOREVER)
+                         : ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+        to = 0;
+        if (sender > 0) {
+            long value = helper_run(sender, &m);
+            m = (struct ipc_msg){{(uint64_t)value}};
+            to = (int)sender;
+        }
+    }
+    return 0;
+}
+
+/* Before the first Linux task is marked: tasks marked earlier would not be routed. A CPU
+ * whose helper cannot start keeps sending those calls to the main thread. */
+static void helpers_start(void)
+{
+    static struct thread helpers[HELPERS_MAX];
+    if (!unix_unlocked_calls)
+        return;
+    struct time_info t = {0};
+    sys_time(&t);
+    for (unsigned cpu = 0; cpu < t.cpus && cpu < HELPERS_MAX; cpu++) {
+        int tid = thread_start(&helpers[cpu], helper_main, NULL, PRIO_INHERIT, 16 * 1024);
+        if (tid > 0 && sys_thread_affinity(tid, 1ull << cpu, NULL) == 0)
+            sys_fwd_helper(cpu, tid, unix_unlocked_calls);
+    }
+}
+
 /* ---- the main loop -------------------------------------------------------------------- */
 /* The receive timeout, in ticks, until deadline (the earliest of a waiting call). */
 static uint32_t timeout_ticks(uint64_t deadline)
@@ -461,7 +526,7 @@ static void handle(long sender, const struct ipc_msg *m)
     case FWD_LABEL(FWD_OP_SYSCALL): {
         crash_if_asked((long)m->w[1]);
         /* every field named: no zeroing loop before the stores */
-        struct ucall c = {.proc = NULL, .thread = NULL, .nr = (long)m->w[1],
+        struct ucall c = {.proc = NULL, .thread = NULL, .task = 0, .nr = (long)m->w[1],
                           .a = {m->w[2], m->w[3], m->w[4], m->w[5], m->w[6], m->w[7]},
                           .started_ns = 0, .done = 0};
         long value = unix_syscall((int)sender, &c);
@@ -497,6 +562,8 @@ int main(void)
     unix_report_unknown = rt_option("unix_unknown", opt, sizeof(opt)) > 0 && opt[0] == 'o' &&
                           opt[1] == 'n';
     crash_call = rt_option("unix_crash", opt, sizeof(opt)) > 0 ? strtol(opt, NULL, 10) : 0;
+    unix_unlocked_init();
+    helpers_start();
     unix_start();
     static struct thread reader;
     thread_start(&reader, console_reader, NULL, PRIO_INHERIT, 16 * 1024);

@@ -100,6 +100,10 @@ struct cpu {
      * aspace_load, the IPC fastpath: fixed offset): the TLB shootdown sends to the CPUs
      * that have an address space loaded (vm.c cpus_with_loaded). */
     u64 loaded_cr3;
+    /* The forwarded calls this CPU routes to a helper (SYS_FWD_HELPER, ipc/fwd.c): a Linux
+     * task's call whose number is in its fwd_routed and whose server is thread fwd_server
+     * goes to thread fwd_helper (0: none). Fixed offsets: the fastpath reads them. */
+    int fwd_server, fwd_helper;
     struct thread *rq_head[256], *rq_tail[256];
     /* TSC ticks this CPU spent halted in its idle thread (sched.c idle_loop): the time
      * nothing ran, which /proc/stat reports as idle; under icount the rest of the TSC
