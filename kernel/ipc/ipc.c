@@ -895,16 +895,13 @@ static struct trapframe *do_reply_recv(struct thread *r, int to, int from, u64 r
     return wake_partner(r, c, true);
 }
 
-/* A Linux thread's forwarded call (fwd.c): do_send's call without its checks (the kernel
- * makes it; registers only, no timeout). A fault's trap path cannot leave through
- * another frame, so there (may_switch false) the server is only made ready. */
-struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch)
+/* t's forwarded call (t->fwd_words) to its server s, both locked, t's kill tested: when
+ * s is not receiving from t, t waits on s's senders queue (never returns: block_current);
+ * else s has the words and t awaits its reply, blocked, both still locked for the caller
+ * to wake s or switch to it. Shared by ipc_forward and ipc_forward_unlocked. */
+static inline __attribute__((always_inline)) void forward_deliver(struct thread *t,
+                                                                  struct thread *s)
 {
-    lock_two(t, s);
-    if (kill_pending(t)) {
-        t->fwd = FWD_NONE;                     /* no call made */
-        return killed_op(t, s);
-    }
     t->ipc_flags = IPC_FWD;
     t->ipc_call = true;
     if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {
@@ -917,6 +914,19 @@ struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switc
     s->tf->rax = (u64)take_forwarded(t, s);
     await_reply(t, s);
     t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
+}
+
+/* A Linux thread's forwarded call (fwd.c): do_send's call without its checks (the kernel
+ * makes it; registers only, no timeout). A fault's trap path cannot leave through
+ * another frame, so there (may_switch false) the server is only made ready. */
+struct trapframe *ipc_forward(struct thread *t, struct thread *s, bool may_switch)
+{
+    lock_two(t, s);
+    if (kill_pending(t)) {
+        t->fwd = FWD_NONE;                     /* no call made */
+        return killed_op(t, s);
+    }
+    forward_deliver(t, s);
     if (may_switch)
         return wake_partner(t, s, true);
     s->ipc_state = IPC_IDLE;
@@ -1489,18 +1499,7 @@ struct trapframe *ipc_forward_unlocked(struct thread *t, const u64 w[IPC_MRS])
     count_unlocked(&ipc_unlocked_rpcs);
     memcpy(t->fwd_words, w, sizeof(t->fwd_words));
     t->fwd = FWD_SYSCALL;
-    t->ipc_flags = IPC_FWD;
-    t->ipc_call = true;
-    if (s->ipc_state != IPC_RECEIVING || (s->recv_from != 0 && s->recv_from != t->tid)) {
-        t->ipc_state = IPC_SENDING;
-        t->send_to = s->tid;
-        block_current(t, &s->senders, WAIT_FOREVER, s);
-    }
-    end_receive_wait(t, s);
-    thread_unblock(s);
-    s->tf->rax = (u64)take_forwarded(t, s);   /* s plain: no buffer, no UTCB touched */
-    await_reply(t, s);
-    t->state = T_BLOCKED;                      /* before s can answer it (sched.c) */
+    forward_deliver(t, s);                     /* s plain: no buffer, no UTCB touched */
     return wake_partner(t, s, true);
 }
 
