@@ -69,13 +69,17 @@ void unix_log(const char *msg)
 void console_write(const char *buf, size_t n) { sys_console_write(buf, n); }
 
 /* ---- answers -------------------------------------------------------------------------- */
-/* Answer thread `to` with rax = value, taking no other call (the receive half polls `to`,
- * which cannot have sent: E_TIMEOUT is success). A thread that died meanwhile: E_SRCH,
- * nothing to do. */
+/* Answer thread `to` with rax = value, taking no other call. There is no reply-only
+ * operation, so the receive half names this thread itself, which never sends to itself:
+ * it fails at once (E_DEADLK) after the reply. It used to poll `to`, on the grounds that
+ * `to` could not have sent yet; with several CPUs it can: answered, it ran on another CPU
+ * and made its next call before the poll, which took that call and dropped it (an
+ * `exit_group` lost so, and the parent's `wait4` never answered: docs/smp.md Next item
+ * 13). A thread that died meanwhile: E_SRCH, nothing to do. */
 static void answer_thread(int to, long value)
 {
     struct ipc_msg m = {{(uint64_t)value}};
-    ipc_reply_recv(to, to, &m, IPC_POLL);
+    ipc_reply_recv(to, server_tid, &m, IPC_POLL);
 }
 
 /* The latest answer, held back so that the main loop sends it with its next receive, in
