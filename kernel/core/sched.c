@@ -293,16 +293,30 @@ static inline __attribute__((always_inline)) int place_woken(const struct cpu *c
  * reschedule there. c->current is exact here when schedule set it (under c's lock); the
  * IPC direct switches change it without that lock (under the two threads' ipc locks),
  * between two threads neither of which is the idle thread, so a waker may compare t with
- * the one just switched from: at worst t waits for that CPU's next tick or switch. */
-static void kick(struct cpu *c, const struct thread *t)
+ * the one just switched from: at worst t waits for that CPU's next tick or switch.
+ * True when c is another CPU, which the caller then sends the reschedule IPI once it has
+ * let go of c's lock (kick_ipi). Sent under the lock, the IPI kept that lock held across
+ * three local-APIC accesses, each slow when the APIC is emulated (QEMU takes its global
+ * lock for each): c's own schedule spun on its queue's lock meanwhile, and on 4 vCPUs of
+ * a 2-core host a pipeline of small writes ran 5 times slower than on one (docs/smp.md
+ * "The IPI after the queue's lock"). The IPI may come later than the push; it still
+ * comes, and a CPU that found the thread on its own meanwhile takes an IPI for nothing. */
+static bool kick(struct cpu *c, const struct thread *t)
 {
     spin_assert_held(&c->rq_lock);
     struct thread *cur = c->current;
     if (cur && (cur == c->idle || t->prio > cur->prio)) {
         c->need_resched = true;
-        if (c != this_cpu())
-            ipi_send(c->id, VEC_IPI_RESCHED);
+        return c != this_cpu();
     }
+    return false;
+}
+
+/* The reschedule IPI kick asked for, sent with no queue lock held. */
+static inline void kick_ipi(bool owed, int cpu)
+{
+    if (owed)
+        ipi_send(cpu, VEC_IPI_RESCHED);
 }
 
 /* Whether t waits to be made ready: blocked or sleeping (a new thread starts blocked). */
@@ -359,8 +373,9 @@ static inline __attribute__((always_inline)) void queue_at(struct cpu *c, struct
     rq_push(c, t);
     if (woken && c->current == c->idle)
         c->woken_tick = ticks;             /* its queue is left alone a while: steal_from_ok */
-    kick(c, t);
+    bool ipi = kick(c, t);
     rq_unlock(c);
+    kick_ipi(ipi, c->id);
 }
 
 /* t, not queued (blocked, new, the running thread in schedule whose affinity left its
@@ -410,15 +425,17 @@ void sched_set_priority(struct thread *t, int prio)
 {
     ASSERT(t->prio >= 0 && prio >= 0 && prio <= PRIO_MAX);
     struct cpu *c = rq_lock_of(t);
+    bool ipi = false;
     if (t->state == T_READY && queued_on(c, t)) {
         rq_remove(c, t);
         t->prio = prio;
         rq_push(c, t);
-        kick(c, t);
+        ipi = kick(c, t);
     } else {
         t->prio = prio;
     }
     rq_unlock(c);
+    kick_ipi(ipi, c->id);
     int top = rq_highest_prio();
     if (top > current_thread()->prio)
         this_cpu()->need_resched = true;
@@ -598,15 +615,15 @@ static unsigned cpu_load_locked(struct cpu *c)
     return n;
 }
 
-/* t, taken from its CPU's queue and moved to c, is queued there (and c told if it
- * should preempt what c runs). Both queues' locks held. */
-static void move_to(struct thread *t, struct cpu *c)
+/* t, taken from its CPU's queue and moved to c, is queued there. Both queues' locks
+ * held; true when c is owed the reschedule IPI (kick), which the caller sends after. */
+static bool move_to(struct thread *t, struct cpu *c)
 {
     if (!take(t, c, MOVE_BALANCE))
-        return;
+        return false;
     t->state = T_READY;
     rq_push(c, t);
-    kick(c, t);
+    return kick(c, t);
 }
 
 /* An idle CPU that may run one of c's ready threads gets it (and the reschedule IPI);
@@ -622,9 +639,9 @@ static bool push_to_idle(struct cpu *c)
             continue;
         rq_lock_two(c, o);
         struct thread *t = cpu_idles(o) ? movable(c, o, -1) : NULL;
-        if (t)
-            move_to(t, o);
+        bool ipi = t && move_to(t, o);
         rq_unlock_two(c, o);
+        kick_ipi(ipi, o->id);
         if (t)
             return true;
     }
@@ -659,9 +676,9 @@ static void balance(struct cpu *c)
         return;
     rq_lock_two(c, busiest);              /* again under both: it may have changed */
     struct thread *t = movable(busiest, c, -1);
-    if (t)
-        move_to(t, c);
+    bool ipi = t && move_to(t, c);
     rq_unlock_two(c, busiest);
+    kick_ipi(ipi, c->id);
 }
 
 /* The next thread for c (its lock held, perhaps let go and taken again meanwhile): its
