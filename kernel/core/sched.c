@@ -420,6 +420,22 @@ void make_ready_new(struct thread *t)
     queue_at(c, t, place_elsewhere(t), false);
 }
 
+/* t, blocked and claimed by the caller (its ipc lock held: no waker can make it ready
+ * meanwhile), comes to this CPU: when its own CPU idles (it would be woken there by an
+ * IPI), it may run here, it is off its CPU and its x87/SSE state is not in that CPU's
+ * registers (an idle CPU gives it back before halting: thread_fpu_idle). True when moved;
+ * the caller then switches to it directly (IPC's wake_partner, for forwarded calls). */
+bool sched_pull_blocked(struct thread *t)
+{
+    struct cpu *here = this_cpu(), *home = &cpus[t->cpu];
+    if (home == here || !(t->affinity & cpu_bit(here->id)) || !cpu_idles(home))
+        return false;
+    rq_lock_two(here, home);
+    bool moved = cpu_idles(home) && home->fpu_owner != t && migrate(t, here->id, MOVE_WAKE);
+    rq_unlock_two(here, home);
+    return moved;
+}
+
 /* A new priority for a user thread (never idle: it is READY without being queued). */
 void sched_set_priority(struct thread *t, int prio)
 {
@@ -954,6 +970,7 @@ static void idle_loop(void)
     for (;;) {
         c->need_resched = false;
         while (!__atomic_load_n(&c->rq_words, __ATOMIC_RELAXED) && !stealable(c)) {
+            thread_fpu_idle(c);
             u64 halted = rdtsc();
             wait_for_interrupt();
             c->idle_tsc += rdtsc() - halted;

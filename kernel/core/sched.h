@@ -30,6 +30,9 @@ void sched_wait_off_cpu(const struct thread *t);
 void make_ready_and_schedule(struct thread *t);
 struct thread *current_thread(void);
 void sched_set_priority(struct thread *t, int prio);
+/* A blocked thread t (its ipc lock held) moved to this CPU if its own idles: IPC's
+ * forwarded calls switch to it directly then instead of waking it there (sched.c). */
+bool sched_pull_blocked(struct thread *t);
 void sched_tick(void);
 /* THREAD_CTL_STOP: t stops at its next return to user mode (a thread blocked in the
  * kernel first finishes its call). 1 when it is stopped already, 0 when pending, E_INVAL

@@ -114,6 +114,15 @@ static void fpu_evict_here(void *arg)
     c->fpu_ts = true;
 }
 
+/* This CPU is about to halt in its idle loop: the x87/SSE state it holds goes back to its
+ * owner's TCB, so that a thread blocked while this CPU idles can be moved without an IPI
+ * here (sched_pull_blocked, thread_fpu_evict). One save per idle entry with an owner. */
+void thread_fpu_idle(struct cpu *c)
+{
+    if (c->fpu_owner)
+        fpu_evict_here(c->fpu_owner);
+}
+
 bool thread_fpu_evict(struct thread *t)
 {
     if (cpus[t->cpu].fpu_owner != t)

@@ -203,4 +203,6 @@ void thread_fpu_claim(struct cpu *c, struct thread *t);   /* #NM from t in user 
  * registers of cpus[t->cpu], goes back to t->fpu (by a call IPI there when that is not this
  * CPU). False when that CPU did not answer: t must stay where it is. */
 bool thread_fpu_evict(struct thread *t);
+/* The idle loop, before it halts: the x87/SSE state this CPU holds back to its owner. */
+void thread_fpu_idle(struct cpu *c);
 #endif

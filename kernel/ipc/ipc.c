@@ -577,6 +577,21 @@ wake_kernel_caller(struct thread *cur, struct thread *partner, bool cur_blocks)
     return cur->tf;
 }
 
+bool fwd_pull = true;                   /* option fwd_pull */
+
+/* A forwarded call (cur blocked in it) to a server thread waiting on another CPU that
+ * idles: the server comes here (sched_pull_blocked) and the call switches to it as on one
+ * CPU, where a wake-up there costs two IPIs a call (the server's CPU, then the caller's
+ * for the answer) and two wake-ups of halted CPUs: on 4 vCPUs of a 2-core host a pipeline
+ * of one-byte writes ran 5 times slower than on one (docs/smp.md, "The server comes to
+ * the caller"). Linux's sync wake-up, for forwarded calls only: native IPC keeps its
+ * placement (P1's experiments, the smptest IPC cases). Out of line: not the fastpath's. */
+static __attribute__((noinline)) bool pulls(const struct thread *cur, struct thread *partner,
+                                            bool cur_blocks)
+{
+    return fwd_pull && cur_blocks && (cur->ipc_flags & IPC_FWD) && sched_pull_blocked(partner);
+}
+
 /* `partner` has become runnable through an IPC by `cur`, which either has blocked
  * (`cur_blocks`: published under the locks already) or continues; both threads' locks are
  * held, and let go here once the partner is ready or switched to. DTS on and the partner
@@ -588,7 +603,7 @@ static struct trapframe *wake_partner(struct thread *cur, struct thread *partner
     partner->ipc_state = IPC_IDLE;
     if (partner->ipc_flags & IPC_KCALL)
         return wake_kernel_caller(cur, partner, cur_blocks);
-    if (ipc_dts && partner->cpu == this_cpu()->id) {
+    if (ipc_dts && (partner->cpu == this_cpu()->id || pulls(cur, partner, cur_blocks))) {
         int top = rq_highest_prio();
         int cur_prio = cur_blocks ? -1 : cur->prio;
         if (partner->prio >= top && partner->prio >= cur_prio) {
