@@ -123,7 +123,7 @@ HARNESS = r"""
 #include "options.h"
 
 u64 timer_hz, slice_ticks, balance_ticks, smpbench_iters, lockcheck_spin_ms;
-bool ipc_dts, ipc_fastpath_on, mmu_on, pcid_on, smp_on, smp_sched, markers_on, pcnt_probes_boot,
+bool ipc_dts, ipc_fastpath_on, fwd_pull, mmu_on, pcid_on, smp_on, smp_sched, markers_on, pcnt_probes_boot,
      lockcheck_opt, msix_on;
 const char *init_program;
 int selftest_mode, srv_placement_echo, srv_placement_net, srv_placement_unix, rmap_mode, smpbench_mode;
@@ -199,14 +199,14 @@ def run_options(exe, cmdline, *sets):
 
 def test_defaults_when_no_option_is_given(options_exe):
     out = run_options(options_exe, "/boot/ondol.bin")
-    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on mmu=on pcid=on smp=on smp_sched=on balance_ticks=4 probes=off msix=off markers=off init=init selftest=none echo=off net=off unix=off rmap=lock lockcheck=off lockcheck_spin_ms=5000 smpbench=none smpbench_n=1000\n" in out
+    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on fwd_pull=on mmu=on pcid=on smp=on smp_sched=on balance_ticks=4 probes=off msix=off markers=off init=init selftest=none echo=off net=off unix=off rmap=lock lockcheck=off lockcheck_spin_ms=5000 smpbench=none smpbench_n=1000\n" in out
     assert "build json: {\"pcnt_slots\":24}" in out
     assert "given json: {}" in out
 
 
 def test_given_values_set_the_variables_and_are_recorded_as_given(options_exe):
     out = run_options(options_exe, "ondol.bin hz=250 dts=off selftest=panic colour=blue dts")
-    assert "settings: hz=250 slice=1 dts=on ipc_fastpath=on mmu=on pcid=on smp=on smp_sched=on balance_ticks=4 probes=off msix=off markers=off init=init selftest=panic" in out
+    assert "settings: hz=250 slice=1 dts=on ipc_fastpath=on fwd_pull=on mmu=on pcid=on smp=on smp_sched=on balance_ticks=4 probes=off msix=off markers=off init=init selftest=panic" in out
     assert "vars: hz=250 dts=1 selftest=1 init=init" in out       # the last dts (=1) wins
     assert "ondol: unknown option colour" in out
     given = json.loads(re.search(r"given json: (.*)", out)[1])
@@ -227,7 +227,7 @@ def test_given_values_set_the_variables_and_are_recorded_as_given(options_exe):
 def test_bad_values_fall_back_to_the_default_with_a_message(options_exe, word, message):
     out = run_options(options_exe, word)
     assert f"ondol: {message}\n" in out
-    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on mmu=on pcid=on smp=on smp_sched=on balance_ticks=4 probes=off msix=off markers=off init=init selftest=none" in out
+    assert "settings: hz=100 slice=1 dts=on ipc_fastpath=on fwd_pull=on mmu=on pcid=on smp=on smp_sched=on balance_ticks=4 probes=off msix=off markers=off init=init selftest=none" in out
 
 
 def test_only_run_time_options_can_be_set_later(options_exe):
