@@ -1076,6 +1076,26 @@ static void t_coher_latency(void)
 }
 
 /* MESI-like states: a read of another's copy transfers it, a write invalidates the rest. */
+/* A transfer from another socket counts as remote for its receiver: on 2socket (0-7,
+ * 8-15) vCPU 8 takes vCPU 0's line across the socket and vCPU 9 then takes it from vCPU
+ * 8 on its own socket; vCPU 9 writes it (an upgrade, no transfer) and vCPU 1's read
+ * takes it back across (README, "Which vCPU pays a socket's fetches"). */
+static void t_coher_remote_transfers(void)
+{
+    struct coher *co = coher_rig("2socket", 16);
+    coher_access(co, 0, 0x4000, 8, true);
+    coher_access(co, 8, 0x4000, 8, false);
+    coher_access(co, 9, 0x4000, 8, false);
+    coher_access(co, 9, 0x4000, 8, true);
+    coher_access(co, 1, 0x4000, 8, false);
+    CHECK_EQ(co->cpu[8].st.remote_transfers, 1);
+    CHECK_EQ(co->cpu[9].st.transfers, 1);
+    CHECK_EQ(co->cpu[9].st.remote_transfers, 0);
+    CHECK_EQ(co->cpu[1].st.transfers, 1);
+    CHECK_EQ(co->cpu[1].st.remote_transfers, 1);
+    CHECK_EQ(co->cpu[0].st.transfers + co->cpu[0].st.remote_transfers, 0);
+}
+
 static void t_coher_directory(void)
 {
     struct coher *co = coher_rig("die", 2);
@@ -1618,6 +1638,7 @@ static const struct tcase cases[] = {
     {"insntab", t_insntab},
     {"deterministic_output", t_deterministic_output},
     {"coher_latency", t_coher_latency},
+    {"coher_remote_transfers", t_coher_remote_transfers},
     {"coher_directory", t_coher_directory},
     {"coher_scaling", t_coher_scaling},
     {"coher_hot_pages", t_coher_hot_pages},

@@ -92,6 +92,20 @@ double coher_latency(const struct coher *co, unsigned from, unsigned to)
     return __builtin_popcount(sock_a ^ sock_b) == 1 ? p->lat_socket : p->lat_socket2;
 }
 
+/* Whether vCPUs a and b are on different sockets of the preset. */
+static bool other_socket(const struct coher *co, unsigned a, unsigned b)
+{
+    unsigned per_socket = co->preset.cores_per_die * co->preset.dies_per_socket;
+    return a / per_socket != b / per_socket;
+}
+
+/* A transfer from vCPU `from` to `to` starts: counted, and as remote when it crosses. */
+static void count_transfer(struct coher *co, int from, unsigned to)
+{
+    co->cpu[to].st.transfers++;
+    co->cpu[to].st.remote_transfers += other_socket(co, (unsigned)from, to);
+}
+
 static void clear_directory(struct coher *co)
 {
     memset(co->lines, 0, co->cap * sizeof(*co->lines));
@@ -407,7 +421,7 @@ static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
         return;
     int from = nearest_holder(co, e, cpu);
     if (from >= 0) {
-        co->cpu[cpu].st.transfers++;
+        count_transfer(co, from, cpu);
         pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu), true);
     }
     e->owner = -1;              /* a modified copy is now shared */
@@ -422,7 +436,7 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     struct coher_cpu *c = &co->cpu[cpu];
     if (!(e->sharers & bit) && others) {          /* the data comes from another cache */
         int from = nearest_holder(co, e, cpu);
-        c->st.transfers++;
+        count_transfer(co, from, cpu);
         pay(co, c, e, coher_latency(co, (unsigned)from, cpu), false);
     } else if (others) {                          /* an upgrade: invalidate the copies */
         pay(co, c, e, invalidation_latency(co, others, cpu), false);
@@ -592,10 +606,12 @@ static void put_cpu(FILE *f, unsigned i, const struct coher_cpu_stats *s)
                ",\"lock_acquires\":%" PRIu64 ",\"lock_releases\":%" PRIu64
                ",\"lock_waits\":%" PRIu64 ",\"handoffs\":%" PRIu64
                ",\"miss_cycles\":%.0f,\"transfer_cycles\":%.0f,\"lock_wait_cycles\":%.0f"
-               ",\"clock\":%.0f,\"transfer_served\":%" PRIu64 ",\"memory_cycles_saved\":%.0f}",
+               ",\"clock\":%.0f,\"transfer_served\":%" PRIu64 ",\"memory_cycles_saved\":%.0f"
+               ",\"remote_transfers\":%" PRIu64 "}",
             i, s->instructions, s->misses, s->transfers, s->invalidations, s->lock_acquires,
             s->lock_releases, s->lock_waits, s->handoffs, s->miss_cycles, s->transfer_cycles,
-            s->lock_wait_cycles, s->clock, s->transfer_served, s->memory_cycles_saved);
+            s->lock_wait_cycles, s->clock, s->transfer_served, s->memory_cycles_saved,
+            s->remote_transfers);
 }
 
 /* Every lock acquired in the window, by id: the vCPUs' lock figures split by lock, so a

@@ -56,6 +56,10 @@ struct coher_cpu_stats {
      * misses are in misses): coher_transfer_served */
     uint64_t transfer_served;
     double memory_cycles_saved;
+    /* transfers whose source was on another socket: the vCPU brought the line into its
+     * socket, and its socket-mates may then take it from it (README "Which vCPU pays a
+     * socket's fetches") */
+    uint64_t remote_transfers;
 };
 
 struct coher_cpu {

@@ -220,6 +220,7 @@ def vcpu_fields(window: dict) -> dict:
         "cpu_transfer_cycles": [round(c.get("transfer_cycles", 0)) for c in cpus],
         "cpu_lock_wait_cycles": [round(c.get("lock_wait_cycles", 0)) for c in cpus],
         "cpu_memory_cycles_saved": [round(c.get("memory_cycles_saved", 0)) for c in cpus],
+        "cpu_remote_transfers": [c.get("remote_transfers", 0) for c in cpus],
         "cpu_kernel_insns": [v["domains"]["kernel"]["instructions"] for v in vcpus],
         "cpu_spaces": [sorted(([a["asid"], a["name"], a["instructions"]]
                                for a in v.get("asids", [])), key=lambda x: -x[2])
