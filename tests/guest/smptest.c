@@ -255,6 +255,14 @@ static uint64_t my_affinity(void)
     return sys_thread_affinity(0, 0, &m) == 0 ? m : 0;
 }
 
+/* A test's first failure, printed once ("TEST FAIL: what (a, b)"); *failed is set from
+ * then on, for the test's threads to stop and its verdict (the races' helpers). */
+static void first_fail(volatile int *failed, const char *test, const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(failed, 1, __ATOMIC_RELAXED))
+        printf("%s FAIL: %s (%ld, %ld)\n", test, what, a, b);
+}
+
 /* ---- online ------------------------------------------------------------------------- */
 static int online(unsigned want)
 {
@@ -1869,8 +1877,7 @@ static uint64_t random_mask(uint32_t *seed, uint64_t all)
 
 static void churn_fail(const char *what, long a, long b)
 {
-    if (!__atomic_exchange_n(&churn_failed, 1, __ATOMIC_RELAXED))
-        printf("churn FAIL: %s (%ld, %ld)\n", what, a, b);
+    first_fail(&churn_failed, "churn", what, a, b);
 }
 
 /* Waits until the token is ours (or the ring is done); counts the waits woken. */
@@ -2092,8 +2099,7 @@ static volatile uint64_t race_srv_seen, race_cli_seen;
 
 static void race_fail(const char *what, long a, long b)
 {
-    if (!__atomic_exchange_n(&race_failed, 1, __ATOMIC_RELAXED))
-        printf("ipcrace FAIL: %s (%ld, %ld)\n", what, a, b);
+    first_fail(&race_failed, "ipcrace", what, a, b);
 }
 
 static uint64_t race_word(int client, int call) { return (uint64_t)client << 32 | (uint32_t)call; }
@@ -2349,8 +2355,7 @@ static volatile long cont_served, cont_progress;
 
 static void cont_fail(const char *what, long a, long b)
 {
-    if (!__atomic_exchange_n(&cont_failed, 1, __ATOMIC_RELAXED))
-        printf("ipccontend FAIL: %s (%ld, %ld)\n", what, a, b);
+    first_fail(&cont_failed, "ipccontend", what, a, b);
 }
 
 /* On CPU 0, answering with untimed reply_recv (the fastpath's) until word 0 is 0. */
@@ -2443,8 +2448,7 @@ static volatile long send_progress;
 
 static void send_fail(const char *what, long a, long b)
 {
-    if (!__atomic_exchange_n(&send_failed, 1, __ATOMIC_RELAXED))
-        printf("ipcsend FAIL: %s (%ld, %ld)\n", what, a, b);
+    first_fail(&send_failed, "ipcsend", what, a, b);
 }
 
 static int send_receiver(void *arg)
@@ -2534,8 +2538,7 @@ static volatile int kr_done, kr_failed;
 
 static void kr_fail(const char *what, long a, long b)
 {
-    if (!__atomic_exchange_n(&kr_failed, 1, __ATOMIC_RELAXED))
-        printf("killrace FAIL: %s (%ld, %ld)\n", what, a, b);
+    first_fail(&kr_failed, "killrace", what, a, b);
 }
 
 /* A decoy: blocked for good in an open receive until the kill wakes it. */
@@ -2633,8 +2636,7 @@ static volatile long rpc_served[RPC_SERVERS_MAX], rpc_progress, rpc_timeouts;
 
 static void rpc_fail(const char *what, long a, long b)
 {
-    if (!__atomic_exchange_n(&rpc_failed, 1, __ATOMIC_RELAXED))
-        printf("ipcrpc FAIL: %s (%ld, %ld)\n", what, a, b);
+    first_fail(&rpc_failed, "ipcrpc", what, a, b);
 }
 
 /* Server me, on CPU me: open reply_recv, every fifth timed; word 0 == 0 ends it. */
