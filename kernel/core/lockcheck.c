@@ -431,6 +431,8 @@ void lockcheck_summary(void)
            (unsigned long)ipc_unlocked_ops);
     printk("lockcheck: %lu IPC calls and reply_recvs without the BKL\n",
            (unsigned long)ipc_unlocked_rpcs);
+    printk("lockcheck: %lu forwarded Linux calls answered without the BKL\n",
+           (unsigned long)ipc_unlocked_answers);
 }
 
 void lockcheck_bkl_taken(const u64 *stack) { memcpy(mine()->bkl_stack, stack, sizeof(mine()->bkl_stack)); }

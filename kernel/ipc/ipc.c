@@ -1318,6 +1318,7 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
  * grant list is read with acquire order (granted). */
 u64 ipc_unlocked_ops;      /* counted with the lock checker on (its summary prints them) */
 u64 ipc_unlocked_rpcs;
+u64 ipc_unlocked_answers;
 
 static inline void count_unlocked(u64 *n)
 {
@@ -1333,6 +1334,25 @@ static inline bool plain_partner(const struct thread *t)
            t->fwd == FWD_NONE;
 }
 
+/* A queued sender the unlocked receive may take: a plain one, or a Linux thread's
+ * forwarded call (system call, fault, interrupt or pager call), whose words take_forwarded
+ * copies without touching anything but the two threads. */
+static inline bool takeable_sender(const struct thread *t)
+{
+    return plain_partner(t) || t->ipc_flags == IPC_FWD;
+}
+
+/* A caller the unlocked reply_recv may answer: a plain one, or a Linux thread in a
+ * forwarded system call, not being killed, whose answer (fwd_answer) only sets its rax:
+ * the fastpath's conditions (ipcfast.S fast_answer). A fault's or interrupt's answer may
+ * end the task, a pager's maps a page, registers the server set leave by another frame:
+ * those go the BKL's way. */
+static inline bool answerable_caller(const struct thread *t)
+{
+    return plain_partner(t) ||
+           (t->ipc_flags == IPC_FWD && t->fwd == FWD_SYSCALL && !t->killed);
+}
+
 /* Both locks held: p, made ready by `cur`, which continues (DTS off: no direct switch). */
 static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
 {
@@ -1344,8 +1364,8 @@ static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
 }
 
 /* cur's lock and the lock of the thread in slot `tid`, held on return, if that lock is
- * free and the thread is a live native thread with this id, not in a forwarded, pager or
- * kernel call; else NULL, nothing held. The id is compared first without the lock, as a
+ * free and the thread is a live thread with this id that `ok` accepts (plain_partner:
+ * not in a forwarded, pager or kernel call); else NULL, nothing held. The id is compared first without the lock, as a
  * hint (an empty slot, an in-kernel server's id: no lock taken), and again under it. The
  * lock is tried once, never waited for (as by the fastpath): a wait answers IPI requests
  * (lockcheck.c lock_slow), among them the grace before an emptied thread slab's frame
@@ -1354,7 +1374,8 @@ static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
  * meanwhile). A busy lock, thread_none's included, and the current thread's own (held)
  * send the call to the BKL path; so does a kill or stop of cur pending (the BKL path's
  * behaviour is kept for it). */
-static struct thread *lock_partner(struct thread *cur, int tid)
+static inline __attribute__((always_inline)) struct thread *
+lock_partner(struct thread *cur, int tid, bool (*ok)(const struct thread *))
 {
     struct thread *p = thread_slot(tid);
     if (__atomic_load_n(&p->tid, __ATOMIC_RELAXED) != tid)
@@ -1364,7 +1385,7 @@ static struct thread *lock_partner(struct thread *cur, int tid)
         ipc_unlock(cur);
         return NULL;
     }
-    if (p->tid != tid || !p->task || p->state == T_ZOMBIE || !plain_partner(p) || cur->killed) {
+    if (p->tid != tid || !p->task || p->state == T_ZOMBIE || !ok(p) || cur->killed) {
         unlock_two(cur, p);
         return NULL;
     }
@@ -1373,7 +1394,7 @@ static struct thread *lock_partner(struct thread *cur, int tid)
 
 static struct trapframe *send_unlocked(struct thread *s, int dest)
 {
-    struct thread *d = lock_partner(s, dest);
+    struct thread *d = lock_partner(s, dest, plain_partner);
     if (!d)
         return NULL;
     if (d->ipc_state != IPC_RECEIVING || (d->recv_from != 0 && d->recv_from != s->tid) ||
@@ -1402,14 +1423,14 @@ static struct trapframe *take_sender_unlocked(struct thread *r)
         ipc_unlock(r);
         return NULL;
     }
-    if (!plain_partner(s)) {
+    if (!takeable_sender(s)) {
         unlock_two(r, s);
         return NULL;
     }
     r->ipc_flags = 0;
     thread_unblock(s);
-    r->tf->rax = (u64)transfer(s, r);          /* plain: s's tid */
-    if (s->ipc_call) {                         /* the caller now waits for our reply */
+    r->tf->rax = (u64)(s->ipc_flags & IPC_FWD ? take_forwarded(s, r) : transfer(s, r));
+    if (s->ipc_call) {                         /* (a forwarded call always is one) */                         /* the caller now waits for our reply */
         await_reply(s, r);
         unlock_two(r, s);
         count_unlocked(&ipc_unlocked_ops);
@@ -1434,7 +1455,7 @@ static struct trapframe *recv_unlocked(struct thread *r)
  * without it, or switches to d directly (DTS). */
 static struct trapframe *call_unlocked(struct thread *s, int dest, u64 rdx)
 {
-    struct thread *d = lock_partner(s, dest);
+    struct thread *d = lock_partner(s, dest, plain_partner);
     if (!d)
         return NULL;
     if (!may_send(s, d)) {
@@ -1465,14 +1486,16 @@ static struct trapframe *call_unlocked(struct thread *s, int dest, u64 rdx)
     return wake_partner(s, d, true);
 }
 
-/* do_reply_recv with an open receive, without the BKL: c answered as answer_caller does
- * (every error it could report declines first), then the receive: a sender queued is
- * taken as an open receive takes it (take_sender_unlocked), or else under the BKL taken
- * with no lock held (do_recv, which also reports an expired timeout); with none r blocks,
- * and c is woken or switched to. */
-static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
+/* do_reply_recv without the BKL, with an open receive or one from r itself (`reply_only`:
+ * an answer alone, E_DEADLK after it, as the MK UNIX server answers a held call): c, a
+ * plain caller or a Linux thread's forwarded system call (answerable_caller), answered as
+ * answer_caller does (every error it could report declines first), then the receive: a
+ * sender queued, plain or forwarded, is taken as an open receive takes it
+ * (take_sender_unlocked), or else under the BKL taken with no lock held (do_recv, which
+ * also reports an expired timeout); with none r blocks, and c is woken or switched to. */
+static struct trapframe *reply_recv_unlocked(struct thread *r, int to, bool reply_only, u64 rdx)
 {
-    struct thread *c = lock_partner(r, to);
+    struct thread *c = lock_partner(r, to, answerable_caller);
     if (!c)
         return NULL;
     if (c->ipc_state != IPC_RECEIVING || c->recv_from != r->tid ||
@@ -1481,7 +1504,15 @@ static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
         return NULL;                           /* E_SRCH or E_PERM: the BKL path reports it */
     }
     count_unlocked(&ipc_unlocked_rpcs);
+    if (c->ipc_flags & IPC_FWD)
+        count_unlocked(&ipc_unlocked_answers);
     answer_caller(r, c, rdx & ~(u64)(IPC_SEND_BUF | IPC_RECV_BUF));   /* cannot fail now */
+    if (reply_only) {
+        ready_answered(c);
+        unlock_two(r, c);
+        r->tf->rax = (u64)E_DEADLK;            /* do_recv's answer to a receive from oneself */
+        return r->tf;
+    }
     u64 timeout = timeout_of(rdx);
     if (r->senders.head || timeout == 0) {
         ready_answered(c);
@@ -1508,7 +1539,7 @@ static struct trapframe *reply_recv_unlocked(struct thread *r, int to, u64 rdx)
  * with nothing done: the BKL path then finds the server (or its absence) itself. */
 struct trapframe *ipc_forward_unlocked(struct thread *t, const u64 w[IPC_MRS])
 {
-    struct thread *s = lock_partner(t, t->task->linux_server);
+    struct thread *s = lock_partner(t, t->task->linux_server, plain_partner);
     if (!s)
         return NULL;
     count_unlocked(&ipc_unlocked_rpcs);
@@ -1528,13 +1559,16 @@ static inline struct trapframe *ipc_try_without_bkl(struct thread *cur, struct t
     if (!(rpc || ((op == SYS_IPC_SEND || op == SYS_IPC_RECV) && !ipc_dts)) || pcnt_probes_on ||
         cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
         return NULL;
+    bool reply_only = op == SYS_IPC_REPLY_RECV && tf->rsi == (u64)cur->tid;
     if (op == SYS_IPC_RECV ? (i64)tf->rdi != IPC_ANY
                            : tf->rdi == 0 || tf->rdi > ID_MAX ||
-                                 (op == SYS_IPC_REPLY_RECV && (i64)tf->rsi != IPC_ANY))
+                                 (op == SYS_IPC_REPLY_RECV && (i64)tf->rsi != IPC_ANY &&
+                                  !reply_only))
         return NULL;
     int id = (int)tf->rdi;
-    struct trapframe *done = op == SYS_IPC_CALL       ? call_unlocked(cur, id, tf->rdx)
-                             : op == SYS_IPC_REPLY_RECV ? reply_recv_unlocked(cur, id, tf->rdx)
+    struct trapframe *done = op == SYS_IPC_CALL ? call_unlocked(cur, id, tf->rdx)
+                             : op == SYS_IPC_REPLY_RECV
+                                 ? reply_recv_unlocked(cur, id, reply_only, tf->rdx)
                              : op == SYS_IPC_SEND      ? send_unlocked(cur, id)
                                                        : recv_unlocked(cur);
     return done;

@@ -13,6 +13,8 @@ struct trapframe *ipc_syscall(struct trapframe *tf);
 extern u64 ipc_unlocked_ops;   /* sends and receives made without the BKL, counted with
                                   the lock checker on (docs/smp.md, IPC's step 4) */
 extern u64 ipc_unlocked_rpcs;  /* calls and reply_recvs likewise, blocking included */
+extern u64 ipc_unlocked_answers; /* of those reply_recvs, the ones that answered a Linux
+                                    thread's forwarded system call */
 /* Linux forwarding (fwd.c): the current thread t calls its server s with t->fwd_words,
  * as a register-only call the kernel makes for it. Returns the frame to leave through;
  * with may_switch false (a fault's trap path) it blocks and never returns, unless t is
