@@ -589,6 +589,20 @@ def test_blocking_calls_and_reply_recvs_without_the_bkl_across_cpus(cpus, icount
     assert m and int(m.group(1)) >= 2 * calls * 2 * cpus // 2, out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount", [(2, True), (4, False)])
+def test_sys_frames_runs_without_the_bkl_and_agrees_with_meminfo(cpus, icount):
+    """SYS_FRAMES (a SYSCALL_UNLOCKED call: docs/syscalls.md), the UNIX server's budget
+    query: its total is SYS_MEMINFO's, its free count drops by 256-272 frames when 256
+    pages are touched and comes back at their unmap, a kernel, unmapped, non-canonical,
+    null or read-only pointer is E_FAULT; then one thread a CPU calls it 2,000 times
+    while mapping and unmapping pages of its own, with consistent figures, the lock
+    checker on and no report."""
+    out = smptest(["smptest,frames,2000"], cpus, icount, timeout=240, lockcheck="on",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert f"frames ok rounds=2000 threads={cpus}" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

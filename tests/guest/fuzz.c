@@ -461,12 +461,14 @@ static uint64_t draw(uint64_t *a, int *unmap_idx, uint64_t *unmap_keep)
 /* Call names from <ondol/syscalls.def>; numbers without a call print as "call N". */
 #define SYSCALL(num, NAME, name, ...) [SYS_##NAME] = #name,
 #define SYSCALL_NORETURN SYSCALL
+#define SYSCALL_UNLOCKED SYSCALL
 #define SYSCALL_IPC SYSCALL
 static const char *const known_names[NSYSCALLS] = {
 #include <ondol/syscalls.def>
 };
 #undef SYSCALL
 #undef SYSCALL_NORETURN
+#undef SYSCALL_UNLOCKED
 #undef SYSCALL_IPC
 
 /* Histogram column titles: the E_* names from <ondol/errors.def>, in code order. */

@@ -2739,6 +2739,115 @@ static int ipcrpc(int calls, unsigned want_cpus)
     return 0;
 }
 
+/* ---- frames: SYS_FRAMES, the call without the BKL ----------------------------------
+ * Its figures agree with SYS_MEMINFO's and follow a mapping's frames; a bad pointer is
+ * E_FAULT; then one thread a CPU calls it `rounds` times while mapping and unmapping a few
+ * pages of its own every 16 calls (run with the lock checker on: docs/smp.md). */
+#define FRAMES_PAGES 256
+static volatile int frames_failed;
+
+static int frames_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&frames_failed, 1, __ATOMIC_RELAXED))
+        printf("frames FAIL: %s (%ld, %ld)\n", what, a, b);
+    return 1;
+}
+
+static uint64_t frames_free_now(void)
+{
+    uint64_t f[2] = {0, 0};
+    long r = sys_frames(f);
+    return r == 0 ? f[1] : 0;
+}
+
+static int frames_follow_a_mapping(void)
+{
+    struct meminfo m;
+    memset(&m, 0, sizeof(m));
+    uint64_t f[2] = {0, 0};
+    if (sys_meminfo(&m) || sys_frames(f))
+        return frames_fail("a call failed", 0, 0);
+    if (f[0] != m.frames_total || f[1] > f[0] || f[1] == 0)
+        return frames_fail("total or free differ from SYS_MEMINFO's", (long)f[0],
+                           (long)m.frames_total);
+    uint64_t before = frames_free_now();
+    long a = sys_vm_map(FRAMES_PAGES * PAGE, PROT_READ | PROT_WRITE);
+    if (a < 0)
+        return frames_fail("vm_map", a, 0);
+    for (int i = 0; i < FRAMES_PAGES; i++)
+        ((volatile char *)a)[(long)i * PAGE] = 1;
+    uint64_t touched = frames_free_now();
+    /* the pages, and at most a few page tables and kernel-object frames */
+    if (before - touched < FRAMES_PAGES || before - touched > FRAMES_PAGES + 16)
+        return frames_fail("free frames after touching 256 pages", (long)before, (long)touched);
+    if (sys_vm_unmap((void *)a, FRAMES_PAGES * PAGE))
+        return frames_fail("vm_unmap", a, 0);
+    uint64_t after = frames_free_now();
+    if (after < touched + FRAMES_PAGES)
+        return frames_fail("free frames after the unmap", (long)touched, (long)after);
+    return 0;
+}
+
+static int frames_bad_pointers(void)
+{
+    static const uintptr_t bad[] = {0xffffffff80100000ull, 0x10000000ull,
+                                    0x8000000000000000ull, 0};
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        long r = sys_frames((uint64_t *)bad[i]);
+        if (r != E_FAULT)
+            return frames_fail("a bad pointer", (long)bad[i], r);
+    }
+    long ro = sys_vm_map(PAGE, PROT_READ);
+    if (ro < 0)
+        return frames_fail("vm_map", ro, 0);
+    long r = sys_frames((uint64_t *)ro);
+    sys_vm_unmap((void *)ro, PAGE);
+    return r == E_FAULT ? 0 : frames_fail("a read-only page", ro, r);
+}
+
+static int frames_rounds;
+
+static int frames_worker(void *arg)
+{
+    (void)arg;
+    uint64_t total = 0, f[2];
+    for (int i = 0; i < frames_rounds && !frames_failed; i++) {
+        if (sys_frames(f))
+            return frames_fail("sys_frames", i, 0);
+        if (!total)
+            total = f[0];
+        if (f[0] != total || f[1] > f[0])
+            return frames_fail("inconsistent figures", (long)f[0], (long)f[1]);
+        if (i % 16 == 0) {
+            long a = sys_vm_map(4 * PAGE, PROT_READ | PROT_WRITE);
+            if (a < 0)
+                return frames_fail("vm_map", a, i);
+            for (int k = 0; k < 4; k++)
+                ((volatile char *)a)[(long)k * PAGE] = (char)i;
+            sys_vm_unmap((void *)a, 4 * PAGE);
+        }
+    }
+    return 0;
+}
+
+static int frames(int rounds)
+{
+    if (frames_follow_a_mapping() || frames_bad_pointers())
+        return 1;
+    unsigned n = now().cpus;
+    static struct thread t[64];
+    frames_rounds = rounds;
+    for (unsigned i = 0; i < n && i < 64; i++)
+        if (thread_start(&t[i], frames_worker, NULL, PRIO_INHERIT, 16 * 1024) < 0)
+            return frames_fail("thread_start", (long)i, 0);
+    for (unsigned i = 0; i < n && i < 64; i++)
+        thread_join(&t[i], NULL);
+    if (frames_failed)
+        return 1;
+    printf("frames ok rounds=%d threads=%u\n", rounds, n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -2791,10 +2900,12 @@ int main(int argc, char **argv)
         return killrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "frames"))
+        return frames(n > 0 ? n : 1000);
     if (!strcmp(mode, "ipcrpc"))
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N\n");
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | frames N\n");
     return 2;
 }

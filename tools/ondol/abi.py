@@ -27,7 +27,7 @@ class Syscall:
     name: str            # sys_<name>: kernel handler and user stub
     params: str          # C parameter list, without the parentheses ("void" when none)
     result: str          # one-line description of the result
-    kind: str            # "call", "noreturn" or "ipc"
+    kind: str            # "call", "noreturn", "unlocked" (no BKL) or "ipc"
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ def unquote(s: str) -> str:
     return s[1:-1].replace('\\"', '"')
 
 
-KINDS = {"SYSCALL": "call", "SYSCALL_NORETURN": "noreturn", "SYSCALL_IPC": "ipc"}
+KINDS = {"SYSCALL": "call", "SYSCALL_NORETURN": "noreturn", "SYSCALL_UNLOCKED": "unlocked",
+         "SYSCALL_IPC": "ipc"}
 
 
 def read_syscalls(path: Path = ABI_DIR / "syscalls.def") -> list[Syscall]:

@@ -17,6 +17,7 @@
 /* ---- call numbers: one enumerator per line of syscalls.def ----------------------- */
 #define SYSCALL(num, NAME, ...) SYS_##NAME = (num),
 #define SYSCALL_NORETURN SYSCALL
+#define SYSCALL_UNLOCKED SYSCALL
 #define SYSCALL_IPC SYSCALL
 enum syscall_number {
 #include <ondol/syscalls.def>
@@ -28,6 +29,7 @@ enum { NSYSCALLS = 0
 };
 #undef SYSCALL
 #undef SYSCALL_NORETURN
+#undef SYSCALL_UNLOCKED
 #undef SYSCALL_IPC
 /* IPC calls (docs/ipc.md) use their own register convention, see IPC_* below. */
 #define SYS_IPC_FIRST      SYS_IPC_SEND

@@ -43,10 +43,12 @@ static inline long syscall6(long n, long a, long b, long c, long d, long e, long
         SC_CALL_(SYS_##NAME, SC_ARGS_ args);                    \
         __builtin_unreachable();                                \
     }
+#define SYSCALL_UNLOCKED SYSCALL
 #define SYSCALL_IPC(...)
 #include <ondol/syscalls.def>
 #undef SYSCALL
 #undef SYSCALL_NORETURN
+#undef SYSCALL_UNLOCKED
 #undef SYSCALL_IPC
 
 #endif
