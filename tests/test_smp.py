@@ -603,6 +603,23 @@ def test_sys_frames_runs_without_the_bkl_and_agrees_with_meminfo(cpus, icount):
     assert "lockcheck: 0 reports" in out, out[-3000:]
 
 
+@pytest.mark.parametrize("cpus,icount", [(2, True), (4, False)])
+def test_task_copies_without_the_bkl_race_the_tasks_unmaps(cpus, icount):
+    """SYS_TASK_COPY without the BKL (docs/smp.md, "The BKL in the mix, counted"): in a
+    controlled task's 8 pages, one thread drops the pages (VM_CTL_DISCARD) and every 8th
+    round unmaps and maps them again, 300 rounds, while a thread on each other CPU
+    copies its own byte into the range and reads it back. Every copy returns its length
+    or E_FAULT; every 512-byte piece read back is one byte throughout (a fresh page's 0 or
+    a copier's byte: each piece is resolved and copied under the task's address-space
+    lock); two passes, and the frames in use come back across the second; the lock
+    checker reports nothing. Under icount on QEMU 10 (7.2 gives a vCPU spinning for the
+    address-space lock its whole budget: fair_qemu)."""
+    out = smptest(["smptest,copyrace,300"], cpus, icount, timeout=240,
+                  qemu=fair_qemu(icount), lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert "copyrace ok rounds=300" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
+
+
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():
     """Option smp_sched=off: the others only answer IPIs; SYS_TIME reports one CPU."""
     out = smptest(["smptest,spread,4"], 2, smp_sched="off")

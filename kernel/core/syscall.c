@@ -321,6 +321,8 @@ struct vm_req {
                                  reference), mapped from byte offset off */
     u64 off;
     struct aspace *from;      /* VM_CLONE: the address space copied (held by the caller) */
+    u64 local;                /* SYS_TASK_COPY: the caller's buffer (addr, len: the
+                                 task's range; flags: the direction) */
 };
 
 typedef long vm_call(struct aspace *as, int owner, const struct vm_req *q);
@@ -674,6 +676,33 @@ static long copy_page(struct aspace *as, u64 va, u64 local, size_t n, bool to_ta
     return r;
 }
 
+/* SYS_TASK_COPY without the BKL (without_bkl): each piece of the task's pages resolved
+ * and copied under its address space's lock (vm_copy_unlocked), the caller's side through
+ * a buffer on this stack outside that lock (a fault on the caller's memory takes the
+ * caller's own address space's lock). 0, an E_* code, or VM_NEEDS_LOCK (a file page
+ * being dropped): then the whole copy is made again under the BKL, which is harmless
+ * (the same bytes land again; a copy was never atomic). */
+#define TASK_COPY_PIECE 512            /* the kernel stack is KSTACK_SIZE (8 KiB) */
+static long task_copy_call(struct aspace *as, int owner, const struct vm_req *q)
+{
+    (void)owner;
+    u8 piece[TASK_COPY_PIECE];
+    bool to_task = q->flags == TASK_COPY_TO;
+    for (u64 done = 0; done < q->len;) {
+        u64 va = q->addr + done;
+        size_t n = MIN(MIN(q->len - done, TASK_COPY_PIECE), PAGE_SIZE - (va & (PAGE_SIZE - 1)));
+        if (to_task && copyin(piece, q->local + done, n))
+            return E_FAULT;
+        int err = vm_copy_unlocked(as, va, piece, n, to_task);
+        if (err)
+            return err;
+        if (!to_task && copyout(q->local + done, piece, n))
+            return E_FAULT;
+        done += n;
+    }
+    return 0;
+}
+
 static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
 {
     long err;
@@ -684,6 +713,11 @@ static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
         return E_INVAL;
     if (!user_range_ok(remote, len) || !user_range_ok(local, len))
         return E_FAULT;
+    struct vm_req q = {.addr = remote, .len = len, .flags = dir, .local = local};
+    if ((err = without_bkl(task_copy_call, t, &q)) != VM_NEEDS_LOCK)
+        return err ? err : (long)len;
+    if (!(t = controlled(id, &err)))           /* it may have gone meanwhile */
+        return err;
     for (u64 done = 0; done < len;) {
         size_t n = MIN(len - done, PAGE_SIZE - ((remote + done) & (PAGE_SIZE - 1)));
         if ((err = copy_page(t->as, remote + done, local + done, n, dir == TASK_COPY_TO)))

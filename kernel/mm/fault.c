@@ -134,20 +134,42 @@ static int resolve_in_region(struct aspace *as, u64 va, unsigned access, u64 *pa
     return 0;
 }
 
+/* vm_resolve's work, the address space's lock held. */
+static int resolve_locked(struct aspace *as, u64 va, unsigned access, u64 *pa)
+{
+    u64 *pte = vm_pte(as, ALIGN_DOWN(va, PAGE_SIZE), false);
+    if (pte && pte_allows(*pte, access)) {
+        *pa = *pte & PTE_ADDR;
+        return 0;
+    }
+    return resolve_in_region(as, va, access, pa);
+}
+
 /* Under the address space's lock (vm.h): the region decides, the PTE changes. */
 int vm_resolve(struct aspace *as, u64 va, unsigned access, u64 *pa)
 {
     if (!as || va >= USER_TOP)
         return E_FAULT;
     aspace_lock(as);
-    u64 *pte = vm_pte(as, ALIGN_DOWN(va, PAGE_SIZE), false);
-    int err = 0;
-    if (pte && pte_allows(*pte, access))
-        *pa = *pte & PTE_ADDR;
-    else
-        err = resolve_in_region(as, va, access, pa);
+    int err = resolve_locked(as, va, access, pa);
     aspace_unlock(as);
     return err;
+}
+
+int vm_copy_unlocked(struct aspace *as, u64 va, void *kbuf, size_t n, bool to_as)
+{
+    if (va >= USER_TOP || n > PAGE_SIZE - (va & (PAGE_SIZE - 1)))
+        return E_FAULT;
+    u64 pa;
+    aspace_lock(as);
+    int err = resolve_locked(as, va, (to_as ? VM_ACCESS_WRITE : VM_ACCESS_READ) |
+                                         VM_ACCESS_UNLOCKED, &pa);
+    if (!err) {
+        u8 *k = (u8 *)phys_to_virt(pa) + (va & (PAGE_SIZE - 1));
+        memcpy(to_as ? k : kbuf, to_as ? kbuf : k, n);
+    }
+    aspace_unlock(as);
+    return err == 0 || err == VM_NEEDS_LOCK ? err : E_FAULT;
 }
 
 static PCNT_COLD int vm_fault_probed(struct aspace *as, u64 va, unsigned access)

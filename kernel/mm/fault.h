@@ -26,6 +26,14 @@
  * E_FAULT when no region allows the access (the thread gets the fault), E_NOMEM when no
  * frame is left, VM_NEEDS_PAGER, VM_PAST_EOF. Never blocks. */
 int vm_resolve(struct aspace *as, u64 va, unsigned access, u64 *pa);
+/* Copy n bytes between the kernel buffer kbuf and va in as (to_as: into as), within one
+ * page, without the kernel lock (inside vm_unlocked_enter): the page is resolved and
+ * copied under as's lock, so no unmap, copy-on-write break, clone or file drop (each
+ * takes that lock) can take or share the frame meanwhile, and no kwrite mark is needed
+ * (vm_kwrite_begin). 0; E_FAULT when the access is not allowed or fails (E_NOMEM, a
+ * pager's page not supplied, past a file's end: as a kernel access treats them);
+ * VM_NEEDS_LOCK when a file page is being dropped: copy it under the kernel lock. */
+int vm_copy_unlocked(struct aspace *as, u64 va, void *kbuf, size_t n, bool to_as);
 int vm_fault(struct aspace *as, u64 va, unsigned access);
 /* A pager's page for va in as (pager.c): a copy of the frame at src_pa becomes the page, an
  * anonymous page from then on (map count 1, reverse map). 0 also when there is nothing

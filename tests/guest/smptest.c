@@ -2848,6 +2848,134 @@ static int frames(int rounds)
     return 0;
 }
 
+/* ---- copyrace: SYS_TASK_COPY without the BKL against the task's unmaps ---------------
+ * An empty controlled task with COPY_PAGES pages at COPY_AT; one thread drops them
+ * (VM_CTL_DISCARD) and every 8th round unmaps and maps them again, while one thread on
+ * each other CPU copies its own byte into the whole range and reads it back. Each piece
+ * of a copy is resolved and copied under the task's address-space lock (vm_copy_unlocked,
+ * 512 bytes), so every 512-byte piece read back holds one byte value throughout: 0 (a
+ * fresh page) or a copier's byte; a frame freed or shared under a copy would show other
+ * bytes. A copy returns the length, or E_FAULT when it met the unmapped range. Run with
+ * the lock checker on; frames in use come back. */
+#define COPY_PAGES 8
+#define COPY_AT 0x40000000ul
+#define COPY_PIECE 512
+static volatile int copy_stop, copy_failed;
+static long copy_task, copy_rounds, copy_ok[64], copy_faults[64];
+
+static int copy_fail(const char *what, long a, long b)
+{
+    if (!__atomic_exchange_n(&copy_failed, 1, __ATOMIC_RELAXED))
+        printf("copyrace FAIL: %s (%ld, %ld)\n", what, a, b);
+    copy_stop = 1;
+    return 1;
+}
+
+static long copy_map(void)
+{
+    return sys_vm_ctl((int)copy_task, VM_CTL_MAP, (void *)COPY_AT, COPY_PAGES * PAGE,
+                      PROT_READ | PROT_WRITE, VM_MMAP_FIXED);
+}
+
+static int copy_dropper(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < copy_rounds && !copy_stop; i++) {
+        if (i % 8 == 7) {
+            long u = sys_vm_ctl((int)copy_task, VM_CTL_UNMAP, (void *)COPY_AT,
+                                COPY_PAGES * PAGE, 0, 0);
+            if (u != 0 || copy_map() != (long)COPY_AT)
+                return copy_fail("unmap and map again", u, i);
+        } else if (sys_vm_ctl((int)copy_task, VM_CTL_DISCARD, (void *)COPY_AT,
+                              COPY_PAGES * PAGE, 0, 0) != 0) {
+            return copy_fail("discard", i, 0);
+        }
+    }
+    copy_stop = 1;
+    return 0;
+}
+
+static int copy_check(const uint8_t *buf, int who)
+{
+    for (long p = 0; p < COPY_PAGES * (long)PAGE; p += COPY_PIECE)
+        for (long k = 1; k < COPY_PIECE; k++)
+            if (buf[p + k] != buf[p])
+                return copy_fail("a piece read back is torn", p + k, who);
+    return 0;
+}
+
+static uint8_t copy_bufs[64][2][COPY_PAGES * PAGE];   /* each copier's, touched first */
+
+static int copy_worker(void *arg)
+{
+    int who = (int)(long)arg;
+    uint8_t *out = copy_bufs[who][0], *in = copy_bufs[who][1];
+    while (!copy_stop) {
+        long w = sys_task_copy((int)copy_task, TASK_COPY_TO, (void *)COPY_AT, out,
+                               COPY_PAGES * PAGE);
+        long r = sys_task_copy((int)copy_task, TASK_COPY_FROM, (void *)COPY_AT, in,
+                               COPY_PAGES * PAGE);
+        if ((w != (long)(COPY_PAGES * PAGE) && w != E_FAULT) ||
+            (r != (long)(COPY_PAGES * PAGE) && r != E_FAULT))
+            return copy_fail("a copy's result", w, r);
+        if (r == E_FAULT) {
+            copy_faults[who]++;
+            continue;
+        }
+        if (copy_check(in, who))
+            return 1;
+        copy_ok[who]++;
+    }
+    return 0;
+}
+
+/* One pass: a new task, the threads, the task's end. 0, or 1 with the reason printed. */
+static int copyrace_pass(unsigned n, int rounds)
+{
+    copy_task = sys_task_create("copyrace");
+    copy_rounds = rounds;
+    copy_stop = 0;
+    if (copy_task < 0 || copy_map() != (long)COPY_AT)
+        return copy_fail("task_create and map", copy_task, 0);
+    static struct thread t[64];
+    for (unsigned i = 1; i < n; i++)
+        if (thread_start(&t[i], copy_worker, (void *)(long)i, PRIO_INHERIT, 16 * 1024) < 0)
+            return copy_fail("thread_start", (long)i, 0);
+    if (thread_start(&t[0], copy_dropper, NULL, PRIO_INHERIT, 16 * 1024) < 0)
+        return copy_fail("thread_start", 0, 0);
+    for (unsigned i = 0; i < n; i++)
+        thread_join(&t[i], NULL);
+    int status = 0;
+    if (sys_task_kill((int)copy_task) != 0 || sys_task_wait((int)copy_task, &status) != copy_task)
+        return copy_fail("kill and wait", copy_task, status);
+    return copy_failed;
+}
+
+/* Two passes; the frames in use are compared across the second (the first touches the
+ * test's own buffers and stacks). */
+static int copyrace(int rounds)
+{
+    unsigned n = now().cpus;
+    if (n < 2 || n > 64)
+        return copy_fail("needs 2 to 64 CPUs", (long)n, 0);
+    for (unsigned i = 1; i < n; i++)
+        memset(copy_bufs[i][0], 0x40 + (int)i, sizeof(copy_bufs[i][0]));
+    if (copyrace_pass(n, rounds))
+        return 1;
+    uint64_t before = frames_in_use();
+    if (copyrace_pass(n, rounds))
+        return 1;
+    long ok = 0, faults = 0;
+    for (unsigned i = 1; i < n; i++)
+        ok += copy_ok[i], faults += copy_faults[i];
+    if (ok == 0)
+        return copy_fail("no copy read back whole", ok, faults);
+    if (frames_back("copyrace", before))
+        return 1;
+    printf("copyrace ok rounds=%d read_back=%ld faulted=%ld\n", rounds, ok, faults);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -2900,12 +3028,14 @@ int main(int argc, char **argv)
         return killrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "copyrace"))
+        return copyrace(n > 0 ? n : 200);
     if (!strcmp(mode, "frames"))
         return frames(n > 0 ? n : 1000);
     if (!strcmp(mode, "ipcrpc"))
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | frames N\n");
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | frames N | copyrace N\n");
     return 2;
 }
