@@ -944,6 +944,15 @@ static void t_config(void)
     CHECK(config_parse(&c, 1, ord_ex, err, sizeof(err)) == 0 &&
           c.coherence_order == COHER_ORDER_EXCLUSIVE);
     CHECK(config_parse(&c, 1, ord_bad, err, sizeof(err)) != 0);
+    char f0[] = "socket_fetch=recorded", f1[] = "socket_fetch=clock", f2[] = "socket_fetch=on";
+    char *fetch[] = {c0, o3, f0}, *fetch_back[] = {f0, f1}, *fetch_bad[] = {f2};
+    CHECK(config_parse(&c, 1, coh, err, sizeof(err)) == 0 &&
+          c.socket_fetch == COHER_FETCH_CLOCK);                       /* the default */
+    CHECK(config_parse(&c, 3, fetch, err, sizeof(err)) == 0 &&
+          c.socket_fetch == COHER_FETCH_RECORDED);
+    CHECK(config_parse(&c, 2, fetch_back, err, sizeof(err)) == 0 &&
+          c.socket_fetch == COHER_FETCH_CLOCK);
+    CHECK(config_parse(&c, 1, fetch_bad, err, sizeof(err)) != 0);
 
     uint64_t v;
     CHECK(config_parse_size("32k", &v) == 0 && v == 32768);
@@ -1531,6 +1540,104 @@ static void t_coher_exclusive_locks(void)
     CHECK_EQ(co->locks[7].nspans, 5);
 }
 
+/* Exclusive order on 2socket (vCPUs 0-7 and 8-15; 366 across, 144 within), vCPU 0 having
+ * written line 0xa000: vCPUs `readers` (of socket 1, -1 ends the list) read it one after
+ * the other in this recorded order, each at the clock given. */
+static struct coher *socket_fetch_rig(enum coher_socket_fetch rule, const int *readers,
+                                      const double *clocks)
+{
+    struct coher *co = coher_rig("2socket", 11);
+    if (coher_set_order(co, COHER_ORDER_EXCLUSIVE) != 0 ||
+        coher_set_socket_fetch(co, rule) != 0) {
+        printf("coher_set_order failed\n");
+        exit(2);
+    }
+    coher_access(co, 0, 0xa000, 8, true);
+    for (unsigned i = 0; readers[i] >= 0; i++) {
+        coher_account(co, (unsigned)readers[i], (uint64_t)clocks[i], 0, 0);
+        coher_access(co, (unsigned)readers[i], 0xa000, 8, false);
+    }
+    return co;
+}
+
+/* socket_fetch=clock (README "Which vCPU pays a socket's fetches"): the vCPU of a socket
+ * whose clock reaches a line first takes it across the socket, whatever the recorded
+ * order. vCPU 8 reads at 2000 ([2000, 2366] from vCPU 0), then vCPU 9 at 1000: it would
+ * have had the line from vCPU 0 by 1366 and vCPU 8 from it by 2144, before 2366, so it
+ * makes the fetch, and vCPU 8 takes the line from it at 2000 (credited 222); then vCPU 10
+ * at 0 does the same to vCPU 9 (done 366; vCPU 9 has it from 10 at 1000 + 144). vCPU 8 at
+ * 500 after that would have it from vCPU 10 at the socket's latency: an ordinary read.
+ * Recorded, the first to read pays the socket's fetch: vCPU 8 366, the others 144. */
+static void t_coher_socket_fetch(void)
+{
+    const int readers[] = {8, 9, 10, -1};
+    const double clocks[] = {2000, 1000, 0};
+    struct coher *co = socket_fetch_rig(COHER_FETCH_CLOCK, readers, clocks);
+    const struct coher_cpu_stats *s8 = &co->cpu[8].st, *s9 = &co->cpu[9].st,
+                                 *s10 = &co->cpu[10].st;
+    CHECK_EQ(s10->remote_transfers, 1);
+    CHECK_EQ(s10->clock, 366);
+    CHECK_EQ(s10->transfer_cycles, 366);
+    CHECK_EQ(s9->remote_transfers + s8->remote_transfers, 0);
+    CHECK_EQ(s9->clock, 1144);
+    CHECK_EQ(s9->transfer_cycles, 144);
+    CHECK_EQ(s8->clock, 2144);
+    CHECK_EQ(s8->transfer_cycles, 144);
+    CHECK_EQ(s8->transfers + s9->transfers + s10->transfers, 3);
+    CHECK_EQ(co->fetch_swaps, 2);
+    CHECK_EQ(coher_line_of(co, 0xa000)->cycles, 366 + 144 + 144);
+    char text[8192];
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"order\":\"exclusive\",\"socket_fetch\":\"clock\"") != NULL);
+    CHECK(strstr(text, "\"fetch_swaps\":2,") != NULL);
+
+    co = socket_fetch_rig(COHER_FETCH_RECORDED, readers, clocks);
+    CHECK_EQ(co->cpu[8].st.remote_transfers, 1);
+    CHECK_EQ(co->cpu[8].st.clock, 2366);
+    CHECK_EQ(co->cpu[9].st.clock, 1144);
+    CHECK_EQ(co->cpu[10].st.clock, 144);
+    CHECK_EQ(co->cpu[9].st.remote_transfers + co->cpu[10].st.remote_transfers, 0);
+    CHECK_EQ(co->fetch_swaps, 0);
+    f = fmemopen(text, sizeof(text), "w");
+    coher_report(f, co);
+    fclose(f);
+    CHECK(strstr(text, "\"socket_fetch\":\"recorded\"") != NULL);
+}
+
+/* socket_fetch=clock keeps a fetch where the swap would be wrong: a mate whose own fetch
+ * would end too late (vCPU 9 at 1900: the line by 2266, vCPU 8 from it by 2410, after
+ * 2366); a fetcher that wrote the line since (its copy is its own: vCPU 9 at 0 takes it
+ * at the socket's latency); a fetcher holding a lock (its hold began at its clock); and
+ * the recorded order, where it is not applied. */
+static void t_coher_socket_fetch_kept(void)
+{
+    const int late[] = {8, 9, -1}, one[] = {8, -1};
+    const double late_clocks[] = {2000, 1900}, one_clock[] = {2000};
+    struct coher *co = socket_fetch_rig(COHER_FETCH_CLOCK, late, late_clocks);
+    CHECK_EQ(co->cpu[8].st.remote_transfers, 1);
+    CHECK_EQ(co->cpu[9].st.clock, 1900 + 144);
+    co = socket_fetch_rig(COHER_FETCH_CLOCK, one, one_clock);
+    coher_access(co, 8, 0xa000, 8, true);             /* an upgrade: the line is 8's own */
+    coher_access(co, 9, 0xa000, 8, false);
+    CHECK_EQ(co->cpu[9].st.remote_transfers, 0);
+    CHECK_EQ(co->cpu[9].st.clock, 144);
+    co = socket_fetch_rig(COHER_FETCH_CLOCK, one, one_clock);
+    coher_lock_marker(co, 8, 1 << 10 | 3);
+    coher_access(co, 9, 0xa000, 8, false);
+    CHECK_EQ(co->cpu[9].st.remote_transfers, 0);
+    CHECK_EQ(co->cpu[8].st.clock, 2366);
+    coher_lock_marker(co, 8, 2 << 10 | 3);
+    co = coher_rig("2socket", 11);                    /* recorded order */
+    coher_access(co, 0, 0xa000, 8, true);
+    coher_account(co, 8, 2000, 0, 0);
+    coher_access(co, 8, 0xa000, 8, false);
+    coher_access(co, 9, 0xa000, 8, false);
+    CHECK_EQ(co->cpu[8].st.remote_transfers, 1);
+    CHECK_EQ(co->cpu[9].st.clock, 144);
+}
+
 /* cpu 0 takes lock 9 n times, [1000 i, 1000 i + 10]. */
 static void hold_often(struct coher *co, unsigned n)
 {
@@ -1654,6 +1761,8 @@ static const struct tcase cases[] = {
     {"coher_exclusive_read_join", t_coher_exclusive_read_join},
     {"coher_exclusive_locks", t_coher_exclusive_locks},
     {"coher_exclusive_bounded", t_coher_exclusive_bounded},
+    {"coher_socket_fetch", t_coher_socket_fetch},
+    {"coher_socket_fetch_kept", t_coher_socket_fetch_kept},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

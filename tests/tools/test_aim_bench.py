@@ -158,6 +158,10 @@ def test_order_reaches_the_plugin_of_the_model_benchmarks(monkeypatch, tmp_path)
     assert "coherence_order" not in " ".join(aim.plugin_args(tmp_path / "w"))
     fields = aim.model_fields({**window()["coherence"], "order": "exclusive"}, 8)
     assert fields["replay_order"] == "exclusive"
+    assert fields["socket_fetch"] == "recorded"                # a window without the field
+    fields = aim.model_fields({**window()["coherence"], "order": "exclusive",
+                               "socket_fetch": "clock", "fetch_swaps": 7}, 8)
+    assert fields["socket_fetch"] == "clock" and fields["fetch_swaps"] == 7
 
 
 def test_the_model_benchmarks_choose_qemu_10():

@@ -48,10 +48,12 @@ void coher_free(struct coher *co)
 {
     free(co->lines);
     free(co->spans);
+    free(co->fetches);
     for (unsigned i = 0; i < COHER_LOCKS; i++)
         free(co->locks[i].spans);
     co->lines = NULL;
     co->spans = NULL;
+    co->fetches = NULL;
     memset(co->locks, 0, sizeof(co->locks));
 }
 
@@ -70,14 +72,62 @@ int coher_order_find(const char *name)
     return -1;
 }
 
+/* The vCPUs of one socket. */
+static unsigned socket_size(const struct coher *co)
+{
+    return co->preset.cores_per_die * co->preset.dies_per_socket;
+}
+
+/* The tables the exclusive order needs: the lines' spans, and with socket_fetch=clock on
+ * more than one socket the sockets' fetches. No clearing needed: a slot's spans count only
+ * up to its line's nspans, its fetches only for the sockets in its line's `fetched`. */
+static int alloc_tables(struct coher *co)
+{
+    if (co->order != COHER_ORDER_EXCLUSIVE)
+        return 0;
+    if (!co->spans)
+        co->spans = malloc(co->cap * COHER_LINE_SPANS * sizeof(*co->spans));
+    unsigned sockets = (co->ncpus + socket_size(co) - 1) / socket_size(co);
+    if (sockets > COHER_FETCH_SOCKETS)
+        sockets = COHER_FETCH_SOCKETS;
+    if (co->socket_fetch == COHER_FETCH_CLOCK && sockets > 1 && !co->fetches) {
+        co->fetches = malloc(co->cap * sockets * sizeof(*co->fetches));
+        co->fetch_sockets = sockets;
+    }
+    bool fetches_ok = co->fetches || co->socket_fetch != COHER_FETCH_CLOCK || sockets < 2;
+    return co->spans && fetches_ok ? 0 : -1;
+}
+
 int coher_set_order(struct coher *co, enum coher_order order)
 {
     co->order = order;
-    if (order != COHER_ORDER_EXCLUSIVE || co->spans)
-        return 0;
-    /* no clearing needed: a slot's spans count only up to its line's nspans */
-    co->spans = malloc(co->cap * COHER_LINE_SPANS * sizeof(*co->spans));
-    return co->spans ? 0 : -1;
+    return alloc_tables(co);
+}
+
+static const char *const socket_fetch_names[] = {"clock", "recorded"};
+
+const char *coher_socket_fetch_name(enum coher_socket_fetch rule)
+{
+    return socket_fetch_names[rule];
+}
+
+int coher_socket_fetch_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(socket_fetch_names) / sizeof(socket_fetch_names[0]); i++)
+        if (!strcmp(socket_fetch_names[i], name))
+            return (int)i;
+    return -1;
+}
+
+int coher_set_socket_fetch(struct coher *co, enum coher_socket_fetch rule)
+{
+    co->socket_fetch = rule;
+    if (rule != COHER_FETCH_CLOCK) {
+        free(co->fetches);
+        co->fetches = NULL;
+        co->fetch_sockets = 0;
+    }
+    return alloc_tables(co);
 }
 
 double coher_latency(const struct coher *co, unsigned from, unsigned to)
@@ -95,8 +145,7 @@ double coher_latency(const struct coher *co, unsigned from, unsigned to)
 /* Whether vCPUs a and b are on different sockets of the preset. */
 static bool other_socket(const struct coher *co, unsigned a, unsigned b)
 {
-    unsigned per_socket = co->preset.cores_per_die * co->preset.dies_per_socket;
-    return a / per_socket != b / per_socket;
+    return a / socket_size(co) != b / socket_size(co);
 }
 
 /* A transfer from vCPU `from` to `to` starts: counted, and as remote when it crosses. */
@@ -121,7 +170,7 @@ void coher_window_begin(struct coher *co)
                                  .capspans = l->capspans};
     }
     co->horizon = 0;
-    co->hold_merges = co->transfer_merges = co->transfers_forgotten = 0;
+    co->hold_merges = co->transfer_merges = co->transfers_forgotten = co->fetch_swaps = 0;
     clear_directory(co);
 }
 
@@ -414,15 +463,99 @@ static void pay(struct coher *co, struct coher_cpu *c, struct coher_line *e, dou
         e->own_ready = done;
 }
 
+/* ---- who takes a line into a socket (socket_fetch=clock, exclusive order) ---------- */
+
+/* The socket's latest fetch of line e, or NULL if none is kept (another rule or order, a
+ * socket past COHER_FETCH_SOCKETS, none since the line's last store). */
+static struct coher_fetch *socket_fetch_of(struct coher *co, const struct coher_line *e,
+                                           unsigned cpu)
+{
+    unsigned sock = cpu / socket_size(co);
+    if (!co->fetches || co->order != COHER_ORDER_EXCLUSIVE || sock >= co->fetch_sockets ||
+        !((e->fetched >> sock) & 1))
+        return NULL;
+    return &co->fetches[(uint64_t)(e - co->lines) * co->fetch_sockets + sock];
+}
+
+/* vCPU `cpu`, asking for line e at clock `asked`, took it from `from` on another socket
+ * and the line arrived at its clock now: the socket's latest fetch of it. */
+static void note_fetch(struct coher *co, struct coher_line *e, int from, unsigned cpu,
+                       double asked)
+{
+    unsigned sock = cpu / socket_size(co);
+    if (!co->fetches || co->order != COHER_ORDER_EXCLUSIVE || sock >= co->fetch_sockets ||
+        !other_socket(co, (unsigned)from, cpu))
+        return;
+    co->fetches[(uint64_t)(e - co->lines) * co->fetch_sockets + sock] =
+        (struct coher_fetch){asked, co->cpu[cpu].st.clock, (int8_t)cpu, (int8_t)from};
+    e->fetched |= (uint8_t)(1u << sock);
+}
+
+/* The fetcher x gives its fetch to a socket-mate: it would have taken the line from the
+ * mate at the socket's latency, `credit` cycles sooner than its own fetch ended. Its clock
+ * and transfer cycles come down by that (not below the horizon, where spans may have been
+ * forgotten), and the fetch no longer counts as its remote transfer. */
+static void give_fetch(struct coher *co, unsigned x, struct coher_line *e, double credit)
+{
+    struct coher_cpu_stats *s = &co->cpu[x].st;
+    if (s->clock - credit < co->horizon)
+        credit = s->clock > co->horizon ? s->clock - co->horizon : 0;
+    s->clock -= credit;
+    s->transfer_cycles -= credit;
+    e->cycles -= credit;
+    s->remote_transfers--;
+}
+
+/* vCPU `cpu` reads line e from `from`, a vCPU of its own socket; the socket's copy came
+ * in with fetch f, made by vCPU x (the first of the socket to ask in the recorded order).
+ * Would `cpu`, fetching from f's source itself at its own clock (in the line's earliest
+ * gap for a read), have had the line, and x then the line from `cpu`, before x's fetch
+ * ended? Then `cpu` reached the line first in modelled time, and the roles swap: `cpu`
+ * makes the fetch (a remote transfer at its clock, now the socket's fetch f, which a mate
+ * earlier still may take over in turn), and x is credited (give_fetch) as if it had taken
+ * the line from `cpu` when it arrived or when x asked, whichever is later. Returns whether
+ * it did; else the read is an ordinary one from `from`. A fetcher holding a lock keeps its
+ * fetch (its hold began at its unlowered clock). *Approximations* (README "Which vCPU pays
+ * a socket's fetches"): x's accesses after its fetch keep their places in modelled time,
+ * its fetch keeps its span on the line (a read's: it delays only writes), and the mates
+ * that took the line from x in between keep theirs. */
+static bool fetch_first(struct coher *co, unsigned cpu, struct coher_line *e, int from)
+{
+    struct coher_fetch *f = other_socket(co, (unsigned)from, cpu) ? NULL
+                                                                    : socket_fetch_of(co, e, cpu);
+    if (!f || co->cpu[f->cpu].open_holds)
+        return false;
+    struct coher_cpu *c = &co->cpu[cpu];
+    double lat = coher_latency(co, (unsigned)f->from, cpu);
+    double hop = coher_latency(co, cpu, (unsigned)f->cpu);
+    struct coher_span *v = &co->spans[(uint64_t)(e - co->lines) * COHER_LINE_SPANS];
+    unsigned n = e->nspans;
+    line_room(co, v, &n);
+    e->nspans = (uint8_t)n;
+    double arrives = span_fit(co, v, n, c->st.clock, lat, -1, true) + lat;
+    double x_has = (arrives > f->asked ? arrives : f->asked) + hop;
+    if (x_has >= f->done)
+        return false;
+    double asked = c->st.clock;
+    count_transfer(co, f->from, cpu);
+    pay_in_gap(co, c, e, lat, true);                  /* the gap span_fit found */
+    give_fetch(co, (unsigned)f->cpu, e, f->done - x_has);
+    *f = (struct coher_fetch){asked, c->st.clock, (int8_t)cpu, f->from};
+    co->fetch_swaps++;
+    return true;
+}
+
 static void load_line(struct coher *co, unsigned cpu, struct coher_line *e)
 {
     uint64_t bit = 1ull << cpu;
     if (e->sharers & bit)
         return;
     int from = nearest_holder(co, e, cpu);
-    if (from >= 0) {
+    if (from >= 0 && !fetch_first(co, cpu, e, from)) {
+        double asked = co->cpu[cpu].st.clock;
         count_transfer(co, from, cpu);
         pay(co, &co->cpu[cpu], e, coher_latency(co, (unsigned)from, cpu), true);
+        note_fetch(co, e, from, cpu, asked);
     }
     e->owner = -1;              /* a modified copy is now shared */
     e->sharers |= bit;
@@ -444,6 +577,7 @@ static void store_line(struct coher *co, unsigned cpu, struct coher_line *e)
     c->st.invalidations += (uint64_t)__builtin_popcountll(others);
     e->sharers = bit;
     e->owner = (int8_t)cpu;
+    e->fetched = 0;             /* the sockets' copies are gone: new fetches from here */
 }
 
 unsigned coher_access(struct coher *co, unsigned cpu, uint64_t pa, unsigned size, bool store)
@@ -742,11 +876,14 @@ void coher_report(FILE *f, const struct coher *co)
     double makespan = 0;
     fprintf(f, "{\"clock_is\":\"modelled: instructions*cpi + private misses*penalties + "
                "transfers*latency + lock waits\",\"preset\":\"%s\",\"order\":\"%s\","
-               "\"source\":\"%s\","
+               "\"socket_fetch\":\"%s\",\"source\":\"%s\","
                "\"cores_per_die\":%u,\"dies_per_socket\":%u,\"lat_die\":%.0f,"
                "\"lat_chiplet\":%.0f,\"lat_socket\":%.0f,\"lat_socket2\":%.0f,"
                "\"directory_resets\":%" PRIu64 ",\"cpus\":[",
-            p->name, coher_order_name(co->order), p->source,
+            p->name, coher_order_name(co->order),
+            coher_socket_fetch_name(co->order == COHER_ORDER_EXCLUSIVE ? co->socket_fetch
+                                                                       : COHER_FETCH_RECORDED),
+            p->source,
             p->cores_per_die, p->dies_per_socket, p->lat_die,
             p->lat_chiplet, p->lat_socket, p->lat_socket2, co->resets);
     unsigned n = 0;
@@ -763,8 +900,9 @@ void coher_report(FILE *f, const struct coher *co)
     put_hot_lines(f, co);
     put_line_spread(f, co);
     if (co->order == COHER_ORDER_EXCLUSIVE)
-        fprintf(f, ",\"hold_merges\":%" PRIu64 ",\"transfer_merges\":%" PRIu64
-                   ",\"transfers_forgotten\":%" PRIu64 ",\"horizon\":%.0f", co->hold_merges,
-                co->transfer_merges, co->transfers_forgotten, co->horizon);
+        fprintf(f, ",\"fetch_swaps\":%" PRIu64 ",\"hold_merges\":%" PRIu64
+                   ",\"transfer_merges\":%" PRIu64 ",\"transfers_forgotten\":%" PRIu64
+                   ",\"horizon\":%.0f", co->fetch_swaps, co->hold_merges, co->transfer_merges,
+                co->transfers_forgotten, co->horizon);
     fprintf(f, ",\"active_cpus\":%u,\"makespan\":%.0f}", n, makespan);
 }

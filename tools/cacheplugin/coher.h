@@ -32,6 +32,7 @@
 #define COHER_HOT_LINES 16          /* the report's "hot_lines": the dearest lines */
 #define COHER_LINE_SPANS 8          /* exclusive order: transfers remembered per line */
 #define COHER_LOCK_SPANS_MAX 8192   /* exclusive order: holds remembered per lock, at most */
+#define COHER_FETCH_SOCKETS 8       /* socket_fetch=clock: sockets whose fetches are kept */
 
 /* The latency matrix: vCPU i is core i; cores fill a die, dies a socket. A transfer pays
  * lat_die inside a die, lat_chiplet between dies of one socket, and lat_socket (one hop)
@@ -85,6 +86,8 @@ struct coher_line {
     uint64_t sharers;       /* vCPUs holding a copy, bit n = vCPU n */
     int8_t owner;           /* the vCPU holding it modified, or -1 */
     uint8_t nspans;         /* exclusive order: its spans in coher.spans (same slot) */
+    uint8_t fetched;        /* socket_fetch=clock: sockets (bit n = socket n) whose latest
+                             * fetch of it is in coher.fetches (same slot); 0 at a store */
     uint32_t transfers;     /* transfers and upgrades paid on it in this window */
     double start;           /* modelled time its latest transfer started */
     double ready;           /* modelled time its last transfer completed */
@@ -123,6 +126,27 @@ struct coher_lock {
  * clocks to the one furthest ahead (docs/smp.md, "The rmap-heavy part"). */
 enum coher_order { COHER_ORDER_RECORDED, COHER_ORDER_TIME, COHER_ORDER_EXCLUSIVE };
 
+/* Which vCPU of a socket takes a line into it from another socket when several of them read
+ * it after a write (README "Which vCPU pays a socket's fetches"). RECORDED: the first to read
+ * it in QEMU's order; under icount QEMU runs the vCPUs round robin by number, so the first
+ * vCPU of each socket reads shared lines first every round and pays nearly all its socket's
+ * cross-socket fetches, its socket-mates then taking the line from it at the socket's
+ * latency. CLOCK (the default; exclusive order only): the one whose modelled clock reaches
+ * it first. A socket-mate that takes the line at the socket's latency at a clock where it
+ * would have had the line from the other socket, and the fetcher the line from it, before
+ * the fetcher's own fetch ended makes the fetch instead: it pays the remote latency, and
+ * the fetcher is credited what it paid beyond waiting for the line and taking it from the
+ * mate (coher.c, fetch_first). */
+enum coher_socket_fetch { COHER_FETCH_CLOCK, COHER_FETCH_RECORDED };
+
+/* socket_fetch=clock: a line's latest fetch into one socket (a read whose copy came from
+ * another socket): the vCPU that made it, its source, its clock when it asked for the line
+ * and when the line arrived. Kept until the line is next written (coher_line.fetched). */
+struct coher_fetch {
+    double asked, done;
+    int8_t cpu, from;
+};
+
 struct coher {
     struct coher_preset preset;
     enum coher_order order;
@@ -132,6 +156,12 @@ struct coher {
     struct coher_lock locks[COHER_LOCKS];
     struct coher_line *lines;
     struct coher_span *spans;   /* exclusive order: COHER_LINE_SPANS per line slot */
+    enum coher_socket_fetch socket_fetch;
+    /* exclusive order and socket_fetch=clock on more than one socket: fetch_sockets per
+     * line slot (the sockets the vCPUs span, at most COHER_FETCH_SOCKETS), else NULL */
+    struct coher_fetch *fetches;
+    unsigned fetch_sockets;
+    uint64_t fetch_swaps;       /* fetches moved to a socket-mate with an earlier clock */
     uint64_t cap, used_lines, resets;
     /* exclusive order (README): the clock below which spans were forgotten; two holds
      * joined for room; a line's transfers joined (close) or forgotten (far) for room */
@@ -146,6 +176,12 @@ const char *coher_order_name(enum coher_order order);
 int coher_order_find(const char *name);
 /* Sets the replay order (before the first window); -1 if the spans cannot be allocated. */
 int coher_set_order(struct coher *co, enum coher_order order);
+/* The socket_fetch rule's name ("clock", "recorded") and back: -1 if unknown. */
+const char *coher_socket_fetch_name(enum coher_socket_fetch rule);
+int coher_socket_fetch_find(const char *name);
+/* Sets who takes a line into a socket (before the first window; CLOCK from coher_init);
+ * -1 if the fetches' table cannot be allocated. */
+int coher_set_socket_fetch(struct coher *co, enum coher_socket_fetch rule);
 double coher_latency(const struct coher *co, unsigned from, unsigned to);
 /* A window begins: every clock at 0, every vCPU inactive until it resumes. */
 void coher_window_begin(struct coher *co);

@@ -301,6 +301,13 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
         c->coherence_order = order;
         return 0;
     }
+    if (!strcmp(key, "socket_fetch")) {
+        int rule = coher_socket_fetch_find(v);
+        if (rule < 0)
+            return 1;
+        c->socket_fetch = rule;
+        return 0;
+    }
     if (!strcmp(key, "always"))
         return parse_bool(v, &c->always) ? 1 : 0;
     if (!strcmp(key, "runs"))

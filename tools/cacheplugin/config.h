@@ -26,6 +26,7 @@ struct config {
     bool runs;              /* count repeated fetches inline where exact (plugin.c) */
     char coherence[16];     /* coherence-model latency preset (coher.c); empty: off */
     int coherence_order;    /* coherence_order=: enum coher_order (coher.h) */
+    int socket_fetch;       /* socket_fetch=: enum coher_socket_fetch (coher.h), 0: clock */
     uint64_t percpu;        /* the kernel's per-CPU array (ondol: cpus[]); 0: not given */
     uint64_t percpu_size;   /* bytes of one entry (sizeof(struct cpu)) */
 };

@@ -75,7 +75,8 @@ struct sim *sim_create(const struct config *cfg, unsigned nvcpus, FILE *out)
         if (!s->coh || coher_init(s->coh, coher_preset_find(cfg->coherence), cfg->pen.cpi,
                                   s->nvcpus) != 0)
             goto fail;
-        if (coher_set_order(s->coh, (enum coher_order)cfg->coherence_order) != 0)
+        if (coher_set_order(s->coh, (enum coher_order)cfg->coherence_order) != 0 ||
+            coher_set_socket_fetch(s->coh, (enum coher_socket_fetch)cfg->socket_fetch) != 0)
             goto fail;
     }
     if (cfg->always)

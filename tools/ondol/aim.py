@@ -198,6 +198,10 @@ def model_fields(coherence: dict, jobs: int) -> dict:
         "memory_cycles_saved_per_job": _per_job(total["memory_cycles_saved"], jobs),
         "latency_preset": coherence["preset"],
         "replay_order": coherence.get("order", "recorded"),      # coherence_order=
+        # who takes a line into a socket (socket_fetch=; plugin README, "Which vCPU pays a
+        # socket's fetches"): "clock" in exclusive order by default, and the fetches it moved
+        "socket_fetch": coherence.get("socket_fetch", "recorded"),
+        "fetch_swaps": coherence.get("fetch_swaps"),
         # exclusive order: how much its bounded memory forgot or joined (plugin README)
         "hold_merges": coherence.get("hold_merges"),
         "transfer_merges": coherence.get("transfer_merges"),

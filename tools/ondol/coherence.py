@@ -76,6 +76,7 @@ def model_fields(coherence: dict, row: dict) -> dict:
         "lock_wait_cycles": total["lock_wait_cycles"],
         "latency_preset": coherence["preset"],
         "replay_order": coherence.get("order", "recorded"),      # coherence_order=
+        "socket_fetch": coherence.get("socket_fetch", "recorded"),   # socket_fetch=
         "modelled": True,
     }
 
