@@ -1039,7 +1039,8 @@ static const syscall_fn handlers[NSYSCALLS] = {
 #undef SYSCALL_IPC
 
 /* The SYSCALL_UNLOCKED calls as a mask of their numbers (each below 64: asserted), which
- * the dispatch tests with a bit test. */
+ * the dispatch tests with a bit test. Asserted too: every IPC number is in the range the
+ * dispatch hands to ipc_syscall, so every other number below NSYSCALLS has a handler. */
 #define SYSCALL(...)
 #define SYSCALL_NORETURN(...)
 #define SYSCALL_IPC(...)
@@ -1048,7 +1049,11 @@ static const u64 unlocked_calls = 0
 #include <ondol/syscalls.def>
     ;
 #undef SYSCALL_UNLOCKED
+#undef SYSCALL_IPC
 #define SYSCALL_UNLOCKED(num, ...) _Static_assert((num) < 64, "unlocked_calls: a u64 mask");
+#define SYSCALL_IPC(num, ...)                                                            \
+    _Static_assert((num) >= SYS_IPC_FIRST && (num) <= SYS_IPC_LAST,                      \
+                   "syscall_dispatch: an IPC number outside the range has no handler");
 #include <ondol/syscalls.def>
 #undef SYSCALL
 #undef SYSCALL_NORETURN

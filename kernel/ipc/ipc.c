@@ -1365,7 +1365,8 @@ static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
 
 /* cur's lock and the lock of the thread in slot `tid`, held on return, if that lock is
  * free and the thread is a live thread with this id that `ok` accepts (plain_partner:
- * not in a forwarded, pager or kernel call); else NULL, nothing held. The id is compared first without the lock, as a
+ * not in a forwarded, pager or kernel call); else NULL, nothing held. Inlined, so that
+ * `ok` is a direct test. The id is compared first without the lock, as a
  * hint (an empty slot, an in-kernel server's id: no lock taken), and again under it. The
  * lock is tried once, never waited for (as by the fastpath): a wait answers IPI requests
  * (lockcheck.c lock_slow), among them the grace before an emptied thread slab's frame
@@ -1430,7 +1431,8 @@ static struct trapframe *take_sender_unlocked(struct thread *r)
     r->ipc_flags = 0;
     thread_unblock(s);
     r->tf->rax = (u64)(s->ipc_flags & IPC_FWD ? take_forwarded(s, r) : transfer(s, r));
-    if (s->ipc_call) {                         /* (a forwarded call always is one) */                         /* the caller now waits for our reply */
+    if (s->ipc_call) {                         /* the caller (a forwarded one always is
+                                                  one) now waits for our reply */
         await_reply(s, r);
         unlock_two(r, s);
         count_unlocked(&ipc_unlocked_ops);

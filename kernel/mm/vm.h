@@ -54,7 +54,8 @@ void aspace_unlock_pair(struct aspace *a, struct aspace *b);
 
 /* A kernel write through the physical map into pages of `as` it resolved (vm_resolve with
  * VM_ACCESS_WRITE: IPC's long messages, SYS_TASK_COPY's locked way, the IK server's
- * copies; vm_copy_unlocked needs none: it writes under as's lock), under the kernel lock: marked on this CPU from before the first resolve to after the last byte.
+ * copies; vm_copy_unlocked needs none: it writes under as's lock), under the kernel
+ * lock: marked on this CPU from before the first resolve to after the last byte.
  * A clone without the kernel lock that finds its source marked answers VM_NEEDS_LOCK
  * (regions_clone): else it could share a frame the write resolved as private, and the
  * rest of the write would land in the frame both then map, while the source's next write

@@ -3036,6 +3036,7 @@ int main(int argc, char **argv)
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | frames N | copyrace N\n");
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N"
+           " | frames N | copyrace N\n");
     return 2;
 }
