@@ -611,8 +611,9 @@ def test_task_copies_without_the_bkl_race_the_tasks_unmaps(cpus, icount):
     copies its own byte into the range and reads it back. Every copy returns its length
     or E_FAULT; every 512-byte piece read back is one byte throughout (a fresh page's 0 or
     a copier's byte: each piece is resolved and copied under the task's address-space
-    lock); two passes, and the frames in use come back across the second; the lock
-    checker reports nothing. Under icount on QEMU 10 (7.2 gives a vCPU spinning for the
+    lock); after a first pass, one of up to four more leaves the frames in use where it
+    found them (a leaking copy path would leak in each); the lock checker reports
+    nothing. Under icount on QEMU 10 (7.2 gives a vCPU spinning for the
     address-space lock its whole budget: fair_qemu)."""
     out = smptest(["smptest,copyrace,300"], cpus, icount, timeout=240,
                   qemu=fair_qemu(icount), lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
