@@ -603,6 +603,26 @@ def test_sys_frames_runs_without_the_bkl_and_agrees_with_meminfo(cpus, icount):
     assert "lockcheck: 0 reports" in out, out[-3000:]
 
 
+def bkl_census(out: str) -> tuple[dict[str, int], dict[str, int]]:
+    """The lock checker's BKL census from a console log (lockcheck.c census_summary): the
+    acquisitions by system-call number and by call site ("function+0xoff"), each whole
+    (fewer entries than the summary prints at most, no site lost)."""
+    by_call = re.search(r"lockcheck: BKL census: (\d+) acquisitions, (\d+) sites lost; "
+                        r"by call:(.*)", out)
+    by_site = re.search(r"lockcheck: BKL census by site:(.*)", out)
+    assert by_call and by_site, out[-3000:]
+    assert by_call.group(2) == "0", by_call.group(0)
+    calls = dict(pair.rsplit(":", 1) for pair in by_call.group(3).split())
+    sites = dict(pair.rsplit(":", 1) for pair in by_site.group(1).split())
+    assert len(calls) < CENSUS_TOP and len(sites) < CENSUS_TOP, (calls, sites)
+    total = sum(map(int, calls.values())) + sum(map(int, sites.values()))
+    assert total == int(by_call.group(1)), (total, by_call.group(0))
+    return ({k: int(v) for k, v in calls.items()}, {k: int(v) for k, v in sites.items()})
+
+
+CENSUS_TOP = 32     # lockcheck.c: the entries of each kind the summary prints at most
+
+
 @pytest.mark.parametrize("cpus,icount", [(2, True), (4, False)])
 def test_task_copies_without_the_bkl_race_the_tasks_unmaps(cpus, icount):
     """SYS_TASK_COPY without the BKL (docs/smp.md, "The BKL in the mix, counted"): in a
@@ -619,6 +639,14 @@ def test_task_copies_without_the_bkl_race_the_tasks_unmaps(cpus, icount):
                   qemu=fair_qemu(icount), lockcheck="on", lockcheck_spin_ms=CHECKER_SPIN_MS)
     assert "copyrace ok rounds=300" in out, out[-3000:]
     assert "lockcheck: 0 reports" in out, out[-3000:]
+    # The copies and the dropper's discards, unmaps and maps (SYS_TASK_COPY, SYS_VM_CTL)
+    # never take the BKL, on entry or after (docs/smp.md "Done: memory calls from their
+    # entry without the BKL"): the census has no acquisition in their handlers.
+    calls, sites = bkl_census(out)
+    assert "38" not in calls and "39" not in calls, calls
+    handlers = ("sys_task_copy", "sys_vm_ctl", "vm_ctl_from_entry", "ending_unlocked",
+                "task_copy_locked")
+    assert not [s for s in sites if s.startswith(handlers)], sites
 
 
 def test_smp_sched_off_keeps_threads_on_the_bootstrap_cpu():

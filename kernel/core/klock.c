@@ -39,6 +39,17 @@ static void wait(struct lockcheck_wait *w)
     } while (__atomic_exchange_n(&kernel_bkl_byte, 1, __ATOMIC_ACQUIRE));
 }
 
+void bkl_grace_wait(const struct bkl_grace *g)
+{
+    struct lockcheck_wait w = {0, false};
+    while (!bkl_grace_over(g)) {
+        pause();
+        ipi_poll();
+        if (lockcheck_on)
+            lockcheck_waiting((const void *)&kernel_bkl_byte, LOCK_BKL, &w);
+    }
+}
+
 /* The lock was busy, or the checker runs: the order check first, then the wait. */
 static void take_checked(u8 busy)
 {
@@ -52,10 +63,12 @@ static void take_checked(u8 busy)
 
 /* Contended, checked or marked (kernel_bkl_slow): the wait, then the model's acquire
  * event (the coherence model's hand-offs, marker.h). */
-void kernel_lock_slow(u8 busy)
+void kernel_lock_slow(u8 busy, long call)
 {
-    if (lockcheck_on)
+    if (lockcheck_on) {
+        lockcheck_bkl_census((u64)__builtin_return_address(0), call);
         take_checked(busy);
+    }
     else if (busy)
         wait(NULL);
     marker_lock(LOCK_EV_ACQUIRE, LOCK_ID_BKL);

@@ -23,6 +23,7 @@
  * The checker's own state is guarded by `graph`, a raw lock it never checks; a report
  * prints through printk, whose console lock is taken unchecked while this CPU reports.
  */
+#include <ondol/abi.h>
 #include "arch.h"
 #include "kernel.h"
 #include "klock.h"
@@ -417,6 +418,80 @@ void lockcheck_bkl_before(u64 *stack)
         check_order(c, (const void *)&kernel_bkl_byte, LOCK_BKL, stack, false);
 }
 
+/* ---- the BKL census ------------------------------------------------------------------
+ * Sites in an open-addressed table whose slots are claimed by compare-and-swap, counts
+ * added atomically: acquisitions on any CPU, no lock (the census runs inside the BKL's
+ * own acquisition). A site that finds the table full is counted as lost. */
+#define CENSUS_SITES 128
+static struct {
+    u64 site, count;
+} census_sites[CENSUS_SITES];
+static u64 census_calls[NSYSCALLS], census_total, census_lost;
+
+static void census_add(u64 *count) { __atomic_add_fetch(count, 1, __ATOMIC_RELAXED); }
+
+void lockcheck_bkl_census(u64 site, long call)
+{
+    census_add(&census_total);
+    if (call >= 0 && call < NSYSCALLS) {
+        census_add(&census_calls[call]);
+        return;
+    }
+    u32 h = (u32)((site * 0x9e3779b97f4a7c15ull) >> 57);
+    for (u32 i = 0; i < CENSUS_SITES; i++) {
+        u64 *slot = &census_sites[(h + i) % CENSUS_SITES].site, seen = 0;
+        if (__atomic_compare_exchange_n(slot, &seen, site, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED) || seen == site) {
+            census_add(&census_sites[(h + i) % CENSUS_SITES].count);
+            return;
+        }
+    }
+    census_add(&census_lost);
+}
+
+/* The index of the largest count in counts[0, n) (stride: words between counts) that is
+ * below `below` (the previous one printed), or -1 when none is left. Ties go in order of
+ * index, each once: `after` is the index printed last with a count equal to `below`. */
+static long census_next(const u64 *counts, u32 n, u32 stride, u64 below, long after)
+{
+    long best = -1;
+    for (u32 i = 0; i < n; i++) {
+        u64 c = counts[i * stride];
+        bool fits = c < below || (c == below && (long)i > after);
+        if (c && fits && (best < 0 || c > counts[best * stride]))
+            best = i;
+    }
+    return best;
+}
+
+/* The CENSUS_TOP largest of counts, as " label count" pairs. */
+#define CENSUS_TOP 32
+static void census_print(const u64 *counts, u32 n, u32 stride, bool calls)
+{
+    u64 below = UINT64_MAX;
+    long at = -1;
+    for (int k = 0; k < CENSUS_TOP && (at = census_next(counts, n, stride, below, at)) >= 0; k++) {
+        below = counts[at * stride];
+        if (calls) {
+            printk(" %ld:%lu", at, (unsigned long)below);
+            continue;
+        }
+        u64 off, site = census_sites[at].site;
+        const char *name = ksym_name(site, &off);
+        printk(" %s+%#lx:%lu", name ? name : "?", (unsigned long)off, (unsigned long)below);
+    }
+    printk("\n");
+}
+
+static void census_summary(void)
+{
+    printk("lockcheck: BKL census: %lu acquisitions, %lu sites lost; by call:",
+           (unsigned long)census_total, (unsigned long)census_lost);
+    census_print(census_calls, NSYSCALLS, 1, true);
+    printk("lockcheck: BKL census by site:");
+    census_print(&census_sites[0].count, CENSUS_SITES, 2, false);
+}
+
 void lockcheck_summary(void)
 {
     if (!lockcheck_on)
@@ -433,6 +508,7 @@ void lockcheck_summary(void)
            (unsigned long)ipc_unlocked_rpcs);
     printk("lockcheck: %lu forwarded Linux calls answered without the BKL\n",
            (unsigned long)ipc_unlocked_answers);
+    census_summary();
 }
 
 void lockcheck_bkl_taken(const u64 *stack) { memcpy(mine()->bkl_stack, stack, sizeof(mine()->bkl_stack)); }

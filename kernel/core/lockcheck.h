@@ -21,6 +21,12 @@ extern struct lockcheck_stats lockcheck_stats;
  * of classes seen ("lockcheck: 0 reports; orders seen: bkl>kobj kobj>frame_cache ..."). */
 void lockcheck_summary(void);
 
+/* The BKL census (docs/smp.md "Who takes the BKL"): with the checker on, every
+ * acquisition of the BKL is counted by the system call whose dispatch took it (call >= 0)
+ * or else by its call site (the return address into kernel_lock's caller); the summary
+ * prints the total and the largest of each. */
+void lockcheck_bkl_census(u64 site, long call);
+
 /* One wait for a lock: called on each turn of the wait loop, it reports the wait once
  * when it has lasted lockcheck_spin_ms. Start with {0, false}. */
 struct lockcheck_wait {

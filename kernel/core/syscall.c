@@ -327,24 +327,60 @@ struct vm_req {
 
 typedef long vm_call(struct aspace *as, int owner, const struct vm_req *q);
 
-static long without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
+/* fn's work on address space as (held by the caller: aspace_hold), without the kernel
+ * lock; the hold is the caller's to drop. */
+static long run_unlocked(vm_call *fn, struct aspace *as, int owner, const struct vm_req *q)
 {
-    struct aspace *as = t->as;
-    if (as->shared)
-        return VM_NEEDS_LOCK;
-    int owner = t->id;
-    aspace_hold(as);
-    kernel_unlock();
     long r = VM_NEEDS_LOCK;
     if (vm_unlocked_enter()) {
         r = fn(as, owner, q);
         vm_unlocked_leave();
     }
+    return r;
+}
+
+/* For a caller that goes on under the lock: fn without it, the lock taken again, and
+ * the frames and objects fn let go freed under it. */
+static long without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
+{
+    struct aspace *as = t->as;
+    if (as->shared)
+        return VM_NEEDS_LOCK;
+    aspace_hold(as);
+    kernel_unlock();
+    long r = run_unlocked(fn, as, t->id, q);
     kernel_lock();
     vm_free_deferred();
     memobj_free_deferred();
     aspace_unhold(as);
     return r;
+}
+
+/* For a call that ends with fn's result, as held by the caller (the hold is dropped
+ * here) and the lock not held: what fn let go is freed after the lock's grace period
+ * (vm_free_deferred_unlocked; docs/smp.md "Frees without the BKL"), and the lock is taken
+ * only for VM_NEEDS_LOCK, for the call to run again under it. The exit skips a lock that
+ * is not held (sched_leave_kernel). */
+static long ending_unlocked(vm_call *fn, struct aspace *as, int owner, const struct vm_req *q)
+{
+    long r = run_unlocked(fn, as, owner, q);
+    vm_free_deferred_unlocked();
+    memobj_free_deferred_unlocked();
+    aspace_unhold(as);
+    if (r == VM_NEEDS_LOCK)
+        kernel_lock();
+    return r;
+}
+
+/* The same from under the lock, on task t's address space. */
+static long ending_without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
+{
+    struct aspace *as = t->as;
+    if (as->shared)
+        return VM_NEEDS_LOCK;
+    aspace_hold(as);
+    kernel_unlock();
+    return ending_unlocked(fn, as, t->id, q);
 }
 
 /* Anonymous memory, private or shared, fixed or not (unlocked_call checks the flags). */
@@ -417,7 +453,7 @@ static long own_call(u64 op, u64 addr, u64 len, u64 prot, u64 flags)
     struct task *t = self_task();
     vm_call *fn = unlocked_call(op, flags);
     const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
-    long r = fn ? without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
+    long r = fn ? ending_without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
     if (r != VM_NEEDS_LOCK)
         return r;
     if (op == VM_CTL_MAP)
@@ -632,8 +668,48 @@ static long caller_task_id(u64 tid, u64 op)
     return t ? t->id : E_PERM;
 }
 
+/* A task id argument, saturated (negative and 0 name no task). */
+static int task_arg(u64 id) { return (int)MIN(id, 0x7fffffffull); }
+
+/* SYS_VM_CTL's map, unmap, protect and discard from the call's entry without the BKL
+ * (docs/smp.md "Memory calls without the BKL"): the task named by its id, or by its
+ * thread waiting for our reply (VM_CTL_CALLER), found under the task table's lock with a
+ * hold on its address space (task_hold_aspace), the work as ending_unlocked's. Anything
+ * else, or a lookup that needs the BKL, answers VM_NEEDS_LOCK with the lock taken, and
+ * the call runs as before under it. */
+static long vm_ctl_from_entry(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    vm_call *fn = unlocked_call(op, flags & ~(u64)VM_CTL_CALLER);
+    int task = task_arg(id);
+    if (fn && (flags & VM_CTL_CALLER)) {
+        if (op == VM_CTL_MAP)
+            fn = NULL;                               /* E_INVAL, under the lock */
+        else if ((task = ipc_caller_task_unlocked(current_thread(), id)) == 0)
+            return E_PERM;
+        flags &= ~(u64)VM_CTL_CALLER;
+    }
+    long err = 0;
+    int owner;
+    struct aspace *as = fn && task > 0 ? task_hold_aspace(self_task(), task, &owner, &err) : NULL;
+    if (!as && err)
+        return err;
+    if (!as) {
+        kernel_lock();
+        return VM_NEEDS_LOCK;
+    }
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
+    return ending_unlocked(fn, as, owner, &q);
+}
+
+/* SYSCALL_UNLOCKED: from vm_ctl_from_entry, else (or with probes on, which hold the lock
+ * from the dispatch) under the lock throughout but for the work (ending_without_bkl). */
 static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
+    if (!kernel_lock_held()) {
+        long r = vm_ctl_from_entry(id, op, addr, len, prot, flags);
+        if (r != VM_NEEDS_LOCK)
+            return r;
+    }
     long err;
     if (id == 0 && (op == VM_CTL_FILE_EOF || op == VM_CTL_FILE_GROW))
         return vm_ctl_file(op, addr, len);
@@ -651,7 +727,9 @@ static long sys_vm_ctl(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
         return err;
     if (op == VM_CTL_MAP_FILE)
         return map_file_in(id, t, addr, len, prot, flags);
-    long r = vm_ctl_unlocked(t, op, addr, len, prot, flags);
+    vm_call *fn = unlocked_call(op, flags);
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
+    long r = fn ? ending_without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
     if (r != VM_NEEDS_LOCK)
         return r;
     if (!(t = controlled(id, &err)))           /* it may have gone meanwhile */
@@ -703,20 +781,24 @@ static long task_copy_call(struct aspace *as, int owner, const struct vm_req *q)
     return 0;
 }
 
-static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
+static long task_copy_args(u64 dir, u64 remote, u64 local, u64 len)
+{
+    if ((dir != TASK_COPY_TO && dir != TASK_COPY_FROM) || len > TASK_COPY_MAX)
+        return E_INVAL;
+    if (!user_range_ok(remote, len) || !user_range_ok(local, len))
+        return E_FAULT;
+    return 0;
+}
+
+/* The copy under the lock throughout: probes on, a shared address space (mmu=off), or a
+ * file page being dropped (task_copy_call's VM_NEEDS_LOCK). */
+static long task_copy_locked(u64 id, u64 dir, u64 remote, u64 local, u64 len)
 {
     long err;
     struct task *t = controlled(id, &err);
     if (!t)
         return err;
-    if ((dir != TASK_COPY_TO && dir != TASK_COPY_FROM) || len > TASK_COPY_MAX)
-        return E_INVAL;
-    if (!user_range_ok(remote, len) || !user_range_ok(local, len))
-        return E_FAULT;
-    struct vm_req q = {.addr = remote, .len = len, .flags = dir, .local = local};
-    if ((err = without_bkl(task_copy_call, t, &q)) != VM_NEEDS_LOCK)
-        return err ? err : (long)len;
-    if (!(t = controlled(id, &err)))           /* it may have gone meanwhile */
+    if ((err = task_copy_args(dir, remote, local, len)))
         return err;
     for (u64 done = 0; done < len;) {
         size_t n = MIN(len - done, PAGE_SIZE - ((remote + done) & (PAGE_SIZE - 1)));
@@ -725,6 +807,29 @@ static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
         done += n;
     }
     return (long)len;
+}
+
+/* SYSCALL_UNLOCKED: the task found and its address space held under the task table's
+ * lock (task_hold_aspace), the copy as task_copy_call's, all without the BKL. */
+static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
+{
+    if (kernel_lock_held())
+        return task_copy_locked(id, dir, remote, local, len);
+    long err;
+    int owner;
+    struct aspace *as = task_hold_aspace(self_task(), task_arg(id), &owner, &err);
+    if (!as && err)
+        return err;
+    if (as && (err = task_copy_args(dir, remote, local, len))) {
+        aspace_unhold(as);
+        return err;
+    }
+    struct vm_req q = {.addr = remote, .len = len, .flags = dir, .local = local};
+    if (as && (err = ending_unlocked(task_copy_call, as, owner, &q)) != VM_NEEDS_LOCK)
+        return err ? err : (long)len;
+    if (!as)
+        kernel_lock();
+    return task_copy_locked(id, dir, remote, local, len);
 }
 
 static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
@@ -1085,7 +1190,7 @@ struct trapframe *syscall_dispatch(struct trapframe *tf)
         tf->rax = (u64)handlers[n](tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
         return tf;
     }
-    kernel_lock();
+    kernel_lock_for((long)n);
     pcnt_probe_start(PROBE_SYSCALL, n);
     tf->rax = (u64)handlers[n](tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
     return tf;

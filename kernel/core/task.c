@@ -22,6 +22,10 @@
 
 static struct kcache task_cache = KCACHE_INIT("task", sizeof(struct task));
 IDTABLE(tasks, 10);
+/* Class tasks (task_hold_aspace): the table's slots, and each task's as and parent, are
+ * written under it (and the BKL), so that a lookup under it alone finds a task object
+ * that is not freed meanwhile and an address space it still has. */
+static struct spinlock table_lock = SPINLOCK_INIT(TASKS);
 
 struct task *task_lookup(int id) { return idtable_get(&tasks, id); }
 u64 task_count(void) { return (u64)tasks.count; }
@@ -30,7 +34,9 @@ u64 task_count(void) { return (u64)tasks.count; }
  * and the UNIX server's reaping look at a task's own children, not at the whole table. */
 static void child_link(struct task *parent, struct task *t)
 {
+    spin_lock(&table_lock);
     t->parent = parent;
+    spin_unlock(&table_lock);
     if (parent) {
         t->sibling = parent->children;
         parent->children = t;
@@ -45,14 +51,18 @@ static void child_unlink(struct task *t)
     while (*pp != t)
         pp = &(*pp)->sibling;
     *pp = t->sibling;
+    spin_lock(&table_lock);
     t->parent = NULL;
+    spin_unlock(&table_lock);
     t->sibling = NULL;
 }
 
 static void task_free(struct task *t)
 {
     child_unlink(t);
+    spin_lock(&table_lock);
     idtable_free(&tasks, t->id);
+    spin_unlock(&table_lock);
     kobj_free(&task_cache, t);
 }
 
@@ -60,11 +70,14 @@ static void task_free(struct task *t)
  * regions it owns. */
 static void task_memory_release(struct task *t)
 {
-    if (t->as->shared)
-        regions_destroy_owned(t->as, t->id);
+    spin_lock(&table_lock);
+    struct aspace *as = t->as;
+    t->as = NULL;                    /* task_hold_aspace finds none from here on */
+    spin_unlock(&table_lock);
+    if (as->shared)
+        regions_destroy_owned(as, t->id);
     else
-        aspace_destroy(t->as);
-    t->as = NULL;
+        aspace_destroy(as);
 }
 
 /* Where the main stack ends: USER_STACK_TOP in a task's own address space; in the shared
@@ -115,7 +128,13 @@ static struct task *task_new(struct task *parent, const char *name, int max_prio
     if (!as)
         as = aspace_for_task();
     struct task *t = as ? kobj_alloc(&task_cache) : NULL;
-    if (t && (t->id = idtable_alloc(&tasks, t)) <= 0) {
+    if (t) {
+        t->as = as;                  /* before the table has it (task_hold_aspace) */
+        spin_lock(&table_lock);
+        t->id = idtable_alloc(&tasks, t);
+        spin_unlock(&table_lock);
+    }
+    if (t && t->id <= 0) {
         kobj_free(&task_cache, t);
         t = NULL;
     }
@@ -124,7 +143,6 @@ static struct task *task_new(struct task *parent, const char *name, int max_prio
             aspace_destroy(as);
         return NULL;
     }
-    t->as = as;
     memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
     child_link(parent, t);
     t->max_prio = max_prio;
@@ -181,6 +199,29 @@ void tasks_each(void (*fn)(struct task *, void *), void *arg)
     }
 }
 
+/* Without the kernel lock: task_controlled's answer under the table's lock, and with
+ * it a hold on the task's address space (aspace_hold), which the caller drops. The task
+ * object may go as soon as the lock does; the address space stays until the hold goes.
+ * exiting is read as a hint: a task whose last thread is leaving (memory_release_unlocked)
+ * may be found, as a call under way when it began would be. NULL for the one shared
+ * address space of mmu=off (*err = 0: the caller goes under the kernel lock). */
+struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err)
+{
+    spin_lock(&table_lock);
+    struct task *t = id > 0 ? task_lookup(id) : NULL;
+    struct aspace *as = t ? t->as : NULL;
+    *err = !as || __atomic_load_n(&t->exiting, __ATOMIC_RELAXED) ? E_SRCH
+           : t->parent != self                                     ? E_PERM
+                                                                   : 0;
+    if (*err || as->shared)
+        as = NULL;
+    else
+        aspace_hold(as);
+    *owner = id;
+    spin_unlock(&table_lock);
+    return as;
+}
+
 struct task *task_controlled(struct task *self, int id, long *err)
 {
     struct task *t = id > 0 ? task_lookup(id) : NULL;
@@ -194,7 +235,9 @@ static void orphan_children(struct task *dying)
 {
     for (struct task *c = dying->children, *next; c; c = next) {
         next = c->sibling;
+        spin_lock(&table_lock);
         c->parent = NULL;
+        spin_unlock(&table_lock);
         c->sibling = NULL;
         if (!c->zombie && !c->threads) {
             task_memory_release(c);
@@ -230,7 +273,7 @@ static void memory_release_unlocked(struct task *task)
 {
     if (task->as->shared)
         return;
-    task->exiting = true;
+    __atomic_store_n(&task->exiting, true, __ATOMIC_RELAXED);
     aspace_leave_all(task->as);
     regions_teardown_unlocked(task->as);
 }
@@ -270,7 +313,7 @@ void task_kill(struct task *task, int status) { task_kill_except(task, status, c
 void task_kill_except(struct task *task, int status, struct thread *self)
 {
     if (!task->exiting) {
-        task->exiting = true;
+        __atomic_store_n(&task->exiting, true, __ATOMIC_RELAXED);
         task->exit_status = status;
     }
     for (struct thread *t = task->threads; t; t = t->task_next) {

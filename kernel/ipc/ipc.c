@@ -424,6 +424,20 @@ struct task *ipc_caller_task(struct thread *self, u64 tid)
     return waits ? c->task : NULL;
 }
 
+int ipc_caller_task_unlocked(struct thread *self, u64 tid)
+{
+    int id = id_arg(tid);
+    struct thread *c = id > 0 ? thread_slot(id) : &thread_none;
+    if (__atomic_load_n(&c->tid, __ATOMIC_RELAXED) != id)
+        return 0;
+    if (!spin_trylock(&c->ipc_lock))
+        return -1;
+    bool waits = c->tid == id && c->task && c->state != T_ZOMBIE && awaits_reply_from(c, self);
+    int task = waits ? c->task->id : 0;       /* alive: it has a thread waiting for us */
+    ipc_unlock(c);
+    return task;
+}
+
 long ipc_caller_privileged(struct thread *self, u64 tid)
 {
     struct thread *c = thread_lookup(id_arg(tid));

@@ -59,6 +59,9 @@ long ipc_grant_right(struct task *to, int tid);  /* let `to` send to `tid`: 0 or
 /* The task of thread `tid` when it waits for self's reply (a call self took and has not
  * answered, deferred or not), else NULL: what a server may act on for its caller. */
 struct task *ipc_caller_task(struct thread *self, u64 tid);
+/* The same without the BKL, as the id of that task: 0 when tid waits for none, -1 when
+ * its lock was busy (tried once, as lock_partner does: ask again under the BKL). */
+int ipc_caller_task_unlocked(struct thread *self, u64 tid);
 /* SYS_CALLER_PRIVILEGED: whether the call self serves from thread `tid` is privileged: 1
  * when tid's task is privileged, or the kernel's own code makes the call (a kernel thread,
  * or ipc_kernel_call: the IK UNIX server, which checked its Linux caller itself); 0

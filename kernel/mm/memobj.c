@@ -114,7 +114,7 @@ static void memobj_free(struct memobj *obj)
 }
 
 /* Per CPU without a lock, as vm.c's frames: interrupts are off, and the path that adds
- * one frees them (without_bkl, syscall.c) before it leaves the kernel. */
+ * one frees them before it leaves the kernel. */
 static struct memobj *deferred[MAX_CPUS];
 
 void memobj_put(struct memobj *obj)
@@ -132,17 +132,29 @@ void memobj_put(struct memobj *obj)
     memobj_free(obj);
 }
 
-bool memobj_deferred_here(void) { return deferred[this_cpu()->id] != NULL; }
-
-void memobj_free_deferred(void)
+static void free_all(struct memobj **head)
 {
-    struct memobj **head = &deferred[this_cpu()->id];
-    ASSERT(kernel_lock_held());
     while (*head) {
         struct memobj *obj = *head;
         *head = obj->next;
         memobj_free(obj);
     }
+}
+
+void memobj_free_deferred(void)
+{
+    ASSERT(kernel_lock_held());
+    free_all(&deferred[this_cpu()->id]);
+}
+
+void memobj_free_deferred_unlocked(void)
+{
+    ASSERT(!kernel_lock_held());            /* its holder would wait for itself */
+    struct memobj **head = &deferred[this_cpu()->id];
+    struct bkl_grace g;
+    if (*head && !bkl_grace_start(&g))
+        bkl_grace_wait(&g);
+    free_all(head);
 }
 
 /* The shared object's frame for page number `page`, allocated (zeroed) on first use,

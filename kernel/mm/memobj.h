@@ -47,15 +47,16 @@ struct memobj *memobj_file(u64 size);
 struct memobj *memobj_pager(u64 size, int pager, int pager_task);
 void memobj_get(struct memobj *obj);
 /* Frees it with the last reference. Every kind of object but private anonymous memory
- * is freed under the kernel lock only: a last reference dropped without it waits on this
- * CPU's list until memobj_free_deferred (vm.h's reason: the frames of a shared, file or
- * contiguous object may be in a copy under the kernel lock; and code holding that lock
- * reads objects it found through region_lookup: the pager call, a server's window). */
+ * is freed under the kernel lock or after a grace period of it (klock.h bkl_grace): a
+ * last reference dropped without the lock waits on this CPU's list (vm.h's reason: the
+ * frames of a shared, file or contiguous object may be in a copy under the kernel lock;
+ * and code holding that lock reads objects it found through region_lookup: the pager
+ * call, a server's window). */
 void memobj_put(struct memobj *obj);
 /* Under the kernel lock: this CPU's objects whose last reference went without it. */
 void memobj_free_deferred(void);
-/* Whether this CPU's list holds any (its caller then takes the lock to free them). */
-bool memobj_deferred_here(void);
+/* Without it: after the lock's grace period (vm.h vm_free_deferred_unlocked). */
+void memobj_free_deferred_unlocked(void);
 /* Whether the object owns frames it frees with its last reference (shared anonymous,
  * contiguous, file): a region of it flushes its batch before dropping a reference
  * (region.c). */

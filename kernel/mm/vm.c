@@ -258,21 +258,28 @@ bool vm_kwrite_busy(const struct aspace *as)
     return false;
 }
 
-static struct aspace *doomed_list;   /* under the kernel lock, like holds and doomed */
+static struct aspace *doomed_list;   /* under the kernel lock */
 
-void aspace_hold(struct aspace *as) { as->holds++; }
+void aspace_hold(struct aspace *as) { __atomic_add_fetch(&as->holds, 1, __ATOMIC_RELAXED); }
+
+static void destroy_now(struct aspace *as);
 
 void aspace_unhold(struct aspace *as)
 {
-    ASSERT(as->holds > 0);
-    if (--as->holds > 0 || !as->doomed)
+    u32 left = __atomic_sub_fetch(&as->holds, 1, __ATOMIC_ACQ_REL);
+    ASSERT((left & ~ASPACE_DOOMED) != ~ASPACE_DOOMED);      /* no unhold without a hold */
+    if (left != ASPACE_DOOMED)
         return;
+    bool held = kernel_lock_held();
+    if (!held)
+        kernel_lock();
     struct aspace **pp = &doomed_list;
     while (*pp != as)
         pp = &(*pp)->doomed_next;
     *pp = as->doomed_next;
-    as->doomed = false;
-    aspace_destroy(as);
+    destroy_now(as);
+    if (!held)
+        kernel_unlock();
 }
 
 void aspaces_doomed_each(void (*fn)(struct aspace *as, void *arg), void *arg)
@@ -290,16 +297,22 @@ void aspace_leave_all(struct aspace *as)
         panic("vm: a CPU did not leave an address space being destroyed");
 }
 
+/* The mark and the last unhold's test are one atomic word: exactly one of them
+ * destroys it. Under the kernel lock, which the doomed list needs, and which an unhold
+ * that must destroy waits for, so the list holds the address space before it looks. */
 void aspace_destroy(struct aspace *as)
 {
     ASSERT(!as->shared);
-    if (as->holds) {
-        ASSERT(!as->doomed);
-        as->doomed = true;
+    if (__atomic_fetch_or(&as->holds, ASPACE_DOOMED, __ATOMIC_ACQ_REL) != 0) {
         as->doomed_next = doomed_list;
         doomed_list = as;
         return;
     }
+    destroy_now(as);
+}
+
+static void destroy_now(struct aspace *as)
+{
     aspace_leave_all(as);
     regions_teardown(as);
     rmap_family_leave(as);
@@ -403,12 +416,26 @@ static void free_anon(u64 pa)
 
 bool vm_frames_deferred(void) { return deferred[this_cpu()->id].n != 0; }
 
-void vm_free_deferred(void)
+static void free_all(struct defer_list *d)
 {
-    struct defer_list *d = &deferred[this_cpu()->id];
-    ASSERT(kernel_lock_held());
     while (d->n)
         frame_free(d->frames[--d->n]);
+}
+
+void vm_free_deferred(void)
+{
+    ASSERT(kernel_lock_held());
+    free_all(&deferred[this_cpu()->id]);
+}
+
+void vm_free_deferred_unlocked(void)
+{
+    ASSERT(!kernel_lock_held());            /* its holder would wait for itself */
+    struct defer_list *d = &deferred[this_cpu()->id];
+    struct bkl_grace g;
+    if (d->n && !bkl_grace_start(&g))
+        bkl_grace_wait(&g);
+    free_all(d);
 }
 
 /* One mapping of a counted frame fewer (old: its PTE), or page-table frames (address |

@@ -36,8 +36,9 @@ struct aspace {
     bool shared;              /* mmu=off: every task's (aspace_for_task); regions have owners */
     struct spinlock lock;     /* class aspace: regions, page tables, pages, batch (below) */
     struct vm_batch *batch;   /* the lock holder's flush batch, or NULL (vm_batch_begin) */
-    u32 holds;                /* calls working on it without the kernel lock (aspace_hold) */
-    bool doomed;              /* its task went while held: the last aspace_unhold destroys it */
+    u32 holds;                /* calls working on it without the kernel lock (aspace_hold),
+                                 and ASPACE_DOOMED: its task went while held, the last
+                                 aspace_unhold destroys it; atomic */
     struct aspace *doomed_next; /* the list of doomed ones (aspaces_doomed_each) */
 };
 
@@ -74,7 +75,11 @@ void aspace_destroy(struct aspace *as);
 void aspace_leave_all(struct aspace *as);
 /* A memory call that works on the address space of a task it controls without the
  * kernel lock (syscall.c) holds it: the task may go meanwhile, and then aspace_destroy
- * only marks it, and the last aspace_unhold destroys it. Both under the kernel lock. */
+ * (under the kernel lock) only marks it, and the last aspace_unhold destroys it, taking
+ * the kernel lock for that if it does not hold it. A hold is taken while the task is
+ * known to have it: under the kernel lock, or under the task table's (task.h
+ * task_hold_aspace). */
+#define ASPACE_DOOMED 0x80000000u
 void aspace_hold(struct aspace *as);
 void aspace_unhold(struct aspace *as);
 /* Call fn on every doomed address space (kernel lock held): its task is gone from the task
@@ -126,16 +131,19 @@ void vm_set_pte(struct aspace *as, u64 va, u64 *pte, u64 val);
 void vm_frame_put(struct aspace *as, u64 old);
 
 /* An anonymous frame whose last mapping goes without the kernel lock (a fault, an unmap
- * of one's own memory: docs/smp.md "mmap and munmap without the BKL") is freed only under
- * it: kernel code holding the kernel lock copies through the physical map to frames it
- * resolved (IPC's long messages, SYS_TASK_COPY), and the frame must not be reused while
- * it does. Such a frame waits on this CPU's list, which holds VM_DEFER_MAX: a range
- * operation without the kernel lock covers at most that many pages, and whoever added
- * some frees them (vm_free_deferred, under the kernel lock) before anything else runs on
- * this CPU. */
+ * of one's own memory: docs/smp.md "mmap and munmap without the BKL") is freed under it
+ * or after a grace period of it (klock.h bkl_grace; docs/smp.md "Frees without the
+ * BKL"): kernel code holding the kernel lock copies through the physical map to frames
+ * it resolved (IPC's long messages, the IK server's copies), and the frame must not be
+ * reused while it does. Such a frame waits on this CPU's list, which holds VM_DEFER_MAX:
+ * a range operation without the kernel lock covers at most that many pages, and whoever
+ * added some frees them before anything else runs on this CPU: under the lock
+ * (vm_free_deferred), or without it (vm_free_deferred_unlocked: at once when the lock
+ * is free, else once its holder of the moment has let it go). */
 #define VM_DEFER_MAX 512
 bool vm_frames_deferred(void);
 void vm_free_deferred(void);
+void vm_free_deferred_unlocked(void);
 
 /* A flush batch (docs/smp.md "TLB shootdown"): between vm_batch_begin and vm_batch_end,
  * under the address space's lock, the pages whose present PTEs change are flushed

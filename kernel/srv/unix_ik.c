@@ -290,14 +290,12 @@ long rt_file_eof(uint64_t handle, uint64_t size)
 }
 
 /* The server's reference goes without the BKL; when it was the last (the object then
- * waits on this CPU's list: memobj_put), the object is freed under it. */
+ * waits on this CPU's list: memobj_put), the object is freed after the BKL's grace
+ * period (memobj_free_deferred_unlocked). */
 void rt_file_free(uint64_t handle)
 {
     memobj_put((struct memobj *)handle);
-    if (memobj_deferred_here()) {
-        KERNEL_SCOPE;
-        memobj_free_deferred();
-    }
+    memobj_free_deferred_unlocked();
 }
 
 /* The server's own reference keeps the object while the BKL is let go: it frees its

@@ -56,6 +56,7 @@
     .data
     .balign 64
     .globl ipc_fast_gate, ipc_dts, ipc_fastpath_on, pcnt_probes_on, kernel_bkl_byte
+    .globl kernel_bkl_gen
 ipc_fast_gate:
 ipc_dts:            .byte 1
 ipc_fastpath_on:    .byte 1
@@ -76,6 +77,8 @@ one_aspace:         .byte 0
 
     .balign 64                          /* the big kernel lock: its line to itself */
 kernel_bkl_byte:    .byte 0
+    .balign 4
+kernel_bkl_gen:     .long 0             /* its releases, counted (klock.h bkl_grace) */
     .balign 64
 
 /*

@@ -180,14 +180,6 @@ static void resched_from_user(void)
     kernel_unlock();
 }
 
-/* A frame whose last mapping a fault without the kernel lock dropped (a copy-on-write
- * break racing the other sharer's unmap) is freed under the lock (vm.h). */
-static void free_deferred_frames(void)
-{
-    kernel_lock();
-    vm_free_deferred();
-    kernel_unlock();
-}
 
 /* A user-mode page fault without the kernel lock (docs/smp.md "Page faults without the
  * BKL"): resolved under its address space's lock only; true when the access can be
@@ -205,7 +197,7 @@ static bool user_fault_unlocked(struct trapframe *tf)
     int err = vm_fault_unlocked(t->task->as, read_cr2(), fault_access(tf));
     frame_reserve_guard(false);
     if (__builtin_expect(vm_frames_deferred(), 0))
-        free_deferred_frames();
+        vm_free_deferred_unlocked();       /* a COW break raced the other sharer's unmap (vm.h) */
     if (err)
         return false;
     struct cpu *c = this_cpu();
