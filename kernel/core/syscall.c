@@ -447,15 +447,33 @@ long vm_ctl_locked(struct task *t, u64 op, u64 addr, u64 len, u64 prot, u64 flag
     return E_INVAL;
 }
 
-/* On the caller's own task: without the kernel lock when it may, else with it. */
+/* The BKL for the rest of a SYSCALL_UNLOCKED call (with probes on the dispatch holds it). */
+static void bkl_take(void)
+{
+    if (!kernel_lock_held())
+        kernel_lock();
+}
+
+/* On the caller's own task, from a SYSCALL_UNLOCKED entry (docs/smp.md "Done: memory
+ * calls from their entry without the BKL"): the work without the kernel lock when it
+ * may (ending_unlocked; the task's address space is ours while this thread runs: no
+ * lookup), else the call under it. With probes on, the dispatch's lock is let go around
+ * the work, as for the calls that take it on entry. */
 static long own_call(u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
     struct task *t = self_task();
     vm_call *fn = unlocked_call(op, flags);
     const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
-    long r = fn ? ending_without_bkl(fn, t, &q) : VM_NEEDS_LOCK;
+    long r = VM_NEEDS_LOCK;
+    if (fn && !t->as->shared) {
+        if (kernel_lock_held())
+            kernel_unlock();
+        aspace_hold(t->as);
+        r = ending_unlocked(fn, t->as, t->id, &q);    /* the BKL held after VM_NEEDS_LOCK */
+    }
     if (r != VM_NEEDS_LOCK)
         return r;
+    bkl_take();
     if (op == VM_CTL_MAP)
         return mmap_in(t, addr, len, prot, flags, 0);
     return op == VM_CTL_UNMAP ? unmap_in(t->as, t->id, addr, len)
@@ -464,8 +482,10 @@ static long own_call(u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 
 static long sys_vm_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 phys)
 {
-    if (flags & VM_MMAP_PHYS)
+    if (flags & VM_MMAP_PHYS) {
+        bkl_take();
         return mmap_in(self_task(), addr, len, prot, flags, phys);
+    }
     return own_call(VM_CTL_MAP, addr, len, prot, flags);
 }
 
@@ -517,6 +537,9 @@ static long sys_task_create(u64 uname)
 /* Threads of the task may not run while its memory is replaced. */
 static bool task_quiet(struct task *t, struct task *self) { return t != self && t->live_threads == 0; }
 
+/* A task id argument, saturated (negative and 0 name no task). */
+static int task_arg(u64 id) { return (int)MIN(id, 0x7fffffffull); }
+
 /* The copy of a clone (docs/smp.md "Done: clone without the BKL"): under the two address
  * spaces' locks; it maps frames again and frees none. */
 static long clone_call(struct aspace *as, int owner, const struct vm_req *q)
@@ -528,9 +551,8 @@ static long clone_call(struct aspace *as, int owner, const struct vm_req *q)
 /* The tasks `id` and `from_id` (0: the caller) of a clone, or NULL with *err set. */
 static struct task *clone_pair(u64 id, u64 from_id, struct task **from, long *err)
 {
-    struct task *t = task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
-    *from = from_id == 0 ? self_task()
-                         : task_controlled(self_task(), (int)MIN(from_id, 0x7fffffffull), err);
+    struct task *t = task_controlled(self_task(), task_arg(id), err);
+    *from = from_id == 0 ? self_task() : task_controlled(self_task(), task_arg(from_id), err);
     return t && *from ? t : NULL;
 }
 
@@ -557,25 +579,78 @@ long vm_clone_locked(struct task *t, struct task *from, long unlocked)
     return r;
 }
 
+/* The source of a clone from the entry, held: task from_id's address space (0: the
+ * caller's own, which stays while this thread runs), or NULL with *err (0: the caller
+ * goes under the BKL). */
+static struct aspace *clone_source_held(u64 from_id, long *err)
+{
+    int owner;
+    if (from_id != 0)
+        return task_hold_aspace(self_task(), task_arg(from_id), &owner, err, NULL);
+    struct aspace *own = self_task()->as;
+    *err = 0;
+    if (own->shared)
+        return NULL;
+    aspace_hold(own);
+    return own;
+}
+
+/* SYS_VM_CLONE from its entry without the BKL: both address spaces found and held under
+ * the task table's lock (task_hold_aspace; the target's lack of threads read there), the
+ * copy as clone_call's. Its result, or VM_NEEDS_LOCK and E_NOMEM (whose partial copy goes
+ * under it, vm_clone_locked) with the BKL taken. Errors as clone_pair's: the source's
+ * when both lookups fail. */
+static long clone_from_entry(u64 id, u64 from_id)
+{
+    long err, from_err;
+    int owner;
+    bool quiet;
+    struct aspace *as = task_hold_aspace(self_task(), task_arg(id), &owner, &err, &quiet);
+    struct aspace *from = clone_source_held(from_id, &from_err);
+    long r = !from && from_err ? from_err : !as && err ? err : !as || !from ? VM_NEEDS_LOCK
+             : !quiet || as == from || as == self_task()->as ? E_INVAL
+                                                             : 0;
+    if (r == 0) {
+        const struct vm_req q = {.from = from};
+        r = run_unlocked(clone_call, as, owner, &q);
+        vm_free_deferred_unlocked();       /* a clone frees nothing; should it ever */
+        memobj_free_deferred_unlocked();
+    }
+    if (from)
+        aspace_unhold(from);
+    if (as)
+        aspace_unhold(as);
+    if (r == VM_NEEDS_LOCK || r == E_NOMEM)
+        kernel_lock();
+    return r;
+}
+
+/* SYSCALL_UNLOCKED: clone_from_entry, and under the BKL what it leaves (with probes on,
+ * the whole call, its copy without the BKL as before: vm_clone_unlocked). */
 static long sys_vm_clone(u64 id, u64 from_id)
 {
-    long err;
+    long err, r = VM_NEEDS_LOCK;
+    if (!kernel_lock_held() && (r = clone_from_entry(id, from_id)) != VM_NEEDS_LOCK &&
+        r != E_NOMEM)
+        return r;
     struct task *from, *t = clone_pair(id, from_id, &from, &err);
     if (!t)
         return err;
-    if (!task_quiet(t, self_task()) || t == from)
-        return E_INVAL;
-    long r = vm_clone_unlocked(t, from);
-    if (r != VM_NEEDS_LOCK && r != E_NOMEM)
-        return r;
-    if (!(t = clone_pair(id, from_id, &from, &err)))    /* they may have gone meanwhile */
-        return err;
+    if (r == VM_NEEDS_LOCK) {
+        if (!task_quiet(t, self_task()) || t == from)
+            return E_INVAL;
+        r = vm_clone_unlocked(t, from);
+        if (r != VM_NEEDS_LOCK && r != E_NOMEM)
+            return r;
+        if (!(t = clone_pair(id, from_id, &from, &err)))    /* they may have gone meanwhile */
+            return err;
+    }
     return vm_clone_locked(t, from, r);
 }
 
 static struct task *controlled(u64 id, long *err)
 {
-    return task_controlled(self_task(), (int)MIN(id, 0x7fffffffull), err);
+    return task_controlled(self_task(), task_arg(id), err);
 }
 
 /* The file object whose window in `as` holds the page at va, and va's byte offset in it;
@@ -668,17 +743,68 @@ static long caller_task_id(u64 tid, u64 op)
     return t ? t->id : E_PERM;
 }
 
-/* A task id argument, saturated (negative and 0 name no task). */
-static int task_arg(u64 id) { return (int)MIN(id, 0x7fffffffull); }
+/* The file object of the caller's window that holds page `window`, with a reference
+ * taken under its address space's lock (the window may go at once), and the page's byte
+ * offset in it; NULL when it is in no window. Without the BKL (window_object's twin). */
+static struct memobj *window_object_get(u64 window, u64 *off)
+{
+    struct region r;
+    if (!region_lookup_get(self_task()->as, window, &r))
+        return NULL;
+    if (r.obj->kind != MEMOBJ_FILE || r.bound) {
+        memobj_put(r.obj);
+        return NULL;
+    }
+    *off = r.off + (ALIGN_DOWN(window, PAGE_SIZE) - r.start);
+    return r.obj;
+}
 
-/* SYS_VM_CTL's map, unmap, protect and discard from the call's entry without the BKL
- * (docs/smp.md "Memory calls without the BKL"): the task named by its id, or by its
- * thread waiting for our reply (VM_CTL_CALLER), found under the task table's lock with a
- * hold on its address space (task_hold_aspace), the work as ending_unlocked's. Anything
- * else, or a lookup that needs the BKL, answers VM_NEEDS_LOCK with the lock taken, and
- * the call runs as before under it. */
+/* VM_CTL_MAP_FILE from the call's entry without the BKL: map_file_in's work, the task
+ * found and held as vm_ctl_from_entry's, the window's object by a reference taken under
+ * the caller's address-space lock (window_object_get). Its result, or VM_NEEDS_LOCK with
+ * the BKL taken. */
+static long map_file_from_entry(u64 id, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    long err;
+    int owner;
+    struct aspace *as = task_hold_aspace(self_task(), task_arg(id), &owner, &err, NULL);
+    if (!as) {
+        if (err)
+            return err;
+        kernel_lock();
+        return VM_NEEDS_LOCK;
+    }
+    u64 bits = flags & (PAGE_SIZE - 1), off;
+    struct memobj *obj = window_object_get(flags & ~(PAGE_SIZE - 1), &off);
+    long r = !obj || len == 0 || len > (1ull << 32) || (prot & ~(u64)PROT_ALL) ||
+                     (bits & ~(u64)(VM_MMAP_FIXED | VM_MMAP_SHARED))
+                 ? E_INVAL
+                 : 0;
+    if (r == 0) {
+        const struct vm_req q = {.addr = addr, .len = ALIGN_UP(len, PAGE_SIZE), .prot = prot,
+                                 .flags = bits, .obj = obj, .off = off};
+        r = run_unlocked(map_file_call, as, owner, &q);
+    }
+    if (obj)
+        memobj_put(obj);
+    vm_free_deferred_unlocked();
+    memobj_free_deferred_unlocked();
+    aspace_unhold(as);
+    if (r == VM_NEEDS_LOCK)
+        kernel_lock();
+    return r;
+}
+
+/* SYS_VM_CTL's map, unmap, protect, discard and file map from the call's entry without
+ * the BKL (docs/smp.md "Done: memory calls from their entry without the BKL"): the task
+ * named by its id, or by its thread waiting for our reply (VM_CTL_CALLER), found under
+ * the task table's lock with a hold on its address space (task_hold_aspace), the work as
+ * ending_unlocked's. Anything else, or a lookup that needs the BKL, answers VM_NEEDS_LOCK
+ * with the lock taken, and the call runs as before under it. */
 static long vm_ctl_from_entry(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
 {
+    if (op == VM_CTL_MAP_FILE && !(flags & VM_CTL_CALLER))
+        return map_file_from_entry(id, addr, len, prot, flags);
     vm_call *fn = unlocked_call(op, flags & ~(u64)VM_CTL_CALLER);
     int task = task_arg(id);
     if (fn && (flags & VM_CTL_CALLER)) {
@@ -690,7 +816,7 @@ static long vm_ctl_from_entry(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 f
     }
     long err = 0;
     int owner;
-    struct aspace *as = fn && task > 0 ? task_hold_aspace(self_task(), task, &owner, &err) : NULL;
+    struct aspace *as = fn && task > 0 ? task_hold_aspace(self_task(), task, &owner, &err, NULL) : NULL;
     if (!as && err)
         return err;
     if (!as) {
@@ -817,7 +943,7 @@ static long sys_task_copy(u64 id, u64 dir, u64 remote, u64 local, u64 len)
         return task_copy_locked(id, dir, remote, local, len);
     long err;
     int owner;
-    struct aspace *as = task_hold_aspace(self_task(), task_arg(id), &owner, &err);
+    struct aspace *as = task_hold_aspace(self_task(), task_arg(id), &owner, &err, NULL);
     if (!as && err)
         return err;
     if (as && (err = task_copy_args(dir, remote, local, len))) {

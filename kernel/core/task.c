@@ -200,12 +200,14 @@ void tasks_each(void (*fn)(struct task *, void *), void *arg)
 }
 
 /* Without the kernel lock: task_controlled's answer under the table's lock, and with
- * it a hold on the task's address space (aspace_hold), which the caller drops. The task
+ * it a hold on the task's address space (aspace_hold), which the caller drops; *quiet
+ * (if asked) whether it has no live thread, as read then (a clone's test: the caller
+ * controls the task, and only it starts its threads). The task
  * object may go as soon as the lock does; the address space stays until the hold goes.
  * exiting is read as a hint: a task whose last thread is leaving (memory_release_unlocked)
  * may be found, as a call under way when it began would be. NULL for the one shared
  * address space of mmu=off (*err = 0: the caller goes under the kernel lock). */
-struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err)
+struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err, bool *quiet)
 {
     spin_lock(&table_lock);
     struct task *t = id > 0 ? task_lookup(id) : NULL;
@@ -218,6 +220,8 @@ struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err
     else
         aspace_hold(as);
     *owner = id;
+    if (quiet)
+        *quiet = as && __atomic_load_n(&t->live_threads, __ATOMIC_RELAXED) == 0;
     spin_unlock(&table_lock);
     return as;
 }

@@ -57,7 +57,7 @@ struct aspace *task_aspace_unlocked(void);
 long task_create_empty(struct task *parent, const char *name, int max_prio, struct aspace *as);
 /* Task `id` if `self` controls it (created it), else NULL with *err E_SRCH or E_PERM. */
 struct task *task_controlled(struct task *self, int id, long *err);
-struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err);
+struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err, bool *quiet);
 void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
 long task_wait(struct task *parent, int id, int *status);
 int task_ended_child(struct task *parent);    /* a zombie child's id to task_wait for, or 0 */

@@ -54,6 +54,18 @@ bool region_lookup(struct aspace *as, u64 va, struct region *copy)
     return r != NULL;
 }
 
+bool region_lookup_get(struct aspace *as, u64 va, struct region *copy)
+{
+    aspace_lock(as);
+    struct region *r = region_find(as, va);
+    if (r) {
+        *copy = *r;
+        memobj_get(r->obj);
+    }
+    aspace_unlock(as);
+    return r != NULL;
+}
+
 static bool range_free(struct aspace *as, u64 start, u64 end)
 {
     struct region *r = *link_after(as, start);

@@ -57,6 +57,9 @@ struct region *region_find(struct aspace *as, u64 va);
  * but private anonymous memory (every other kind is freed under the kernel lock only:
  * memobj_put), and only while the caller holds that lock. */
 bool region_lookup(struct aspace *as, u64 va, struct region *copy);
+/* The same with a reference on its object taken under that lock (memobj_get), which the
+ * caller drops (memobj_put): for a caller without the kernel lock. */
+bool region_lookup_get(struct aspace *as, u64 va, struct region *copy);
 u64 region_pte_flags(const struct region *r);    /* present-PTE bits for its protection */
 void regions_destroy(struct aspace *as);
 /* Unmap every region of `owner` (a task leaving a shared address space). */
