@@ -339,15 +339,25 @@ static long run_unlocked(vm_call *fn, struct aspace *as, int owner, const struct
     return r;
 }
 
+/* From under the lock: task t's address space held and the lock let go; NULL (the lock
+ * kept) for the one shared address space of mmu=off. */
+static struct aspace *hold_and_unlock(struct task *t)
+{
+    struct aspace *as = t->as;
+    if (as->shared)
+        return NULL;
+    aspace_hold(as);
+    kernel_unlock();
+    return as;
+}
+
 /* For a caller that goes on under the lock: fn without it, the lock taken again, and
  * the frames and objects fn let go freed under it. */
 static long without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
 {
-    struct aspace *as = t->as;
-    if (as->shared)
+    struct aspace *as = hold_and_unlock(t);
+    if (!as)
         return VM_NEEDS_LOCK;
-    aspace_hold(as);
-    kernel_unlock();
     long r = run_unlocked(fn, as, t->id, q);
     kernel_lock();
     vm_free_deferred();
@@ -356,14 +366,13 @@ static long without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
     return r;
 }
 
-/* For a call that ends with fn's result, as held by the caller (the hold is dropped
- * here) and the lock not held: what fn let go is freed after the lock's grace period
- * (vm_free_deferred_unlocked; docs/smp.md "Frees without the BKL"), and the lock is taken
- * only for VM_NEEDS_LOCK, for the call to run again under it. The exit skips a lock that
- * is not held (sched_leave_kernel). */
-static long ending_unlocked(vm_call *fn, struct aspace *as, int owner, const struct vm_req *q)
+/* The end of a call that ends with its work's result r, on as held by the caller (the
+ * hold is dropped here), the lock not held: what the work let go is freed after the
+ * lock's grace period (vm_free_deferred_unlocked; docs/smp.md "Frees without the BKL"),
+ * and the lock is taken only for VM_NEEDS_LOCK, for the call to run again under it. The
+ * exit skips a lock that is not held (sched_leave_kernel). */
+static long end_unlocked(struct aspace *as, long r)
 {
-    long r = run_unlocked(fn, as, owner, q);
     vm_free_deferred_unlocked();
     memobj_free_deferred_unlocked();
     aspace_unhold(as);
@@ -372,15 +381,17 @@ static long ending_unlocked(vm_call *fn, struct aspace *as, int owner, const str
     return r;
 }
 
+/* fn's work, ended so. */
+static long ending_unlocked(vm_call *fn, struct aspace *as, int owner, const struct vm_req *q)
+{
+    return end_unlocked(as, run_unlocked(fn, as, owner, q));
+}
+
 /* The same from under the lock, on task t's address space. */
 static long ending_without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
 {
-    struct aspace *as = t->as;
-    if (as->shared)
-        return VM_NEEDS_LOCK;
-    aspace_hold(as);
-    kernel_unlock();
-    return ending_unlocked(fn, as, t->id, q);
+    struct aspace *as = hold_and_unlock(t);
+    return as ? ending_unlocked(fn, as, t->id, q) : VM_NEEDS_LOCK;
 }
 
 /* Anonymous memory, private or shared, fixed or not (unlocked_call checks the flags). */
@@ -786,13 +797,8 @@ static long map_file_from_entry(u64 id, u64 addr, u64 len, u64 prot, u64 flags)
         r = run_unlocked(map_file_call, as, owner, &q);
     }
     if (obj)
-        memobj_put(obj);
-    vm_free_deferred_unlocked();
-    memobj_free_deferred_unlocked();
-    aspace_unhold(as);
-    if (r == VM_NEEDS_LOCK)
-        kernel_lock();
-    return r;
+        memobj_put(obj);                       /* the last one waits for end_unlocked */
+    return end_unlocked(as, r);
 }
 
 /* SYS_VM_CTL's map, unmap, protect, discard and file map from the call's entry without
