@@ -172,13 +172,10 @@ static void exception(struct trapframe *tf)
 /* A reschedule IPI interrupted a user thread: another CPU made a thread ready here that
  * should run first (sched.c kick), or changed this thread's affinity or killed it. Also
  * the exit checks of a fault resolved without the lock, or of a tick, when they have
- * work. */
-static void resched_from_user(void)
-{
-    kernel_lock();
-    sched_kernel_exit_checks();
-    kernel_unlock();
-}
+ * work. As a system call's exit that ran without the BKL (sched_leave_slow): a
+ * reschedule switches without it (schedule never holds it across a switch), a kill
+ * takes it (sched_exit_checks_loop), and it is let go if taken. */
+static void resched_from_user(void) { sched_leave_slow(this_cpu()); }
 
 
 /* A user-mode page fault without the kernel lock (docs/smp.md "Page faults without the
