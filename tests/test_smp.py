@@ -5,6 +5,7 @@ shootdown, the run-queue locks under churn (a futex token ring with the lock che
 a subset of the suite's programs on two CPUs (docs/smp.md)."""
 import hashlib
 import re
+import time
 
 import pytest
 
@@ -220,6 +221,14 @@ def test_mk_helpers_serve_memory_calls_while_the_main_thread_is_stuck(unlocked):
         s.expect("unix: the network server did not answer for 10 s: ending it", timeout=60)
         s.expect("loop ended", timeout=60)
         s.expect(re.escape(PROMPT))
+        # The kernel prints the network server's end once its last thread has gone, before
+        # or after the loop's end: wait for it, so that it cannot land inside the next
+        # command's echo, which cmd() matches whole (it did once: a timeout that looked
+        # like a hang, docs/smp.md Next item 10).
+        deadline = time.monotonic() + 60
+        while not re.search(r"ondol: task \d+ \(netsrv\) exited", s.output):
+            assert time.monotonic() < deadline, s.output[-3000:]
+            time.sleep(0.1)
         out = s.cmd("wait $U; echo status $?; cat /tmp/u", timeout=120)
         assert "status 0" in out, out
         served = "1" if unlocked == "on" else "0"
