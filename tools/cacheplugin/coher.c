@@ -57,6 +57,15 @@ void coher_free(struct coher *co)
     memset(co->locks, 0, sizeof(co->locks));
 }
 
+/* The index of name among n names, or -1. */
+static int name_index(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return (int)i;
+    return -1;
+}
+
 static const char *const order_names[] = {"recorded", "time", "exclusive"};
 
 const char *coher_order_name(enum coher_order order)
@@ -66,10 +75,7 @@ const char *coher_order_name(enum coher_order order)
 
 int coher_order_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof(order_names) / sizeof(order_names[0]); i++)
-        if (!strcmp(order_names[i], name))
-            return (int)i;
-    return -1;
+    return name_index(order_names, sizeof(order_names) / sizeof(order_names[0]), name);
 }
 
 /* The vCPUs of one socket. */
@@ -113,10 +119,8 @@ const char *coher_socket_fetch_name(enum coher_socket_fetch rule)
 
 int coher_socket_fetch_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof(socket_fetch_names) / sizeof(socket_fetch_names[0]); i++)
-        if (!strcmp(socket_fetch_names[i], name))
-            return (int)i;
-    return -1;
+    return name_index(socket_fetch_names,
+                      sizeof(socket_fetch_names) / sizeof(socket_fetch_names[0]), name);
 }
 
 int coher_set_socket_fetch(struct coher *co, enum coher_socket_fetch rule)

@@ -258,6 +258,16 @@ static int u64_value(const char *v, uint64_t *out)
     return config_parse_size(v, out) ? 1 : 0;
 }
 
+/* A value named from a fixed list: found, its index (a *_find's answer), or -1. 0 when
+ * stored, 1 for an unknown name. */
+static int named_value(int found, int *out)
+{
+    if (found < 0)
+        return 1;
+    *out = found;
+    return 0;
+}
+
 static int coherence_value(struct config *c, const char *v)
 {
     if (!strcmp(v, "off")) {
@@ -294,20 +304,10 @@ static int misc_key(struct config *c, const char *key, const char *v, struct exp
     }
     if (!strcmp(key, "coherence"))
         return coherence_value(c, v);
-    if (!strcmp(key, "coherence_order")) {
-        int order = coher_order_find(v);
-        if (order < 0)
-            return 1;
-        c->coherence_order = order;
-        return 0;
-    }
-    if (!strcmp(key, "socket_fetch")) {
-        int rule = coher_socket_fetch_find(v);
-        if (rule < 0)
-            return 1;
-        c->socket_fetch = rule;
-        return 0;
-    }
+    if (!strcmp(key, "coherence_order"))
+        return named_value(coher_order_find(v), &c->coherence_order);
+    if (!strcmp(key, "socket_fetch"))
+        return named_value(coher_socket_fetch_find(v), &c->socket_fetch);
     if (!strcmp(key, "always"))
         return parse_bool(v, &c->always) ? 1 : 0;
     if (!strcmp(key, "runs"))
