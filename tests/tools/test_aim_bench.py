@@ -3,6 +3,7 @@ a guest record and the coherence model's window become a row; shapes, not number
 import pytest
 
 from ondol import aim, benchmarks
+from ondol import OndolError
 
 
 def record(jobs=8, tsc=4_000_000, mode_counters=None):
@@ -168,3 +169,20 @@ def test_the_model_benchmarks_choose_qemu_10():
     chosen = {b.name for b in benchmarks.BENCHMARKS if b.model_qemu}
     assert chosen == {"coherence", "aim", "aim-rmap"}
     assert benchmarks.get("aim", quick=True).model_qemu
+
+
+def test_cpus_and_rmap_choose_a_subset_and_the_peer_follows_the_first_mode():
+    bench = benchmarks.get("aim", cpus=(16, 1), modes=("log", "lock"))
+    modelled = [c for c in bench.configs if c.params["model"]]
+    assert [(c.params["rmap"], c.params["cpus"]) for c in modelled] == [
+        ("log", 1), ("log", 16), ("lock", 1), ("lock", 16)]
+    assert [c.params["cpus"] for c in modelled if c.params["peer"]] == [1, 16]
+    probed = [c for c in bench.configs if not c.params["model"]]
+    assert [(c.params["rmap"], c.params["cpus"], c.params["peer"]) for c in probed] == [
+        ("log", 16, False), ("lock", 16, False)]
+    assert benchmarks.get("aim-rmap", cpus=(2,)).configs[0].params["part"] == "rmap"
+    for bad in ({"cpus": (3,)}, {"modes": ("lock", "lock")}, {"modes": ("fast",)}):
+        with pytest.raises(OndolError):
+            benchmarks.get("aim", **bad)
+    with pytest.raises(OndolError):
+        benchmarks.get("sdet", cpus=(1,))

@@ -276,16 +276,18 @@ def rows(results: list[dict], config) -> list[dict]:
 
 
 def configs(cpus: tuple[int, ...], jobs: int, probes: bool = False,
-            part: str = "mix") -> tuple:
-    """One boot per mode and CPU count, N workers on N CPUs, the UNIX server in MK form."""
+            part: str = "mix", modes: tuple[str, ...] = MODES) -> tuple:
+    """One boot per mode and CPU count, N workers on N CPUs, the UNIX server in MK form;
+    the first mode's boots also boot the Linux peer (params "peer")."""
     from ondol.benchmarks import Config
     return tuple(Config(command="aim", options={"unix": "mk", "rmap": mode,
                                                "linux_init": link(n, jobs, part),
                                                **({"probes": "on"} if probes else {})},
                         params={"part": part, "rmap": mode, "cpus": n, "workers": n,
                                 "unix": "mk", "model": not probes,
-                                "probes": "on" if probes else "off"})
-                 for mode in MODES for n in cpus)
+                                "probes": "on" if probes else "off",
+                                "peer": mode == modes[0] and not probes})
+                 for mode in modes for n in cpus)
 
 
 # ---- the Linux peer ---------------------------------------------------------------------

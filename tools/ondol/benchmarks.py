@@ -746,6 +746,7 @@ def sdet_benchmark(quick: bool = False) -> Benchmark:
 
 #: the benchmarks with a shorter form for CI (`./ondol bench NAME --quick`)
 QUICK = {"sdet": lambda: sdet_benchmark(quick=True), "unix": lambda: unix_benchmark(quick=True)}
+SUBSETS = {}   # name -> f(quick, cpus, modes): the benchmarks with --cpus and --rmap
 
 
 def _one_row(name: str, description: str, command: str) -> Benchmark:
@@ -1089,8 +1090,14 @@ NET_OFFLOAD_BENCH = Benchmark(
 BENCHMARKS += (NET_OFFLOAD_BENCH,)
 
 
-def get(name: str, quick: bool = False) -> Benchmark:
-    """The benchmark NAME (its shorter form with QUICK)."""
+def get(name: str, quick: bool = False, cpus: tuple[int, ...] = (),
+        modes: tuple[str, ...] = ()) -> Benchmark:
+    """The benchmark NAME (its shorter form with QUICK); `cpus` and `modes` choose a subset
+    of the aim benchmarks' CPU counts and rmap modes."""
+    if cpus or modes:
+        if name not in SUBSETS:
+            raise OndolError(f"--cpus and --rmap are for {', '.join(SUBSETS)}, not {name!r}")
+        return SUBSETS[name](quick, cpus, modes)
     if quick:
         if name not in QUICK:
             raise OndolError(f"{name!r} has no --quick form (those with one: {', '.join(QUICK)})")
@@ -1152,7 +1159,7 @@ def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
     """ondol's rows (aim.rows); the first mode's boot of each CPU count also boots the
     Linux peer with as many CPUs and workers."""
     rows = [{**r, "kernel": "ondol"} for r in aim.rows(results, config)]
-    if config.params.get("rmap") == aim.MODES[0] and config.params.get("model"):
+    if config.params.get("peer"):
         rows += _aim_peer_rows(config.params["cpus"], jobs, _run_mode() or "icount",
                                _run_qemu(), config.params["part"])
     for row in rows:
@@ -1160,22 +1167,30 @@ def _aim_rows(results: list[dict], config: Config, jobs: int) -> list[dict]:
     return rows
 
 
-def aim_benchmark(quick: bool = False, part: str = "mix") -> Benchmark:
+def aim_benchmark(quick: bool = False, part: str = "mix", cpus: tuple[int, ...] = (),
+                  modes: tuple[str, ...] = ()) -> Benchmark:
     """`./ondol bench aim [--quick]`: 1, 2, 4, 8, 16, 32, 64 CPUs (quick: 1 and 2, fewer jobs) per
     rmap mode with the coherence model, plus one probes=on boot per mode at the largest
     count (rmap time per job; the probes cost instructions, so those rows are apart).
-    part "rmap": `./ondol bench aim-rmap`, the rmap-heavy part, the same boots and rows."""
+    part "rmap": `./ondol bench aim-rmap`, the rmap-heavy part, the same boots and rows.
+    `cpus`, `modes` (--cpus, --rmap): a subset of the CPU counts and modes, for a run that
+    repeats some rows (the jobs a worker stay those of the form chosen)."""
     if part == "mix":
-        cpus, jobs = (aim.QUICK_CPUS, aim.QUICK_JOBS) if quick else (aim.CPUS, aim.JOBS)
+        cpus_default, jobs = (aim.QUICK_CPUS, aim.QUICK_JOBS) if quick else (aim.CPUS, aim.JOBS)
         name, what = "aim", ("P4: an AIM7-like mix (fork+COW+pipe, fork+execve, anonymous "
                              "and shared-file mmap, files)")
     else:
-        cpus, jobs = ((aim.QUICK_CPUS, aim.QUICK_RMAP_JOBS) if quick
-                      else (aim.CPUS, aim.RMAP_JOBS))
+        cpus_default, jobs = ((aim.QUICK_CPUS, aim.QUICK_RMAP_JOBS) if quick
+                              else (aim.CPUS, aim.RMAP_JOBS))
         name, what = "aim-rmap", (f"P4: the rmap-heavy part ({aim.RMAP_PAGES} copy-on-write "
                                   "breaks a job on frames every worker maps, then munmap)")
-    configs = (aim.configs(cpus, jobs, part=part) +
-               aim.configs(cpus[-1:], jobs, probes=True, part=part))
+    cpus, modes = tuple(sorted(set(cpus))) or cpus_default, modes or aim.MODES
+    if set(modes) - set(aim.MODES) or len(set(modes)) < len(modes):
+        raise OndolError(f"--rmap takes distinct modes of {', '.join(aim.MODES)}: {modes}")
+    if set(cpus) - set(cpus_default):   # the root archive has links for these alone
+        raise OndolError(f"--cpus takes counts of {', '.join(map(str, cpus_default))}: {cpus}")
+    configs = (aim.configs(cpus, jobs, part=part, modes=modes) +
+               aim.configs(cpus[-1:], jobs, probes=True, part=part, modes=modes))
     return Benchmark(
         name=name,
         description=f"{what} on the UNIX server (MK) per rmap mode and CPU count; icount "
@@ -1207,3 +1222,5 @@ AIM_RMAP_BENCH = aim_benchmark(part="rmap")
 BENCHMARKS += (AIM_BENCH, AIM_RMAP_BENCH)
 QUICK["aim"] = lambda: aim_benchmark(quick=True)
 QUICK["aim-rmap"] = lambda: aim_benchmark(quick=True, part="rmap")
+SUBSETS["aim"] = lambda quick, cpus, modes: aim_benchmark(quick, "mix", cpus, modes)
+SUBSETS["aim-rmap"] = lambda quick, cpus, modes: aim_benchmark(quick, "rmap", cpus, modes)

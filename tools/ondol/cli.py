@@ -69,6 +69,11 @@ def _parser() -> argparse.ArgumentParser:
                             "default: the plugin's, recorded")
     bench.add_argument("--quick", action="store_true", help="the benchmark's shorter form, "
                        "for CI (sdet: N = 1, 4; unix: a few samples; aim: 1 and 2 CPUs)")
+    bench.add_argument("--cpus", type=_int_list, default=(), metavar="N,N,...",
+                       help="aim, aim-rmap: only these CPU counts (e.g. 1,16)")
+    bench.add_argument("--rmap", type=_word_list, default=(), metavar="MODE,...",
+                       help="aim, aim-rmap: only these rmap modes (e.g. lock,log); the "
+                            "Linux peer boots with the first")
     bench.set_defaults(func=cmd_bench)
 
     comp = sub.add_parser("compare", help="ratios B/A of the medians of two result files")
@@ -102,6 +107,20 @@ def _boot_options(parser: argparse.ArgumentParser) -> None:
 def _results_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", type=Path, metavar="DIR",
                         help="results directory (default: results/ in the repository)")
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"CPU counts start at 1: {text!r}")
+    return values
+
+
+def _word_list(text: str) -> tuple[str, ...]:
+    return tuple(w for w in text.split(",") if w)
 
 
 def _parse_opts(items: list[str]) -> dict[str, str]:
@@ -172,7 +191,7 @@ def cmd_net(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
-    bench = benchmarks.get(args.name, quick=args.quick)
+    bench = benchmarks.get(args.name, quick=args.quick, cpus=args.cpus, modes=args.rmap)
     if args.order and not bench.model_qemu:
         raise OndolError(f"--order is for the coherence model's benchmarks, not {bench.name}")
     args.runs = 1 if args.runs is None else args.runs
