@@ -1020,8 +1020,17 @@ static long sys_task_handover(u64 id, u64 to)
     return task_handover(self_task(), (int)MIN(id, 0x7fffffffull), (int)MIN(to, 0x7fffffffull));
 }
 
+/* SYSCALL_UNLOCKED: the register ops from their entry when they may (fwd_regs_unlocked:
+ * fork reads its parent's, execve and signals write a thread's), every other op and every
+ * declined one under the BKL. */
 static long sys_thread_ctl(u64 tid, u64 op, u64 uregs)
 {
+    if (!kernel_lock_held() && (op == THREAD_CTL_GET_REGS || op == THREAD_CTL_SET_REGS)) {
+        long r = fwd_regs_unlocked(self_task(), tid, op, uregs);
+        if (r != FWD_DECLINED)
+            return r;
+    }
+    bkl_take();
     return fwd_thread_ctl(self_task(), tid, op, uregs);
 }
 

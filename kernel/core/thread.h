@@ -4,7 +4,7 @@
 #include <ondol/abi.h>
 #include "arch.h"
 #include "idtable.h"
-#include "spinlock_types.h"
+#include "spinlock.h"
 #include "types.h"
 
 #define KSTACK_PAGES 2
@@ -182,6 +182,24 @@ extern struct thread thread_none;
 static inline struct thread *thread_slot(int tid)
 {
     return __atomic_load_n(&thread_fast[tid & ((1 << THREAD_ID_BITS) - 1)], __ATOMIC_ACQUIRE);
+}
+
+/* The live thread `tid` with its ipc lock held, found without the BKL as the IPC
+ * fastpath finds a partner: its slot read, its id compared without the lock as a hint (an
+ * empty slot takes no lock) and again under it. The lock is tried once, never waited for:
+ * a wait answers IPI requests, among them the grace before an emptied thread slab's frame
+ * goes back, so the TCB could be freed memory by the time the lock came (with interrupts
+ * off and no wait it stays one meanwhile). NULL when the lock is busy (the caller's own
+ * included) or the slot holds no live thread of this id. */
+static inline struct thread *thread_trylock(int tid)
+{
+    struct thread *t = thread_slot(tid);
+    if (__atomic_load_n(&t->tid, __ATOMIC_RELAXED) != tid || !spin_trylock(&t->ipc_lock))
+        return NULL;
+    if (t->tid == tid && t->task && t->state != T_ZOMBIE)
+        return t;
+    spin_unlock(&t->ipc_lock);
+    return NULL;
 }
 
 /* Lazy x87/SSE switching. The registers hold the state of c->fpu_owner; CR0.TS is clear

@@ -326,6 +326,41 @@ long fwd_regs_set(struct thread *t, const struct user_regs *r)
     return stable ? 0 : E_INVAL;
 }
 
+/* t, its lock held: blocked in a forwarded call its task's controller may read or
+ * rewrite, with no BKL held. Its flags and state are written under that lock as the call
+ * is made (forward_deliver) and answered (fwd_answer), so the frame is complete and stays
+ * so until we let go; the BKL path's `fwd` alone is set before the call is made. A live
+ * thread blocked so keeps its task (the task goes with its last thread); `parent` and
+ * `exiting` are read once each, as the task table's lock would give them. */
+static bool regs_controllable_unlocked(const struct thread *t, const struct task *self)
+{
+    return t->ipc_flags == IPC_FWD && t->ipc_state != IPC_IDLE && t->fwd != FWD_NONE &&
+           t->fwd != FWD_PAGER && __atomic_load_n(&t->task->parent, __ATOMIC_RELAXED) == self &&
+           !__atomic_load_n(&t->task->exiting, __ATOMIC_RELAXED);
+}
+
+long fwd_regs_unlocked(struct task *self, u64 tid, u64 op, u64 uregs)
+{
+    struct user_regs r;
+    bool set = op == THREAD_CTL_SET_REGS;
+    if (set && read_regs(uregs, &r))
+        return FWD_DECLINED;            /* the BKL path reports E_SRCH before E_FAULT */
+    struct thread *t = thread_trylock(id_of(tid));
+    if (!t)
+        return FWD_DECLINED;
+    bool ok = regs_controllable_unlocked(t, self);
+    if (ok && set) {
+        regs_to_frame(t, &r);
+        t->fwd = FWD_REGS;              /* the answer's word 0 is ignored */
+    } else if (ok) {
+        regs_from_frame(t, &r);
+    }
+    spin_unlock(&t->ipc_lock);
+    if (!ok)
+        return FWD_DECLINED;
+    return set ? 0 : copyout(uregs, &r, sizeof(r));
+}
+
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
 {
     long err;

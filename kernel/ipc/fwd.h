@@ -61,5 +61,11 @@ long fwd_thread_start(struct task *t, const struct user_regs *r, int prio);
 long fwd_task_linux(struct task *self, u64 task, u64 server);             /* SYS_TASK_LINUX */
 long fwd_helper(struct thread *server, u64 cpu, u64 helper, u64 calls);   /* SYS_FWD_HELPER */
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs);        /* SYS_THREAD_CTL */
+/* SYS_THREAD_CTL's GET_REGS and SET_REGS without the BKL (SYSCALL_UNLOCKED): the thread
+ * taken by thread_trylock (one try, as IPC's unlocked paths take a partner), blocked in a
+ * forwarded call of a task self controls; the answer, or FWD_DECLINED with nothing done,
+ * and the BKL path (fwd_thread_ctl) then finds and reports what stood in the way. */
+#define FWD_DECLINED 1
+long fwd_regs_unlocked(struct task *self, u64 tid, u64 op, u64 uregs);
 long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio); /* SYS_TASK_THREAD_REGS */
 #endif

@@ -1322,10 +1322,11 @@ _Static_assert(T_RUNNING == FP_T_RUNNING && T_BLOCKED == FP_T_BLOCKED && IPC_REC
  * general path's operations between native threads, registers only, let the BKL go around
  * their work (as mmap's without_bkl, syscall.c): a call and a reply_recv with an open
  * receive, blocking included (the BKL is never held across a switch: sched.c schedule),
- * with DTS on or off; with DTS off, a send to a thread that waits to receive it and an
- * open receive that finds a plain sender queued. Anything else (long messages, a
+ * with DTS on or off; an open receive, blocking included, that finds no sender or a
+ * caller queued; with DTS off, a send to a thread that waits to receive it and an open
+ * receive that finds a plain sender queued. Anything else (long messages, a
  * forwarded, pager or kernel caller or receiver, an error to report, a busy or empty slot,
- * a kill or stop pending, for send and receive a partner to wait for) answers NULL with
+ * a kill or stop pending, for a send a partner to wait for) answers NULL with
  * nothing changed, and the call runs again under the BKL (ipc_syscall). The partner is
  * found in the fastpath's slots (thread_slot), its lock tried once, its id compared under
  * both threads' locks. The partner, live under its lock, keeps its task for may_send; the
@@ -1377,30 +1378,22 @@ static struct trapframe *unlocked_done(struct thread *cur, struct thread *p)
     return cur->tf;
 }
 
-/* cur's lock and the lock of the thread in slot `tid`, held on return, if that lock is
- * free and the thread is a live thread with this id that `ok` accepts (plain_partner:
- * not in a forwarded, pager or kernel call); else NULL, nothing held. Inlined, so that
- * `ok` is a direct test. The id is compared first without the lock, as a
- * hint (an empty slot, an in-kernel server's id: no lock taken), and again under it. The
- * lock is tried once, never waited for (as by the fastpath): a wait answers IPI requests
- * (lockcheck.c lock_slow), among them the grace before an emptied thread slab's frame
- * goes back (thread_slab_grace), so a partner read without its lock could be freed
- * memory by the time the lock came (with interrupts off and no wait, the TCB stays one
- * meanwhile). A busy lock, thread_none's included, and the current thread's own (held)
- * send the call to the BKL path; so does a kill or stop of cur pending (the BKL path's
- * behaviour is kept for it). */
+/* cur's lock and the lock of the thread `tid`, held on return, if thread_trylock takes it
+ * (as the fastpath takes a partner: once, never waited for) and `ok` accepts the thread
+ * (plain_partner: not in a forwarded, pager or kernel call); else NULL, nothing held.
+ * Inlined, so that `ok` is a direct test. A busy lock, thread_none's included, and the
+ * current thread's own (held) send the call to the BKL path; so does a kill or stop of
+ * cur pending (the BKL path's behaviour is kept for it). */
 static inline __attribute__((always_inline)) struct thread *
 lock_partner(struct thread *cur, int tid, bool (*ok)(const struct thread *))
 {
-    struct thread *p = thread_slot(tid);
-    if (__atomic_load_n(&p->tid, __ATOMIC_RELAXED) != tid)
-        return NULL;
     ipc_lock(cur);
-    if (!spin_trylock(&p->ipc_lock)) {
+    struct thread *p = thread_trylock(tid);
+    if (!p) {
         ipc_unlock(cur);
         return NULL;
     }
-    if (p->tid != tid || !p->task || p->state == T_ZOMBIE || !ok(p) || cur->killed) {
+    if (!ok(p) || cur->killed) {
         unlock_two(cur, p);
         return NULL;
     }
@@ -1456,14 +1449,29 @@ static struct trapframe *take_sender_unlocked(struct thread *r)
     return unlocked_done(r, s);
 }
 
-static struct trapframe *recv_unlocked(struct thread *r)
+/* do_recv's open receive without the BKL: a queued sender taken by take_sender_unlocked,
+ * except, with DTS on, a send that is no call, to which do_recv may switch directly
+ * (wake_partner): that one goes the BKL's way. With none queued r blocks as do_recv
+ * blocks it (block_current), the queue and r's state published under r's lock, which
+ * every sender takes to find it; a zero timeout's E_TIMEOUT is left to do_recv. A
+ * queued sender stays queued while r's lock is held (a kill or the clock takes it to
+ * dequeue one), so its ipc_call is read under that lock. */
+static struct trapframe *recv_unlocked(struct thread *r, u64 rdx)
 {
     ipc_lock(r);
-    if (r->killed) {
+    struct thread *s = r->senders.head;
+    u64 timeout = timeout_of(rdx);
+    if (r->killed || (s ? ipc_dts && !s->ipc_call : timeout == 0)) {
         ipc_unlock(r);
         return NULL;
     }
-    return take_sender_unlocked(r);
+    if (s)
+        return take_sender_unlocked(r);
+    count_unlocked(&ipc_unlocked_ops);
+    r->ipc_flags = 0;
+    r->ipc_state = IPC_RECEIVING;
+    r->recv_from = 0;
+    block_current(r, NULL, timeout, NULL);
 }
 
 /* do_send's call, without the BKL: the same steps, the partner taken by lock_partner;
@@ -1572,7 +1580,7 @@ static inline struct trapframe *ipc_try_without_bkl(struct thread *cur, struct t
 {
     u64 op = tf->rax;
     bool rpc = op == SYS_IPC_CALL || op == SYS_IPC_REPLY_RECV;
-    if (!(rpc || ((op == SYS_IPC_SEND || op == SYS_IPC_RECV) && !ipc_dts)) || pcnt_probes_on ||
+    if (!(rpc || op == SYS_IPC_RECV || (op == SYS_IPC_SEND && !ipc_dts)) || pcnt_probes_on ||
         cur->linux || (tf->rdx & (IPC_SEND_BUF | IPC_RECV_BUF)))
         return NULL;
     bool reply_only = op == SYS_IPC_REPLY_RECV && tf->rsi == (u64)cur->tid;
@@ -1586,7 +1594,7 @@ static inline struct trapframe *ipc_try_without_bkl(struct thread *cur, struct t
                              : op == SYS_IPC_REPLY_RECV
                                  ? reply_recv_unlocked(cur, id, reply_only, tf->rdx)
                              : op == SYS_IPC_SEND      ? send_unlocked(cur, id)
-                                                       : recv_unlocked(cur);
+                                                       : recv_unlocked(cur, tf->rdx);
     return done;
 }
 
