@@ -983,7 +983,16 @@ static long sys_task_thread(u64 id, u64 entry, u64 stack_top, u64 arg, u64 prio)
 }
 
 /* Linux tasks (kernel/ipc/fwd.c, docs/unix.md) */
-static long sys_task_linux(u64 task, u64 server) { return fwd_task_linux(self_task(), task, server); }
+/* SYSCALL_UNLOCKED: the marking under the task table's lock (fwd_task_linux), or, when
+ * that declines, under the BKL. */
+static long sys_task_linux(u64 task, u64 server)
+{
+    long r = fwd_task_linux(self_task(), task, server);
+    if (r != FWD_DECLINED)
+        return r;
+    bkl_take();
+    return fwd_task_linux(self_task(), task, server);
+}
 static long sys_fwd_helper(u64 cpu, u64 helper, u64 calls)
 {
     return fwd_helper(current_thread(), cpu, helper, calls);

@@ -199,6 +199,15 @@ void tasks_each(void (*fn)(struct task *, void *), void *arg)
     }
 }
 
+/* Under the table's lock: task_controlled's test of task t (NULL: none) for self, the
+ * memory standing for zombie (it goes under this lock before the task is one). */
+static long controlled_unlocked(const struct task *t, const struct task *self)
+{
+    return !t || !t->as || __atomic_load_n(&t->exiting, __ATOMIC_RELAXED) ? E_SRCH
+           : t->parent != self                                             ? E_PERM
+                                                                           : 0;
+}
+
 /* Without the kernel lock: task_controlled's answer under the table's lock, and with
  * it a hold on the task's address space (aspace_hold), which the caller drops; *quiet
  * (if asked) whether it has no live thread, as read then (a clone's test: the caller
@@ -212,9 +221,7 @@ struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err
     spin_lock(&table_lock);
     struct task *t = id > 0 ? task_lookup(id) : NULL;
     struct aspace *as = t ? t->as : NULL;
-    *err = !as || __atomic_load_n(&t->exiting, __ATOMIC_RELAXED) ? E_SRCH
-           : t->parent != self                                     ? E_PERM
-                                                                   : 0;
+    *err = controlled_unlocked(t, self);
     if (*err || as->shared)
         as = NULL;
     else
@@ -224,6 +231,17 @@ struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err
         *quiet = as && __atomic_load_n(&t->live_threads, __ATOMIC_RELAXED) == 0;
     spin_unlock(&table_lock);
     return as;
+}
+
+long task_controlled_call(struct task *self, int id, long (*fn)(struct task *, void *), void *arg)
+{
+    spin_lock(&table_lock);
+    struct task *t = id > 0 ? task_lookup(id) : NULL;
+    long err = controlled_unlocked(t, self);
+    if (!err)
+        err = fn(t, arg);
+    spin_unlock(&table_lock);
+    return err;
 }
 
 struct task *task_controlled(struct task *self, int id, long *err)

@@ -58,6 +58,11 @@ long task_create_empty(struct task *parent, const char *name, int max_prio, stru
 /* Task `id` if `self` controls it (created it), else NULL with *err E_SRCH or E_PERM. */
 struct task *task_controlled(struct task *self, int id, long *err);
 struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err, bool *quiet);
+/* Without the kernel lock: fn(t, arg) under the task table's lock for task `id`, if self
+ * controls it (task_hold_aspace's test), and fn's result; else E_SRCH or E_PERM. fn must
+ * not wait; what it reads of t that the BKL still writes (live_threads) is read once,
+ * as task_hold_aspace's quiet. */
+long task_controlled_call(struct task *self, int id, long (*fn)(struct task *, void *), void *arg);
 void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
 long task_wait(struct task *parent, int id, int *status);
 int task_ended_child(struct task *parent);    /* a zombie child's id to task_wait for, or 0 */

@@ -86,32 +86,39 @@ static struct thread *thread_alloc(int prio)
 }
 
 /* #NM: thread t, running on c in user mode, used x87/SSE with CR0.TS set. Save the owner's
- * state (if another thread's) and load t's; t owns the registers until another takes them. */
+ * state (if another thread's) and load t's; t owns the registers until another takes them.
+ * Without the BKL (trap.c): c's fpu_lock keeps the owner from being freed meanwhile
+ * (fpu_release). */
 void thread_fpu_claim(struct cpu *c, struct thread *t)
 {
+    spin_lock(&c->fpu_lock);
     fpu_trap_off();
     c->fpu_ts = false;
-    if (c->fpu_owner == t)
-        return;
-    if (c->fpu_owner)
-        fpu_save(&c->fpu_owner->fpu);
-    fpu_restore(&t->fpu);
-    c->fpu_owner = t;
+    if (c->fpu_owner != t) {
+        if (c->fpu_owner)
+            fpu_save(&c->fpu_owner->fpu);
+        fpu_restore(&t->fpu);
+        c->fpu_owner = t;
+    }
+    spin_unlock(&c->fpu_lock);
 }
 
 /* On the CPU that holds t's x87/SSE registers (or any): save them to t->fpu and leave
- * the registers ownerless, CR0.TS set. */
+ * the registers ownerless, CR0.TS set. t is compared under the lock: a t read without it
+ * (thread_fpu_idle) may have been freed since, and is then no longer the owner. */
 static void fpu_evict_here(void *arg)
 {
     struct thread *t = arg;
     struct cpu *c = this_cpu();
-    if (c->fpu_owner != t)
-        return;
-    fpu_trap_off();
-    fpu_save(&t->fpu);
-    c->fpu_owner = NULL;
-    fpu_trap_on();
-    c->fpu_ts = true;
+    spin_lock(&c->fpu_lock);
+    if (c->fpu_owner == t) {
+        fpu_trap_off();
+        fpu_save(&t->fpu);
+        c->fpu_owner = NULL;
+        fpu_trap_on();
+        c->fpu_ts = true;
+    }
+    spin_unlock(&c->fpu_lock);
 }
 
 /* This CPU is about to halt in its idle loop: the x87/SSE state it holds goes back to its
@@ -119,8 +126,9 @@ static void fpu_evict_here(void *arg)
  * here (sched_pull_blocked, thread_fpu_evict). One save per idle entry with an owner. */
 void thread_fpu_idle(struct cpu *c)
 {
-    if (c->fpu_owner)
-        fpu_evict_here(c->fpu_owner);
+    struct thread *owner = __atomic_load_n(&c->fpu_owner, __ATOMIC_RELAXED);
+    if (owner)
+        fpu_evict_here(owner);
 }
 
 bool thread_fpu_evict(struct thread *t)
@@ -135,12 +143,20 @@ bool thread_fpu_evict(struct thread *t)
 }
 
 /* A freed thread owns no registers: its state is dropped, not saved. (It is never the
- * running thread here, so CR0.TS is already set on the CPU it ran on.) */
+ * running thread here, so CR0.TS is already set on the CPU it ran on.) Under that CPU's
+ * fpu_lock, which its #NM and idle entry hold while they save the owner's state (no CPU
+ * can make t the owner again: it never runs). */
 static void fpu_release(struct thread *t)
 {
-    for (int i = 0; i < MAX_CPUS; i++)
-        if (cpus[i].fpu_owner == t)
-            cpus[i].fpu_owner = NULL;
+    for (int i = 0; i < MAX_CPUS; i++) {
+        struct cpu *c = &cpus[i];
+        if (__atomic_load_n(&c->fpu_owner, __ATOMIC_RELAXED) != t)
+            continue;
+        spin_lock(&c->fpu_lock);
+        if (c->fpu_owner == t)
+            c->fpu_owner = NULL;
+        spin_unlock(&c->fpu_lock);
+    }
 }
 
 void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base)

@@ -170,23 +170,56 @@ void fwd_server_gone(struct thread *c)
 /* ---- the server's calls ------------------------------------------------------------- */
 static int id_of(u64 reg) { return (int)MIN(reg, 0x7fffffffull); }
 
-long fwd_task_linux(struct task *self, u64 task, u64 server)
+struct linux_mark {
+    int server;                    /* the server thread's id, 0 if it is no live thread of ours */
+    u64 routed;                    /* the calls its helpers take (SYS_FWD_HELPER) */
+};
+
+/* Task t's marking, its controller's test passed: under the task table's lock without
+ * the BKL (task_controlled_call), or under the BKL. */
+static long mark_linux(struct task *t, void *arg)
 {
-    long err;
-    struct task *t = task_controlled(self, id_of(task), &err);
-    if (!t)
-        return err;
-    struct thread *s = thread_lookup(id_of(server));
-    if (!s || s->task != self || s->state == T_ZOMBIE)
+    const struct linux_mark *m = arg;
+    if (!m->server)
         return E_SRCH;
-    if (t->live_threads)
+    if (__atomic_load_n(&t->live_threads, __ATOMIC_RELAXED))
         return E_INVAL;            /* marked before its first thread runs */
     if (t->as->shared)
         return E_NOTSUP;           /* mmu=off: a Linux program needs its own address space */
-    t->linux_server = s->tid;
-    t->fwd_routed = self->fwd_helper_calls;
-    t->fwd_fast_server = t->fwd_routed ? 0 : s->tid;
+    t->linux_server = m->server;
+    t->fwd_routed = m->routed;
+    t->fwd_fast_server = t->fwd_routed ? 0 : m->server;
     return 0;
+}
+
+/* The server thread `sid`, a live thread of self's task: found under the BKL, or without
+ * it under its own lock, tried once (thread_trylock; busy, or no such thread: declined,
+ * and the BKL path answers). */
+static long linux_server_of(struct task *self, int sid, int *server)
+{
+    struct thread *s;
+    if (kernel_lock_held()) {
+        s = thread_lookup(sid);
+        *server = s && s->task == self && s->state != T_ZOMBIE ? sid : 0;
+        return 0;
+    }
+    if (!(s = thread_trylock(sid)))
+        return FWD_DECLINED;
+    *server = s->task == self ? sid : 0;
+    spin_unlock(&s->ipc_lock);
+    return 0;
+}
+
+long fwd_task_linux(struct task *self, u64 task, u64 server)
+{
+    struct linux_mark m = {.routed = __atomic_load_n(&self->fwd_helper_calls, __ATOMIC_RELAXED)};
+    if (linux_server_of(self, id_of(server), &m.server))
+        return FWD_DECLINED;
+    if (!kernel_lock_held())
+        return task_controlled_call(self, id_of(task), mark_linux, &m);
+    long err;
+    struct task *t = task_controlled(self, id_of(task), &err);
+    return t ? mark_linux(t, &m) : err;
 }
 
 /* One helper a CPU, for one server: the last call for a CPU wins, so only privileged

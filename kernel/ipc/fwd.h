@@ -58,7 +58,10 @@ long fwd_regs_get(struct thread *t, struct user_regs *r);
 long fwd_regs_set(struct thread *t, const struct user_regs *r);
 long fwd_thread_start(struct task *t, const struct user_regs *r, int prio);
 
-long fwd_task_linux(struct task *self, u64 task, u64 server);             /* SYS_TASK_LINUX */
+/* SYS_TASK_LINUX: task `task`, which self controls and which has no thread yet, becomes a
+ * Linux task served by `server`, a thread of self. With or without the BKL (without:
+ * FWD_DECLINED, nothing done, when the server thread's lock was busy). */
+long fwd_task_linux(struct task *self, u64 task, u64 server);
 long fwd_helper(struct thread *server, u64 cpu, u64 helper, u64 calls);   /* SYS_FWD_HELPER */
 long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs);        /* SYS_THREAD_CTL */
 /* SYS_THREAD_CTL's GET_REGS and SET_REGS without the BKL (SYSCALL_UNLOCKED): the thread

@@ -4,6 +4,7 @@
 #include "kernel.h"
 #include "options.h"
 #include "smp.h"
+#include "spinlock.h"
 #include "x86.h"
 
 struct cpu cpus[MAX_CPUS];
@@ -138,6 +139,7 @@ void cpu_init(struct cpu *c, int id)
     c->bkl = BKL_NOT_HELD;                  /* before self: klock.c kernel_lock_holder */
     c->self = c;
     c->id = id;
+    spin_lock_init(&c->fpu_lock, LOCK_FPU);
     c->loaded_cr3 = kernel_pml4_pa;         /* vm_init and ap_entry load it first */
     c->tss.iomap_base = sizeof(c->tss);        /* no I/O bitmap: user port I/O faults */
     c->tss.ist[0] = (u64)c->df_stack + sizeof(c->df_stack);

@@ -143,10 +143,6 @@ static bool kernel_bug(const struct trapframe *tf)
 
 static void exception(struct trapframe *tf)
 {
-    if (tf->vector == 7 && tf_from_user(tf)) {   /* #NM: lazy x87/SSE switch (thread.h) */
-        thread_fpu_claim(this_cpu(), current_thread());
-        return;
-    }
     int err = 0;
     if (!tf_from_user(tf)) {                    /* a user copy's page fault (kernel_bug) */
         pcnt_probe_start(PROBE_PAGEFAULT, read_cr2());
@@ -177,6 +173,15 @@ static void exception(struct trapframe *tf)
  * takes it (sched_exit_checks_loop), and it is let go if taken. */
 static void resched_from_user(void) { sched_leave_slow(this_cpu()); }
 
+/* The exit checks of a user trap handled without the BKL: a reschedule switches without
+ * it, a kill takes it (resched_from_user). */
+static void leave_user_trap_unlocked(struct trapframe *tf)
+{
+    struct cpu *c = this_cpu();
+    c->kernel_work_rip = tf->rip;
+    if (c->current->killed | c->need_resched)
+        resched_from_user();
+}
 
 /* A user-mode page fault without the kernel lock (docs/smp.md "Page faults without the
  * BKL"): resolved under its address space's lock only; true when the access can be
@@ -197,10 +202,18 @@ static bool user_fault_unlocked(struct trapframe *tf)
         vm_free_deferred_unlocked();       /* a COW break raced the other sharer's unmap (vm.h) */
     if (err)
         return false;
-    struct cpu *c = this_cpu();
-    c->kernel_work_rip = tf->rip;
-    if (c->current->killed | c->need_resched)
-        resched_from_user();
+    leave_user_trap_unlocked(tf);
+    return true;
+}
+
+/* #NM from user mode, the lazy x87/SSE switch (thread.h), without the BKL: the registers
+ * are this CPU's, their owner kept by its fpu_lock (thread.c thread_fpu_claim). */
+static bool user_fpu_unlocked(struct trapframe *tf)
+{
+    if (tf->vector != 7 || !tf_from_user(tf))
+        return false;
+    thread_fpu_claim(this_cpu(), current_thread());
+    leave_user_trap_unlocked(tf);
     return true;
 }
 
@@ -255,7 +268,7 @@ void trap(struct trapframe *tf)
         lapic_eoi();
         return;
     }
-    if (user_fault_unlocked(tf))
+    if (user_fault_unlocked(tf) || user_fpu_unlocked(tf))
         return;
     if (tf->vector == VEC_TIMER) {
         timer_tick(tf);

@@ -137,6 +137,9 @@ struct cpu {
      * switch_to, ipc.c switch_to_partner): its on_cpu is cleared once this CPU is off
      * that stack (finish_switch; the exit checks after a direct IPC switch: leaving). */
     struct thread *left;
+    /* fpu_owner's lock (class fpu, thread.c): without the BKL, a free of the owner on
+     * another CPU must not clear it while this CPU saves the owner's state. */
+    struct spinlock fpu_lock;
 } __attribute__((aligned(64)));
 
 struct cpu_features {
