@@ -658,19 +658,26 @@ def test_task_copies_without_the_bkl_race_the_tasks_unmaps(cpus, icount):
     assert not [s for s in sites if s.startswith(handlers)], sites
 
 
-def test_a_linux_process_life_takes_no_bkl_for_registers_marking_or_receives():
-    """A process's life in the MK UNIX server (fork, exec, exit: the mix's first part, one
-    worker, two jobs), on one CPU under icount with the lock checker on (docs/smp.md "Done:
-    thread registers, open receives, #NM and TASK_LINUX without the BKL"): the server's
-    SYS_THREAD_CTL register reads and writes and its SYS_TASK_LINUX make no BKL
-    acquisition (on one CPU no lock they try is busy, so none declines), and the open
-    receives that block take none either."""
-    status, out, records = run_to_halt({"unix": "mk", "linux_init": "/bench/aim-1-2",
+@pytest.mark.parametrize("form", ["mk", "ik"])
+def test_a_linux_process_life_takes_no_bkl_for_its_server_calls(form):
+    """A process's life in the UNIX server (fork, exec, exit, files and their mappings:
+    the mix's first part, one worker, two jobs), on one CPU under icount with the lock
+    checker on (docs/smp.md "Done: thread registers, receives, #NM and server calls
+    without the BKL"). MK: the server's SYS_THREAD_CTL register reads and writes and its
+    SYS_TASK_LINUX make no BKL acquisition (on one CPU no lock they try is busy, so none
+    declines), and the open receives that block take none either. IK: the server's
+    memory calls (map, unmap, protect, discard), file maps, clones and Linux marking
+    take none."""
+    status, out, records = run_to_halt({"unix": form, "linux_init": "/bench/aim-1-2",
                                         "lockcheck": "on"}, timeout=300, icount=True)
     assert status == 0 and "lockcheck: 0 reports" in out, out[-3000:]
     jobs = [r for r in records if r.get("bench") == "aim" and "jobs" in r]
     assert len(jobs) == 1 and jobs[0]["ok"] and jobs[0]["jobs"] == 2, records
     calls, sites = bkl_census(out)
+    if form == "ik":
+        ik_calls = ("vm_op", "rt_file_map", "rt_vm_clone", "rt_task_linux")
+        assert not [s for s in sites if s.startswith(ik_calls)], sites
+        return
     assert "46" not in calls and "47" not in calls, calls
     assert not [s for s in sites if s.startswith(("sys_thread_ctl", "sys_task_linux"))], sites
     blocking = re.search(r"lockcheck: (\d+) IPC sends and receives without the BKL", out)

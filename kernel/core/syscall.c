@@ -387,6 +387,25 @@ static long ending_unlocked(vm_call *fn, struct aspace *as, int owner, const str
     return end_unlocked(as, run_unlocked(fn, as, owner, q));
 }
 
+/* fn on task `task`, which self controls, from a caller without the BKL: the task found
+ * under the task table's lock with a hold on its address space (task_hold_aspace), the
+ * work as ending_unlocked's. No fn, or a lookup that needs the BKL (mmu=off), answers
+ * VM_NEEDS_LOCK with the lock taken. */
+static long controlled_from_entry(struct task *self, int task, vm_call *fn,
+                                  const struct vm_req *q)
+{
+    long err = 0;
+    int owner;
+    struct aspace *as = fn && task > 0 ? task_hold_aspace(self, task, &owner, &err, NULL) : NULL;
+    if (!as && err)
+        return err;
+    if (!as) {
+        kernel_lock();
+        return VM_NEEDS_LOCK;
+    }
+    return ending_unlocked(fn, as, owner, q);
+}
+
 /* The same from under the lock, on task t's address space. */
 static long ending_without_bkl(vm_call *fn, struct task *t, const struct vm_req *q)
 {
@@ -593,12 +612,12 @@ long vm_clone_locked(struct task *t, struct task *from, long unlocked)
 /* The source of a clone from the entry, held: task from_id's address space (0: the
  * caller's own, which stays while this thread runs), or NULL with *err (0: the caller
  * goes under the BKL). */
-static struct aspace *clone_source_held(u64 from_id, long *err)
+static struct aspace *clone_source_held(struct task *self, u64 from_id, long *err)
 {
     int owner;
     if (from_id != 0)
-        return task_hold_aspace(self_task(), task_arg(from_id), &owner, err, NULL);
-    struct aspace *own = self_task()->as;
+        return task_hold_aspace(self, task_arg(from_id), &owner, err, NULL);
+    struct aspace *own = self->as;
     *err = 0;
     if (own->shared)
         return NULL;
@@ -606,21 +625,21 @@ static struct aspace *clone_source_held(u64 from_id, long *err)
     return own;
 }
 
-/* SYS_VM_CLONE from its entry without the BKL: both address spaces found and held under
- * the task table's lock (task_hold_aspace; the target's lack of threads read there), the
- * copy as clone_call's. Its result, or VM_NEEDS_LOCK and E_NOMEM (whose partial copy goes
- * under it, vm_clone_locked) with the BKL taken. Errors as clone_pair's: the source's
- * when both lookups fail. */
-static long clone_from_entry(u64 id, u64 from_id)
+/* A clone from a caller without the BKL (SYS_VM_CLONE's entry, the IK server): both
+ * address spaces found and held under the task table's lock (task_hold_aspace; the
+ * target's lack of threads read there), the copy as clone_call's. Its result, or
+ * VM_NEEDS_LOCK and E_NOMEM (whose partial copy goes under it, vm_clone_locked) with the
+ * BKL taken. Errors as clone_pair's: the source's when both lookups fail. */
+long vm_clone_from(struct task *self, u64 id, u64 from_id)
 {
     long err, from_err;
     int owner;
     bool quiet;
-    struct aspace *as = task_hold_aspace(self_task(), task_arg(id), &owner, &err, &quiet);
-    struct aspace *from = clone_source_held(from_id, &from_err);
+    struct aspace *as = task_hold_aspace(self, task_arg(id), &owner, &err, &quiet);
+    struct aspace *from = clone_source_held(self, from_id, &from_err);
     long r = !from && from_err ? from_err : !as && err ? err : !as || !from ? VM_NEEDS_LOCK
-             : !quiet || as == from || as == self_task()->as ? E_INVAL
-                                                             : 0;
+             : !quiet || as == from || as == self->as ? E_INVAL
+                                                      : 0;
     if (r == 0) {
         const struct vm_req q = {.from = from};
         r = run_unlocked(clone_call, as, owner, &q);
@@ -636,12 +655,12 @@ static long clone_from_entry(u64 id, u64 from_id)
     return r;
 }
 
-/* SYSCALL_UNLOCKED: clone_from_entry, and under the BKL what it leaves (with probes on,
+/* SYSCALL_UNLOCKED: vm_clone_from, and under the BKL what it leaves (with probes on,
  * the whole call, its copy without the BKL as before: vm_clone_unlocked). */
 static long sys_vm_clone(u64 id, u64 from_id)
 {
     long err, r = VM_NEEDS_LOCK;
-    if (!kernel_lock_held() && (r = clone_from_entry(id, from_id)) != VM_NEEDS_LOCK &&
+    if (!kernel_lock_held() && (r = vm_clone_from(self_task(), id, from_id)) != VM_NEEDS_LOCK &&
         r != E_NOMEM)
         return r;
     struct task *from, *t = clone_pair(id, from_id, &from, &err);
@@ -696,6 +715,14 @@ long vm_map_file_unlocked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags
     const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags,
                              .obj = obj, .off = off};
     return without_bkl(map_file_call, t, &q);
+}
+
+long vm_map_file_from(struct task *self, int id, u64 addr, u64 len, u64 prot, u64 flags,
+                      struct memobj *obj, u64 off)
+{
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags,
+                             .obj = obj, .off = off};
+    return controlled_from_entry(self, id, map_file_call, &q);
 }
 
 long vm_map_file_locked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags,
@@ -820,17 +847,14 @@ static long vm_ctl_from_entry(u64 id, u64 op, u64 addr, u64 len, u64 prot, u64 f
             return E_PERM;
         flags &= ~(u64)VM_CTL_CALLER;
     }
-    long err = 0;
-    int owner;
-    struct aspace *as = fn && task > 0 ? task_hold_aspace(self_task(), task, &owner, &err, NULL) : NULL;
-    if (!as && err)
-        return err;
-    if (!as) {
-        kernel_lock();
-        return VM_NEEDS_LOCK;
-    }
     const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
-    return ending_unlocked(fn, as, owner, &q);
+    return controlled_from_entry(self_task(), task, fn, &q);
+}
+
+long vm_ctl_from(struct task *self, int id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    const struct vm_req q = {.addr = addr, .len = len, .prot = prot, .flags = flags};
+    return controlled_from_entry(self, id, unlocked_call(op, flags), &q);
 }
 
 /* SYSCALL_UNLOCKED: from vm_ctl_from_entry, else (or with probes on, which hold the lock

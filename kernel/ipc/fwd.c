@@ -175,8 +175,8 @@ struct linux_mark {
     u64 routed;                    /* the calls its helpers take (SYS_FWD_HELPER) */
 };
 
-/* Task t's marking, its controller's test passed: under the task table's lock without
- * the BKL (task_controlled_call), or under the BKL. */
+/* Task t's marking, its controller's test passed, under the task table's lock
+ * (task_controlled_call), with or without the BKL. */
 static long mark_linux(struct task *t, void *arg)
 {
     const struct linux_mark *m = arg;
@@ -215,11 +215,7 @@ long fwd_task_linux(struct task *self, u64 task, u64 server)
     struct linux_mark m = {.routed = __atomic_load_n(&self->fwd_helper_calls, __ATOMIC_RELAXED)};
     if (linux_server_of(self, id_of(server), &m.server))
         return FWD_DECLINED;
-    if (!kernel_lock_held())
-        return task_controlled_call(self, id_of(task), mark_linux, &m);
-    long err;
-    struct task *t = task_controlled(self, id_of(task), &err);
-    return t ? mark_linux(t, &m) : err;
+    return task_controlled_call(self, id_of(task), mark_linux, &m);
 }
 
 /* One helper a CPU, for one server: the last call for a CPU wins, so only privileged

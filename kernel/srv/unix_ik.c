@@ -138,6 +138,10 @@ static struct task *linux_task(int id)
     return task_controlled(holder, id, &err);
 }
 
+/* A task found under the task table's lock that is not this server's answers E_PERM
+ * there (task_hold_aspace, task_controlled_call); here E_SRCH, as linux_task has it. */
+static long ours(long r) { return r == E_PERM ? E_SRCH : r; }
+
 /* A live thread of a Linux task of this server, or NULL. */
 static struct thread *linux_thread(int tid)
 {
@@ -155,16 +159,19 @@ long rt_task_create(const char *name)
     return task_create_empty(holder, name, LINUX_PRIO, as);
 }
 
-long rt_task_linux(int id)
+static long mark_linux_ik(struct task *t, void *arg)
 {
-    KERNEL_SCOPE;
-    struct task *t = linux_task(id);
-    if (!t)
-        return E_SRCH;
-    if (t->live_threads)
+    (void)arg;
+    if (__atomic_load_n(&t->live_threads, __ATOMIC_RELAXED))
         return E_INVAL;
     t->linux_server = FWD_SERVER_IK;
     return 0;
+}
+
+/* Under the task table's lock, with or without the BKL (task_controlled_call). */
+long rt_task_linux(int id)
+{
+    return ours(task_controlled_call(holder, id, mark_linux_ik, NULL));
 }
 
 /* Every thread is marked killed (the caller's own too, when it ends its own process: it
@@ -190,36 +197,75 @@ long rt_task_reap(int id)
     return 0;
 }
 
-/* The copy without the BKL when it may, as the MK server's SYS_VM_CLONE (syscall.h). */
-long rt_vm_clone(int id, int from_id)
+/* ---- memory calls from a system call without the BKL (syscall.h's *_from forms) ----
+ * vm_op, rt_file_map and rt_vm_clone, called from a Linux thread's system call, do
+ * their work as the MK server's calls do from their entry: the task found and held under
+ * the task table's lock, no BKL at all. When the work must run under the BKL, the
+ * *_from call answers so with the BKL taken, and locked_after lets it go after the
+ * locked form. Other entries hold the BKL already and take the locked forms. */
+
+static long locked_after(long r)
 {
-    KERNEL_SCOPE;
+    kernel_unlock();
+    return r;
+}
+
+/* rt_vm_clone under the BKL; r the unlocked copy's VM_NEEDS_LOCK or E_NOMEM, or 0 when
+ * none was tried. */
+static long vm_clone_locked_ik(int id, int from_id, long r)
+{
     struct task *t = linux_task(id), *from = linux_task(from_id);
     if (!t || !from)
         return E_SRCH;
-    if (t->live_threads || t == from)
-        return E_INVAL;
-    long r = vm_clone_unlocked(t, from);
-    if (r != VM_NEEDS_LOCK && r != E_NOMEM)
-        return r;
-    t = linux_task(id);                /* either may have gone while the BKL was let go */
-    from = linux_task(from_id);
-    return t && from ? vm_clone_locked(t, from, r) : E_SRCH;
+    if (!r) {
+        if (t->live_threads || t == from)
+            return E_INVAL;
+        r = vm_clone_unlocked(t, from);
+        if (r != VM_NEEDS_LOCK && r != E_NOMEM)
+            return r;
+        t = linux_task(id);            /* either may have gone while the BKL was let go */
+        from = linux_task(from_id);
+        if (!t || !from)
+            return E_SRCH;
+    }
+    return vm_clone_locked(t, from, r);
 }
 
-/* A memory call on Linux task id: its work without the BKL when it may (as the MK
- * server's SYS_VM_CTL), else under it, the task looked up again. */
-static long vm_op(int id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+/* The copy as the MK server's SYS_VM_CLONE: from a system call without the BKL when it
+ * may (vm_clone_from), else under it. */
+long rt_vm_clone(int id, int from_id)
 {
-    KERNEL_SCOPE;
+    if (kernel_lock_held())
+        return vm_clone_locked_ik(id, from_id, 0);
+    long r = vm_clone_from(holder, (u64)id, (u64)from_id);
+    if (r != VM_NEEDS_LOCK && r != E_NOMEM)
+        return ours(r);
+    return locked_after(vm_clone_locked_ik(id, from_id, r));
+}
+
+/* vm_op's call under the BKL: the work without it when it may, the task looked up again
+ * after (it may have gone while the lock was let go). */
+static long vm_op_locked(int id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
     struct task *t = linux_task(id);
     if (!t)
         return E_SRCH;
     long r = vm_ctl_unlocked(t, op, addr, len, prot, flags);
     if (r != VM_NEEDS_LOCK)
         return r;
-    t = linux_task(id);                /* it may have gone while the BKL was let go */
+    t = linux_task(id);
     return t ? vm_ctl_locked(t, op, addr, len, prot, flags) : E_SRCH;
+}
+
+/* A memory call on Linux task id, as the MK server's SYS_VM_CTL. */
+static long vm_op(int id, u64 op, u64 addr, u64 len, u64 prot, u64 flags)
+{
+    if (kernel_lock_held())
+        return vm_op_locked(id, op, addr, len, prot, flags);
+    long r = vm_ctl_from(holder, id, op, addr, len, prot, flags);
+    if (r != VM_NEEDS_LOCK)
+        return ours(r);
+    return locked_after(vm_op_locked(id, op, addr, len, prot, flags));
 }
 
 long rt_vm_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags)
@@ -298,22 +344,34 @@ void rt_file_free(uint64_t handle)
     memobj_free_deferred_unlocked();
 }
 
-/* The server's own reference keeps the object while the BKL is let go: it frees its
- * files under its lock, which the caller holds. */
-long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
-                 uint64_t handle, uint64_t off)
+/* rt_file_map under the BKL: the work without it when it may, the task looked up again
+ * after. */
+static long file_map_locked(int id, u64 addr, u64 len, unsigned prot, unsigned flags,
+                            struct memobj *obj, u64 off)
 {
-    KERNEL_SCOPE;
     struct task *t = linux_task(id);
-    struct memobj *obj = (struct memobj *)handle;
     if (!t)
         return E_SRCH;
-    len = ALIGN_UP(len, PAGE_SIZE);
     long r = vm_map_file_unlocked(t, addr, len, prot, flags, obj, off);
     if (r != VM_NEEDS_LOCK)
         return r;
     t = linux_task(id);
     return t ? vm_map_file_locked(t, addr, len, prot, flags, obj, off) : E_SRCH;
+}
+
+/* The server's own reference keeps the object while the BKL is not held: it frees its
+ * files under its lock, which the caller holds. */
+long rt_file_map(int id, uint64_t addr, uint64_t len, unsigned prot, unsigned flags,
+                 uint64_t handle, uint64_t off)
+{
+    struct memobj *obj = (struct memobj *)handle;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    if (kernel_lock_held())
+        return file_map_locked(id, addr, len, prot, flags, obj, off);
+    long r = vm_map_file_from(holder, id, addr, len, prot, flags, obj, off);
+    if (r != VM_NEEDS_LOCK)
+        return ours(r);
+    return locked_after(file_map_locked(id, addr, len, prot, flags, obj, off));
 }
 
 /* Bytes between kernel memory and task t's pages, one page at a time through the
