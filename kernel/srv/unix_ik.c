@@ -432,8 +432,24 @@ long rt_copy_from(int id, void *dst, uint64_t uaddr, size_t n)
     return copy_other(id, uaddr, dst, n, false);
 }
 
+/* The calling thread, when it is thread tid of a Linux process of this server
+ * (own_task's tests): fork reads its own registers, execve and a signal's delivery and
+ * return write them. It stays while it runs here, so it needs no lookup and no BKL (its
+ * frame is under its own lock: fwd_regs_get, fwd_regs_set). */
+static struct thread *own_thread(int tid)
+{
+    struct thread *t = current_thread();
+    return t->tid == tid && t->task && own_task(t->task->id) &&
+                   t->task->linux_server == FWD_SERVER_IK
+               ? t
+               : NULL;
+}
+
 long rt_regs_get(int tid, struct user_regs *r)
 {
+    struct thread *own = own_thread(tid);
+    if (own)
+        return fwd_regs_get(own, r);
     KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     return t ? fwd_regs_get(t, r) : E_SRCH;
@@ -441,6 +457,9 @@ long rt_regs_get(int tid, struct user_regs *r)
 
 long rt_regs_set(int tid, const struct user_regs *r)
 {
+    struct thread *own = own_thread(tid);
+    if (own)
+        return fwd_regs_set(own, r);
     KERNEL_SCOPE;
     struct thread *t = linux_thread(tid);
     return t ? fwd_regs_set(t, r) : E_SRCH;
