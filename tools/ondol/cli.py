@@ -191,7 +191,8 @@ def cmd_net(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.host:
         return cmd_bench_host(args)
-    bench = benchmarks.get(args.name, quick=args.quick, cpus=args.cpus, modes=args.rmap)
+    subset = {"cpus": args.cpus, "modes": args.rmap} if args.cpus or args.rmap else {}
+    bench = benchmarks.get(args.name, quick=args.quick, **subset)
     if args.order and not bench.model_qemu:
         raise OndolError(f"--order is for the coherence model's benchmarks, not {bench.name}")
     args.runs = 1 if args.runs is None else args.runs
