@@ -666,8 +666,8 @@ def test_a_linux_process_life_takes_no_bkl_for_its_server_calls(form):
     without the BKL"). MK: the server's SYS_THREAD_CTL register reads and writes and its
     SYS_TASK_LINUX make no BKL acquisition (on one CPU no lock they try is busy, so none
     declines), and the open receives that block take none either. IK: the server's
-    memory calls (map, unmap, protect, discard), file maps, clones and Linux marking
-    take none."""
+    memory calls (map, unmap, protect, discard), file maps, clones, Linux marking, a
+    thread's own registers and the copies to another process take none."""
     status, out, records = run_to_halt({"unix": form, "linux_init": "/bench/aim-1-2",
                                         "lockcheck": "on"}, timeout=300, icount=True)
     assert status == 0 and "lockcheck: 0 reports" in out, out[-3000:]
@@ -675,7 +675,8 @@ def test_a_linux_process_life_takes_no_bkl_for_its_server_calls(form):
     assert len(jobs) == 1 and jobs[0]["ok"] and jobs[0]["jobs"] == 2, records
     calls, sites = bkl_census(out)
     if form == "ik":
-        ik_calls = ("vm_op", "rt_file_map", "rt_vm_clone", "rt_task_linux")
+        ik_calls = ("vm_op", "rt_file_map", "rt_vm_clone", "rt_task_linux", "rt_regs_",
+                    "copy_other")
         assert not [s for s in sites if s.startswith(ik_calls)], sites
         return
     assert "46" not in calls and "47" not in calls, calls

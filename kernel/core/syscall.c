@@ -322,7 +322,8 @@ struct vm_req {
     u64 off;
     struct aspace *from;      /* VM_CLONE: the address space copied (held by the caller) */
     u64 local;                /* SYS_TASK_COPY: the caller's buffer (addr, len: the
-                                 task's range; flags: the direction) */
+                                 task's range; flags: the direction); vm_copy_from: a
+                                 kernel buffer */
 };
 
 typedef long vm_call(struct aspace *as, int owner, const struct vm_req *q);
@@ -935,6 +936,32 @@ static long task_copy_call(struct aspace *as, int owner, const struct vm_req *q)
         done += n;
     }
     return 0;
+}
+
+/* A copy between a kernel buffer (q->local, a kernel address) and the task's range,
+ * page by page under its address space's lock (vm_copy_unlocked): the IK server's. */
+static long kernel_copy_call(struct aspace *as, int owner, const struct vm_req *q)
+{
+    (void)owner;
+    if (!user_range_ok(q->addr, q->len))
+        return E_FAULT;
+    u8 *local = (u8 *)q->local;
+    for (u64 done = 0; done < q->len;) {
+        u64 va = q->addr + done;
+        size_t n = MIN(q->len - done, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
+        int err = vm_copy_unlocked(as, va, local + done, n, q->flags == TASK_COPY_TO);
+        if (err)
+            return err;
+        done += n;
+    }
+    return 0;
+}
+
+long vm_copy_from(struct task *self, int id, u64 addr, void *kbuf, u64 len, bool to_task)
+{
+    const struct vm_req q = {.addr = addr, .len = len, .local = (u64)kbuf,
+                             .flags = to_task ? TASK_COPY_TO : TASK_COPY_FROM};
+    return controlled_from_entry(self, id, kernel_copy_call, &q);
 }
 
 static long task_copy_args(u64 dir, u64 remote, u64 local, u64 len)

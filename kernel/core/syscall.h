@@ -47,6 +47,14 @@ long vm_map_file_locked(struct task *t, u64 addr, u64 len, u64 prot, u64 flags,
 long vm_map_file_from(struct task *self, int id, u64 addr, u64 len, u64 prot, u64 flags,
                       struct memobj *obj, u64 off);
 
+/* The IK server's copy of len bytes between the kernel buffer kbuf and addr in task id,
+ * which self controls (to_task: into the task), from a caller without the kernel lock, as
+ * vm_ctl_from finds the task; each page resolved and copied under its address space's
+ * lock, as the task's own access would be (E_FAULT when it is not allowed). 0, E_*, or
+ * VM_NEEDS_LOCK with the lock taken (a file page being dropped; bytes before it may have
+ * been copied): then copy again under it. */
+long vm_copy_from(struct task *self, int id, u64 addr, void *kbuf, u64 len, bool to_task);
+
 struct meminfo;
 /* SYS_MEMINFO's figures (the logs applied first, so object counts are exact). */
 void kernel_meminfo(struct meminfo *m);

@@ -408,12 +408,22 @@ static bool own_task(int id)
     return t && t->id == id && t->parent == holder && !t->zombie && !t->exiting;
 }
 
-/* Another task's memory, through its pages. */
-static long copy_other(int id, u64 uaddr, u8 *local, size_t n, bool to_task)
+/* Another task's memory, through its pages, under the BKL. */
+static long copy_other_locked(int id, u64 uaddr, u8 *local, size_t n, bool to_task)
 {
-    KERNEL_SCOPE;
     struct task *t = linux_task(id);
     return t ? copy_pages(t, uaddr, local, n, to_task) : E_SRCH;
+}
+
+/* From a system call without the BKL when it may (vm_copy_from), else under it. */
+static long copy_other(int id, u64 uaddr, u8 *local, size_t n, bool to_task)
+{
+    if (kernel_lock_held())
+        return copy_other_locked(id, uaddr, local, n, to_task);
+    long r = vm_copy_from(holder, id, uaddr, local, n, to_task);
+    if (r != VM_NEEDS_LOCK)
+        return ours(r);
+    return locked_after(copy_other_locked(id, uaddr, local, n, to_task));
 }
 
 /* The calling process's own memory is the current address space: the fault-safe user
