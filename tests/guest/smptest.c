@@ -593,10 +593,18 @@ static uint64_t frames_in_use(void)
     return m.frames_total - m.frames_free - m.kobj_frames;
 }
 
-/* 0 when the frames in use are `before` again, else 1 with both printed. */
+/* 0 when the frames in use are `before` again, else 1 with both printed. What another
+ * CPU still frees after the wait that saw a task end (the exited thread's kernel stack,
+ * freed once that CPU is off it: sched.c after_switch) may land a tick later, so the
+ * count may take up to SETTLE_TICKS ticks to come back; a leak never does. */
+#define SETTLE_TICKS 100
 static int frames_back(const char *test, uint64_t before)
 {
     uint64_t after = frames_in_use();
+    for (int i = 0; i < SETTLE_TICKS && after != before; i++) {
+        sys_sleep(1);
+        after = frames_in_use();
+    }
     if (after == before)
         return 0;
     printf("%s FAIL: frames in use %llu before, %llu after\n", test,
