@@ -203,32 +203,31 @@ long rt_task_reap(int id)
  * the task table's lock, no BKL at all. When the work must run under the BKL, the
  * *_from call answers so with the BKL taken, and locked_after lets it go after the
  * locked form. Other entries hold the BKL already and take the locked forms. */
-
 static long locked_after(long r)
 {
     kernel_unlock();
     return r;
 }
 
-/* rt_vm_clone under the BKL; r the unlocked copy's VM_NEEDS_LOCK or E_NOMEM, or 0 when
- * none was tried. */
-static long vm_clone_locked_ik(int id, int from_id, long r)
+/* The end of a clone under the BKL, after a copy without it answered r (VM_NEEDS_LOCK:
+ * nothing copied; E_NOMEM: a part to clean up): both tasks looked up again, as either may
+ * have gone meanwhile. */
+static long vm_clone_end_locked(int id, int from_id, long r)
+{
+    struct task *t = linux_task(id), *from = linux_task(from_id);
+    return t && from ? vm_clone_locked(t, from, r) : E_SRCH;
+}
+
+/* The whole clone from an entry that holds the BKL: the copy without it when it may. */
+static long vm_clone_ik_locked(int id, int from_id)
 {
     struct task *t = linux_task(id), *from = linux_task(from_id);
     if (!t || !from)
         return E_SRCH;
-    if (!r) {
-        if (t->live_threads || t == from)
-            return E_INVAL;
-        r = vm_clone_unlocked(t, from);
-        if (r != VM_NEEDS_LOCK && r != E_NOMEM)
-            return r;
-        t = linux_task(id);            /* either may have gone while the BKL was let go */
-        from = linux_task(from_id);
-        if (!t || !from)
-            return E_SRCH;
-    }
-    return vm_clone_locked(t, from, r);
+    if (t->live_threads || t == from)
+        return E_INVAL;
+    long r = vm_clone_unlocked(t, from);
+    return r == VM_NEEDS_LOCK || r == E_NOMEM ? vm_clone_end_locked(id, from_id, r) : r;
 }
 
 /* The copy as the MK server's SYS_VM_CLONE: from a system call without the BKL when it
@@ -236,11 +235,11 @@ static long vm_clone_locked_ik(int id, int from_id, long r)
 long rt_vm_clone(int id, int from_id)
 {
     if (kernel_lock_held())
-        return vm_clone_locked_ik(id, from_id, 0);
+        return vm_clone_ik_locked(id, from_id);
     long r = vm_clone_from(holder, (u64)id, (u64)from_id);
     if (r != VM_NEEDS_LOCK && r != E_NOMEM)
         return ours(r);
-    return locked_after(vm_clone_locked_ik(id, from_id, r));
+    return locked_after(vm_clone_end_locked(id, from_id, r));
 }
 
 /* vm_op's call under the BKL: the work without it when it may, the task looked up again
