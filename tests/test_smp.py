@@ -546,6 +546,23 @@ def test_a_kill_that_lands_before_a_receive_blocks_still_ends_the_thread(cpus, i
     assert "killrace ok rounds=300" in out, out[-3000:]
 
 
+@pytest.mark.parametrize("cpus", [2, 4])
+def test_tasks_made_without_the_bkl_while_others_kill_and_wait_for_them(cpus):
+    """Task creation takes no BKL (docs/smp.md "Done: task creation from its entry"): a
+    creator thread on every CPU but one makes empty tasks while a killer thread ends each
+    as soon as its id is known and the main thread collects them with a wait for any
+    child (smptest createrace), wall clock, with the lock checker on. Every creation
+    gives a new id, every kill ends its task, every wait gives each id once with the
+    kill's status, a reaped id names no task, no frame stays behind, no checker report,
+    and the census counts no task creation under the BKL."""
+    out = smptest(["smptest,createrace,150"], cpus, timeout=240, lockcheck="on",
+                  lockcheck_spin_ms=CHECKER_SPIN_MS)
+    assert f"createrace ok tasks={150 * (cpus - 1)} creators={cpus - 1}" in out, out[-3000:]
+    assert "lockcheck: 0 reports" in out, out[-3000:]
+    calls, sites = bkl_census(out)
+    assert "34" not in calls and not [s for s in sites if "task_create" in s], (calls, sites)
+
+
 @pytest.mark.parametrize("cpus,icount", [(2, False), (4, False), (4, True)])
 def test_fastpath_and_general_path_on_one_server_race_with_the_lock_checker(cpus, icount):
     """One server on CPU 0 answering with untimed reply_recv, three clients per CPU calling
@@ -676,11 +693,12 @@ def test_a_linux_process_life_takes_no_bkl_for_its_server_calls(form):
     calls, sites = bkl_census(out)
     if form == "ik":
         ik_calls = ("vm_op", "rt_file_map", "rt_vm_clone", "rt_task_linux", "rt_regs_",
-                    "copy_other")
+                    "copy_other", "rt_task_create", "task_create")
         assert not [s for s in sites if s.startswith(ik_calls)], sites
         return
-    assert "46" not in calls and "47" not in calls, calls
-    assert not [s for s in sites if s.startswith(("sys_thread_ctl", "sys_task_linux"))], sites
+    assert "46" not in calls and "47" not in calls and "34" not in calls, calls
+    assert not [s for s in sites if s.startswith(("sys_thread_ctl", "sys_task_linux",
+                                                  "sys_task_create"))], sites
     blocking = re.search(r"lockcheck: (\d+) IPC sends and receives without the BKL", out)
     assert blocking and int(blocking.group(1)) > 0, out[-3000:]
 

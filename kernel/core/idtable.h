@@ -17,13 +17,17 @@ struct idtable {
     static u32 name##_gens[1 << (b)];                                      \
     static struct idtable name = {(b), name##_objs, name##_gens, 1, 0}
 
-int idtable_alloc(struct idtable *t, void *obj);        /* new id, or -1 when full */
+/* A new id for obj, or -1 when full. Callers serialise allocations and frees (a lock);
+ * a lookup may run beside them: the slot's generation and *id_out (the object's own copy
+ * of its id) are written before the slot is, so an object found is found with its
+ * current generation (a stale id never matches it) and knows its id. */
+int idtable_alloc(struct idtable *t, void *obj, int *id_out);
 /* The slot's object, if `id` is its current id. `bits` must equal t->bits; passing it as
  * a constant lets the hot lookups (threads, on every IPC) compile to a few instructions. */
 static inline void *idtable_lookup(struct idtable *t, int id, int bits)
 {
     int s = id & ((1 << bits) - 1);
-    void *obj = t->objs[s];
+    void *obj = __atomic_load_n(&t->objs[s], __ATOMIC_ACQUIRE);   /* before gens[s] */
     return id > 0 && obj && (int)(t->gens[s] << bits | (u32)s) == id ? obj : NULL;
 }
 static inline void *idtable_get(struct idtable *t, int id) { return idtable_lookup(t, id, t->bits); }

@@ -553,15 +553,17 @@ static long sys_vm_protect(u64 addr, u64 len, u64 prot)
 
 /* ---- task control for servers (docs/memory.md): the caller controls the tasks it created */
 
+/* SYSCALL_UNLOCKED: the address space and the task without the BKL (task.h); under it
+ * when there is no address space of its own to give (mmu=off, or none made). */
 static long sys_task_create(u64 uname)
 {
     char name[NAME_LEN];
     long r = copyin_str(name, uname, sizeof(name));
     if (r < 0)
         return r;
-    kernel_unlock();                   /* the address space is made without the BKL */
     struct aspace *as = task_aspace_unlocked();
-    kernel_lock();
+    if (!as)
+        bkl_take();
     return task_create_empty(self_task(), name, spawn_ceiling(false), as);
 }
 

@@ -22,36 +22,47 @@
 
 static struct kcache task_cache = KCACHE_INIT("task", sizeof(struct task));
 IDTABLE(tasks, 10);
-/* Class tasks (task_hold_aspace): the table's slots, and each task's as and parent, are
- * written under it (and the BKL), so that a lookup under it alone finds a task object
- * that is not freed meanwhile and an address space it still has. */
+/* Class tasks (task_hold_aspace): the table's slots, each task's as and parent, and
+ * every task's list of children are written under it (and, but for a task's creation,
+ * the BKL), so that a lookup under it alone finds a task object that is not freed
+ * meanwhile and an address space it still has, and a creation without the BKL
+ * (task_new) links a child while a holder of the BKL unlinks another. Readers under the
+ * BKL alone (task_wait, task_kill_other, tasks_each) see a new task only once it is whole:
+ * it is published last, its fields set before. */
 static struct spinlock table_lock = SPINLOCK_INIT(TASKS);
 
 struct task *task_lookup(int id) { return idtable_get(&tasks, id); }
 u64 task_count(void) { return (u64)tasks.count; }
 
 /* Each task's children are a list (children, through sibling), so a wait, an orphaning
- * and the UNIX server's reaping look at a task's own children, not at the whole table. */
-static void child_link(struct task *parent, struct task *t)
+ * and the UNIX server's reaping look at a task's own children, not at the whole table.
+ * Under the table's lock; a new head is stored last (readers under the BKL alone walk
+ * the list from its head while a creation adds to it). */
+static void child_link_locked(struct task *parent, struct task *t)
 {
-    spin_lock(&table_lock);
     t->parent = parent;
-    spin_unlock(&table_lock);
     if (parent) {
         t->sibling = parent->children;
-        parent->children = t;
+        __atomic_store_n(&parent->children, t, __ATOMIC_RELEASE);
     }
+}
+
+/* A walk of t's children from a holder of the BKL (no unlink meanwhile), beside a
+ * creation that may add a new head (child_link_locked). */
+static struct task *first_child(struct task *t)
+{
+    return __atomic_load_n(&t->children, __ATOMIC_ACQUIRE);
 }
 
 static void child_unlink(struct task *t)
 {
     if (!t->parent)
         return;
+    spin_lock(&table_lock);
     struct task **pp = &t->parent->children;
     while (*pp != t)
         pp = &(*pp)->sibling;
     *pp = t->sibling;
-    spin_lock(&table_lock);
     t->parent = NULL;
     spin_unlock(&table_lock);
     t->sibling = NULL;
@@ -120,33 +131,38 @@ static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out
 struct aspace *task_aspace_unlocked(void) { return mmu_on ? aspace_create() : NULL; }
 
 /* A task object with an id and an empty address space (as, made beforehand by
- * task_aspace_unlocked, or NULL: made here), named `name` (cut to NAME_LEN - 1), a child
- * of `parent`, its threads capped at `max_prio`; NULL when memory runs out (as then goes). */
-static struct task *task_new(struct task *parent, const char *name, int max_prio,
-                             struct aspace *as)
+ * task_aspace_unlocked, or NULL: made here, under the BKL), named `name` (cut to
+ * NAME_LEN - 1), a child of `parent`, its threads capped at `max_prio`; its id, or
+ * E_NOMEM when memory or ids run out (as then goes). With an address space given, the
+ * BKL is not needed: the task is whole before the table's lock publishes it (its id and
+ * its place among its parent's children), and is not touched after, for it may be
+ * killed and freed as soon as it is published (task_kill_other). */
+static long task_new(struct task *parent, const char *name, int max_prio, struct aspace *as)
 {
     if (!as)
         as = aspace_for_task();
     struct task *t = as ? kobj_alloc(&task_cache) : NULL;
-    if (t) {
-        t->as = as;                  /* before the table has it (task_hold_aspace) */
-        spin_lock(&table_lock);
-        t->id = idtable_alloc(&tasks, t);
-        spin_unlock(&table_lock);
-    }
-    if (t && t->id <= 0) {
-        kobj_free(&task_cache, t);
-        t = NULL;
-    }
     if (!t) {
         if (as && !as->shared)
             aspace_destroy(as);
-        return NULL;
+        return E_NOMEM;
     }
+    t->as = as;
     memcpy(t->name, name, strnlen(name, NAME_LEN - 1));
-    child_link(parent, t);
     t->max_prio = max_prio;
-    return t;
+    t->parent = parent;              /* before the table has it (task_kill_other) */
+    marker_define(as->asid, DOMAIN_USER, t->name);
+    spin_lock(&table_lock);
+    int id = idtable_alloc(&tasks, t, &t->id);
+    if (id > 0)
+        child_link_locked(parent, t);
+    spin_unlock(&table_lock);
+    if (id > 0)
+        return id;
+    kobj_free(&task_cache, t);
+    if (!as->shared)
+        aspace_destroy(as);
+    return E_NOMEM;
 }
 
 /* A new task from boot-archive program `prog`; its threads may run at most at `max_prio`
@@ -160,9 +176,10 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
         return E_NOENT;
     /* As on Unix, the task is named by argv[0] (the program when there is none): a
      * program can start copies of itself under names that ps and the cache model show. */
-    struct task *t = task_new(parent, argc > 0 && argv[0][0] ? argv[0] : prog, max_prio, NULL);
-    if (!t)
-        return E_NOMEM;
+    long id = task_new(parent, argc > 0 && argv[0][0] ? argv[0] : prog, max_prio, NULL);
+    if (id < 0)
+        return id;
+    struct task *t = task_lookup((int)id);   /* under the BKL: no kill has ended it */
     t->privileged = privileged;
     u64 sp, uargv;
     int err = elf_load(t->as, t->id, image, size, &t->entry);
@@ -175,19 +192,14 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
         task_free(t);
         return err ? err : E_NOMEM;
     }
-    marker_define(t->as->asid, DOMAIN_USER, t->name);
-    return t->id;
+    return id;
 }
 
 /* An empty task (task control for servers): an address space without threads, a child
  * of `parent`, which controls it. It runs once the parent gives it a thread. */
 long task_create_empty(struct task *parent, const char *name, int max_prio, struct aspace *as)
 {
-    struct task *t = task_new(parent, name, max_prio, as);
-    if (!t)
-        return E_NOMEM;
-    marker_define(t->as->asid, DOMAIN_USER, t->name);
-    return t->id;
+    return task_new(parent, name, max_prio, as);
 }
 
 void tasks_each(void (*fn)(struct task *, void *), void *arg)
@@ -255,11 +267,14 @@ struct task *task_controlled(struct task *self, int id, long *err)
  * are children that never got a thread (nothing else could ever end them). */
 static void orphan_children(struct task *dying)
 {
-    for (struct task *c = dying->children, *next; c; c = next) {
-        next = c->sibling;
-        spin_lock(&table_lock);
+    spin_lock(&table_lock);
+    struct task *children = dying->children;
+    dying->children = NULL;
+    for (struct task *c = children; c; c = c->sibling)
         c->parent = NULL;
-        spin_unlock(&table_lock);
+    spin_unlock(&table_lock);
+    for (struct task *c = children, *next; c; c = next) {
+        next = c->sibling;
         c->sibling = NULL;
         if (!c->zombie && !c->threads) {
             task_memory_release(c);
@@ -268,7 +283,6 @@ static void orphan_children(struct task *dying)
         if (c->zombie)
             task_free(c);
     }
-    dying->children = NULL;
 }
 
 /* A task without live threads: its memory goes, its parent is told (or it is freed). */
@@ -396,7 +410,9 @@ long task_handover(struct task *self, int id, int to_id)
     if (t->privileged && !to->privileged)
         return E_PERM;                /* control of a privileged task is privilege */
     child_unlink(t);
-    child_link(to, t);
+    spin_lock(&table_lock);
+    child_link_locked(to, t);
+    spin_unlock(&table_lock);
     t->max_prio = MIN(t->max_prio, to->max_prio);
     waitq_wake_all(&self->child_exit, 0);    /* a wait for it now finds it gone */
     return 0;
@@ -404,7 +420,7 @@ long task_handover(struct task *self, int id, int to_id)
 
 int task_ended_child(struct task *parent)
 {
-    for (struct task *c = parent->children; c; c = c->sibling)
+    for (struct task *c = first_child(parent); c; c = c->sibling)
         if (c->zombie)
             return c->id;
     return 0;
@@ -414,7 +430,7 @@ long task_wait(struct task *parent, int id, int *status)
 {
     for (;;) {
         bool have_child = false;
-        for (struct task *c = parent->children; c; c = c->sibling) {
+        for (struct task *c = first_child(parent); c; c = c->sibling) {
             if (id != -1 && c->id != id)
                 continue;
             have_child = true;

@@ -46,13 +46,15 @@ static inline void thread_user_context(struct cpu *c, const struct thread *t)
 long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
                 int max_prio);
 /* Task creation's two halves (docs/smp.md "Done: task creation and file objects without
- * the BKL"): task_aspace_unlocked makes the new task's address space, and may run without
- * the kernel lock (the frame allocator, the asid table and the object caches have their
- * own locks, and nothing else sees it yet); NULL when memory runs out or with mmu=off (the
- * one shared address space is made under the lock). task_create_empty, under the lock,
- * makes an empty task (no threads, no memory) on that address space, or on one it makes
- * when given NULL, whose threads may run at most at max_prio: its id, or E_NOMEM (the
- * address space given then goes). */
+ * the BKL", "Done: task creation from its entry"): task_aspace_unlocked makes the new
+ * task's address space without the kernel lock (the frame allocator, the asid table and
+ * the object caches have their own locks, and nothing else sees it yet); NULL when memory
+ * runs out or with mmu=off. task_create_empty makes an empty task (no threads, no memory)
+ * on that address space, without the kernel lock too (the task table's lock publishes
+ * it whole), or, under the lock, on one it makes when given NULL (the one shared address
+ * space of mmu=off); a child of parent whose threads may run at most at max_prio: its
+ * id, or E_NOMEM (the address space given then goes). The caller must not reach the
+ * task but by its id: it may be killed as soon as it exists. */
 struct aspace *task_aspace_unlocked(void);
 long task_create_empty(struct task *parent, const char *name, int max_prio, struct aspace *as);
 /* Task `id` if `self` controls it (created it), else NULL with *err E_SRCH or E_PERM. */

@@ -69,8 +69,7 @@ static struct thread *thread_alloc(int prio)
     }
     t->kstack = (u64)phys_to_virt(pa);
     *(u64 *)t->kstack = STACK_CANARY;
-    t->tid = idtable_alloc(&thread_ids, t);
-    if (t->tid < 0) {
+    if (idtable_alloc(&thread_ids, t, &t->tid) < 0) {
         frame_free_contig(pa, KSTACK_PAGES);
         kobj_free(&thread_cache, t);
         return NULL;

@@ -151,12 +151,17 @@ static struct thread *linux_thread(int tid)
     return t->task->linux_server == FWD_SERVER_IK ? t : NULL;
 }
 
-/* The address space without the BKL, the task under it (task.h's two halves). */
+/* Without the BKL (task.h), but with mmu=off (one shared address space). */
+static long task_create_shared(const char *name)
+{
+    KERNEL_SCOPE;
+    return task_create_empty(holder, name, LINUX_PRIO, NULL);
+}
+
 long rt_task_create(const char *name)
 {
     struct aspace *as = task_aspace_unlocked();
-    KERNEL_SCOPE;
-    return task_create_empty(holder, name, LINUX_PRIO, as);
+    return as ? task_create_empty(holder, name, LINUX_PRIO, as) : task_create_shared(name);
 }
 
 static long mark_linux_ik(struct task *t, void *arg)

@@ -2998,6 +2998,118 @@ static int copyrace(int rounds)
     return 0;
 }
 
+/* ---- createrace -------------------------------------------------------------------------- */
+/* Task creation without the BKL (docs/smp.md "Done: task creation from its entry"): a
+ * creator thread on each CPU but the first makes empty tasks as fast as it can, while a
+ * killer thread ends each one as soon as its id is known and the main thread collects
+ * them with a wait for any child: the caller's list of children grows at its head (a
+ * creation) while a wait walks it and unlinks from it (under the BKL), and the table of
+ * tasks gains ids while a kill looks them up. Every creation must give a new id, every
+ * kill end its task, every wait give each id once with the kill's status; a stale id
+ * then names no task, and no frame is left behind. */
+#define CR_CREATORS_MAX 15
+#define CR_MAX (CR_CREATORS_MAX * 400)
+#define CR_LIVE 256                    /* tasks made and not yet reaped, at most about */
+static volatile long cr_ids[CR_MAX];
+static volatile long cr_made, cr_killed, cr_reaped;
+static volatile int cr_failed, cr_go, cr_end;    /* cr_end: the threads may return */
+static int cr_total;
+static uint8_t cr_seen[CR_MAX];
+
+static void cr_fail(const char *what, long a, long b) { first_fail(&cr_failed, "createrace", what, a, b); }
+
+static int cr_creator(void *arg)
+{
+    long rounds = (long)arg;
+    while (!cr_go)
+        sys_yield();
+    for (long i = 0; i < rounds && !cr_failed; i++) {
+        while (cr_made - cr_reaped >= CR_LIVE && !cr_failed)
+            sys_yield();               /* ids are 1,023: those not reaped keep theirs */
+        long t = sys_task_create("crkid");
+        if (t <= 0)
+            return cr_fail("task_create", i, t), 1;
+        cr_ids[__atomic_fetch_add(&cr_made, 1, __ATOMIC_RELAXED)] = t;
+    }
+    while (!cr_end)
+        sys_yield();
+    return 0;
+}
+
+static int cr_killer(void *arg)
+{
+    (void)arg;
+    for (long k = 0; k < cr_total && !cr_failed; k++) {
+        long t;
+        while (!(t = cr_ids[k]) && !cr_failed)
+            sys_yield();
+        long r = t ? sys_task_kill((int)t) : 0;
+        if (r != 0)
+            return cr_fail("kill of a new task", t, r), 1;
+        cr_killed++;
+    }
+    while (!cr_end)
+        sys_yield();
+    return 0;
+}
+
+/* The wait's side: each id once, with the kill's status. E_SRCH while no child is alive
+ * (the creators are behind the waits) is waited out. */
+static int cr_reap(void)
+{
+    while (cr_reaped < cr_total && !cr_failed) {
+        int status = -1;
+        long w = sys_task_wait(-1, &status);
+        if (w == E_SRCH) {
+            sys_yield();
+            continue;
+        }
+        long k = 0;
+        while (k < cr_total && cr_ids[k] != w)
+            k++;
+        if (w <= 0 || k == cr_total || cr_seen[k] || status != KILLED_STATUS)
+            return cr_fail("wait", w, status), 1;
+        cr_seen[k] = 1;
+        cr_reaped++;
+    }
+    return cr_failed;
+}
+
+static int createrace(int rounds)
+{
+    struct time_info t0 = now();
+    int creators = t0.cpus > 1 ? (int)t0.cpus - 1 : 1;
+    creators = creators < CR_CREATORS_MAX ? creators : CR_CREATORS_MAX;
+    rounds = rounds * creators <= CR_MAX ? rounds : CR_MAX / creators;
+    cr_total = rounds * creators;
+    struct thread threads[CR_CREATORS_MAX + 1];
+    for (int i = 0; i <= creators; i++) {
+        int (*fn)(void *) = i < creators ? cr_creator : cr_killer;
+        if (thread_start(&threads[i], fn, (void *)(long)rounds, PRIO_INHERIT, 16 * 1024) < 0)
+            return printf("createrace FAIL: thread_start\n"), 1;
+    }
+    memset((void *)cr_ids, 0, sizeof(cr_ids));  /* their pages in before the count */
+    memset(cr_seen, 0, sizeof(cr_seen));
+    uint64_t before = frames_in_use();          /* the threads' stacks made: the tasks' */
+    cr_go = 1;
+    if (cr_reap())
+        return 1;                      /* the task's end takes the threads with it */
+    while (cr_killed < cr_total && !cr_failed)   /* its count follows the last end */
+        sys_yield();
+    long stale = sys_task_kill((int)cr_ids[0]);
+    if (stale != E_SRCH || sys_task_wait(-1, NULL) != E_SRCH) {
+        printf("createrace FAIL: a reaped id still names a task (kill %ld)\n", stale);
+        return 1;
+    }
+    if (cr_failed || frames_back("createrace", before))   /* the threads still live */
+        return 1;
+    cr_end = 1;
+    for (int i = 0; i <= creators; i++)
+        thread_join(&threads[i], NULL);
+    printf("createrace ok tasks=%d creators=%d\n", cr_total, creators);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -3050,6 +3162,8 @@ int main(int argc, char **argv)
         return killrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
+    if (!strcmp(mode, "createrace"))
+        return createrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "copyrace"))
         return copyrace(n > 0 ? n : 200);
     if (!strcmp(mode, "frames"))
@@ -3058,7 +3172,7 @@ int main(int argc, char **argv)
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N"
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | createrace N"
            " | frames N | copyrace N\n");
     return 2;
 }
