@@ -300,18 +300,54 @@ static void task_ended(struct task *task)
 }
 
 /* The last thread is leaving: its task's memory goes without the kernel lock, in pieces
- * (regions_teardown_unlocked), before the rest of the exit. Meanwhile the task is marked
- * exiting, so its server's calls find it gone (task_controlled: no new thread, mapping or
- * copy), and it is no zombie yet, so no wait collects it; its other threads are zombies
- * already. What is left (a call under way's mappings, the top page table, the id) goes
- * with aspace_destroy under the lock (task_ended). */
+ * (regions_teardown_unlocked), before the rest of the exit. Meanwhile the task is
+ * exiting (last_thread_left), so its server's calls find it gone (task_controlled: no new
+ * thread, mapping or copy), and it is no zombie yet, so no wait collects it; its other
+ * threads are zombies already. What is left (a call under way's mappings, the top page
+ * table, the id) goes with aspace_destroy under the lock (task_ended). */
 static void memory_release_unlocked(struct task *task)
 {
     if (task->as->shared)
         return;
-    __atomic_store_n(&task->exiting, true, __ATOMIC_RELAXED);
     aspace_leave_all(task->as);
     regions_teardown_unlocked(task->as);
+}
+
+void task_thread_link_locked(struct task *task, struct thread *t)
+{
+    t->task_next = task->threads;
+    __atomic_store_n(&task->threads, t, __ATOMIC_RELEASE);   /* readers under the BKL */
+    __atomic_store_n(&task->live_threads, task->live_threads + 1, __ATOMIC_RELAXED);
+}
+
+void task_thread_link(struct task *task, struct thread *t)
+{
+    spin_lock(&table_lock);
+    task_thread_link_locked(task, t);
+    spin_unlock(&table_lock);
+}
+
+void task_thread_unlink(struct task *task, struct thread *t)
+{
+    spin_lock(&table_lock);
+    struct thread **pp = &task->threads;
+    while (*pp != t)
+        pp = &(*pp)->task_next;
+    *pp = t->task_next;
+    spin_unlock(&table_lock);
+}
+
+/* One live thread fewer; true when it was the last, the task then exiting: from here no
+ * thread joins it (a creation without the BKL tests exiting under the same lock). */
+static bool last_thread_left(struct task *task)
+{
+    spin_lock(&table_lock);
+    int left = task->live_threads - 1;
+    __atomic_store_n(&task->live_threads, left, __ATOMIC_RELAXED);
+    if (!left)
+        __atomic_store_n(&task->exiting, true, __ATOMIC_RELAXED);
+    spin_unlock(&table_lock);
+    return left == 0;
 }
 
 /* Called by thread_exit for every exiting thread, with the thread already a zombie. A
@@ -326,7 +362,7 @@ void task_thread_exited(struct thread *t)
     }
     if (!task->exiting)
         task->exit_status = t->exit_status;
-    if (--task->live_threads > 0)
+    if (!last_thread_left(task))
         return;
     memory_release_unlocked(task);
     /* Last thread: free the other (zombie) threads and the memory. Our own stack is in use,
@@ -348,10 +384,12 @@ void task_kill(struct task *task, int status) { task_kill_except(task, status, c
 
 void task_kill_except(struct task *task, int status, struct thread *self)
 {
+    spin_lock(&table_lock);          /* a creation without the BKL adds no thread after */
     if (!task->exiting) {
         __atomic_store_n(&task->exiting, true, __ATOMIC_RELAXED);
         task->exit_status = status;
     }
+    spin_unlock(&table_lock);
     for (struct thread *t = task->threads; t; t = t->task_next) {
         if (t == self || t->state == T_ZOMBIE)
             continue;

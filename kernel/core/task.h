@@ -62,7 +62,8 @@ struct task *task_controlled(struct task *self, int id, long *err);
 struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err, bool *quiet);
 /* Without the kernel lock: fn(t, arg) under the task table's lock for task `id`, if self
  * controls it (task_hold_aspace's test), and fn's result; else E_SRCH or E_PERM. fn must
- * not wait; what it reads of t that the BKL still writes (live_threads) is read once,
+ * not sleep (it may take the locks listed after tasks, lockclass.def); what it reads of t
+ * that the BKL still writes (live_threads) is read once,
  * as task_hold_aspace's quiet. */
 long task_controlled_call(struct task *self, int id, long (*fn)(struct task *, void *), void *arg);
 void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
@@ -75,6 +76,13 @@ int task_ended_child(struct task *parent);    /* a zombie child's id to task_wai
  * or has no threads yet). */
 long task_handover(struct task *self, int id, int to_id);
 void task_thread_exited(struct thread *t);
+/* A task's list of threads (task_next) and its live count, under the task table's lock
+ * (task_thread_link_locked: held by the caller, as task_controlled_call's fn holds it),
+ * beside readers under the BKL: a new thread joins at the head; thread_join unlinks a
+ * zombie, under the BKL. */
+void task_thread_link_locked(struct task *task, struct thread *t);
+void task_thread_link(struct task *task, struct thread *t);
+void task_thread_unlink(struct task *task, struct thread *t);
 void task_kill(struct task *task, int status);
 /* task_kill, sparing thread `spare` (which the caller ends itself) instead of the caller */
 void task_kill_except(struct task *task, int status, struct thread *spare);

@@ -55,9 +55,15 @@ struct thread *thread_at(int slot)
     return slot >= 0 && slot < idtable_capacity(&thread_ids) ? idtable_at(&thread_ids, slot) : NULL;
 }
 
-/* A TCB and its kernel stack (KSTACK_PAGES frames), with a canary in the stack's lowest word
- * that thread_free checks for overflow. NULL when memory or thread ids run out. */
-static struct thread *thread_alloc(int prio)
+/* Class threads: the thread table's slots and the IPC fastpath's copy of them, so that
+ * a thread is published (thread_publish) without the BKL while another is freed under it
+ * (thread_free). Taken with nothing inside it. */
+static struct spinlock ids_lock = SPINLOCK_INIT(THREADS);
+
+/* A TCB and its kernel stack (KSTACK_PAGES frames), with a canary in the stack's lowest
+ * word that thread_free checks for overflow; no id yet (thread_publish). NULL when memory
+ * runs out. */
+static struct thread *thread_new(int prio)
 {
     struct thread *t = kobj_alloc(&thread_cache);
     if (!t)
@@ -69,18 +75,46 @@ static struct thread *thread_alloc(int prio)
     }
     t->kstack = (u64)phys_to_virt(pa);
     *(u64 *)t->kstack = STACK_CANARY;
-    if (idtable_alloc(&thread_ids, t, &t->tid) < 0) {
-        frame_free_contig(pa, KSTACK_PAGES);
-        kobj_free(&thread_cache, t);
-        return NULL;
-    }
     t->prio = prio;
     t->state = T_BLOCKED;                 /* until make_ready, which queues only the blocked */
     t->cpu = (u8)this_cpu()->id;          /* starts where it is made (make_ready balances;
                                              make_ready_new spreads) */
     t->affinity = ~0ull;
     t->ipc_lock.cls = LOCK_IPC;           /* not `locked`: a fastpath may hold it (above) */
-    __atomic_store_n(&thread_fast[SLOT_OF(t->tid)], t, __ATOMIC_RELEASE);   /* thread_slot */
+    return t;
+}
+
+bool thread_publish(struct thread *t)
+{
+    spin_lock(&ids_lock);
+    bool ok = idtable_alloc(&thread_ids, t, &t->tid) > 0;
+    if (ok)
+        __atomic_store_n(&thread_fast[SLOT_OF(t->tid)], t, __ATOMIC_RELEASE);   /* thread_slot */
+    spin_unlock(&ids_lock);
+    return ok;
+}
+
+/* Under the BKL, which an emptied slab's grace needs (thread_slab_grace): taken here if
+ * the caller does not hold it. */
+void thread_discard(struct thread *t)
+{
+    bool held = kernel_lock_held();
+    if (!held)
+        kernel_lock();
+    frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
+    kobj_free(&thread_cache, t);
+    if (!held)
+        kernel_unlock();
+}
+
+/* thread_new and thread_publish: NULL when memory or thread ids run out. */
+static struct thread *thread_alloc(int prio)
+{
+    struct thread *t = thread_new(prio);
+    if (t && !thread_publish(t)) {
+        thread_discard(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -168,16 +202,19 @@ void thread_set_bases(struct thread *t, u64 fs_base, u64 gs_base)
     t->user_ctx = t->user_bases ? t->user_ctx | USER_CTX_BASES : t->user_ctx & ~USER_CTX_BASES;
 }
 
-/* Under the BKL, which covers the thread table (also when finish_switch frees an exited
- * thread: the CPU that switched holds it across the switch). */
+/* Under the BKL (also when finish_switch frees an exited thread: the CPU that switched
+ * holds it across the switch), which covers a task's thread list and an emptied slab's
+ * grace; the table's slots under their own lock (thread_publish). */
 void thread_free(struct thread *t)
 {
     kernel_lock_assert_held();
     if (*(u64 *)t->kstack != STACK_CANARY)
         panic("kernel stack overflow in thread %d", t->tid);
     fpu_release(t);
+    spin_lock(&ids_lock);
     thread_fast[SLOT_OF(t->tid)] = &thread_none;
     idtable_free(&thread_ids, t->tid);
+    spin_unlock(&ids_lock);
     spin_lock(&t->ipc_lock);              /* a fastpath that found t in the table finds no id */
     t->tid = 0;
     spin_unlock(&t->ipc_lock);
@@ -195,18 +232,11 @@ static void prepare_switch_frame(struct thread *t, u64 top, void (*resume)(void)
     t->ksp = (u64)sp;
 }
 
-struct thread *thread_create_blocked(struct task *task, u64 entry, u64 user_sp, u64 arg0,
-                                     u64 arg1, int prio)
+struct thread *thread_prepare(u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio)
 {
-    struct thread *t = thread_alloc(prio);
+    struct thread *t = thread_new(prio);
     if (!t)
         return NULL;
-    t->task = task;
-    /* fixed: a task is marked before it has threads */
-    t->linux = !task->linux_server                  ? ENTRY_ONDOL
-               : task->linux_server == FWD_SERVER_IK ? ENTRY_LINUX_IK
-                                                     : ENTRY_LINUX_FWD;
-    t->user_ctx = t->linux ? USER_CTX_LINUX : 0;
     u64 top = t->kstack + KSTACK_SIZE;
     struct trapframe *tf = (struct trapframe *)(top - sizeof(*tf));
     memset(tf, 0, sizeof(*tf));
@@ -220,9 +250,31 @@ struct thread *thread_create_blocked(struct task *task, u64 entry, u64 user_sp, 
     t->tf = tf;
     t->resume_via_tf = true;             /* first run: leave through tf */
     fpu_init(&t->fpu);
-    t->task_next = task->threads;
-    task->threads = t;
-    task->live_threads++;
+    return t;
+}
+
+void thread_attach(struct thread *t, struct task *task)
+{
+    t->task = task;
+    /* fixed: a task is marked before it has threads (fwd_task_linux) */
+    t->linux = !task->linux_server                  ? ENTRY_ONDOL
+               : task->linux_server == FWD_SERVER_IK ? ENTRY_LINUX_IK
+                                                     : ENTRY_LINUX_FWD;
+    t->user_ctx = t->linux ? USER_CTX_LINUX : 0;
+}
+
+struct thread *thread_create_blocked(struct task *task, u64 entry, u64 user_sp, u64 arg0,
+                                     u64 arg1, int prio)
+{
+    struct thread *t = thread_prepare(entry, user_sp, arg0, arg1, prio);
+    if (!t)
+        return NULL;
+    thread_attach(t, task);
+    if (!thread_publish(t)) {
+        thread_discard(t);
+        return NULL;
+    }
+    task_thread_link(task, t);
     return t;
 }
 
@@ -277,11 +329,7 @@ int thread_join(int tid, int *status)
     }
     sched_wait_off_cpu(t);                   /* its CPU may still be leaving its stack */
     *status = t->exit_status;
-    /* unlink from the task's list */
-    struct thread **pp = &self->task->threads;
-    while (*pp != t)
-        pp = &(*pp)->task_next;
-    *pp = t->task_next;
+    task_thread_unlink(self->task, t);
     thread_free(t);
     return 0;
 }

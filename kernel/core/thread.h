@@ -154,6 +154,16 @@ struct thread *thread_create(struct task *task, u64 entry, u64 user_sp, u64 arg0
  * or make_ready_new for a thread made in another task, sched.h). */
 struct thread *thread_create_blocked(struct task *task, u64 entry, u64 user_sp, u64 arg0,
                                      u64 arg1, int prio);
+/* thread_create_blocked's steps, for a creation without the BKL (fwd.c): thread_prepare
+ * makes a user thread's TCB, kernel stack and first frame (entry; arg0, arg1 in rdi, rsi),
+ * with no task and no id yet (NULL when out of memory); thread_attach gives it its task
+ * and the entry its task's kind asks for; thread_publish gives it an id and makes it
+ * findable (the IPC fastpath's slots included), whole: false when ids run out. A thread
+ * never published goes with thread_discard (it takes the BKL if not held). */
+struct thread *thread_prepare(u64 entry, u64 user_sp, u64 arg0, u64 arg1, int prio);
+void thread_attach(struct thread *t, struct task *task);
+bool thread_publish(struct thread *t);
+void thread_discard(struct thread *t);
 /* A kernel thread (no task) that starts in fn; prio -1 is below every user priority (idle). */
 struct thread *thread_create_kernel(void (*fn)(void), int prio);
 __attribute__((noreturn)) void thread_exit(int status);

@@ -316,17 +316,46 @@ void fwd_thread_interrupt(struct thread *t)
     }
 }
 
-long fwd_thread_start(struct task *t, const struct user_regs *r, int prio)
+struct start {
+    struct thread *th;
+    const struct user_regs *r;
+    int prio;
+    long tid;                          /* out */
+};
+
+/* Under the task table's lock (task_controlled_call), which a kill and the last thread's
+ * exit take to mark t exiting: th joins t whole (task, frame, id, list) while t has live
+ * threads or none yet, so a kill after it finds th, and an exit counts it; and th is
+ * made ready before the lock goes, for a kill that found it blocked would make it ready
+ * itself, and it could then run, end, and be freed before our own make_ready. Its id is
+ * read before it is ready (*tid). */
+static long start_in(struct task *t, void *arg)
+{
+    struct start *s = arg;
+    if (s->prio > t->max_prio)
+        return E_PERM;                 /* the ceiling may have fallen (SYS_TASK_HANDOVER) */
+    thread_attach(s->th, t);
+    regs_to_frame(s->th, s->r);
+    if (!thread_publish(s->th))
+        return E_NOMEM;
+    task_thread_link_locked(t, s->th);
+    s->tid = s->th->tid;
+    make_ready_new(s->th);             /* a new process's or thread's first: an idle CPU */
+    return 0;
+}
+
+long fwd_thread_start(struct task *self, int id, const struct user_regs *r, int prio)
 {
     if (!regs_valid(r))
         return E_INVAL;
-    struct thread *th = thread_create_blocked(t, r->rip, r->rsp, 0, 0, prio);
+    struct thread *th = thread_prepare(r->rip, r->rsp, 0, 0, prio);
     if (!th)
         return E_NOMEM;
-    regs_to_frame(th, r);
-    long tid = th->tid;                /* read before another CPU may run it and end it */
-    make_ready_new(th);                /* a new process's or thread's first: an idle CPU */
-    return tid;
+    struct start s = {.th = th, .r = r, .prio = prio};
+    long err = task_controlled_call(self, id, start_in, &s);
+    if (err)
+        thread_discard(th);
+    return err ? err : s.tid;
 }
 
 /* Under t's ipc lock: its fwd, and the frame of a thread blocked in a forwarded call. */
@@ -426,20 +455,28 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs)
     return fwd_regs_set(t, &r);
 }
 
+static long ceiling_of(struct task *t, void *ceiling)
+{
+    *(int *)ceiling = t->max_prio;
+    return 0;
+}
+
+/* Without the BKL: the task's tests (then the arguments') in the order the ABI gives its
+ * errors, then the start, which tests the task again. */
 long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio)
 {
-    long err;
-    struct task *t = task_controlled(self, id_of(task), &err);
-    if (!t)
+    int ceiling;
+    long err = task_controlled_call(self, id_of(task), ceiling_of, &ceiling);
+    if (err)
         return err;
     if ((i64)prio == PRIO_INHERIT)
         prio = (u64)current_thread()->prio;
     if (prio > PRIO_MAX)
         return E_INVAL;
-    if (prio > (u64)t->max_prio)
+    if (prio > (u64)ceiling)
         return E_PERM;                 /* above the task's ceiling, as SYS_TASK_THREAD */
     struct user_regs r;
     if ((err = read_regs(uregs, &r)))
         return err;
-    return fwd_thread_start(t, &r, (int)prio);
+    return fwd_thread_start(self, id_of(task), &r, (int)prio);
 }

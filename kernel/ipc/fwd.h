@@ -50,13 +50,15 @@ void fwd_server_gone(struct thread *c);
 /* The controls on a thread t of a controlled task (SYS_THREAD_CTL's ops; the IK runtime
  * calls them directly). Registers only while t is stopped or in a Linux forwarded call
  * (else E_INVAL); rip, rsp and the FS and GS bases must be user addresses (E_INVAL).
- * fwd_thread_start: a new thread of task t with registers r, its tid or E_*; it starts on
- * an idle CPU it may use when there is one (make_ready_new: a new process has no cache). */
+ * fwd_thread_start: a new thread with registers r of task `id`, which self controls, its
+ * tid or E_* (task_controlled_call's E_SRCH and E_PERM; E_PERM above the task's ceiling,
+ * E_NOMEM); without the BKL (with it too); it starts on an idle CPU it may use when there
+ * is one (make_ready_new: a new process has no cache). */
 void fwd_thread_end(struct thread *t);
 void fwd_thread_interrupt(struct thread *t);
 long fwd_regs_get(struct thread *t, struct user_regs *r);
 long fwd_regs_set(struct thread *t, const struct user_regs *r);
-long fwd_thread_start(struct task *t, const struct user_regs *r, int prio);
+long fwd_thread_start(struct task *self, int id, const struct user_regs *r, int prio);
 
 /* SYS_TASK_LINUX: task `task`, which self controls and which has no thread yet, becomes a
  * Linux task served by `server`, a thread of self. With or without the BKL (without:
@@ -70,5 +72,6 @@ long fwd_thread_ctl(struct task *self, u64 tid, u64 op, u64 uregs);        /* SY
  * and the BKL path (fwd_thread_ctl) then finds and reports what stood in the way. */
 #define FWD_DECLINED 1
 long fwd_regs_unlocked(struct task *self, u64 tid, u64 op, u64 uregs);
-long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio); /* SYS_TASK_THREAD_REGS */
+/* SYS_TASK_THREAD_REGS, without the BKL (SYSCALL_UNLOCKED) */
+long fwd_task_thread_regs(struct task *self, u64 task, u64 uregs, u64 prio);
 #endif

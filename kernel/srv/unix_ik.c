@@ -479,11 +479,10 @@ long rt_regs_set(int tid, const struct user_regs *r)
     return t ? fwd_regs_set(t, r) : E_SRCH;
 }
 
+/* Without the BKL (fwd_thread_start). */
 long rt_thread_start(int id, const struct user_regs *r)
 {
-    KERNEL_SCOPE;
-    struct task *t = linux_task(id);
-    return t ? fwd_thread_start(t, r, LINUX_PRIO) : E_SRCH;
+    return ours(fwd_thread_start(holder, id, r, LINUX_PRIO));
 }
 
 long rt_thread_end(int tid)

@@ -3110,6 +3110,126 @@ static int createrace(int rounds)
     return 0;
 }
 
+/* ---- startrace --------------------------------------------------------------------------- */
+/* Thread starts without the BKL against a kill (docs/smp.md "Done: task creation from its
+ * entry"): each round a starter thread on one CPU gives a clone of this task threads
+ * (SYS_TASK_THREAD_REGS) as fast as it can until the task is gone, while the main thread
+ * on another kills the clone after a number of starts that sweeps from 1 to SR_SWEEP, and
+ * waits for it. A start lands before the kill (the kill then ends its thread too) or
+ * fails with E_SRCH: a thread that joined after the kill's sweep would keep the task
+ * alive, and the wait would never return. After SR_CAP starts the starter waits for the
+ * wait, and its next start must fail. */
+#define SR_SWEEP 24
+#define SR_CAP (SR_SWEEP + 8)          /* starts a round at most: then one after the wait */
+/* The started threads need no stack: most sleep in the kernel (a kill wakes them), one
+ * in SR_SPIN_EVERY spins in user mode (a kill reaches it by IPI); spinners only would
+ * take the host's cores from the work (4 vCPUs on 2 cores: minutes). */
+#define SR_SPIN_EVERY 8
+__asm__(".text\n.globl sr_spin\nsr_spin: pause\njmp sr_spin\n"
+        ".globl sr_sleep\nsr_sleep: mov $10, %eax\nmov $1000000, %edi\nsyscall\njmp sr_sleep\n");
+_Static_assert(SYS_SLEEP == 10, "sr_sleep's call number");
+extern void sr_spin(void), sr_sleep(void);
+static volatile long sr_task, sr_started, sr_progress;
+static volatile uint64_t sr_before;
+static volatile int sr_failed, sr_done, sr_round_over, sr_reaped, sr_go;
+
+static void sr_fail(const char *what, long a, long b) { first_fail(&sr_failed, "startrace", what, a, b); }
+
+static int sr_starter(void *arg)
+{
+    long rounds = (long)arg;
+    if (pin_to(1))
+        return sr_fail("pin to CPU 1", 0, 0), 1;
+    while (!sr_go)
+        sys_yield();
+    static uint8_t stack[256] __attribute__((aligned(16)));
+    struct user_regs regs = {.rsp = (uint64_t)stack + sizeof(stack)};
+    for (long i = 0; i < rounds && !sr_failed; i++) {
+        long t;
+        while (!(t = sr_task) && !sr_failed)
+            __asm__ volatile("pause");
+        for (;;) {
+            if (sr_started == SR_CAP) {    /* enough: the next start must find it gone */
+                while (!sr_reaped && !sr_failed)
+                    __asm__ volatile("pause");
+            }
+            regs.rip = sr_started % SR_SPIN_EVERY ? (uint64_t)sr_sleep : (uint64_t)sr_spin;
+            long r = sys_task_thread_regs((int)t, &regs, PRIO_MIN);   /* runs when we wait */
+            if (r == E_SRCH)
+                break;
+            if (r <= 0 || sr_started == SR_CAP)
+                return sr_fail("start", i, r), 1;
+            sr_started++;
+        }
+        sr_task = 0;
+        sr_round_over = 1;
+    }
+    __atomic_fetch_add(&sr_done, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static int sr_round(int i)
+{
+    sr_started = 0;
+    sr_round_over = sr_reaped = 0;
+    long t = sys_task_create("srkid");
+    long c = t < 0 ? t : sys_vm_clone((int)t, 0);
+    if (c != 0)
+        return sr_fail("task_create and clone", t, c), 1;
+    sr_task = t;
+    long want = 1 + i % SR_SWEEP;
+    while (sr_started < want && !sr_failed)
+        __asm__ volatile("pause");
+    long r = sys_task_kill((int)t);
+    int status = -1;
+    long w = sys_task_wait((int)t, &status);
+    if (r != 0 || w != t || status != KILLED_STATUS)
+        return sr_fail("the clone did not end killed", i, status), 1;
+    sr_reaped = 1;
+    while (!sr_round_over && !sr_failed)
+        __asm__ volatile("pause");
+    return sr_failed;
+}
+
+static int sr_killer(void *arg)
+{
+    long rounds = (long)arg;
+    if (pin_to(0))
+        return sr_fail("pin to CPU 0", 0, 0), 1;
+    while (!sr_go)
+        sys_yield();
+    for (int i = 0; i < rounds && !sr_failed; i++) {
+        if (sr_round(i))
+            break;
+        if (i == 0)
+            sr_before = frames_in_use();   /* after a round: what it touches once is in */
+        sr_progress++;
+    }
+    __atomic_fetch_add(&sr_done, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static int startrace(int rounds)
+{
+    struct time_info t0 = now();
+    if (t0.cpus < 2)
+        return printf("startrace FAIL: needs 2 CPUs, %u run threads\n", t0.cpus), 1;
+    struct thread threads[2];
+    int (*fns[2])(void *) = {sr_starter, sr_killer};
+    for (int i = 0; i < 2; i++)
+        if (thread_start(&threads[i], fns[i], (void *)(long)rounds, PRIO_INHERIT, 16 * 1024) < 0)
+            return printf("startrace FAIL: thread_start\n"), 1;
+    sr_go = 1;
+    watch_progress(&sr_progress, &sr_done, 2, &sr_failed, t0, sr_fail,
+                   "a killed task did not end, or a start hung; round");
+    if (sr_failed || frames_back("startrace", sr_before))   /* our threads' stacks held */
+        return 1;                      /* the task's end takes the threads with it */
+    for (int i = 0; i < 2; i++)
+        thread_join(&threads[i], NULL);
+    printf("startrace ok rounds=%d\n", rounds);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -3164,6 +3284,8 @@ int main(int argc, char **argv)
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "createrace"))
         return createrace(n > 0 && n <= 100000 ? n : 200);
+    if (!strcmp(mode, "startrace"))
+        return startrace(n > 0 && n <= 100000 ? n : 200);
     if (!strcmp(mode, "copyrace"))
         return copyrace(n > 0 ? n : 200);
     if (!strcmp(mode, "frames"))
@@ -3172,7 +3294,7 @@ int main(int argc, char **argv)
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | createrace N"
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | createrace N | startrace N"
            " | frames N | copyrace N\n");
     return 2;
 }
