@@ -9,6 +9,7 @@
 #include "elf.h"
 #include "idtable.h"
 #include "kernel.h"
+#include "klock.h"
 #include "kobj.h"
 #include "marker.h"
 #include "region.h"
@@ -47,34 +48,44 @@ static void child_link_locked(struct task *parent, struct task *t)
     }
 }
 
-/* A walk of t's children from a holder of the BKL (no unlink meanwhile), beside a
- * creation that may add a new head (child_link_locked). */
-static struct task *first_child(struct task *t)
-{
-    return __atomic_load_n(&t->children, __ATOMIC_ACQUIRE);
-}
-
-static void child_unlink(struct task *t)
+/* Under the table's lock: t leaves its parent's children (if it has a parent). */
+static void child_unlink_locked(struct task *t)
 {
     if (!t->parent)
         return;
-    spin_lock(&table_lock);
     struct task **pp = &t->parent->children;
     while (*pp != t)
         pp = &(*pp)->sibling;
     *pp = t->sibling;
     t->parent = NULL;
-    spin_unlock(&table_lock);
     t->sibling = NULL;
+}
+
+/* Under the table's lock: t leaves its parent's children and the table, so that no
+ * lookup under the lock finds it from here on. */
+static void task_unlist_locked(struct task *t)
+{
+    child_unlink_locked(t);
+    idtable_free(&tasks, t->id);
+}
+
+/* t, unlisted, goes. A holder of the BKL may still use it when the lock is not ours
+ * (it found t by id, or its thread runs on toward its switch after its task ended), so
+ * without the lock we free after its grace period (klock.h). */
+static void task_release(struct task *t)
+{
+    struct bkl_grace g;
+    if (!kernel_lock_held() && !bkl_grace_start(&g))
+        bkl_grace_wait(&g);
+    kobj_free(&task_cache, t);
 }
 
 static void task_free(struct task *t)
 {
-    child_unlink(t);
     spin_lock(&table_lock);
-    idtable_free(&tasks, t->id);
+    task_unlist_locked(t);
     spin_unlock(&table_lock);
-    kobj_free(&task_cache, t);
+    task_release(t);
 }
 
 /* A task's memory goes: its whole address space, or in the shared one (mmu=off) the
@@ -289,11 +300,14 @@ static void orphan_children(struct task *dying)
 static void task_ended(struct task *task)
 {
     task_memory_release(task);
-    task->zombie = true;
     orphan_children(task);
-    if (task->parent) {
-        waitq_wake_all(&task->parent->child_exit, 0);
-    } else {
+    spin_lock(&table_lock);          /* a wait sees it a zombie, or sleeps and is woken */
+    task->zombie = true;
+    struct task *parent = task->parent;
+    if (parent)
+        waitq_wake_all(&parent->child_exit, 0);
+    spin_unlock(&table_lock);
+    if (!parent) {
         printk("ondol: task %d (%s) exited with status %d\n", task->id, task->name, task->exit_status);
         task_free(task);
     }
@@ -447,41 +461,66 @@ long task_handover(struct task *self, int id, int to_id)
                                          children to orphan: it must never get any */
     if (t->privileged && !to->privileged)
         return E_PERM;                /* control of a privileged task is privilege */
-    child_unlink(t);
     spin_lock(&table_lock);
+    child_unlink_locked(t);
     child_link_locked(to, t);
-    spin_unlock(&table_lock);
     t->max_prio = MIN(t->max_prio, to->max_prio);
     waitq_wake_all(&self->child_exit, 0);    /* a wait for it now finds it gone */
+    spin_unlock(&table_lock);
     return 0;
 }
 
-int task_ended_child(struct task *parent)
+/* Under the table's lock: parent's first child that id names (-1: any child), an
+ * ended one (a zombie) if there is one; NULL if id names none. */
+static struct task *child_named(struct task *parent, int id)
 {
-    for (struct task *c = first_child(parent); c; c = c->sibling)
+    struct task *named = NULL;
+    for (struct task *c = parent->children; c; c = c->sibling) {
+        if (id != -1 && c->id != id)
+            continue;
         if (c->zombie)
-            return c->id;
-    return 0;
+            return c;
+        named = named ? named : c;
+    }
+    return named;
 }
 
-long task_wait(struct task *parent, int id, int *status)
+/* task_wait, and task_reap when !wait (0 when no child id names has ended). */
+static long collect(struct task *parent, int id, int *status, bool wait)
 {
     for (;;) {
-        bool have_child = false;
-        for (struct task *c = first_child(parent); c; c = c->sibling) {
-            if (id != -1 && c->id != id)
-                continue;
-            have_child = true;
-            if (c->zombie) {
-                int cid = c->id;
-                *status = c->exit_status;
-                task_free(c);
-                return cid;
-            }
+        spin_lock(&table_lock);
+        struct task *c = child_named(parent, id);
+        if (!c || (!c->zombie && !wait)) {
+            spin_unlock(&table_lock);
+            return c ? 0 : E_SRCH;
         }
-        if (!have_child)
-            return E_SRCH;
-        if (waitq_sleep(&parent->child_exit, WAIT_FOREVER) == WAIT_KILLED)
+        if (c->zombie) {
+            int cid = c->id;
+            *status = c->exit_status;
+            task_unlist_locked(c);
+            spin_unlock(&table_lock);
+            task_release(c);
+            return cid;
+        }
+        if (waitq_sleep_unlocking(&parent->child_exit, WAIT_FOREVER, &table_lock) == WAIT_KILLED)
             return E_DEAD;
     }
 }
+
+long task_wait(struct task *parent, int id, int *status) { return collect(parent, id, status, true); }
+long task_reap(struct task *parent, int id) { int status; return collect(parent, id, &status, false); }
+
+int task_child_exit_sleep(struct task *parent, u64 timeout)
+{
+    spin_lock(&table_lock);
+    struct task *c = child_named(parent, -1);
+    if (c && c->zombie) {
+        spin_unlock(&table_lock);
+        return 0;
+    }
+    return waitq_sleep_unlocking(&parent->child_exit, timeout, &table_lock);
+}
+
+void task_child_waits_lock(void) { spin_lock(&table_lock); }
+void task_child_waits_unlock(void) { spin_unlock(&table_lock); }

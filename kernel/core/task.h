@@ -46,10 +46,10 @@ static inline void thread_user_context(struct cpu *c, const struct thread *t)
 long task_spawn(struct task *parent, const char *prog, char *const argv[], int argc, bool privileged,
                 int max_prio);
 /* Task creation's two halves (docs/smp.md "Done: task creation and file objects without
- * the BKL", "Done: task creation from its entry"): task_aspace_unlocked makes the new
- * task's address space without the kernel lock (the frame allocator, the asid table and
- * the object caches have their own locks, and nothing else sees it yet); NULL when memory
- * runs out or with mmu=off. task_create_empty makes an empty task (no threads, no memory)
+ * the BKL", "Done: task creation, thread starts and waits without the BKL"):
+ * task_aspace_unlocked makes the new task's address space without the kernel lock (the
+ * frame allocator, the asid table and the object caches have their own locks, and nothing
+ * else sees it yet); NULL when memory runs out or with mmu=off. task_create_empty makes an empty task (no threads, no memory)
  * on that address space, without the kernel lock too (the task table's lock publishes
  * it whole), or, under the lock, on one it makes when given NULL (the one shared address
  * space of mmu=off); a child of parent whose threads may run at most at max_prio: its
@@ -67,8 +67,21 @@ struct aspace *task_hold_aspace(struct task *self, int id, int *owner, long *err
  * as task_hold_aspace's quiet. */
 long task_controlled_call(struct task *self, int id, long (*fn)(struct task *, void *), void *arg);
 void tasks_each(void (*fn)(struct task *, void *), void *arg);   /* every task, zombies too */
+/* SYS_TASK_WAIT, with or without the BKL: child `id` of parent (-1: any) that has ended,
+ * collected (its id, *status its exit status), waiting for one to end if none has;
+ * E_SRCH when id names no child, E_DEAD when the waiter is killed meanwhile. The waits
+ * sleep on parent's child_exit under the task table's lock, which every waker takes:
+ * a child's end, a handover, and through task_child_waits_lock a kill and the clock. */
 long task_wait(struct task *parent, int id, int *status);
-int task_ended_child(struct task *parent);    /* a zombie child's id to task_wait for, or 0 */
+/* task_wait that never sleeps: 0 when child id (-1: any) has not ended yet. */
+long task_reap(struct task *parent, int id);
+/* Sleep until a child of parent ends or timeout ticks pass (waitq_sleep's results), at
+ * once (0) when one has ended already: the IK server's service thread. */
+int task_child_exit_sleep(struct task *parent, u64 timeout);
+/* Held by a waker that may find its thread in a wait for a child's end (ipc.c, inside
+ * the thread's ipc locks: a kill, the clock's timeout). */
+void task_child_waits_lock(void);
+void task_child_waits_unlock(void);
 /* SYS_TASK_HANDOVER: task `id`, which self controls, becomes a child of task `to_id`, with
  * every right that gives (control, waiting for it, sending to its threads); self keeps
  * none. Its priority ceiling becomes at most to's. E_SRCH / E_PERM (not controlled, or a

@@ -2,23 +2,29 @@
  * waitq_append/waitq_remove are shared with the scheduler and the IPC paths. */
 #include <ondol/abi.h>
 #include "sched.h"
+#include "spinlock.h"
 #include "thread.h"
 #include "waitq.h"
 
-int waitq_sleep(struct waitq *q, u64 timeout)
+int waitq_sleep_unlocking(struct waitq *q, u64 timeout, struct spinlock *l)
 {
     struct thread *t = current_thread();
-    if (thread_dying(t))
-        return WAIT_KILLED;
-    if (timeout == 0)
-        return E_TIMEOUT;
-    t->state = T_BLOCKED;              /* before a waker can find it (sched.c) */
-    t->wait_result = 0;
-    waitq_append(q, t);
-    sleep_until(t, timeout);
+    int r = thread_dying(t) ? WAIT_KILLED : timeout == 0 ? E_TIMEOUT : 0;
+    if (!r) {
+        t->state = T_BLOCKED;          /* before a waker can find it (sched.c) */
+        t->wait_result = 0;
+        waitq_append(q, t);
+        sleep_until(t, timeout);
+    }
+    if (l)
+        spin_unlock(l);
+    if (r)
+        return r;
     schedule();
     return thread_dying(t) ? WAIT_KILLED : t->wait_result;
 }
+
+int waitq_sleep(struct waitq *q, u64 timeout) { return waitq_sleep_unlocking(q, timeout, NULL); }
 
 bool waitq_wake_one(struct waitq *q, int result)
 {

@@ -14,6 +14,10 @@
  * passed (0 for a plain wake-up), E_TIMEOUT, or WAIT_KILLED; never blocks when it would
  * return E_TIMEOUT or WAIT_KILLED at once. */
 int waitq_sleep(struct waitq *q, u64 timeout_ticks);
+/* The same for a queue covered by lock l (held on entry, let go before the switch or
+ * the return) instead of the BKL: every waker of a thread on q holds l. */
+struct spinlock;
+int waitq_sleep_unlocking(struct waitq *q, u64 timeout_ticks, struct spinlock *l);
 void waitq_wake_all(struct waitq *q, int result);
 bool waitq_wake_one(struct waitq *q, int result);   /* false when q was empty */
 

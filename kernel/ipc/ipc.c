@@ -1719,11 +1719,15 @@ static void unlock_waiter(struct thread *t, struct thread *o)
     ipc_unlock(t);
 }
 
+/* Both wakers below also hold the lock of the waits for a child's end (task.h), which a
+ * thread may be in: with it, a wait that tested the kill under that lock is woken. */
 void ipc_end_timed_wait(struct thread *t, u32 gen)
 {
     struct thread *o = lock_waiter(t);
+    task_child_waits_lock();
     if (t->wait_gen == gen)
         thread_wake(t, t->state == T_BLOCKED ? E_TIMEOUT : 0);
+    task_child_waits_unlock();
     unlock_waiter(t, o);
 }
 
@@ -1731,7 +1735,9 @@ void ipc_wake_killed(struct thread *t)
 {
     struct thread *o = lock_waiter(t);
     bool awaits_reply = o && !t->waiting_on;
+    task_child_waits_lock();
     thread_wake(t, WAIT_KILLED);
+    task_child_waits_unlock();
     if (awaits_reply && t->ipc_state == IPC_IDLE)   /* its wait ended (not a kernel caller's) */
         reply_unlink(o, t);
     unlock_waiter(t, o);

@@ -191,15 +191,12 @@ long rt_task_kill(int id)
     return 0;
 }
 
-/* Free an ended task now; one still ending is reaped by the service thread. */
+/* Free an ended task now; one still ending is reaped by the service thread. Without
+ * the BKL (task_reap). */
 long rt_task_reap(int id)
 {
-    KERNEL_SCOPE;
-    struct task *t = id > 0 ? task_lookup(id) : NULL;
-    int status;
-    if (t && t->zombie && t->parent == holder)
-        return task_wait(holder, id, &status);
-    return 0;
+    long r = id > 0 ? task_reap(holder, id) : 0;
+    return r == E_SRCH ? 0 : r;
 }
 
 /* ---- memory calls from a system call without the BKL (syscall.h's *_from forms) ----
@@ -914,9 +911,8 @@ static u64 ticks_until(u64 deadline_ns)
 /* Free every ended Linux task whose end the server has already seen. */
 static void reap_ended_tasks(void)
 {
-    int ended, status;
-    while ((ended = task_ended_child(holder)))
-        task_wait(holder, ended, &status);
+    while (task_reap(holder, -1) > 0)
+        ;
 }
 
 static void service_main(void)
@@ -933,7 +929,7 @@ static void service_main(void)
         server_lock();
         service_deadline = unix_next_deadline();
         server_unlock();
-        waitq_sleep(&holder->child_exit, ticks_until(service_deadline));  /* BKL held since */
+        task_child_exit_sleep(holder, ticks_until(service_deadline));   /* BKL held since */
         server_lock();
         service_deadline = UNIX_NO_DEADLINE;
         unix_timers_expire(unix_now_ns());

@@ -206,7 +206,7 @@
  *            calls=N clients=K servers=S cpus=C seen=MASK/MASK timeouts=T shakes=X
  *            kills=R kid_calls=A churn_calls=B" (A, B: the children's calls answered, by
  *            ipckid and ipckid -t) or "ipcrace FAIL ...".
- * killrace N  a kill racing its victim's entry into a receive that nobody answers
+ * killrace N [wait]  a kill racing its victim's entry into a receive that nobody answers
  *            (docs/smp.md Next item 11): N rounds, each a clone of this task whose
  *            first thread starts KR_DECOYS threads blocked in receives, goes to CPU 1,
  *            says it is ready, waits for the word to go and then makes an untimed open
@@ -219,7 +219,9 @@
  *            woke nothing, so before the fix the victim then blocked for good and the
  *            task never ended (a 30 s progress bound catches it: round 0 under icount
  *            on 2 vCPUs and without it on 4). The clone must end killed. Prints
- *            "killrace ok rounds=N" or "killrace FAIL ...".
+ *            "killrace ok rounds=N" or "killrace FAIL ...". With "wait" the victim
+ *            waits instead for an empty task it made (SYS_TASK_WAIT, which takes no
+ *            BKL: the kill is tested, and woken, under the task table's lock).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -2543,6 +2545,7 @@ static volatile uint64_t *kr_ctl;      /* shared with the clones */
 static uint8_t *kr_stack;
 static volatile long kr_rounds_done;
 static volatile int kr_done, kr_failed;
+static int kr_in_wait;                 /* the victim waits for a child of its own instead */
 
 static void kr_fail(const char *what, long a, long b)
 {
@@ -2566,6 +2569,9 @@ static int kr_decoy(void *arg)
 static void kr_victim(void *arg)
 {
     (void)arg;
+    long child = kr_in_wait ? sys_task_create("krchild") : 0;   /* empty: never ends */
+    if (child < 0)
+        sys_exit(1);
     struct thread d;
     for (int k = 0; k < KR_DECOYS; k++)
         if (thread_start(&d, kr_decoy, NULL, PRIO_INHERIT, 4096) < 0)
@@ -2579,8 +2585,8 @@ static void kr_victim(void *arg)
     for (volatile uint64_t k = (go - 1) * KR_STEP; k > 0; k--)
         ;
     struct ipc_msg m = {{0}};
-    long r = ipc_recv(IPC_ANY, &m, IPC_FOREVER);
-    kr_ctl[KR_RETURNED] = (uint64_t)r | 1u << 31;      /* nobody sends: never */
+    long r = kr_in_wait ? sys_task_wait((int)child, NULL) : ipc_recv(IPC_ANY, &m, IPC_FOREVER);
+    kr_ctl[KR_RETURNED] = (uint64_t)r | 1u << 31;      /* nobody sends, no child ends: never */
     sys_exit(2);
 }
 
@@ -2615,8 +2621,9 @@ static int kr_worker(void *arg)
     return 0;
 }
 
-static int killrace(int rounds)
+static int killrace(int rounds, int in_wait)
 {
+    kr_in_wait = in_wait;
     struct time_info t0 = now();
     if (t0.cpus < 2) {
         printf("killrace FAIL: needs 2 CPUs, %u run threads\n", t0.cpus);
@@ -2632,7 +2639,7 @@ static int killrace(int rounds)
     if (kr_failed)
         return 1;                      /* the task's end takes the worker with it */
     thread_join(&w, NULL);
-    printf("killrace ok rounds=%d\n", rounds);
+    printf("killrace ok rounds=%d%s\n", rounds, in_wait ? " in a wait" : "");
     return 0;
 }
 
@@ -2999,8 +3006,8 @@ static int copyrace(int rounds)
 }
 
 /* ---- createrace -------------------------------------------------------------------------- */
-/* Task creation without the BKL (docs/smp.md "Done: task creation from its entry"): a
- * creator thread on each CPU but the first makes empty tasks as fast as it can, while a
+/* Task creation without the BKL (docs/smp.md "Done: task creation, thread starts and waits without the BKL"):
+ * a creator thread on each CPU but the first makes empty tasks as fast as it can, while a
  * killer thread ends each one as soon as its id is known and the main thread collects
  * them with a wait for any child: the caller's list of children grows at its head (a
  * creation) while a wait walks it and unlinks from it (under the BKL), and the table of
@@ -3111,8 +3118,7 @@ static int createrace(int rounds)
 }
 
 /* ---- startrace --------------------------------------------------------------------------- */
-/* Thread starts without the BKL against a kill (docs/smp.md "Done: task creation from its
- * entry"): each round a starter thread on one CPU gives a clone of this task threads
+/* Thread starts without the BKL against a kill (docs/smp.md "Done: task creation, thread starts and waits without the BKL"): each round a starter thread on one CPU gives a clone of this task threads
  * (SYS_TASK_THREAD_REGS) as fast as it can until the task is gone, while the main thread
  * on another kills the clone after a number of starts that sweeps from 1 to SR_SWEEP, and
  * waits for it. A start lands before the kill (the kill then ends its thread too) or
@@ -3279,7 +3285,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "ipcsend"))
         return ipcsend(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "killrace"))
-        return killrace(n > 0 && n <= 100000 ? n : 200);
+        return killrace(n > 0 && n <= 100000 ? n : 200, argc > 3 && !strcmp(argv[3], "wait"));
     if (!strcmp(mode, "ipcrace"))
         return ipcrace(n > 0 ? n : 200, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     if (!strcmp(mode, "createrace"))
@@ -3294,7 +3300,7 @@ int main(int argc, char **argv)
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N | createrace N | startrace N"
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N [wait] | createrace N | startrace N"
            " | frames N | copyrace N\n");
     return 2;
 }
