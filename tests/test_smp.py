@@ -536,14 +536,16 @@ def test_ipc_and_wakeups_race_across_cpus_with_the_lock_checker(cpus, icount):
 
 @pytest.mark.parametrize("cpus,icount", [(2, True), (4, False)])
 def test_a_kill_that_lands_as_a_wait_for_a_child_blocks_still_ends_the_thread(cpus, icount):
-    """SYS_TASK_WAIT takes no BKL (docs/smp.md "Done: task creation, thread starts and waits without the BKL"):
-    it sleeps on the task's queue of waits for a child's end under the task table's lock,
-    which a kill also takes to wake it. smptest killrace's victim, instead of a receive,
-    waits for an empty task it made (which never ends by itself) while its task's kill
-    sweeps across its entry over 300 rounds: every clone ends killed within the 30 s
-    progress bound, no checker report. (The window this guards, between the wait's test
-    of the kill and its block, is a few instructions: a kill without the lock was not
-    caught in two runs; a wait the kill does not wake at all is.)"""
+    """SYS_TASK_WAIT takes no BKL (docs/smp.md "Done: task creation, thread starts and
+    waits without the BKL"): it sleeps on the task's queue of waits for a child's end
+    under the task table's lock, which a kill also takes to wake it. smptest killrace's
+    victim, instead of a receive, waits for an empty task it made (which never ends by
+    itself), while another thread of its task calls SYS_EXIT (which, unlike
+    SYS_TASK_KILL, leaves the child alone) at a moment that sweeps across the wait's entry
+    over 300 rounds: every clone ends with that exit's status within the 30 s progress
+    bound, no checker report. A wait that let the kill go unheeded (made on purpose) hung
+    at round 0. (The window the lock guards, between the wait's test of the kill and its
+    block, is a few instructions: a kill without the lock was not caught in three runs.)"""
     out = smptest(["smptest,killrace,300,wait"], cpus, icount, timeout=240, lockcheck="on",
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     assert "killrace ok rounds=300 in a wait" in out, out[-3000:]
@@ -564,16 +566,20 @@ def test_a_kill_that_lands_before_a_receive_blocks_still_ends_the_thread(cpus, i
 
 @pytest.mark.parametrize("cpus", [2, 4])
 def test_tasks_made_without_the_bkl_while_others_kill_and_wait_for_them(cpus):
-    """Task creation takes no BKL (docs/smp.md "Done: task creation, thread starts and waits without the BKL"):
-    a creator thread on every CPU but one makes empty tasks while a killer thread ends each
-    as soon as its id is known and the main thread collects them with a wait for any
-    child (smptest createrace), wall clock, with the lock checker on. Every creation
-    gives a new id, every kill ends its task, every wait gives each id once with the
-    kill's status, a reaped id names no task, no frame stays behind, no checker report,
-    and the census counts no task creation under the BKL."""
+    """Task creation takes no BKL (docs/smp.md "Done: task creation, thread starts and
+    waits without the BKL"). First, alone, tasks until the ids run out (E_NOMEM: the
+    address space made without the BKL then goes under it), all killed and reaped, twice,
+    the second leaving no frame behind. Then a creator thread on every CPU but one makes
+    empty tasks while a killer thread ends each as soon as its id is known and the main
+    thread collects them with a wait for any child (smptest createrace), wall clock, with
+    the lock checker on. Every creation gives a new id, every kill ends its task, every
+    wait gives each id once with the kill's status, a reaped id names no task, no frame
+    stays behind, no checker report, and the census counts no task creation under the
+    BKL."""
     out = smptest(["smptest,createrace,150"], cpus, timeout=240, lockcheck="on",
                   lockcheck_spin_ms=CHECKER_SPIN_MS)
     assert f"createrace ok tasks={150 * (cpus - 1)} creators={cpus - 1}" in out, out[-3000:]
+    assert out.count("createrace filled") == 2, out[-3000:]
     assert "lockcheck: 0 reports" in out, out[-3000:]
     calls, sites = bkl_census(out)
     assert "34" not in calls and not [s for s in sites if "task_create" in s], (calls, sites)
@@ -581,10 +587,10 @@ def test_tasks_made_without_the_bkl_while_others_kill_and_wait_for_them(cpus):
 
 @pytest.mark.parametrize("cpus", [2, 4])
 def test_threads_started_without_the_bkl_while_their_task_is_killed(cpus):
-    """SYS_TASK_THREAD_REGS takes no BKL (docs/smp.md "Done: task creation, thread starts and waits without the BKL"):
-    each of 300 rounds a starter thread on CPU 1 gives a clone of the task
-    threads (most sleep in the kernel, one in eight spins) as fast as it can while a
-    killer on CPU 0 kills the clone after 1 to 24 of them started, and waits for it
+    """SYS_TASK_THREAD_REGS takes no BKL (docs/smp.md "Done: task creation, thread starts
+    and waits without the BKL"): each of 300 rounds a starter thread on CPU 1 gives a
+    clone of the task threads (most sleep in the kernel, one in eight spins) as fast as it
+    can while a killer on CPU 0 kills the clone after 1 to 24 of them started, and waits for it
     (smptest startrace), wall clock, lock checker on. A start lands before the kill marks
     the task exiting, under the task table's lock, and the kill then ends its thread, or
     fails with E_SRCH: every clone ends with the kill's status within the 30 s progress
@@ -718,13 +724,13 @@ def test_a_linux_process_life_takes_no_bkl_for_its_server_calls(form):
     """A process's life in the UNIX server (fork, exec, exit, files and their mappings:
     the mix's first part, one worker, two jobs), on one CPU under icount with the lock
     checker on (docs/smp.md "Done: thread registers, receives, #NM and server calls
-    without the BKL", "Done: task creation, thread starts and waits without the BKL"). MK: the server's
-    SYS_TASK_CREATE, SYS_TASK_THREAD_REGS, SYS_TASK_WAIT, SYS_THREAD_CTL register reads
-    and writes and SYS_TASK_LINUX make no BKL acquisition (on one CPU no lock they try is busy, so none
-    declines), and the open receives that block take none either. IK: the server's task
-    creations, thread starts and reaps, memory calls (map, unmap, protect, discard), file maps,
-    clones, Linux marking, a thread's own registers and the copies to another process
-    take none."""
+    without the BKL", "Done: task creation, thread starts and waits without the BKL").
+    MK: the server's SYS_TASK_CREATE, SYS_TASK_THREAD_REGS, SYS_TASK_WAIT, SYS_THREAD_CTL
+    register reads and writes and SYS_TASK_LINUX make no BKL acquisition (on one CPU no
+    lock they try is busy, so none declines), and the open receives that block take none
+    either. IK: the server's task creations, thread starts and reaps, memory calls (map,
+    unmap, protect, discard), file maps, clones, Linux marking, a thread's own registers
+    and the copies to another process take none."""
     status, out, records = run_to_halt({"unix": form, "linux_init": "/bench/aim-1-2",
                                         "lockcheck": "on"}, timeout=300, icount=True)
     assert status == 0 and "lockcheck: 0 reports" in out, out[-3000:]

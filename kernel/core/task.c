@@ -141,6 +141,21 @@ static int setup_stack(struct task *t, char *const argv[], int argc, u64 *sp_out
 
 struct aspace *task_aspace_unlocked(void) { return mmu_on ? aspace_create() : NULL; }
 
+/* A new task's address space that got no task goes, under the BKL, which
+ * aspace_destroy needs (taken here when not held: a creation without it that ran out of
+ * memory or ids). */
+static void aspace_discard(struct aspace *as)
+{
+    if (as->shared)
+        return;
+    bool held = kernel_lock_held();
+    if (!held)
+        kernel_lock();
+    aspace_destroy(as);
+    if (!held)
+        kernel_unlock();
+}
+
 /* A task object with an id and an empty address space (as, made beforehand by
  * task_aspace_unlocked, or NULL: made here, under the BKL), named `name` (cut to
  * NAME_LEN - 1), a child of `parent`, its threads capped at `max_prio`; its id, or
@@ -154,8 +169,8 @@ static long task_new(struct task *parent, const char *name, int max_prio, struct
         as = aspace_for_task();
     struct task *t = as ? kobj_alloc(&task_cache) : NULL;
     if (!t) {
-        if (as && !as->shared)
-            aspace_destroy(as);
+        if (as)
+            aspace_discard(as);
         return E_NOMEM;
     }
     t->as = as;
@@ -171,8 +186,7 @@ static long task_new(struct task *parent, const char *name, int max_prio, struct
     if (id > 0)
         return id;
     kobj_free(&task_cache, t);
-    if (!as->shared)
-        aspace_destroy(as);
+    aspace_discard(as);
     return E_NOMEM;
 }
 
@@ -508,8 +522,16 @@ static long collect(struct task *parent, int id, int *status, bool wait)
     }
 }
 
-long task_wait(struct task *parent, int id, int *status) { return collect(parent, id, status, true); }
-long task_reap(struct task *parent, int id) { int status; return collect(parent, id, &status, false); }
+long task_wait(struct task *parent, int id, int *status)
+{
+    return collect(parent, id, status, true);
+}
+
+long task_reap(struct task *parent, int id)
+{
+    int status;
+    return collect(parent, id, &status, false);
+}
 
 int task_child_exit_sleep(struct task *parent, u64 timeout)
 {

@@ -49,12 +49,13 @@ long task_spawn(struct task *parent, const char *prog, char *const argv[], int a
  * the BKL", "Done: task creation, thread starts and waits without the BKL"):
  * task_aspace_unlocked makes the new task's address space without the kernel lock (the
  * frame allocator, the asid table and the object caches have their own locks, and nothing
- * else sees it yet); NULL when memory runs out or with mmu=off. task_create_empty makes an empty task (no threads, no memory)
- * on that address space, without the kernel lock too (the task table's lock publishes
- * it whole), or, under the lock, on one it makes when given NULL (the one shared address
- * space of mmu=off); a child of parent whose threads may run at most at max_prio: its
- * id, or E_NOMEM (the address space given then goes). The caller must not reach the
- * task but by its id: it may be killed as soon as it exists. */
+ * else sees it yet); NULL when memory runs out or with mmu=off. task_create_empty makes
+ * an empty task (no threads, no memory) on that address space, without the kernel lock
+ * too (the task table's lock publishes it whole), or, under the lock, on one it makes
+ * when given NULL (the one shared address space of mmu=off); a child of parent whose
+ * threads may run at most at max_prio: its id, or E_NOMEM (the address space given then
+ * goes). The caller must not reach the task but by its id: it may be killed as soon as
+ * it exists. */
 struct aspace *task_aspace_unlocked(void);
 long task_create_empty(struct task *parent, const char *name, int max_prio, struct aspace *as);
 /* Task `id` if `self` controls it (created it), else NULL with *err E_SRCH or E_PERM. */

@@ -221,7 +221,9 @@
  *            on 2 vCPUs and without it on 4). The clone must end killed. Prints
  *            "killrace ok rounds=N" or "killrace FAIL ...". With "wait" the victim
  *            waits instead for an empty task it made (SYS_TASK_WAIT, which takes no
- *            BKL: the kill is tested, and woken, under the task table's lock).
+ *            BKL: the kill is tested, and woken, under the task table's lock), and the
+ *            kill is a thread of the clone's own calling SYS_EXIT at the word (which
+ *            leaves the child alone); the clone must end with that exit's status.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -2561,6 +2563,18 @@ static int kr_decoy(void *arg)
     return 0;
 }
 
+/* With "wait", the kill comes from inside: SYS_EXIT at the word ends the task's other
+ * threads but not its children (SYS_TASK_KILL would end the victim's child too, and its
+ * wait would then simply collect it). */
+#define KR_EXIT 5
+static int kr_exiter(void *arg)
+{
+    (void)arg;
+    while (!kr_ctl[KR_GO])
+        __asm__ volatile("pause");
+    sys_exit(KR_EXIT);
+}
+
 /* The victim, the clone's first thread: the last its task's kill reaches (a task's
  * threads are killed newest first), after KR_DECOYS decoys whose wake-ups hold the
  * kernel lock meanwhile. On CPU 1, an untimed receive from anyone after a delay the
@@ -2576,6 +2590,8 @@ static void kr_victim(void *arg)
     for (int k = 0; k < KR_DECOYS; k++)
         if (thread_start(&d, kr_decoy, NULL, PRIO_INHERIT, 4096) < 0)
             sys_exit(1);
+    if (kr_in_wait && thread_start(&d, kr_exiter, NULL, PRIO_INHERIT, 4096) < 0)
+        sys_exit(1);
     if (pin_to(1))
         sys_exit(1);
     kr_ctl[KR_READY] = 1;
@@ -2599,10 +2615,10 @@ static int kr_round(int i)
     while (!kr_ctl[KR_READY])
         __asm__ volatile("pause");
     kr_ctl[KR_GO] = 1 + (uint64_t)(i % KR_SWEEP);
-    long r = sys_task_kill((int)t);
+    long r = kr_in_wait ? 0 : sys_task_kill((int)t);
     int status = 0;
     long w = sys_task_wait((int)t, &status);
-    if (r != 0 || w != t || status != KILLED_STATUS || kr_ctl[KR_RETURNED])
+    if (r != 0 || w != t || status != (kr_in_wait ? KR_EXIT : KILLED_STATUS) || kr_ctl[KR_RETURNED])
         return kr_fail("the clone did not end killed", i, status), 1;
     return 0;
 }
@@ -3006,14 +3022,15 @@ static int copyrace(int rounds)
 }
 
 /* ---- createrace -------------------------------------------------------------------------- */
-/* Task creation without the BKL (docs/smp.md "Done: task creation, thread starts and waits without the BKL"):
- * a creator thread on each CPU but the first makes empty tasks as fast as it can, while a
- * killer thread ends each one as soon as its id is known and the main thread collects
- * them with a wait for any child: the caller's list of children grows at its head (a
- * creation) while a wait walks it and unlinks from it (under the BKL), and the table of
- * tasks gains ids while a kill looks them up. Every creation must give a new id, every
- * kill end its task, every wait give each id once with the kill's status; a stale id
- * then names no task, and no frame is left behind. */
+/* Task creation and waits without the BKL (docs/smp.md "Done: task creation, thread
+ * starts and waits without the BKL"): a creator thread on each CPU but the first makes
+ * empty tasks as fast as it can, while a killer thread ends each one as soon as its id is
+ * known and the main thread collects them with a wait for any child: the caller's list
+ * of children grows at its head (a creation) while a wait walks it and unlinks from it
+ * (all under the task table's lock), and the table of tasks gains ids while a kill looks
+ * them up. Every creation must give a new id, every kill end its task, every wait give
+ * each id once with the kill's status; a stale id then names no task, and no frame is
+ * left behind. */
 #define CR_CREATORS_MAX 15
 #define CR_MAX (CR_CREATORS_MAX * 400)
 #define CR_LIVE 256                    /* tasks made and not yet reaped, at most about */
@@ -3023,7 +3040,10 @@ static volatile int cr_failed, cr_go, cr_end;    /* cr_end: the threads may retu
 static int cr_total;
 static uint8_t cr_seen[CR_MAX];
 
-static void cr_fail(const char *what, long a, long b) { first_fail(&cr_failed, "createrace", what, a, b); }
+static void cr_fail(const char *what, long a, long b)
+{
+    first_fail(&cr_failed, "createrace", what, a, b);
+}
 
 static int cr_creator(void *arg)
 {
@@ -3082,9 +3102,38 @@ static int cr_reap(void)
     return cr_failed;
 }
 
+/* Alone, before the race: tasks until the ids run out (E_NOMEM, after a creation that
+ * made its address space without the BKL and then found no id), each then killed and
+ * reaped. */
+static long cr_fill_ids[1024];
+
+static int cr_fill(void)
+{
+    long *ids = cr_fill_ids;
+    int n = 0;
+    long t;
+    while (n < 1024 && (t = sys_task_create("crfill")) > 0)
+        ids[n++] = t;
+    if (t != E_NOMEM || n < 500)
+        return printf("createrace FAIL: %d tasks made, then %ld\n", n, t), 1;
+    for (int i = 0; i < n; i++) {
+        int status = -1;
+        long k = sys_task_kill((int)ids[i]), w = sys_task_wait((int)ids[i], &status);
+        if (k != 0 || w != ids[i] || status != KILLED_STATUS)
+            return printf("createrace FAIL: filler %d: kill %ld wait %ld\n", i, k, w), 1;
+    }
+    printf("createrace filled %d tasks\n", n);
+    return 0;
+}
+
 static int createrace(int rounds)
 {
     struct time_info t0 = now();
+    if (cr_fill())                     /* once first: the first fill leaves 3 frames more */
+        return 1;                      /* in use (a high water mark: the second leaves none) */
+    uint64_t before_fill = frames_in_use();
+    if (cr_fill() || frames_back("createrace fill", before_fill))
+        return 1;
     int creators = t0.cpus > 1 ? (int)t0.cpus - 1 : 1;
     creators = creators < CR_CREATORS_MAX ? creators : CR_CREATORS_MAX;
     rounds = rounds * creators <= CR_MAX ? rounds : CR_MAX / creators;
@@ -3118,13 +3167,14 @@ static int createrace(int rounds)
 }
 
 /* ---- startrace --------------------------------------------------------------------------- */
-/* Thread starts without the BKL against a kill (docs/smp.md "Done: task creation, thread starts and waits without the BKL"): each round a starter thread on one CPU gives a clone of this task threads
- * (SYS_TASK_THREAD_REGS) as fast as it can until the task is gone, while the main thread
- * on another kills the clone after a number of starts that sweeps from 1 to SR_SWEEP, and
- * waits for it. A start lands before the kill (the kill then ends its thread too) or
- * fails with E_SRCH: a thread that joined after the kill's sweep would keep the task
- * alive, and the wait would never return. After SR_CAP starts the starter waits for the
- * wait, and its next start must fail. */
+/* Thread starts without the BKL against a kill (docs/smp.md "Done: task creation, thread
+ * starts and waits without the BKL"): each round a starter thread on CPU 1 gives a clone
+ * of this task threads (SYS_TASK_THREAD_REGS) as fast as it can until the task is gone,
+ * while a killer thread on CPU 0 kills the clone after a number of starts that sweeps
+ * from 1 to SR_SWEEP, and waits for it. A start lands before the kill (the kill then ends
+ * its thread too) or fails with E_SRCH: a thread that joined after the kill's sweep would
+ * keep the task alive, and the wait would never return. After SR_CAP starts the starter
+ * waits for the wait, and its next start must fail. */
 #define SR_SWEEP 24
 #define SR_CAP (SR_SWEEP + 8)          /* starts a round at most: then one after the wait */
 /* The started threads need no stack: most sleep in the kernel (a kill wakes them), one
@@ -3139,7 +3189,10 @@ static volatile long sr_task, sr_started, sr_progress;
 static volatile uint64_t sr_before;
 static volatile int sr_failed, sr_done, sr_round_over, sr_reaped, sr_go;
 
-static void sr_fail(const char *what, long a, long b) { first_fail(&sr_failed, "startrace", what, a, b); }
+static void sr_fail(const char *what, long a, long b)
+{
+    first_fail(&sr_failed, "startrace", what, a, b);
+}
 
 static int sr_starter(void *arg)
 {
@@ -3300,7 +3353,8 @@ int main(int argc, char **argv)
         return ipcrpc(n > 0 ? n : 1000, argc > 3 ? (unsigned)atoi(argv[3]) : 0);
     printf("usage: smptest online C | spread N | newcpus | affinity | shootdown N | pingpong N | kill N | faultrace N"
            " | ipccontend N [C] | ipcsend N [C] | mapstorm N | shmstorm N | clonestorm N | exitstorm N | filestorm N | growstorm N"
-           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N [wait] | createrace N | startrace N"
+           " | churn N [CPUS] | ipcrace N [CPUS] | ipcrpc N [CPUS] | turns N | killrace N [wait]"
+           " | createrace N | startrace N"
            " | frames N | copyrace N\n");
     return 2;
 }
