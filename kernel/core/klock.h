@@ -90,6 +90,20 @@ static inline bool bkl_grace_over(const struct bkl_grace *g)
 void bkl_grace_wait(const struct bkl_grace *g);
 /* Whether this CPU holds it through kernel_lock. */
 static inline bool kernel_lock_held(void) { return this_cpu()->bkl != BKL_NOT_HELD; }
+/* For code reached both with and without it: taken unless this CPU holds it; true when
+ * taken here, for kernel_unlock_if to let it go again. */
+static inline bool kernel_lock_unless_held(void)
+{
+    if (kernel_lock_held())
+        return false;
+    kernel_lock();
+    return true;
+}
+static inline void kernel_unlock_if(bool took)
+{
+    if (took)
+        kernel_unlock();
+}
 /* The CPU that holds it, or -1 (the checker's reports). */
 int kernel_lock_holder(void);
 /* With the checker on, reports (once) when this CPU does not hold it through kernel_lock:

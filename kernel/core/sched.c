@@ -1385,14 +1385,11 @@ static void wake_sleepers(void)
 {
     u32 gen = 0;
     for (int tid; (tid = take_due(&gen));) {
-        bool took = !kernel_lock_held();
-        if (took)
-            kernel_lock();
+        bool took = kernel_lock_unless_held();
         struct thread *t = thread_lookup(tid);
         if (t)
             ipc_end_timed_wait(t, gen);
-        if (took)
-            kernel_unlock();
+        kernel_unlock_if(took);
     }
 }
 

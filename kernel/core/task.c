@@ -23,13 +23,13 @@
 
 static struct kcache task_cache = KCACHE_INIT("task", sizeof(struct task));
 IDTABLE(tasks, 10);
-/* Class tasks (task_hold_aspace): the table's slots, each task's as and parent, and
- * every task's list of children are written under it (and, but for a task's creation,
- * the BKL), so that a lookup under it alone finds a task object that is not freed
- * meanwhile and an address space it still has, and a creation without the BKL
- * (task_new) links a child while a holder of the BKL unlinks another. Readers under the
- * BKL alone (task_wait, task_kill_other, tasks_each) see a new task only once it is whole:
- * it is published last, its fields set before. */
+/* Class tasks: the table's slots, each task's as, parent, list of children, list of
+ * threads, live count, exiting and zombie flags, and its queue of waits for a child's
+ * end (lockclass.def), so that a lookup under it alone finds a task object that is not
+ * freed meanwhile and an address space it still has (task_hold_aspace), and creations,
+ * thread starts and waits run without the BKL. Readers under the BKL alone (a kill's
+ * walk of the threads and of the table, tasks_each) see a new task or thread only once
+ * it is whole: it is published last, its fields set before. */
 static struct spinlock table_lock = SPINLOCK_INIT(TASKS);
 
 struct task *task_lookup(int id) { return idtable_get(&tasks, id); }
@@ -37,14 +37,13 @@ u64 task_count(void) { return (u64)tasks.count; }
 
 /* Each task's children are a list (children, through sibling), so a wait, an orphaning
  * and the UNIX server's reaping look at a task's own children, not at the whole table.
- * Under the table's lock; a new head is stored last (readers under the BKL alone walk
- * the list from its head while a creation adds to it). */
+ * Under the table's lock, which every walk of the list takes. */
 static void child_link_locked(struct task *parent, struct task *t)
 {
     t->parent = parent;
     if (parent) {
         t->sibling = parent->children;
-        __atomic_store_n(&parent->children, t, __ATOMIC_RELEASE);
+        parent->children = t;
     }
 }
 
@@ -148,12 +147,9 @@ static void aspace_discard(struct aspace *as)
 {
     if (as->shared)
         return;
-    bool held = kernel_lock_held();
-    if (!held)
-        kernel_lock();
+    bool took = kernel_lock_unless_held();
     aspace_destroy(as);
-    if (!held)
-        kernel_unlock();
+    kernel_unlock_if(took);
 }
 
 /* A task object with an id and an empty address space (as, made beforehand by

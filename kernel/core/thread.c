@@ -98,13 +98,10 @@ bool thread_publish(struct thread *t)
  * the caller does not hold it. */
 void thread_discard(struct thread *t)
 {
-    bool held = kernel_lock_held();
-    if (!held)
-        kernel_lock();
+    bool took = kernel_lock_unless_held();
     frame_free_contig(virt_to_phys((void *)t->kstack), KSTACK_PAGES);
     kobj_free(&thread_cache, t);
-    if (!held)
-        kernel_unlock();
+    kernel_unlock_if(took);
 }
 
 /* thread_new and thread_publish: NULL when memory or thread ids run out. */

@@ -270,16 +270,13 @@ void aspace_unhold(struct aspace *as)
     ASSERT((left & ~ASPACE_DOOMED) != ~ASPACE_DOOMED);      /* no unhold without a hold */
     if (left != ASPACE_DOOMED)
         return;
-    bool held = kernel_lock_held();
-    if (!held)
-        kernel_lock();
+    bool took = kernel_lock_unless_held();
     struct aspace **pp = &doomed_list;
     while (*pp != as)
         pp = &(*pp)->doomed_next;
     *pp = as->doomed_next;
     destroy_now(as);
-    if (!held)
-        kernel_unlock();
+    kernel_unlock_if(took);
 }
 
 void aspaces_doomed_each(void (*fn)(struct aspace *as, void *arg), void *arg)

@@ -92,22 +92,10 @@ void unix_log(const char *msg) { printk("%s\n", msg); }
  * KERNEL_SCOPE at the top of a function: the BKL is held from there to every return,
  * taken there unless this CPU holds it already (the entries other than a system call
  * arrive holding it) and let go at the return if taken there (GCC's cleanup attribute). */
-static inline bool kernel_scope_begin(void)
-{
-    if (kernel_lock_held())
-        return false;
-    kernel_lock();
-    return true;
-}
-
-static inline void kernel_scope_end(const bool *took)
-{
-    if (*took)
-        kernel_unlock();
-}
+static inline void kernel_scope_end(const bool *took) { kernel_unlock_if(*took); }
 
 #define KERNEL_SCOPE \
-    const bool kernel_scope_ __attribute__((cleanup(kernel_scope_end))) = kernel_scope_begin()
+    const bool kernel_scope_ __attribute__((cleanup(kernel_scope_end))) = kernel_lock_unless_held()
 
 /* ---- answers -------------------------------------------------------------------------- */
 /* End thread tid's forwarded call with `value` (fwd_answer: rax for a system call, a kill

@@ -276,9 +276,7 @@ void trap(struct trapframe *tf)
     }
     if (kernel_bug(tf))
         panic_trap(tf, trap_name(tf->vector));
-    bool took_lock = !kernel_lock_held();
-    if (took_lock)
-        kernel_lock();
+    bool took_lock = kernel_lock_unless_held();
     switch (tf->vector) {
     case VEC_COM1:
         console_irq();
@@ -308,6 +306,5 @@ void trap(struct trapframe *tf)
         sched_kernel_exit_checks();
         this_cpu()->kernel_work_rip = tf->rip;
     }
-    if (took_lock)
-        kernel_unlock();
+    kernel_unlock_if(took_lock);
 }
