@@ -616,6 +616,21 @@ static int frames_back(const char *test, uint64_t before)
     return 1;
 }
 
+/* Frames in use once the frees in flight have landed: the count read until it has not
+ * moved for 5 ticks (at most SETTLE_TICKS), for a baseline taken just after tasks ended
+ * (frames_back settles the other end). */
+static uint64_t frames_settled(void)
+{
+    uint64_t now = frames_in_use();
+    for (int i = 0, still = 0; i < SETTLE_TICKS && still < 5; i++) {
+        sys_sleep(1);
+        uint64_t next = frames_in_use();
+        still = next == now ? still + 1 : 0;
+        now = next;
+    }
+    return now;
+}
+
 /* One round: 0, or 1 with the reason printed. */
 static int race_round(int i)
 {
@@ -3260,8 +3275,8 @@ static int sr_killer(void *arg)
     for (int i = 0; i < rounds && !sr_failed; i++) {
         if (sr_round(i))
             break;
-        if (i == 0)
-            sr_before = frames_in_use();   /* after a round: what it touches once is in */
+        if (i == 0)                    /* after a round: what it touches once is in */
+            sr_before = frames_settled();
         sr_progress++;
     }
     __atomic_fetch_add(&sr_done, 1, __ATOMIC_RELAXED);
